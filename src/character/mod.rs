@@ -1,0 +1,143 @@
+//! The layered character as plain data (serde): skeleton, muscles, skins with
+//! their fat and connective tissue, the environment, and key postures.
+//! Nothing here knows about threads, the GPU or XR.
+
+mod muscle;
+mod skeleton;
+mod skin;
+
+pub use muscle::{DeformationDriver, DeformationParam, Muscle};
+pub use skeleton::{Dof, Joint, Posture, Skeleton};
+pub use skin::{Band, BandDefaults, Skin, SkinMaterial, SkinPoints};
+
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+/// Gravity and global damping (LEMAN eq. 7–8).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Environment {
+    /// Acceleration of gravity, m/s².
+    pub gravity: Vec3,
+    /// Global damping factor γ: force −γ v per unit mass... applied as −γ m v.
+    pub global_damping: f32,
+}
+
+impl Default for Environment {
+    fn default() -> Self {
+        Self {
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            global_damping: 0.5,
+        }
+    }
+}
+
+/// A key posture: the skeleton's joint angles at a time, with the
+/// Kochanek–Bartels parameters of the spline through it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KeyPosture {
+    pub time: f32,
+    pub posture: Posture,
+    #[serde(default)]
+    pub tension: f32,
+    #[serde(default)]
+    pub continuity: f32,
+    #[serde(default)]
+    pub bias: f32,
+}
+
+/// The whole layered model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Character {
+    pub name: String,
+    pub skeleton: Skeleton,
+    #[serde(default)]
+    pub muscles: Vec<Muscle>,
+    #[serde(default)]
+    pub skins: Vec<Skin>,
+    #[serde(default)]
+    pub environment: Environment,
+    #[serde(default)]
+    pub key_postures: Vec<KeyPosture>,
+}
+
+/// A violated invariant, naming the field path (e.g. `muscles[3].joint`).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct InvalidField {
+    pub field: String,
+    pub message: String,
+}
+
+impl InvalidField {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl Character {
+    /// Checks every cross-reference and physical parameter.
+    pub fn validate(&self) -> Result<(), InvalidField> {
+        self.skeleton.validate()?;
+        let nj = self.skeleton.joints.len();
+        for (k, m) in self.muscles.iter().enumerate() {
+            m.validate(nj)
+                .map_err(|e| InvalidField::new(format!("muscles[{k}].{}", e.field), e.message))?;
+        }
+        for (k, s) in self.skins.iter().enumerate() {
+            s.validate(nj, self.muscles.len())
+                .map_err(|e| InvalidField::new(format!("skins[{k}].{}", e.field), e.message))?;
+        }
+        if !self.environment.gravity.is_finite() {
+            return Err(InvalidField::new("environment.gravity", "must be finite"));
+        }
+        let d = self.environment.global_damping;
+        if !(d.is_finite() && d >= 0.0) {
+            return Err(InvalidField::new(
+                "environment.global_damping",
+                format!("must be finite and non-negative, got {d}"),
+            ));
+        }
+        let mut last = f32::NEG_INFINITY;
+        for (k, key) in self.key_postures.iter().enumerate() {
+            let f = |name: &str| format!("key_postures[{k}].{name}");
+            if !key.time.is_finite() || key.time <= last {
+                return Err(InvalidField::new(
+                    f("time"),
+                    format!(
+                        "key times must be finite and strictly increasing, got {}",
+                        key.time
+                    ),
+                ));
+            }
+            last = key.time;
+            key.posture
+                .validate(nj)
+                .map_err(|e| InvalidField::new(f(&format!("posture.{}", e.field)), e.message))?;
+            for (name, v) in [
+                ("tension", key.tension),
+                ("continuity", key.continuity),
+                ("bias", key.bias),
+            ] {
+                if !(v.is_finite() && (-1.0..=1.0).contains(&v)) {
+                    return Err(InvalidField::new(
+                        f(name),
+                        format!("must lie in [-1, 1], got {v}"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Duration of the key-posture motion (0 without keys).
+    pub fn motion_duration(&self) -> f32 {
+        match (self.key_postures.first(), self.key_postures.last()) {
+            (Some(a), Some(b)) => b.time - a.time,
+            _ => 0.0,
+        }
+    }
+}

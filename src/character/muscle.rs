@@ -1,0 +1,89 @@
+use super::InvalidField;
+use crate::shape::{BarrDeformation, MuscleShape};
+use glam::{Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// Which Barr deformation parameter a driver animates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DeformationParam {
+    TaperX,
+    TaperY,
+    Twist,
+    Bend,
+}
+
+/// Ties a deformation parameter to a joint angle (a flexing biceps):
+/// `param += gain · angle(joint, axis)`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeformationDriver {
+    pub param: DeformationParam,
+    pub joint: usize,
+    pub axis: usize,
+    pub gain: f32,
+}
+
+/// A muscle: an implicit solid attached rigidly to a joint, optionally deformed
+/// by joint angles.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Muscle {
+    pub joint: usize,
+    /// Placement of the shape's frame in the joint's frame.
+    #[serde(default)]
+    pub offset: Vec3,
+    #[serde(default)]
+    pub rotation: Quat,
+    pub shape: MuscleShape,
+    #[serde(default)]
+    pub drivers: Vec<DeformationDriver>,
+}
+
+impl Muscle {
+    pub fn validate(&self, joint_count: usize) -> Result<(), InvalidField> {
+        if self.joint >= joint_count {
+            return Err(InvalidField::new(
+                "joint",
+                format!(
+                    "joint {} does not exist (the skeleton has {joint_count})",
+                    self.joint
+                ),
+            ));
+        }
+        if !self.offset.is_finite() {
+            return Err(InvalidField::new("offset", "must be finite"));
+        }
+        if !(self.rotation.is_finite() && (self.rotation.length() - 1.0).abs() < 1e-3) {
+            return Err(InvalidField::new("rotation", "must be a unit quaternion"));
+        }
+        self.shape
+            .validate()
+            .map_err(|m| InvalidField::new("shape", m))?;
+        for (k, d) in self.drivers.iter().enumerate() {
+            if d.joint >= joint_count || d.axis > 2 || !d.gain.is_finite() {
+                return Err(InvalidField::new(
+                    format!("drivers[{k}]"),
+                    "needs an existing joint, axis 0..=2 and a finite gain",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The shape with its drivers applied for the given joint angles.
+    pub fn posed_shape(&self, angles: &[Vec3]) -> MuscleShape {
+        if self.drivers.is_empty() {
+            return self.shape.clone();
+        }
+        let mut shape = self.shape.clone();
+        let d: &mut BarrDeformation = &mut shape.deformation;
+        for drv in &self.drivers {
+            let a = angles.get(drv.joint).map_or(0.0, |v| v[drv.axis]) * drv.gain;
+            match drv.param {
+                DeformationParam::TaperX => d.taper.x += a,
+                DeformationParam::TaperY => d.taper.y += a,
+                DeformationParam::Twist => d.twist += a,
+                DeformationParam::Bend => d.bend += a,
+            }
+        }
+        shape
+    }
+}

@@ -1,0 +1,168 @@
+use super::InvalidField;
+use glam::{Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// One rotational degree of freedom about a local axis, with its limits (radians).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dof {
+    pub free: bool,
+    pub min: f32,
+    pub max: f32,
+}
+
+impl Default for Dof {
+    fn default() -> Self {
+        Self {
+            free: true,
+            min: -std::f32::consts::PI,
+            max: std::f32::consts::PI,
+        }
+    }
+}
+
+impl Dof {
+    pub const LOCKED: Dof = Dof {
+        free: false,
+        min: 0.0,
+        max: 0.0,
+    };
+
+    pub fn clamp(&self, angle: f32) -> f32 {
+        if self.free {
+            angle.clamp(self.min, self.max)
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A joint of the articulated skeleton. Its local frame is
+/// `T(offset) · rest_rotation · Rx(θx) · Ry(θy) · Rz(θz)` relative to the parent
+/// (or to the world for the root, plus the posture's root translation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Joint {
+    pub name: String,
+    pub parent: Option<usize>,
+    /// Rest translation from the parent's frame, metres.
+    pub offset: Vec3,
+    #[serde(default)]
+    pub rest_rotation: Quat,
+    /// Rotational DOFs about local x, y, z.
+    #[serde(default = "default_dofs")]
+    pub dofs: [Dof; 3],
+}
+
+fn default_dofs() -> [Dof; 3] {
+    [Dof::default(); 3]
+}
+
+/// Joint hierarchy. Parents come before their children, so one forward pass
+/// computes every world transform.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Skeleton {
+    pub joints: Vec<Joint>,
+}
+
+impl Skeleton {
+    pub fn validate(&self) -> Result<(), InvalidField> {
+        if self.joints.is_empty() {
+            return Err(InvalidField::new(
+                "skeleton.joints",
+                "a skeleton needs at least one joint",
+            ));
+        }
+        for (k, j) in self.joints.iter().enumerate() {
+            let f = |name: &str| format!("skeleton.joints[{k}].{name}");
+            match j.parent {
+                None if k != 0 => {
+                    return Err(InvalidField::new(
+                        f("parent"),
+                        "only joint 0 may be the root",
+                    ));
+                }
+                Some(_) if k == 0 => {
+                    return Err(InvalidField::new(
+                        f("parent"),
+                        "joint 0 is the root and has no parent",
+                    ));
+                }
+                Some(p) if p >= k => {
+                    return Err(InvalidField::new(
+                        f("parent"),
+                        format!("parent {p} must come before joint {k}"),
+                    ));
+                }
+                _ => {}
+            }
+            if !j.offset.is_finite() {
+                return Err(InvalidField::new(f("offset"), "must be finite"));
+            }
+            if !(j.rest_rotation.is_finite() && (j.rest_rotation.length() - 1.0).abs() < 1e-3) {
+                return Err(InvalidField::new(
+                    f("rest_rotation"),
+                    "must be a unit quaternion",
+                ));
+            }
+            for (a, d) in j.dofs.iter().enumerate() {
+                if d.free && !(d.min.is_finite() && d.max.is_finite() && d.min <= d.max) {
+                    return Err(InvalidField::new(
+                        f(&format!("dofs[{a}]")),
+                        format!(
+                            "limits must be finite with min <= max, got [{}, {}]",
+                            d.min, d.max
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.joints.iter().position(|j| j.name == name)
+    }
+
+    /// Indices of the children of joint `j`.
+    pub fn children(&self, j: usize) -> impl Iterator<Item = usize> + '_ {
+        self.joints
+            .iter()
+            .enumerate()
+            .filter(move |(_, c)| c.parent == Some(j))
+            .map(|(k, _)| k)
+    }
+
+    /// The rest posture: all angles zero.
+    pub fn rest_posture(&self) -> Posture {
+        Posture {
+            root_translation: Vec3::ZERO,
+            angles: vec![Vec3::ZERO; self.joints.len()],
+        }
+    }
+}
+
+/// Joint angles (radians about local x, y, z) for every joint, plus a
+/// translation of the root.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Posture {
+    #[serde(default)]
+    pub root_translation: Vec3,
+    pub angles: Vec<Vec3>,
+}
+
+impl Posture {
+    pub fn validate(&self, joint_count: usize) -> Result<(), InvalidField> {
+        if self.angles.len() != joint_count {
+            return Err(InvalidField::new(
+                "angles",
+                format!(
+                    "has {} entries but the skeleton has {joint_count} joints",
+                    self.angles.len()
+                ),
+            ));
+        }
+        if !self.root_translation.is_finite() || self.angles.iter().any(|a| !a.is_finite()) {
+            return Err(InvalidField::new("angles", "must be finite"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,247 @@
+use super::InvalidField;
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+/// Connective tissue (LEMAN §4.1.2): a rubber band from a skin point to a point
+/// fixed in a muscle's local frame.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Band {
+    pub muscle: usize,
+    /// Attachment point in the muscle's local frame.
+    pub anchor: Vec3,
+    /// Spring constant k_s, N/m.
+    pub ks: f32,
+    /// Damping coefficient k_d, N·s/m.
+    pub kd: f32,
+    /// Rest length l⁽⁰⁾, m.
+    pub rest_length: f32,
+}
+
+/// Defaults for new bands (the global "attach" uses them).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BandDefaults {
+    pub ks: f32,
+    pub kd: f32,
+}
+
+impl Default for BandDefaults {
+    fn default() -> Self {
+        Self { ks: 4.0, kd: 0.05 }
+    }
+}
+
+/// Material given to every point of a new skin. Densities are per unit area of
+/// the material (u) coordinates, which run over [0,1)×[0,1], so the physics does
+/// not change when the grid is resampled.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SkinMaterial {
+    /// Mass per unit u-area, kg.
+    pub mass_density: f32,
+    /// Damping per unit u-area, N·s/m.
+    pub damping_density: f32,
+    /// Stretching elasticity η (same on the three metric components).
+    pub stretch: f32,
+    /// Bending rigidity ξ.
+    pub bend: f32,
+    /// The rest metric is the initial metric times `shrink²`: below 1 the new
+    /// skin is under tension and shrinks onto the muscles (LEMAN §6.2).
+    pub shrink: f32,
+    /// Initial fat thickness, m.
+    pub fat: f32,
+    pub band: BandDefaults,
+}
+
+impl Default for SkinMaterial {
+    fn default() -> Self {
+        Self {
+            mass_density: 1.0,
+            damping_density: 0.2,
+            stretch: 0.02,
+            bend: 1e-6,
+            shrink: 0.5,
+            fat: 0.01,
+            band: BandDefaults::default(),
+        }
+    }
+}
+
+/// Per-point state and material of a skin grid, struct-of-arrays.
+/// Point (i, j) — i around (periodic, 0..m), j from bottom to top (0..n) — is at
+/// index `j * m + i`. Rows 0 and n−1 are the boundaries fixed to the joints.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkinPoints {
+    pub position: Vec<Vec3>,
+    pub velocity: Vec<Vec3>,
+    pub mass_density: Vec<f32>,
+    pub damping_density: Vec<f32>,
+    /// Rest metric G⁰ = (G11, G12, G22).
+    pub rest_metric: Vec<[f32; 3]>,
+    /// Rest curvature B⁰ = (B11, B12, B22).
+    pub rest_curvature: Vec<[f32; 3]>,
+    /// Stretching elasticity η = (η11, η12, η22).
+    pub stretch: Vec<[f32; 3]>,
+    /// Bending rigidity ξ.
+    pub bend: Vec<f32>,
+    /// Fat thickness, m (eq. 9).
+    pub fat: Vec<f32>,
+    /// Connective tissue, or none.
+    pub band: Vec<Option<Band>>,
+}
+
+impl SkinPoints {
+    pub fn len(&self) -> usize {
+        self.position.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.position.is_empty()
+    }
+}
+
+/// An elastic skin: an m×n grid, periodic around, whose bottom and top rows are
+/// fixed to two joints.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Skin {
+    pub name: String,
+    pub bottom_joint: usize,
+    pub top_joint: usize,
+    /// Points around (periodic).
+    pub m: usize,
+    /// Rows from bottom to top.
+    pub n: usize,
+    /// Row 0 in the bottom joint's frame, then row n−1 in the top joint's frame.
+    pub boundary_local: Vec<Vec3>,
+    pub points: SkinPoints,
+}
+
+impl Skin {
+    pub const MIN_M: usize = 4;
+    pub const MIN_N: usize = 4;
+    pub const MAX_POINTS: usize = 1 << 22;
+
+    #[inline]
+    pub fn index(&self, i: usize, j: usize) -> usize {
+        j * self.m + i
+    }
+
+    pub fn point_count(&self) -> usize {
+        self.m * self.n
+    }
+
+    pub fn validate(&self, joint_count: usize, muscle_count: usize) -> Result<(), InvalidField> {
+        for (name, j) in [
+            ("bottom_joint", self.bottom_joint),
+            ("top_joint", self.top_joint),
+        ] {
+            if j >= joint_count {
+                return Err(InvalidField::new(
+                    name,
+                    format!("joint {j} does not exist (the skeleton has {joint_count})"),
+                ));
+            }
+        }
+        if self.m < Self::MIN_M || self.n < Self::MIN_N || self.m * self.n > Self::MAX_POINTS {
+            return Err(InvalidField::new(
+                "m",
+                format!(
+                    "resolution {}x{} is outside {}x{} .. {} points",
+                    self.m,
+                    self.n,
+                    Self::MIN_M,
+                    Self::MIN_N,
+                    Self::MAX_POINTS
+                ),
+            ));
+        }
+        if self.boundary_local.len() != 2 * self.m {
+            return Err(InvalidField::new(
+                "boundary_local",
+                format!(
+                    "needs {} points (two rows of m), has {}",
+                    2 * self.m,
+                    self.boundary_local.len()
+                ),
+            ));
+        }
+        let p = &self.points;
+        let count = self.point_count();
+        let lens = [
+            ("points.position", p.position.len()),
+            ("points.velocity", p.velocity.len()),
+            ("points.mass_density", p.mass_density.len()),
+            ("points.damping_density", p.damping_density.len()),
+            ("points.rest_metric", p.rest_metric.len()),
+            ("points.rest_curvature", p.rest_curvature.len()),
+            ("points.stretch", p.stretch.len()),
+            ("points.bend", p.bend.len()),
+            ("points.fat", p.fat.len()),
+            ("points.band", p.band.len()),
+        ];
+        for (name, len) in lens {
+            if len != count {
+                return Err(InvalidField::new(
+                    name,
+                    format!(
+                        "has {len} entries but the {}x{} grid has {count} points",
+                        self.m, self.n
+                    ),
+                ));
+            }
+        }
+        let bad = |name: &str, k: usize, why: &str| {
+            Err(InvalidField::new(
+                format!("points.{name}[{k}]"),
+                why.to_string(),
+            ))
+        };
+        for k in 0..count {
+            if !p.position[k].is_finite() || !p.velocity[k].is_finite() {
+                return bad("position", k, "position and velocity must be finite");
+            }
+            if !(p.mass_density[k].is_finite() && p.mass_density[k] > 0.0) {
+                return bad("mass_density", k, "mass must be positive");
+            }
+            if !(p.damping_density[k].is_finite() && p.damping_density[k] >= 0.0) {
+                return bad("damping_density", k, "damping must be non-negative");
+            }
+            if !(p.fat[k].is_finite() && p.fat[k] >= 0.0) {
+                return bad("fat", k, "fat thickness must be non-negative");
+            }
+            if !(p.bend[k].is_finite() && p.bend[k] >= 0.0) {
+                return bad("bend", k, "bending rigidity must be non-negative");
+            }
+            if p.stretch[k].iter().any(|x| !(x.is_finite() && *x >= 0.0)) {
+                return bad("stretch", k, "elasticity must be non-negative");
+            }
+            if p.rest_metric[k]
+                .iter()
+                .chain(&p.rest_curvature[k])
+                .any(|x| !x.is_finite())
+            {
+                return bad("rest_metric", k, "rest metric and curvature must be finite");
+            }
+            if let Some(b) = &p.band[k] {
+                if b.muscle >= muscle_count {
+                    return bad("band", k, "band names a muscle that does not exist");
+                }
+                if !(b.anchor.is_finite()
+                    && b.ks.is_finite()
+                    && b.ks >= 0.0
+                    && b.kd.is_finite()
+                    && b.kd >= 0.0
+                    && b.rest_length.is_finite()
+                    && b.rest_length >= 0.0)
+                {
+                    return bad(
+                        "band",
+                        k,
+                        "band needs a finite anchor and non-negative ks, kd, rest length",
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1 @@
+//! Files: versioned character files, atomic writes, the bake cache.

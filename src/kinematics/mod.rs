@@ -1,0 +1,98 @@
+//! Forward kinematics and joint limits. (IK arrives with the construction tools.)
+
+use crate::character::{Posture, Skeleton};
+use glam::{Affine3A, Quat, Vec3};
+
+/// Local rotation of a joint for its three angles: Rx · Ry · Rz.
+pub fn joint_rotation(angles: Vec3) -> Quat {
+    Quat::from_rotation_x(angles.x)
+        * Quat::from_rotation_y(angles.y)
+        * Quat::from_rotation_z(angles.z)
+}
+
+/// World transform of every joint for a posture. Angles are clamped to the
+/// joints' limits (and locked DOFs held at zero).
+pub fn forward_kinematics(skeleton: &Skeleton, posture: &Posture) -> Vec<Affine3A> {
+    let mut world: Vec<Affine3A> = Vec::with_capacity(skeleton.joints.len());
+    for (k, joint) in skeleton.joints.iter().enumerate() {
+        let a = posture.angles.get(k).copied().unwrap_or(Vec3::ZERO);
+        let a = clamp_angles(&joint.dofs, a);
+        let rot = joint.rest_rotation * joint_rotation(a);
+        let local = Affine3A::from_rotation_translation(rot, joint.offset);
+        let w = match joint.parent {
+            Some(p) => world[p] * local,
+            None => Affine3A::from_translation(posture.root_translation) * local,
+        };
+        world.push(w);
+    }
+    world
+}
+
+pub fn clamp_angles(dofs: &[crate::character::Dof; 3], a: Vec3) -> Vec3 {
+    Vec3::new(dofs[0].clamp(a.x), dofs[1].clamp(a.y), dofs[2].clamp(a.z))
+}
+
+/// The posture with every angle clamped to its joint's limits.
+pub fn clamp_posture(skeleton: &Skeleton, posture: &Posture) -> Posture {
+    Posture {
+        root_translation: posture.root_translation,
+        angles: skeleton
+            .joints
+            .iter()
+            .zip(&posture.angles)
+            .map(|(j, a)| clamp_angles(&j.dofs, *a))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::character::{Dof, Joint};
+    use std::f32::consts::FRAC_PI_2;
+
+    fn arm() -> Skeleton {
+        let j = |name: &str, parent, offset| Joint {
+            name: name.into(),
+            parent,
+            offset,
+            rest_rotation: Quat::IDENTITY,
+            dofs: [Dof::default(); 3],
+        };
+        Skeleton {
+            joints: vec![
+                j("shoulder", None, Vec3::ZERO),
+                j("elbow", Some(0), Vec3::X),
+                j("wrist", Some(1), Vec3::X),
+            ],
+        }
+    }
+
+    #[test]
+    fn rotating_the_shoulder_by_90_degrees_about_z_swings_the_arm_to_y() {
+        let s = arm();
+        let mut p = s.rest_posture();
+        p.angles[0].z = FRAC_PI_2;
+        let w = forward_kinematics(&s, &p);
+        assert!((w[2].translation - glam::Vec3A::new(0.0, 2.0, 0.0)).length() < 1e-5);
+        // Bending the elbow by another 90° folds the forearm back along −x.
+        p.angles[1].z = FRAC_PI_2;
+        let w = forward_kinematics(&s, &p);
+        assert!((w[2].translation - glam::Vec3A::new(-1.0, 1.0, 0.0)).length() < 1e-5);
+    }
+
+    #[test]
+    fn limits_clamp_angles_and_locked_dofs_stay_at_zero() {
+        let mut s = arm();
+        s.joints[1].dofs[2] = Dof {
+            free: true,
+            min: 0.0,
+            max: 0.5,
+        };
+        s.joints[1].dofs[0] = Dof::LOCKED;
+        let mut p = s.rest_posture();
+        p.angles[1] = Vec3::new(1.0, 0.0, 2.0);
+        let c = clamp_posture(&s, &p);
+        assert_eq!(c.angles[1], Vec3::new(0.0, 0.0, 0.5));
+    }
+}

@@ -1,0 +1,13 @@
+//! Plasticine: building and animating soft characters with the elastic surface
+//! layer model (Turner & Gobbetti, LEMAN 1998).
+//!
+//! Data flows one way through the layers (LEMAN §3.2):
+//! `anim` (key postures) → `kinematics` (skeleton pose) → `shape` (muscles)
+//! → `skin` (fat, connective tissue, elastic skin, simulated) → `io` (cache, files).
+
+pub mod anim;
+pub mod character;
+pub mod io;
+pub mod kinematics;
+pub mod shape;
+pub mod skin;

@@ -1,0 +1,1 @@
+//! The elastic skin simulation.
