@@ -1,0 +1,82 @@
+//! The inner layers at one instant: the skeleton posed by forward kinematics and
+//! its muscles placed in the world. The skin reads this; it never writes it
+//! (LEMAN §3.2: each layer depends only on the ones inside it).
+
+use crate::character::{Character, Posture};
+use crate::kinematics::forward_kinematics;
+use crate::shape::MuscleShape;
+use glam::{Affine3A, Vec3};
+
+/// A muscle placed in the world for one posture.
+#[derive(Clone, Debug)]
+pub struct PosedMuscle {
+    pub to_world: Affine3A,
+    pub to_local: Affine3A,
+    /// The shape with joint-angle drivers applied.
+    pub shape: MuscleShape,
+    /// Bounding sphere in the world (muscle frames are rigid, so the local
+    /// bounding radius carries over).
+    pub center: Vec3,
+    pub radius: f32,
+}
+
+/// Joints and muscles in the world at one instant.
+#[derive(Clone, Debug)]
+pub struct PosedBody {
+    pub joints: Vec<Affine3A>,
+    pub muscles: Vec<PosedMuscle>,
+}
+
+impl PosedBody {
+    pub fn new(character: &Character, posture: &Posture) -> Self {
+        let joints = forward_kinematics(&character.skeleton, posture);
+        let muscles = character
+            .muscles
+            .iter()
+            .map(|m| {
+                let to_world =
+                    joints[m.joint] * Affine3A::from_rotation_translation(m.rotation, m.offset);
+                let shape = m.posed_shape(&posture.angles);
+                PosedMuscle {
+                    to_local: to_world.inverse(),
+                    center: to_world.translation.into(),
+                    radius: shape.bounding_radius(),
+                    to_world,
+                    shape,
+                }
+            })
+            .collect();
+        Self { joints, muscles }
+    }
+
+    /// Signed distance estimate from a world point to the muscle layer (the
+    /// minimum over muscles), with the index of the nearest muscle.
+    pub fn distance_to_muscles(&self, p: Vec3) -> Option<(f32, usize)> {
+        self.muscles
+            .iter()
+            .enumerate()
+            .map(|(k, m)| (m.shape.signed_distance(m.to_local.transform_point3(p)), k))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+    }
+
+    /// Nearest hit of a world ray with the muscle layer: (t, muscle, world point).
+    pub fn ray_cast(&self, origin: Vec3, dir: Vec3, max_t: f32) -> Option<(f32, usize, Vec3)> {
+        let mut best: Option<(f32, usize, Vec3)> = None;
+        for (k, m) in self.muscles.iter().enumerate() {
+            // Cull by the bounding sphere first.
+            let oc = m.center - origin;
+            let along = oc.dot(dir);
+            if oc.length_squared() - along * along > m.radius * m.radius {
+                continue;
+            }
+            let o = m.to_local.transform_point3(origin);
+            let d = m.to_local.transform_vector3(dir);
+            if let Some(t) = m.shape.ray_intersect(o, d, max_t) {
+                if best.is_none_or(|b| t < b.0) {
+                    best = Some((t, k, origin + dir * t));
+                }
+            }
+        }
+        best
+    }
+}
