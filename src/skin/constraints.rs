@@ -1,0 +1,256 @@
+//! Non-penetration (LEMAN §4.1.4, §4.2.3): after an accepted step, every skin
+//! point whose fat-offset inner point r − fat·n (eq. 9) lies inside a muscle is
+//! moved out to the muscle surface (eq. 16a), and its velocity relative to the
+//! muscle is split into normal and tangential parts, v = −k∥v∥ + k⊥v⊥ (16b–d).
+//!
+//! Culling is hierarchical, as the paper's quadtree and its §7 optimisation
+//! suggest: the grid is cut into 4×4-point blocks grouped 4×4 into super-blocks;
+//! bounding spheres of their inner points are tested against muscle bounding
+//! spheres, and only points of overlapping blocks get the inside-outside test,
+//! and only against the muscles near them.
+
+use super::body::PosedBody;
+use super::elastic::Grid;
+use glam::Vec3;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+const BLOCK: usize = 4;
+const SUPER: usize = 4;
+const PARALLEL_POINTS: usize = 2048;
+
+/// How a point that hit a muscle keeps its velocity (eq. 16d).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ContactResponse {
+    /// k∥: restitution of the normal velocity (0 = inelastic).
+    pub k_normal: f32,
+    /// k⊥: kept fraction of the tangential velocity (1 = free sliding).
+    pub k_tangent: f32,
+}
+
+impl Default for ContactResponse {
+    fn default() -> Self {
+        Self { k_normal: 0.0, k_tangent: 1.0 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ConstraintReport {
+    /// Largest position correction (m).
+    pub max_correction: f32,
+    /// Points moved out of a muscle.
+    pub corrected: usize,
+    /// Inside-outside evaluations made (to measure the culling).
+    pub tests: usize,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Sphere {
+    center: Vec3,
+    radius: f32,
+}
+
+impl Sphere {
+    fn overlaps(&self, c: Vec3, r: f32) -> bool {
+        (self.center - c).length_squared() <= (self.radius + r) * (self.radius + r)
+    }
+}
+
+/// Scratch and culling structures, reused across steps.
+#[derive(Default)]
+pub struct Constraints {
+    normals: Vec<Vec3>,
+    inner: Vec<Vec3>,
+    blocks: Vec<Sphere>,
+    /// Candidate muscles per block (flattened, with offsets).
+    candidates: Vec<u16>,
+    offsets: Vec<u32>,
+}
+
+impl Constraints {
+    /// Measures (`apply = false`) or enforces (`apply = true`) non-penetration at
+    /// the state (r, v). `body` is the inner layers at this time and `later`
+    /// the same a short VELOCITY_DT after (for the muscles' surface velocity).
+    #[allow(clippy::too_many_arguments)]
+    pub fn resolve(
+        &mut self,
+        grid: &Grid,
+        fat: &[f32],
+        body: &PosedBody,
+        later: &PosedBody,
+        r: &mut [Vec3],
+        v: &mut [Vec3],
+        response: ContactResponse,
+        apply: bool,
+    ) -> ConstraintReport {
+        let p = grid.points();
+        self.normals.resize(p, Vec3::ZERO);
+        self.inner.resize(p, Vec3::ZERO);
+        grid.normals(r, &mut self.normals);
+        for k in 0..p {
+            self.inner[k] = r[k] - fat[k] * self.normals[k];
+        }
+        self.build_candidates(grid, body);
+        let (m, n) = (grid.m, grid.n);
+        let bw = m.div_ceil(BLOCK);
+        let this = &*self;
+        let row = |j: usize, r_row: &mut [Vec3], v_row: &mut [Vec3]| -> ConstraintReport {
+            let mut rep = ConstraintReport::default();
+            if grid.is_boundary_row(j) {
+                return rep;
+            }
+            let bj = (j - 1) / BLOCK;
+            for i in 0..m {
+                let b = bj * bw + i / BLOCK;
+                let cands = &this.candidates[this.offsets[b] as usize..this.offsets[b + 1] as usize];
+                if cands.is_empty() {
+                    continue;
+                }
+                let k = grid.idx(i, j);
+                let mut inner = this.inner[k];
+                // A second pass catches a point pushed from one muscle into another.
+                for _pass in 0..2 {
+                    let mut moved = false;
+                    for &q in cands {
+                        let mus = &body.muscles[q as usize];
+                        let local = mus.to_local.transform_point3(inner);
+                        rep.tests += 1;
+                        if mus.shape.inside_outside(local) >= 0.0 {
+                            continue;
+                        }
+                        let s = mus.shape.project_to_surface(local);
+                        let target = mus.to_world.transform_point3(s.point);
+                        let delta = target - inner;
+                        rep.max_correction = rep.max_correction.max(delta.length());
+                        rep.corrected += 1;
+                        if !apply {
+                            continue;
+                        }
+                        moved = true;
+                        inner = target;
+                        r_row[i] += delta;
+                        let normal = mus.to_world.transform_vector3(s.normal).normalize_or_zero();
+                        let surface_v = (later.muscles[q as usize].to_world.transform_point3(s.point)
+                            - target)
+                            * (1.0 / super::system::VELOCITY_DT) as f32;
+                        let rel = v_row[i] - surface_v;
+                        let vn = rel.dot(normal);
+                        if vn < 0.0 {
+                            let v_par = vn * normal;
+                            let v_perp = rel - v_par;
+                            v_row[i] = surface_v - response.k_normal * v_par + response.k_tangent * v_perp;
+                        }
+                    }
+                    if !moved {
+                        break;
+                    }
+                }
+            }
+            rep
+        };
+        let merge = |a: ConstraintReport, b: ConstraintReport| ConstraintReport {
+            max_correction: a.max_correction.max(b.max_correction),
+            corrected: a.corrected + b.corrected,
+            tests: a.tests + b.tests,
+        };
+        let _ = n;
+        if p >= PARALLEL_POINTS {
+            r.par_chunks_mut(m)
+                .zip(v.par_chunks_mut(m))
+                .enumerate()
+                .map(|(j, (rr, vv))| row(j, rr, vv))
+                .reduce(ConstraintReport::default, merge)
+        } else {
+            r.chunks_mut(m)
+                .zip(v.chunks_mut(m))
+                .enumerate()
+                .map(|(j, (rr, vv))| row(j, rr, vv))
+                .fold(ConstraintReport::default(), merge)
+        }
+    }
+
+    /// Bounding spheres of the inner points per block and super-block, and the
+    /// muscles whose bounding spheres touch each block.
+    fn build_candidates(&mut self, grid: &Grid, body: &PosedBody) {
+        let (m, n) = (grid.m, grid.n);
+        let rows = n - 2;
+        let (bw, bh) = (m.div_ceil(BLOCK), rows.div_ceil(BLOCK));
+        self.blocks.clear();
+        for bj in 0..bh {
+            for bi in 0..bw {
+                let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+                for j in 1 + bj * BLOCK..(1 + (bj + 1) * BLOCK).min(n - 1) {
+                    for i in bi * BLOCK..((bi + 1) * BLOCK).min(m) {
+                        let x = self.inner[grid.idx(i, j)];
+                        lo = lo.min(x);
+                        hi = hi.max(x);
+                    }
+                }
+                self.blocks.push(Sphere { center: 0.5 * (lo + hi), radius: 0.5 * (hi - lo).length() });
+            }
+        }
+        let (sw, sh) = (bw.div_ceil(SUPER), bh.div_ceil(SUPER));
+        let mut super_cands: Vec<Vec<u16>> = Vec::with_capacity(sw * sh);
+        for sj in 0..sh {
+            for si in 0..sw {
+                let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+                for bj in sj * SUPER..((sj + 1) * SUPER).min(bh) {
+                    for bi in si * SUPER..((si + 1) * SUPER).min(bw) {
+                        let s = self.blocks[bj * bw + bi];
+                        lo = lo.min(s.center - Vec3::splat(s.radius));
+                        hi = hi.max(s.center + Vec3::splat(s.radius));
+                    }
+                }
+                let sphere = Sphere { center: 0.5 * (lo + hi), radius: 0.5 * (hi - lo).length() };
+                super_cands.push(
+                    body.muscles
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, mu)| sphere.overlaps(mu.center, mu.radius))
+                        .map(|(q, _)| q as u16)
+                        .collect(),
+                );
+            }
+        }
+        self.candidates.clear();
+        self.offsets.clear();
+        self.offsets.push(0);
+        for bj in 0..bh {
+            for bi in 0..bw {
+                let s = self.blocks[bj * bw + bi];
+                for &q in &super_cands[(bj / SUPER) * sw + bi / SUPER] {
+                    let mu = &body.muscles[q as usize];
+                    if s.overlaps(mu.center, mu.radius) {
+                        self.candidates.push(q);
+                    }
+                }
+                self.offsets.push(self.candidates.len() as u32);
+            }
+        }
+    }
+
+    /// Normals computed by the last `resolve` call.
+    pub fn normals(&self) -> &[Vec3] {
+        &self.normals
+    }
+}
+
+/// Deepest penetration of any inner fat point into any muscle (m, ≥ 0), checked
+/// by brute force against every muscle — the invariant the tests hold the solver to.
+pub fn deepest_penetration(grid: &Grid, fat: &[f32], body: &PosedBody, r: &[Vec3]) -> f32 {
+    let mut normals = vec![Vec3::ZERO; grid.points()];
+    grid.normals(r, &mut normals);
+    let mut worst = 0.0f32;
+    for j in 1..grid.n - 1 {
+        for i in 0..grid.m {
+            let k = grid.idx(i, j);
+            let inner = r[k] - fat[k] * normals[k];
+            for mu in &body.muscles {
+                let d = mu.shape.signed_distance(mu.to_local.transform_point3(inner));
+                worst = worst.max(-d);
+            }
+        }
+    }
+    worst
+}
