@@ -1,0 +1,249 @@
+//! Which plasticine front-end `cargo xtask demo` runs.
+//!
+//! Order the product will use: OpenXR runtime present → `plasticine xr`; else a
+//! display present (`$DISPLAY` or `$WAYLAND_DISPLAY`) → `plasticine desk`; else
+//! headless (`plasticine render`, or `plasticine bake` while there is no renderer).
+//!
+//! A front-end is only chosen if this build of plasticine has the subcommand
+//! ([`BUILD_FRONTENDS`]); today it has none of `xr`, `desk`, `render`.
+
+use std::env;
+use std::path::PathBuf;
+
+/// The scene the demo uses.
+pub const DEMO_SCENE: &str = "assets/penguin.ron";
+/// Where headless runs write their result (relative to the repository root).
+pub const DEMO_OUT: &str = "out/demo";
+
+/// What was detected about the machine.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EnvFacts {
+    /// Path of the active OpenXR runtime manifest, if one was found.
+    pub openxr_runtime: Option<PathBuf>,
+    /// The display we would open (`$WAYLAND_DISPLAY` or `$DISPLAY`), if any.
+    pub display: Option<String>,
+}
+
+/// Which front-end subcommands the plasticine binary has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frontends {
+    pub xr: bool,
+    pub desk: bool,
+    pub render: bool,
+}
+
+/// The front-ends of the plasticine binary in this tree. Flip these as the
+/// `xr`, `desk` and `render` subcommands land.
+pub const BUILD_FRONTENDS: Frontends = Frontends {
+    xr: false,
+    desk: false,
+    render: false,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frontend {
+    Xr,
+    Desk,
+    HeadlessRender,
+    HeadlessBake,
+}
+
+/// The front-end to run and a one-line reason.
+pub fn choose_frontend(facts: &EnvFacts, build: Frontends) -> (Frontend, String) {
+    let xr = match &facts.openxr_runtime {
+        Some(path) if build.xr => {
+            return (
+                Frontend::Xr,
+                format!("OpenXR runtime found ({}): running in XR", path.display()),
+            );
+        }
+        Some(path) => format!("OpenXR runtime {} found", path.display()),
+        None => "no OpenXR runtime".to_string(),
+    };
+    let display = match &facts.display {
+        Some(d) if build.desk => {
+            return (
+                Frontend::Desk,
+                format!("{xr}; display {d} found: running on the desktop"),
+            );
+        }
+        Some(d) => format!("display {d} found"),
+        None => "no display".to_string(),
+    };
+    if build.render {
+        return (
+            Frontend::HeadlessRender,
+            format!("{xr}, {display}: rendering headless"),
+        );
+    }
+    if !build.xr && !build.desk {
+        return (
+            Frontend::HeadlessBake,
+            format!("no renderer yet in this build: baking headless ({xr}, {display})"),
+        );
+    }
+    (
+        Frontend::HeadlessBake,
+        format!("{xr}, {display}, no headless renderer in this build: baking headless"),
+    )
+}
+
+/// Arguments for the plasticine binary: the front-end's defaults, then `extra`.
+///
+/// The `xr`/`desk`/`render` argument shapes are provisional until those
+/// subcommands exist.
+pub fn plasticine_args(frontend: Frontend, extra: &[String]) -> Vec<String> {
+    let base: &[&str] = match frontend {
+        Frontend::Xr => &["xr", DEMO_SCENE],
+        Frontend::Desk => &["desk", DEMO_SCENE],
+        Frontend::HeadlessRender => &["render", DEMO_SCENE, "--out", DEMO_OUT],
+        Frontend::HeadlessBake => &["bake", DEMO_SCENE, "--out", DEMO_OUT],
+    };
+    base.iter()
+        .map(|s| s.to_string())
+        .chain(extra.iter().cloned())
+        .collect()
+}
+
+/// Detects the real facts about this machine.
+pub fn detect() -> EnvFacts {
+    EnvFacts {
+        openxr_runtime: detect_openxr_runtime(),
+        display: non_empty_var("WAYLAND_DISPLAY").or_else(|| non_empty_var("DISPLAY")),
+    }
+}
+
+fn non_empty_var(name: &str) -> Option<String> {
+    env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Where the OpenXR loader looks for the active runtime on Linux:
+/// `$XR_RUNTIME_JSON`, then `active_runtime.json` under `$XDG_CONFIG_HOME`
+/// (default `~/.config`), `$XDG_CONFIG_DIRS` (default `/etc/xdg`), and `/etc`.
+fn detect_openxr_runtime() -> Option<PathBuf> {
+    if let Some(p) = non_empty_var("XR_RUNTIME_JSON").map(PathBuf::from) {
+        return p.is_file().then_some(p);
+    }
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    match non_empty_var("XDG_CONFIG_HOME") {
+        Some(d) => dirs.push(d.into()),
+        None => {
+            if let Some(home) = non_empty_var("HOME") {
+                dirs.push(PathBuf::from(home).join(".config"));
+            }
+        }
+    }
+    let config_dirs = non_empty_var("XDG_CONFIG_DIRS").unwrap_or_else(|| "/etc/xdg".into());
+    dirs.extend(
+        config_dirs
+            .split(':')
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from),
+    );
+    dirs.push("/etc".into());
+    dirs.into_iter()
+        .map(|d| d.join("openxr/1/active_runtime.json"))
+        .find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: Frontends = Frontends {
+        xr: true,
+        desk: true,
+        render: true,
+    };
+    const NONE: Frontends = Frontends {
+        xr: false,
+        desk: false,
+        render: false,
+    };
+
+    fn facts(xr: bool, display: bool) -> EnvFacts {
+        EnvFacts {
+            openxr_runtime: xr.then(|| PathBuf::from("/etc/xdg/openxr/1/active_runtime.json")),
+            display: display.then(|| ":0".to_string()),
+        }
+    }
+
+    #[test]
+    fn full_build_prefers_xr_then_desk_then_render() {
+        assert_eq!(choose_frontend(&facts(true, true), ALL).0, Frontend::Xr);
+        assert_eq!(choose_frontend(&facts(true, false), ALL).0, Frontend::Xr);
+        assert_eq!(choose_frontend(&facts(false, true), ALL).0, Frontend::Desk);
+        assert_eq!(
+            choose_frontend(&facts(false, false), ALL).0,
+            Frontend::HeadlessRender
+        );
+    }
+
+    #[test]
+    fn missing_subcommands_fall_through() {
+        let no_xr = Frontends { xr: false, ..ALL };
+        assert_eq!(choose_frontend(&facts(true, true), no_xr).0, Frontend::Desk);
+        assert_eq!(
+            choose_frontend(&facts(true, false), no_xr).0,
+            Frontend::HeadlessRender
+        );
+        let render_only = Frontends {
+            render: true,
+            ..NONE
+        };
+        assert_eq!(
+            choose_frontend(&facts(true, true), render_only).0,
+            Frontend::HeadlessRender
+        );
+        let desk_only = Frontends { desk: true, ..NONE };
+        assert_eq!(
+            choose_frontend(&facts(false, false), desk_only).0,
+            Frontend::HeadlessBake
+        );
+    }
+
+    #[test]
+    fn todays_build_always_bakes_and_says_why() {
+        for xr in [false, true] {
+            for display in [false, true] {
+                let (frontend, why) = choose_frontend(&facts(xr, display), BUILD_FRONTENDS);
+                assert_eq!(frontend, Frontend::HeadlessBake);
+                assert!(
+                    why.starts_with("no renderer yet in this build: baking headless"),
+                    "{why}"
+                );
+                assert!(!why.contains('\n'));
+            }
+        }
+    }
+
+    #[test]
+    fn reason_reports_detected_facts() {
+        let (_, why) = choose_frontend(&facts(false, true), NONE);
+        assert!(why.contains("no OpenXR runtime"), "{why}");
+        assert!(why.contains("display :0 found"), "{why}");
+        let (_, why) = choose_frontend(&facts(true, false), NONE);
+        assert!(why.contains("active_runtime.json found"), "{why}");
+        assert!(why.contains("no display"), "{why}");
+    }
+
+    #[test]
+    fn bake_args_then_extra_args() {
+        let extra = vec!["--frames".to_string(), "10".to_string()];
+        assert_eq!(
+            plasticine_args(Frontend::HeadlessBake, &extra),
+            [
+                "bake",
+                "assets/penguin.ron",
+                "--out",
+                "out/demo",
+                "--frames",
+                "10"
+            ]
+        );
+        assert_eq!(
+            plasticine_args(Frontend::HeadlessBake, &[]),
+            ["bake", "assets/penguin.ron", "--out", "out/demo"]
+        );
+    }
+}

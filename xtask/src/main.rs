@@ -1,0 +1,210 @@
+//! `cargo xtask`: project automation (tests/CI, demo). See `cargo xtask help`.
+
+mod frontend;
+mod sysdeps;
+
+use std::env;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+const USAGE: &str = "\
+Usage: cargo xtask <COMMAND> [ARGS...]
+
+Commands:
+  test             Install missing system packages for the tests, check formatting
+                   (cargo fmt --all -- --check, skipped without rustfmt), then run
+                   cargo test --workspace --all-targets and cargo test --workspace --doc.
+                   This is what CI runs (.ci/run).
+  demo [ARGS...]   Install missing system packages for the demo, build plasticine in
+                   release and run the demo with the best front-end for this machine
+                   (OpenXR → xr, display → desk, else headless). ARGS are appended to
+                   the plasticine command line.
+  help             Show this message.
+";
+
+fn main() -> ExitCode {
+    let mut args = env::args().skip(1);
+    let command = args.next();
+    let rest: Vec<String> = args.collect();
+    let result = match command.as_deref() {
+        None | Some("help" | "-h" | "--help") => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some("test") => test(&rest),
+        Some("demo") => demo(&rest),
+        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("xtask: error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The workspace root (the parent of this crate's directory).
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in a subdirectory of the repository")
+        .to_path_buf()
+}
+
+/// The cargo that launched us (so the same toolchain is used), else `cargo`.
+fn cargo() -> OsString {
+    env::var_os("CARGO").unwrap_or_else(|| "cargo".into())
+}
+
+fn cargo_cmd(args: &[&str]) -> Command {
+    let mut cmd = Command::new(cargo());
+    cmd.args(args).current_dir(repo_root());
+    cmd
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut s = Path::new(cmd.get_program())
+        .file_name()
+        .unwrap_or(cmd.get_program())
+        .to_string_lossy()
+        .into_owned();
+    for arg in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&arg.to_string_lossy());
+    }
+    s
+}
+
+/// Runs `cmd` with inherited stdout/stderr (streaming), failing on non-zero exit.
+fn run(mut cmd: Command) -> Result<(), String> {
+    let text = describe(&cmd);
+    println!("xtask: running `{text}`");
+    let status = cmd
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("could not start `{text}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{text}` failed ({status})"))
+    }
+}
+
+/// Named steps, timed; stops at the first failure and prints a timing summary.
+struct Steps {
+    done: Vec<(String, Duration, &'static str)>,
+}
+
+impl Steps {
+    fn new() -> Self {
+        Steps { done: Vec::new() }
+    }
+
+    fn step(&mut self, name: &str, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
+        println!("\nxtask: ==> {name}");
+        let start = Instant::now();
+        let result = f();
+        let elapsed = start.elapsed();
+        let outcome = if result.is_ok() { "ok" } else { "FAILED" };
+        println!("xtask: <== {name}: {outcome} in {}", fmt_duration(elapsed));
+        self.done.push((name.to_string(), elapsed, outcome));
+        result.map_err(|e| format!("step `{name}` failed: {e}"))
+    }
+
+    fn summary(&self) {
+        println!("\nxtask: step times:");
+        for (name, elapsed, outcome) in &self.done {
+            println!("  {:>9}  {outcome:<6}  {name}", fmt_duration(*elapsed));
+        }
+        let total: Duration = self.done.iter().map(|(_, d, _)| *d).sum();
+        println!("  {:>9}          total", fmt_duration(total));
+    }
+}
+
+fn fmt_duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        format!("{}m{:04.1}s", (secs / 60.0).floor(), secs % 60.0)
+    }
+}
+
+fn rustfmt_available() -> bool {
+    cargo_cmd(&["fmt", "--version"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn test(args: &[String]) -> Result<(), String> {
+    if !args.is_empty() {
+        return Err(format!(
+            "`cargo xtask test` takes no arguments (got: {})",
+            args.join(" ")
+        ));
+    }
+    let mut steps = Steps::new();
+    let result = (|| {
+        steps.step("system packages", || {
+            sysdeps::ensure("test", sysdeps::TEST_PACKAGES)
+        })?;
+        if rustfmt_available() {
+            steps.step("cargo fmt --check", || {
+                run(cargo_cmd(&["fmt", "--all", "--", "--check"]))
+            })?;
+        } else {
+            println!("\nxtask: note: rustfmt is not installed; skipping the format check");
+        }
+        steps.step("cargo test --all-targets", || {
+            run(cargo_cmd(&["test", "--workspace", "--all-targets"]))
+        })?;
+        steps.step("cargo test --doc", || {
+            run(cargo_cmd(&["test", "--workspace", "--doc"]))
+        })
+    })();
+    steps.summary();
+    if result.is_ok() {
+        println!("xtask: all checks passed");
+    }
+    result
+}
+
+fn demo(extra: &[String]) -> Result<(), String> {
+    let facts = frontend::detect();
+    let (choice, why) = frontend::choose_frontend(&facts, frontend::BUILD_FRONTENDS);
+    let plasticine_args = frontend::plasticine_args(choice, extra);
+    println!("xtask: front-end: {choice:?}: {why}");
+    println!("xtask: will run `plasticine {}`", plasticine_args.join(" "));
+    let mut steps = Steps::new();
+    let result = (|| {
+        steps.step("system packages", || {
+            sysdeps::ensure("demo", sysdeps::DEMO_PACKAGES)
+        })?;
+        steps.step("build plasticine (release)", || {
+            run(cargo_cmd(&["build", "--release", "--bin", "plasticine"]))
+        })?;
+        steps.step("run demo", || {
+            let mut cmd = cargo_cmd(&["run", "--quiet", "--release", "--bin", "plasticine", "--"]);
+            cmd.args(&plasticine_args);
+            run(cmd)
+        })?;
+        if matches!(
+            choice,
+            frontend::Frontend::HeadlessBake | frontend::Frontend::HeadlessRender
+        ) {
+            println!(
+                "\nxtask: demo output is in {}",
+                repo_root().join(frontend::DEMO_OUT).display()
+            );
+        }
+        Ok(())
+    })();
+    steps.summary();
+    result
+}
