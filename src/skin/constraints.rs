@@ -31,7 +31,10 @@ pub struct ContactResponse {
 
 impl Default for ContactResponse {
     fn default() -> Self {
-        Self { k_normal: 0.0, k_tangent: 1.0 }
+        Self {
+            k_normal: 0.0,
+            k_tangent: 1.0,
+        }
     }
 }
 
@@ -103,7 +106,8 @@ impl Constraints {
             let bj = (j - 1) / BLOCK;
             for i in 0..m {
                 let b = bj * bw + i / BLOCK;
-                let cands = &this.candidates[this.offsets[b] as usize..this.offsets[b + 1] as usize];
+                let cands =
+                    &this.candidates[this.offsets[b] as usize..this.offsets[b + 1] as usize];
                 if cands.is_empty() {
                     continue;
                 }
@@ -131,15 +135,16 @@ impl Constraints {
                         inner = target;
                         r_row[i] += delta;
                         let normal = mus.to_world.transform_vector3(s.normal).normalize_or_zero();
-                        let surface_v = (later.muscles[q as usize].to_world.transform_point3(s.point)
-                            - target)
-                            * (1.0 / super::system::VELOCITY_DT) as f32;
+                        let surface_v =
+                            (later.muscles[q as usize].to_world.transform_point3(s.point) - target)
+                                * (1.0 / super::system::VELOCITY_DT) as f32;
                         let rel = v_row[i] - surface_v;
                         let vn = rel.dot(normal);
                         if vn < 0.0 {
                             let v_par = vn * normal;
                             let v_perp = rel - v_par;
-                            v_row[i] = surface_v - response.k_normal * v_par + response.k_tangent * v_perp;
+                            v_row[i] =
+                                surface_v - response.k_normal * v_par + response.k_tangent * v_perp;
                         }
                     }
                     if !moved {
@@ -187,7 +192,10 @@ impl Constraints {
                         hi = hi.max(x);
                     }
                 }
-                self.blocks.push(Sphere { center: 0.5 * (lo + hi), radius: 0.5 * (hi - lo).length() });
+                self.blocks.push(Sphere {
+                    center: 0.5 * (lo + hi),
+                    radius: 0.5 * (hi - lo).length(),
+                });
             }
         }
         let (sw, sh) = (bw.div_ceil(SUPER), bh.div_ceil(SUPER));
@@ -202,7 +210,10 @@ impl Constraints {
                         hi = hi.max(s.center + Vec3::splat(s.radius));
                     }
                 }
-                let sphere = Sphere { center: 0.5 * (lo + hi), radius: 0.5 * (hi - lo).length() };
+                let sphere = Sphere {
+                    center: 0.5 * (lo + hi),
+                    radius: 0.5 * (hi - lo).length(),
+                };
                 super_cands.push(
                     body.muscles
                         .iter()
@@ -247,7 +258,9 @@ pub fn deepest_penetration(grid: &Grid, fat: &[f32], body: &PosedBody, r: &[Vec3
             let k = grid.idx(i, j);
             let inner = r[k] - fat[k] * normals[k];
             for mu in &body.muscles {
-                let d = mu.shape.signed_distance(mu.to_local.transform_point3(inner));
+                let d = mu
+                    .shape
+                    .signed_distance(mu.to_local.transform_point3(inner));
                 worst = worst.max(-d);
             }
         }

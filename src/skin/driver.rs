@@ -27,10 +27,19 @@ impl SkeletonDriver {
                 sample_posture(keys, t as f32).expect("Keys driver is built with at least one key")
             }
             SkeletonDriver::Blend { from, to, t0, t1 } => {
-                let s = if t1 > t0 { ((t - t0) / (t1 - t0)).clamp(0.0, 1.0) as f32 } else { 1.0 };
+                let s = if t1 > t0 {
+                    ((t - t0) / (t1 - t0)).clamp(0.0, 1.0) as f32
+                } else {
+                    1.0
+                };
                 Posture {
                     root_translation: from.root_translation.lerp(to.root_translation, s),
-                    angles: from.angles.iter().zip(&to.angles).map(|(a, b)| a.lerp(*b, s)).collect(),
+                    angles: from
+                        .angles
+                        .iter()
+                        .zip(&to.angles)
+                        .map(|(a, b)| a.lerp(*b, s))
+                        .collect(),
                 }
             }
         }

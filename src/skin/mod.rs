@@ -2,5 +2,13 @@
 //! resampling and the driver that advances a character's skins in time.
 
 pub mod body;
+pub mod constraints;
+pub mod driver;
 pub mod elastic;
 pub mod integrate;
+pub mod simulation;
+pub mod system;
+
+pub use driver::SkeletonDriver;
+pub use integrate::{IntegratorKind, Tolerances};
+pub use simulation::{AdvanceReport, SimError, SimEvent, Simulation, SkinStats, SolverSettings};

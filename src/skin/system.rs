@@ -52,7 +52,14 @@ impl Underlayers {
                 boundary_velocity.push((next - now) * inv_dt);
             }
         }
-        Self { t, body, anchor_position, anchor_velocity, boundary_position, boundary_velocity }
+        Self {
+            t,
+            body,
+            anchor_position,
+            anchor_velocity,
+            boundary_position,
+            boundary_velocity,
+        }
     }
 
     /// Velocity of the muscle's material at world point p (rigid motion of its frame).
@@ -90,7 +97,11 @@ impl<'a> SkinSystem<'a> {
         for k in 0..p.len() {
             let m = p.mass_density[k] * area;
             mass.push(m);
-            inv_mass.push(if grid.is_boundary_row(k / grid.m) { 0.0 } else { 1.0 / m });
+            inv_mass.push(if grid.is_boundary_row(k / grid.m) {
+                0.0
+            } else {
+                1.0 / m
+            });
             damping.push(p.damping_density[k] * area + gamma * m);
         }
         Self {

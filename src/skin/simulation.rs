@@ -1,0 +1,491 @@
+//! The driver that advances every skin of a character in simulation time
+//! (LEMAN §4.2): adaptive steps, constraint enforcement with step rejection and
+//! root bracketing (§4.2.3), divergence rollback, a wall-clock budget, and
+//! statistics.
+
+use super::body::PosedBody;
+use super::constraints::{ConstraintReport, Constraints, ContactResponse};
+use super::driver::SkeletonDriver;
+use super::integrate::{EvalCount, Integrator, IntegratorKind, Tolerances};
+use super::system::{SkinSystem, VELOCITY_DT};
+use crate::character::Character;
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+/// What the user sets for the solver (the parameters panel of §6).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SolverSettings {
+    pub integrator: IntegratorKind,
+    pub tolerances: Tolerances,
+    pub contact: ContactResponse,
+    /// Simulated seconds per real second for interactive use (§8).
+    pub time_ratio: f64,
+    /// Speed above which the state counts as diverged (m/s).
+    pub max_speed: f32,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        Self {
+            integrator: IntegratorKind::Verlet,
+            tolerances: Tolerances::default(),
+            contact: ContactResponse::default(),
+            time_ratio: 1.0,
+            max_speed: 50.0,
+        }
+    }
+}
+
+impl SolverSettings {
+    pub fn validate(&self) -> Result<(), String> {
+        self.tolerances.validate()?;
+        if !(self.time_ratio.is_finite() && self.time_ratio > 0.0) {
+            return Err(format!(
+                "time_ratio must be positive, got {}",
+                self.time_ratio
+            ));
+        }
+        let c = self.contact;
+        if !((0.0..=1.0).contains(&c.k_normal) && (0.0..=1.0).contains(&c.k_tangent)) {
+            return Err("contact.k_normal and contact.k_tangent must lie in [0, 1]".into());
+        }
+        if !(self.max_speed.is_finite() && self.max_speed > 0.0) {
+            return Err(format!(
+                "max_speed must be positive, got {}",
+                self.max_speed
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Counters over a skin's life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkinStats {
+    pub steps: u64,
+    /// Steps rejected by the error estimate (eq. 15).
+    pub error_rejections: u64,
+    /// Steps rejected because a constraint correction exceeded ε(c).
+    pub constraint_rejections: u64,
+    /// Rollbacks after divergence.
+    pub rollbacks: u64,
+    pub evals: EvalCount,
+    pub smallest_step: f64,
+    pub largest_step: f64,
+    pub max_correction: f32,
+}
+
+/// Something the user should know about, from one `advance_to`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimEvent {
+    /// The state blew up; it was rolled back and the step limit cut.
+    Diverged {
+        skin: usize,
+        at: f64,
+        rolled_back_to: f64,
+        new_max_step: f64,
+    },
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AdvanceReport {
+    /// Simulation time every skin reached.
+    pub reached: f64,
+    /// The wall-clock budget ran out before the target.
+    pub fell_behind: bool,
+    pub events: Vec<SimEvent>,
+    pub wall: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("invalid solver settings: {0}")]
+    Settings(String),
+    #[error("invalid character: {0}")]
+    Character(#[from] crate::character::InvalidField),
+    #[error(
+        "skin {skin} keeps diverging near t = {at:.4} s even with steps of {step:.2e} s; \
+         its state was left at the last good time {good:.4} s. Lower the stiffness or mass ratio, \
+         or raise the damping"
+    )]
+    Diverged {
+        skin: usize,
+        at: f64,
+        good: f64,
+        step: f64,
+    },
+    #[error("the character has no key postures to play")]
+    NoMotion,
+}
+
+/// Per-skin solver state.
+struct SkinRuntime {
+    integrator: Box<dyn Integrator>,
+    time: f64,
+    h: f64,
+    /// Largest step allowed, cut after a divergence.
+    h_cap: f64,
+    constraints: Constraints,
+    stats: SkinStats,
+}
+
+/// A character whose skins are being simulated.
+pub struct Simulation {
+    pub character: Character,
+    pub driver: SkeletonDriver,
+    settings: SolverSettings,
+    skins: Vec<SkinRuntime>,
+}
+
+impl Simulation {
+    pub fn new(
+        character: Character,
+        driver: SkeletonDriver,
+        settings: SolverSettings,
+    ) -> Result<Self, SimError> {
+        character.validate()?;
+        settings.validate().map_err(SimError::Settings)?;
+        let mut sim = Self {
+            character,
+            driver,
+            settings,
+            skins: Vec::new(),
+        };
+        sim.reset_runtimes(0.0);
+        // Start consistent: boundary rows on their joints.
+        for s in 0..sim.skins.len() {
+            sim.prescribe_skin(s, 0.0);
+        }
+        Ok(sim)
+    }
+
+    fn reset_runtimes(&mut self, t: f64) {
+        let tol = &self.settings.tolerances;
+        self.skins = (0..self.character.skins.len())
+            .map(|_| SkinRuntime {
+                integrator: self.settings.integrator.create(),
+                time: t,
+                h: (tol.max_step * 0.1).max(tol.min_step),
+                h_cap: tol.max_step,
+                constraints: Constraints::default(),
+                stats: SkinStats {
+                    smallest_step: f64::INFINITY,
+                    ..SkinStats::default()
+                },
+            })
+            .collect();
+    }
+
+    fn prescribe_skin(&mut self, s: usize, t: f64) {
+        let mut skin = std::mem::take(&mut self.character.skins[s].points.position);
+        let mut vel = std::mem::take(&mut self.character.skins[s].points.velocity);
+        {
+            use super::integrate::SecondOrderSystem;
+            let mut sys = SkinSystem::new(&self.character, &self.character.skins[s], &self.driver);
+            sys.prescribe(t, &mut skin, &mut vel);
+        }
+        self.character.skins[s].points.position = skin;
+        self.character.skins[s].points.velocity = vel;
+    }
+
+    pub fn settings(&self) -> &SolverSettings {
+        &self.settings
+    }
+
+    /// Changes settings; switching the integrator takes effect at the next step (§4.2.1).
+    pub fn set_settings(&mut self, settings: SolverSettings) -> Result<(), SimError> {
+        settings.validate().map_err(SimError::Settings)?;
+        let switch = settings.integrator != self.settings.integrator;
+        self.settings = settings;
+        for rt in &mut self.skins {
+            if switch {
+                rt.integrator = self.settings.integrator.create();
+            }
+            rt.h_cap = self.settings.tolerances.max_step;
+            rt.h = rt.h.clamp(self.settings.tolerances.min_step, rt.h_cap);
+        }
+        Ok(())
+    }
+
+    /// The time every skin has reached.
+    pub fn time(&self) -> f64 {
+        self.skins
+            .iter()
+            .map(|s| s.time)
+            .fold(f64::INFINITY, f64::min)
+            .min(if self.skins.is_empty() {
+                0.0
+            } else {
+                f64::INFINITY
+            })
+    }
+
+    pub fn stats(&self, skin: usize) -> SkinStats {
+        let mut s = self.skins[skin].stats;
+        s.evals = self.skins[skin].integrator.evals();
+        s
+    }
+
+    /// Current step size of each skin (s).
+    pub fn step_sizes(&self) -> Vec<f64> {
+        self.skins.iter().map(|s| s.h).collect()
+    }
+
+    /// Advances by `real` wall-clock time at the user's simulation/real ratio,
+    /// within the budget.
+    pub fn advance_real(
+        &mut self,
+        real: Duration,
+        budget: Option<Duration>,
+    ) -> Result<AdvanceReport, SimError> {
+        let target = self.time() + real.as_secs_f64() * self.settings.time_ratio;
+        self.advance_to(target, budget)
+    }
+
+    /// Advances every skin to simulation time `target`, or as far as the
+    /// wall-clock `budget` allows (then `fell_behind` is set).
+    pub fn advance_to(
+        &mut self,
+        target: f64,
+        budget: Option<Duration>,
+    ) -> Result<AdvanceReport, SimError> {
+        let start = Instant::now();
+        let deadline = budget.map(|b| start + b);
+        let mut report = AdvanceReport::default();
+        for s in 0..self.skins.len() {
+            self.advance_skin(s, target, deadline, &mut report)?;
+        }
+        report.reached = self.time().min(target);
+        report.fell_behind = report.reached < target - 1e-12;
+        report.wall = start.elapsed();
+        Ok(report)
+    }
+
+    fn advance_skin(
+        &mut self,
+        s: usize,
+        target: f64,
+        deadline: Option<Instant>,
+        report: &mut AdvanceReport,
+    ) -> Result<(), SimError> {
+        let good_time = self.skins[s].time;
+        let good_r = self.character.skins[s].points.position.clone();
+        let good_v = self.character.skins[s].points.velocity.clone();
+        let mut failures = 0;
+        loop {
+            match self.try_advance_skin(s, target, deadline) {
+                Ok(()) => return Ok(()),
+                Err(at) => {
+                    // Divergence: roll back to the last good state, cut the step, tell the user.
+                    failures += 1;
+                    let rt = &mut self.skins[s];
+                    rt.stats.rollbacks += 1;
+                    rt.time = good_time;
+                    rt.h_cap = (rt.h_cap * 0.25).max(self.settings.tolerances.min_step);
+                    rt.h = rt.h.min(rt.h_cap);
+                    rt.integrator = self.settings.integrator.create();
+                    let pts = &mut self.character.skins[s].points;
+                    pts.position.clone_from(&good_r);
+                    pts.velocity.clone_from(&good_v);
+                    report.events.push(SimEvent::Diverged {
+                        skin: s,
+                        at,
+                        rolled_back_to: good_time,
+                        new_max_step: rt.h_cap,
+                    });
+                    tracing::warn!(
+                        skin = s,
+                        at,
+                        "skin diverged: rolled back to t={good_time:.4}, step limit now {:.2e} s",
+                        rt.h_cap
+                    );
+                    if failures >= 4 || rt.h_cap <= self.settings.tolerances.min_step {
+                        return Err(SimError::Diverged {
+                            skin: s,
+                            at,
+                            good: good_time,
+                            step: rt.h_cap,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Steps skin `s` to `target`; Err(time) if the state diverged.
+    fn try_advance_skin(
+        &mut self,
+        s: usize,
+        target: f64,
+        deadline: Option<Instant>,
+    ) -> Result<(), f64> {
+        let settings = self.settings.clone();
+        let tol = settings.tolerances;
+        let adaptive = settings.integrator.is_adaptive();
+        let mut r = std::mem::take(&mut self.character.skins[s].points.position);
+        let mut v = std::mem::take(&mut self.character.skins[s].points.velocity);
+        let skin = &self.character.skins[s];
+        let rt = &mut self.skins[s];
+        let mut sys = SkinSystem::new(&self.character, skin, &self.driver);
+        let grid = sys.grid;
+        let mut r0 = r.clone();
+        let mut v0 = v.clone();
+        let mut result = Ok(());
+        while rt.time < target - 1e-12 {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            let t = rt.time;
+            let remaining = target - t;
+            let mut h = if adaptive {
+                rt.h.min(rt.h_cap)
+            } else {
+                tol.fixed_step.min(rt.h_cap)
+            };
+            // Land on the target without leaving a sliver of a step.
+            if h >= remaining || remaining - h < 0.25 * h {
+                h = remaining;
+            }
+            r0.copy_from_slice(&r);
+            v0.copy_from_slice(&v);
+            let out = rt.integrator.step(&mut sys, t, h, &mut r, &mut v, &tol);
+            if !out.accepted {
+                rt.stats.error_rejections += 1;
+                rt.h = out.next_h.min(rt.h_cap);
+                continue;
+            }
+            // §4.2.3: enforce the constraints; if a correction exceeds ε(c), reject
+            // the step and bracket the largest step whose corrections stay within it.
+            let body_at = |t: f64| {
+                (
+                    PosedBody::new(&self.character, &self.driver.posture_at(t)),
+                    PosedBody::new(&self.character, &self.driver.posture_at(t + VELOCITY_DT)),
+                )
+            };
+            let enforce = |c: &mut Constraints, t: f64, r: &mut [Vec3], v: &mut [Vec3]| {
+                let (body, later) = body_at(t);
+                c.resolve(
+                    &grid,
+                    &skin.points.fat,
+                    &body,
+                    &later,
+                    r,
+                    v,
+                    settings.contact,
+                    true,
+                )
+            };
+            let mut h_taken = h;
+            let mut rep = enforce(&mut rt.constraints, t + h, &mut r, &mut v);
+            if rep.max_correction > tol.constraint && h > 2.0 * tol.min_step {
+                rt.stats.constraint_rejections += 1;
+                let (mut lo, mut hi) = (0.0, h);
+                let mut kept: Option<(Vec<Vec3>, Vec<Vec3>, ConstraintReport)> = None;
+                for _ in 0..5 {
+                    let mid = 0.5 * (lo + hi);
+                    r.copy_from_slice(&r0);
+                    v.copy_from_slice(&v0);
+                    let o = rt.integrator.step(&mut sys, t, mid, &mut r, &mut v, &tol);
+                    let trial = o
+                        .accepted
+                        .then(|| enforce(&mut rt.constraints, t + mid, &mut r, &mut v));
+                    match trial {
+                        Some(tr) if tr.max_correction <= tol.constraint => {
+                            lo = mid;
+                            kept = Some((r.clone(), v.clone(), tr));
+                        }
+                        _ => hi = mid,
+                    }
+                }
+                if let Some((rl, vl, tr)) = kept {
+                    r.copy_from_slice(&rl);
+                    v.copy_from_slice(&vl);
+                    h_taken = lo;
+                    rep = tr;
+                } else {
+                    // Even tiny steps violate by more than ε(c) (the muscle moves
+                    // faster than the skin can follow): take the smallest bracket
+                    // and let the projection resolve it.
+                    r.copy_from_slice(&r0);
+                    v.copy_from_slice(&v0);
+                    rt.integrator.step(&mut sys, t, hi, &mut r, &mut v, &tol);
+                    rep = enforce(&mut rt.constraints, t + hi, &mut r, &mut v);
+                    h_taken = hi;
+                }
+                rt.h = h_taken.max(tol.min_step);
+            } else {
+                rt.h = if adaptive {
+                    out.next_h.min(rt.h_cap)
+                } else {
+                    h
+                };
+            }
+            rt.stats.max_correction = rt.stats.max_correction.max(rep.max_correction);
+            rt.time = t + h_taken;
+            rt.stats.steps += 1;
+            rt.stats.smallest_step = rt.stats.smallest_step.min(h_taken);
+            rt.stats.largest_step = rt.stats.largest_step.max(h_taken);
+            if diverged(&r, &v, settings.max_speed) {
+                result = Err(rt.time);
+                break;
+            }
+        }
+        let pts = &mut self.character.skins[s].points;
+        pts.position = r;
+        pts.velocity = v;
+        result
+    }
+
+    /// Deepest penetration of any skin's inner fat point into any muscle, at the
+    /// current state (the invariant of §4.2.3).
+    pub fn deepest_penetration(&self) -> f32 {
+        let mut worst = 0.0f32;
+        for (s, skin) in self.character.skins.iter().enumerate() {
+            let body = super::body::PosedBody::new(
+                &self.character,
+                &self.driver.posture_at(self.skins[s].time),
+            );
+            let grid = super::elastic::Grid::of(skin);
+            worst = worst.max(super::constraints::deepest_penetration(
+                &grid,
+                &skin.points.fat,
+                &body,
+                &skin.points.position,
+            ));
+        }
+        worst
+    }
+
+    /// Total energy of skin `s` at its current state.
+    pub fn energy(&self, s: usize) -> f64 {
+        let skin = &self.character.skins[s];
+        let mut sys = SkinSystem::new(&self.character, skin, &self.driver);
+        sys.energy(
+            self.skins[s].time,
+            &skin.points.position,
+            &skin.points.velocity,
+        )
+    }
+
+    /// Replaces the character (after an edit or a resampling), keeping the
+    /// solver's clock. Integrator history is restarted.
+    pub fn set_character(&mut self, character: Character) -> Result<(), SimError> {
+        character.validate()?;
+        let t = self.time();
+        self.character = character;
+        self.reset_runtimes(if t.is_finite() { t } else { 0.0 });
+        for s in 0..self.skins.len() {
+            self.prescribe_skin(s, self.skins[s].time);
+        }
+        Ok(())
+    }
+}
+
+fn diverged(r: &[Vec3], v: &[Vec3], max_speed: f32) -> bool {
+    let limit = max_speed * max_speed;
+    r.iter().any(|x| !x.is_finite())
+        || v.iter()
+            .any(|x| !x.is_finite() || x.length_squared() > limit)
+}
