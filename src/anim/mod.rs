@@ -1,34 +1,78 @@
-//! Key postures and their interpolation by Kochanek–Bartels splines.
+//! Key postures and their interpolation by Kochanek–Bartels splines (LEMAN
+//! §6.4: the joint angles of key postures are interpolated with the splines
+//! of Kochanek & Bartels 1984, reference 55).
 //!
-//! PROVISIONAL: linear interpolation; the spline implementation replaces this file.
+//! Every channel — the root translation and each component of every joint
+//! angle — is an independent KB spline over the keys' times, sharing the keys'
+//! tension/continuity/bias. The spline machinery lives in [`spline`].
+
+pub mod spline;
+
+pub use spline::{
+    KbBlend, KbKey, KbValue, Knot, Tcb, Wrap, kb_blend, kochanek_bartels, kochanek_bartels_velocity,
+};
 
 use crate::character::{KeyPosture, Posture};
 
-/// The skeleton posture at time `t` interpolated through the key postures
-/// (clamped to the first/last key outside their range). `None` without keys.
+impl Knot for KeyPosture {
+    fn time(&self) -> f32 {
+        self.time
+    }
+    fn tcb(&self) -> Tcb {
+        Tcb {
+            tension: self.tension,
+            continuity: self.continuity,
+            bias: self.bias,
+        }
+    }
+}
+
+/// The skeleton posture at time `t` on the KB spline through the key postures
+/// (clamped to the first/last key outside their range, one-sided tangents at
+/// the end keys). `None` without keys.
 pub fn sample_posture(keys: &[KeyPosture], t: f32) -> Option<Posture> {
-    let first = keys.first()?;
-    if keys.len() == 1 || t <= first.time {
-        return Some(first.posture.clone());
-    }
-    let last = keys.last()?;
-    if t >= last.time {
-        return Some(last.posture.clone());
-    }
-    let k = keys.windows(2).position(|w| t < w[1].time)?;
-    let (a, b) = (&keys[k], &keys[k + 1]);
-    let s = (t - a.time) / (b.time - a.time);
+    sample(keys, t, Wrap::Clamp, false)
+}
+
+/// Like [`sample_posture`] for a looping motion such as a walk cycle: the
+/// period is `last.time − first.time` and the last key, which should equal
+/// the first, only closes the loop (its posture and parameters are replaced
+/// by the first key's). `t` is wrapped into the period and tangents use the
+/// wrapped neighbours, so the motion is C1 across the wrap.
+pub fn sample_posture_cyclic(keys: &[KeyPosture], t: f32) -> Option<Posture> {
+    sample(keys, t, Wrap::Cyclic, false)
+}
+
+/// The time derivative of the interpolated posture (rad/s per angle, m/s for
+/// the root), in the same layout; zero outside a clamped key range.
+pub fn sample_velocity(keys: &[KeyPosture], t: f32, wrap: Wrap) -> Option<Posture> {
+    sample(keys, t, wrap, true)
+}
+
+fn sample(keys: &[KeyPosture], t: f32, wrap: Wrap, velocity: bool) -> Option<Posture> {
+    let blend = kb_blend(keys, t, wrap)?;
+    let eval = |f: &dyn Fn(usize) -> glam::Vec3| {
+        if velocity {
+            blend.velocity(f)
+        } else {
+            blend.value(f)
+        }
+    };
+    // Joints present in every key that contributes (keys of a validated
+    // character all have the skeleton's joint count).
+    let joints = blend
+        .indices
+        .iter()
+        .map(|&i| keys[i].posture.angles.len())
+        .min()
+        .unwrap_or(0);
     Some(Posture {
-        root_translation: a
-            .posture
-            .root_translation
-            .lerp(b.posture.root_translation, s),
-        angles: a
-            .posture
-            .angles
-            .iter()
-            .zip(&b.posture.angles)
-            .map(|(x, y)| x.lerp(*y, s))
+        root_translation: eval(&|i| keys[i].posture.root_translation),
+        angles: (0..joints)
+            .map(|j| eval(&|i| keys[i].posture.angles[j]))
             .collect(),
     })
 }
+
+#[cfg(test)]
+mod tests;
