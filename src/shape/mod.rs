@@ -8,9 +8,9 @@
 //! # The inside-outside function
 //!
 //! The primitive is Barr's superellipsoid in gauge form `R(q) = F(q)^(e1/2)`
-//! (see [`superquadric`]), homogeneous of degree one, with the surface at
+//! (see `superquadric.rs`), homogeneous of degree one, with the surface at
 //! `R = 1`. A deformed point `p` is mapped back with the closed-form inverse of
-//! the Barr deformations (see [`barr`]), `q = D⁻¹(p)`, and
+//! the Barr deformations (see `barr.rs`), `q = D⁻¹(p)`, and
 //!
 //! ```text
 //! g(p) = (R(q) − 1) / |∇_p R|,        ∇_p R = J_{D⁻¹}ᵀ ∇_q R
@@ -35,6 +35,15 @@
 //! and we take it by forward differences (in f64, so it is accurate), which
 //! costs three more passes ([`MuscleShape::evaluate`]). Undeformed spheres use
 //! the exact `|p| − r` throughout.
+//!
+//! Caveat: for exponents above 1 the superellipsoid's curvature is infinite
+//! where a coordinate crosses zero (`|x|^(2/e)` with `2/e < 2`), so off the
+//! surface the exact gradient of g grows without bound near those planes of
+//! the primitive (it stays finite in floating point). The one-pass normal of
+//! [`MuscleShape::value_and_normal`] does not have this problem and is what
+//! [`MuscleShape::project_to_surface`] uses.
+//!
+//! Deformations are applied taper → twist → bend; see [`BarrDeformation`].
 
 mod barr;
 mod superquadric;
@@ -276,7 +285,7 @@ impl MuscleShape {
         }
     }
 
-    /// Closed triangle mesh of the deformed surface (see [`tessellate`]):
+    /// Closed triangle mesh of the deformed surface (see `tessellate.rs`):
     /// `slices` around z (at least 3) by `stacks` from pole to pole (at least 2).
     pub fn tessellate(&self, slices: usize, stacks: usize) -> TriMesh {
         tessellate::tessellate(self, slices, stacks)

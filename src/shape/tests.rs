@@ -703,3 +703,59 @@ fn serde_representation_is_unchanged() {
     assert_eq!(partial.deformation.twist, 2.0);
     assert_eq!(partial.deformation.taper, Vec2::ZERO);
 }
+
+// ---- robustness -----------------------------------------------------------------
+
+#[test]
+fn extreme_exponents_and_points_stay_finite() {
+    let radii = Vec3::new(0.04, 0.03, 0.12);
+    let mut rng = Lcg(29);
+    for e in [
+        Vec2::new(0.05, 0.05),
+        Vec2::new(4.0, 4.0),
+        Vec2::new(0.05, 4.0),
+        Vec2::new(4.0, 0.05),
+        Vec2::new(3.0, 2.5),
+    ] {
+        for (dn, def) in deformations() {
+            let shape = MuscleShape::superellipsoid(radii, e).with_deformation(def);
+            shape.validate().unwrap();
+            let s = size(&shape);
+            let mut points = vec![Vec3::ZERO, Vec3::splat(1e-30), Vec3::new(0.0, 0.0, 1e3)];
+            for axis in [Vec3::X, Vec3::Y, Vec3::Z] {
+                for k in [-100.0f32, -0.3, -1e-7, 1e-7, 0.5, 1.0, 1e4] {
+                    points.push(axis * k * s);
+                }
+            }
+            for _ in 0..50 {
+                points.push((rng.unit() * rng.range(0.0, 3.0 * s as f64)).as_vec3());
+            }
+            for p in points {
+                let (g, grad) = shape.evaluate(p);
+                let (_, n) = shape.value_and_normal(p);
+                let sp = shape.project_to_surface(p);
+                let d = shape.signed_distance(p);
+                assert!(
+                    g.is_finite() && grad.is_finite() && n.is_finite() && d.is_finite(),
+                    "{e}/{dn}: non-finite at {p}"
+                );
+                assert!(
+                    sp.point.is_finite() && sp.normal.is_finite(),
+                    "{e}/{dn}: {p}"
+                );
+                assert!(
+                    shape.inside_outside(sp.point).abs() < 1e-4 * s,
+                    "{e}/{dn}: {p}"
+                );
+            }
+            assert!(shape.inside_outside(Vec3::ZERO) < 0.0);
+            let mesh = shape.tessellate(12, 6);
+            assert!(
+                mesh.positions
+                    .iter()
+                    .all(|v| v.is_finite() && v.length() <= s)
+            );
+            assert!(mesh.normals.iter().all(|n| (n.length() - 1.0).abs() < 1e-4));
+        }
+    }
+}
