@@ -1,15 +1,61 @@
 //! Implicit muscle shapes (LEMAN §3.6, §4.1.4): spheres and superellipsoids with
-//! Barr global deformations (taper, bend, twist).
+//! Barr global deformations (taper, twist, bend).
 //!
 //! Every shape lives in its muscle's local frame. The inside-outside function
 //! `g(p)` is negative inside, zero on the surface and positive outside, so the
 //! non-penetration constraint of eq. (1b) reads `g(p) >= 0`.
 //!
-//! PROVISIONAL: sphere-exact, superellipsoid without deformations. The full
-//! version (Barr deformations, tessellation, ray casting) replaces this file.
+//! # The inside-outside function
+//!
+//! The primitive is Barr's superellipsoid in gauge form `R(q) = F(q)^(e1/2)`
+//! (see `superquadric.rs`), homogeneous of degree one, with the surface at
+//! `R = 1`. A deformed point `p` is mapped back with the closed-form inverse of
+//! the Barr deformations (see `barr.rs`), `q = D⁻¹(p)`, and
+//!
+//! ```text
+//! g(p) = (R(q) − 1) / |∇_p R|,        ∇_p R = J_{D⁻¹}ᵀ ∇_q R
+//! ```
+//!
+//! i.e. Taubin's first-order distance to the zero set. Why this and not the
+//! radial estimate `|q|(1 − 1/R)`: the radial one measures along the ray from
+//! the centre and overestimates the distance by `1/cos` of the angle between
+//! that ray and the normal (5× on the flat side of a 10:1 ellipsoid), which
+//! would make metre thresholds (fat thickness, culling) wrong; and it does not
+//! account for the stretching of the deformations. The Taubin form is exact
+//! for spheres, exact to first order near every surface, sees the deformation
+//! through `∇_p R`, and for convex undeformed primitives (e1, e2 ≤ 2) it is a
+//! lower bound on the true distance outside (the shape lies in the half-space
+//! bounded by the tangent plane of the scaled surface through `q`), which is
+//! the safe side for culling. It is linear along rays from the centre, so it
+//! is negative everywhere inside, and one pass computes it together with the
+//! outward unit normal `∇_p R / |∇_p R|` ([`MuscleShape::value_and_normal`]).
+//!
+//! The exact gradient, `∇g = ∇_p R / |∇_p R| + (R − 1) ∇(1/|∇_p R|)`, needs
+//! second derivatives in its second term; that term vanishes on the surface
+//! and we take it by forward differences (in f64, so it is accurate), which
+//! costs three more passes ([`MuscleShape::evaluate`]). Undeformed spheres use
+//! the exact `|p| − r` throughout.
+//!
+//! Caveat: for exponents above 1 the superellipsoid's curvature is infinite
+//! where a coordinate crosses zero (`|x|^(2/e)` with `2/e < 2`), so off the
+//! surface the exact gradient of g grows without bound near those planes of
+//! the primitive (it stays finite in floating point). The one-pass normal of
+//! [`MuscleShape::value_and_normal`] does not have this problem and is what
+//! [`MuscleShape::project_to_surface`] uses.
+//!
+//! Deformations are applied taper → twist → bend; see [`BarrDeformation`].
 
-use glam::{Vec2, Vec3};
+mod barr;
+mod superquadric;
+mod tessellate;
+#[cfg(test)]
+mod tests;
+
+pub use barr::BarrDeformation;
+
+use glam::{DVec3, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
+use superquadric::Superquadric;
 
 /// The undeformed primitive.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -24,17 +70,6 @@ pub enum Primitive {
         radii: Vec3,
         exponents: Vec2,
     },
-}
-
-/// Barr (1984) global deformations applied along the local z axis, in this order:
-/// taper (x and y scale linearly with z), twist (about z, radians per unit z),
-/// bend (about the y axis, curvature in 1/m). All zero is the identity.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct BarrDeformation {
-    pub taper: Vec2,
-    pub twist: f32,
-    pub bend: f32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,6 +94,10 @@ pub struct TriMesh {
     pub indices: Vec<[u32; 3]>,
 }
 
+/// Newton iterations allowed in [`MuscleShape::project_to_surface`] before it
+/// falls back to bisection.
+const PROJECT_NEWTON_ITERATIONS: usize = 32;
+
 impl MuscleShape {
     pub fn sphere(radius: f32) -> Self {
         Self {
@@ -74,7 +113,18 @@ impl MuscleShape {
         }
     }
 
+    /// The same primitive with a deformation.
+    pub fn with_deformation(mut self, deformation: BarrDeformation) -> Self {
+        self.deformation = deformation;
+        self
+    }
+
     /// Checks parameters; the message names the offending field.
+    ///
+    /// Besides the primitive's own ranges, the deformation must keep the shape
+    /// one-to-one: taper factors `1 + taper·z` positive over the z extent, and
+    /// the bend neither wrapping the z extent past a full circle nor putting
+    /// its centre of curvature inside the (tapered) shape.
     pub fn validate(&self) -> Result<(), String> {
         match &self.primitive {
             Primitive::Sphere { radius } => {
@@ -94,100 +144,274 @@ impl MuscleShape {
                 }
             }
         }
-        Ok(())
+        let sq = self.superquadric();
+        self.deformation.validate(sq.radii.z, sq.xy_radius_bound())
     }
 
     /// Inside-outside function g(p): < 0 inside, 0 on the surface, > 0 outside.
-    /// Scaled to behave like a distance near the surface.
+    /// Scaled to behave like a distance near the surface (see the module docs).
+    /// One evaluation of the primitive; no allocation.
+    #[inline]
     pub fn inside_outside(&self, p: Vec3) -> f32 {
-        self.signed_distance(p)
+        self.value_normal64(p.as_dvec3()).0 as f32
     }
 
-    /// Estimate of the signed distance to the surface (exact for spheres).
+    /// `g(p)` and the outward unit normal of the level set of the primitive's
+    /// gauge through `p`, at the cost of one evaluation. On the surface the
+    /// normal is exactly `∇g/|∇g|`; off it, it differs by O(g). This is what a
+    /// constraint solver wants in its hot loop.
+    #[inline]
+    pub fn value_and_normal(&self, p: Vec3) -> (f32, Vec3) {
+        let (g, n, _) = self.value_normal64(p.as_dvec3());
+        (g as f32, n.as_vec3())
+    }
+
+    /// `g(p)` and its exact gradient `∇g(p)` (four evaluations for deformed
+    /// shapes and superellipsoids, one for spheres).
+    pub fn evaluate(&self, p: Vec3) -> (f32, Vec3) {
+        let (g, grad) = self.value_gradient64(p.as_dvec3());
+        (g as f32, grad.as_vec3())
+    }
+
+    /// Estimate of the signed distance to the surface, negative inside.
+    ///
+    /// Exact for undeformed spheres. Otherwise it is the distance to the point
+    /// found by [`project_to_surface`](Self::project_to_surface) with the sign
+    /// of g: never less than the true distance, and equal to it to second order
+    /// near the surface. It costs a few Newton steps; hot loops should use
+    /// [`inside_outside`](Self::inside_outside).
     pub fn signed_distance(&self, p: Vec3) -> f32 {
-        match &self.primitive {
-            Primitive::Sphere { radius } => p.length() - radius,
-            Primitive::Superellipsoid { radii, exponents } => {
-                let f = superellipsoid_f(p, *radii, *exponents);
-                let len = p.length();
-                if f <= 0.0 || len == 0.0 {
-                    return -radii.min_element();
-                }
-                len * (1.0 - f.powf(-exponents.x * 0.5))
-            }
+        let p = p.as_dvec3();
+        if let Some(r) = self.plain_sphere_radius() {
+            return (p.length() - r) as f32;
         }
+        let (g, _, _) = self.value_normal64(p);
+        if g == 0.0 {
+            return 0.0;
+        }
+        let (x, _) = self.project64(p);
+        (p.distance(x).copysign(g)) as f32
     }
 
     /// Outward gradient of g (not necessarily unit length).
     pub fn gradient(&self, p: Vec3) -> Vec3 {
-        let e = 1e-4 * self.bounding_radius();
-        let dx = Vec3::X * e;
-        let dy = Vec3::Y * e;
-        let dz = Vec3::Z * e;
-        Vec3::new(
-            self.inside_outside(p + dx) - self.inside_outside(p - dx),
-            self.inside_outside(p + dy) - self.inside_outside(p - dy),
-            self.inside_outside(p + dz) - self.inside_outside(p - dz),
-        ) / (2.0 * e)
+        self.evaluate(p).1
     }
 
     /// A nearby surface point and its outward normal, used to push skin points
     /// out of the muscle (eq. 16a).
+    ///
+    /// Newton steps along the normal (`p ← p − g n`, which converges
+    /// quadratically and moves a near-surface point to the foot of its normal,
+    /// exactly so for spheres), with a bisection fallback that always lands on
+    /// the surface. Finite for any finite `p`, including the centre.
     pub fn project_to_surface(&self, p: Vec3) -> SurfacePoint {
-        let d = self.signed_distance(p);
-        let n = self.gradient(p).normalize_or(Vec3::Z);
-        let point = p - d * n;
-        let normal = self.gradient(point).normalize_or(n);
-        SurfacePoint { point, normal }
+        let (x, n) = self.project64(p.as_dvec3());
+        SurfacePoint {
+            point: x.as_vec3(),
+            normal: n.as_vec3(),
+        }
     }
 
-    /// Radius of a sphere about the local origin that contains the shape.
+    /// Radius of a sphere about the local origin that contains the deformed
+    /// shape (conservative, never too small).
     pub fn bounding_radius(&self) -> f32 {
-        match &self.primitive {
-            Primitive::Sphere { radius } => *radius,
-            Primitive::Superellipsoid { radii, .. } => radii.length(),
-        }
+        (self.bounding_radius64() * (1.0 + 1e-6)) as f32
     }
 
-    /// First crossing of the ray `origin + t dir` (dir unit) into the shape, t in [0, max_t].
+    /// First crossing of the ray `origin + t dir` (dir unit) into the shape,
+    /// t in [0, max_t]; `Some(0)` when the origin is already inside.
+    ///
+    /// The ray is clipped to the bounding sphere, then marched with steps of
+    /// 0.9·g (sphere tracing, safe because g underestimates the distance)
+    /// kept between 1/1024 and 1/32 of the clipped chord, and the crossing is
+    /// refined by bisection.
     pub fn ray_intersect(&self, origin: Vec3, dir: Vec3, max_t: f32) -> Option<f32> {
-        let steps = 64;
-        let dt = max_t / steps as f32;
-        let mut t0 = 0.0;
-        let mut g0 = self.inside_outside(origin);
-        if g0 <= 0.0 {
-            return Some(0.0);
+        let o = origin.as_dvec3();
+        let d = dir.as_dvec3();
+        let max_t = max_t as f64;
+        if self.value_normal64(o).0 <= 0.0 {
+            return (max_t >= 0.0).then_some(0.0);
         }
-        for k in 1..=steps {
-            let t1 = k as f32 * dt;
-            let g1 = self.inside_outside(origin + dir * t1);
-            if g1 <= 0.0 {
-                let (mut lo, mut hi) = (t0, t1);
-                for _ in 0..30 {
-                    let mid = 0.5 * (lo + hi);
-                    if self.inside_outside(origin + dir * mid) > 0.0 {
-                        lo = mid;
+        let dd = d.length_squared();
+        if dd.is_nan() || dd <= 0.0 || max_t.is_nan() || max_t < 0.0 {
+            return None;
+        }
+        let bound = self.bounding_radius64() * (1.0 + 1e-6);
+        let b = o.dot(d);
+        let disc = b * b - dd * (o.length_squared() - bound * bound);
+        if disc.is_nan() || disc < 0.0 {
+            return None;
+        }
+        let sq = disc.sqrt();
+        let lo = ((-b - sq) / dd).max(0.0);
+        let hi = ((-b + sq) / dd).min(max_t);
+        if lo.is_nan() || hi.is_nan() || lo > hi {
+            return None;
+        }
+        let g_at = |t: f64| self.value_normal64(o + d * t).0;
+        let speed = dd.sqrt();
+        let chord = hi - lo;
+        let (min_step, max_step) = (chord / 1024.0, chord / 32.0);
+        let mut t = lo;
+        let mut g = g_at(t);
+        loop {
+            if g <= 0.0 {
+                // Only possible at t = lo = 0, handled above; keep it safe.
+                return Some(t as f32);
+            }
+            let t_next = (t + (0.9 * g / speed).clamp(min_step, max_step)).min(hi);
+            let g_next = g_at(t_next);
+            if g_next <= 0.0 {
+                let (mut a, mut c) = (t, t_next);
+                for _ in 0..64 {
+                    let mid = 0.5 * (a + c);
+                    if mid <= a || mid >= c {
+                        break;
+                    }
+                    if g_at(mid) > 0.0 {
+                        a = mid;
                     } else {
-                        hi = mid;
+                        c = mid;
                     }
                 }
-                return Some(hi);
+                return Some(c as f32);
             }
-            t0 = t1;
-            g0 = g1;
+            if t_next >= hi {
+                return None;
+            }
+            t = t_next;
+            g = g_next;
         }
-        let _ = g0;
-        None
     }
 
-    pub fn tessellate(&self, _slices: usize, _stacks: usize) -> TriMesh {
-        TriMesh::default()
+    /// Closed triangle mesh of the deformed surface (see `tessellate.rs`):
+    /// `slices` around z (at least 3) by `stacks` from pole to pole (at least 2).
+    pub fn tessellate(&self, slices: usize, stacks: usize) -> TriMesh {
+        tessellate::tessellate(self, slices, stacks)
     }
-}
 
-/// Barr's inside-outside function F (F < 1 inside, 1 on the surface).
-fn superellipsoid_f(p: Vec3, radii: Vec3, e: Vec2) -> f32 {
-    let q = (p / radii).abs();
-    let xy = q.x.powf(2.0 / e.y) + q.y.powf(2.0 / e.y);
-    xy.powf(e.y / e.x) + q.z.powf(2.0 / e.x)
+    // ---- f64 internals -------------------------------------------------
+
+    #[inline]
+    fn superquadric(&self) -> Superquadric {
+        Superquadric::from_primitive(&self.primitive)
+    }
+
+    /// `Some(radius)` for an undeformed sphere, where everything is exact.
+    #[inline]
+    fn plain_sphere_radius(&self) -> Option<f64> {
+        match self.primitive {
+            Primitive::Sphere { radius } if self.deformation.is_identity() => Some(radius as f64),
+            _ => None,
+        }
+    }
+
+    /// The primitive's gauge at the undeformed preimage of `p` and its gradient
+    /// with respect to `p`.
+    #[inline]
+    fn gauge(&self, p: DVec3) -> (f64, DVec3) {
+        let sq = self.superquadric();
+        if self.deformation.is_identity() {
+            return sq.gauge(p);
+        }
+        let inv = self.deformation.inverse(p);
+        let (r, grad_q) = sq.gauge(inv.q);
+        (r, inv.pull_back(grad_q))
+    }
+
+    /// `(g, n, 1/|∇_p R|)`: the value, the outward unit normal of the gauge's
+    /// level set, and the normalisation.
+    #[inline]
+    fn value_normal64(&self, p: DVec3) -> (f64, DVec3, f64) {
+        let (r, grad) = self.gauge(p);
+        let len = grad.length();
+        if len.is_finite() && len > 0.0 {
+            let inv = 1.0 / len;
+            ((r - 1.0) * inv, grad * inv, inv)
+        } else {
+            let l = self.superquadric().min_radius();
+            ((r - 1.0) * l, DVec3::Z, l)
+        }
+    }
+
+    /// `g` and its exact gradient (see the module docs).
+    fn value_gradient64(&self, p: DVec3) -> (f64, DVec3) {
+        if let Some(r) = self.plain_sphere_radius() {
+            let len = p.length();
+            let n = if len > 0.0 { p / len } else { DVec3::Z };
+            return (len - r, n);
+        }
+        let (g, n, inv) = self.value_normal64(p);
+        let r_minus_1 = g / inv;
+        // ∇(1/|∇R|) by forward differences: only multiplies R − 1, so f64
+        // forward differences with a tiny step are plenty.
+        let h = 1e-7 * self.superquadric().min_radius();
+        let d = |e: DVec3| (self.value_normal64(p + e * h).2 - inv) / h;
+        let grad_inv = DVec3::new(d(DVec3::X), d(DVec3::Y), d(DVec3::Z));
+        (g, n + r_minus_1 * grad_inv)
+    }
+
+    fn bounding_radius64(&self) -> f64 {
+        let sq = self.superquadric();
+        if self.deformation.is_identity() {
+            return sq.radius_bound();
+        }
+        self.deformation.radius_bound(&sq)
+    }
+
+    /// Surface point near `p` and the outward unit normal there.
+    fn project64(&self, p: DVec3) -> (DVec3, DVec3) {
+        if let Some(r) = self.plain_sphere_radius() {
+            let len = p.length();
+            let n = if len > 0.0 && len.is_finite() {
+                p / len
+            } else {
+                DVec3::Z
+            };
+            return (n * r, n);
+        }
+        let bound = self.bounding_radius64();
+        let tol = 1e-10 * bound;
+        let mut x = p;
+        for _ in 0..PROJECT_NEWTON_ITERATIONS {
+            let (g, n, _) = self.value_normal64(x);
+            if !g.is_finite() {
+                break;
+            }
+            if g.abs() <= tol {
+                return (x, n);
+            }
+            x -= n * g.clamp(-bound, bound);
+        }
+        self.project_bisect(p, bound, tol)
+    }
+
+    /// Bisection between an inside and an outside point: slower than Newton
+    /// but always ends on the surface.
+    fn project_bisect(&self, p: DVec3, bound: f64, tol: f64) -> (DVec3, DVec3) {
+        let p = if p.is_finite() { p } else { DVec3::ZERO };
+        let (g, n, _) = self.value_normal64(p);
+        let (mut inside, mut outside) = if g > 0.0 {
+            // The centre maps to the centre of the primitive: inside.
+            (DVec3::ZERO, p)
+        } else {
+            let dir = if n.is_finite() { n } else { DVec3::Z };
+            // Beyond the bounding sphere, hence outside.
+            (p, p + dir * (2.0 * bound + p.length()))
+        };
+        for _ in 0..200 {
+            if inside.distance_squared(outside) <= tol * tol {
+                break;
+            }
+            let mid = 0.5 * (inside + outside);
+            if self.value_normal64(mid).0 > 0.0 {
+                outside = mid;
+            } else {
+                inside = mid;
+            }
+        }
+        let x = 0.5 * (inside + outside);
+        (x, self.value_normal64(x).1)
+    }
 }
