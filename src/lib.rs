@@ -7,6 +7,7 @@
 
 pub mod anim;
 pub mod character;
+pub mod samples;
 pub mod io;
 pub mod kinematics;
 pub mod shape;

@@ -9,9 +9,10 @@ pub struct Band {
     pub muscle: usize,
     /// Attachment point in the muscle's local frame.
     pub anchor: Vec3,
-    /// Spring constant k_s, N/m.
+    /// Spring constant k_s per unit u-area (the point's band has k_s·A, A = h1·h2),
+    /// so the attachment does not stiffen when the grid is refined.
     pub ks: f32,
-    /// Damping coefficient k_d, N·s/m.
+    /// Damping coefficient k_d per unit u-area.
     pub kd: f32,
     /// Rest length l⁽⁰⁾, m.
     pub rest_length: f32,
@@ -113,6 +114,10 @@ pub struct Skin {
     pub n: usize,
     /// Row 0 in the bottom joint's frame, then row n−1 in the top joint's frame.
     pub boundary_local: Vec<Vec3>,
+    /// The muscles this skin wraps: only they push it out (non-penetration) and
+    /// take its connective tissue. Another body part's muscles are not inside
+    /// this skin, so they must not inflate it.
+    pub muscles: Vec<usize>,
     pub points: SkinPoints,
 }
 
@@ -153,6 +158,12 @@ impl Skin {
                     Self::MIN_N,
                     Self::MAX_POINTS
                 ),
+            ));
+        }
+        if let Some(bad) = self.muscles.iter().find(|&&q| q >= muscle_count) {
+            return Err(InvalidField::new(
+                "muscles",
+                format!("muscle {bad} does not exist (the character has {muscle_count})"),
             ));
         }
         if self.boundary_local.len() != 2 * self.m {
@@ -223,8 +234,8 @@ impl Skin {
                 return bad("rest_metric", k, "rest metric and curvature must be finite");
             }
             if let Some(b) = &p.band[k] {
-                if b.muscle >= muscle_count {
-                    return bad("band", k, "band names a muscle that does not exist");
+                if !self.muscles.contains(&b.muscle) {
+                    return bad("band", k, "band names a muscle this skin does not wrap");
                 }
                 if !(b.anchor.is_finite()
                     && b.ks.is_finite()

@@ -84,6 +84,7 @@ impl Constraints {
         later: &PosedBody,
         r: &mut [Vec3],
         v: &mut [Vec3],
+        wrapped: &[usize],
         response: ContactResponse,
         apply: bool,
     ) -> ConstraintReport {
@@ -94,7 +95,7 @@ impl Constraints {
         for k in 0..p {
             self.inner[k] = r[k] - fat[k] * self.normals[k];
         }
-        self.build_candidates(grid, body);
+        self.build_candidates(grid, body, wrapped);
         let (m, n) = (grid.m, grid.n);
         let bw = m.div_ceil(BLOCK);
         let this = &*self;
@@ -177,7 +178,7 @@ impl Constraints {
 
     /// Bounding spheres of the inner points per block and super-block, and the
     /// muscles whose bounding spheres touch each block.
-    fn build_candidates(&mut self, grid: &Grid, body: &PosedBody) {
+    fn build_candidates(&mut self, grid: &Grid, body: &PosedBody, wrapped: &[usize]) {
         let (m, n) = (grid.m, grid.n);
         let rows = n - 2;
         let (bw, bh) = (m.div_ceil(BLOCK), rows.div_ceil(BLOCK));
@@ -215,11 +216,10 @@ impl Constraints {
                     radius: 0.5 * (hi - lo).length(),
                 };
                 super_cands.push(
-                    body.muscles
+                    wrapped
                         .iter()
-                        .enumerate()
-                        .filter(|(_, mu)| sphere.overlaps(mu.center, mu.radius))
-                        .map(|(q, _)| q as u16)
+                        .filter(|&&q| sphere.overlaps(body.muscles[q].center, body.muscles[q].radius))
+                        .map(|&q| q as u16)
                         .collect(),
                 );
             }
@@ -249,7 +249,7 @@ impl Constraints {
 
 /// Deepest penetration of any inner fat point into any muscle (m, ≥ 0), checked
 /// by brute force against every muscle — the invariant the tests hold the solver to.
-pub fn deepest_penetration(grid: &Grid, fat: &[f32], body: &PosedBody, r: &[Vec3]) -> f32 {
+pub fn deepest_penetration(grid: &Grid, fat: &[f32], body: &PosedBody, wrapped: &[usize], r: &[Vec3]) -> f32 {
     let mut normals = vec![Vec3::ZERO; grid.points()];
     grid.normals(r, &mut normals);
     let mut worst = 0.0f32;
@@ -257,7 +257,7 @@ pub fn deepest_penetration(grid: &Grid, fat: &[f32], body: &PosedBody, r: &[Vec3
         for i in 0..grid.m {
             let k = grid.idx(i, j);
             let inner = r[k] - fat[k] * normals[k];
-            for mu in &body.muscles {
+            for mu in wrapped.iter().map(|&q| &body.muscles[q]) {
                 let d = mu
                     .shape
                     .signed_distance(mu.to_local.transform_point3(inner));

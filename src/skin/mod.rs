@@ -12,3 +12,4 @@ pub mod system;
 pub use driver::SkeletonDriver;
 pub use integrate::{IntegratorKind, Tolerances};
 pub use simulation::{AdvanceReport, SimError, SimEvent, Simulation, SkinStats, SolverSettings};
+pub mod attach;

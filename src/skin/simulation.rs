@@ -373,6 +373,7 @@ impl Simulation {
                     &later,
                     r,
                     v,
+                    &skin.muscles,
                     settings.contact,
                     true,
                 )
@@ -452,6 +453,7 @@ impl Simulation {
                 &grid,
                 &skin.points.fat,
                 &body,
+                &skin.muscles,
                 &skin.points.position,
             ));
         }

@@ -30,8 +30,8 @@ impl Underlayers {
         let later = PosedBody::new(character, &driver.posture_at(t + VELOCITY_DT));
         let inv_dt = (1.0 / VELOCITY_DT) as f32;
         let p = &skin.points;
-        let mut anchor_position = vec![Vec3::ZERO; p.len()];
-        let mut anchor_velocity = vec![Vec3::ZERO; p.len()];
+        let mut anchor_position = vec![Vec3::ZERO; p.band.len()];
+        let mut anchor_velocity = vec![Vec3::ZERO; p.band.len()];
         for (k, band) in p.band.iter().enumerate() {
             if let Some(b) = band {
                 let now = body.muscles[b.muscle].to_world.transform_point3(b.anchor);
@@ -91,10 +91,12 @@ impl<'a> SkinSystem<'a> {
         let area = grid.area();
         let p = &skin.points;
         let gamma = character.environment.global_damping;
-        let mut mass = Vec::with_capacity(p.len());
-        let mut inv_mass = Vec::with_capacity(p.len());
-        let mut damping = Vec::with_capacity(p.len());
-        for k in 0..p.len() {
+        // Sized from the grid: the driver takes the positions out while stepping.
+        let count = grid.points();
+        let mut mass = Vec::with_capacity(count);
+        let mut inv_mass = Vec::with_capacity(count);
+        let mut damping = Vec::with_capacity(count);
+        for k in 0..count {
             let m = p.mass_density[k] * area;
             mass.push(m);
             inv_mass.push(if grid.is_boundary_row(k / grid.m) {
