@@ -1,1 +1,36 @@
 //! Files: versioned character files, atomic writes, the bake cache.
+//!
+//! - [`atomic`]: every file written goes through [`write_atomic`] or
+//!   [`AtomicFile`] (temporary file in the same directory, `fsync`, rename,
+//!   directory `fsync`), so a crash never leaves a half-written file in place.
+//! - [`character_file`]: the versioned RON character file
+//!   (`(format: "plasticine-character", version: 1, character: (...))`),
+//!   with header check, migration hook, size and nesting limits, and
+//!   validation on load and save.
+//! - [`cache`]: the streamed binary bake cache (`PLSTCACH`), fully specified
+//!   in that module's documentation.
+//!
+//! Every failure is an [`IoError`] naming the file and, as applicable, the line
+//! and column, the field path or the byte offset, e.g.
+//!
+//! ```text
+//! assets/penguin.ron:12:7: Unexpected missing field named `skeleton` in `Character`
+//! assets/penguin.ron: skins[0].points.fat[17]: fat thickness must be non-negative
+//! bake/walk.plcache: truncated at byte 1460: frame 3 of the 4 in the header needs 380 more bytes, the file has 1500 bytes
+//! ```
+
+pub mod atomic;
+pub mod cache;
+pub mod character_file;
+mod error;
+
+pub use atomic::{AtomicFile, write_atomic};
+pub use cache::{
+    CACHE_FORMAT_VERSION, CACHE_MAGIC, CacheFrame, CacheReader, CacheSkin, CacheSummary,
+    CacheWriter, Frames, bytes_per_frame,
+};
+pub use character_file::{
+    CHARACTER_FORMAT, CHARACTER_FORMAT_VERSION, MAX_CHARACTER_FILE_BYTES, character_to_string,
+    load_character, parse_character, save_character,
+};
+pub use error::IoError;

@@ -1,0 +1,639 @@
+//! The bake frame cache: skin positions over time, in a compact binary file
+//! that is written and read one frame at a time (never all frames in memory)
+//! and supports random access for scrubbing.
+//!
+//! # Format, version 1
+//!
+//! All integers and floats are little-endian; there is no padding.
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `PLSTCACH` (ASCII) |
+//! | 8 | 4 | format version, `u32`, = 1 |
+//! | 12 | 4 | frames per second, `f32`, finite and > 0 (the bake rate; frame times are authoritative) |
+//! | 16 | 8 | frame count, `u64`; `u64::MAX` while the file is being written (see below) |
+//! | 24 | 4 | skin count `S`, `u32`, at most [`MAX_CACHE_SKINS`] |
+//! | 28 | … | `S` skin records: `m: u32`, `n: u32`, name length `L: u32` (at most [`MAX_SKIN_NAME_BYTES`]), `L` bytes of UTF-8 name |
+//! | `H` | … | frames |
+//!
+//! `H` (the header length) is 28 + Σ (12 + `L`). Each skin has `m·n` points (at
+//! most [`Skin::MAX_POINTS`]), in the skin grid order of
+//! [`SkinPoints`](crate::character::SkinPoints): point `(i, j)` at index
+//! `j·m + i`.
+//!
+//! Every frame has the same size, [`bytes_per_frame`] = 8 + 12 · Σ m·n:
+//! the frame time in seconds (`f64`, finite, strictly increasing from frame to
+//! frame), then for each skin in header order its `m·n` positions as three
+//! `f32` (x, y, z, finite). Frame `k` starts at byte `H + k · bytes_per_frame`.
+//!
+//! ## Frame count and cut-off writers
+//!
+//! The frame count is a header field patched when the writer finishes, just
+//! before the file is atomically renamed into place
+//! ([`AtomicFile`]). A finished file therefore has a count and its length must
+//! be exactly `H + count · bytes_per_frame`; anything else is reported as
+//! truncation or corruption.
+//!
+//! While being written the count is `u64::MAX` ("unfinished"). Such a file is
+//! only ever seen under its temporary name
+//! (`.<name>.<pid>.<counter>.tmp`, next to the target), left behind when the
+//! baking process was killed outright. [`CacheReader::open`] accepts it and
+//! derives the frame count from the file length, ignoring a trailing partial
+//! frame, so the frames baked before the kill can still be read
+//! ([`CacheReader::is_complete`] is then `false`).
+
+use super::{AtomicFile, IoError};
+use crate::character::Skin;
+use glam::Vec3;
+use serde::Serialize;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// The first 8 bytes of every cache file.
+pub const CACHE_MAGIC: [u8; 8] = *b"PLSTCACH";
+/// The format version this build writes and reads.
+pub const CACHE_FORMAT_VERSION: u32 = 1;
+/// The frame count of a file whose writer has not finished.
+pub const UNFINISHED_FRAME_COUNT: u64 = u64::MAX;
+/// Most skins a cache may hold.
+pub const MAX_CACHE_SKINS: usize = 1 << 16;
+/// Longest skin name, in bytes.
+pub const MAX_SKIN_NAME_BYTES: usize = 4096;
+
+const FRAME_COUNT_OFFSET: u64 = 16;
+
+/// Size in bytes of one frame for skins with the given point counts (m·n each):
+/// 8 + 12 · Σ points.
+pub fn bytes_per_frame<I: IntoIterator<Item = usize>>(points_per_skin: I) -> u64 {
+    8 + 12 * points_per_skin.into_iter().map(|p| p as u64).sum::<u64>()
+}
+
+/// A skin as described in a cache header.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CacheSkin {
+    pub name: String,
+    /// Points around.
+    pub m: usize,
+    /// Rows.
+    pub n: usize,
+}
+
+impl CacheSkin {
+    pub fn point_count(&self) -> usize {
+        self.m * self.n
+    }
+}
+
+/// What a finished cache holds (serializable, for a bake report).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CacheSummary {
+    pub path: PathBuf,
+    pub fps: f32,
+    pub skins: Vec<CacheSkin>,
+    pub frames: u64,
+    /// Total file size.
+    pub bytes: u64,
+    /// Time of the first and last frame, if any.
+    pub first_time: Option<f64>,
+    pub last_time: Option<f64>,
+}
+
+/// Checks one skin entry (shared by writer and reader).
+fn check_skin(m: u64, n: u64, name_len: usize) -> Result<(), String> {
+    if m > u64::from(u32::MAX) || n > u64::from(u32::MAX) {
+        return Err(format!("resolution {m}x{n} does not fit the format"));
+    }
+    if m.checked_mul(n).is_none_or(|p| p > Skin::MAX_POINTS as u64) {
+        return Err(format!(
+            "resolution {m}x{n} is over {} points",
+            Skin::MAX_POINTS
+        ));
+    }
+    if name_len > MAX_SKIN_NAME_BYTES {
+        return Err(format!(
+            "skin name is {name_len} bytes, over {MAX_SKIN_NAME_BYTES}"
+        ));
+    }
+    Ok(())
+}
+
+/// Streams frames into a new cache file, which replaces `path` atomically on
+/// [`finish`](Self::finish). Dropping it unfinished leaves `path` untouched.
+#[derive(Debug)]
+pub struct CacheWriter {
+    file: AtomicFile,
+    path: PathBuf,
+    fps: f32,
+    skins: Vec<CacheSkin>,
+    header_len: u64,
+    frame_bytes: u64,
+    frames: u64,
+    first_time: Option<f64>,
+    last_time: Option<f64>,
+    /// A write failed part-way through a frame: the file is unusable.
+    broken: bool,
+    buf: Vec<u8>,
+}
+
+impl CacheWriter {
+    /// Starts a cache for skins given as `(name, m, n)`, baked at `fps`.
+    pub fn create(path: &Path, fps: f32, skins: &[(&str, usize, usize)]) -> Result<Self, IoError> {
+        let bad = |message: String| IoError::BadInput {
+            path: path.to_path_buf(),
+            message,
+        };
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(bad(format!(
+                "frames per second must be positive, got {fps}"
+            )));
+        }
+        if skins.len() > MAX_CACHE_SKINS {
+            return Err(bad(format!(
+                "{} skins, the format holds at most {MAX_CACHE_SKINS}",
+                skins.len()
+            )));
+        }
+        let mut header = Vec::with_capacity(64);
+        header.extend_from_slice(&CACHE_MAGIC);
+        header.extend_from_slice(&CACHE_FORMAT_VERSION.to_le_bytes());
+        header.extend_from_slice(&fps.to_le_bytes());
+        header.extend_from_slice(&UNFINISHED_FRAME_COUNT.to_le_bytes());
+        header.extend_from_slice(&(skins.len() as u32).to_le_bytes());
+        let mut list = Vec::with_capacity(skins.len());
+        for (k, &(name, m, n)) in skins.iter().enumerate() {
+            check_skin(m as u64, n as u64, name.len())
+                .map_err(|e| bad(format!("skin {k} ({name:?}): {e}")))?;
+            header.extend_from_slice(&(m as u32).to_le_bytes());
+            header.extend_from_slice(&(n as u32).to_le_bytes());
+            header.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            header.extend_from_slice(name.as_bytes());
+            list.push(CacheSkin {
+                name: name.to_string(),
+                m,
+                n,
+            });
+        }
+        let mut file = AtomicFile::create(path)?;
+        file.write_all(&header)
+            .map_err(|e| IoError::os(file.temp_path(), "write", e))?;
+        Ok(Self {
+            frame_bytes: bytes_per_frame(list.iter().map(CacheSkin::point_count)),
+            header_len: header.len() as u64,
+            file,
+            path: path.to_path_buf(),
+            fps,
+            skins: list,
+            frames: 0,
+            first_time: None,
+            last_time: None,
+            broken: false,
+            buf: Vec::new(),
+        })
+    }
+
+    /// The skins, as in the header.
+    pub fn skins(&self) -> &[CacheSkin] {
+        &self.skins
+    }
+
+    /// Frames written so far.
+    pub fn frame_count(&self) -> u64 {
+        self.frames
+    }
+
+    /// Appends one frame: `positions[s]` holds skin `s`'s m·n points. Checks
+    /// the skin count, point counts, that the time is finite and strictly
+    /// increasing and that every position is finite; a refused frame writes
+    /// nothing.
+    pub fn write_frame(&mut self, time: f64, positions: &[&[Vec3]]) -> Result<(), IoError> {
+        let bad = |message: String| IoError::BadInput {
+            path: self.path.clone(),
+            message,
+        };
+        if self.broken {
+            return Err(bad(
+                "an earlier write failed; the cache cannot be continued".into(),
+            ));
+        }
+        let frame = self.frames;
+        if !time.is_finite() || self.last_time.is_some_and(|t| time <= t) {
+            return Err(bad(format!(
+                "frame {frame}: time {time} must be finite and after the previous frame's {}",
+                self.last_time.unwrap_or(f64::NEG_INFINITY)
+            )));
+        }
+        if positions.len() != self.skins.len() {
+            return Err(bad(format!(
+                "frame {frame}: {} skins given, the cache has {}",
+                positions.len(),
+                self.skins.len()
+            )));
+        }
+        for (s, (skin, p)) in self.skins.iter().zip(positions).enumerate() {
+            if p.len() != skin.point_count() {
+                return Err(bad(format!(
+                    "frame {frame}: skin {s} ({:?}) has {} points, the {}x{} grid needs {}",
+                    skin.name,
+                    p.len(),
+                    skin.m,
+                    skin.n,
+                    skin.point_count()
+                )));
+            }
+            if let Some(k) = p.iter().position(|v| !v.is_finite()) {
+                return Err(bad(format!(
+                    "frame {frame}: skin {s} ({:?}) point {k} is not finite: {}",
+                    skin.name, p[k]
+                )));
+            }
+        }
+        self.broken = true; // until the whole frame is written
+        let temp = self.file.temp_path().to_path_buf();
+        let io = |e| IoError::os(&temp, "write", e);
+        self.file.write_all(&time.to_le_bytes()).map_err(io)?;
+        for p in positions {
+            // Encode in bounded chunks: no second copy of a big skin.
+            for chunk in p.chunks(4096) {
+                self.buf.clear();
+                for v in chunk {
+                    for c in v.to_array() {
+                        self.buf.extend_from_slice(&c.to_le_bytes());
+                    }
+                }
+                self.file.write_all(&self.buf).map_err(io)?;
+            }
+        }
+        self.broken = false;
+        self.frames += 1;
+        self.first_time.get_or_insert(time);
+        self.last_time = Some(time);
+        Ok(())
+    }
+
+    /// Hands the frames written so far to the operating system, so that if
+    /// the process is then killed they can be read back from the temporary
+    /// file (see "Frame count and cut-off writers" above). Not needed for
+    /// correctness: [`finish`](Self::finish) flushes everything.
+    pub fn flush(&mut self) -> Result<(), IoError> {
+        self.file
+            .flush()
+            .map_err(|e| IoError::os(self.file.temp_path(), "write", e))
+    }
+
+    /// The temporary file being written (renamed to the target by
+    /// [`finish`](Self::finish)).
+    pub fn temp_path(&self) -> &Path {
+        self.file.temp_path()
+    }
+
+    /// Patches the frame count into the header and atomically moves the file
+    /// into place.
+    pub fn finish(mut self) -> Result<CacheSummary, IoError> {
+        if self.broken {
+            return Err(IoError::BadInput {
+                path: self.path.clone(),
+                message: "an earlier write failed; the cache was not written".into(),
+            });
+        }
+        let temp = self.file.temp_path().to_path_buf();
+        let io = |e| IoError::os(&temp, "write", e);
+        self.file
+            .seek(SeekFrom::Start(FRAME_COUNT_OFFSET))
+            .map_err(io)?;
+        self.file
+            .write_all(&self.frames.to_le_bytes())
+            .map_err(io)?;
+        let summary = CacheSummary {
+            path: self.path.clone(),
+            fps: self.fps,
+            bytes: self.header_len + self.frames * self.frame_bytes,
+            skins: std::mem::take(&mut self.skins),
+            frames: self.frames,
+            first_time: self.first_time,
+            last_time: self.last_time,
+        };
+        self.file.commit()?;
+        Ok(summary)
+    }
+}
+
+/// Reads a cache file, one frame at a time, in any order.
+#[derive(Debug)]
+pub struct CacheReader {
+    path: PathBuf,
+    file: BufReader<File>,
+    /// Current position of `file`.
+    pos: u64,
+    file_len: u64,
+    fps: f32,
+    skins: Vec<CacheSkin>,
+    header_len: u64,
+    frame_bytes: u64,
+    frames: u64,
+    complete: bool,
+    buf: Vec<u8>,
+}
+
+/// One decoded frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CacheFrame {
+    pub time: f64,
+    /// Per skin, its m·n positions.
+    pub positions: Vec<Vec<Vec3>>,
+}
+
+impl CacheReader {
+    /// Opens a cache and checks its header and length (see the module docs).
+    pub fn open(path: &Path) -> Result<Self, IoError> {
+        let file = File::open(path).map_err(|e| IoError::os(path, "open", e))?;
+        let file_len = file
+            .metadata()
+            .map_err(|e| IoError::os(path, "read the size of", e))?
+            .len();
+        let mut r = Self {
+            path: path.to_path_buf(),
+            file: BufReader::with_capacity(1 << 16, file),
+            pos: 0,
+            file_len,
+            fps: 0.0,
+            skins: Vec::new(),
+            header_len: 0,
+            frame_bytes: 0,
+            frames: 0,
+            complete: false,
+            buf: Vec::new(),
+        };
+        r.read_header()?;
+        Ok(r)
+    }
+
+    fn corrupt(&self, offset: u64, message: impl Into<String>) -> IoError {
+        IoError::Corrupt {
+            path: self.path.clone(),
+            offset,
+            message: message.into(),
+        }
+    }
+
+    /// Reads `n` bytes at the current position into `self.buf`, reporting a
+    /// truncation at that offset if the file is too short.
+    fn read_bytes(&mut self, n: u64, what: &str) -> Result<(), IoError> {
+        let offset = self.pos;
+        let truncated = |len: u64| IoError::Truncated {
+            path: self.path.clone(),
+            offset,
+            what: what.to_string(),
+            needed: n,
+            len,
+        };
+        if offset.checked_add(n).is_none_or(|end| end > self.file_len) {
+            return Err(truncated(self.file_len));
+        }
+        self.buf.resize(n as usize, 0);
+        match self.file.read_exact(&mut self.buf) {
+            Ok(()) => {
+                self.pos += n;
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                // The file shrank since it was opened.
+                self.pos = u64::MAX; // unknown: force a seek next time
+                let len = self.file.get_ref().metadata().map_or(0, |m| m.len());
+                Err(truncated(len))
+            }
+            Err(e) => {
+                self.pos = u64::MAX;
+                Err(IoError::os(&self.path, "read", e))
+            }
+        }
+    }
+
+    fn read_u32(&mut self, what: &str) -> Result<u32, IoError> {
+        self.read_bytes(4, what)?;
+        Ok(u32::from_le_bytes(self.buf[..4].try_into().unwrap()))
+    }
+
+    fn read_header(&mut self) -> Result<(), IoError> {
+        self.read_bytes(8, "the magic number")?;
+        if self.buf[..] != CACHE_MAGIC {
+            return Err(self.corrupt(
+                0,
+                format!(
+                    "not a Plasticine cache (magic {:?}, expected \"PLSTCACH\")",
+                    String::from_utf8_lossy(&self.buf)
+                ),
+            ));
+        }
+        let version = self.read_u32("the format version")?;
+        if version != CACHE_FORMAT_VERSION {
+            let msg = if version > CACHE_FORMAT_VERSION {
+                format!(
+                    "written by a newer Plasticine: cache version {version}, this build reads {CACHE_FORMAT_VERSION}"
+                )
+            } else {
+                format!("unknown cache version {version}")
+            };
+            return Err(self.corrupt(8, msg));
+        }
+        let fps = f32::from_bits(self.read_u32("frames per second")?);
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(self.corrupt(12, format!("frames per second {fps} is not positive")));
+        }
+        self.fps = fps;
+        self.read_bytes(8, "the frame count")?;
+        let stored_frames = u64::from_le_bytes(self.buf[..8].try_into().unwrap());
+        let skin_count = self.read_u32("the skin count")? as usize;
+        if skin_count > MAX_CACHE_SKINS {
+            return Err(self.corrupt(
+                24,
+                format!("{skin_count} skins, the format holds at most {MAX_CACHE_SKINS}"),
+            ));
+        }
+        // No allocation from the untrusted count beyond what the file can hold.
+        let mut skins = Vec::with_capacity(skin_count.min((self.file_len / 12) as usize));
+        for k in 0..skin_count {
+            let at = self.pos;
+            let what = format!("skin {k}'s header");
+            let m = self.read_u32(&what)?;
+            let n = self.read_u32(&what)?;
+            let name_len = self.read_u32(&what)? as usize;
+            check_skin(u64::from(m), u64::from(n), name_len)
+                .map_err(|e| self.corrupt(at, format!("skin {k}: {e}")))?;
+            self.read_bytes(name_len as u64, &format!("skin {k}'s name"))?;
+            let name = String::from_utf8(std::mem::take(&mut self.buf))
+                .map_err(|_| self.corrupt(at + 12, format!("skin {k}: name is not UTF-8")))?;
+            skins.push(CacheSkin {
+                name,
+                m: m as usize,
+                n: n as usize,
+            });
+        }
+        self.header_len = self.pos;
+        self.frame_bytes = bytes_per_frame(skins.iter().map(CacheSkin::point_count));
+        self.skins = skins;
+        let body = self.file_len - self.header_len;
+        if stored_frames == UNFINISHED_FRAME_COUNT {
+            // A cut-off writer's temporary file: keep the complete frames.
+            self.frames = body / self.frame_bytes;
+            self.complete = false;
+        } else {
+            let expected = stored_frames
+                .checked_mul(self.frame_bytes)
+                .and_then(|b| b.checked_add(self.header_len));
+            match expected {
+                Some(len) if len == self.file_len => {}
+                Some(len) if len > self.file_len => {
+                    let whole = body / self.frame_bytes;
+                    return Err(IoError::Truncated {
+                        path: self.path.clone(),
+                        offset: self.header_len + whole * self.frame_bytes,
+                        what: format!("frame {whole} of the {stored_frames} in the header"),
+                        needed: len - (self.header_len + whole * self.frame_bytes),
+                        len: self.file_len,
+                    });
+                }
+                Some(len) => {
+                    return Err(self.corrupt(
+                        len,
+                        format!(
+                            "{} unexpected bytes after the last of {stored_frames} frames",
+                            self.file_len - len
+                        ),
+                    ));
+                }
+                None => {
+                    return Err(self.corrupt(
+                        FRAME_COUNT_OFFSET,
+                        format!("frame count {stored_frames} is impossibly large"),
+                    ));
+                }
+            }
+            self.frames = stored_frames;
+            self.complete = true;
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn fps(&self) -> f32 {
+        self.fps
+    }
+
+    pub fn skins(&self) -> &[CacheSkin] {
+        &self.skins
+    }
+
+    /// Number of complete frames.
+    pub fn frame_count(&self) -> usize {
+        self.frames as usize
+    }
+
+    /// `false` for the temporary file of a writer that never finished.
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Size of one frame in bytes.
+    pub fn bytes_per_frame(&self) -> u64 {
+        self.frame_bytes
+    }
+
+    fn seek_frame(&mut self, index: usize) -> Result<u64, IoError> {
+        if index as u64 >= self.frames {
+            return Err(IoError::BadInput {
+                path: self.path.clone(),
+                message: format!(
+                    "frame {index} does not exist (the cache has {})",
+                    self.frames
+                ),
+            });
+        }
+        let offset = self.header_len + index as u64 * self.frame_bytes;
+        if self.pos != offset {
+            self.file
+                .seek(SeekFrom::Start(offset))
+                .map_err(|e| IoError::os(&self.path, "seek in", e))?;
+            self.pos = offset;
+        }
+        Ok(offset)
+    }
+
+    fn read_time(&mut self, index: usize, offset: u64) -> Result<f64, IoError> {
+        let time = f64::from_le_bytes(self.buf[..8].try_into().unwrap());
+        if !time.is_finite() {
+            return Err(self.corrupt(offset, format!("frame {index}: time {time} is not finite")));
+        }
+        Ok(time)
+    }
+
+    /// The time of frame `index`, reading only those 8 bytes.
+    pub fn frame_time(&mut self, index: usize) -> Result<f64, IoError> {
+        let offset = self.seek_frame(index)?;
+        self.read_bytes(8, &format!("frame {index}'s time"))?;
+        self.read_time(index, offset)
+    }
+
+    /// Reads frame `index` into `out` (resized to one `Vec` per skin, reusing
+    /// its allocations) and returns its time.
+    pub fn read_frame(&mut self, index: usize, out: &mut Vec<Vec<Vec3>>) -> Result<f64, IoError> {
+        let offset = self.seek_frame(index)?;
+        self.read_bytes(self.frame_bytes, &format!("frame {index}"))?;
+        let time = self.read_time(index, offset)?;
+        out.resize_with(self.skins.len(), Vec::new);
+        let mut at = 8;
+        for (skin, dst) in self.skins.iter().zip(out.iter_mut()) {
+            let len = skin.point_count() * 12;
+            dst.clear();
+            dst.extend(self.buf[at..at + len].chunks_exact(12).map(|c| {
+                let f = |k: usize| f32::from_le_bytes(c[k..k + 4].try_into().unwrap());
+                Vec3::new(f(0), f(4), f(8))
+            }));
+            at += len;
+        }
+        Ok(time)
+    }
+
+    /// Iterates over all frames in order, from the first.
+    pub fn frames(&mut self) -> Frames<'_> {
+        Frames {
+            reader: self,
+            next: 0,
+        }
+    }
+}
+
+/// Iterator over a cache's frames; see [`CacheReader::frames`].
+#[derive(Debug)]
+pub struct Frames<'a> {
+    reader: &'a mut CacheReader,
+    next: usize,
+}
+
+impl Iterator for Frames<'_> {
+    type Item = Result<CacheFrame, IoError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.reader.frame_count() {
+            return None;
+        }
+        let index = self.next;
+        self.next += 1;
+        let mut positions = Vec::new();
+        Some(
+            self.reader
+                .read_frame(index, &mut positions)
+                .map(|time| CacheFrame { time, positions }),
+        )
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.reader.frame_count().saturating_sub(self.next);
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Frames<'_> {}
