@@ -6,6 +6,7 @@ pub mod constraints;
 pub mod driver;
 pub mod elastic;
 pub mod integrate;
+pub mod resample;
 pub mod simulation;
 pub mod system;
 
