@@ -7,8 +7,8 @@
 
 pub mod anim;
 pub mod character;
-pub mod samples;
 pub mod io;
 pub mod kinematics;
+pub mod samples;
 pub mod shape;
 pub mod skin;

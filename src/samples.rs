@@ -5,12 +5,12 @@
 //! `plasticine sample NAME --out FILE` regenerates an asset from this code.
 
 use crate::character::{
-    Character, DeformationDriver, DeformationParam, Dof, Environment, Joint, KeyPosture, Muscle, Posture, Skeleton,
-    SkinMaterial,
+    Character, DeformationDriver, DeformationParam, Dof, Environment, Joint, KeyPosture, Muscle,
+    Posture, Skeleton, SkinMaterial,
 };
 use crate::shape::{BarrDeformation, MuscleShape};
 use crate::skin::attach::{global_attach, wrap_skin};
-use crate::skin::{SkeletonDriver, SimError, Simulation, SolverSettings};
+use crate::skin::{SimError, Simulation, SkeletonDriver, SolverSettings};
 use glam::{Quat, Vec2, Vec3};
 use std::f32::consts::FRAC_PI_2;
 
@@ -54,6 +54,8 @@ fn settle(mut c: Character, rest: Posture) -> Result<Character, SimError> {
     let mut sim = Simulation::new(c, SkeletonDriver::Still(rest.clone()), settings.clone())?;
     sim.advance_to(1.5, None)?;
     let mut c = sim.character.clone();
+    #[cfg(test)]
+    report_gaps("after shrink", &c);
     for s in 0..c.skins.len() {
         global_attach(&mut c, s, &rest, material().band);
         for v in &mut c.skins[s].points.velocity {
@@ -67,7 +69,13 @@ fn settle(mut c: Character, rest: Posture) -> Result<Character, SimError> {
 }
 
 fn joint(name: &str, parent: Option<usize>, offset: Vec3) -> Joint {
-    Joint { name: name.into(), parent, offset, rest_rotation: Quat::IDENTITY, dofs: [Dof::default(); 3] }
+    Joint {
+        name: name.into(),
+        parent,
+        offset,
+        rest_rotation: Quat::IDENTITY,
+        dofs: [Dof::default(); 3],
+    }
 }
 
 /// A superellipsoid whose north–south (z) axis points along the joint's +y.
@@ -82,7 +90,13 @@ fn upright(joint: usize, offset: Vec3, radii: Vec3, exponents: Vec2) -> Muscle {
 }
 
 fn sphere(joint: usize, offset: Vec3, radius: f32) -> Muscle {
-    Muscle { joint, offset, rotation: Quat::IDENTITY, shape: MuscleShape::sphere(radius), drivers: Vec::new() }
+    Muscle {
+        joint,
+        offset,
+        rotation: Quat::IDENTITY,
+        shape: MuscleShape::sphere(radius),
+        drivers: Vec::new(),
+    }
 }
 
 /// Key postures from (time, root translation, [(joint, angles)]) lists.
@@ -94,7 +108,13 @@ fn keys(c: &Character, list: &[(f32, Vec3, &[(&str, Vec3)])]) -> Vec<KeyPosture>
             for (name, a) in angles.iter() {
                 p.angles[c.skeleton.find(name).expect("sample joint")] = *a;
             }
-            KeyPosture { time: *t, posture: p, tension: 0.0, continuity: 0.0, bias: 0.0 }
+            KeyPosture {
+                time: *t,
+                posture: p,
+                tension: 0.0,
+                continuity: 0.0,
+                bias: 0.0,
+            }
         })
         .collect()
 }
@@ -121,19 +141,46 @@ fn penguin() -> (Character, Vec<SkinSpec>) {
             ],
         },
         muscles: vec![
-            upright(1, Vec3::ZERO, Vec3::new(0.13, 0.12, 0.12), Vec2::new(0.9, 1.0)),
-            upright(2, Vec3::ZERO, Vec3::new(0.10, 0.09, 0.09), Vec2::new(1.0, 1.0)),
+            upright(
+                1,
+                Vec3::ZERO,
+                Vec3::new(0.13, 0.12, 0.12),
+                Vec2::new(0.9, 1.0),
+            ),
+            upright(
+                2,
+                Vec3::ZERO,
+                Vec3::new(0.10, 0.09, 0.09),
+                Vec2::new(1.0, 1.0),
+            ),
             sphere(3, Vec3::new(0.0, 0.01, 0.0), 0.07),
             Muscle {
                 joint: 3,
                 offset: Vec3::new(0.0, 0.0, 0.09),
                 rotation: Quat::IDENTITY,
-                shape: MuscleShape::superellipsoid(Vec3::new(0.022, 0.016, 0.045), Vec2::new(1.0, 1.0))
-                    .with_deformation(BarrDeformation { taper: Vec2::new(-12.0, -12.0), twist: 0.0, bend: 0.0 }),
+                shape: MuscleShape::superellipsoid(
+                    Vec3::new(0.022, 0.016, 0.045),
+                    Vec2::new(1.0, 1.0),
+                )
+                .with_deformation(BarrDeformation {
+                    taper: Vec2::new(-12.0, -12.0),
+                    twist: 0.0,
+                    bend: 0.0,
+                }),
                 drivers: Vec::new(),
             },
-            upright(5, Vec3::new(0.0, -0.08, 0.0), Vec3::new(0.02, 0.045, 0.085), Vec2::new(1.0, 1.0)),
-            upright(7, Vec3::new(0.0, -0.08, 0.0), Vec3::new(0.02, 0.045, 0.085), Vec2::new(1.0, 1.0)),
+            upright(
+                5,
+                Vec3::new(0.0, -0.08, 0.0),
+                Vec3::new(0.02, 0.045, 0.085),
+                Vec2::new(1.0, 1.0),
+            ),
+            upright(
+                7,
+                Vec3::new(0.0, -0.08, 0.0),
+                Vec3::new(0.02, 0.045, 0.085),
+                Vec2::new(1.0, 1.0),
+            ),
             sphere(9, Vec3::new(0.0, 0.0, 0.03), 0.035),
             sphere(10, Vec3::new(0.0, 0.0, 0.03), 0.035),
         ],
@@ -147,15 +194,47 @@ fn penguin() -> (Character, Vec<SkinSpec>) {
     let up = Vec3::new(0.0, 0.025, 0.0);
     let k: &[(f32, Vec3, &[(&str, Vec3)])] = &[
         (0.0, Vec3::ZERO, &[]),
-        (0.5, up, &[("base", Vec3::new(0.0, 0.0, roll)), ("head", Vec3::new(0.25, 0.0, 0.0)), ("flipper_l", Vec3::new(0.0, 0.0, 0.6)), ("flipper_r", Vec3::new(0.0, 0.0, -0.2))]),
-        (1.0, Vec3::ZERO, &[("belly", Vec3::new(0.0, 0.0, 0.05)), ("head", Vec3::new(-0.15, 0.0, 0.0))]),
-        (1.5, up, &[("base", Vec3::new(0.0, 0.0, -roll)), ("head", Vec3::new(0.25, 0.0, 0.0)), ("flipper_l", Vec3::new(0.0, 0.0, 0.2)), ("flipper_r", Vec3::new(0.0, 0.0, -0.6))]),
+        (
+            0.5,
+            up,
+            &[
+                ("base", Vec3::new(0.0, 0.0, roll)),
+                ("head", Vec3::new(0.25, 0.0, 0.0)),
+                ("flipper_l", Vec3::new(0.0, 0.0, 0.6)),
+                ("flipper_r", Vec3::new(0.0, 0.0, -0.2)),
+            ],
+        ),
+        (
+            1.0,
+            Vec3::ZERO,
+            &[
+                ("belly", Vec3::new(0.0, 0.0, 0.05)),
+                ("head", Vec3::new(-0.15, 0.0, 0.0)),
+            ],
+        ),
+        (
+            1.5,
+            up,
+            &[
+                ("base", Vec3::new(0.0, 0.0, -roll)),
+                ("head", Vec3::new(0.25, 0.0, 0.0)),
+                ("flipper_l", Vec3::new(0.0, 0.0, 0.2)),
+                ("flipper_r", Vec3::new(0.0, 0.0, -0.6)),
+            ],
+        ),
         (2.0, Vec3::ZERO, &[]),
         (3.0, Vec3::ZERO, &[]),
     ];
     c.key_postures = keys(&c, k);
     c.key_postures[4].tension = 1.0; // stop dead: the skeleton halts, the skin does not
-    (c, vec![("body", "base", "crown"), ("flipper_l", "flipper_l", "flipper_l_tip"), ("flipper_r", "flipper_r", "flipper_r_tip")])
+    (
+        c,
+        vec![
+            ("body", "base", "crown"),
+            ("flipper_l", "flipper_l", "flipper_l_tip"),
+            ("flipper_r", "flipper_r", "flipper_r_tip"),
+        ],
+    )
 }
 
 /// The wombat of Figure 13: a horizontal body from tail to snout, bare legs.
@@ -183,7 +262,10 @@ fn wombat() -> (Character, Vec<SkinSpec>) {
                 joint: 2,
                 offset: Vec3::ZERO,
                 rotation: Quat::IDENTITY,
-                shape: MuscleShape::superellipsoid(Vec3::new(0.13, 0.12, 0.12), Vec2::new(0.8, 1.0)),
+                shape: MuscleShape::superellipsoid(
+                    Vec3::new(0.13, 0.12, 0.12),
+                    Vec2::new(0.8, 1.0),
+                ),
                 drivers: Vec::new(),
             },
             sphere(3, Vec3::new(0.0, 0.0, 0.0), 0.115),
@@ -192,14 +274,41 @@ fn wombat() -> (Character, Vec<SkinSpec>) {
                 joint: 5,
                 offset: Vec3::new(0.0, -0.015, 0.09),
                 rotation: Quat::IDENTITY,
-                shape: MuscleShape::superellipsoid(Vec3::new(0.045, 0.04, 0.045), Vec2::new(0.8, 0.8))
-                    .with_deformation(BarrDeformation { taper: Vec2::new(-6.0, -6.0), twist: 0.0, bend: 0.0 }),
+                shape: MuscleShape::superellipsoid(
+                    Vec3::new(0.045, 0.04, 0.045),
+                    Vec2::new(0.8, 0.8),
+                )
+                .with_deformation(BarrDeformation {
+                    taper: Vec2::new(-6.0, -6.0),
+                    twist: 0.0,
+                    bend: 0.0,
+                }),
                 drivers: Vec::new(),
             },
-            upright(7, Vec3::new(0.0, -0.03, 0.0), Vec3::new(0.035, 0.035, 0.06), Vec2::new(0.7, 1.0)),
-            upright(8, Vec3::new(0.0, -0.03, 0.0), Vec3::new(0.035, 0.035, 0.06), Vec2::new(0.7, 1.0)),
-            upright(9, Vec3::new(0.0, -0.03, 0.0), Vec3::new(0.04, 0.04, 0.06), Vec2::new(0.7, 1.0)),
-            upright(10, Vec3::new(0.0, -0.03, 0.0), Vec3::new(0.04, 0.04, 0.06), Vec2::new(0.7, 1.0)),
+            upright(
+                7,
+                Vec3::new(0.0, -0.03, 0.0),
+                Vec3::new(0.035, 0.035, 0.06),
+                Vec2::new(0.7, 1.0),
+            ),
+            upright(
+                8,
+                Vec3::new(0.0, -0.03, 0.0),
+                Vec3::new(0.035, 0.035, 0.06),
+                Vec2::new(0.7, 1.0),
+            ),
+            upright(
+                9,
+                Vec3::new(0.0, -0.03, 0.0),
+                Vec3::new(0.04, 0.04, 0.06),
+                Vec2::new(0.7, 1.0),
+            ),
+            upright(
+                10,
+                Vec3::new(0.0, -0.03, 0.0),
+                Vec3::new(0.04, 0.04, 0.06),
+                Vec2::new(0.7, 1.0),
+            ),
         ],
         skins: Vec::new(),
         environment: Environment::default(),
@@ -209,9 +318,29 @@ fn wombat() -> (Character, Vec<SkinSpec>) {
     let bob = Vec3::new(0.0, 0.02, 0.0);
     let k: &[(f32, Vec3, &[(&str, Vec3)])] = &[
         (0.0, Vec3::ZERO, &[]),
-        (0.4, bob, &[("hips", Vec3::new(0.0, 0.0, 0.12)), ("spine", Vec3::new(0.08, 0.1, 0.0)), ("head", Vec3::new(0.2, 0.2, 0.0)), ("leg_fl", Vec3::new(0.5, 0.0, 0.0)), ("leg_br", Vec3::new(0.5, 0.0, 0.0))]),
+        (
+            0.4,
+            bob,
+            &[
+                ("hips", Vec3::new(0.0, 0.0, 0.12)),
+                ("spine", Vec3::new(0.08, 0.1, 0.0)),
+                ("head", Vec3::new(0.2, 0.2, 0.0)),
+                ("leg_fl", Vec3::new(0.5, 0.0, 0.0)),
+                ("leg_br", Vec3::new(0.5, 0.0, 0.0)),
+            ],
+        ),
         (0.8, Vec3::ZERO, &[]),
-        (1.2, bob, &[("hips", Vec3::new(0.0, 0.0, -0.12)), ("spine", Vec3::new(0.08, -0.1, 0.0)), ("head", Vec3::new(0.2, -0.2, 0.0)), ("leg_fr", Vec3::new(0.5, 0.0, 0.0)), ("leg_bl", Vec3::new(0.5, 0.0, 0.0))]),
+        (
+            1.2,
+            bob,
+            &[
+                ("hips", Vec3::new(0.0, 0.0, -0.12)),
+                ("spine", Vec3::new(0.08, -0.1, 0.0)),
+                ("head", Vec3::new(0.2, -0.2, 0.0)),
+                ("leg_fr", Vec3::new(0.5, 0.0, 0.0)),
+                ("leg_bl", Vec3::new(0.5, 0.0, 0.0)),
+            ],
+        ),
         (1.6, Vec3::ZERO, &[]),
         (2.5, Vec3::ZERO, &[]),
     ];
@@ -240,25 +369,85 @@ fn torso() -> (Character, Vec<SkinSpec>) {
             ],
         },
         muscles: vec![
-            upright(0, Vec3::new(0.0, 0.02, 0.0), Vec3::new(0.15, 0.1, 0.09), Vec2::new(0.6, 0.9)),
-            upright(1, Vec3::new(0.0, 0.03, 0.02), Vec3::new(0.13, 0.09, 0.1), Vec2::new(0.8, 1.0)),
-            upright(2, Vec3::new(0.07, 0.01, 0.04), Vec3::new(0.08, 0.06, 0.08), Vec2::new(0.6, 1.0)),
-            upright(2, Vec3::new(-0.07, 0.01, 0.04), Vec3::new(0.08, 0.06, 0.08), Vec2::new(0.6, 1.0)),
-            upright(2, Vec3::new(0.0, 0.03, -0.02), Vec3::new(0.15, 0.09, 0.12), Vec2::new(0.7, 1.0)),
-            upright(3, Vec3::new(0.0, 0.02, 0.0), Vec3::new(0.05, 0.05, 0.06), Vec2::new(1.0, 1.0)),
+            upright(
+                0,
+                Vec3::new(0.0, 0.02, 0.0),
+                Vec3::new(0.15, 0.1, 0.09),
+                Vec2::new(0.6, 0.9),
+            ),
+            upright(
+                1,
+                Vec3::new(0.0, 0.03, 0.02),
+                Vec3::new(0.13, 0.09, 0.1),
+                Vec2::new(0.8, 1.0),
+            ),
+            upright(
+                2,
+                Vec3::new(0.07, 0.01, 0.04),
+                Vec3::new(0.08, 0.06, 0.08),
+                Vec2::new(0.6, 1.0),
+            ),
+            upright(
+                2,
+                Vec3::new(-0.07, 0.01, 0.04),
+                Vec3::new(0.08, 0.06, 0.08),
+                Vec2::new(0.6, 1.0),
+            ),
+            upright(
+                2,
+                Vec3::new(0.0, 0.03, -0.02),
+                Vec3::new(0.15, 0.09, 0.12),
+                Vec2::new(0.7, 1.0),
+            ),
+            upright(
+                3,
+                Vec3::new(0.0, 0.02, 0.0),
+                Vec3::new(0.05, 0.05, 0.06),
+                Vec2::new(1.0, 1.0),
+            ),
             sphere(4, Vec3::ZERO, 0.06),
             sphere(7, Vec3::ZERO, 0.06),
             // Biceps: bulges (tapers) as the elbow bends.
             Muscle {
-                drivers: vec![DeformationDriver { param: DeformationParam::TaperX, joint: 5, axis: 0, gain: -2.0 }],
-                ..upright(4, Vec3::new(0.0, -0.14, 0.01), Vec3::new(0.045, 0.045, 0.12), Vec2::new(1.0, 1.0))
+                drivers: vec![DeformationDriver {
+                    param: DeformationParam::TaperX,
+                    joint: 5,
+                    axis: 0,
+                    gain: -2.0,
+                }],
+                ..upright(
+                    4,
+                    Vec3::new(0.0, -0.14, 0.01),
+                    Vec3::new(0.045, 0.045, 0.12),
+                    Vec2::new(1.0, 1.0),
+                )
             },
             Muscle {
-                drivers: vec![DeformationDriver { param: DeformationParam::TaperX, joint: 8, axis: 0, gain: -2.0 }],
-                ..upright(7, Vec3::new(0.0, -0.14, 0.01), Vec3::new(0.045, 0.045, 0.12), Vec2::new(1.0, 1.0))
+                drivers: vec![DeformationDriver {
+                    param: DeformationParam::TaperX,
+                    joint: 8,
+                    axis: 0,
+                    gain: -2.0,
+                }],
+                ..upright(
+                    7,
+                    Vec3::new(0.0, -0.14, 0.01),
+                    Vec3::new(0.045, 0.045, 0.12),
+                    Vec2::new(1.0, 1.0),
+                )
             },
-            upright(5, Vec3::new(0.0, -0.12, 0.0), Vec3::new(0.035, 0.035, 0.11), Vec2::new(1.0, 1.0)),
-            upright(8, Vec3::new(0.0, -0.12, 0.0), Vec3::new(0.035, 0.035, 0.11), Vec2::new(1.0, 1.0)),
+            upright(
+                5,
+                Vec3::new(0.0, -0.12, 0.0),
+                Vec3::new(0.035, 0.035, 0.11),
+                Vec2::new(1.0, 1.0),
+            ),
+            upright(
+                8,
+                Vec3::new(0.0, -0.12, 0.0),
+                Vec3::new(0.035, 0.035, 0.11),
+                Vec2::new(1.0, 1.0),
+            ),
         ],
         skins: Vec::new(),
         environment: Environment::default(),
@@ -267,8 +456,24 @@ fn torso() -> (Character, Vec<SkinSpec>) {
     // Bend and twist at the waist while the arms curl and swing.
     let k: &[(f32, Vec3, &[(&str, Vec3)])] = &[
         (0.0, Vec3::ZERO, &[]),
-        (0.6, Vec3::ZERO, &[("waist", Vec3::new(0.15, 0.3, 0.0)), ("elbow_l", Vec3::new(-1.2, 0.0, 0.0)), ("shoulder_r", Vec3::new(0.5, 0.0, 0.0))]),
-        (1.2, Vec3::ZERO, &[("waist", Vec3::new(0.0, -0.3, 0.1)), ("elbow_r", Vec3::new(-1.2, 0.0, 0.0)), ("shoulder_l", Vec3::new(0.5, 0.0, 0.0))]),
+        (
+            0.6,
+            Vec3::ZERO,
+            &[
+                ("waist", Vec3::new(0.15, 0.3, 0.0)),
+                ("elbow_l", Vec3::new(-1.2, 0.0, 0.0)),
+                ("shoulder_r", Vec3::new(0.5, 0.0, 0.0)),
+            ],
+        ),
+        (
+            1.2,
+            Vec3::ZERO,
+            &[
+                ("waist", Vec3::new(0.0, -0.3, 0.1)),
+                ("elbow_r", Vec3::new(-1.2, 0.0, 0.0)),
+                ("shoulder_l", Vec3::new(0.5, 0.0, 0.0)),
+            ],
+        ),
         (1.8, Vec3::ZERO, &[]),
         (2.6, Vec3::ZERO, &[]),
     ];
@@ -276,7 +481,11 @@ fn torso() -> (Character, Vec<SkinSpec>) {
     c.key_postures[3].tension = 1.0;
     (
         c,
-        vec![("torso", "pelvis", "neck"), ("arm_l", "shoulder_l", "wrist_l"), ("arm_r", "shoulder_r", "wrist_r")],
+        vec![
+            ("torso", "pelvis", "neck"),
+            ("arm_l", "shoulder_l", "wrist_l"),
+            ("arm_r", "shoulder_r", "wrist_r"),
+        ],
     )
 }
 
@@ -288,15 +497,72 @@ mod tune {
     fn tune_penguin() {
         let t0 = std::time::Instant::now();
         let c = build("penguin", 16, 16).unwrap();
+        println!(
+            "built in {:?} pen={}",
+            t0.elapsed(),
+            Simulation::new(
+                c.clone(),
+                SkeletonDriver::Still(c.skeleton.rest_posture()),
+                SolverSettings::default()
+            )
+            .unwrap()
+            .deepest_penetration()
+        );
+
         println!("built in {:?}", t0.elapsed());
-        let mut sim = Simulation::new(c.clone(), SkeletonDriver::Keys(c.key_postures.clone()), SolverSettings::default()).unwrap();
+        let mut sim = Simulation::new(
+            c.clone(),
+            SkeletonDriver::Keys(c.key_postures.clone()),
+            SolverSettings::default(),
+        )
+        .unwrap();
         let t0 = std::time::Instant::now();
         for f in 1..=30 {
             let rep = sim.advance_to(f as f64 * 0.1, None).unwrap();
             if f % 5 == 0 {
-                println!("t={:.2} wall={:?} pen={:.4} steps={:?}", rep.reached, t0.elapsed(), sim.deepest_penetration(), sim.step_sizes());
+                println!(
+                    "t={:.2} wall={:?} pen={:.4} steps={:?}",
+                    rep.reached,
+                    t0.elapsed(),
+                    sim.deepest_penetration(),
+                    sim.step_sizes()
+                );
             }
         }
-        for s in 0..3 { println!("{:?}", sim.stats(s)); }
+        for s in 0..3 {
+            println!("{:?}", sim.stats(s));
+        }
+        report_gaps("after waddle", &sim.character);
+    }
+}
+
+#[cfg(test)]
+fn report_gaps(when: &str, ch: &Character) {
+    let body = crate::skin::body::PosedBody::new(ch, &ch.skeleton.rest_posture());
+    for sk in &ch.skins {
+        let mut d: Vec<f32> = sk
+            .points
+            .position
+            .iter()
+            .map(|p| {
+                sk.muscles
+                    .iter()
+                    .map(|&q| {
+                        let m = &body.muscles[q];
+                        m.shape.signed_distance(m.to_local.transform_point3(*p))
+                    })
+                    .fold(f32::MAX, f32::min)
+            })
+            .collect();
+        d.sort_by(|a, b| a.total_cmp(b));
+        println!(
+            "{when} {}: gap to muscles min {:.4} p10 {:.4} median {:.4} p90 {:.4} max {:.4}",
+            sk.name,
+            d[0],
+            d[d.len() / 10],
+            d[d.len() / 2],
+            d[9 * d.len() / 10],
+            d[d.len() - 1]
+        );
     }
 }

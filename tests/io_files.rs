@@ -93,6 +93,7 @@ fn small_character() -> Character {
             .chain(&position[count - m..])
             .copied()
             .collect(),
+        muscles: vec![0],
         points,
     };
     let character = Character {

@@ -28,7 +28,9 @@ pub struct BandDefaults {
 
 impl Default for BandDefaults {
     fn default() -> Self {
-        Self { ks: 4.0, kd: 0.05 }
+        // ω = √(k_s/ρ) ≈ 2π·3 Hz with the default ρ = 1: a static sag under
+        // gravity of g/ω² ≈ 3 cm, and a damping ratio k_d/(2√(k_s ρ)) ≈ 0.15.
+        Self { ks: 360.0, kd: 5.7 }
     }
 }
 
@@ -147,7 +149,13 @@ impl Skin {
                 ));
             }
         }
-        if self.m < Self::MIN_M || self.n < Self::MIN_N || self.m * self.n > Self::MAX_POINTS {
+        if self.m < Self::MIN_M
+            || self.n < Self::MIN_N
+            || self
+                .m
+                .checked_mul(self.n)
+                .is_none_or(|p| p > Self::MAX_POINTS)
+        {
             return Err(InvalidField::new(
                 "m",
                 format!(

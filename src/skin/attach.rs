@@ -10,7 +10,9 @@
 
 use super::body::PosedBody;
 use super::elastic::{Grid, curvature_at, metric_at};
-use crate::character::{Band, BandDefaults, Character, InvalidField, Posture, Skin, SkinMaterial, SkinPoints};
+use crate::character::{
+    Band, BandDefaults, Character, InvalidField, Posture, Skin, SkinMaterial, SkinPoints,
+};
 use glam::Vec3;
 
 /// Joints on the path from `a` to `b` in the hierarchy (both included).
@@ -47,27 +49,45 @@ pub fn wrap_skin(
 ) -> Result<Skin, InvalidField> {
     let joints = character.skeleton.joints.len();
     if bottom >= joints || top >= joints || bottom == top {
-        return Err(InvalidField::new("skin joints", format!("need two different existing joints, got {bottom} and {top}")));
+        return Err(InvalidField::new(
+            "skin joints",
+            format!("need two different existing joints, got {bottom} and {top}"),
+        ));
     }
     if m < Skin::MIN_M || n < Skin::MIN_N || m * n > Skin::MAX_POINTS {
-        return Err(InvalidField::new("resolution", format!("{m}x{n} is outside {}x{} .. {} points", Skin::MIN_M, Skin::MIN_N, Skin::MAX_POINTS)));
+        return Err(InvalidField::new(
+            "resolution",
+            format!(
+                "{m}x{n} is outside {}x{} .. {} points",
+                Skin::MIN_M,
+                Skin::MIN_N,
+                Skin::MAX_POINTS
+            ),
+        ));
     }
     if !(material.shrink > 0.0 && material.shrink <= 1.0) {
-        return Err(InvalidField::new("material.shrink", format!("must lie in (0, 1], got {}", material.shrink)));
+        return Err(InvalidField::new(
+            "material.shrink",
+            format!("must lie in (0, 1], got {}", material.shrink),
+        ));
     }
     let body = PosedBody::new(character, posture);
     let a: Vec3 = body.joints[bottom].translation.into();
     let b: Vec3 = body.joints[top].translation.into();
     let axis = b - a;
     if axis.length() < 1e-4 {
-        return Err(InvalidField::new("skin joints", "the bottom and top joints are at the same place"));
+        return Err(InvalidField::new(
+            "skin joints",
+            "the bottom and top joints are at the same place",
+        ));
     }
     let dir = axis.normalize();
     let (e1, e2) = dir.any_orthonormal_pair();
     let path = joint_path(character, bottom, top);
     // The muscles to wrap, as bounding spheres: (axial position, lateral offset, radius).
-    let wrapped: Vec<usize> =
-        (0..character.muscles.len()).filter(|&q| path.contains(&character.muscles[q].joint)).collect();
+    let wrapped: Vec<usize> = (0..character.muscles.len())
+        .filter(|&q| path.contains(&character.muscles[q].joint))
+        .collect();
     let spheres: Vec<(f32, f32, f32)> = wrapped
         .iter()
         .map(|&q| &body.muscles[q])
@@ -82,8 +102,18 @@ pub fn wrap_skin(
         (0.0, axis.length(), 0.1 * axis.length())
     } else {
         (
-            spheres.iter().map(|s| s.0 - s.2).fold(f32::MAX, f32::min).min(0.0) - margin,
-            spheres.iter().map(|s| s.0 + s.2).fold(f32::MIN, f32::max).max(axis.length()) + margin,
+            spheres
+                .iter()
+                .map(|s| s.0 - s.2)
+                .fold(f32::MAX, f32::min)
+                .min(0.0)
+                - margin,
+            spheres
+                .iter()
+                .map(|s| s.0 + s.2)
+                .fold(f32::MIN, f32::max)
+                .max(axis.length())
+                + margin,
             spheres.iter().map(|s| s.1 + s.2).fold(0.0, f32::max),
         )
     };
@@ -98,7 +128,11 @@ pub fn wrap_skin(
                 if h > 0.0 { d + h.sqrt() } else { 0.0 }
             })
             .fold(0.0, f32::max);
-        rho = if j == 0 || j + 1 == n { ring } else { (rho + margin).max(ring) };
+        rho = if j == 0 || j + 1 == n {
+            ring
+        } else {
+            (rho + margin).max(ring)
+        };
         for i in 0..m {
             let phi = i as f32 / m as f32 * std::f32::consts::TAU;
             position.push(a + s * dir + rho * (phi.cos() * e1 + phi.sin() * e2));
@@ -148,7 +182,12 @@ pub fn wrap_skin(
 /// muscle point where the inward normal first meets the muscle layer (or, if the
 /// normal misses every muscle, the nearest muscle surface point), with the
 /// current distance as rest length. Returns how many points were bound.
-pub fn global_attach(character: &mut Character, skin: usize, posture: &Posture, band: BandDefaults) -> usize {
+pub fn global_attach(
+    character: &mut Character,
+    skin: usize,
+    posture: &Posture,
+    band: BandDefaults,
+) -> usize {
     let mut body = PosedBody::new(character, posture);
     let s = &character.skins[skin];
     // Only the muscles this skin wraps take its bands; keep their indices.
@@ -161,18 +200,29 @@ pub fn global_attach(character: &mut Character, skin: usize, posture: &Posture, 
     let r = &s.points.position;
     let mut normals = vec![Vec3::ZERO; r.len()];
     grid.normals(r, &mut normals);
-    let reach = body.muscles.iter().map(|m| m.center.distance(r[0]) + m.radius).fold(0.0, f32::max) * 2.0 + 1.0;
+    let reach = body
+        .muscles
+        .iter()
+        .map(|m| m.center.distance(r[0]) + m.radius)
+        .fold(0.0, f32::max)
+        * 2.0
+        + 1.0;
     let mut bands = vec![None; r.len()];
     let mut bound = 0;
     for j in 1..grid.n - 1 {
         for i in 0..grid.m {
             let k = grid.idx(i, j);
-            let hit = body.ray_cast(r[k], -normals[k], reach).map(|(_, q, p)| (q, p)).or_else(|| {
-                let (_, q) = body.distance_to_muscles(r[k])?;
-                let mu = &body.muscles[q];
-                let sp = mu.shape.project_to_surface(mu.to_local.transform_point3(r[k]));
-                Some((q, mu.to_world.transform_point3(sp.point)))
-            });
+            let hit = body
+                .ray_cast(r[k], -normals[k], reach)
+                .map(|(_, q, p)| (q, p))
+                .or_else(|| {
+                    let (_, q) = body.distance_to_muscles(r[k])?;
+                    let mu = &body.muscles[q];
+                    let sp = mu
+                        .shape
+                        .project_to_surface(mu.to_local.transform_point3(r[k]));
+                    Some((q, mu.to_world.transform_point3(sp.point)))
+                });
             if let Some((q, p)) = hit {
                 bands[k] = Some(Band {
                     muscle: keep[q],

@@ -218,7 +218,9 @@ impl Constraints {
                 super_cands.push(
                     wrapped
                         .iter()
-                        .filter(|&&q| sphere.overlaps(body.muscles[q].center, body.muscles[q].radius))
+                        .filter(|&&q| {
+                            sphere.overlaps(body.muscles[q].center, body.muscles[q].radius)
+                        })
                         .map(|&q| q as u16)
                         .collect(),
                 );
@@ -249,7 +251,13 @@ impl Constraints {
 
 /// Deepest penetration of any inner fat point into any muscle (m, ≥ 0), checked
 /// by brute force against every muscle — the invariant the tests hold the solver to.
-pub fn deepest_penetration(grid: &Grid, fat: &[f32], body: &PosedBody, wrapped: &[usize], r: &[Vec3]) -> f32 {
+pub fn deepest_penetration(
+    grid: &Grid,
+    fat: &[f32],
+    body: &PosedBody,
+    wrapped: &[usize],
+    r: &[Vec3],
+) -> f32 {
     let mut normals = vec![Vec3::ZERO; grid.points()];
     grid.normals(r, &mut normals);
     let mut worst = 0.0f32;

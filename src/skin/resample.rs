@@ -119,6 +119,7 @@ pub fn resample(skin: &Skin, m: usize, n: usize) -> Result<Skin, String> {
         m,
         n,
         boundary_local,
+        muscles: skin.muscles.clone(),
         points: out,
     })
 }
@@ -320,6 +321,7 @@ mod tests {
             m,
             n,
             boundary_local,
+            muscles: vec![0, 1],
             points: p,
         };
         skin.validate(2, 2).expect("test skin is valid");

@@ -3,13 +3,13 @@
 //! root bracketing (§4.2.3), divergence rollback, a wall-clock budget, and
 //! statistics.
 
-use super::body::PosedBody;
 use super::constraints::{ConstraintReport, Constraints, ContactResponse};
 use super::driver::SkeletonDriver;
 use super::integrate::{EvalCount, Integrator, IntegratorKind, Tolerances};
-use super::system::{SkinSystem, VELOCITY_DT};
-use crate::character::Character;
+use super::system::SkinSystem;
+use crate::character::{Character, Skin};
 use glam::Vec3;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
@@ -254,189 +254,34 @@ impl Simulation {
         let start = Instant::now();
         let deadline = budget.map(|b| start + b);
         let mut report = AdvanceReport::default();
-        for s in 0..self.skins.len() {
-            self.advance_skin(s, target, deadline, &mut report)?;
+        // Skins are independent systems: step them in parallel. They are taken
+        // out of the character meanwhile; the inner layers stay readable.
+        let mut skins = std::mem::take(&mut self.character.skins);
+        let (character, driver, settings) = (&self.character, &self.driver, &self.settings);
+        let results: Vec<Result<Vec<SimEvent>, SimError>> = skins
+            .par_iter_mut()
+            .zip(self.skins.par_iter_mut())
+            .enumerate()
+            .map(|(s, (skin, rt))| {
+                let mut stepper = SkinStepper {
+                    character,
+                    driver,
+                    settings,
+                    skin,
+                    rt,
+                    index: s,
+                };
+                stepper.advance(target, deadline)
+            })
+            .collect();
+        self.character.skins = skins;
+        for r in results {
+            report.events.extend(r?);
         }
         report.reached = self.time().min(target);
         report.fell_behind = report.reached < target - 1e-12;
         report.wall = start.elapsed();
         Ok(report)
-    }
-
-    fn advance_skin(
-        &mut self,
-        s: usize,
-        target: f64,
-        deadline: Option<Instant>,
-        report: &mut AdvanceReport,
-    ) -> Result<(), SimError> {
-        let good_time = self.skins[s].time;
-        let good_r = self.character.skins[s].points.position.clone();
-        let good_v = self.character.skins[s].points.velocity.clone();
-        let mut failures = 0;
-        loop {
-            match self.try_advance_skin(s, target, deadline) {
-                Ok(()) => return Ok(()),
-                Err(at) => {
-                    // Divergence: roll back to the last good state, cut the step, tell the user.
-                    failures += 1;
-                    let rt = &mut self.skins[s];
-                    rt.stats.rollbacks += 1;
-                    rt.time = good_time;
-                    rt.h_cap = (rt.h_cap * 0.25).max(self.settings.tolerances.min_step);
-                    rt.h = rt.h.min(rt.h_cap);
-                    rt.integrator = self.settings.integrator.create();
-                    let pts = &mut self.character.skins[s].points;
-                    pts.position.clone_from(&good_r);
-                    pts.velocity.clone_from(&good_v);
-                    report.events.push(SimEvent::Diverged {
-                        skin: s,
-                        at,
-                        rolled_back_to: good_time,
-                        new_max_step: rt.h_cap,
-                    });
-                    tracing::warn!(
-                        skin = s,
-                        at,
-                        "skin diverged: rolled back to t={good_time:.4}, step limit now {:.2e} s",
-                        rt.h_cap
-                    );
-                    if failures >= 4 || rt.h_cap <= self.settings.tolerances.min_step {
-                        return Err(SimError::Diverged {
-                            skin: s,
-                            at,
-                            good: good_time,
-                            step: rt.h_cap,
-                        });
-                    }
-                }
-            }
-        }
-    }
-
-    /// Steps skin `s` to `target`; Err(time) if the state diverged.
-    fn try_advance_skin(
-        &mut self,
-        s: usize,
-        target: f64,
-        deadline: Option<Instant>,
-    ) -> Result<(), f64> {
-        let settings = self.settings.clone();
-        let tol = settings.tolerances;
-        let adaptive = settings.integrator.is_adaptive();
-        let mut r = std::mem::take(&mut self.character.skins[s].points.position);
-        let mut v = std::mem::take(&mut self.character.skins[s].points.velocity);
-        let skin = &self.character.skins[s];
-        let rt = &mut self.skins[s];
-        let mut sys = SkinSystem::new(&self.character, skin, &self.driver);
-        let grid = sys.grid;
-        let mut r0 = r.clone();
-        let mut v0 = v.clone();
-        let mut result = Ok(());
-        while rt.time < target - 1e-12 {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                break;
-            }
-            let t = rt.time;
-            let remaining = target - t;
-            let mut h = if adaptive {
-                rt.h.min(rt.h_cap)
-            } else {
-                tol.fixed_step.min(rt.h_cap)
-            };
-            // Land on the target without leaving a sliver of a step.
-            if h >= remaining || remaining - h < 0.25 * h {
-                h = remaining;
-            }
-            r0.copy_from_slice(&r);
-            v0.copy_from_slice(&v);
-            let out = rt.integrator.step(&mut sys, t, h, &mut r, &mut v, &tol);
-            if !out.accepted {
-                rt.stats.error_rejections += 1;
-                rt.h = out.next_h.min(rt.h_cap);
-                continue;
-            }
-            // §4.2.3: enforce the constraints; if a correction exceeds ε(c), reject
-            // the step and bracket the largest step whose corrections stay within it.
-            let body_at = |t: f64| {
-                (
-                    PosedBody::new(&self.character, &self.driver.posture_at(t)),
-                    PosedBody::new(&self.character, &self.driver.posture_at(t + VELOCITY_DT)),
-                )
-            };
-            let enforce = |c: &mut Constraints, t: f64, r: &mut [Vec3], v: &mut [Vec3]| {
-                let (body, later) = body_at(t);
-                c.resolve(
-                    &grid,
-                    &skin.points.fat,
-                    &body,
-                    &later,
-                    r,
-                    v,
-                    &skin.muscles,
-                    settings.contact,
-                    true,
-                )
-            };
-            let mut h_taken = h;
-            let mut rep = enforce(&mut rt.constraints, t + h, &mut r, &mut v);
-            if rep.max_correction > tol.constraint && h > 2.0 * tol.min_step {
-                rt.stats.constraint_rejections += 1;
-                let (mut lo, mut hi) = (0.0, h);
-                let mut kept: Option<(Vec<Vec3>, Vec<Vec3>, ConstraintReport)> = None;
-                for _ in 0..5 {
-                    let mid = 0.5 * (lo + hi);
-                    r.copy_from_slice(&r0);
-                    v.copy_from_slice(&v0);
-                    let o = rt.integrator.step(&mut sys, t, mid, &mut r, &mut v, &tol);
-                    let trial = o
-                        .accepted
-                        .then(|| enforce(&mut rt.constraints, t + mid, &mut r, &mut v));
-                    match trial {
-                        Some(tr) if tr.max_correction <= tol.constraint => {
-                            lo = mid;
-                            kept = Some((r.clone(), v.clone(), tr));
-                        }
-                        _ => hi = mid,
-                    }
-                }
-                if let Some((rl, vl, tr)) = kept {
-                    r.copy_from_slice(&rl);
-                    v.copy_from_slice(&vl);
-                    h_taken = lo;
-                    rep = tr;
-                } else {
-                    // Even tiny steps violate by more than ε(c) (the muscle moves
-                    // faster than the skin can follow): take the smallest bracket
-                    // and let the projection resolve it.
-                    r.copy_from_slice(&r0);
-                    v.copy_from_slice(&v0);
-                    rt.integrator.step(&mut sys, t, hi, &mut r, &mut v, &tol);
-                    rep = enforce(&mut rt.constraints, t + hi, &mut r, &mut v);
-                    h_taken = hi;
-                }
-                rt.h = h_taken.max(tol.min_step);
-            } else {
-                rt.h = if adaptive {
-                    out.next_h.min(rt.h_cap)
-                } else {
-                    h
-                };
-            }
-            rt.stats.max_correction = rt.stats.max_correction.max(rep.max_correction);
-            rt.time = t + h_taken;
-            rt.stats.steps += 1;
-            rt.stats.smallest_step = rt.stats.smallest_step.min(h_taken);
-            rt.stats.largest_step = rt.stats.largest_step.max(h_taken);
-            if diverged(&r, &v, settings.max_speed) {
-                result = Err(rt.time);
-                break;
-            }
-        }
-        let pts = &mut self.character.skins[s].points;
-        pts.position = r;
-        pts.velocity = v;
-        result
     }
 
     /// Deepest penetration of any skin's inner fat point into any muscle, at the
@@ -490,4 +335,216 @@ fn diverged(r: &[Vec3], v: &[Vec3], max_speed: f32) -> bool {
     r.iter().any(|x| !x.is_finite())
         || v.iter()
             .any(|x| !x.is_finite() || x.length_squared() > limit)
+}
+
+/// Advances one skin: everything it needs, borrowed for the duration.
+struct SkinStepper<'a> {
+    character: &'a Character,
+    driver: &'a SkeletonDriver,
+    settings: &'a SolverSettings,
+    skin: &'a mut Skin,
+    rt: &'a mut SkinRuntime,
+    index: usize,
+}
+
+impl SkinStepper<'_> {
+    /// Advances to `target`; on divergence rolls back to the state at entry, cuts
+    /// the step limit, tells the caller, and tries again (§ "Divergence").
+    fn advance(
+        &mut self,
+        target: f64,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<SimEvent>, SimError> {
+        let mut events = Vec::new();
+        let good_time = self.rt.time;
+        let good_r = self.skin.points.position.clone();
+        let good_v = self.skin.points.velocity.clone();
+        let min_step = self.settings.tolerances.min_step;
+        let mut failures = 0;
+        loop {
+            match self.try_advance(target, deadline) {
+                Ok(()) => return Ok(events),
+                Err(at) => {
+                    failures += 1;
+                    let rt = &mut *self.rt;
+                    rt.stats.rollbacks += 1;
+                    rt.time = good_time;
+                    rt.h_cap = (rt.h_cap * 0.25).max(min_step);
+                    rt.h = rt.h.min(rt.h_cap);
+                    rt.integrator = self.settings.integrator.create();
+                    self.skin.points.position.clone_from(&good_r);
+                    self.skin.points.velocity.clone_from(&good_v);
+                    events.push(SimEvent::Diverged {
+                        skin: self.index,
+                        at,
+                        rolled_back_to: good_time,
+                        new_max_step: rt.h_cap,
+                    });
+                    tracing::warn!(
+                        skin = self.index,
+                        at,
+                        "skin diverged: rolled back to t={good_time:.4}, step limit now {:.2e} s",
+                        rt.h_cap
+                    );
+                    if failures >= 4 || rt.h_cap <= min_step {
+                        return Err(SimError::Diverged {
+                            skin: self.index,
+                            at,
+                            good: good_time,
+                            step: rt.h_cap,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Steps to `target`; Err(time) if the state diverged.
+    fn try_advance(&mut self, target: f64, deadline: Option<Instant>) -> Result<(), f64> {
+        let settings = self.settings;
+        let tol = settings.tolerances;
+        let adaptive = settings.integrator.is_adaptive();
+        let mut r = std::mem::take(&mut self.skin.points.position);
+        let mut v = std::mem::take(&mut self.skin.points.velocity);
+        let skin: &Skin = self.skin;
+        let rt = &mut *self.rt;
+        let mut sys = SkinSystem::new(self.character, skin, self.driver);
+        let mut r0 = r.clone();
+        let mut v0 = v.clone();
+        let mut result = Ok(());
+        while rt.time < target - 1e-12 {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            let t = rt.time;
+            let remaining = target - t;
+            let mut h = if adaptive {
+                rt.h.min(rt.h_cap)
+            } else {
+                tol.fixed_step.min(rt.h_cap)
+            };
+            // Land on the target without leaving a sliver of a step: split a short
+            // remainder in two rather than stretching the step (which a rejected
+            // step would retry forever).
+            if h >= remaining {
+                h = remaining;
+            } else if remaining - h < 0.25 * h {
+                h = 0.5 * remaining;
+            }
+            r0.copy_from_slice(&r);
+            v0.copy_from_slice(&v);
+            let out = rt.integrator.step(&mut sys, t, h, &mut r, &mut v, &tol);
+            if !out.accepted {
+                rt.stats.error_rejections += 1;
+                rt.h = out.next_h.min(rt.h_cap);
+                continue;
+            }
+            // §4.2.3: enforce the constraints; if a correction exceeds ε(c), reject
+            // the step and bracket the largest step whose corrections stay within it.
+            let mut h_taken = h;
+            let mut rep = enforce(
+                &mut sys,
+                &mut rt.constraints,
+                settings.contact,
+                t + h,
+                &mut r,
+                &mut v,
+            );
+            if rep.max_correction > tol.constraint && h > 2.0 * tol.min_step {
+                rt.stats.constraint_rejections += 1;
+                let (mut lo, mut hi) = (0.0, h);
+                let mut kept: Option<(Vec<Vec3>, Vec<Vec3>, ConstraintReport)> = None;
+                for _ in 0..5 {
+                    let mid = 0.5 * (lo + hi);
+                    r.copy_from_slice(&r0);
+                    v.copy_from_slice(&v0);
+                    let o = rt.integrator.step(&mut sys, t, mid, &mut r, &mut v, &tol);
+                    let trial = o.accepted.then(|| {
+                        enforce(
+                            &mut sys,
+                            &mut rt.constraints,
+                            settings.contact,
+                            t + mid,
+                            &mut r,
+                            &mut v,
+                        )
+                    });
+                    match trial {
+                        Some(tr) if tr.max_correction <= tol.constraint => {
+                            lo = mid;
+                            kept = Some((r.clone(), v.clone(), tr));
+                        }
+                        _ => hi = mid,
+                    }
+                }
+                if let Some((rl, vl, tr)) = kept {
+                    r.copy_from_slice(&rl);
+                    v.copy_from_slice(&vl);
+                    h_taken = lo;
+                    rep = tr;
+                } else {
+                    // Even tiny steps violate by more than ε(c) (the muscle moves
+                    // faster than the skin can follow): take the smallest bracket
+                    // and let the projection resolve it.
+                    r.copy_from_slice(&r0);
+                    v.copy_from_slice(&v0);
+                    rt.integrator.step(&mut sys, t, hi, &mut r, &mut v, &tol);
+                    rep = enforce(
+                        &mut sys,
+                        &mut rt.constraints,
+                        settings.contact,
+                        t + hi,
+                        &mut r,
+                        &mut v,
+                    );
+                    h_taken = hi;
+                }
+                rt.h = h_taken.max(tol.min_step);
+            } else {
+                rt.h = if adaptive {
+                    out.next_h.min(rt.h_cap)
+                } else {
+                    h
+                };
+            }
+            rt.stats.max_correction = rt.stats.max_correction.max(rep.max_correction);
+            rt.time = t + h_taken;
+            rt.stats.steps += 1;
+            rt.stats.smallest_step = rt.stats.smallest_step.min(h_taken);
+            rt.stats.largest_step = rt.stats.largest_step.max(h_taken);
+            if diverged(&r, &v, settings.max_speed) {
+                result = Err(rt.time);
+                break;
+            }
+        }
+        drop(sys);
+        self.skin.points.position = r;
+        self.skin.points.velocity = v;
+        result
+    }
+}
+
+/// Enforces non-penetration at time t with the inner layers the system already
+/// posed for that time (the integrator just prescribed the boundary there).
+fn enforce(
+    sys: &mut SkinSystem,
+    c: &mut Constraints,
+    contact: ContactResponse,
+    t: f64,
+    r: &mut [Vec3],
+    v: &mut [Vec3],
+) -> ConstraintReport {
+    let (grid, skin) = (sys.grid, sys.skin);
+    let under = sys.underlayers(t);
+    c.resolve(
+        &grid,
+        &skin.points.fat,
+        &under.body,
+        &under.later,
+        r,
+        v,
+        &skin.muscles,
+        contact,
+        true,
+    )
 }

@@ -16,6 +16,8 @@ pub const VELOCITY_DT: f64 = 1e-4;
 pub struct Underlayers {
     pub t: f64,
     pub body: PosedBody,
+    /// The same layers VELOCITY_DT later (for velocities of kinematic things).
+    pub later: PosedBody,
     /// World position and velocity of each point's band anchor (zero without a band).
     pub anchor_position: Vec<Vec3>,
     pub anchor_velocity: Vec<Vec3>,
@@ -55,17 +57,12 @@ impl Underlayers {
         Self {
             t,
             body,
+            later,
             anchor_position,
             anchor_velocity,
             boundary_position,
             boundary_velocity,
         }
-    }
-
-    /// Velocity of the muscle's material at world point p (rigid motion of its frame).
-    pub fn muscle_velocity(&self, later: &PosedBody, muscle: usize, p: Vec3) -> Vec3 {
-        let local = self.body.muscles[muscle].to_local.transform_point3(p);
-        (later.muscles[muscle].to_world.transform_point3(local) - p) * (1.0 / VELOCITY_DT) as f32
     }
 }
 
