@@ -6,6 +6,8 @@
 //! → `skin` (fat, connective tissue, elastic skin, simulated) → `io` (cache, files).
 
 pub mod anim;
+pub mod bake;
+pub mod bench;
 pub mod character;
 pub mod io;
 pub mod kinematics;

@@ -517,9 +517,34 @@ mod tune {
         )
         .unwrap();
         let t0 = std::time::Instant::now();
-        for f in 1..=30 {
-            let rep = sim.advance_to(f as f64 * 0.1, None).unwrap();
-            if f % 5 == 0 {
+        for f in 1..=180 {
+            let rep = sim.advance_to(f as f64 / 60.0, None).unwrap();
+            for (si, sk) in sim.character.skins.iter().enumerate() {
+                let body = crate::skin::body::PosedBody::new(
+                    &sim.character,
+                    &sim.driver.posture_at(sim.time()),
+                );
+                let grid = crate::skin::elastic::Grid::of(sk);
+                let mut nrm = vec![Vec3::ZERO; grid.points()];
+                grid.normals(&sk.points.position, &mut nrm);
+                for k in grid.m..grid.points() - grid.m {
+                    let inner = sk.points.position[k] - sk.points.fat[k] * nrm[k];
+                    for &q in &sk.muscles {
+                        let mu = &body.muscles[q];
+                        let d = mu
+                            .shape
+                            .signed_distance(mu.to_local.transform_point3(inner));
+                        if d < -0.002 {
+                            println!(
+                                "t={:.2} skin {si} point {k} (row {}) muscle {q} depth {d:.4}",
+                                sim.time(),
+                                k / grid.m
+                            );
+                        }
+                    }
+                }
+            }
+            if f % 30 == 0 {
                 println!(
                     "t={:.2} wall={:?} pen={:.4} steps={:?}",
                     rep.reached,

@@ -23,6 +23,7 @@ pub mod atomic;
 pub mod cache;
 pub mod character_file;
 mod error;
+pub mod obj;
 
 pub use atomic::{AtomicFile, write_atomic};
 pub use cache::{

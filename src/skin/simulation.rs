@@ -409,11 +409,14 @@ impl SkinStepper<'_> {
         let skin: &Skin = self.skin;
         let rt = &mut *self.rt;
         let mut sys = SkinSystem::new(self.character, skin, self.driver);
+        let entry_time = rt.time;
         let mut r0 = r.clone();
         let mut v0 = v.clone();
         let mut result = Ok(());
         while rt.time < target - 1e-12 {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            // Out of budget: stop, but only after one step, so every call makes
+            // progress even when this skin waited for a thread.
+            if rt.time > entry_time && deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
             let t = rt.time;

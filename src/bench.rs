@@ -1,0 +1,200 @@
+//! `plasticine bench`: the performance figures the issues ask for, printed as
+//! one JSON object per line (machine-readable), on the penguin sample with its
+//! key postures and default tolerances.
+
+use crate::character::{Band, Character};
+use crate::samples;
+use crate::skin::resample::resample;
+use crate::skin::{
+    IntegratorKind, SimError, Simulation, SkeletonDriver, SolverSettings, Tolerances,
+};
+use glam::Vec3;
+use serde_json::json;
+use std::io::Write;
+use std::time::Instant;
+
+/// The penguin, settled at 16×16 and resampled to m×n (LEMAN §6.5).
+pub fn penguin(m: usize, n: usize) -> Result<Character, SimError> {
+    let mut c = samples::build("penguin", 16, 16)?;
+    if (m, n) != (16, 16) {
+        for s in &mut c.skins {
+            *s = resample(s, m, n).map_err(SimError::Settings)?;
+        }
+    }
+    Ok(c)
+}
+
+/// A simulation of the character's key postures.
+pub fn playback(c: Character, settings: SolverSettings) -> Result<Simulation, SimError> {
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    Simulation::new(c, driver, settings)
+}
+
+/// Simulated seconds per wall second over `seconds` of the key postures.
+pub fn real_time_factor(m: usize, n: usize, seconds: f64) -> Result<serde_json::Value, SimError> {
+    let c = penguin(m, n)?;
+    let points: usize = c.skins.iter().map(|s| s.m * s.n).sum();
+    let mut sim = playback(c, SolverSettings::default())?;
+    let start = Instant::now();
+    // Advance frame by frame as playback does.
+    let frames = (seconds * 30.0).round() as usize;
+    for f in 1..=frames {
+        sim.advance_to(f as f64 / 30.0, None)?;
+    }
+    let wall = start.elapsed().as_secs_f64();
+    let steps: u64 = (0..sim.character.skins.len())
+        .map(|s| sim.stats(s).steps)
+        .sum();
+    Ok(json!({
+        "bench": "real_time_factor",
+        "character": "penguin",
+        "resolution": format!("{m}x{n}"),
+        "skins": sim.character.skins.len(),
+        "points": points,
+        "integrator": "verlet",
+        "threads": rayon::current_num_threads(),
+        "simulated_s": seconds,
+        "wall_s": wall,
+        "real_time_factor": seconds / wall,
+        "steps": steps,
+    }))
+}
+
+fn run_positions(
+    c: &Character,
+    kind: IntegratorKind,
+    tol: Tolerances,
+    seconds: f64,
+) -> Result<(Vec<Vec<Vec3>>, u64), SimError> {
+    let settings = SolverSettings {
+        integrator: kind,
+        tolerances: tol,
+        ..SolverSettings::default()
+    };
+    let mut sim = playback(c.clone(), settings)?;
+    sim.advance_to(seconds, None)?;
+    let evals = (0..sim.character.skins.len())
+        .map(|s| sim.stats(s).evals.full)
+        .sum();
+    Ok((
+        sim.character
+            .skins
+            .iter()
+            .map(|s| s.points.position.clone())
+            .collect(),
+        evals,
+    ))
+}
+
+fn max_error(a: &[Vec<Vec3>], b: &[Vec<Vec3>]) -> f32 {
+    a.iter()
+        .zip(b)
+        .flat_map(|(x, y)| x.iter().zip(y).map(|(p, q)| p.distance(*q)))
+        .fold(0.0, f32::max)
+}
+
+/// Force evaluations per simulated second for fixed Euler, adaptive RK2 and
+/// adaptive Verlet at equal accuracy: each method's cheapest setting (from a
+/// geometric scan of its step or tolerance) whose final positions after
+/// `seconds` lie within `target` metres of an RK4 reference at a tight tolerance.
+pub fn evals_at_equal_accuracy(
+    seconds: f64,
+    target: f32,
+) -> Result<Vec<serde_json::Value>, SimError> {
+    let c = penguin(16, 16)?;
+    let tight = Tolerances {
+        position: 1e-7,
+        velocity: 1e-7,
+        max_step: 2e-3,
+        ..Tolerances::default()
+    };
+    let (reference, _) = run_positions(&c, IntegratorKind::Rk4, tight, seconds)?;
+    let mut out = Vec::new();
+    for kind in [
+        IntegratorKind::Euler,
+        IntegratorKind::Rk2,
+        IntegratorKind::Verlet,
+    ] {
+        let mut best: Option<(f64, u64, f32)> = None;
+        let mut tried = Vec::new();
+        for k in 0..10 {
+            let x = 2f64.powi(-(k as i32));
+            let mut tol = Tolerances::default();
+            let setting = if kind == IntegratorKind::Euler {
+                tol.fixed_step = 2e-3 * x;
+                tol.fixed_step
+            } else {
+                tol.position = (2e-3 * x) as f32;
+                tol.velocity = tol.position;
+                tol.position as f64
+            };
+            let (pos, evals) = match run_positions(&c, kind, tol, seconds) {
+                Ok(r) => r,
+                Err(SimError::Diverged { .. }) => {
+                    tried.push(json!({"setting": setting, "diverged": true}));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let err = max_error(&pos, &reference);
+            tried.push(json!({"setting": setting, "error_m": err, "evals": evals}));
+            if err <= target && best.is_none_or(|b| evals < b.1) {
+                best = Some((setting, evals, err));
+            }
+            if err <= target {
+                break;
+            }
+        }
+        out.push(json!({
+            "bench": "force_evals_per_simulated_second",
+            "character": "penguin",
+            "resolution": "16x16",
+            "integrator": kind.name(),
+            "target_error_m": target,
+            "setting": best.map(|b| b.0),
+            "error_m": best.map(|b| b.2),
+            "evals_per_simulated_s": best.map(|b| b.1 as f64 / seconds),
+            "scan": tried,
+        }));
+    }
+    Ok(out)
+}
+
+/// Bytes per skin point: the persistent per-point fields of the character, and
+/// the solver's per-point working set (integrator, forces, constraints).
+pub fn bytes_per_point() -> serde_json::Value {
+    use std::mem::size_of;
+    let v3 = size_of::<Vec3>();
+    let persistent = 2 * v3 // position, velocity
+        + 2 * size_of::<f32>() // mass and damping densities
+        + 3 * size_of::<[f32; 3]>() // rest metric, rest curvature, stretch
+        + 2 * size_of::<f32>() // bend, fat
+        + size_of::<Option<Band>>();
+    let working = 3 * size_of::<f32>() // mass, 1/mass, damping
+        + size_of::<crate::skin::elastic::Terms>()
+        + 7 * v3 // Verlet buffers
+        + 2 * v3 // step start state
+        + 2 * v3 // constraint normals and inner points
+        + 4 * v3; // anchors and their velocities at the cached time
+    json!({
+        "bench": "bytes_per_skin_point",
+        "persistent": persistent,
+        "solver_working_set": working,
+        "total": persistent + working,
+    })
+}
+
+/// Every measurement, one JSON line each.
+pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let scale = if quick { 0.1 } else { 1.0 };
+    for (m, seconds, goal) in [(16, 3.0, 50.0), (64, 1.0, 2.0), (128, 0.5, 0.5)] {
+        let mut v = real_time_factor(m, m, seconds * scale)?;
+        v["goal"] = json!(goal);
+        writeln!(out, "{v}")?;
+    }
+    for v in evals_at_equal_accuracy(if quick { 0.2 } else { 1.0 }, 1e-3)? {
+        writeln!(out, "{v}")?;
+    }
+    writeln!(out, "{}", bytes_per_point())?;
+    Ok(())
+}

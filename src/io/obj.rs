@@ -1,0 +1,34 @@
+//! Wavefront OBJ of skin grids: the simplest interchange, one file per frame.
+
+use super::{IoError, write_atomic};
+use glam::Vec3;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Writes skins (name, m, n, positions) as triangle meshes; each grid is closed
+/// around (periodic) and open at its two boundary rings.
+pub fn write_skins_obj(
+    path: &Path,
+    skins: &[(&str, usize, usize, &[Vec3])],
+) -> Result<(), IoError> {
+    let mut s = String::from("# Plasticine skin frame\n");
+    let mut base = 1usize;
+    for (name, m, n, pos) in skins {
+        let _ = writeln!(s, "o {name}");
+        for p in pos.iter() {
+            let _ = writeln!(s, "v {} {} {}", p.x, p.y, p.z);
+        }
+        for j in 0..n - 1 {
+            for i in 0..*m {
+                let a = base + j * m + i;
+                let b = base + j * m + (i + 1) % m;
+                let c = base + (j + 1) * m + (i + 1) % m;
+                let d = base + (j + 1) * m + i;
+                // Counter-clockwise seen from outside (the grid's normal is T1×T2).
+                let _ = writeln!(s, "f {a} {b} {c}\nf {a} {c} {d}");
+            }
+        }
+        base += pos.len();
+    }
+    write_atomic(path, s.as_bytes())
+}

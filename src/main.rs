@@ -1,0 +1,276 @@
+//! `plasticine`: the command line. Headless jobs today (bake, bench, sample
+//! characters, file checks); the desk and headset front ends join later.
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use plasticine::bake::{BakeOptions, bake};
+use plasticine::io::{load_character, save_character};
+use plasticine::skin::{IntegratorKind, SolverSettings};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "plasticine",
+    version,
+    about = "Build and animate soft characters: a skeleton, muscles, fat and an elastic skin simulated live (LEMAN).",
+    long_about = "Plasticine builds layered soft characters the way clay animators wrap plasticine around an \
+armature: joints with sphere and superellipse muscles, a fat layer, connective tissue, and an elastic skin \
+whose motion is simulated (squash and stretch, follow-through).\n\nStart with `plasticine bake assets/penguin.ron \
+--out out/penguin`, then look at `plasticine bake --help`."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Play a character's key postures with the skin simulated, and store every frame in a cache.
+    Bake {
+        /// Character file (.ron), e.g. assets/penguin.ron.
+        character: PathBuf,
+        /// Output folder: bake.plcache (frames), summary.json, and obj/ with --obj.
+        #[arg(long)]
+        out: PathBuf,
+        /// Resample every skin to MxN points (around x bottom-to-top) before baking, e.g. 64x64.
+        #[arg(long, value_parser = parse_resolution)]
+        resolution: Option<(usize, usize)>,
+        /// Time integrator.
+        #[arg(long, value_enum, default_value_t = IntegratorKind::Verlet)]
+        integrator: IntegratorKind,
+        /// Frames per second of the cache.
+        #[arg(long, default_value_t = 30.0)]
+        fps: f32,
+        /// Seconds to bake (default: the span of the key postures).
+        #[arg(long)]
+        duration: Option<f64>,
+        /// Also write every Nth frame as a Wavefront OBJ (viewable in any 3D tool).
+        #[arg(long, value_name = "N")]
+        obj: Option<usize>,
+        /// Solver settings file (RON, see README), overriding the defaults.
+        #[arg(long)]
+        settings: Option<PathBuf>,
+    },
+    /// Measure speed; prints one JSON object per measurement (machine-readable).
+    Bench {
+        /// Shorter runs (for smoke tests).
+        #[arg(long)]
+        quick: bool,
+    },
+    /// Build one of the sample characters (penguin, wombat, torso) and save it.
+    Sample {
+        name: String,
+        #[arg(long)]
+        out: PathBuf,
+        /// Skin resolution MxN.
+        #[arg(long, value_parser = parse_resolution, default_value = "16x16")]
+        resolution: (usize, usize),
+    },
+    /// Check a character file and describe it.
+    Info { character: PathBuf },
+    /// Change the resolution of every skin (bilinear resampling of every per-point field).
+    Resample {
+        character: PathBuf,
+        #[arg(long, value_parser = parse_resolution)]
+        resolution: (usize, usize),
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn parse_resolution(s: &str) -> Result<(usize, usize), String> {
+    let (m, n) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected MxN such as 32x32, got '{s}'"))?;
+    let m: usize = m
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{m}' is not a whole number"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{n}' is not a whole number"))?;
+    if m < 4 || n < 4 || m.saturating_mul(n) > plasticine::character::Skin::MAX_POINTS {
+        return Err(format!(
+            "{m}x{n}: each side must be at least 4 and the grid at most {} points",
+            plasticine::character::Skin::MAX_POINTS
+        ));
+    }
+    Ok((m, n))
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("error: {e}");
+        for cause in e.chain().skip(1) {
+            eprintln!("  caused by: {cause}");
+        }
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Bake {
+            character,
+            out,
+            resolution,
+            integrator,
+            fps,
+            duration,
+            obj,
+            settings,
+        } => {
+            let c = load_character(&character)?;
+            let mut solver = match settings {
+                Some(p) => {
+                    let text = std::fs::read_to_string(&p)
+                        .with_context(|| format!("reading {}", p.display()))?;
+                    ron::from_str::<SolverSettings>(&text)
+                        .map_err(|e| anyhow::anyhow!("{}:{e}", p.display()))?
+                }
+                None => SolverSettings::default(),
+            };
+            solver.integrator = integrator;
+            solver
+                .validate()
+                .map_err(|e| anyhow::anyhow!("solver settings: {e}"))?;
+            let opts = BakeOptions {
+                resolution,
+                settings: solver,
+                fps,
+                duration,
+                obj_every: obj,
+            };
+            let bar = ProgressBar::new(0).with_style(
+                ProgressStyle::with_template(
+                    "baking {bar:40} {pos}/{len} frames, {elapsed} elapsed, eta {eta}",
+                )
+                .expect("valid template"),
+            );
+            let s = bake(c, &opts, &out, |f, total| {
+                bar.set_length(total as u64);
+                bar.set_position(f as u64);
+            })?;
+            bar.finish_and_clear();
+            for e in &s.events {
+                eprintln!("warning: {e}");
+            }
+            println!(
+                "Baked {} frames ({:.2} s simulated at {} fps) of '{}' with {} in {:.2} s wall: {:.1}x real time.",
+                s.frames,
+                s.simulated_seconds,
+                s.fps,
+                s.character,
+                s.integrator,
+                s.wall_seconds,
+                s.real_time_factor
+            );
+            for k in &s.skins {
+                println!(
+                    "  skin '{}' {}x{}: {} steps (h {:.2e}..{:.2e} s), {} rejected by error, {} by constraints, {} force evaluations",
+                    k.name,
+                    k.m,
+                    k.n,
+                    k.stats.steps,
+                    k.stats.smallest_step,
+                    k.stats.largest_step,
+                    k.stats.error_rejections,
+                    k.stats.constraint_rejections,
+                    k.stats.evals.full
+                );
+            }
+            println!(
+                "Frame cache: {} ({} bytes); summary: {}",
+                s.cache.display(),
+                s.cache_bytes,
+                out.join("summary.json").display()
+            );
+            if s.obj_frames > 0 {
+                println!(
+                    "{} OBJ frames in {}",
+                    s.obj_frames,
+                    out.join("obj").display()
+                );
+            }
+        }
+        Command::Bench { quick } => plasticine::bench::run_all(quick, &mut std::io::stdout())?,
+        Command::Sample {
+            name,
+            out,
+            resolution,
+        } => {
+            let c = plasticine::samples::build(&name, resolution.0, resolution.1)?;
+            save_character(&out, &c)?;
+            println!(
+                "Wrote the {name} ({} skins at {}x{}) to {}",
+                c.skins.len(),
+                resolution.0,
+                resolution.1,
+                out.display()
+            );
+        }
+        Command::Info { character } => {
+            let c = load_character(&character)?;
+            println!("{}: '{}' is valid.", character.display(), c.name);
+            println!(
+                "  {} joints, {} muscles, {} skins",
+                c.skeleton.joints.len(),
+                c.muscles.len(),
+                c.skins.len()
+            );
+            for s in &c.skins {
+                let bands = s.points.band.iter().filter(|b| b.is_some()).count();
+                println!(
+                    "  skin '{}': {}x{} from joint '{}' to '{}', {} bands of connective tissue, fat {:.3}..{:.3} m",
+                    s.name,
+                    s.m,
+                    s.n,
+                    c.skeleton.joints[s.bottom_joint].name,
+                    c.skeleton.joints[s.top_joint].name,
+                    bands,
+                    s.points.fat.iter().copied().fold(f32::MAX, f32::min),
+                    s.points.fat.iter().copied().fold(f32::MIN, f32::max)
+                );
+            }
+            if c.key_postures.is_empty() {
+                println!("  no key postures");
+            } else {
+                println!(
+                    "  {} key postures over {:.2} s",
+                    c.key_postures.len(),
+                    c.motion_duration()
+                );
+            }
+        }
+        Command::Resample {
+            character,
+            resolution,
+            out,
+        } => {
+            let mut c = load_character(&character)?;
+            if c.skins.is_empty() {
+                bail!("{} has no skins to resample", character.display());
+            }
+            for s in &mut c.skins {
+                *s = plasticine::skin::resample::resample(s, resolution.0, resolution.1)
+                    .map_err(anyhow::Error::msg)?;
+            }
+            save_character(&out, &c)?;
+            println!(
+                "Wrote {} with every skin at {}x{}",
+                out.display(),
+                resolution.0,
+                resolution.1
+            );
+        }
+    }
+    Ok(())
+}

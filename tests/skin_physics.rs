@@ -1,0 +1,370 @@
+//! Physics of the simulated skin, checked against what it must satisfy:
+//! analytic periods, exact free fall, energy decay, non-penetration at the fat
+//! offset, a common rest state for every integrator, and divergence handling.
+
+use glam::{Quat, Vec3};
+use plasticine::character::{Character, Dof, Environment, Joint, Muscle, Skeleton, SkinMaterial};
+use plasticine::shape::MuscleShape;
+use plasticine::skin::attach::{global_attach, wrap_skin};
+use plasticine::skin::system::SkinSystem;
+use plasticine::skin::{
+    IntegratorKind, SimError, Simulation, SkeletonDriver, SolverSettings, Tolerances,
+};
+use std::f64::consts::TAU;
+
+/// Two joints a metre apart on +y with a sphere muscle in the middle and one
+/// m×n skin wrapped around it.
+fn ball(m: usize, n: usize, material: SkinMaterial) -> Character {
+    let joint = |name: &str, parent, y| Joint {
+        name: name.into(),
+        parent,
+        offset: Vec3::new(0.0, y, 0.0),
+        rest_rotation: Quat::IDENTITY,
+        dofs: [Dof::default(); 3],
+    };
+    let mut c = Character {
+        name: "ball".into(),
+        skeleton: Skeleton {
+            joints: vec![joint("bottom", None, 0.0), joint("top", Some(0), 0.6)],
+        },
+        muscles: vec![Muscle {
+            joint: 0,
+            offset: Vec3::new(0.0, 0.3, 0.0),
+            rotation: Quat::IDENTITY,
+            shape: MuscleShape::sphere(0.2),
+            drivers: vec![],
+        }],
+        skins: vec![],
+        environment: Environment::default(),
+        key_postures: vec![],
+    };
+    let rest = c.skeleton.rest_posture();
+    let skin = wrap_skin(&c, &rest, "skin", 0, 1, m, n, &material).expect("wraps");
+    c.skins.push(skin);
+    c
+}
+
+fn still(c: &Character) -> SkeletonDriver {
+    SkeletonDriver::Still(c.skeleton.rest_posture())
+}
+
+/// With elasticity, gravity and damping off, every bound point is a mass on a
+/// spring: ω² = k_s/ρ (both per unit u-area, so the grid size drops out).
+#[test]
+fn connective_tissue_oscillates_at_the_analytic_period() {
+    let material = SkinMaterial {
+        stretch: 0.0,
+        bend: 0.0,
+        damping_density: 0.0,
+        ..SkinMaterial::default()
+    };
+    for (m, n) in [(8, 8), (16, 12)] {
+        let mut c = ball(m, n, material);
+        c.environment = Environment {
+            gravity: Vec3::ZERO,
+            global_damping: 0.0,
+        };
+        let rest = c.skeleton.rest_posture();
+        global_attach(&mut c, 0, &rest, material.band);
+        let k = c.skins[0].m * 3 + 2;
+        // Lengthen every band by 2 cm: the point starts 2 cm inside its new
+        // equilibrium and swings outward, away from the muscle.
+        for b in c.skins[0].points.band.iter_mut().flatten() {
+            b.rest_length += 0.02;
+        }
+        let band = c.skins[0].points.band[k].expect("bound");
+        let anchor = c.muscles[0].offset + band.anchor;
+        let settings = SolverSettings {
+            tolerances: Tolerances {
+                position: 1e-6,
+                velocity: 1e-6,
+                ..Tolerances::default()
+            },
+            ..SolverSettings::default()
+        };
+        let driver = still(&c);
+        let mut sim = Simulation::new(c, driver, settings).unwrap();
+        let mut last = (0.0f64, -0.02f32);
+        let mut crossings = vec![];
+        let dt = 1.0 / 2000.0;
+        for f in 1..=2000 {
+            let t = f as f64 * dt;
+            sim.advance_to(t, None).unwrap();
+            let x = sim.character.skins[0].points.position[k].distance(anchor) - band.rest_length;
+            if last.1 < 0.0 && x >= 0.0 {
+                crossings.push(last.0 + dt * (-last.1 / (x - last.1)) as f64);
+            }
+            last = (t, x);
+        }
+        // The band's own damping k_d lengthens the period: ω_d = ω√(1 − ζ²).
+        let (ks, kd, rho) = (
+            material.band.ks as f64,
+            material.band.kd as f64,
+            material.mass_density as f64,
+        );
+        let omega = (ks / rho).sqrt();
+        let zeta = kd / (2.0 * (ks * rho).sqrt());
+        let expected = TAU / (omega * (1.0 - zeta * zeta).sqrt());
+        let period = (crossings[crossings.len() - 1] - crossings[0]) / (crossings.len() - 1) as f64;
+        assert!(crossings.len() >= 3, "{m}x{n}: {crossings:?}");
+        assert!(
+            (period / expected - 1.0).abs() < 5e-3,
+            "{m}x{n}: period {period} vs analytic {expected}"
+        );
+    }
+}
+
+/// Without elastic forces, bands or damping, interior points fall exactly as
+/// ½ g t² (Verlet integrates a constant acceleration exactly).
+#[test]
+fn free_fall_of_an_unbound_skin_is_exact() {
+    let material = SkinMaterial {
+        stretch: 0.0,
+        bend: 0.0,
+        damping_density: 0.0,
+        ..SkinMaterial::default()
+    };
+    let mut c = ball(8, 8, material);
+    c.environment.global_damping = 0.0;
+    // The muscle is moved far away so nothing touches it.
+    c.muscles[0].offset = Vec3::new(0.0, 100.0, 0.0);
+    let start = c.skins[0].points.position.clone();
+    let g = c.environment.gravity;
+    let driver = still(&c);
+    let mut sim = Simulation::new(c, driver, SolverSettings::default()).unwrap();
+    sim.advance_to(0.5, None).unwrap();
+    let grid_m = sim.character.skins[0].m;
+    for (k, p) in sim.character.skins[0].points.position.iter().enumerate() {
+        let row = k / grid_m;
+        if row == 0 || row == 7 {
+            assert_eq!(*p, start[k], "boundary rows stay on their joints");
+            continue;
+        }
+        let exact = start[k] + 0.5 * g * 0.25;
+        assert!(p.distance(exact) < 1e-5, "point {k}: {p} vs {exact}");
+    }
+    assert!(sim.stats(0).steps > 5, "adaptive steps were taken");
+}
+
+/// With damping and a still skeleton, the total energy (kinetic + elastic +
+/// connective tissue + gravity) never rises, whatever the integrator.
+#[test]
+fn with_damping_the_skin_energy_never_rises() {
+    let material = SkinMaterial {
+        damping_density: 0.5,
+        shrink: 0.9,
+        ..SkinMaterial::default()
+    };
+    for kind in [
+        IntegratorKind::Verlet,
+        IntegratorKind::Rk4,
+        IntegratorKind::Euler,
+        IntegratorKind::ImplicitEuler,
+    ] {
+        let mut c = ball(10, 8, material);
+        // Far from the muscle: no constraint projection, the energy is the
+        // system's own. Bands to where the muscle was would pull it back, so none.
+        c.muscles[0].offset = Vec3::new(0.0, 100.0, 0.0);
+        c.environment.gravity = Vec3::new(0.0, -9.81, 0.0);
+        let driver = still(&c);
+        let settings = SolverSettings {
+            integrator: kind,
+            tolerances: Tolerances {
+                fixed_step: 1e-4, // explicit Euler only loses energy for h·ω small against the damping
+                ..Tolerances::default()
+            },
+            ..SolverSettings::default()
+        };
+        let mut sim = Simulation::new(c, driver, settings).unwrap();
+        let mut last = sim.energy(0);
+        let e0 = last;
+        for f in 1..=60 {
+            sim.advance_to(f as f64 / 60.0, None).unwrap();
+            let e = sim.energy(0);
+            assert!(
+                e <= last + 1e-6 * last.abs().max(1.0),
+                "{kind:?}: energy rose from {last} to {e} at frame {f}"
+            );
+            last = e;
+        }
+        assert!(last < e0, "{kind:?}: the skin lost energy");
+    }
+}
+
+/// The force the integrators see is minus the gradient of the energy the test
+/// above tracks (elastic, bands, gravity): a finite-difference check through
+/// the whole system, bands and gravity included.
+#[test]
+fn system_force_is_the_negative_gradient_of_the_system_energy() {
+    use plasticine::skin::integrate::SecondOrderSystem;
+    let material = SkinMaterial {
+        bend: 1e-3,
+        ..SkinMaterial::default()
+    };
+    let mut c = ball(8, 7, material);
+    let rest = c.skeleton.rest_posture();
+    global_attach(&mut c, 0, &rest, material.band);
+    // Perturb positions so forces are not trivially zero.
+    for (k, p) in c.skins[0].points.position.iter_mut().enumerate() {
+        *p += 0.01
+            * Vec3::new(
+                (k as f32).sin(),
+                (2.0 * k as f32).cos(),
+                (3.0 * k as f32).sin(),
+            );
+    }
+    let driver = still(&c);
+    let skin = c.skins[0].clone();
+    let mut sys = SkinSystem::new(&c, &skin, &driver);
+    let r = skin.points.position.clone();
+    let v = vec![Vec3::ZERO; r.len()];
+    let mut a = vec![Vec3::ZERO; r.len()];
+    sys.position_acceleration(0.0, &r, &mut a);
+    let mut worst = 0.0f64;
+    let mut scale = 0.0f64;
+    for k in [skin.m + 1, 3 * skin.m + 4, 5 * skin.m + 7] {
+        for comp in 0..3 {
+            let eps = 1e-3;
+            let (mut rp, mut rn) = (r.clone(), r.clone());
+            rp[k][comp] += eps;
+            rn[k][comp] -= eps;
+            let fd = -(sys.energy(0.0, &rp, &v) - sys.energy(0.0, &rn, &v)) / (2.0 * eps as f64);
+            let f = (a[k][comp] * sys.mass[k]) as f64;
+            worst = worst.max((fd - f).abs());
+            scale = scale.max(fd.abs());
+        }
+    }
+    assert!(
+        worst < 1e-2 * scale,
+        "force vs -dE/dr: worst {worst}, scale {scale}"
+    );
+}
+
+/// LEMAN §4.2.3: after every accepted step no inner fat point is inside a
+/// muscle. Checked on the penguin's waddle at every frame, brute force against
+/// every wrapped muscle.
+#[test]
+fn no_skin_point_enters_a_muscle_beyond_tolerance_at_the_fat_offset() {
+    let c = plasticine::io::load_character(std::path::Path::new("assets/penguin.ron")).unwrap();
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    let fat = c.skins[0].points.fat[0];
+    let mut sim = Simulation::new(c, driver, SolverSettings::default()).unwrap();
+    let mut worst = 0.0f32;
+    for f in 1..=90 {
+        sim.advance_to(f as f64 / 60.0, None).unwrap();
+        worst = worst.max(sim.deepest_penetration());
+    }
+    // The projection is exact for the normals at projection time; recomputing
+    // normals after neighbours moved leaves a residual well under the fat.
+    assert!(
+        worst < 0.2 * fat,
+        "deepest penetration {worst} m with fat {fat} m"
+    );
+}
+
+/// Every integrator brings a skin draped over a muscle under gravity to the
+/// same rest state.
+#[test]
+fn every_integrator_reaches_the_same_draped_rest_state() {
+    let material = SkinMaterial {
+        damping_density: 2.0,
+        shrink: 0.7,
+        ..SkinMaterial::default()
+    };
+    let mut base = ball(8, 6, material);
+    let rest = base.skeleton.rest_posture();
+    global_attach(&mut base, 0, &rest, material.band);
+    let mut finals = vec![];
+    for kind in IntegratorKind::ALL {
+        let settings = SolverSettings {
+            integrator: kind,
+            tolerances: Tolerances {
+                fixed_step: 1e-4,
+                ..Tolerances::default()
+            },
+            ..SolverSettings::default()
+        };
+        let mut sim = Simulation::new(base.clone(), still(&base), settings).unwrap();
+        sim.advance_to(6.0, None).unwrap();
+        let speed = sim.character.skins[0]
+            .points
+            .velocity
+            .iter()
+            .map(|v| v.length())
+            .fold(0.0, f32::max);
+        assert!(
+            speed < 1e-3,
+            "{kind:?} has come to rest (max speed {speed})"
+        );
+        finals.push((kind, sim.character.skins[0].points.position.clone()));
+    }
+    let (k0, reference) = &finals[0];
+    for (kind, pos) in &finals[1..] {
+        let d = pos
+            .iter()
+            .zip(reference)
+            .map(|(a, b)| a.distance(*b))
+            .fold(0.0, f32::max);
+        assert!(d < 1e-3, "{kind:?} rests {d} m away from {k0:?}");
+    }
+}
+
+/// A stiff skin with explicit Euler at a large step blows up; the solver rolls
+/// back, cuts the step, reports it, and never hands back a non-finite state.
+#[test]
+fn divergence_is_rolled_back_and_reported() {
+    let material = SkinMaterial {
+        stretch: 50.0,
+        ..SkinMaterial::default()
+    };
+    let c = ball(8, 8, material);
+    let settings = SolverSettings {
+        integrator: IntegratorKind::Euler,
+        tolerances: Tolerances {
+            fixed_step: 0.01,
+            max_step: 0.01,
+            ..Tolerances::default()
+        },
+        ..SolverSettings::default()
+    };
+    let driver = still(&c);
+    let mut sim = Simulation::new(c, driver, settings).unwrap();
+    let mut events = 0;
+    let mut outcome = Ok(());
+    for f in 1..=20 {
+        match sim.advance_to(f as f64 * 0.05, None) {
+            Ok(rep) => events += rep.events.len(),
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        }
+    }
+    assert!(events > 0 || outcome.is_err(), "the blow-up was noticed");
+    if let Err(e) = &outcome {
+        assert!(matches!(e, SimError::Diverged { .. }), "{e}");
+        assert!(e.to_string().contains("last good time"), "{e}");
+    }
+    let p = &sim.character.skins[0].points;
+    assert!(
+        p.position.iter().chain(&p.velocity).all(|x| x.is_finite()),
+        "state stays finite"
+    );
+    assert!(sim.stats(0).rollbacks > 0);
+}
+
+/// With a wall-clock budget the solver stops early, says so, and stays consistent.
+#[test]
+fn a_tight_budget_reports_falling_behind() {
+    let c = plasticine::io::load_character(std::path::Path::new("assets/penguin.ron")).unwrap();
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    let mut sim = Simulation::new(c, driver, SolverSettings::default()).unwrap();
+    let rep = sim
+        .advance_to(100.0, Some(std::time::Duration::from_millis(20)))
+        .unwrap();
+    assert!(rep.fell_behind);
+    assert!(rep.reached > 0.0 && rep.reached < 100.0, "{}", rep.reached);
+    // And it catches up when given the time.
+    let rep = sim.advance_to(rep.reached + 0.1, None).unwrap();
+    assert!(!rep.fell_behind);
+}
