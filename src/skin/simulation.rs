@@ -455,9 +455,10 @@ impl SkinStepper<'_> {
             );
             if rep.max_correction > tol.constraint && h > 2.0 * tol.min_step {
                 rt.stats.constraint_rejections += 1;
+                let full = (r.clone(), v.clone(), rep);
                 let (mut lo, mut hi) = (0.0, h);
                 let mut kept: Option<(Vec<Vec3>, Vec<Vec3>, ConstraintReport)> = None;
-                for _ in 0..5 {
+                for halving in 0..5 {
                     let mid = 0.5 * (lo + hi);
                     r.copy_from_slice(&r0);
                     v.copy_from_slice(&v0);
@@ -477,7 +478,15 @@ impl SkinStepper<'_> {
                             lo = mid;
                             kept = Some((r.clone(), v.clone(), tr));
                         }
-                        _ => hi = mid,
+                        _ => {
+                            hi = mid;
+                            // A quarter step still violates as much: the violation
+                            // does not come from this step's motion (there is no
+                            // root to bracket), e.g. a fold whose normals flipped.
+                            if halving >= 1 && kept.is_none() {
+                                break;
+                            }
+                        }
                     }
                 }
                 if let Some((rl, vl, tr)) = kept {
@@ -485,24 +494,19 @@ impl SkinStepper<'_> {
                     v.copy_from_slice(&vl);
                     h_taken = lo;
                     rep = tr;
+                    rt.h = h_taken.max(tol.min_step);
                 } else {
-                    // Even tiny steps violate by more than ε(c) (the muscle moves
-                    // faster than the skin can follow): take the smallest bracket
-                    // and let the projection resolve it.
-                    r.copy_from_slice(&r0);
-                    v.copy_from_slice(&v0);
-                    rt.integrator.step(&mut sys, t, hi, &mut r, &mut v, &tol);
-                    rep = enforce(
-                        &mut sys,
-                        &mut rt.constraints,
-                        settings.contact,
-                        t + hi,
-                        &mut r,
-                        &mut v,
-                    );
-                    h_taken = hi;
+                    // Take the full step; the projection has already resolved it.
+                    let (rf, vf, tr) = full;
+                    r.copy_from_slice(&rf);
+                    v.copy_from_slice(&vf);
+                    rep = tr;
+                    rt.h = if adaptive {
+                        out.next_h.min(rt.h_cap)
+                    } else {
+                        h
+                    };
                 }
-                rt.h = h_taken.max(tol.min_step);
             } else {
                 rt.h = if adaptive {
                     out.next_h.min(rt.h_cap)

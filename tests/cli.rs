@@ -1,0 +1,150 @@
+//! The command line as a user meets it: real files, the real binary.
+
+use std::path::Path;
+use std::process::Command;
+
+fn plasticine(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn bake_writes_a_cache_whose_frames_follow_the_motion() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("bake");
+    let (ok, stdout, stderr) = plasticine(&[
+        "bake",
+        "assets/penguin.ron",
+        "--out",
+        out.to_str().unwrap(),
+        "--duration",
+        "0.5",
+        "--obj",
+        "5",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Baked 16 frames"), "{stdout}");
+    let mut cache = plasticine::io::CacheReader::open(&out.join("bake.plcache")).unwrap();
+    assert_eq!(cache.frame_count(), 16);
+    assert!(cache.is_complete());
+    let (mut first, mut last) = (Vec::new(), Vec::new());
+    cache.read_frame(0, &mut first).unwrap();
+    let t = cache.read_frame(15, &mut last).unwrap();
+    assert!((t - 0.5).abs() < 1e-9);
+    // The skin moved with the waddle, and stayed finite.
+    let moved = first[0]
+        .iter()
+        .zip(&last[0])
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0, f32::max);
+    assert!(moved > 0.005, "the body skin moved {moved} m");
+    assert!(last.iter().flatten().all(|p| p.is_finite()));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["frames"], 16);
+    assert_eq!(std::fs::read_dir(out.join("obj")).unwrap().count(), 4);
+}
+
+#[test]
+fn malformed_files_are_reported_with_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.ron");
+    std::fs::write(&bad, "(format: \"plasticine-character\", version: 1, character: (name: \"x\", skeleton: (joints: [(name: \"root\", parent: None, offset: (0, 0))])))").unwrap();
+    let (ok, _, stderr) = plasticine(&["info", bad.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("bad.ron:1:"),
+        "names file, line and column: {stderr}"
+    );
+
+    // A valid file with an impossible value names the field.
+    let text = std::fs::read_to_string("assets/penguin.ron").unwrap();
+    let broken = text.replacen("joint: 1,", "joint: 99,", 1);
+    assert_ne!(text, broken);
+    let f = dir.path().join("broken.ron");
+    std::fs::write(&f, broken).unwrap();
+    let (ok, _, stderr) = plasticine(&["info", f.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("broken.ron") && stderr.contains("muscles[0].joint"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn impossible_parameters_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b");
+    let (ok, _, stderr) = plasticine(&[
+        "bake",
+        "assets/penguin.ron",
+        "--out",
+        out.to_str().unwrap(),
+        "--resolution",
+        "2x2",
+    ]);
+    assert!(!ok);
+    assert!(stderr.contains("at least 4"), "{stderr}");
+    let (ok, _, stderr) = plasticine(&[
+        "bake",
+        "assets/penguin.ron",
+        "--out",
+        out.to_str().unwrap(),
+        "--fps=0",
+    ]);
+    assert!(!ok);
+    assert!(stderr.contains("fps"), "{stderr}");
+    let (ok, _, stderr) = plasticine(&["bake", "no/such/file.ron", "--out", out.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(stderr.contains("no/such/file.ron"), "{stderr}");
+    assert!(
+        !Path::new(&out).join("bake.plcache").exists(),
+        "nothing half-written"
+    );
+}
+
+#[test]
+fn every_sample_asset_loads_and_is_settled() {
+    for name in ["penguin", "wombat", "torso"] {
+        let c = plasticine::io::load_character(Path::new(&format!("assets/{name}.ron"))).unwrap();
+        assert!(!c.skins.is_empty() && c.key_postures.len() >= 3, "{name}");
+        for s in &c.skins {
+            let bound = s.points.band.iter().filter(|b| b.is_some()).count();
+            assert!(
+                bound >= (s.n - 2) * s.m * 9 / 10,
+                "{name}/{}: most points are attached",
+                s.name
+            );
+        }
+        // Settled: held in its rest posture, the skin stays where it is.
+        let before: Vec<Vec<glam::Vec3>> =
+            c.skins.iter().map(|s| s.points.position.clone()).collect();
+        let driver = plasticine::skin::SkeletonDriver::Still(c.skeleton.rest_posture());
+        let mut sim = plasticine::skin::Simulation::new(c, driver, Default::default()).unwrap();
+        sim.advance_to(0.2, None).unwrap();
+        for (s, b) in sim.character.skins.iter().zip(&before) {
+            let d: Vec<f32> = s
+                .points
+                .position
+                .iter()
+                .zip(b)
+                .map(|(p, q)| p.distance(*q))
+                .collect();
+            let rms = (d.iter().map(|x| x * x).sum::<f32>() / d.len() as f32).sqrt();
+            let max = d.iter().copied().fold(0.0, f32::max);
+            // Contact chatter at sharp muscle tips (the beak) stays a few mm.
+            assert!(
+                rms < 1e-3 && max < 1e-2,
+                "{name}/{}: drifts rms {rms} m, max {max} m at rest",
+                s.name
+            );
+        }
+    }
+}
