@@ -97,7 +97,7 @@ pub fn plasticine_args(frontend: Frontend, extra: &[String]) -> Vec<String> {
         Frontend::Xr => &["xr", DEMO_SCENE],
         Frontend::Desk => &["desk", DEMO_SCENE],
         Frontend::HeadlessRender => &["render", DEMO_SCENE, "--out", DEMO_OUT],
-        Frontend::HeadlessBake => &["bake", DEMO_SCENE, "--out", DEMO_OUT],
+        Frontend::HeadlessBake => &["bake", DEMO_SCENE, "--out", DEMO_OUT, "--obj", "10"],
     };
     base.iter()
         .map(|s| s.to_string())
@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn bake_args_then_extra_args() {
-        let extra = vec!["--frames".to_string(), "10".to_string()];
+        let extra = vec!["--duration".to_string(), "1".to_string()];
         assert_eq!(
             plasticine_args(Frontend::HeadlessBake, &extra),
             [
@@ -237,13 +237,22 @@ mod tests {
                 "assets/penguin.ron",
                 "--out",
                 "out/demo",
-                "--frames",
-                "10"
+                "--obj",
+                "10",
+                "--duration",
+                "1"
             ]
         );
         assert_eq!(
             plasticine_args(Frontend::HeadlessBake, &[]),
-            ["bake", "assets/penguin.ron", "--out", "out/demo"]
+            [
+                "bake",
+                "assets/penguin.ron",
+                "--out",
+                "out/demo",
+                "--obj",
+                "10"
+            ]
         );
     }
 }
