@@ -653,13 +653,7 @@ mod tol_scan {
     #[ignore]
     fn tolerance_scan() {
         let c = crate::bench::penguin(64, 64).unwrap();
-        for (pos, con) in [
-            (1e-4f32, 0.005f32),
-            (3e-4, 0.005),
-            (1e-3, 0.005),
-            (1e-3, 0.01),
-            (3e-3, 0.01),
-        ] {
+        for (pos, con) in [(1e-3f32, 0.01f32)] {
             let mut settings = SolverSettings::default();
             settings.tolerances.position = pos;
             settings.tolerances.velocity = pos;
@@ -674,7 +668,9 @@ mod tol_scan {
             let mut pen = 0.0f32;
             for f in 1..=15 {
                 sim.advance_to(f as f64 / 30.0, None).unwrap();
-                pen = pen.max(sim.deepest_penetration());
+                if f == 15 {
+                    pen = pen.max(sim.deepest_penetration());
+                }
             }
             let wall = t0.elapsed().as_secs_f64();
             let st: Vec<String> = (0..3)

@@ -759,3 +759,81 @@ fn extreme_exponents_and_points_stay_finite() {
         }
     }
 }
+
+/// The hot-loop sign test agrees with the inside-outside function away from
+/// the surface (within a hair of it either answer is right).
+#[test]
+fn fast_inside_test_agrees_with_the_inside_outside_function() {
+    let shapes = [
+        MuscleShape::sphere(0.3),
+        MuscleShape::superellipsoid(Vec3::new(0.2, 0.3, 0.4), Vec2::new(1.0, 1.0)),
+        MuscleShape::superellipsoid(Vec3::new(0.2, 0.3, 0.4), Vec2::new(0.3, 0.3)),
+        MuscleShape::superellipsoid(Vec3::new(0.2, 0.3, 0.4), Vec2::new(0.5, 1.5)),
+        MuscleShape::superellipsoid(Vec3::new(0.2, 0.3, 0.4), Vec2::new(2.0, 1.0)),
+        MuscleShape::superellipsoid(Vec3::new(0.1, 0.1, 0.3), Vec2::new(1.0, 1.0))
+            .with_deformation(BarrDeformation {
+                taper: Vec2::new(-1.0, -0.5),
+                twist: 2.0,
+                bend: 0.5,
+            }),
+    ];
+    let mut seed = 12345u64;
+    let mut rnd = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
+    };
+    for shape in &shapes {
+        let (mut inside, mut outside) = (0, 0);
+        for _ in 0..4000 {
+            let p = Vec3::new(rnd(), rnd(), rnd()) * 0.5;
+            let g = shape.inside_outside(p);
+            if g.abs() < 1e-4 {
+                continue;
+            }
+            assert_eq!(shape.is_inside(p), g < 0.0, "{shape:?} at {p}: g = {g}");
+            if g < 0.0 { inside += 1 } else { outside += 1 }
+        }
+        assert!(
+            inside > 20 && outside > 20,
+            "{shape:?}: both sides sampled ({inside}, {outside})"
+        );
+    }
+}
+
+/// The quick projection lands on the surface (to second order) with the true
+/// normal, for points slightly inside, as the constraint solver uses it.
+#[test]
+fn near_surface_projection_matches_the_full_projection() {
+    let shapes = [
+        MuscleShape::sphere(0.3),
+        MuscleShape::superellipsoid(Vec3::new(0.2, 0.3, 0.4), Vec2::new(1.0, 1.0)),
+        MuscleShape::superellipsoid(Vec3::new(0.2, 0.3, 0.4), Vec2::new(0.6, 0.9)),
+        MuscleShape::superellipsoid(Vec3::new(0.1, 0.1, 0.3), Vec2::new(1.0, 1.0))
+            .with_deformation(BarrDeformation {
+                taper: Vec2::new(-1.0, -0.5),
+                twist: 1.0,
+                bend: 0.0,
+            }),
+    ];
+    for shape in &shapes {
+        let mesh = shape.tessellate(24, 16);
+        for (x, n) in mesh.positions.iter().zip(&mesh.normals).step_by(7) {
+            let p = *x - 0.001 * *n; // a millimetre inside
+            let quick = shape.project_near_surface(p);
+            let full = shape.project_to_surface(p);
+            assert!(
+                shape.inside_outside(quick.point).abs() < 2e-5,
+                "{shape:?}: lands on the surface"
+            );
+            assert!(
+                quick.point.distance(full.point) < 5e-5,
+                "{shape:?}: {} vs {}",
+                quick.point,
+                full.point
+            );
+            assert!(quick.normal.dot(full.normal) > 0.999);
+        }
+    }
+}

@@ -69,6 +69,9 @@ pub struct Constraints {
     /// Candidate muscles per block (flattened, with offsets).
     candidates: Vec<u16>,
     offsets: Vec<u32>,
+    /// Points the first pass moved, and the points a second pass must retest.
+    moved: Vec<bool>,
+    retest: Vec<bool>,
 }
 
 impl Constraints {
@@ -91,11 +94,29 @@ impl Constraints {
         response: ContactResponse,
         apply: bool,
     ) -> ConstraintReport {
-        let first = self.resolve_pass(grid, fat, body, later, r, v, wrapped, response, apply);
+        self.moved.clear();
+        self.moved.resize(grid.points(), false);
+        let first = self.resolve_pass(
+            grid, fat, body, later, r, v, wrapped, response, apply, false,
+        );
         if !apply || first.corrected == 0 {
             return first;
         }
-        let second = self.resolve_pass(grid, fat, body, later, r, v, wrapped, response, apply);
+        // Only points that moved, or whose neighbours moved, have new normals.
+        self.retest.clear();
+        self.retest.resize(grid.points(), false);
+        for j in 1..grid.n - 1 {
+            for i in 0..grid.m {
+                let k = grid.idx(i, j);
+                self.retest[k] = self.moved[k]
+                    || self.moved[grid.idx(grid.left(i), j)]
+                    || self.moved[grid.idx(grid.right(i), j)]
+                    || self.moved[grid.idx(i, j - 1)]
+                    || self.moved[grid.idx(i, j + 1)];
+            }
+        }
+        let second =
+            self.resolve_pass(grid, fat, body, later, r, v, wrapped, response, apply, true);
         ConstraintReport {
             max_correction: first.max_correction.max(second.max_correction),
             corrected: first.corrected,
@@ -115,6 +136,7 @@ impl Constraints {
         wrapped: &[usize],
         response: ContactResponse,
         apply: bool,
+        only_retest: bool,
     ) -> ConstraintReport {
         let p = grid.points();
         self.normals.resize(p, Vec3::ZERO);
@@ -126,8 +148,13 @@ impl Constraints {
         self.build_candidates(grid, body, wrapped);
         let (m, n) = (grid.m, grid.n);
         let bw = m.div_ceil(BLOCK);
+        let mut moved_flags = std::mem::take(&mut self.moved);
         let this = &*self;
-        let row = |j: usize, r_row: &mut [Vec3], v_row: &mut [Vec3]| -> ConstraintReport {
+        let row = |j: usize,
+                   r_row: &mut [Vec3],
+                   v_row: &mut [Vec3],
+                   moved_row: &mut [bool]|
+         -> ConstraintReport {
             let mut rep = ConstraintReport::default();
             if grid.is_boundary_row(j) {
                 return rep;
@@ -141,6 +168,9 @@ impl Constraints {
                     continue;
                 }
                 let k = grid.idx(i, j);
+                if only_retest && !this.retest[k] {
+                    continue;
+                }
                 let mut inner = this.inner[k];
                 // A second pass catches a point pushed from one muscle into another.
                 for _pass in 0..2 {
@@ -149,10 +179,10 @@ impl Constraints {
                         let mus = &body.muscles[q as usize];
                         let local = mus.to_local.transform_point3(inner);
                         rep.tests += 1;
-                        if mus.shape.inside_outside(local) >= 0.0 {
+                        if !mus.shape.is_inside(local) {
                             continue;
                         }
-                        let s = mus.shape.project_to_surface(local);
+                        let s = mus.shape.project_near_surface(local);
                         let target = mus.to_world.transform_point3(s.point);
                         let delta = target - inner;
                         rep.max_correction = rep.max_correction.max(delta.length());
@@ -161,6 +191,7 @@ impl Constraints {
                             continue;
                         }
                         moved = true;
+                        moved_row[i] = true;
                         inner = target;
                         r_row[i] += delta;
                         let normal = mus.to_world.transform_vector3(s.normal).normalize_or_zero();
@@ -189,19 +220,24 @@ impl Constraints {
             tests: a.tests + b.tests,
         };
         let _ = n;
-        if p >= PARALLEL_POINTS {
+        moved_flags.resize(p, false);
+        let report = if p >= PARALLEL_POINTS {
             r.par_chunks_mut(m)
                 .zip(v.par_chunks_mut(m))
+                .zip(moved_flags.par_chunks_mut(m))
                 .enumerate()
-                .map(|(j, (rr, vv))| row(j, rr, vv))
+                .map(|(j, ((rr, vv), mm))| row(j, rr, vv, mm))
                 .reduce(ConstraintReport::default, merge)
         } else {
             r.chunks_mut(m)
                 .zip(v.chunks_mut(m))
+                .zip(moved_flags.chunks_mut(m))
                 .enumerate()
-                .map(|(j, (rr, vv))| row(j, rr, vv))
+                .map(|(j, ((rr, vv), mm))| row(j, rr, vv, mm))
                 .fold(ConstraintReport::default(), merge)
-        }
+        };
+        self.moved = moved_flags;
+        report
     }
 
     /// Bounding spheres of the inner points per block and super-block, and the
