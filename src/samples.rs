@@ -63,8 +63,6 @@ fn settle(mut c: Character, rest: Posture) -> Result<Character, SimError> {
     let mut sim = Simulation::new(c, SkeletonDriver::Still(rest.clone()), settings.clone())?;
     sim.advance_to(1.5, None)?;
     let mut c = sim.character.clone();
-    #[cfg(test)]
-    report_gaps("after shrink", &c);
     for s in 0..c.skins.len() {
         global_attach(&mut c, s, &rest, material().band);
         for v in &mut c.skins[s].points.velocity {
