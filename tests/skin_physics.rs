@@ -368,3 +368,39 @@ fn a_tight_budget_reports_falling_behind() {
     let rep = sim.advance_to(rep.reached + 0.1, None).unwrap();
     assert!(!rep.fell_behind);
 }
+
+/// Real time maps to simulation time by the user's ratio (§8), and the
+/// resolution can change mid-simulation without disturbing the clock or the
+/// shape (§6.5).
+#[test]
+fn time_ratio_and_resolution_change_at_run_time() {
+    let c = plasticine::io::load_character(std::path::Path::new("assets/penguin.ron")).unwrap();
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    let settings = SolverSettings {
+        time_ratio: 0.25,
+        ..SolverSettings::default()
+    };
+    let mut sim = Simulation::new(c, driver, settings).unwrap();
+    let rep = sim
+        .advance_real(std::time::Duration::from_millis(400), None)
+        .unwrap();
+    assert!(
+        (rep.reached - 0.1).abs() < 1e-9,
+        "0.4 s of real time at ratio 1/4 is 0.1 s simulated, got {}",
+        rep.reached
+    );
+    let before: Vec<Vec3> = sim.character.skins[0].points.position.clone();
+    sim.resample_skins(32, 31).unwrap();
+    assert_eq!(sim.time(), 0.1);
+    let s = &sim.character.skins[0];
+    assert_eq!((s.m, s.n), (32, 31));
+    // 32×31 nests 16×16 (every other column, every other row): the old points are still there.
+    for j in 0..16 {
+        for i in 0..16 {
+            let d = s.points.position[(2 * j) * 32 + 2 * i].distance(before[j * 16 + i]);
+            assert!(d < 1e-6, "point ({i},{j}) moved {d} m in the resampling");
+        }
+    }
+    sim.advance_to(0.2, None).unwrap();
+    assert!(sim.deepest_penetration() < 2e-3);
+}

@@ -339,3 +339,104 @@ pub fn deepest_penetration(
     }
     worst
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::character::{Character, Dof, Environment, Joint, Muscle, Skeleton};
+    use crate::shape::MuscleShape;
+    use glam::{Quat, Vec2};
+
+    /// The hierarchical culling never misses a point that brute force finds
+    /// inside a muscle, and it skips most of the work.
+    #[test]
+    fn culling_finds_every_penetrating_point() {
+        let joint = Joint {
+            name: "j".into(),
+            parent: None,
+            offset: Vec3::ZERO,
+            rest_rotation: Quat::IDENTITY,
+            dofs: [Dof::default(); 3],
+        };
+        let muscle = |x: f32, shape: MuscleShape| Muscle {
+            joint: 0,
+            offset: Vec3::new(x, 0.5, 0.0),
+            rotation: Quat::from_rotation_z(0.3),
+            shape,
+            drivers: vec![],
+        };
+        let c = Character {
+            name: "t".into(),
+            skeleton: Skeleton {
+                joints: vec![joint],
+            },
+            muscles: vec![
+                muscle(-0.3, MuscleShape::sphere(0.15)),
+                muscle(
+                    0.0,
+                    MuscleShape::superellipsoid(Vec3::new(0.1, 0.2, 0.12), Vec2::new(0.6, 1.2)),
+                ),
+                muscle(0.35, MuscleShape::sphere(0.1)),
+            ],
+            skins: vec![],
+            environment: Environment::default(),
+            key_postures: vec![],
+        };
+        let body = PosedBody::new(&c, &c.skeleton.rest_posture());
+        // A wavy sheet-like tube crossing all three muscles.
+        let grid = Grid::new(40, 30);
+        let mut r = Vec::new();
+        for j in 0..grid.n {
+            for i in 0..grid.m {
+                let phi = i as f32 / grid.m as f32 * std::f32::consts::TAU;
+                let x = -0.6 + 1.2 * j as f32 / (grid.n - 1) as f32;
+                let rad = 0.12 + 0.05 * (5.0 * phi).sin() * (7.0 * x).cos();
+                r.push(Vec3::new(x, 0.5 + rad * phi.cos(), rad * phi.sin()));
+            }
+        }
+        let fat = vec![0.01; grid.points()];
+        let mut v = vec![Vec3::ZERO; grid.points()];
+        let mut normals = vec![Vec3::ZERO; grid.points()];
+        grid.normals(&r, &mut normals);
+        let mut brute = 0;
+        for j in 1..grid.n - 1 {
+            for i in 0..grid.m {
+                let k = grid.idx(i, j);
+                let inner = r[k] - fat[k] * normals[k];
+                if body
+                    .muscles
+                    .iter()
+                    .any(|mu| mu.shape.is_inside(mu.to_local.transform_point3(inner)))
+                {
+                    brute += 1;
+                }
+            }
+        }
+        let mut cons = Constraints::default();
+        let mut rr = r.clone();
+        let rep = cons.resolve(
+            &grid,
+            &fat,
+            &body,
+            &body,
+            &mut rr,
+            &mut v,
+            &[0, 1, 2],
+            ContactResponse::default(),
+            false,
+        );
+        assert!(brute > 50, "the test geometry penetrates ({brute})");
+        // A point inside two muscles counts twice in `corrected`.
+        assert!(
+            rep.corrected >= brute,
+            "culling found {} of {brute}",
+            rep.corrected
+        );
+        assert!(
+            rep.tests < 3 * (grid.n - 2) * grid.m * 2 / 3,
+            "culling skipped work: {} tests",
+            rep.tests
+        );
+        assert_eq!(rr, r, "measuring moves nothing");
+    }
+}

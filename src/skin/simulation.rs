@@ -284,6 +284,22 @@ impl Simulation {
         Ok(report)
     }
 
+    /// Changes the resolution of every skin now, keeping the clock (§6.5): all
+    /// per-point fields, positions and velocities included, are resampled
+    /// bilinearly and the simulation carries on from there.
+    pub fn resample_skins(&mut self, m: usize, n: usize) -> Result<(), SimError> {
+        let t = self.time();
+        let mut c = self.character.clone();
+        for s in &mut c.skins {
+            *s = super::resample::resample(s, m, n).map_err(SimError::Settings)?;
+        }
+        self.set_character(c)?;
+        for rt in &mut self.skins {
+            rt.time = t;
+        }
+        Ok(())
+    }
+
     /// Deepest penetration of any skin's inner fat point into any muscle, at the
     /// current state (the invariant of §4.2.3).
     pub fn deepest_penetration(&self) -> f32 {
