@@ -195,6 +195,58 @@ impl MuscleShape {
         (g as f32, n.as_vec3())
     }
 
+    /// `value_and_normal` in f32 for undeformed primitives (the same
+    /// Taubin-normalised gauge, `g = (R − 1)/|∇R|`, with f32 `powf`): the
+    /// constraint solver evaluates it for every resting skin point every step.
+    /// `None` for deformed shapes and the degenerate centre.
+    #[inline]
+    fn value_and_normal_f32(&self, p: Vec3) -> Option<(f32, Vec3)> {
+        if !self.deformation.is_identity() {
+            return None;
+        }
+        let (r, grad) = match &self.primitive {
+            Primitive::Sphere { radius } => {
+                let len = p.length();
+                return (len > 0.0).then(|| (len - radius, p / len));
+            }
+            Primitive::Superellipsoid { radii, exponents } => {
+                let u = p / *radii;
+                let (e1, e2) = (exponents.x, exponents.y);
+                if e1 == 1.0 && e2 == 1.0 {
+                    let r = u.length();
+                    if r <= 0.0 {
+                        return None;
+                    }
+                    (r, u / (r * *radii))
+                } else {
+                    let au = u.abs();
+                    let m = au.max_element();
+                    if !(m > 0.0) {
+                        return None;
+                    }
+                    // R is homogeneous of degree 1: evaluate at t = |u|/max|u|.
+                    let t = au / m;
+                    let (k1, k2) = (2.0 / e1, 2.0 / e2);
+                    let (px, py, pz) = (t.x.powf(k2), t.y.powf(k2), t.z.powf(k1));
+                    let s = px + py;
+                    let tt = if s > 0.0 { s.powf(e2 / e1) } else { 0.0 };
+                    let f = tt + pz;
+                    let rt = f.powf(0.5 * e1);
+                    let c = rt / f;
+                    let cxy = if s > 0.0 { c * tt / s } else { 0.0 };
+                    let gx = if t.x > 0.0 { cxy * px / t.x } else { 0.0 };
+                    let gy = if t.y > 0.0 { cxy * py / t.y } else { 0.0 };
+                    let gz = if t.z > 0.0 { c * pz / t.z } else { 0.0 };
+                    let grad =
+                        Vec3::new(gx.copysign(u.x), gy.copysign(u.y), gz.copysign(u.z)) / *radii;
+                    (m * rt, grad)
+                }
+            }
+        };
+        let len = grad.length();
+        (len.is_finite() && len > 0.0).then(|| ((r - 1.0) / len, grad / len))
+    }
+
     /// `g(p)` and its exact gradient `∇g(p)` (four evaluations for deformed
     /// shapes and superellipsoids, one for spheres).
     pub fn evaluate(&self, p: Vec3) -> (f32, Vec3) {
@@ -249,7 +301,9 @@ impl MuscleShape {
     /// projection when the point is deeper than a few percent of the shape.
     #[inline]
     pub fn project_near_surface(&self, p: Vec3) -> SurfacePoint {
-        let (g, n) = self.value_and_normal(p);
+        let (g, n) = self
+            .value_and_normal_f32(p)
+            .unwrap_or_else(|| self.value_and_normal(p));
         let near = 0.02 * self.superquadric().min_radius() as f32;
         if g.abs() <= near && n.is_finite() {
             SurfacePoint {
@@ -259,6 +313,20 @@ impl MuscleShape {
         } else {
             self.project_to_surface(p)
         }
+    }
+
+    /// Half-extents of a box about the local origin that contains the shape,
+    /// where one is known tighter than the bounding sphere: every superellipsoid
+    /// lies in |x| ≤ a1, |y| ≤ a2, |z| ≤ a3 whatever its exponents (each term
+    /// of F bounds one |u_i|). `None` for deformed shapes.
+    pub fn bounding_box(&self) -> Option<Vec3> {
+        if !self.deformation.is_identity() {
+            return None;
+        }
+        Some(match &self.primitive {
+            Primitive::Sphere { radius } => Vec3::splat(*radius),
+            Primitive::Superellipsoid { radii, .. } => *radii,
+        })
     }
 
     /// Radius of a sphere about the local origin that contains the deformed

@@ -837,3 +837,28 @@ fn near_surface_projection_matches_the_full_projection() {
         }
     }
 }
+
+/// The f32 hot-loop evaluation agrees with the f64 one.
+#[test]
+fn f32_value_and_normal_agrees_with_f64() {
+    let shapes = [
+        MuscleShape::sphere(0.3),
+        MuscleShape::superellipsoid(Vec3::new(0.2, 0.3, 0.4), Vec2::new(1.0, 1.0)),
+        MuscleShape::superellipsoid(Vec3::new(0.2, 0.3, 0.4), Vec2::new(0.6, 0.9)),
+        MuscleShape::superellipsoid(Vec3::new(0.2, 0.3, 0.4), Vec2::new(1.5, 0.4)),
+    ];
+    for shape in &shapes {
+        let mesh = shape.tessellate(20, 14);
+        for (x, n) in mesh.positions.iter().zip(&mesh.normals) {
+            for off in [-0.01f32, -0.001, 0.0, 0.002] {
+                let p = *x + off * *n;
+                let (g32, n32) = shape
+                    .value_and_normal_f32(p)
+                    .expect("undeformed, off centre");
+                let (g64, n64) = shape.value_and_normal(p);
+                assert!((g32 - g64).abs() < 1e-5, "{shape:?} at {p}: {g32} vs {g64}");
+                assert!(n32.dot(n64) > 0.9999, "{shape:?} at {p}");
+            }
+        }
+    }
+}

@@ -18,6 +18,8 @@ pub struct PosedMuscle {
     /// bounding radius carries over).
     pub center: Vec3,
     pub radius: f32,
+    /// Local bounding box half-extents, where tighter than the sphere.
+    pub local_box: Option<Vec3>,
 }
 
 /// Joints and muscles in the world at one instant.
@@ -41,12 +43,31 @@ impl PosedBody {
                     to_local: to_world.inverse(),
                     center: to_world.translation.into(),
                     radius: shape.bounding_radius(),
+                    local_box: shape.bounding_box(),
                     to_world,
                     shape,
                 }
             })
             .collect();
         Self { joints, muscles }
+    }
+
+    /// Whether a world sphere may touch the muscle: its bounding sphere, then
+    /// (where known) its local bounding box.
+    #[inline]
+    pub fn may_touch(&self, muscle: usize, center: Vec3, radius: f32) -> bool {
+        let m = &self.muscles[muscle];
+        let reach = m.radius + radius;
+        if (m.center - center).length_squared() > reach * reach {
+            return false;
+        }
+        match m.local_box {
+            Some(half) => {
+                let c = m.to_local.transform_point3(center).abs();
+                (c - half).max_element() <= radius
+            }
+            None => true,
+        }
     }
 
     /// Signed distance estimate from a world point to the muscle layer (the

@@ -297,8 +297,7 @@ impl Constraints {
             for bi in 0..bw {
                 let s = self.blocks[bj * bw + bi];
                 for &q in &super_cands[(bj / SUPER) * sw + bi / SUPER] {
-                    let mu = &body.muscles[q as usize];
-                    if s.overlaps(mu.center, mu.radius) {
+                    if body.may_touch(q as usize, s.center, s.radius) {
                         self.candidates.push(q);
                     }
                 }

@@ -76,6 +76,7 @@ pub struct SkinSystem<'a> {
     /// damping coefficient (damping density·A + global γ·mass).
     pub mass: Vec<f32>,
     inv_mass: Vec<f32>,
+    kinematic: Vec<bool>,
     damping: Vec<f32>,
     terms: Vec<Terms>,
     under: Option<Underlayers>,
@@ -103,6 +104,7 @@ impl<'a> SkinSystem<'a> {
             });
             damping.push(p.damping_density[k] * area + gamma * m);
         }
+        let kinematic = inv_mass.iter().map(|&w| w == 0.0).collect();
         Self {
             character,
             skin,
@@ -110,6 +112,7 @@ impl<'a> SkinSystem<'a> {
             grid,
             mass,
             inv_mass,
+            kinematic,
             damping,
             terms: Vec::new(),
             under: None,
@@ -217,6 +220,10 @@ impl SecondOrderSystem for SkinSystem<'_> {
     }
 
     fn is_kinematic(&self, k: usize) -> bool {
-        self.inv_mass[k] == 0.0
+        self.kinematic[k]
+    }
+
+    fn kinematic_mask(&self) -> Option<&[bool]> {
+        Some(&self.kinematic)
     }
 }
