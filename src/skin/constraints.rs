@@ -18,6 +18,8 @@ use serde::{Deserialize, Serialize};
 const BLOCK: usize = 4;
 const SUPER: usize = 4;
 const PARALLEL_POINTS: usize = 2048;
+/// A second pass retests a point whose inner fat point moved more than this (m).
+const RETEST_SHIFT: f32 = 1e-4;
 
 /// How a point that hit a muscle keeps its velocity (eq. 16d).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,9 +71,9 @@ pub struct Constraints {
     /// Candidate muscles per block (flattened, with offsets).
     candidates: Vec<u16>,
     offsets: Vec<u32>,
-    /// Points the first pass moved, and the points a second pass must retest.
-    moved: Vec<bool>,
+    /// Points a second pass must retest, and spare normals storage.
     retest: Vec<bool>,
+    retest_normals: Vec<Vec3>,
 }
 
 impl Constraints {
@@ -94,26 +96,25 @@ impl Constraints {
         response: ContactResponse,
         apply: bool,
     ) -> ConstraintReport {
-        self.moved.clear();
-        self.moved.resize(grid.points(), false);
         let first = self.resolve_pass(
             grid, fat, body, later, r, v, wrapped, response, apply, false,
         );
         if !apply || first.corrected == 0 {
             return first;
         }
-        // Only points that moved, or whose neighbours moved, have new normals.
+        // Retest only where an inner fat point shifted noticeably with its
+        // normal (next to the points that moved, and mostly near sharp features
+        // and the fixed boundary rings).
+        let p = grid.points();
+        let mut fresh = std::mem::take(&mut self.retest_normals);
+        fresh.resize(p, Vec3::ZERO);
+        grid.normals(r, &mut fresh);
         self.retest.clear();
-        self.retest.resize(grid.points(), false);
-        for j in 1..grid.n - 1 {
-            for i in 0..grid.m {
-                let k = grid.idx(i, j);
-                self.retest[k] = self.moved[k]
-                    || self.moved[grid.idx(grid.left(i), j)]
-                    || self.moved[grid.idx(grid.right(i), j)]
-                    || self.moved[grid.idx(i, j - 1)]
-                    || self.moved[grid.idx(i, j + 1)];
-            }
+        self.retest
+            .extend((0..p).map(|k| fat[k] * (fresh[k] - self.normals[k]).length() > RETEST_SHIFT));
+        self.retest_normals = std::mem::replace(&mut self.normals, fresh);
+        if !self.retest.iter().any(|&t| t) {
+            return first;
         }
         let second =
             self.resolve_pass(grid, fat, body, later, r, v, wrapped, response, apply, true);
@@ -141,20 +142,18 @@ impl Constraints {
         let p = grid.points();
         self.normals.resize(p, Vec3::ZERO);
         self.inner.resize(p, Vec3::ZERO);
-        grid.normals(r, &mut self.normals);
+        // The second pass gets fresh normals from `resolve`.
+        if !only_retest {
+            grid.normals(r, &mut self.normals);
+        }
         for k in 0..p {
             self.inner[k] = r[k] - fat[k] * self.normals[k];
         }
         self.build_candidates(grid, body, wrapped);
         let (m, n) = (grid.m, grid.n);
         let bw = m.div_ceil(BLOCK);
-        let mut moved_flags = std::mem::take(&mut self.moved);
         let this = &*self;
-        let row = |j: usize,
-                   r_row: &mut [Vec3],
-                   v_row: &mut [Vec3],
-                   moved_row: &mut [bool]|
-         -> ConstraintReport {
+        let row = |j: usize, r_row: &mut [Vec3], v_row: &mut [Vec3]| -> ConstraintReport {
             let mut rep = ConstraintReport::default();
             if grid.is_boundary_row(j) {
                 return rep;
@@ -191,7 +190,6 @@ impl Constraints {
                             continue;
                         }
                         moved = true;
-                        moved_row[i] = true;
                         inner = target;
                         r_row[i] += delta;
                         let normal = mus.to_world.transform_vector3(s.normal).normalize_or_zero();
@@ -220,24 +218,19 @@ impl Constraints {
             tests: a.tests + b.tests,
         };
         let _ = n;
-        moved_flags.resize(p, false);
-        let report = if p >= PARALLEL_POINTS {
+        if p >= PARALLEL_POINTS {
             r.par_chunks_mut(m)
                 .zip(v.par_chunks_mut(m))
-                .zip(moved_flags.par_chunks_mut(m))
                 .enumerate()
-                .map(|(j, ((rr, vv), mm))| row(j, rr, vv, mm))
+                .map(|(j, (rr, vv))| row(j, rr, vv))
                 .reduce(ConstraintReport::default, merge)
         } else {
             r.chunks_mut(m)
                 .zip(v.chunks_mut(m))
-                .zip(moved_flags.chunks_mut(m))
                 .enumerate()
-                .map(|(j, ((rr, vv), mm))| row(j, rr, vv, mm))
+                .map(|(j, (rr, vv))| row(j, rr, vv))
                 .fold(ConstraintReport::default(), merge)
-        };
-        self.moved = moved_flags;
-        report
+        }
     }
 
     /// Bounding spheres of the inner points per block and super-block, and the
