@@ -178,8 +178,8 @@ impl MuscleShape {
                 if e1 == 1.0 && e2 == 1.0 {
                     return u.length_squared() < 1.0;
                 }
-                let xy = u.x.powf(2.0 / e2) + u.y.powf(2.0 / e2);
-                let f = if xy > 0.0 { xy.powf(e2 / e1) } else { 0.0 } + u.z.powf(2.0 / e1);
+                let xy = powk(u.x, 2.0 / e2) + powk(u.y, 2.0 / e2);
+                let f = if xy > 0.0 { powk(xy, e2 / e1) } else { 0.0 } + powk(u.z, 2.0 / e1);
                 f < 1.0
             }
         }
@@ -227,11 +227,11 @@ impl MuscleShape {
                     // R is homogeneous of degree 1: evaluate at t = |u|/max|u|.
                     let t = au / m;
                     let (k1, k2) = (2.0 / e1, 2.0 / e2);
-                    let (px, py, pz) = (t.x.powf(k2), t.y.powf(k2), t.z.powf(k1));
+                    let (px, py, pz) = (powk(t.x, k2), powk(t.y, k2), powk(t.z, k1));
                     let s = px + py;
-                    let tt = if s > 0.0 { s.powf(e2 / e1) } else { 0.0 };
+                    let tt = if s > 0.0 { powk(s, e2 / e1) } else { 0.0 };
                     let f = tt + pz;
-                    let rt = f.powf(0.5 * e1);
+                    let rt = powk(f, 0.5 * e1);
                     let c = rt / f;
                     let cxy = if s > 0.0 { c * tt / s } else { 0.0 };
                     let gx = if t.x > 0.0 { cxy * px / t.x } else { 0.0 };
@@ -529,5 +529,20 @@ impl MuscleShape {
         }
         let x = 0.5 * (inside + outside);
         (x, self.value_normal64(x).1)
+    }
+}
+
+/// x^k for x ≥ 0, with the exponents of ellipsoid-like profiles (1, 2, ½)
+/// done without `powf`, which dominates the hot loop otherwise.
+#[inline]
+fn powk(x: f32, k: f32) -> f32 {
+    if k == 2.0 {
+        x * x
+    } else if k == 1.0 {
+        x
+    } else if k == 0.5 {
+        x.sqrt()
+    } else {
+        x.powf(k)
     }
 }

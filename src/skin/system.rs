@@ -80,6 +80,9 @@ pub struct SkinSystem<'a> {
     damping: Vec<f32>,
     terms: Vec<Terms>,
     under: Option<Underlayers>,
+    /// From the last position pass, for the velocity pass: each band's unit
+    /// direction scaled by k_d·A/m (zero without a band).
+    band_damping: Vec<Vec3>,
     pub force_evaluations: u64,
 }
 
@@ -116,6 +119,7 @@ impl<'a> SkinSystem<'a> {
             damping,
             terms: Vec::new(),
             under: None,
+            band_damping: Vec::new(),
             force_evaluations: 0,
         }
     }
@@ -164,6 +168,7 @@ impl SecondOrderSystem for SkinSystem<'_> {
         let gravity = self.character.environment.gravity;
         let area = self.grid.area();
         let bands = &self.skin.points.band;
+        self.band_damping.resize(r.len(), Vec3::ZERO);
         for k in 0..r.len() {
             let w = self.inv_mass[k];
             if w == 0.0 {
@@ -171,40 +176,37 @@ impl SecondOrderSystem for SkinSystem<'_> {
                 continue;
             }
             let mut f = a[k];
+            let mut damping_axis = Vec3::ZERO;
             // eq. (6a): Hookean rubber band from the anchor to the skin point.
             if let Some(b) = &bands[k] {
                 let d = r[k] - under.anchor_position[k];
                 let len = d.length();
                 if len > 1e-9 {
                     f -= (b.ks * area * (len - b.rest_length) / len) * d;
+                    // d̂·√(k_d A/m): the velocity pass needs only a dot product.
+                    damping_axis = d * ((b.kd * area * w).sqrt() / len);
                 }
             }
+            self.band_damping[k] = damping_axis;
             a[k] = f * w + gravity;
         }
     }
 
-    fn add_velocity_acceleration(&mut self, t: f64, r: &[Vec3], v: &[Vec3], a: &mut [Vec3]) {
+    fn add_velocity_acceleration(&mut self, t: f64, _r: &[Vec3], v: &[Vec3], a: &mut [Vec3]) {
         self.underlayers(t);
         let under = self.under.as_ref().expect("cached above");
-        let area = self.grid.area();
-        let bands = &self.skin.points.band;
-        for k in 0..r.len() {
+        for k in 0..v.len() {
             let w = self.inv_mass[k];
             if w == 0.0 {
                 continue;
             }
             // eq. (8) and the skin's own damping density.
-            let mut f = -self.damping[k] * v[k];
-            // eq. (6b): band damping along the band.
-            if let Some(b) = &bands[k] {
-                let d = r[k] - under.anchor_position[k];
-                let len = d.length();
-                if len > 1e-9 && b.kd > 0.0 {
-                    let dir = d / len;
-                    f -= (b.kd * area * (v[k] - under.anchor_velocity[k]).dot(dir)) * dir;
-                }
-            }
-            a[k] += f * w;
+            let mut acc = -(self.damping[k] * w) * v[k];
+            // eq. (6b): band damping along the band, k_d (Δv·d̂) d̂ / m, with
+            // √(k_d A/m)·d̂ cached by the position pass.
+            let s = self.band_damping[k];
+            acc -= (v[k] - under.anchor_velocity[k]).dot(s) * s;
+            a[k] += acc;
         }
     }
 

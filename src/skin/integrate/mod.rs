@@ -35,6 +35,9 @@ pub trait SecondOrderSystem {
     fn position_acceleration(&mut self, t: f64, r: &[Vec3], a: &mut [Vec3]);
 
     /// Adds the velocity-dependent acceleration M⁻¹ f_v(r, v, t) to `a`.
+    /// Contract: called after `position_acceleration` with the same t and r
+    /// (Verlet's fixed point calls it repeatedly for one r), so a system may
+    /// reuse what the position pass computed.
     fn add_velocity_acceleration(&mut self, t: f64, r: &[Vec3], v: &[Vec3], a: &mut [Vec3]);
 
     /// Full acceleration.
