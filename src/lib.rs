@@ -5,6 +5,10 @@
 //! `anim` (key postures) → `kinematics` (skeleton pose) → `shape` (muscles)
 //! → `skin` (fat, connective tissue, elastic skin, simulated) → `io` (cache, files).
 
+// Numerical kernels index several parallel arrays by the same point index;
+// iterator zips of four or five slices would read worse.
+#![allow(clippy::needless_range_loop)]
+
 pub mod anim;
 pub mod bake;
 pub mod bench;

@@ -115,8 +115,12 @@ fn sphere(joint: usize, offset: Vec3, radius: f32) -> Muscle {
     }
 }
 
+/// One key posture as written in the samples: time, root translation, and the
+/// joints whose angles differ from rest.
+type KeySpec<'a> = (f32, Vec3, &'a [(&'a str, Vec3)]);
+
 /// Key postures from (time, root translation, [(joint, angles)]) lists.
-fn keys(c: &Character, list: &[(f32, Vec3, &[(&str, Vec3)])]) -> Vec<KeyPosture> {
+fn keys(c: &Character, list: &[KeySpec]) -> Vec<KeyPosture> {
     list.iter()
         .map(|(t, root, angles)| {
             let mut p = c.skeleton.rest_posture();
@@ -209,7 +213,7 @@ fn penguin() -> (Character, Vec<SkinSpec>) {
     // nodding; then a sudden stop at 2 s so the skin's follow-through shows.
     let roll = 0.22;
     let up = Vec3::new(0.0, 0.025, 0.0);
-    let k: &[(f32, Vec3, &[(&str, Vec3)])] = &[
+    let k: &[KeySpec] = &[
         (0.0, Vec3::ZERO, &[]),
         (
             0.5,
@@ -333,7 +337,7 @@ fn wombat() -> (Character, Vec<SkinSpec>) {
     };
     // A trot: the back rolls and bobs, the head swings, legs step.
     let bob = Vec3::new(0.0, 0.02, 0.0);
-    let k: &[(f32, Vec3, &[(&str, Vec3)])] = &[
+    let k: &[KeySpec] = &[
         (0.0, Vec3::ZERO, &[]),
         (
             0.4,
@@ -471,7 +475,7 @@ fn torso() -> (Character, Vec<SkinSpec>) {
         key_postures: Vec::new(),
     };
     // Bend and twist at the waist while the arms curl and swing.
-    let k: &[(f32, Vec3, &[(&str, Vec3)])] = &[
+    let k: &[KeySpec] = &[
         (0.0, Vec3::ZERO, &[]),
         (
             0.6,

@@ -221,7 +221,7 @@ impl MuscleShape {
                 } else {
                     let au = u.abs();
                     let m = au.max_element();
-                    if !(m > 0.0) {
+                    if m.is_nan() || m <= 0.0 {
                         return None;
                     }
                     // R is homogeneous of degree 1: evaluate at t = |u|/max|u|.

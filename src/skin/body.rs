@@ -92,10 +92,10 @@ impl PosedBody {
             }
             let o = m.to_local.transform_point3(origin);
             let d = m.to_local.transform_vector3(dir);
-            if let Some(t) = m.shape.ray_intersect(o, d, max_t) {
-                if best.is_none_or(|b| t < b.0) {
-                    best = Some((t, k, origin + dir * t));
-                }
+            if let Some(t) = m.shape.ray_intersect(o, d, max_t)
+                && best.is_none_or(|b| t < b.0)
+            {
+                best = Some((t, k, origin + dir * t));
             }
         }
         best

@@ -321,18 +321,18 @@ pub fn elastic_energy(g: &Grid, mat: &ElasticMaterial, r: &[Vec3]) -> f64 {
 mod tests {
     use super::*;
 
-    /// A wobbly cylinder with non-trivial rest metric and curvature.
-    fn setup(
-        m: usize,
-        n: usize,
-    ) -> (
+    /// Grid, positions, rest metric, rest curvature, stretch and bend.
+    type Setup = (
         Grid,
         Vec<Vec3>,
         Vec<[f32; 3]>,
         Vec<[f32; 3]>,
         Vec<[f32; 3]>,
         Vec<f32>,
-    ) {
+    );
+
+    /// A wobbly cylinder with non-trivial rest metric and curvature.
+    fn setup(m: usize, n: usize) -> Setup {
         let g = Grid::new(m, n);
         let mut r = Vec::new();
         for j in 0..n {
