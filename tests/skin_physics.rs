@@ -404,3 +404,14 @@ fn time_ratio_and_resolution_change_at_run_time() {
     sim.advance_to(0.2, None).unwrap();
     assert!(sim.deepest_penetration() < 2e-3);
 }
+
+/// A character without skin still keeps time (the skeleton plays on).
+#[test]
+fn a_skinless_character_keeps_time() {
+    let mut c = ball(8, 8, SkinMaterial::default());
+    c.skins.clear();
+    let driver = still(&c);
+    let mut sim = Simulation::new(c, driver, SolverSettings::default()).unwrap();
+    assert_eq!(sim.advance_to(0.5, None).unwrap().reached, 0.5);
+    assert_eq!(sim.time(), 0.5);
+}

@@ -137,6 +137,8 @@ pub struct Simulation {
     pub driver: SkeletonDriver,
     settings: SolverSettings,
     skins: Vec<SkinRuntime>,
+    /// Time reached by the last advance (what `time()` reports without skins).
+    clock: f64,
 }
 
 impl Simulation {
@@ -152,6 +154,7 @@ impl Simulation {
             driver,
             settings,
             skins: Vec::new(),
+            clock: 0.0,
         };
         sim.reset_runtimes(0.0);
         // Start consistent: boundary rows on their joints.
@@ -162,6 +165,7 @@ impl Simulation {
     }
 
     fn reset_runtimes(&mut self, t: f64) {
+        self.clock = t;
         let tol = &self.settings.tolerances;
         self.skins = (0..self.character.skins.len())
             .map(|_| SkinRuntime {
@@ -211,15 +215,14 @@ impl Simulation {
 
     /// The time every skin has reached.
     pub fn time(&self) -> f64 {
+        if self.skins.is_empty() {
+            // A skeleton without skin still has a clock.
+            return self.clock;
+        }
         self.skins
             .iter()
             .map(|s| s.time)
             .fold(f64::INFINITY, f64::min)
-            .min(if self.skins.is_empty() {
-                0.0
-            } else {
-                f64::INFINITY
-            })
     }
 
     pub fn stats(&self, skin: usize) -> SkinStats {
@@ -277,6 +280,9 @@ impl Simulation {
         self.character.skins = skins;
         for r in results {
             report.events.extend(r?);
+        }
+        if self.skins.is_empty() {
+            self.clock = self.clock.max(target);
         }
         report.reached = self.time().min(target);
         report.fell_behind = report.reached < target - 1e-12;
