@@ -49,7 +49,7 @@ pub fn material() -> SkinMaterial {
 /// fold onto itself.
 fn limb_material() -> SkinMaterial {
     SkinMaterial {
-        shrink: 0.75,
+        shrink: 0.6,
         ..SkinMaterial::default()
     }
 }
