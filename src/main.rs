@@ -36,9 +36,9 @@ enum Command {
         /// Resample every skin to MxN points (around x bottom-to-top) before baking, e.g. 64x64.
         #[arg(long, value_parser = parse_resolution)]
         resolution: Option<(usize, usize)>,
-        /// Time integrator.
-        #[arg(long, value_enum, default_value_t = IntegratorKind::Verlet)]
-        integrator: IntegratorKind,
+        /// Time integrator [default: verlet, or the one in --settings].
+        #[arg(long, value_enum)]
+        integrator: Option<IntegratorKind>,
         /// Frames per second of the cache.
         #[arg(long, default_value_t = 30.0)]
         fps: f32,
@@ -138,7 +138,9 @@ fn run(cli: Cli) -> Result<()> {
                 }
                 None => SolverSettings::default(),
             };
-            solver.integrator = integrator;
+            if let Some(kind) = integrator {
+                solver.integrator = kind;
+            }
             solver
                 .validate()
                 .map_err(|e| anyhow::anyhow!("solver settings: {e}"))?;

@@ -148,3 +148,36 @@ fn every_sample_asset_loads_and_is_settled() {
         }
     }
 }
+
+#[test]
+fn a_settings_file_chooses_the_integrator_unless_the_flag_overrides_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = dir.path().join("solver.ron");
+    std::fs::write(&settings, "(integrator: Rk2, tolerances: (position: 5e-4))").unwrap();
+    let out = dir.path().join("b");
+    let args = [
+        "bake",
+        "assets/penguin.ron",
+        "--out",
+        out.to_str().unwrap(),
+        "--duration",
+        "0.1",
+        "--settings",
+        settings.to_str().unwrap(),
+    ];
+    let (ok, stdout, stderr) = plasticine(&args);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("with rk2"), "{stdout}");
+    let mut with_flag = args.to_vec();
+    with_flag.extend(["--integrator", "euler"]);
+    let (ok, stdout, stderr) = plasticine(&with_flag);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("with euler"), "{stdout}");
+    std::fs::write(&settings, "(tolerances: (positon: 5e-4))").unwrap();
+    let (ok, _, stderr) = plasticine(&args);
+    assert!(!ok);
+    assert!(
+        stderr.contains("solver.ron") && stderr.contains("positon"),
+        "{stderr}"
+    );
+}

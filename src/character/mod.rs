@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 /// Gravity and global damping (LEMAN eq. 7–8).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct Environment {
     /// Acceleration of gravity, m/s².
@@ -35,6 +36,7 @@ impl Default for Environment {
 /// A key posture: the skeleton's joint angles at a time, with the
 /// Kochanek–Bartels parameters of the spline through it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct KeyPosture {
     pub time: f32,
     pub posture: Posture,
@@ -48,6 +50,7 @@ pub struct KeyPosture {
 
 /// The whole layered model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Character {
     pub name: String,
     pub skeleton: Skeleton,

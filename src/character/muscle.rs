@@ -15,6 +15,7 @@ pub enum DeformationParam {
 /// Ties a deformation parameter to a joint angle (a flexing biceps):
 /// `param += gain · angle(joint, axis)`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DeformationDriver {
     pub param: DeformationParam,
     pub joint: usize,
@@ -25,6 +26,7 @@ pub struct DeformationDriver {
 /// A muscle: an implicit solid attached rigidly to a joint, optionally deformed
 /// by joint angles.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Muscle {
     pub joint: usize,
     /// Placement of the shape's frame in the joint's frame.

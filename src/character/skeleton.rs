@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// One rotational degree of freedom about a local axis, with its limits (radians).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Dof {
     pub free: bool,
     pub min: f32,
@@ -40,6 +41,7 @@ impl Dof {
 /// `T(offset) · rest_rotation · Rx(θx) · Ry(θy) · Rz(θz)` relative to the parent
 /// (or to the world for the root, plus the posture's root translation).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Joint {
     pub name: String,
     pub parent: Option<usize>,
@@ -59,6 +61,7 @@ fn default_dofs() -> [Dof; 3] {
 /// Joint hierarchy. Parents come before their children, so one forward pass
 /// computes every world transform.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Skeleton {
     pub joints: Vec<Joint>,
 }
@@ -143,6 +146,7 @@ impl Skeleton {
 /// Joint angles (radians about local x, y, z) for every joint, plus a
 /// translation of the root.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Posture {
     #[serde(default)]
     pub root_translation: Vec3,

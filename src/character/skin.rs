@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 /// Connective tissue (LEMAN §4.1.2): a rubber band from a skin point to a point
 /// fixed in a muscle's local frame.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Band {
     pub muscle: usize,
     /// Attachment point in the muscle's local frame.
@@ -20,6 +21,7 @@ pub struct Band {
 
 /// Defaults for new bands (the global "attach" uses them).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct BandDefaults {
     pub ks: f32,
@@ -38,6 +40,7 @@ impl Default for BandDefaults {
 /// the material (u) coordinates, which run over [0,1)×[0,1], so the physics does
 /// not change when the grid is resampled.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct SkinMaterial {
     /// Mass per unit u-area, kg.
@@ -77,6 +80,7 @@ impl Default for SkinMaterial {
 /// Point (i, j) — i around (periodic, 0..m), j from bottom to top (0..n) — is at
 /// index `j * m + i`. Rows 0 and n−1 are the boundaries fixed to the joints.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SkinPoints {
     pub position: Vec<Vec3>,
     pub velocity: Vec<Vec3>,
@@ -109,6 +113,7 @@ impl SkinPoints {
 /// An elastic skin: an m×n grid, periodic around, whose bottom and top rows are
 /// fixed to two joints.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Skin {
     pub name: String,
     pub bottom_joint: usize,

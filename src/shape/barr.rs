@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 /// taper (x and y scale linearly with z), twist (about z, radians per unit z),
 /// bend (about the y axis, curvature in 1/m). All zero is the identity.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct BarrDeformation {
     pub taper: Vec2,

@@ -73,6 +73,7 @@ pub enum Primitive {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MuscleShape {
     pub primitive: Primitive,
     #[serde(default)]

@@ -23,7 +23,7 @@ const RETEST_SHIFT: f32 = 1e-4;
 
 /// How a point that hit a muscle keeps its velocity (eq. 16d).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ContactResponse {
     /// k∥: restitution of the normal velocity (0 = inelastic).
     pub k_normal: f32,

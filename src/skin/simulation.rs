@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// What the user sets for the solver (the parameters panel of §6).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct SolverSettings {
     pub integrator: IntegratorKind,
     pub tolerances: Tolerances,

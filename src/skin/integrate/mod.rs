@@ -62,7 +62,7 @@ pub trait SecondOrderSystem {
 
 /// Error tolerances and step bounds (LEMAN eq. 10g, 11, 14, 15 and §4.2.3).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Tolerances {
     /// ε(r): desired accuracy of positions (eq. 15), relative to the scale vector.
     pub position: f32,
