@@ -89,3 +89,46 @@ impl Muscle {
         shape
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use glam::Vec2;
+
+    /// A biceps whose taper follows the elbow: flexing changes the shape, and
+    /// the rest of the parameters stay as modelled.
+    #[test]
+    fn drivers_tie_deformations_to_joint_angles() {
+        let biceps = Muscle {
+            joint: 0,
+            offset: Vec3::ZERO,
+            rotation: Quat::IDENTITY,
+            shape: MuscleShape::superellipsoid(Vec3::new(0.04, 0.04, 0.12), Vec2::ONE),
+            drivers: vec![
+                DeformationDriver {
+                    param: DeformationParam::TaperX,
+                    joint: 1,
+                    axis: 0,
+                    gain: -2.0,
+                },
+                DeformationDriver {
+                    param: DeformationParam::Twist,
+                    joint: 1,
+                    axis: 2,
+                    gain: 0.5,
+                },
+            ],
+        };
+        let straight = biceps.posed_shape(&[Vec3::ZERO, Vec3::ZERO]);
+        assert_eq!(straight, biceps.shape);
+        let flexed = biceps.posed_shape(&[Vec3::ZERO, Vec3::new(-1.2, 0.0, 0.4)]);
+        assert!((flexed.deformation.taper.x - 2.4).abs() < 1e-6);
+        assert!((flexed.deformation.twist - 0.2).abs() < 1e-6);
+        assert_eq!(flexed.deformation.taper.y, 0.0);
+        // The flexed muscle is wider toward +z: a point just outside the
+        // straight biceps there is inside the flexed one.
+        // At z = 0.03 the half-width grows from 0.0387 to 0.0387·(1 + 2.4·0.03) = 0.0415.
+        let p = Vec3::new(0.040, 0.0, 0.03);
+        assert!(!straight.is_inside(p) && flexed.is_inside(p));
+    }
+}
