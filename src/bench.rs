@@ -216,6 +216,38 @@ pub fn bytes_per_point() -> serde_json::Value {
     })
 }
 
+/// Wall time per inverse-kinematics drag event (LEMAN §6.1) for a 10-joint
+/// chain following `events` targets a few centimetres apart, each solved from
+/// the previous posture with one reused solver.
+pub fn ik_drag_event(events: usize) -> serde_json::Value {
+    use crate::kinematics::ik::{self, IkSettings, IkSolver, IkTarget};
+    let (skeleton, mut posture) = ik::demo_chain(10);
+    let tip = skeleton.joints.len() - 1;
+    let chain = ik::chain_to_branch(&skeleton, tip);
+    let start = crate::kinematics::forward_kinematics(&skeleton, &posture)[tip]
+        .translation
+        .into();
+    let (settings, mut solver) = (IkSettings::default(), IkSolver::new());
+    let (mut total, mut max, mut converged) = (0.0f64, 0.0f64, 0);
+    for k in 1..=events.max(1) {
+        let target = IkTarget::position(ik::demo_drag_target(start, k));
+        let t = Instant::now();
+        let r = solver.solve(&skeleton, &mut posture, tip, &chain, &target, &settings);
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        (total, max) = (total + us, max.max(us));
+        converged += usize::from(r.converged);
+    }
+    json!({
+        "bench": "ik_drag_event",
+        "joints": 10,
+        "events": events.max(1),
+        "converged": converged,
+        "mean_us": total / events.max(1) as f64,
+        "max_us": max,
+        "goal_us": 200,
+    })
+}
+
 /// Every measurement, one JSON line each.
 pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     let scale = if quick { 0.1 } else { 1.0 };
@@ -228,5 +260,6 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
         writeln!(out, "{v}")?;
     }
     writeln!(out, "{}", bytes_per_point())?;
+    writeln!(out, "{}", ik_drag_event(1000))?;
     Ok(())
 }

@@ -1,4 +1,9 @@
-//! Forward kinematics and joint limits. (IK arrives with the construction tools.)
+//! Forward kinematics, joint limits and inverse kinematics ([`ik`], the
+//! posture tool of LEMAN §6.1).
+
+pub mod ik;
+
+pub use ik::{IkReport, IkSettings, IkSolver, IkTarget, chain_to_branch, solve_ik};
 
 use crate::character::{Posture, Skeleton};
 use glam::{Affine3A, Quat, Vec3};
