@@ -8,6 +8,7 @@ pub mod elastic;
 pub mod integrate;
 pub mod resample;
 pub mod simulation;
+mod stepper;
 pub mod system;
 
 pub use driver::SkeletonDriver;

@@ -1,0 +1,249 @@
+//! Stepping one skin to a target time: adaptive steps, constraint enforcement
+//! with rejection and root bracketing (LEMAN §4.2.3), and rollback when the
+//! state diverges. `Simulation` runs one of these per skin, in parallel.
+
+use super::constraints::{ConstraintReport, Constraints, ContactResponse};
+use super::driver::SkeletonDriver;
+use super::integrate::Integrator;
+use super::simulation::{SimError, SimEvent, SkinStats, SolverSettings};
+use super::system::SkinSystem;
+use crate::character::{Character, Skin};
+use glam::Vec3;
+use std::time::Instant;
+
+/// Per-skin solver state.
+pub(super) struct SkinRuntime {
+    pub(super) integrator: Box<dyn Integrator>,
+    pub(super) time: f64,
+    pub(super) h: f64,
+    /// Largest step allowed, cut after a divergence.
+    pub(super) h_cap: f64,
+    pub(super) constraints: Constraints,
+    pub(super) stats: SkinStats,
+}
+
+fn diverged(r: &[Vec3], v: &[Vec3], max_speed: f32) -> bool {
+    let limit = max_speed * max_speed;
+    r.iter().any(|x| !x.is_finite())
+        || v.iter()
+            .any(|x| !x.is_finite() || x.length_squared() > limit)
+}
+
+/// Advances one skin: everything it needs, borrowed for the duration.
+pub(super) struct SkinStepper<'a> {
+    pub(super) character: &'a Character,
+    pub(super) driver: &'a SkeletonDriver,
+    pub(super) settings: &'a SolverSettings,
+    pub(super) skin: &'a mut Skin,
+    pub(super) rt: &'a mut SkinRuntime,
+    pub(super) index: usize,
+}
+
+impl SkinStepper<'_> {
+    /// Advances to `target`; on divergence rolls back to the state at entry, cuts
+    /// the step limit, tells the caller, and tries again.
+    pub(super) fn advance(
+        &mut self,
+        target: f64,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<SimEvent>, SimError> {
+        let mut events = Vec::new();
+        let good_time = self.rt.time;
+        let good_r = self.skin.points.position.clone();
+        let good_v = self.skin.points.velocity.clone();
+        let min_step = self.settings.tolerances.min_step;
+        let mut failures = 0;
+        loop {
+            match self.try_advance(target, deadline) {
+                Ok(()) => return Ok(events),
+                Err(at) => {
+                    failures += 1;
+                    let rt = &mut *self.rt;
+                    rt.stats.rollbacks += 1;
+                    rt.time = good_time;
+                    rt.h_cap = (rt.h_cap * 0.25).max(min_step);
+                    rt.h = rt.h.min(rt.h_cap);
+                    rt.integrator = self.settings.integrator.create();
+                    self.skin.points.position.clone_from(&good_r);
+                    self.skin.points.velocity.clone_from(&good_v);
+                    events.push(SimEvent::Diverged {
+                        skin: self.index,
+                        at,
+                        rolled_back_to: good_time,
+                        new_max_step: rt.h_cap,
+                    });
+                    tracing::warn!(
+                        skin = self.index,
+                        at,
+                        "skin diverged: rolled back to t={good_time:.4}, step limit now {:.2e} s",
+                        rt.h_cap
+                    );
+                    if failures >= 4 || rt.h_cap <= min_step {
+                        return Err(SimError::Diverged {
+                            skin: self.index,
+                            at,
+                            good: good_time,
+                            step: rt.h_cap,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Steps to `target`; Err(time) if the state diverged.
+    fn try_advance(&mut self, target: f64, deadline: Option<Instant>) -> Result<(), f64> {
+        let settings = self.settings;
+        let tol = settings.tolerances;
+        let adaptive = settings.integrator.is_adaptive();
+        let mut r = std::mem::take(&mut self.skin.points.position);
+        let mut v = std::mem::take(&mut self.skin.points.velocity);
+        let skin: &Skin = self.skin;
+        let rt = &mut *self.rt;
+        let mut sys = SkinSystem::new(self.character, skin, self.driver);
+        let entry_time = rt.time;
+        let mut r0 = r.clone();
+        let mut v0 = v.clone();
+        let mut result = Ok(());
+        while rt.time < target - 1e-12 {
+            // Out of budget: stop, but only after one step, so every call makes
+            // progress even when this skin waited for a thread.
+            if rt.time > entry_time && deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            let t = rt.time;
+            let remaining = target - t;
+            let mut h = if adaptive {
+                rt.h.min(rt.h_cap)
+            } else {
+                tol.fixed_step.min(rt.h_cap)
+            };
+            // Land on the target without leaving a sliver of a step: split a short
+            // remainder in two rather than stretching the step (which a rejected
+            // step would retry forever).
+            if h >= remaining {
+                h = remaining;
+            } else if remaining - h < 0.25 * h {
+                h = 0.5 * remaining;
+            }
+            r0.copy_from_slice(&r);
+            v0.copy_from_slice(&v);
+            let out = rt.integrator.step(&mut sys, t, h, &mut r, &mut v, &tol);
+            if !out.accepted {
+                rt.stats.error_rejections += 1;
+                rt.h = out.next_h.min(rt.h_cap);
+                continue;
+            }
+            // §4.2.3: enforce the constraints; if a correction exceeds ε(c), reject
+            // the step and bracket the largest step whose corrections stay within it.
+            let mut h_taken = h;
+            let mut rep = enforce(
+                &mut sys,
+                &mut rt.constraints,
+                settings.contact,
+                t + h,
+                &mut r,
+                &mut v,
+            );
+            if rep.max_correction > tol.constraint && h > 2.0 * tol.min_step {
+                rt.stats.constraint_rejections += 1;
+                let full = (r.clone(), v.clone(), rep);
+                let (mut lo, mut hi) = (0.0, h);
+                let mut kept: Option<(Vec<Vec3>, Vec<Vec3>, ConstraintReport)> = None;
+                for halving in 0..5 {
+                    let mid = 0.5 * (lo + hi);
+                    r.copy_from_slice(&r0);
+                    v.copy_from_slice(&v0);
+                    let o = rt.integrator.step(&mut sys, t, mid, &mut r, &mut v, &tol);
+                    let trial = o.accepted.then(|| {
+                        enforce(
+                            &mut sys,
+                            &mut rt.constraints,
+                            settings.contact,
+                            t + mid,
+                            &mut r,
+                            &mut v,
+                        )
+                    });
+                    match trial {
+                        Some(tr) if tr.max_correction <= tol.constraint => {
+                            lo = mid;
+                            kept = Some((r.clone(), v.clone(), tr));
+                        }
+                        _ => {
+                            hi = mid;
+                            // A quarter step still violates as much: the violation
+                            // does not come from this step's motion (there is no
+                            // root to bracket), e.g. a fold whose normals flipped.
+                            if halving >= 1 && kept.is_none() {
+                                break;
+                            }
+                        }
+                    }
+                }
+                if let Some((rl, vl, tr)) = kept {
+                    r.copy_from_slice(&rl);
+                    v.copy_from_slice(&vl);
+                    h_taken = lo;
+                    rep = tr;
+                    rt.h = h_taken.max(tol.min_step);
+                } else {
+                    // Take the full step; the projection has already resolved it.
+                    let (rf, vf, tr) = full;
+                    r.copy_from_slice(&rf);
+                    v.copy_from_slice(&vf);
+                    rep = tr;
+                    rt.h = if adaptive {
+                        out.next_h.min(rt.h_cap)
+                    } else {
+                        h
+                    };
+                }
+            } else {
+                rt.h = if adaptive {
+                    out.next_h.min(rt.h_cap)
+                } else {
+                    h
+                };
+            }
+            rt.stats.max_correction = rt.stats.max_correction.max(rep.max_correction);
+            rt.time = t + h_taken;
+            rt.stats.steps += 1;
+            rt.stats.smallest_step = rt.stats.smallest_step.min(h_taken);
+            rt.stats.largest_step = rt.stats.largest_step.max(h_taken);
+            if diverged(&r, &v, settings.max_speed) {
+                result = Err(rt.time);
+                break;
+            }
+        }
+        drop(sys);
+        self.skin.points.position = r;
+        self.skin.points.velocity = v;
+        result
+    }
+}
+
+/// Enforces non-penetration at time t with the inner layers the system already
+/// posed for that time (the integrator just prescribed the boundary there).
+fn enforce(
+    sys: &mut SkinSystem,
+    c: &mut Constraints,
+    contact: ContactResponse,
+    t: f64,
+    r: &mut [Vec3],
+    v: &mut [Vec3],
+) -> ConstraintReport {
+    let (grid, skin) = (sys.grid, sys.skin);
+    let under = sys.underlayers(t);
+    c.resolve(
+        &grid,
+        &skin.points.fat,
+        &under.body,
+        &under.later,
+        r,
+        v,
+        &skin.muscles,
+        contact,
+        true,
+    )
+}
