@@ -7,6 +7,9 @@
 //!   (`(format: "plasticine-character", version: 1, character: (...))`),
 //!   with header check, migration hook, size and nesting limits, and
 //!   validation on load and save.
+//! - [`autosave`]: periodic atomic autosaves of the open document, rotated
+//!   over a few generations, and crash recovery that names corrupt autosaves
+//!   and offers the newest good one.
 //! - [`cache`]: the streamed binary bake cache (`PLSTCACH`), fully specified
 //!   in that module's documentation.
 //!
@@ -20,12 +23,17 @@
 //! ```
 
 pub mod atomic;
+pub mod autosave;
 pub mod cache;
 pub mod character_file;
 mod error;
 pub mod obj;
 
 pub use atomic::{AtomicFile, write_atomic};
+pub use autosave::{
+    AutosaveCandidate, AutosaveSettings, AutosaveStatus, Autosaver, RecoveryReport,
+    autosave_file_name, find_recovery,
+};
 pub use cache::{
     CACHE_FORMAT_VERSION, CACHE_MAGIC, CacheFrame, CacheReader, CacheSkin, CacheSummary,
     CacheWriter, Frames, bytes_per_frame,
