@@ -18,3 +18,4 @@ pub mod kinematics;
 pub mod samples;
 pub mod shape;
 pub mod skin;
+pub mod tools;

@@ -1,0 +1,202 @@
+//! Undo/redo over [`Command`]s, with the working posture and an edit counter.
+
+use super::command::{self, Command, EditError, Inverse};
+use super::symmetry::Symmetry;
+use crate::character::{Character, Posture};
+
+/// One undo step: the commands applied together and their inverses, in order.
+#[derive(Clone, Debug)]
+struct Step {
+    commands: Vec<Command>,
+    inverses: Vec<Inverse>,
+}
+
+/// The edit history of one character.
+///
+/// It also owns the *working posture*: the posture the animator sees and
+/// builds in (joint positions of [`Command::AddJoint`], the wrap of
+/// [`Command::AddSkin`], the attach of [`Command::GlobalAttach`] are all
+/// taken in it). The [`Character`] has no such field (its postures are the
+/// animation keys), and an IK drag (§6.1) changes it through
+/// [`Command::SetPosture`], so posing is undoable like any other edit.
+///
+/// Undo keeps per-command inverse data (see [`Command`] and the module
+/// docs for each one's cost); redo re-applies the undone commands, which is
+/// exact because every command is a deterministic function of the state that
+/// undo restored exactly. Applying a new edit clears the redo stack.
+#[derive(Clone, Debug)]
+pub struct History {
+    posture: Posture,
+    done: Vec<Step>,
+    undone: Vec<Vec<Command>>,
+    revision: u64,
+}
+
+impl History {
+    /// A history starting from the character's rest posture.
+    pub fn new(character: &Character) -> Self {
+        Self::with_posture(character.skeleton.rest_posture())
+    }
+
+    /// A history starting from a given working posture (one angle per joint).
+    pub fn with_posture(posture: Posture) -> Self {
+        Self {
+            posture,
+            done: Vec::new(),
+            undone: Vec::new(),
+            revision: 0,
+        }
+    }
+
+    /// The working posture.
+    pub fn posture(&self) -> &Posture {
+        &self.posture
+    }
+
+    /// Counts every change (apply, undo, redo); autosave saves when it
+    /// differs from the revision it last saved. Refused edits leave it alone.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    pub fn can_undo(&self) -> bool {
+        !self.done.is_empty()
+    }
+
+    pub fn can_redo(&self) -> bool {
+        !self.undone.is_empty()
+    }
+
+    /// Number of undo steps available.
+    pub fn undo_depth(&self) -> usize {
+        self.done.len()
+    }
+
+    /// Every command in effect, oldest first: replaying them with
+    /// [`History::apply`] on the starting character rebuilds the current one.
+    pub fn recorded(&self) -> Vec<Command> {
+        self.done
+            .iter()
+            .flat_map(|s| s.commands.iter().cloned())
+            .collect()
+    }
+
+    /// Applies one command as one undo step.
+    pub fn apply(&mut self, character: &mut Character, cmd: Command) -> Result<(), EditError> {
+        self.apply_group(character, vec![cmd])
+    }
+
+    /// Applies several commands as one undo step, all or nothing: if one is
+    /// refused, those before it are taken back and the error is returned.
+    pub fn apply_group(
+        &mut self,
+        character: &mut Character,
+        commands: Vec<Command>,
+    ) -> Result<(), EditError> {
+        let inverses = self.run(character, &commands)?;
+        self.done.push(Step { commands, inverses });
+        self.undone.clear();
+        self.revision += 1;
+        Ok(())
+    }
+
+    /// Applies a command as part of the last undo step, so a continuous
+    /// gesture (a liposuction spray held down for many frames, §6.3) undoes as
+    /// one. Starts a new step when there is none.
+    pub fn apply_continuing(
+        &mut self,
+        character: &mut Character,
+        cmd: Command,
+    ) -> Result<(), EditError> {
+        let Some(last) = self.done.last_mut() else {
+            return self.apply(character, cmd);
+        };
+        let inverse = command::apply(character, &mut self.posture, &cmd)?;
+        last.commands.push(cmd);
+        last.inverses.push(inverse);
+        self.undone.clear();
+        self.revision += 1;
+        Ok(())
+    }
+
+    /// Applies `cmd` and its mirror image under `symmetry` as one undo step
+    /// (see [`Symmetry::pair`]). Returns the mirrored command that was
+    /// applied, or `None` when the edit is its own mirror image or has no
+    /// counterpart.
+    pub fn apply_symmetric(
+        &mut self,
+        character: &mut Character,
+        cmd: Command,
+        symmetry: &Symmetry,
+    ) -> Result<Option<Command>, EditError> {
+        let (primary, mirrored) = symmetry.pair(&cmd, character, &self.posture);
+        let group = match &mirrored {
+            None => vec![primary],
+            Some(m) => {
+                // Deletions shift later indices: delete the later one first so
+                // both indices computed on the current state stay valid.
+                let later_first = match (&primary, m) {
+                    (Command::DeleteJoint { joint: a }, Command::DeleteJoint { joint: b })
+                    | (Command::DeleteSkin { skin: a }, Command::DeleteSkin { skin: b }) => b > a,
+                    _ => false,
+                };
+                if later_first {
+                    vec![m.clone(), primary]
+                } else {
+                    vec![primary, m.clone()]
+                }
+            }
+        };
+        self.apply_group(character, group)?;
+        Ok(mirrored)
+    }
+
+    /// Takes back the last step.
+    pub fn undo(&mut self, character: &mut Character) -> Result<(), EditError> {
+        let step = self.done.pop().ok_or(EditError::NothingToUndo)?;
+        for inverse in step.inverses.into_iter().rev() {
+            command::revert(character, &mut self.posture, inverse);
+        }
+        self.undone.push(step.commands);
+        self.revision += 1;
+        Ok(())
+    }
+
+    /// Re-applies the last undone step.
+    pub fn redo(&mut self, character: &mut Character) -> Result<(), EditError> {
+        let commands = self.undone.pop().ok_or(EditError::NothingToRedo)?;
+        match self.run(character, &commands) {
+            Ok(inverses) => {
+                self.done.push(Step { commands, inverses });
+                self.revision += 1;
+                Ok(())
+            }
+            Err(e) => {
+                // Only if the character was changed behind the history's back.
+                self.undone.push(commands);
+                Err(e)
+            }
+        }
+    }
+
+    /// Applies commands in order; on a refusal takes back the ones applied.
+    fn run(
+        &mut self,
+        character: &mut Character,
+        commands: &[Command],
+    ) -> Result<Vec<Inverse>, EditError> {
+        let mut inverses = Vec::with_capacity(commands.len());
+        for cmd in commands {
+            match command::apply(character, &mut self.posture, cmd) {
+                Ok(inv) => inverses.push(inv),
+                Err(e) => {
+                    for inv in inverses.into_iter().rev() {
+                        command::revert(character, &mut self.posture, inv);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        Ok(inverses)
+    }
+}

@@ -1,0 +1,39 @@
+//! The edit layer every tool goes through (LEMAN §6.1–6.3).
+//!
+//! The interactive tools (sphere and superellipse creation, IK posing, skin
+//! attachment, liposuction, the parameters panel) will be state machines over
+//! hand poses; all they ever do to the [`Character`](crate::character::Character)
+//! is hand a [`Command`] to a [`History`]. That is what makes undo/redo,
+//! symmetric modelling ([`Symmetry`]), autosave (watch
+//! [`History::revision`]) and scripted tests (a recorded `Vec<Command>` in
+//! RON, replayed) come for free.
+//!
+//! # Undo strategy and memory, per command
+//!
+//! | command | inverse kept | memory |
+//! |---|---|---|
+//! | `AddJoint` | nothing (pop joint, muscle, angles) | O(1) |
+//! | `EditMuscle` | old shape | O(1) |
+//! | `MoveJoint` | old offsets of the joint (and corrected children) | O(children) |
+//! | `DeleteJoint` | removed joints, muscles, posture and key angles with their indices; the other indices are renumbered back | O(subtree) |
+//! | `SetDofs`, `SetLocked` | old DOFs | O(1) |
+//! | `SetPosture` | old working posture | O(joints) |
+//! | `AddSkin` | nothing (pop the skin) | O(1) |
+//! | `DeleteSkin` | the removed skin | O(points), ~170 B each |
+//! | `GlobalAttach` | the skin's old bands | O(points), 28 B each |
+//! | `SetAttachment` | one old band | O(1) |
+//! | `FatStroke` | old fat of the changed points | 8 B per touched point |
+//! | `SetSkinMaterial` | old values of the changed fields in the region | 4–12 B per point and field |
+//!
+//! Redo keeps only the undone commands and re-applies them: every command is
+//! a deterministic function of the state, which undo restores exactly.
+
+mod command;
+mod history;
+mod symmetry;
+#[cfg(test)]
+mod tests;
+
+pub use command::{Command, EditError, FAT_STROKE_CUTOFF, NewMuscle};
+pub use history::History;
+pub use symmetry::{Symmetry, mirror_name, mirror_shape};

@@ -1,0 +1,409 @@
+//! Symmetric modelling: every edit on one side of the character made again,
+//! mirrored, on the other, and undone with it as one step.
+//!
+//! The mirror plane passes through the origin; by default its normal is +X,
+//! the character's left (it faces +Z, Y up, the glTF convention), so joints
+//! at x > 0 are `_l` and their images at x < 0 are `_r`.
+//!
+//! Counterparts are found by name first (`_l` ↔ `_r`, `_L` ↔ `_R`), then by
+//! mirrored position in the working posture (within `tolerance`). A joint on
+//! the plane is its own counterpart, and an edit whose mirror image is itself
+//! (a centre-line joint, a stroke on the centre line) is not repeated.
+//!
+//! Frames: a mirrored joint frame is `W' = M·W·Mx` (M the reflection in the
+//! plane, Mx the one in the local yz plane: both are reflections, so `W'` is
+//! a rotation again). A muscle placed at `L` in `W` is placed at
+//! `L' = W'⁻¹·M·W·L·Mx` in its mirrored joint, with its shape reflected in its
+//! local x ([`mirror_shape`]), which puts it exactly at the mirror image in
+//! the world for any plane. Muscle edits and band anchors are then mirrored in
+//! local coordinates by Mx. Joint limits are mirrored as `Mx·R·Mx`, which
+//! negates the y and z angles; that is exact when the joint frames are
+//! mirror-consistent, as those made by symmetric [`Command::AddJoint`] with
+//! the default X plane are (their rest rotations are the identity).
+
+use super::command::{Command, joint_frames};
+use crate::character::{Character, Dof, Posture, Skin};
+use crate::shape::MuscleShape;
+use glam::{Affine3A, Mat3, Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// A mirror plane through the origin.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Symmetry {
+    /// Plane normal (need not be unit length); +X by default.
+    pub normal: Vec3,
+    /// Metres: how far from the plane counts as on it, and how close a
+    /// joint must be to a mirrored position to be its counterpart.
+    pub tolerance: f32,
+}
+
+impl Default for Symmetry {
+    fn default() -> Self {
+        Self {
+            normal: Vec3::X,
+            tolerance: 1e-3,
+        }
+    }
+}
+
+/// The shape reflected in its local x (the yz plane): the primitive is
+/// symmetric, taper is even in x, twist and bend change sign.
+pub fn mirror_shape(shape: &MuscleShape) -> MuscleShape {
+    let mut s = shape.clone();
+    s.deformation.twist = -s.deformation.twist;
+    s.deformation.bend = -s.deformation.bend;
+    s
+}
+
+/// `_l` ↔ `_r` (and `_L` ↔ `_R`); `None` for a name without a side.
+pub fn mirror_name(name: &str) -> Option<String> {
+    for (a, b) in [("_l", "_r"), ("_r", "_l"), ("_L", "_R"), ("_R", "_L")] {
+        if let Some(stem) = name.strip_suffix(a) {
+            return Some(format!("{stem}{b}"));
+        }
+    }
+    None
+}
+
+/// Limits of the mirrored joint: `Mx·Rx(a)Ry(b)Rz(c)·Mx = Rx(a)Ry(−b)Rz(−c)`.
+fn mirror_dofs(dofs: &[Dof; 3]) -> [Dof; 3] {
+    let flip = |d: Dof| Dof {
+        free: d.free,
+        min: -d.max,
+        max: -d.min,
+    };
+    [dofs[0], flip(dofs[1]), flip(dofs[2])]
+}
+
+const MX: Mat3 = Mat3::from_cols(Vec3::NEG_X, Vec3::Y, Vec3::Z);
+
+fn nearest_point(skin: &Skin, p: Vec3) -> usize {
+    skin.points
+        .position
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.distance_squared(p).total_cmp(&b.1.distance_squared(p)))
+        .map_or(0, |(k, _)| k)
+}
+
+impl Symmetry {
+    /// The X plane (x = 0), left at +x.
+    pub fn x() -> Self {
+        Self::default()
+    }
+
+    fn n(&self) -> Vec3 {
+        self.normal.normalize_or(Vec3::X)
+    }
+
+    pub fn reflect(&self, p: Vec3) -> Vec3 {
+        let n = self.n();
+        p - 2.0 * p.dot(n) * n
+    }
+
+    fn reflection(&self) -> Mat3 {
+        let n = self.n();
+        Mat3::IDENTITY - 2.0 * Mat3::from_cols(n * n.x, n * n.y, n * n.z)
+    }
+
+    /// `_l` on the positive side of the plane, `_r` on the other.
+    pub fn side_suffix(&self, p: Vec3) -> &'static str {
+        if p.dot(self.n()) > 0.0 { "_l" } else { "_r" }
+    }
+
+    fn on_plane(&self, p: Vec3) -> bool {
+        p.dot(self.n()).abs() <= self.tolerance
+    }
+
+    /// The joint's counterpart: by name, else by mirrored position in
+    /// `posture`; the joint itself if it lies on the plane; `None` if it has
+    /// no counterpart.
+    pub fn mirror_joint(&self, c: &Character, posture: &Posture, j: usize) -> Option<usize> {
+        let joint = c.skeleton.joints.get(j)?;
+        if let Some(k) = mirror_name(&joint.name).and_then(|n| c.skeleton.find(&n)) {
+            return Some(k);
+        }
+        let world = joint_frames(c, posture);
+        let p: Vec3 = world[j].translation.into();
+        if self.on_plane(p) {
+            return Some(j);
+        }
+        let image = self.reflect(p);
+        world
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| k != j)
+            .map(|(k, w)| (k, Vec3::from(w.translation).distance(image)))
+            .filter(|&(_, d)| d <= self.tolerance)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(k, _)| k)
+    }
+
+    /// The muscle in the same place (by order) on the mirrored joint.
+    pub fn mirror_muscle(&self, c: &Character, posture: &Posture, q: usize) -> Option<usize> {
+        let j = c.muscles.get(q)?.joint;
+        let j2 = self.mirror_joint(c, posture, j)?;
+        if j2 == j {
+            return Some(q);
+        }
+        let rank = c.muscles[..q].iter().filter(|m| m.joint == j).count();
+        c.muscles
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.joint == j2)
+            .nth(rank)
+            .map(|(k, _)| k)
+    }
+
+    /// The skin hanging between the mirrored joints (itself for a centre skin).
+    pub fn mirror_skin(&self, c: &Character, posture: &Posture, s: usize) -> Option<usize> {
+        let skin = c.skins.get(s)?;
+        let b = self.mirror_joint(c, posture, skin.bottom_joint)?;
+        let t = self.mirror_joint(c, posture, skin.top_joint)?;
+        c.skins
+            .iter()
+            .position(|k| k.bottom_joint == b && k.top_joint == t)
+    }
+
+    /// Point of skin `s2` nearest to the mirror image of point `k` of skin `s`.
+    fn mirror_point(&self, c: &Character, s: usize, k: usize, s2: usize) -> Option<usize> {
+        let p = *c.skins.get(s)?.points.position.get(k)?;
+        Some(nearest_point(&c.skins[s2], self.reflect(p)))
+    }
+
+    /// The mirror image of `cmd` on the current state, or `None` when it is
+    /// its own image (a centre-line edit), has no counterpart, or is a
+    /// posture (posing is not mirrored: it is rarely symmetric).
+    pub fn mirror(&self, cmd: &Command, c: &Character, posture: &Posture) -> Option<Command> {
+        let other_joint = |j: usize| {
+            self.mirror_joint(c, posture, j)
+                .filter(|&k| k != j && posture.angles.len() == c.skeleton.joints.len())
+        };
+        match cmd {
+            Command::AddJoint {
+                parent,
+                name,
+                position_world,
+                muscle,
+            } => {
+                if self.on_plane(*position_world) || *parent >= c.skeleton.joints.len() {
+                    return None;
+                }
+                let parent2 = self.mirror_joint(c, posture, *parent)?;
+                let image = self.reflect(*position_world);
+                let name2 = mirror_name(name)
+                    .unwrap_or_else(|| format!("{name}{}", self.side_suffix(image)));
+                let muscle = muscle.as_ref().map(|m| {
+                    let world = joint_frames(c, posture);
+                    let frame = |j: usize, at: Vec3| Affine3A {
+                        matrix3: world[j].matrix3,
+                        translation: at.into(),
+                    };
+                    let w = frame(*parent, *position_world);
+                    let w2 = frame(parent2, image);
+                    let l = Affine3A::from_rotation_translation(m.rotation, m.offset);
+                    let l2 = w2.inverse()
+                        * Affine3A::from_mat3(self.reflection())
+                        * w
+                        * l
+                        * Affine3A::from_mat3(MX);
+                    super::NewMuscle {
+                        shape: mirror_shape(&m.shape),
+                        offset: l2.translation.into(),
+                        rotation: Quat::from_mat3a(&l2.matrix3).normalize(),
+                    }
+                });
+                Some(Command::AddJoint {
+                    parent: parent2,
+                    name: name2,
+                    position_world: image,
+                    muscle,
+                })
+            }
+            Command::EditMuscle { muscle, shape } => {
+                let q = self
+                    .mirror_muscle(c, posture, *muscle)
+                    .filter(|q| q != muscle)?;
+                Some(Command::EditMuscle {
+                    muscle: q,
+                    shape: mirror_shape(shape),
+                })
+            }
+            Command::MoveJoint {
+                joint,
+                position_world,
+                keep_children,
+            } => Some(Command::MoveJoint {
+                joint: other_joint(*joint)?,
+                position_world: self.reflect(*position_world),
+                keep_children: *keep_children,
+            }),
+            Command::DeleteJoint { joint } => Some(Command::DeleteJoint {
+                joint: other_joint(*joint)?,
+            }),
+            Command::SetDofs { joint, dofs } => Some(Command::SetDofs {
+                joint: other_joint(*joint)?,
+                dofs: mirror_dofs(dofs),
+            }),
+            Command::SetLocked { joint, locked } => Some(Command::SetLocked {
+                joint: other_joint(*joint)?,
+                locked: *locked,
+            }),
+            Command::SetPosture { .. } => None,
+            Command::AddSkin {
+                name,
+                bottom,
+                top,
+                m,
+                n,
+                material,
+            } => {
+                let b = self.mirror_joint(c, posture, *bottom)?;
+                let t = self.mirror_joint(c, posture, *top)?;
+                if (b, t) == (*bottom, *top) {
+                    return None;
+                }
+                let world = joint_frames(c, posture);
+                let mid = 0.5 * Vec3::from(world[b].translation + world[t].translation);
+                Some(Command::AddSkin {
+                    name: mirror_name(name)
+                        .unwrap_or_else(|| format!("{name}{}", self.side_suffix(mid))),
+                    bottom: b,
+                    top: t,
+                    m: *m,
+                    n: *n,
+                    material: *material,
+                })
+            }
+            Command::DeleteSkin { skin } => Some(Command::DeleteSkin {
+                skin: self.mirror_skin(c, posture, *skin).filter(|s| s != skin)?,
+            }),
+            Command::GlobalAttach { skin, band } => Some(Command::GlobalAttach {
+                skin: self.mirror_skin(c, posture, *skin).filter(|s| s != skin)?,
+                band: *band,
+            }),
+            Command::SetAttachment { skin, point, band } => {
+                let s2 = self.mirror_skin(c, posture, *skin)?;
+                let p2 = self.mirror_point(c, *skin, *point, s2)?;
+                if (s2, p2) == (*skin, *point) {
+                    return None;
+                }
+                let band = match band {
+                    None => None,
+                    Some(b) => {
+                        let mut b2 = *b;
+                        b2.muscle = self.mirror_muscle(c, posture, b.muscle)?;
+                        b2.anchor = MX * b.anchor;
+                        Some(b2)
+                    }
+                };
+                Some(Command::SetAttachment {
+                    skin: s2,
+                    point: p2,
+                    band,
+                })
+            }
+            Command::FatStroke {
+                skin,
+                center_point,
+                radius,
+                amount,
+            } => {
+                let s2 = self.mirror_skin(c, posture, *skin)?;
+                let p2 = self.mirror_point(c, *skin, *center_point, s2)?;
+                if (s2, p2) == (*skin, *center_point) {
+                    return None;
+                }
+                Some(Command::FatStroke {
+                    skin: s2,
+                    center_point: p2,
+                    radius: *radius,
+                    amount: *amount,
+                })
+            }
+            Command::SetSkinMaterial {
+                skin,
+                region,
+                stretch,
+                damping,
+                mass,
+                bend,
+            } => {
+                let s2 = self.mirror_skin(c, posture, *skin)?;
+                let region2 = match region {
+                    None if s2 == *skin => return None,
+                    None => None,
+                    Some(r) => {
+                        let mut r2 = r
+                            .iter()
+                            .map(|&k| self.mirror_point(c, *skin, k, s2))
+                            .collect::<Option<Vec<usize>>>()?;
+                        if s2 == *skin {
+                            let mut a = r.clone();
+                            a.sort_unstable();
+                            a.dedup();
+                            r2.sort_unstable();
+                            r2.dedup();
+                            if a == r2 {
+                                return None;
+                            }
+                        }
+                        Some(r2)
+                    }
+                };
+                Some(Command::SetSkinMaterial {
+                    skin: s2,
+                    region: region2,
+                    stretch: *stretch,
+                    damping: *damping,
+                    mass: *mass,
+                    bend: *bend,
+                })
+            }
+        }
+    }
+
+    /// The command to apply and its mirror image. A new joint or skin that
+    /// has a mirror image but no side in its name gets one (`_l` on the
+    /// positive side of the plane, `_r` on the other), so both halves are
+    /// named by the `_l`/`_r` convention that later edits use to pair them.
+    pub fn pair(
+        &self,
+        cmd: &Command,
+        c: &Character,
+        posture: &Posture,
+    ) -> (Command, Option<Command>) {
+        let Some(image) = self.mirror(cmd, c, posture) else {
+            return (cmd.clone(), None);
+        };
+        let mut primary = cmd.clone();
+        match (&mut primary, &image) {
+            (
+                Command::AddJoint {
+                    name,
+                    position_world,
+                    ..
+                },
+                _,
+            ) if mirror_name(name).is_none() => {
+                name.push_str(self.side_suffix(*position_world));
+            }
+            (
+                Command::AddSkin { name, .. },
+                Command::AddSkin {
+                    name: image_name, ..
+                },
+            ) if mirror_name(name).is_none() => {
+                let suffix = if image_name.ends_with("_l") {
+                    "_r"
+                } else {
+                    "_l"
+                };
+                name.push_str(suffix);
+            }
+            _ => {}
+        }
+        (primary, Some(image))
+    }
+}
