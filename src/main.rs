@@ -69,6 +69,17 @@ enum Command {
     },
     /// Check a character file and describe it.
     Info { character: PathBuf },
+    /// Replay a recorded editing session (a RON list of commands) and save the result.
+    Replay {
+        /// Session file (.ron): (format: "plasticine-session", version: 1, commands: [...]).
+        session: PathBuf,
+        /// Character to start from (default: an empty character with one root joint).
+        #[arg(long)]
+        start: Option<PathBuf>,
+        /// Where to save the resulting character.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Change the resolution of every skin (bilinear resampling of every per-point field).
     Resample {
         character: PathBuf,
@@ -251,6 +262,34 @@ fn run(cli: Cli) -> Result<()> {
                     c.motion_duration()
                 );
             }
+        }
+        Command::Replay {
+            session,
+            start,
+            out,
+        } => {
+            use plasticine::tools::session::{empty_character, load_session, replay};
+            let s = load_session(&session)?;
+            let mut c = match &start {
+                Some(p) => load_character(p)?,
+                None => empty_character(
+                    session
+                        .file_stem()
+                        .and_then(|s| s.to_str())
+                        .unwrap_or("character"),
+                ),
+            };
+            let history = replay(&mut c, &s, &session)?;
+            save_character(&out, &c)?;
+            println!(
+                "Replayed {} commands: {} joints, {} muscles, {} skins (revision {}). Saved {}",
+                s.commands.len(),
+                c.skeleton.joints.len(),
+                c.muscles.len(),
+                c.skins.len(),
+                history.revision(),
+                out.display()
+            );
         }
         Command::Resample {
             character,

@@ -181,3 +181,129 @@ fn a_settings_file_chooses_the_integrator_unless_the_flag_overrides_it() {
         "{stderr}"
     );
 }
+
+/// A recorded session replayed headless builds a character from nothing:
+/// joints with spheres and a superellipsoid, a skin between two joints, a
+/// global attach and a fat stroke. A session with a bad command is refused
+/// naming the command, and nothing is written.
+#[test]
+fn a_recorded_session_replays_into_a_character() {
+    use glam::{Vec2, Vec3};
+    use plasticine::shape::MuscleShape;
+    use plasticine::tools::session::Session;
+    use plasticine::tools::{Command, NewMuscle};
+    let joint = |parent, name: &str, y, muscle| Command::AddJoint {
+        parent,
+        name: name.into(),
+        position_world: Vec3::new(0.0, y, 0.0),
+        muscle,
+    };
+    let commands = vec![
+        joint(0, "belly", 0.2, Some(NewMuscle::sphere(0.13))),
+        joint(
+            1,
+            "chest",
+            0.35,
+            Some(NewMuscle::centred(MuscleShape::superellipsoid(
+                Vec3::new(0.1, 0.09, 0.09),
+                Vec2::new(0.8, 1.0),
+            ))),
+        ),
+        joint(2, "head", 0.5, Some(NewMuscle::sphere(0.07))),
+        joint(3, "crown", 0.58, None),
+        Command::AddSkin {
+            name: "body".into(),
+            bottom: 0,
+            top: 4,
+            m: 12,
+            n: 12,
+            material: Default::default(),
+        },
+        Command::GlobalAttach {
+            skin: 0,
+            band: Default::default(),
+        },
+        Command::FatStroke {
+            skin: 0,
+            center_point: 12 * 6 + 3,
+            radius: 0.05,
+            amount: 0.01,
+        },
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("penguin.session.ron");
+    std::fs::write(
+        &session,
+        ron::ser::to_string_pretty(&Session::new(commands.clone()), Default::default()).unwrap(),
+    )
+    .unwrap();
+    let out = dir.path().join("built.ron");
+    let (ok, stdout, stderr) = plasticine(&[
+        "replay",
+        session.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("Replayed 7 commands: 5 joints, 3 muscles, 1 skins"),
+        "{stdout}"
+    );
+    let c = plasticine::io::load_character(&out).unwrap();
+    let names: Vec<&str> = c.skeleton.joints.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["root", "belly", "chest", "head", "crown"]);
+    assert_eq!(c.skeleton.joints[3].parent, Some(2));
+    assert_eq!(
+        c.muscles[1].shape,
+        MuscleShape::superellipsoid(Vec3::new(0.1, 0.09, 0.09), Vec2::new(0.8, 1.0))
+    );
+    let skin = &c.skins[0];
+    assert!(
+        skin.points
+            .band
+            .iter()
+            .skip(12)
+            .take(12 * 10)
+            .all(|b| b.is_some()),
+        "every interior point attached"
+    );
+    let base = plasticine::character::SkinMaterial::default().fat;
+    assert!(
+        (skin.points.fat[12 * 6 + 3] - (base + 0.01)).abs() < 1e-6,
+        "the stroke's centre got the full amount"
+    );
+    assert!(
+        skin.points.fat.iter().filter(|&&f| f > base + 1e-6).count() < skin.points.fat.len() / 2,
+        "fat rose only near the stroke"
+    );
+
+    // A bad command: named, nothing written.
+    let mut bad = commands;
+    bad.insert(
+        2,
+        Command::FatStroke {
+            skin: 3,
+            center_point: 0,
+            radius: 0.05,
+            amount: 0.01,
+        },
+    );
+    std::fs::write(
+        &session,
+        ron::ser::to_string_pretty(&Session::new(bad), Default::default()).unwrap(),
+    )
+    .unwrap();
+    let out2 = dir.path().join("never.ron");
+    let (ok, _, stderr) = plasticine(&[
+        "replay",
+        session.to_str().unwrap(),
+        "--out",
+        out2.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("penguin.session.ron: command 2 (FatStroke)") && stderr.contains("skin 3"),
+        "{stderr}"
+    );
+    assert!(!out2.exists());
+}

@@ -30,6 +30,7 @@
 
 mod command;
 mod history;
+pub mod session;
 mod symmetry;
 #[cfg(test)]
 mod tests;
