@@ -248,6 +248,50 @@ pub fn ik_drag_event(events: usize) -> serde_json::Value {
     })
 }
 
+/// Wall time of tool picking (LEMAN §6.1–6.3) on the penguin with 64×64 skins
+/// and 30 muscles: building the per-frame picker, one touch (`pick_near`, 2 cm
+/// radius) and one wand ray (`pick_ray`) against every kind of target, each
+/// the mean over `picks` probes. The goal is ≤ 0.5 ms per pick.
+pub fn pick_event(picks: usize) -> Result<serde_json::Value, SimError> {
+    use crate::tools::pick::{PickFilter, Picker, demo_probes, demo_scene};
+    let c = demo_scene(64, 64, 30)?;
+    let body = crate::skin::body::PosedBody::new(&c, &c.skeleton.rest_posture());
+    let picks = picks.max(1);
+    let (tips, rays) = demo_probes(&c, &body, picks, 7);
+    let builds = 50;
+    let t = Instant::now();
+    for _ in 0..builds {
+        std::hint::black_box(Picker::new(&c, &body));
+    }
+    let build_us = t.elapsed().as_secs_f64() * 1e6 / builds as f64;
+    let picker = Picker::new(&c, &body);
+    let t = Instant::now();
+    let near_hits = tips
+        .iter()
+        .filter(|&&tip| picker.pick_near(tip, 0.02, PickFilter::ALL).is_some())
+        .count();
+    let near_us = t.elapsed().as_secs_f64() * 1e6 / picks as f64;
+    let t = Instant::now();
+    let ray_hits = rays
+        .iter()
+        .filter(|&&(o, d)| picker.pick_ray(o, d, 10.0, PickFilter::ALL).is_some())
+        .count();
+    let ray_us = t.elapsed().as_secs_f64() * 1e6 / picks as f64;
+    Ok(json!({
+        "bench": "pick",
+        "skin": "64x64",
+        "skins": c.skins.len(),
+        "muscles": c.muscles.len(),
+        "picks": picks,
+        "near_hits": near_hits,
+        "ray_hits": ray_hits,
+        "near_us": near_us,
+        "ray_us": ray_us,
+        "build_us": build_us,
+        "goal_us": 500,
+    }))
+}
+
 /// Every measurement, one JSON line each.
 pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     let scale = if quick { 0.1 } else { 1.0 };
@@ -261,5 +305,6 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     }
     writeln!(out, "{}", bytes_per_point())?;
     writeln!(out, "{}", ik_drag_event(1000))?;
+    writeln!(out, "{}", pick_event(1000)?)?;
     Ok(())
 }

@@ -8,6 +8,9 @@
 //! [`History::revision`]) and scripted tests (a recorded `Vec<Command>` in
 //! RON, replayed) come for free.
 //!
+//! What a tool acts on it first finds by touching it or aiming the wand at
+//! it: see [`pick`].
+//!
 //! # Undo strategy and memory, per command
 //!
 //! | command | inverse kept | memory |
@@ -30,6 +33,7 @@
 
 mod command;
 mod history;
+pub mod pick;
 pub mod session;
 mod symmetry;
 #[cfg(test)]
@@ -37,4 +41,5 @@ mod tests;
 
 pub use command::{Command, EditError, FAT_STROKE_CUTOFF, NewMuscle};
 pub use history::History;
+pub use pick::{Pick, PickFilter, PickTarget, Picker};
 pub use symmetry::{Symmetry, mirror_name, mirror_shape};
