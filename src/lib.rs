@@ -13,6 +13,7 @@ pub mod anim;
 pub mod bake;
 pub mod bench;
 pub mod character;
+pub mod input;
 pub mod io;
 pub mod kinematics;
 pub mod samples;

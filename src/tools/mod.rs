@@ -38,8 +38,10 @@ pub mod session;
 mod symmetry;
 #[cfg(test)]
 mod tests;
+pub mod tool;
 
 pub use command::{Command, EditError, FAT_STROKE_CUTOFF, NewMuscle};
 pub use history::History;
 pub use pick::{Pick, PickFilter, PickTarget, Picker};
 pub use symmetry::{Symmetry, mirror_name, mirror_shape};
+pub use tool::{ScriptError, ToolContext, ToolKind, ToolState, Toolbox, run_script};
