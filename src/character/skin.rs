@@ -19,6 +19,19 @@ pub struct Band {
     pub rest_length: f32,
 }
 
+impl Band {
+    /// A finite anchor and non-negative, finite stiffness, damping and rest length.
+    pub fn is_physical(&self) -> bool {
+        self.anchor.is_finite()
+            && self.ks.is_finite()
+            && self.ks >= 0.0
+            && self.kd.is_finite()
+            && self.kd >= 0.0
+            && self.rest_length.is_finite()
+            && self.rest_length >= 0.0
+    }
+}
+
 /// Defaults for new bands (the global "attach" uses them).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -253,14 +266,7 @@ impl Skin {
                 if !self.muscles.contains(&b.muscle) {
                     return bad("band", k, "band names a muscle this skin does not wrap");
                 }
-                if !(b.anchor.is_finite()
-                    && b.ks.is_finite()
-                    && b.ks >= 0.0
-                    && b.kd.is_finite()
-                    && b.kd >= 0.0
-                    && b.rest_length.is_finite()
-                    && b.rest_length >= 0.0)
-                {
+                if !b.is_physical() {
                     return bad(
                         "band",
                         k,

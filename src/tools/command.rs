@@ -667,14 +667,7 @@ pub(crate) fn apply(
                         ),
                     ));
                 }
-                if !(b.anchor.is_finite()
-                    && b.ks.is_finite()
-                    && b.ks >= 0.0
-                    && b.kd.is_finite()
-                    && b.kd >= 0.0
-                    && b.rest_length.is_finite()
-                    && b.rest_length >= 0.0)
-                {
+                if !b.is_physical() {
                     return Err(invalid(
                         cmd,
                         "band",
