@@ -19,4 +19,5 @@ pub mod kinematics;
 pub mod samples;
 pub mod shape;
 pub mod skin;
+pub mod snapshot;
 pub mod tools;

@@ -1,0 +1,71 @@
+//! The immutable picture of the simulated character that the simulation thread
+//! publishes and the renderer draws (LEMAN §5.2, made concurrent). It is the
+//! only thing the two share: the renderer never sees solver state and never
+//! waits for a step, it takes whichever snapshot is newest.
+
+use crate::character::{Character, Posture};
+use glam::Vec3;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One skin's surface at the snapshot's time: an m×n grid, periodic in i
+/// (around), rows j from bottom to top, point (i, j) at `j * m + i`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkinSurface {
+    pub m: usize,
+    pub n: usize,
+    pub positions: Vec<Vec3>,
+    /// Fat thickness per point (metres), for the fat colour map.
+    pub fat: Vec<f32>,
+}
+
+impl SkinSurface {
+    /// The current surface of skin `s` of `character`.
+    pub fn of(character: &Character, s: usize) -> Self {
+        let skin = &character.skins[s];
+        Self {
+            m: skin.m,
+            n: skin.n,
+            positions: skin.points.position.clone(),
+            fat: skin.points.fat.clone(),
+        }
+    }
+}
+
+/// What the renderer draws for one frame's worth of simulation.
+#[derive(Clone, Debug)]
+pub struct SceneSnapshot {
+    /// The model (skeleton, muscles, connective tissue) as of `revision`.
+    /// Skin point positions inside it may be stale: draw `skins`.
+    pub character: Arc<Character>,
+    /// Edit revision of `character` (the history's revision).
+    pub revision: u64,
+    /// Skeleton posture at `sim_time`.
+    pub posture: Posture,
+    pub skins: Vec<SkinSurface>,
+    /// Simulation time of this snapshot (seconds).
+    pub sim_time: f64,
+    /// Publication counter: increases by one per snapshot.
+    pub sequence: u64,
+    /// When the simulation thread published it (for snapshot age).
+    pub published: Instant,
+}
+
+impl SceneSnapshot {
+    /// A snapshot of `character` as it stands (skins at their stored
+    /// positions), at `posture`.
+    pub fn of(character: Arc<Character>, posture: Posture, revision: u64) -> Self {
+        let skins = (0..character.skins.len())
+            .map(|s| SkinSurface::of(&character, s))
+            .collect();
+        Self {
+            character,
+            revision,
+            posture,
+            skins,
+            sim_time: 0.0,
+            sequence: 0,
+            published: Instant::now(),
+        }
+    }
+}
