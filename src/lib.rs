@@ -16,6 +16,7 @@ pub mod character;
 pub mod input;
 pub mod io;
 pub mod kinematics;
+pub mod render;
 pub mod samples;
 pub mod shape;
 pub mod skin;

@@ -1,0 +1,162 @@
+//! Reading rendered images back to the CPU and writing them as PNG. This is
+//! for tests, headless rendering and export, never the per-frame hot path.
+
+use super::RenderError;
+use super::context::GpuContext;
+use std::path::Path;
+
+/// An 8-bit RGBA image, rows top to bottom, as stored (sRGB-encoded).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RgbaImage {
+    pub width: u32,
+    pub height: u32,
+    pub pixels: Vec<u8>,
+}
+
+impl RgbaImage {
+    pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
+        let i = ((y * self.width + x) * 4) as usize;
+        [
+            self.pixels[i],
+            self.pixels[i + 1],
+            self.pixels[i + 2],
+            self.pixels[i + 3],
+        ]
+    }
+
+    /// PNG bytes of the image.
+    pub fn to_png(&self) -> Result<Vec<u8>, RenderError> {
+        let mut out = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut out, self.width, self.height);
+            enc.set_color(png::ColorType::Rgba);
+            enc.set_depth(png::BitDepth::Eight);
+            enc.set_compression(png::Compression::Fast);
+            let mut w = enc
+                .write_header()
+                .map_err(|e| RenderError::Capture(e.to_string()))?;
+            w.write_image_data(&self.pixels)
+                .map_err(|e| RenderError::Capture(e.to_string()))?;
+        }
+        Ok(out)
+    }
+
+    /// Writes the image as a PNG file, atomically.
+    pub fn save_png(&self, path: &Path) -> Result<(), RenderError> {
+        let bytes = self.to_png()?;
+        crate::io::atomic::write_atomic(path, &bytes)
+            .map_err(|e| RenderError::Capture(e.to_string()))
+    }
+}
+
+/// Copies one array layer of an RGBA8 texture to the CPU (blocking).
+pub fn read_texture_layer(
+    ctx: &GpuContext,
+    texture: &wgpu::Texture,
+    layer: u32,
+    size: (u32, u32),
+) -> Result<RgbaImage, RenderError> {
+    let (w, h) = size;
+    let unpadded = w * 4;
+    let padded =
+        unpadded.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read-back"),
+        size: (padded * h) as u64,
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("read-back"),
+        });
+    encoder.copy_texture_to_buffer(
+        wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: 0,
+            origin: wgpu::Origin3d {
+                x: 0,
+                y: 0,
+                z: layer,
+            },
+            aspect: wgpu::TextureAspect::All,
+        },
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: Some(h),
+            },
+        },
+        wgpu::Extent3d {
+            width: w,
+            height: h,
+            depth_or_array_layers: 1,
+        },
+    );
+    ctx.queue.submit(Some(encoder.finish()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait_idle()?;
+    rx.recv()
+        .map_err(|e| RenderError::Capture(e.to_string()))?
+        .map_err(|e| RenderError::Capture(e.to_string()))?;
+    let mut pixels = Vec::with_capacity((unpadded * h) as usize);
+    {
+        let view = buffer
+            .get_mapped_range(..)
+            .map_err(|e| RenderError::Capture(format!("{e:?}")))?;
+        for row in 0..h {
+            let at = (row * padded) as usize;
+            pixels.extend_from_slice(&view[at..at + unpadded as usize]);
+        }
+    }
+    buffer.unmap();
+    Ok(RgbaImage {
+        width: w,
+        height: h,
+        pixels,
+    })
+}
+
+/// A texture to render into with no window, and read back.
+pub struct OffscreenTarget {
+    pub texture: wgpu::Texture,
+    pub view: wgpu::TextureView,
+    pub size: (u32, u32),
+}
+
+impl OffscreenTarget {
+    pub const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+
+    pub fn new(ctx: &GpuContext, size: (u32, u32)) -> Self {
+        let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("offscreen"),
+            size: wgpu::Extent3d {
+                width: size.0,
+                height: size.1,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: Self::FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &[],
+        });
+        let view = texture.create_view(&Default::default());
+        Self {
+            texture,
+            view,
+            size,
+        }
+    }
+
+    pub fn read(&self, ctx: &GpuContext) -> Result<RgbaImage, RenderError> {
+        read_texture_layer(ctx, &self.texture, 0, self.size)
+    }
+}

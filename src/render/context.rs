@@ -1,0 +1,117 @@
+//! The wgpu instance, adapter, device and queue, and what the adapter can do.
+
+use super::RenderError;
+
+/// The GPU the renderer draws with. `wgpu::Device` and `wgpu::Queue` are
+/// reference-counted handles, so a context is cheap to clone.
+#[derive(Clone)]
+pub struct GpuContext {
+    pub instance: wgpu::Instance,
+    pub adapter: wgpu::Adapter,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    /// The device was created with `Features::MULTIVIEW`.
+    pub multiview: bool,
+}
+
+/// A line a user can read about the adapter in use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterSummary {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+}
+
+impl std::fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}, {}, driver {})",
+            self.name, self.backend, self.device_type, self.driver
+        )
+    }
+}
+
+impl GpuContext {
+    /// A context with no window: the first adapter wgpu offers (Vulkan first,
+    /// then GL), honouring `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` from the
+    /// environment.
+    pub fn headless() -> Result<Self, RenderError> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        Self::with_instance(instance, None)
+    }
+
+    /// A context for `instance`, able to present to `surface` when given.
+    pub fn with_instance(
+        instance: wgpu::Instance,
+        surface: Option<&wgpu::Surface<'_>>,
+    ) -> Result<Self, RenderError> {
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: surface,
+            ..Default::default()
+        }))
+        .map_err(|e| RenderError::NoAdapter(e.to_string()))?;
+        let multiview = adapter.features().contains(wgpu::Features::MULTIVIEW)
+            && adapter.limits().max_multiview_view_count >= 2;
+        let required_features = if multiview {
+            wgpu::Features::MULTIVIEW
+        } else {
+            wgpu::Features::empty()
+        };
+        let mut required_limits =
+            wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits());
+        if multiview {
+            required_limits.max_multiview_view_count = 2;
+        }
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("plasticine"),
+            required_features,
+            required_limits,
+            ..Default::default()
+        }))
+        .map_err(|e| RenderError::Device(e.to_string()))?;
+        Ok(Self {
+            instance,
+            adapter,
+            device,
+            queue,
+            multiview,
+        })
+    }
+
+    pub fn summary(&self) -> AdapterSummary {
+        let info = self.adapter.get_info();
+        AdapterSummary {
+            name: info.name,
+            backend: format!("{:?}", info.backend),
+            device_type: format!("{:?}", info.device_type),
+            driver: if info.driver_info.is_empty() {
+                info.driver
+            } else {
+                format!("{} {}", info.driver, info.driver_info)
+            },
+        }
+    }
+
+    /// The largest MSAA sample count up to `wanted` that `format` supports
+    /// here (1 when none).
+    pub fn msaa_samples(&self, format: wgpu::TextureFormat, wanted: u32) -> u32 {
+        let flags = self.adapter.get_texture_format_features(format).flags;
+        [16, 8, 4, 2]
+            .into_iter()
+            .find(|&s| s <= wanted && flags.sample_count_supported(s))
+            .unwrap_or(1)
+    }
+
+    /// Waits until the GPU has finished all submitted work.
+    pub fn wait_idle(&self) -> Result<(), RenderError> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| RenderError::Device(e.to_string()))
+    }
+}

@@ -1,0 +1,591 @@
+//! What the animator sees, as plain CPU geometry built from a
+//! [`SceneSnapshot`]: the skin with smooth grid normals (optionally its
+//! wireframe and its fat thickness as colours), the muscles, the skeleton,
+//! the connective-tissue bands, the tool cursors with their wands, and a
+//! floor. The GPU side only uploads and draws these lists.
+
+use crate::character::Character;
+use crate::shape::{MuscleShape, TriMesh};
+use crate::skin::body::PosedBody;
+use crate::snapshot::{SceneSnapshot, SkinSurface};
+use bytemuck::{Pod, Zeroable};
+use glam::{Affine3A, Quat, Vec3};
+
+/// One vertex of every scene pipeline. Lines use the same layout (their
+/// normal is ignored).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Vertex {
+    pub position: [f32; 3],
+    pub normal: [f32; 3],
+    pub color: [f32; 4],
+}
+
+impl Vertex {
+    pub fn new(position: Vec3, normal: Vec3, color: [f32; 4]) -> Self {
+        Self {
+            position: position.to_array(),
+            normal: normal.to_array(),
+            color,
+        }
+    }
+}
+
+/// Triangles (or line segments) with their indices.
+#[derive(Clone, Debug, Default)]
+pub struct DrawList {
+    pub vertices: Vec<Vertex>,
+    pub indices: Vec<u32>,
+}
+
+impl DrawList {
+    pub fn clear(&mut self) {
+        self.vertices.clear();
+        self.indices.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.indices.is_empty()
+    }
+
+    fn base(&self) -> u32 {
+        self.vertices.len() as u32
+    }
+
+    /// Appends a mesh transformed by `to_world`, in one colour.
+    fn push_mesh(&mut self, mesh: &TriMesh, to_world: &Affine3A, color: [f32; 4]) {
+        let base = self.base();
+        for (p, n) in mesh.positions.iter().zip(&mesh.normals) {
+            let wp = to_world.transform_point3(*p);
+            let wn = to_world.transform_vector3(*n).normalize_or_zero();
+            self.vertices.push(Vertex::new(wp, wn, color));
+        }
+        for t in &mesh.indices {
+            self.indices
+                .extend_from_slice(&[base + t[0], base + t[1], base + t[2]]);
+        }
+    }
+
+    fn push_line(&mut self, a: Vec3, b: Vec3, color: [f32; 4]) {
+        let base = self.base();
+        self.vertices.push(Vertex::new(a, Vec3::ZERO, color));
+        self.vertices.push(Vertex::new(b, Vec3::ZERO, color));
+        self.indices.extend_from_slice(&[base, base + 1]);
+    }
+}
+
+/// How muscles are drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum MuscleStyle {
+    Opaque,
+    /// Seen through, so the skin's sliding over them stays visible.
+    #[default]
+    Translucent,
+    Hidden,
+}
+
+/// What to draw; the parameters an animator toggles.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct SceneStyle {
+    pub skin: bool,
+    pub wireframe: bool,
+    /// Colour the skin by its fat thickness instead of a skin tone.
+    pub fat_map: bool,
+    /// Fat thickness shown at the top of the colour map (metres).
+    pub fat_map_max: f32,
+    pub muscles: MuscleStyle,
+    pub skeleton: bool,
+    pub bands: bool,
+    pub floor: bool,
+}
+
+impl Default for SceneStyle {
+    fn default() -> Self {
+        Self {
+            skin: true,
+            wireframe: false,
+            fat_map: false,
+            fat_map_max: 0.03,
+            muscles: MuscleStyle::Translucent,
+            skeleton: true,
+            bands: false,
+            floor: true,
+        }
+    }
+}
+
+/// A hand's tool cursor: a marker at the tool tip and the picking wand.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cursor {
+    pub position: Vec3,
+    pub orientation: Quat,
+    /// Radius of the tool's copy at the tip (e.g. the sphere tool's radius).
+    pub radius: f32,
+    /// Wand length along the pointing direction (−z of the orientation); 0 hides it.
+    pub wand: f32,
+    pub color: [f32; 4],
+    /// The trigger is held: drawn brighter.
+    pub active: bool,
+}
+
+/// Everything beyond the snapshot that a frame shows.
+#[derive(Clone, Debug, Default)]
+pub struct Decorations {
+    pub cursors: Vec<Cursor>,
+    /// The current joint, highlighted (LEMAN §6.1).
+    pub current_joint: Option<usize>,
+}
+
+pub const SKIN_COLOR: [f32; 4] = [0.93, 0.72, 0.60, 1.0];
+pub const MUSCLE_COLOR: [f32; 4] = [0.78, 0.25, 0.22, 1.0];
+pub const JOINT_COLOR: [f32; 4] = [0.95, 0.95, 0.90, 1.0];
+pub const CURRENT_JOINT_COLOR: [f32; 4] = [1.0, 0.85, 0.1, 1.0];
+pub const BONE_COLOR: [f32; 4] = [0.85, 0.85, 0.80, 1.0];
+pub const BAND_COLOR: [f32; 4] = [0.3, 0.9, 0.5, 0.35];
+pub const FLOOR_COLOR: [f32; 4] = [0.42, 0.44, 0.46, 1.0];
+pub const GRID_COLOR: [f32; 4] = [0.30, 0.32, 0.34, 1.0];
+pub const WIRE_COLOR: [f32; 4] = [0.15, 0.10, 0.10, 1.0];
+
+const MUSCLE_SLICES: usize = 24;
+const MUSCLE_STACKS: usize = 16;
+const JOINT_RADIUS: f32 = 0.012;
+const BONE_RADIUS: f32 = 0.004;
+const FLOOR_HALF: f32 = 2.0;
+const FLOOR_GRID: f32 = 0.25;
+
+/// Geometry for one frame, in draw order: opaque triangles, lines, then
+/// translucent triangles (blended, no depth writes).
+#[derive(Clone, Debug, Default)]
+pub struct SceneGeometry {
+    pub opaque: DrawList,
+    pub lines: DrawList,
+    pub translucent: DrawList,
+}
+
+/// Builds [`SceneGeometry`] frame after frame, reusing its buffers and the
+/// muscle tessellations (re-tessellated only when a muscle's posed shape
+/// changes: an edit, or a joint angle that drives a deformation).
+#[derive(Default)]
+pub struct GeometryBuilder {
+    pub geometry: SceneGeometry,
+    muscle_meshes: Vec<Option<(MuscleShape, TriMesh)>>,
+    unit_sphere: Option<TriMesh>,
+}
+
+impl GeometryBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Rebuilds the geometry for `snapshot` with `style` and `decorations`.
+    pub fn build(
+        &mut self,
+        snapshot: &SceneSnapshot,
+        style: &SceneStyle,
+        decorations: &Decorations,
+    ) -> &SceneGeometry {
+        let mut g = std::mem::take(&mut self.geometry);
+        g.opaque.clear();
+        g.lines.clear();
+        g.translucent.clear();
+        let character: &Character = &snapshot.character;
+        let posture_ok = snapshot.posture.angles.len() == character.skeleton.joints.len();
+        let body = posture_ok.then(|| PosedBody::new(character, &snapshot.posture));
+
+        if style.floor {
+            push_floor(&mut g);
+        }
+        if style.skin {
+            for skin in &snapshot.skins {
+                push_skin(&mut g, skin, style);
+            }
+        }
+        if let Some(body) = &body {
+            if style.muscles != MuscleStyle::Hidden {
+                self.push_muscles(&mut g, body, style.muscles);
+            }
+            if style.skeleton {
+                self.push_skeleton(&mut g, character, body, decorations.current_joint);
+            }
+            if style.bands {
+                push_bands(&mut g, character, snapshot, body);
+            }
+        }
+        for c in &decorations.cursors {
+            self.push_cursor(&mut g, c);
+        }
+        self.geometry = g;
+        &self.geometry
+    }
+
+    fn sphere(&mut self) -> &TriMesh {
+        self.unit_sphere
+            .get_or_insert_with(|| MuscleShape::sphere(1.0).tessellate(12, 8))
+    }
+
+    fn push_muscles(&mut self, g: &mut SceneGeometry, body: &PosedBody, style: MuscleStyle) {
+        self.muscle_meshes.resize(body.muscles.len(), None);
+        self.muscle_meshes.truncate(body.muscles.len());
+        for (k, m) in body.muscles.iter().enumerate() {
+            let fresh = match &self.muscle_meshes[k] {
+                Some((shape, _)) => *shape != m.shape,
+                None => true,
+            };
+            if fresh {
+                let mesh = m.shape.tessellate(MUSCLE_SLICES, MUSCLE_STACKS);
+                self.muscle_meshes[k] = Some((m.shape.clone(), mesh));
+            }
+            let (_, mesh) = self.muscle_meshes[k].as_ref().expect("tessellated above");
+            match style {
+                MuscleStyle::Opaque => g.opaque.push_mesh(mesh, &m.to_world, MUSCLE_COLOR),
+                MuscleStyle::Translucent => {
+                    let mut c = MUSCLE_COLOR;
+                    c[3] = 0.45;
+                    g.translucent.push_mesh(mesh, &m.to_world, c)
+                }
+                MuscleStyle::Hidden => {}
+            }
+        }
+    }
+
+    fn push_skeleton(
+        &mut self,
+        g: &mut SceneGeometry,
+        character: &Character,
+        body: &PosedBody,
+        current: Option<usize>,
+    ) {
+        let sphere = self.sphere().clone();
+        for (j, joint) in character.skeleton.joints.iter().enumerate() {
+            let p: Vec3 = body.joints[j].translation.into();
+            let (r, c) = if Some(j) == current {
+                (JOINT_RADIUS * 1.6, CURRENT_JOINT_COLOR)
+            } else {
+                (JOINT_RADIUS, JOINT_COLOR)
+            };
+            g.opaque.push_mesh(
+                &sphere,
+                &Affine3A::from_scale_rotation_translation(Vec3::splat(r), Quat::IDENTITY, p),
+                c,
+            );
+            if let Some(parent) = joint.parent {
+                let a: Vec3 = body.joints[parent].translation.into();
+                push_bone(&mut g.opaque, a, p, BONE_RADIUS, BONE_COLOR);
+            }
+        }
+    }
+
+    fn push_cursor(&mut self, g: &mut SceneGeometry, c: &Cursor) {
+        let sphere = self.sphere().clone();
+        let mut color = c.color;
+        if c.active {
+            for ch in &mut color[..3] {
+                *ch = (*ch * 1.4).min(1.0);
+            }
+        }
+        let r = c.radius.max(0.004);
+        let to_world =
+            Affine3A::from_scale_rotation_translation(Vec3::splat(r), Quat::IDENTITY, c.position);
+        if r > 0.02 {
+            // A large tool copy is seen through so the work under it stays visible.
+            let mut see_through = color;
+            see_through[3] = 0.3;
+            g.translucent.push_mesh(&sphere, &to_world, see_through);
+        } else {
+            g.opaque.push_mesh(&sphere, &to_world, color);
+        }
+        if c.wand > 0.0 {
+            let dir = c.orientation * Vec3::NEG_Z;
+            g.lines
+                .push_line(c.position, c.position + dir * c.wand, color);
+        }
+    }
+}
+
+/// Outward normals of a skin grid: central differences around (periodic)
+/// and along (one-sided at the boundary rows), oriented away from the
+/// skin's centroid so lighting is right whichever way the grid winds.
+pub fn skin_normals(skin: &SkinSurface, out: &mut Vec<Vec3>) {
+    let (m, n) = (skin.m, skin.n);
+    let p = &skin.positions;
+    out.clear();
+    out.reserve(m * n);
+    let centroid = p.iter().copied().sum::<Vec3>() / p.len().max(1) as f32;
+    let mut outward = 0.0f32;
+    for j in 0..n {
+        let (jd, ju) = (j.saturating_sub(1), (j + 1).min(n - 1));
+        for i in 0..m {
+            let (il, ir) = ((i + m - 1) % m, (i + 1) % m);
+            let du = p[j * m + ir] - p[j * m + il];
+            let dv = p[ju * m + i] - p[jd * m + i];
+            let nrm = du.cross(dv).normalize_or_zero();
+            outward += nrm.dot(p[j * m + i] - centroid);
+            out.push(nrm);
+        }
+    }
+    if outward < 0.0 {
+        for nrm in out.iter_mut() {
+            *nrm = -*nrm;
+        }
+    }
+}
+
+/// Fat thickness → colour: a perceptually ordered ramp from thin (deep
+/// blue) through green to thick (yellow), clamped at `max`.
+pub fn fat_color(thickness: f32, max: f32) -> [f32; 4] {
+    const STOPS: [[f32; 3]; 5] = [
+        [0.15, 0.10, 0.45],
+        [0.15, 0.35, 0.60],
+        [0.15, 0.60, 0.50],
+        [0.50, 0.80, 0.25],
+        [0.99, 0.90, 0.15],
+    ];
+    let t = if max > 0.0 {
+        (thickness / max).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let x = t * (STOPS.len() - 1) as f32;
+    let k = (x.floor() as usize).min(STOPS.len() - 2);
+    let f = x - k as f32;
+    let a = STOPS[k];
+    let b = STOPS[k + 1];
+    [
+        a[0] + (b[0] - a[0]) * f,
+        a[1] + (b[1] - a[1]) * f,
+        a[2] + (b[2] - a[2]) * f,
+        1.0,
+    ]
+}
+
+fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
+    let (m, n) = (skin.m, skin.n);
+    if m < 3 || n < 2 || skin.positions.len() != m * n {
+        return;
+    }
+    let mut normals = Vec::new();
+    skin_normals(skin, &mut normals);
+    let base = g.opaque.base();
+    for k in 0..m * n {
+        let color = if style.fat_map {
+            fat_color(skin.fat.get(k).copied().unwrap_or(0.0), style.fat_map_max)
+        } else {
+            SKIN_COLOR
+        };
+        g.opaque
+            .vertices
+            .push(Vertex::new(skin.positions[k], normals[k], color));
+    }
+    for j in 0..n - 1 {
+        for i in 0..m {
+            let ir = (i + 1) % m;
+            let a = base + (j * m + i) as u32;
+            let b = base + (j * m + ir) as u32;
+            let c = base + ((j + 1) * m + ir) as u32;
+            let d = base + ((j + 1) * m + i) as u32;
+            g.opaque.indices.extend_from_slice(&[a, b, c, a, c, d]);
+        }
+    }
+    if style.wireframe {
+        // Slightly off the surface along the normal so the lines win the depth test.
+        let lift = |k: usize| skin.positions[k] + normals[k] * 0.0015;
+        for j in 0..n {
+            for i in 0..m {
+                let k = j * m + i;
+                g.lines
+                    .push_line(lift(k), lift(j * m + (i + 1) % m), WIRE_COLOR);
+                if j + 1 < n {
+                    g.lines.push_line(lift(k), lift(k + m), WIRE_COLOR);
+                }
+            }
+        }
+    }
+}
+
+fn push_bands(
+    g: &mut SceneGeometry,
+    character: &Character,
+    snap: &SceneSnapshot,
+    body: &PosedBody,
+) {
+    for (s, skin) in character.skins.iter().enumerate() {
+        let Some(surface) = snap.skins.get(s) else {
+            continue;
+        };
+        for (k, band) in skin.points.band.iter().enumerate() {
+            let (Some(band), Some(p)) = (band, surface.positions.get(k)) else {
+                continue;
+            };
+            if let Some(m) = body.muscles.get(band.muscle) {
+                g.lines
+                    .push_line(*p, m.to_world.transform_point3(band.anchor), BAND_COLOR);
+            }
+        }
+    }
+}
+
+/// A bone as a thin hexagonal prism from `a` to `b`.
+fn push_bone(list: &mut DrawList, a: Vec3, b: Vec3, radius: f32, color: [f32; 4]) {
+    let axis = b - a;
+    let len = axis.length();
+    if len < 1e-6 {
+        return;
+    }
+    let dir = axis / len;
+    let side = dir.any_orthonormal_vector();
+    let up = dir.cross(side);
+    const SIDES: usize = 6;
+    let base = list.base();
+    for k in 0..SIDES {
+        let t = k as f32 / SIDES as f32 * std::f32::consts::TAU;
+        let nrm = side * t.cos() + up * t.sin();
+        list.vertices
+            .push(Vertex::new(a + nrm * radius, nrm, color));
+        list.vertices
+            .push(Vertex::new(b + nrm * radius, nrm, color));
+    }
+    for k in 0..SIDES as u32 {
+        let k2 = (k + 1) % SIDES as u32;
+        let (a0, b0, a1, b1) = (
+            base + 2 * k,
+            base + 2 * k + 1,
+            base + 2 * k2,
+            base + 2 * k2 + 1,
+        );
+        list.indices.extend_from_slice(&[a0, a1, b1, a0, b1, b0]);
+    }
+}
+
+fn push_floor(g: &mut SceneGeometry) {
+    let base = g.opaque.base();
+    let up = Vec3::Y;
+    for (x, z) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
+        g.opaque.vertices.push(Vertex::new(
+            Vec3::new(x * FLOOR_HALF, 0.0, z * FLOOR_HALF),
+            up,
+            FLOOR_COLOR,
+        ));
+    }
+    g.opaque
+        .indices
+        .extend_from_slice(&[base, base + 2, base + 1, base, base + 3, base + 2]);
+    let lines = (2.0 * FLOOR_HALF / FLOOR_GRID).round() as i32;
+    for k in 0..=lines {
+        let c = -FLOOR_HALF + k as f32 * FLOOR_GRID;
+        // Just above the floor so the grid is not lost in depth fighting.
+        let y = 0.0005;
+        g.lines.push_line(
+            Vec3::new(c, y, -FLOOR_HALF),
+            Vec3::new(c, y, FLOOR_HALF),
+            GRID_COLOR,
+        );
+        g.lines.push_line(
+            Vec3::new(-FLOOR_HALF, y, c),
+            Vec3::new(FLOOR_HALF, y, c),
+            GRID_COLOR,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cylinder(m: usize, n: usize, reverse: bool) -> SkinSurface {
+        let mut positions = Vec::new();
+        for j in 0..n {
+            for i in 0..m {
+                let mut a = i as f32 / m as f32 * std::f32::consts::TAU;
+                if reverse {
+                    a = -a;
+                }
+                positions.push(Vec3::new(a.cos(), j as f32 * 0.1, a.sin()));
+            }
+        }
+        SkinSurface {
+            m,
+            n,
+            positions,
+            fat: vec![0.0; m * n],
+        }
+    }
+
+    /// On a cylinder the smooth normal is the radial direction, whichever
+    /// way the grid winds.
+    #[test]
+    fn skin_normals_point_radially_out() {
+        for reverse in [false, true] {
+            let s = cylinder(32, 6, reverse);
+            let mut nrm = Vec::new();
+            skin_normals(&s, &mut nrm);
+            for (p, n) in s.positions.iter().zip(&nrm) {
+                let radial = Vec3::new(p.x, 0.0, p.z).normalize();
+                assert!(
+                    n.dot(radial) > 0.999,
+                    "normal {n} at {p} (reverse {reverse})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fat_ramp_is_monotone_in_brightness_and_clamped() {
+        let lum = |c: [f32; 4]| 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2];
+        let mut last = -1.0;
+        for k in 0..=20 {
+            let c = fat_color(k as f32 * 0.002, 0.03);
+            assert!(lum(c) > last, "ramp not increasing at {k}");
+            last = lum(c);
+        }
+        assert_eq!(fat_color(1.0, 0.03), fat_color(0.03, 0.03));
+        assert_eq!(fat_color(-1.0, 0.03), fat_color(0.0, 0.03));
+    }
+
+    /// The penguin's geometry: one quad pair per skin cell, every index in
+    /// range, and muscles re-tessellated only when their shape changes.
+    #[test]
+    fn penguin_geometry_is_consistent() {
+        let ch = crate::io::character_file::load_character(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/assets/penguin.ron"
+        )))
+        .expect("penguin loads");
+        let posture = ch.skeleton.rest_posture();
+        let snap = SceneSnapshot::of(std::sync::Arc::new(ch), posture, 0);
+        let mut b = GeometryBuilder::new();
+        let style = SceneStyle {
+            muscles: MuscleStyle::Opaque,
+            floor: false,
+            skeleton: false,
+            ..SceneStyle::default()
+        };
+        let g = b.build(&snap, &style, &Decorations::default()).clone();
+        let skin = &snap.skins[0];
+        let muscles = snap.character.muscles.len();
+        let per_muscle = MuscleShape::sphere(1.0)
+            .tessellate(MUSCLE_SLICES, MUSCLE_STACKS)
+            .indices
+            .len();
+        let skin_tris: usize = snap.skins.iter().map(|s| 2 * s.m * (s.n - 1)).sum();
+        assert_eq!(g.opaque.indices.len() / 3, skin_tris + muscles * per_muscle);
+        let nv = g.opaque.vertices.len() as u32;
+        assert!(g.opaque.indices.iter().all(|&i| i < nv));
+        assert!(skin.m * skin.n > 0);
+        let cached: Vec<_> = b
+            .muscle_meshes
+            .iter()
+            .map(|m| m.as_ref().map(|x| x.1.positions.as_ptr()))
+            .collect();
+        b.build(&snap, &style, &Decorations::default());
+        let again: Vec<_> = b
+            .muscle_meshes
+            .iter()
+            .map(|m| m.as_ref().map(|x| x.1.positions.as_ptr()))
+            .collect();
+        assert_eq!(
+            cached, again,
+            "unchanged muscles must not be re-tessellated"
+        );
+    }
+}

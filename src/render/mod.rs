@@ -1,0 +1,76 @@
+//! Drawing the layered character in stereo with wgpu (WGSL in `shaders/`).
+//!
+//! The pipeline per frame: [`geometry`] turns an immutable
+//! [`SceneSnapshot`](crate::snapshot::SceneSnapshot) into draw lists on the
+//! CPU; [`Renderer`] uploads them and draws each eye into its layer of an
+//! eye array texture (per-eye passes with MSAA), then lays the eyes out for
+//! the display ([`StereoMode`]) and draws the overlay. [`capture`] reads
+//! images back for tests and headless output.
+
+pub mod capture;
+pub mod context;
+pub mod geometry;
+pub mod overlay;
+pub mod renderer;
+
+pub use capture::{OffscreenTarget, RgbaImage};
+pub use context::GpuContext;
+pub use geometry::{Cursor, Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
+pub use renderer::{EyeCamera, FrameStats, Renderer, StereoMode, StereoPath};
+
+use crate::snapshot::SceneSnapshot;
+use std::time::Instant;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error(
+        "no GPU adapter could be opened ({0}). On Debian, `apt-get install mesa-vulkan-drivers libvulkan1` \
+         gives a software one (lavapipe); `cargo xtask demo` installs it"
+    )]
+    NoAdapter(String),
+    #[error("the GPU device failed: {0}")]
+    Device(String),
+    #[error("could not read the image back: {0}")]
+    Capture(String),
+    #[error("no window could be opened: {0}")]
+    Window(String),
+}
+
+/// Geometry building and GPU drawing together: one call per frame.
+pub struct SceneRenderer {
+    pub geometry: GeometryBuilder,
+    pub gpu: Renderer,
+    pub style: SceneStyle,
+}
+
+impl SceneRenderer {
+    pub fn new(ctx: &GpuContext, output_format: wgpu::TextureFormat) -> Result<Self, RenderError> {
+        Ok(Self {
+            geometry: GeometryBuilder::new(),
+            gpu: Renderer::new(ctx, output_format)?,
+            style: SceneStyle::default(),
+        })
+    }
+
+    /// Builds, uploads and draws one stereo frame of `snapshot`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw(
+        &mut self,
+        snapshot: &SceneSnapshot,
+        decorations: &Decorations,
+        cameras: &[EyeCamera; 2],
+        mode: StereoMode,
+        eye_size: (u32, u32),
+        target: Option<(&wgpu::TextureView, (u32, u32))>,
+        overlay: &[String],
+    ) -> FrameStats {
+        let t0 = Instant::now();
+        let geometry = self.geometry.build(snapshot, &self.style, decorations);
+        let bytes = self.gpu.upload(geometry);
+        let build_upload = t0.elapsed();
+        let mut stats = self.gpu.render(cameras, mode, eye_size, target, overlay);
+        stats.upload += build_upload;
+        stats.upload_bytes = bytes;
+        stats
+    }
+}

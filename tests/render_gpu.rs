@@ -1,0 +1,303 @@
+//! The stereo renderer on a real wgpu adapter (lavapipe in CI): the
+//! character is lit in both eyes, the eyes differ by the parallax the camera
+//! geometry predicts, and each desk layout puts each eye where it belongs.
+
+use glam::{Quat, Vec3, Vec4};
+use plasticine::render::*;
+use plasticine::snapshot::SceneSnapshot;
+use std::path::Path;
+use std::sync::Arc;
+
+fn context() -> GpuContext {
+    GpuContext::headless().expect(
+        "a wgpu adapter is needed (lavapipe: apt-get install mesa-vulkan-drivers libvulkan1)",
+    )
+}
+
+fn penguin_snapshot() -> SceneSnapshot {
+    let ch = plasticine::io::character_file::load_character(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/penguin.ron"
+    )))
+    .expect("penguin loads");
+    let posture = ch.skeleton.rest_posture();
+    SceneSnapshot::of(Arc::new(ch), posture, 0)
+}
+
+fn camera(eye: Vec3, target: Vec3, aspect: f32) -> EyeCamera {
+    let proj = glam::camera::rh::proj::directx::perspective(0.9, aspect, 0.05, 20.0);
+    EyeCamera {
+        view_proj: proj * glam::camera::rh::view::look_at_mat4(eye, target, Vec3::Y),
+        position: eye,
+    }
+}
+
+/// Parallel eyes 64 mm apart looking down −z from `head`: the simplest rig
+/// whose parallax is easy to predict.
+fn parallel_eyes(head: Vec3, aspect: f32) -> [EyeCamera; 2] {
+    let half = Vec3::X * 0.032;
+    let ahead = Vec3::NEG_Z;
+    [
+        camera(head - half, head - half + ahead, aspect),
+        camera(head + half, head + half + ahead, aspect),
+    ]
+}
+
+/// Where the camera puts `p` in an image of `size` (pixel centres at .5).
+fn predicted_pixel(cam: &EyeCamera, p: Vec3, size: (u32, u32)) -> (f32, f32) {
+    let c = cam.view_proj * Vec4::from((p, 1.0));
+    let ndc = c.truncate() / c.w;
+    (
+        (ndc.x + 1.0) * 0.5 * size.0 as f32,
+        (1.0 - ndc.y) * 0.5 * size.1 as f32,
+    )
+}
+
+fn bare_style() -> SceneStyle {
+    SceneStyle {
+        skin: false,
+        muscles: MuscleStyle::Hidden,
+        skeleton: false,
+        bands: false,
+        floor: false,
+        ..SceneStyle::default()
+    }
+}
+
+fn marker(p: Vec3, radius: f32) -> Cursor {
+    Cursor {
+        position: p,
+        orientation: Quat::IDENTITY,
+        radius,
+        wand: 0.0,
+        color: [1.0, 1.0, 1.0, 1.0],
+        active: false,
+    }
+}
+
+/// Pixels clearly brighter than the background, and their centroid.
+fn lit(img: &RgbaImage, x0: u32, y0: u32, w: u32, h: u32) -> (usize, (f32, f32)) {
+    let (mut n, mut sx, mut sy) = (0usize, 0.0f64, 0.0f64);
+    for y in y0..y0 + h {
+        for x in x0..x0 + w {
+            let p = img.pixel(x, y);
+            if p[0] as u32 + p[1] as u32 + p[2] as u32 > 3 * 140 {
+                n += 1;
+                sx += x as f64 + 0.5;
+                sy += y as f64 + 0.5;
+            }
+        }
+    }
+    let c = if n > 0 {
+        ((sx / n as f64) as f32, (sy / n as f64) as f32)
+    } else {
+        (f32::NAN, f32::NAN)
+    };
+    (n, c)
+}
+
+#[test]
+fn the_penguin_is_lit_in_both_eyes() {
+    let ctx = context();
+    let mut r = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
+    r.style.floor = false;
+    let size = (96, 96);
+    let cams = [
+        camera(Vec3::new(-0.032, 0.4, 1.5), Vec3::new(0.0, 0.35, 0.0), 1.0),
+        camera(Vec3::new(0.032, 0.4, 1.5), Vec3::new(0.0, 0.35, 0.0), 1.0),
+    ];
+    let snap = penguin_snapshot();
+    r.draw(
+        &snap,
+        &Decorations::default(),
+        &cams,
+        StereoMode::SideBySide,
+        size,
+        None,
+        &[],
+    );
+    for eye in 0..2 {
+        let img = r.gpu.read_eye(eye).unwrap();
+        let (n, (cx, cy)) = lit(&img, 0, 0, size.0, size.1);
+        // The penguin (~0.6 m tall at 1.5 m) covers a good part of the image,
+        // around its centre.
+        assert!(n > 500, "eye {eye}: only {n} lit pixels");
+        assert!(
+            (cx - 48.0).abs() < 12.0 && (cy - 48.0).abs() < 20.0,
+            "eye {eye}: centroid ({cx}, {cy})"
+        );
+    }
+}
+
+#[test]
+fn eyes_differ_by_the_predicted_parallax() {
+    let ctx = context();
+    let mut r = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
+    r.style = bare_style();
+    let size = (320, 240);
+    let head = Vec3::new(0.0, 0.3, 1.0);
+    let cams = parallel_eyes(head, size.0 as f32 / size.1 as f32);
+    let snap = penguin_snapshot();
+    let mut disparities = Vec::new();
+    // Near, middle and far markers; one per frame so centroids are clean.
+    for p in [
+        Vec3::new(0.05, 0.32, 0.5),
+        Vec3::new(-0.1, 0.25, 0.0),
+        Vec3::new(0.2, 0.4, -1.0),
+    ] {
+        let depth = head.z - p.z;
+        // About two pixels across whatever the depth.
+        let radius = 0.008 * depth;
+        r.draw(
+            &snap,
+            &Decorations {
+                cursors: vec![marker(p, radius)],
+                current_joint: None,
+            },
+            &cams,
+            StereoMode::SideBySide,
+            size,
+            None,
+            &[],
+        );
+        let mut seen = [(0.0, 0.0); 2];
+        for eye in 0..2 {
+            let img = r.gpu.read_eye(eye).unwrap();
+            let (n, c) = lit(&img, 0, 0, size.0, size.1);
+            assert!(n >= 4, "eye {eye} does not see the marker at {p}");
+            let want = predicted_pixel(&cams[eye], p, size);
+            assert!(
+                (c.0 - want.0).abs() < 0.75 && (c.1 - want.1).abs() < 0.75,
+                "eye {eye}: marker at {c:?}, geometry says {want:?}"
+            );
+            seen[eye] = c;
+        }
+        // Parallel eyes: disparity = f · ipd / depth, f the focal length in pixels.
+        let f = size.1 as f32 * 0.5 / (0.9f32 * 0.5).tan();
+        let want = f * 0.064 / depth;
+        let got = seen[0].0 - seen[1].0;
+        assert!(
+            (got - want).abs() < 1.0,
+            "disparity {got} px, expected {want} px at depth {depth}"
+        );
+        disparities.push(got);
+    }
+    assert!(
+        disparities[0] > disparities[1] && disparities[1] > disparities[2],
+        "nearer points must have larger disparity: {disparities:?}"
+    );
+}
+
+/// Renders a white marker that only the chosen eye can see (the other eye
+/// looks away), composed in `mode`.
+fn only_one_eye_sees(
+    ctx: &GpuContext,
+    mode: StereoMode,
+    seeing: usize,
+    size: (u32, u32),
+) -> RgbaImage {
+    let mut r = SceneRenderer::new(ctx, OffscreenTarget::FORMAT).unwrap();
+    r.style = bare_style();
+    let eye_size = mode.eye_size(size);
+    let aspect = eye_size.0 as f32 / eye_size.1 as f32;
+    let p = Vec3::new(0.0, 0.3, 0.0);
+    let sees = camera(Vec3::new(0.0, 0.3, 0.25), p, aspect);
+    let away = camera(Vec3::new(0.0, 0.3, 0.25), Vec3::new(0.0, 0.3, 2.0), aspect);
+    let cams = if seeing == 0 {
+        [sees, away]
+    } else {
+        [away, sees]
+    };
+    let target = OffscreenTarget::new(ctx, size);
+    r.draw(
+        &penguin_snapshot(),
+        &Decorations {
+            cursors: vec![marker(p, 0.018)],
+            current_joint: None,
+        },
+        &cams,
+        mode,
+        eye_size,
+        Some((&target.view, size)),
+        &[],
+    );
+    target.read(ctx).unwrap()
+}
+
+#[test]
+fn side_by_side_and_top_bottom_put_each_eye_in_its_half() {
+    let ctx = context();
+    let size = (128, 96);
+    for seeing in 0..2 {
+        let img = only_one_eye_sees(&ctx, StereoMode::SideBySide, seeing, size);
+        let (left, _) = lit(&img, 0, 0, 64, 96);
+        let (right, _) = lit(&img, 64, 0, 64, 96);
+        let (mine, other) = if seeing == 0 {
+            (left, right)
+        } else {
+            (right, left)
+        };
+        assert!(
+            mine > 10 && other == 0,
+            "side-by-side, eye {seeing}: {left} left, {right} right"
+        );
+
+        let img = only_one_eye_sees(&ctx, StereoMode::TopBottom, seeing, size);
+        let (top, _) = lit(&img, 0, 0, 128, 48);
+        let (bottom, _) = lit(&img, 0, 48, 128, 48);
+        let (mine, other) = if seeing == 0 {
+            (top, bottom)
+        } else {
+            (bottom, top)
+        };
+        assert!(
+            mine > 10 && other == 0,
+            "top-bottom, eye {seeing}: {top} top, {bottom} bottom"
+        );
+    }
+}
+
+#[test]
+fn anaglyph_sends_the_left_eye_to_red_and_the_right_to_cyan() {
+    let ctx = context();
+    let size = (96, 96);
+    let centre = |img: &RgbaImage| img.pixel(48, 48);
+    let left = centre(&only_one_eye_sees(&ctx, StereoMode::Anaglyph, 0, size));
+    assert!(
+        left[0] > 150 && left[1] < 100 && left[2] < 100,
+        "left eye's marker should be red: {left:?}"
+    );
+    let right = centre(&only_one_eye_sees(&ctx, StereoMode::Anaglyph, 1, size));
+    assert!(
+        right[0] < 100 && right[1] > 150 && right[2] > 150,
+        "right eye's marker should be cyan: {right:?}"
+    );
+}
+
+#[test]
+fn the_overlay_is_drawn_in_each_eyes_half() {
+    let ctx = context();
+    let mut r = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
+    r.style = bare_style();
+    let size = (320, 120);
+    let target = OffscreenTarget::new(&ctx, size);
+    let cams = parallel_eyes(Vec3::new(0.0, 0.3, 1.0), 1.0);
+    r.draw(
+        &penguin_snapshot(),
+        &Decorations::default(),
+        &cams,
+        StereoMode::SideBySide,
+        StereoMode::SideBySide.eye_size(size),
+        Some((&target.view, size)),
+        &["render 1.2 ms".to_string()],
+    );
+    let img = target.read(&ctx).unwrap();
+    let (left, _) = lit(&img, 0, 0, 160, 20);
+    let (right, _) = lit(&img, 160, 0, 160, 20);
+    assert!(
+        left > 20 && right > 20,
+        "overlay text pixels: {left} left, {right} right"
+    );
+    let (below, _) = lit(&img, 0, 40, 320, 80);
+    assert_eq!(below, 0, "nothing else is drawn");
+}
