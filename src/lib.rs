@@ -21,3 +21,4 @@ pub mod shape;
 pub mod skin;
 pub mod snapshot;
 pub mod tools;
+pub mod view;
