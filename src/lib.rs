@@ -22,3 +22,4 @@ pub mod shape;
 pub mod skin;
 pub mod snapshot;
 pub mod tools;
+pub mod view;
