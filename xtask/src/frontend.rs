@@ -5,7 +5,7 @@
 //! headless (`plasticine render`, or `plasticine bake` while there is no renderer).
 //!
 //! A front-end is only chosen if this build of plasticine has the subcommand
-//! ([`BUILD_FRONTENDS`]); today it has none of `xr`, `desk`, `render`.
+//! ([`BUILD_FRONTENDS`]); today it has `render` but not yet `xr` or `desk`.
 
 use std::env;
 use std::path::PathBuf;
@@ -37,7 +37,7 @@ pub struct Frontends {
 pub const BUILD_FRONTENDS: Frontends = Frontends {
     xr: false,
     desk: false,
-    render: false,
+    render: true,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,20 +88,45 @@ pub fn choose_frontend(facts: &EnvFacts, build: Frontends) -> (Frontend, String)
     )
 }
 
-/// Arguments for the plasticine binary: the front-end's defaults, then `extra`.
-///
-/// The `xr`/`desk`/`render` argument shapes are provisional until those
-/// subcommands exist.
-pub fn plasticine_args(frontend: Frontend, extra: &[String]) -> Vec<String> {
-    let base: &[&str] = match frontend {
-        Frontend::Xr => &["xr", DEMO_SCENE],
-        Frontend::Desk => &["desk", DEMO_SCENE],
-        Frontend::HeadlessRender => &["render", DEMO_SCENE, "--out", DEMO_OUT],
-        Frontend::HeadlessBake => &["bake", DEMO_SCENE, "--out", DEMO_OUT, "--obj", "10"],
+/// Where the headless demo writes its images.
+pub const DEMO_FRAMES: &str = "out/demo/frames";
+
+/// The plasticine runs of a front-end, in order, each with its arguments;
+/// `extra` goes to the last (the front-end proper). Headless rendering first
+/// bakes the sample's animation, then renders the bake.
+pub fn plasticine_runs(frontend: Frontend, extra: &[String]) -> Vec<Vec<String>> {
+    let bake: &[&str] = &["bake", DEMO_SCENE, "--out", DEMO_OUT, "--obj", "10"];
+    let cache = format!("{DEMO_OUT}/bake.plcache");
+    let runs: Vec<Vec<&str>> = match frontend {
+        Frontend::Xr => vec![vec!["xr", DEMO_SCENE]],
+        Frontend::Desk => vec![vec!["desk", DEMO_SCENE]],
+        Frontend::HeadlessRender => vec![
+            bake.to_vec(),
+            vec![
+                "render",
+                DEMO_SCENE,
+                "--baked",
+                &cache,
+                "--out",
+                DEMO_FRAMES,
+                "--orbit",
+                "30",
+                "--every",
+                "2",
+            ],
+        ],
+        Frontend::HeadlessBake => vec![bake.to_vec()],
     };
-    base.iter()
-        .map(|s| s.to_string())
-        .chain(extra.iter().cloned())
+    let last = runs.len() - 1;
+    runs.into_iter()
+        .enumerate()
+        .map(|(k, run)| {
+            let extra = if k == last { extra } else { &[] };
+            run.iter()
+                .map(|s| s.to_string())
+                .chain(extra.iter().cloned())
+                .collect()
+        })
         .collect()
 }
 
@@ -203,18 +228,30 @@ mod tests {
     }
 
     #[test]
-    fn todays_build_always_bakes_and_says_why() {
+    fn todays_build_renders_headless_and_says_why() {
         for xr in [false, true] {
             for display in [false, true] {
                 let (frontend, why) = choose_frontend(&facts(xr, display), BUILD_FRONTENDS);
-                assert_eq!(frontend, Frontend::HeadlessBake);
-                assert!(
-                    why.starts_with("no renderer yet in this build: baking headless"),
-                    "{why}"
-                );
+                assert_eq!(frontend, Frontend::HeadlessRender);
+                assert!(why.ends_with("rendering headless"), "{why}");
                 assert!(!why.contains('\n'));
             }
         }
+    }
+
+    #[test]
+    fn headless_render_bakes_then_renders_the_bake() {
+        let runs = plasticine_runs(Frontend::HeadlessRender, &["--size".into(), "64x64".into()]);
+        assert_eq!(runs.len(), 2);
+        assert_eq!(runs[0][0], "bake");
+        assert_eq!(runs[1][0], "render");
+        let baked = runs[1]
+            .iter()
+            .position(|a| a == "--baked")
+            .expect("--baked");
+        assert_eq!(runs[1][baked + 1], "out/demo/bake.plcache");
+        assert_eq!(&runs[1][runs[1].len() - 2..], ["--size", "64x64"]);
+        assert!(!runs[0].contains(&"--size".to_string()));
     }
 
     #[test]
@@ -231,7 +268,7 @@ mod tests {
     fn bake_args_then_extra_args() {
         let extra = vec!["--duration".to_string(), "1".to_string()];
         assert_eq!(
-            plasticine_args(Frontend::HeadlessBake, &extra),
+            plasticine_runs(Frontend::HeadlessBake, &extra)[0],
             [
                 "bake",
                 "assets/penguin.ron",
@@ -244,7 +281,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            plasticine_args(Frontend::HeadlessBake, &[]),
+            plasticine_runs(Frontend::HeadlessBake, &[])[0],
             [
                 "bake",
                 "assets/penguin.ron",

@@ -178,9 +178,11 @@ fn test(args: &[String]) -> Result<(), String> {
 fn demo(extra: &[String]) -> Result<(), String> {
     let facts = frontend::detect();
     let (choice, why) = frontend::choose_frontend(&facts, frontend::BUILD_FRONTENDS);
-    let plasticine_args = frontend::plasticine_args(choice, extra);
+    let runs = frontend::plasticine_runs(choice, extra);
     println!("xtask: front-end: {choice:?}: {why}");
-    println!("xtask: will run `plasticine {}`", plasticine_args.join(" "));
+    for args in &runs {
+        println!("xtask: will run `plasticine {}`", args.join(" "));
+    }
     let mut steps = Steps::new();
     let result = (|| {
         steps.step("system packages", || {
@@ -189,11 +191,14 @@ fn demo(extra: &[String]) -> Result<(), String> {
         steps.step("build plasticine (release)", || {
             run(cargo_cmd(&["build", "--release", "--bin", "plasticine"]))
         })?;
-        steps.step("run demo", || {
-            let mut cmd = cargo_cmd(&["run", "--quiet", "--release", "--bin", "plasticine", "--"]);
-            cmd.args(&plasticine_args);
-            run(cmd)
-        })?;
+        for args in &runs {
+            steps.step(&format!("plasticine {}", args[0]), || {
+                let mut cmd =
+                    cargo_cmd(&["run", "--quiet", "--release", "--bin", "plasticine", "--"]);
+                cmd.args(args);
+                run(cmd)
+            })?;
+        }
         if matches!(
             choice,
             frontend::Frontend::HeadlessBake | frontend::Frontend::HeadlessRender
@@ -208,6 +213,14 @@ fn demo(extra: &[String]) -> Result<(), String> {
                  solver did.",
                 out.join("obj").display()
             );
+            if choice == frontend::Frontend::HeadlessRender {
+                println!(
+                    "xtask: {} has every 2nd frame rendered as side-by-side stereo PNG (left eye \
+                     on the left; cross or parallel-view it, or open it on a 3D display), the \
+                     viewpoint orbiting the penguin at 30 degrees per second.",
+                    repo_root().join(frontend::DEMO_FRAMES).display()
+                );
+            }
         }
         Ok(())
     })();

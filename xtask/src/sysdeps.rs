@@ -6,21 +6,32 @@
 
 use std::process::{Command, Stdio};
 
-/// Debian packages `cargo xtask test` needs beyond the Rust toolchain.
-///
-/// Empty today: the crate and its tests are pure Rust. When the renderer lands,
-/// headless rendering tests will add `mesa-vulkan-drivers libvulkan1` (lavapipe,
-/// the software Vulkan driver) and whatever else wgpu needs at run time.
-pub const TEST_PACKAGES: &[&str] = &[];
+/// Debian packages `cargo xtask test` needs beyond the Rust toolchain:
+/// lavapipe (Mesa's software Vulkan) and the Vulkan loader for the wgpu
+/// rendering tests; Xvfb, xauth and the X11 keyboard library for the desk
+/// window test; udev headers and pkg-config for gilrs (gamepads) to build.
+pub const TEST_PACKAGES: &[&str] = &[
+    "mesa-vulkan-drivers",
+    "libvulkan1",
+    "xvfb",
+    "xauth",
+    "libxkbcommon-x11-0",
+    "libudev-dev",
+    "pkg-config",
+];
 
-/// Debian packages `cargo xtask demo` needs beyond the Rust toolchain.
-///
-/// Empty today: the demo only bakes headless. The renderer will add
-/// `mesa-vulkan-drivers libvulkan1` (and, for the desktop front-end, the
-/// X11/Wayland client libraries such as `libx11-6 libxkbcommon0
-/// libwayland-client0`); the XR front-end will add the OpenXR loader
-/// (`libopenxr-loader1`).
-pub const DEMO_PACKAGES: &[&str] = &[];
+/// Debian packages `cargo xtask demo` needs beyond the Rust toolchain: a
+/// Vulkan driver (lavapipe works everywhere; a GPU's own driver is used when
+/// present), the Vulkan loader, the X11 keyboard library for the desk window,
+/// and what gilrs needs to build. The XR front-end will add the OpenXR
+/// loader (`libopenxr-loader1`).
+pub const DEMO_PACKAGES: &[&str] = &[
+    "mesa-vulkan-drivers",
+    "libvulkan1",
+    "libxkbcommon-x11-0",
+    "libudev-dev",
+    "pkg-config",
+];
 
 /// The `dpkg-query` status of an installed package.
 const INSTALLED: &str = "install ok installed";

@@ -1,0 +1,158 @@
+//! `plasticine render` as a user runs it: real files, the real binary, a
+//! real (software) GPU.
+
+use std::path::Path;
+use std::process::Command;
+
+fn plasticine(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// Decodes a PNG and counts pixels that differ clearly from the background
+/// in the left and right halves.
+fn lit_halves(path: &Path) -> (u32, u32, (u32, u32)) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let (w, h) = (info.width, info.height);
+    let bg = &buf[0..3];
+    let (mut left, mut right) = (0, 0);
+    for y in 0..h {
+        for x in 0..w {
+            let i = ((y * w + x) * 4) as usize;
+            let d: i32 = (0..3)
+                .map(|c| (buf[i + c] as i32 - bg[c] as i32).abs())
+                .sum();
+            // The penguin's skin is far brighter than the dark sky in the corner.
+            if d > 150 {
+                if x < w / 2 { left += 1 } else { right += 1 }
+            }
+        }
+    }
+    (left, right, (w, h))
+}
+
+#[test]
+fn render_of_a_bake_writes_stereo_images_with_the_character_in_each_eye() {
+    let dir = tempfile::tempdir().unwrap();
+    let bake = dir.path().join("bake");
+    let (ok, _, stderr) = plasticine(&[
+        "bake",
+        "assets/penguin.ron",
+        "--out",
+        bake.to_str().unwrap(),
+        "--duration",
+        "0.2",
+    ]);
+    assert!(ok, "{stderr}");
+    let frames = dir.path().join("frames");
+    let (ok, stdout, stderr) = plasticine(&[
+        "render",
+        "assets/penguin.ron",
+        "--baked",
+        bake.join("bake.plcache").to_str().unwrap(),
+        "--out",
+        frames.to_str().unwrap(),
+        "--size",
+        "160x90",
+        "--every",
+        "3",
+        "--frames",
+        "2",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Rendered 2 frames"), "{stdout}");
+    for name in ["frame_00000.png", "frame_00003.png"] {
+        let (left, right, size) = lit_halves(&frames.join(name));
+        assert_eq!(size, (160, 90));
+        assert!(
+            left > 200 && right > 200,
+            "{name}: {left} lit pixels left, {right} right"
+        );
+        // Same character, nearly the same view: similar coverage in both eyes.
+        let ratio = left as f32 / right as f32;
+        assert!(
+            (0.8..1.25).contains(&ratio),
+            "{name}: eyes differ too much ({ratio})"
+        );
+    }
+    assert!(
+        !frames.join("frame_00001.png").exists(),
+        "--every 3 skips frame 1"
+    );
+}
+
+#[test]
+fn render_pair_writes_one_image_per_eye() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, _, stderr) = plasticine(&[
+        "render",
+        "assets/wombat.ron",
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--stereo",
+        "pair",
+        "--size",
+        "64x64",
+        "--frames",
+        "1",
+    ]);
+    assert!(ok, "{stderr}");
+    for eye in ["left", "right"] {
+        let (l, r, size) = lit_halves(&dir.path().join(format!("frame_00000_{eye}.png")));
+        assert_eq!(size, (64, 64));
+        assert!(l + r > 200, "{eye} eye sees the wombat: {} pixels", l + r);
+    }
+}
+
+#[test]
+fn render_refuses_a_cache_of_another_character_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let bake = dir.path().join("bake");
+    let (ok, _, stderr) = plasticine(&[
+        "bake",
+        "assets/penguin.ron",
+        "--out",
+        bake.to_str().unwrap(),
+        "--duration",
+        "0.1",
+        "--resolution",
+        "8x8",
+    ]);
+    assert!(ok, "{stderr}");
+    let frames = dir.path().join("frames");
+    let (ok, _, stderr) = plasticine(&[
+        "render",
+        "assets/penguin.ron",
+        "--baked",
+        bake.join("bake.plcache").to_str().unwrap(),
+        "--out",
+        frames.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("does not belong to this character") && stderr.contains("8x8"),
+        "{stderr}"
+    );
+    assert!(!frames.exists(), "nothing written");
+
+    let (ok, _, stderr) = plasticine(&[
+        "render",
+        "assets/penguin.ron",
+        "--out",
+        frames.to_str().unwrap(),
+        "--size",
+        "10x10",
+    ]);
+    assert!(!ok);
+    assert!(stderr.contains("16..=8192"), "{stderr}");
+}
