@@ -192,7 +192,7 @@ impl OrbitRig {
 /// Where the frames come from.
 enum Source {
     Baked {
-        reader: CacheReader,
+        reader: Box<CacheReader>,
         driver: Option<SkeletonDriver>,
         scratch: Vec<Vec<Vec3>>,
     },
@@ -248,7 +248,7 @@ pub fn render_character(
             let fps = reader.fps();
             (
                 Source::Baked {
-                    reader,
+                    reader: Box::new(reader),
                     driver: keys,
                     scratch: Vec::new(),
                 },
