@@ -7,7 +7,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use plasticine::bake::{BakeOptions, bake};
 use plasticine::io::{load_character, save_character};
 use plasticine::skin::{IntegratorKind, SolverSettings};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
 #[command(
@@ -79,6 +79,42 @@ enum Command {
         /// Where to save the resulting character.
         #[arg(long)]
         out: PathBuf,
+    },
+    /// Calibrate a desk set-up: fit the screen to corners measured with the tracked hand, or check a calibration.
+    #[command(
+        long_about = "Calibrate a desk stereo set-up (LEMAN 5.1): where the screen's picture is in tracker space.\n\n\
+With --samples, reads a recorded input script of the tracked right hand (raw tracker coordinates, metres) holding \
+one trigger press at each corner of the screen's picture, in the order lower-left, lower-right, upper-right, \
+upper-left as seen from your seat; 4 presses, or several rounds of 4 that are averaged per corner. Fits the best \
+rectangle, prints its size and how far each measurement is from it, and writes the calibration with that screen \
+(the other fields come from --base, or the 24\" monitor of calibration/default-monitor.ron). Measurements that do \
+not form a rectangle facing the base's fixed head are refused with what to re-measure, and nothing is written.\n\n\
+With --check, loads and validates a calibration file and describes it.\n\n\
+Examples:\n  plasticine calibrate --samples corners.ron --ipd 0.062 --out calibration/my-desk.ron\n  \
+plasticine calibrate --check calibration/my-desk.ron"
+    )]
+    Calibrate {
+        /// Input script (.ron) of the tracked right hand: a trigger press at each corner, in order, 4 presses or rounds of 4.
+        #[arg(
+            long,
+            value_name = "INPUT_SCRIPT",
+            required_unless_present = "check",
+            requires = "out",
+            conflicts_with = "check"
+        )]
+        samples: Option<PathBuf>,
+        /// Calibration whose other fields (eyes, fixed head, registration, clipping) are kept [default: the 24" monitor].
+        #[arg(long, value_name = "CALIBRATION", requires = "samples")]
+        base: Option<PathBuf>,
+        /// Interpupillary distance in metres, e.g. 0.063: eyes at -IPD/2 and +IPD/2 along the head's x axis.
+        #[arg(long, value_name = "METRES", requires = "samples")]
+        ipd: Option<f32>,
+        /// Where to write the calibration (.ron).
+        #[arg(long, value_name = "FILE", conflicts_with = "check")]
+        out: Option<PathBuf>,
+        /// Check a calibration file and describe it.
+        #[arg(long, value_name = "FILE")]
+        check: Option<PathBuf>,
     },
     /// Change the resolution of every skin (bilinear resampling of every per-point field).
     Resample {
@@ -353,6 +389,19 @@ fn run(cli: Cli) -> Result<()> {
                 out.display()
             );
         }
+        Command::Calibrate {
+            samples,
+            base,
+            ipd,
+            out,
+            check,
+        } => match (check, samples, out) {
+            (Some(file), _, _) => check_calibration(&file)?,
+            (None, Some(samples), Some(out)) => {
+                calibrate(&samples, base.as_deref(), ipd, &out)?;
+            }
+            _ => bail!("give --samples INPUT_SCRIPT --out FILE, or --check FILE"),
+        },
         Command::Resample {
             character,
             resolution,
@@ -430,4 +479,121 @@ fn run(cli: Cli) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A corner further than this (metres) from where the other three put it is
+/// accepted (while the fitted rectangle misses no corner by more than a tenth
+/// of the shorter side) with a warning.
+const CORNER_WARNING: f64 = 0.01;
+
+/// `plasticine calibrate --samples`: fit the screen to the corner presses of
+/// a recorded input script and write the calibration.
+fn calibrate(samples: &Path, base: Option<&Path>, ipd: Option<f32>, out: &Path) -> Result<()> {
+    use plasticine::input::{InputError, InputScript};
+    use plasticine::view::{Calibration, CornerCapture};
+    let text = std::fs::read_to_string(samples)
+        .with_context(|| format!("reading {}", samples.display()))?;
+    let script = InputScript::from_ron(&text).map_err(|e| match e {
+        InputError::Parse { .. } => anyhow::anyhow!("{}:{e}", samples.display()),
+        _ => anyhow::anyhow!("{}: {e}", samples.display()),
+    })?;
+    let mut cal = match base {
+        Some(p) => Calibration::load(p)?,
+        None => Calibration::default_monitor(),
+    };
+    if let Some(ipd) = ipd {
+        cal.set_ipd(ipd);
+    }
+    // The fixed head tells the screen's front from its back.
+    let mut capture = CornerCapture::new(cal.fixed_head.position);
+    for frame in &script.frames {
+        capture.handle(frame);
+    }
+    let fit = capture
+        .finish()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", samples.display()))?;
+    cal.screen = fit.screen;
+    cal.validate()
+        .map_err(|e| anyhow::anyhow!("the calibrated set-up is not usable: {e}"))?;
+    cal.save(out)?;
+    let (w, h) = fit.size;
+    println!(
+        "Fitted the screen to {} round{} of 4 corners: {:.1} x {:.1} mm ({:.1}\" diagonal).",
+        capture.rounds(),
+        if capture.rounds() == 1 { "" } else { "s" },
+        w * 1e3,
+        h * 1e3,
+        w.hypot(h) / 0.0254
+    );
+    println!(
+        "  residual: rms {:.2} mm, max {:.2} mm ({} corner); per corner {}",
+        fit.rms_residual * 1e3,
+        fit.max_residual * 1e3,
+        fit.worst_corner,
+        plasticine::view::Corner::ALL
+            .iter()
+            .map(|c| format!("{} {:.2} mm", c, fit.residuals[c.index()] * 1e3))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if fit.suspect_offset > CORNER_WARNING {
+        eprintln!(
+            "warning: the {} corner is {:.1} mm from where the other three put it: re-measure it if your tracker is more accurate than that",
+            fit.suspect,
+            fit.suspect_offset * 1e3
+        );
+    }
+    describe_calibration(&cal);
+    println!("Wrote {}", out.display());
+    Ok(())
+}
+
+/// `plasticine calibrate --check`.
+fn check_calibration(file: &Path) -> Result<()> {
+    let cal = plasticine::view::Calibration::load(file)?;
+    println!("{}: a valid calibration.", file.display());
+    describe_calibration(&cal);
+    Ok(())
+}
+
+fn describe_calibration(cal: &plasticine::view::Calibration) {
+    let s = &cal.screen;
+    let (w, h) = (s.width(), s.height());
+    let (c, n) = (s.centre(), s.normal());
+    println!(
+        "  screen: {:.1} x {:.1} mm ({:.1}\" diagonal), centre ({:.3}, {:.3}, {:.3}) m, facing ({:.3}, {:.3}, {:.3}), tracker space",
+        w * 1e3,
+        h * 1e3,
+        w.hypot(h) / 0.0254,
+        c.x,
+        c.y,
+        c.z,
+        n.x,
+        n.y,
+        n.z
+    );
+    let head = cal.fixed_head.position;
+    let distance = s.signed_distance(head);
+    let aside = (head - distance * n - c).length();
+    println!(
+        "  fixed head: {:.1} mm in front of the screen, {:.1} mm from the axis through its centre",
+        distance * 1e3,
+        aside * 1e3
+    );
+    println!("  IPD: {:.1} mm", cal.eyes.ipd() * 1e3);
+    let r = &cal.tracker_to_world;
+    let (axis, angle) = r.rotation.to_axis_angle();
+    println!(
+        "  world = {} x tracker, turned {:.1} deg about ({:.2}, {:.2}, {:.2}), moved by ({:.3}, {:.3}, {:.3}); clipping {} to {} m from the eye",
+        r.scale,
+        angle.to_degrees(),
+        axis.x,
+        axis.y,
+        axis.z,
+        r.translation.x,
+        r.translation.y,
+        r.translation.z,
+        cal.near,
+        cal.far
+    );
 }

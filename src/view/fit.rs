@@ -54,6 +54,12 @@ pub struct ScreenFit {
     pub samples: [usize; 4],
     /// Width and height of the fitted rectangle, in f64 (metres).
     pub size: (f64, f64),
+    /// The corner most likely mismeasured: the one whose opposite corner
+    /// makes the best right angle with the other two.
+    pub suspect: Corner,
+    /// How far the suspect is from where the other three corners put it
+    /// (the fourth corner of their parallelogram), metres.
+    pub suspect_offset: f64,
 }
 
 /// Fits a rectangle to measured corners, grouped per corner in measuring
@@ -174,11 +180,11 @@ pub fn fit_screen<S: AsRef<[Vec3]>>(
     let max_residual = residuals[worst];
     let rms_residual = (residuals.iter().map(|r| r * r).sum::<f64>() / 4.0).sqrt();
     let tolerance = MAX_RESIDUAL_FRACTION * width.min(height);
+    let (suspect, suspect_offset) = culprit(&p);
     if max_residual > tolerance {
-        let (corner, off) = culprit(&p);
         return Err(CalibrationError::NotRectangle {
-            corner,
-            off_mm: off * 1e3,
+            corner: suspect,
+            off_mm: suspect_offset * 1e3,
             residual_mm: max_residual * 1e3,
             tolerance_mm: tolerance * 1e3,
         });
@@ -195,6 +201,8 @@ pub fn fit_screen<S: AsRef<[Vec3]>>(
         residuals,
         samples: counts,
         size: (width, height),
+        suspect,
+        suspect_offset,
     })
 }
 
@@ -517,6 +525,8 @@ mod tests {
         // reported and the width grown by about half of it.
         let near = [[ll], [lr], [ur + 0.02 * right], [ul]];
         let fit = fit_screen(&near, v).unwrap();
+        assert_eq!(fit.suspect, Corner::UpperRight);
+        assert!((fit.suspect_offset - 0.02).abs() < 1e-6);
         assert!(
             (0.008..0.011).contains(&fit.max_residual),
             "{}",
