@@ -10,6 +10,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod anim;
+pub mod app;
 pub mod bake;
 pub mod bench;
 pub mod character;
