@@ -14,8 +14,15 @@
 //!  FrameLoop takes the newest snapshot, samples tracking again, renders.
 //! ```
 
+pub mod frame_log;
+pub mod frame_loop;
 pub mod sim_thread;
 
+pub use frame_log::{FrameLog, FrameSummary, Stats};
+pub use frame_loop::{
+    FrameError, FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedPose,
+    Tracker, VehicleInput,
+};
 pub use sim_thread::{SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state};
 
 use crate::character::Character;
