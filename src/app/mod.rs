@@ -1,4 +1,40 @@
-//! The front ends and their threads: the headless renderer today; the
-//! decoupled frame loop and the desk window join it.
+//! The application layer: the frame loop and the simulation thread (LEMAN
+//! §5.2, made concurrent), and the front ends. The interactive ones (desk
+//! window, headset) drive a [`FrameLoop`] with their own [`Tracker`] and
+//! [`FrameRenderer`]; the headless one renders bakes to files.
+//!
+//! Data flows one way:
+//!
+//! ```text
+//!  Tracker ──► FrameLoop (main thread: Character, History, Toolbox, vehicle)
+//!                 │ SetCharacter(Arc<Character>), SetPosture, settings...
+//!                 ▼
+//!              SimThread (owns the skin state, advances at ratio × real time)
+//!                 │ Arc<SceneSnapshot>, SimStatus   (never waited for)
+//!                 ▼
+//!  FrameLoop takes the newest snapshot, samples tracking again, renders.
+//! ```
 
+pub mod frame_log;
+pub mod frame_loop;
 pub mod headless;
+pub mod sim_thread;
+
+pub use frame_log::{FrameLog, FrameSummary, Stats};
+pub use frame_loop::{
+    FrameError, FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedPose,
+    Tracker, VehicleInput,
+};
+pub use sim_thread::{SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state};
+
+use crate::character::Character;
+
+/// The sample penguin, from `assets/penguin.ron` (built from code if the file
+/// is not there).
+pub fn sample_penguin() -> Character {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/penguin.ron");
+    match crate::io::load_character(&path) {
+        Ok(c) => c,
+        Err(_) => crate::samples::build("penguin", 16, 16).expect("the penguin sample builds"),
+    }
+}

@@ -1,0 +1,662 @@
+//! The per-frame sequence of LEMAN §5.2, made concurrent: the simulation runs
+//! on its own thread ([`SimThread`]) and the frame loop never waits for it.
+//!
+//! Each [`FrameLoop::frame`]:
+//!
+//! 1. samples tracking;
+//! 2. applies the vehicle motion queued by [`VehicleInput::fly`], converts the
+//!    hands to world space and runs the active tool on them (edits go through
+//!    the [`History`]; left A/B undo and redo inside [`Toolbox::handle`]);
+//! 3. sends what changed to the simulation: the model when the history's
+//!    revision moved (`SetCharacter`, an `Arc` of a copy), the interactive
+//!    posture when it moved (`SetPosture`);
+//! 4. takes the newest snapshot, whatever its age;
+//! 5. samples tracking *again*;
+//! 6. renders the snapshot with the second sample's head and hands.
+//!
+//! So the head and hand latency is the render cost alone (the time from
+//! step 5 to the renderer's submission), whatever the solver costs.
+//!
+//! # Spaces
+//!
+//! A [`Tracker`] reports the head and the hands in *tracker space* (the room,
+//! or the desk's tracking volume). The loop keeps the *vehicle*
+//! (`world_from_tracker`, LEMAN §5.1: the left hand flies it, incrementally),
+//! and converts every pose to world space with it before anything else sees
+//! it: the tools act on world-space hands, and [`FrameInputs`] carries the
+//! world-space head and hands (the renderer builds its view from the head) and
+//! the vehicle itself (to draw things that live in tracker space, such as the
+//! desk or a floor grid). The vehicle is a rigid motion, possibly with a
+//! uniform scale.
+//!
+//! # Data flow
+//!
+//! The edit side (this loop, on the main thread) owns the model: the
+//! [`Character`], its [`History`] and the [`Toolbox`]. The simulation thread
+//! owns the skin's dynamic state. Edits flow one way, as messages; the only
+//! thing that comes back is the snapshot. Tools that act on the skin (the skin
+//! tool's global attach binds skin points to muscles where they lie; the
+//! liposuction tool picks skin points) need to see the skin where the user
+//! sees it, so before such a tool runs, the loop copies the newest snapshot's
+//! skin positions into the edit-side model ([`FrameLoop::sync_skins`]): a copy
+//! of simulation state, not an edit, done only when that tool is active and a
+//! new snapshot of the same revision has arrived.
+
+use super::frame_log::FrameLog;
+use super::sim_thread::{SimMessage, SimStatus, SimThread};
+use crate::character::{Character, Posture};
+use crate::input::{HandState, InputFrame};
+use crate::skin::SolverSettings;
+use crate::snapshot::SceneSnapshot;
+use crate::tools::{EditError, History, Symmetry, ToolContext, ToolKind, Toolbox};
+use glam::{Mat4, Quat, Vec3};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// One tracking sample, in tracker space.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrackedPose {
+    /// Head (centre eye) position and orientation, tracker space.
+    pub head: (Vec3, Quat),
+    /// Hands and buttons; hand poses in tracker space. `time` is the session
+    /// time the tools use for rates (liposuction).
+    pub input: InputFrame,
+    /// Increases with every sample.
+    pub sequence: u64,
+    pub sampled_at: Instant,
+}
+
+/// Where poses come from: OpenXR, a desk tracker, a script, a test.
+pub trait Tracker {
+    /// The newest pose. Called twice per frame: keep it cheap.
+    fn sample(&mut self) -> TrackedPose;
+}
+
+impl<T: Tracker + ?Sized> Tracker for &mut T {
+    fn sample(&mut self) -> TrackedPose {
+        (**self).sample()
+    }
+}
+
+/// Everything a renderer needs for one frame.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameInputs<'a> {
+    pub frame_index: u64,
+    /// The newest simulation snapshot: draw its skins (and, for consistency
+    /// with them, its skeleton posture).
+    pub snapshot: &'a SceneSnapshot,
+    /// The interactive posture on the edit side (the IK drag in progress, or
+    /// the working posture): newer than `snapshot.posture`, for drawing the
+    /// joints with no simulation lag.
+    pub edit_posture: &'a Posture,
+    /// Head pose, world space, from the second tracking sample.
+    pub head: (Vec3, Quat),
+    /// Hands (cursors and wands), world space, from the second tracking sample.
+    pub hands: InputFrame,
+    /// `world_from_tracker`.
+    pub vehicle: Mat4,
+    /// Sequence and time of the tracking sample `head` and `hands` come from.
+    pub tracking_sequence: u64,
+    pub tracking_sampled_at: Instant,
+    /// For highlighting: the active tool and the selected joint.
+    pub tool: ToolKind,
+    pub current_joint: usize,
+    /// Timing and status lines to draw.
+    pub overlay: &'a [String],
+}
+
+/// What the renderer says about a frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RenderReport {
+    /// CPU time spent building and encoding the frame.
+    pub cpu_encode: Duration,
+    /// When the frame was handed to the GPU / compositor.
+    pub submitted_at: Instant,
+}
+
+/// A renderer: wgpu (desk or headset), an offscreen capture, a test stand-in.
+pub trait FrameRenderer {
+    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String>;
+}
+
+impl<R: FrameRenderer + ?Sized> FrameRenderer for &mut R {
+    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String> {
+        (**self).render(frame)
+    }
+}
+
+/// The left hand's incremental vehicle control (LEMAN §5.1: a Spaceball on
+/// the desk, a thumbstick or grip-drag in a headset).
+pub trait VehicleInput {
+    /// Moves the vehicle by `delta`, expressed in the vehicle's own frame
+    /// (tracker space): `world_from_tracker ← world_from_tracker · delta`.
+    /// Takes effect at the next frame, before the tools run.
+    fn fly(&mut self, delta: Mat4);
+}
+
+/// Timings of one frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameTimings {
+    pub frame_index: u64,
+    /// Tracking sample the tools ran on.
+    pub first_tracking_sequence: u64,
+    /// Tracking sample the frame was rendered with.
+    pub tracking_sequence_used: u64,
+    pub snapshot_sequence: u64,
+    /// Simulated time of the snapshot drawn (s).
+    pub sim_time: f64,
+    /// Tools and edits (step 2 and 3).
+    pub tools: Duration,
+    /// The renderer's CPU time.
+    pub render_cpu: Duration,
+    /// From the second tracking sample to submission: the head/hand latency
+    /// the application adds.
+    pub tracking_age: Duration,
+    /// From the snapshot's publication to submission.
+    pub snapshot_age: Duration,
+    /// Wall time of the whole `frame` call.
+    pub frame_time: Duration,
+    /// From the previous frame's start to this one's (zero for the first).
+    pub frame_interval: Duration,
+}
+
+/// The renderer refused a frame (e.g. a lost surface); the edits of that
+/// frame were made and sent.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("frame {frame_index} was not rendered: {message}")]
+pub struct FrameError {
+    pub frame_index: u64,
+    pub message: String,
+}
+
+/// `pose` (tracker space) in world space.
+fn pose_to_world(vehicle: &Mat4, rotation: Quat, pose: (Vec3, Quat)) -> (Vec3, Quat) {
+    (
+        vehicle.transform_point3(pose.0),
+        (rotation * pose.1).normalize(),
+    )
+}
+
+fn hand_to_world(vehicle: &Mat4, rotation: Quat, hand: &HandState) -> HandState {
+    HandState {
+        pose: pose_to_world(vehicle, rotation, hand.pose),
+        ..*hand
+    }
+}
+
+/// The frame loop's state: the edit side, the simulation thread, the vehicle.
+pub struct FrameLoop {
+    character: Character,
+    history: History,
+    toolbox: Toolbox,
+    /// When set, every edit is mirrored (§6.1 symmetric modelling).
+    pub symmetry: Option<Symmetry>,
+    sim: SimThread,
+    vehicle: Mat4,
+    pending_fly: Mat4,
+    sent_revision: u64,
+    sent_posture: Posture,
+    /// Snapshot sequence last copied into the edit-side skins.
+    synced_sequence: u64,
+    frame_index: u64,
+    last_frame_start: Option<Instant>,
+    log: FrameLog,
+    last_edit_error: Option<String>,
+}
+
+impl FrameLoop {
+    /// Starts editing `character` and simulating it on a new thread.
+    pub fn new(character: Character, settings: SolverSettings) -> Self {
+        let history = History::new(&character);
+        let sim = SimThread::spawn(character.clone(), settings, history.revision());
+        let mut fl = Self {
+            sent_revision: history.revision(),
+            sent_posture: character.skeleton.rest_posture(),
+            character,
+            history,
+            toolbox: Toolbox::new(),
+            symmetry: None,
+            sim,
+            vehicle: Mat4::IDENTITY,
+            pending_fly: Mat4::IDENTITY,
+            synced_sequence: 0,
+            frame_index: 0,
+            last_frame_start: None,
+            log: FrameLog::default(),
+            last_edit_error: None,
+        };
+        fl.send_edits();
+        fl
+    }
+
+    /// One frame; see the module docs for the sequence.
+    pub fn frame(
+        &mut self,
+        tracker: &mut impl Tracker,
+        renderer: &mut impl FrameRenderer,
+    ) -> Result<FrameTimings, FrameError> {
+        let start = Instant::now();
+        let frame_interval = self
+            .last_frame_start
+            .map_or(Duration::ZERO, |prev| start - prev);
+        self.last_frame_start = Some(start);
+        let frame_index = self.frame_index;
+        self.frame_index += 1;
+
+        // 1. Tracking.
+        let first = tracker.sample();
+        // 2. Vehicle, then the active tool on the newest hands.
+        self.vehicle *= std::mem::replace(&mut self.pending_fly, Mat4::IDENTITY);
+        let input = self.input_to_world(&first.input);
+        if matches!(self.toolbox.tool(), ToolKind::Skin | ToolKind::Liposuction) {
+            self.sync_skins();
+        }
+        let mut ctx = ToolContext {
+            character: &mut self.character,
+            history: &mut self.history,
+            symmetry: self.symmetry.as_ref(),
+        };
+        match self.toolbox.handle(&input, &mut ctx) {
+            Err(e) => {
+                tracing::warn!("edit refused: {e}");
+                self.last_edit_error = Some(format!("edit refused: {e}"));
+            }
+            // A later edit that went through clears the message.
+            Ok(()) if self.history.revision() != self.sent_revision => {
+                self.last_edit_error = None;
+            }
+            Ok(()) => {}
+        }
+        // 3. Edits to the simulation.
+        self.send_edits();
+        let tools = start.elapsed();
+        let status = self.sim.status();
+        let mut overlay = self.log.overlay_lines(&status);
+        if let Some(e) = &self.last_edit_error {
+            overlay.push(e.clone());
+        }
+        // 4. The newest snapshot, whatever its age.
+        let snapshot = self.sim.latest();
+        // 5. Tracking again, as late as possible.
+        let second = tracker.sample();
+        let rotation = self.vehicle_rotation();
+        let inputs = FrameInputs {
+            frame_index,
+            snapshot: &snapshot,
+            edit_posture: self.interactive_posture(),
+            head: pose_to_world(&self.vehicle, rotation, second.head),
+            hands: self.input_to_world(&second.input),
+            vehicle: self.vehicle,
+            tracking_sequence: second.sequence,
+            tracking_sampled_at: second.sampled_at,
+            tool: self.toolbox.tool(),
+            current_joint: self.toolbox.state.current_joint,
+            overlay: &overlay,
+        };
+        // 6. Render.
+        let report = renderer.render(&inputs).map_err(|message| FrameError {
+            frame_index,
+            message,
+        })?;
+        let timings = FrameTimings {
+            frame_index,
+            first_tracking_sequence: first.sequence,
+            tracking_sequence_used: second.sequence,
+            snapshot_sequence: snapshot.sequence,
+            sim_time: snapshot.sim_time,
+            tools,
+            render_cpu: report.cpu_encode,
+            tracking_age: report
+                .submitted_at
+                .saturating_duration_since(second.sampled_at),
+            snapshot_age: report
+                .submitted_at
+                .saturating_duration_since(snapshot.published),
+            frame_time: start.elapsed(),
+            frame_interval,
+        };
+        tracing::trace!(?timings, "frame");
+        self.log.push(timings);
+        Ok(timings)
+    }
+
+    fn vehicle_rotation(&self) -> Quat {
+        let (_, rotation, _) = self.vehicle.to_scale_rotation_translation();
+        rotation
+    }
+
+    /// `input` (tracker space) in world space.
+    pub fn input_to_world(&self, input: &InputFrame) -> InputFrame {
+        let rotation = self.vehicle_rotation();
+        InputFrame {
+            time: input.time,
+            right: hand_to_world(&self.vehicle, rotation, &input.right),
+            left: hand_to_world(&self.vehicle, rotation, &input.left),
+        }
+    }
+
+    /// The posture the user is working in: the IK drag in progress, or the
+    /// history's working posture.
+    pub fn interactive_posture(&self) -> &Posture {
+        self.toolbox
+            .state
+            .preview_posture
+            .as_ref()
+            .unwrap_or(self.history.posture())
+    }
+
+    /// Sends the model if the history's revision moved and the interactive
+    /// posture if it moved. Called by `frame`; call it after editing through
+    /// [`edit`](Self::edit) to send at once rather than at the next frame.
+    pub fn send_edits(&mut self) {
+        if self.history.revision() != self.sent_revision {
+            let character = Arc::new(self.character.clone());
+            let revision = self.history.revision();
+            if self
+                .sim
+                .send(SimMessage::SetCharacter {
+                    character,
+                    revision,
+                })
+                .is_ok()
+            {
+                self.sent_revision = revision;
+            }
+        }
+        if *self.interactive_posture() != self.sent_posture {
+            let posture = self.interactive_posture().clone();
+            if self
+                .sim
+                .send(SimMessage::SetPosture(posture.clone()))
+                .is_ok()
+            {
+                self.sent_posture = posture;
+            }
+        }
+    }
+
+    /// Copies the newest snapshot's skin positions into the edit-side model,
+    /// when the snapshot shows the current revision and has not been copied
+    /// yet. Returns whether anything was copied. Done automatically before
+    /// the skin and liposuction tools run; call it before saving to store the
+    /// skin where it hangs now.
+    pub fn sync_skins(&mut self) -> bool {
+        let snap = self.sim.latest();
+        if snap.sequence == self.synced_sequence || snap.revision != self.history.revision() {
+            return false;
+        }
+        self.synced_sequence = snap.sequence;
+        let mut copied = false;
+        for (skin, surface) in self.character.skins.iter_mut().zip(&snap.skins) {
+            // A skin simulated at another resolution (SimMessage::Resample)
+            // has no point-for-point counterpart: leave it.
+            if (skin.m, skin.n) == (surface.m, surface.n)
+                && skin.points.position.len() == surface.positions.len()
+            {
+                skin.points.position.clone_from(&surface.positions);
+                copied = true;
+            }
+        }
+        copied
+    }
+
+    /// Runs an edit outside the tools (a menu, the parameters panel, a
+    /// script) through the history; it reaches the simulation with the next
+    /// frame, or at once with [`send_edits`](Self::send_edits).
+    pub fn edit<T>(
+        &mut self,
+        f: impl FnOnce(&mut Toolbox, &mut ToolContext) -> Result<T, EditError>,
+    ) -> Result<T, EditError> {
+        let mut ctx = ToolContext {
+            character: &mut self.character,
+            history: &mut self.history,
+            symmetry: self.symmetry.as_ref(),
+        };
+        f(&mut self.toolbox, &mut ctx)
+    }
+
+    /// Switches tool (a gesture in progress ends as if released).
+    pub fn set_tool(&mut self, kind: ToolKind) -> Result<(), EditError> {
+        self.edit(|tools, ctx| tools.set_tool(kind, ctx))
+    }
+
+    pub fn character(&self) -> &Character {
+        &self.character
+    }
+
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.toolbox
+    }
+
+    /// Tool settings (skin resolution, liposuction rate, IK settings...).
+    pub fn toolbox_mut(&mut self) -> &mut Toolbox {
+        &mut self.toolbox
+    }
+
+    /// The simulation thread: send it settings, pause it, read its status.
+    pub fn sim(&self) -> &SimThread {
+        &self.sim
+    }
+
+    pub fn sim_status(&self) -> SimStatus {
+        self.sim.status()
+    }
+
+    /// `world_from_tracker`.
+    pub fn vehicle(&self) -> Mat4 {
+        self.vehicle
+    }
+
+    /// Puts the vehicle somewhere (e.g. "reset view").
+    pub fn set_vehicle(&mut self, world_from_tracker: Mat4) {
+        self.vehicle = world_from_tracker;
+        self.pending_fly = Mat4::IDENTITY;
+    }
+
+    pub fn log(&self) -> &FrameLog {
+        &self.log
+    }
+
+    /// The last edit the tools had refused, as shown in the overlay.
+    pub fn last_edit_error(&self) -> Option<&str> {
+        self.last_edit_error.as_deref()
+    }
+
+    pub fn clear_edit_error(&mut self) {
+        self.last_edit_error = None;
+    }
+}
+
+impl VehicleInput for FrameLoop {
+    fn fly(&mut self, delta: Mat4) {
+        self.pending_fly *= delta;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::character::{Dof, Environment, Joint, Skeleton};
+    use crate::input::buttons;
+    use crate::skin::body::PosedBody;
+    use std::collections::VecDeque;
+
+    /// A root joint only.
+    fn root_only() -> Character {
+        Character {
+            name: "blob".into(),
+            skeleton: Skeleton {
+                joints: vec![Joint {
+                    name: "root".into(),
+                    parent: None,
+                    offset: Vec3::new(0.0, 0.2, 0.0),
+                    rest_rotation: Quat::IDENTITY,
+                    dofs: [Dof::default(); 3],
+                }],
+            },
+            muscles: vec![],
+            skins: vec![],
+            environment: Environment::default(),
+            key_postures: vec![],
+        }
+    }
+
+    /// Plays input frames (tracker space), repeating the last one.
+    struct Script {
+        frames: VecDeque<InputFrame>,
+        last: InputFrame,
+        sequence: u64,
+    }
+
+    impl Script {
+        fn new(frames: impl IntoIterator<Item = InputFrame>) -> Self {
+            Self {
+                frames: frames.into_iter().collect(),
+                last: InputFrame::default(),
+                sequence: 0,
+            }
+        }
+    }
+
+    impl Tracker for Script {
+        fn sample(&mut self) -> TrackedPose {
+            self.sequence += 1;
+            // Each frame's input is taken by its first sample.
+            if self.sequence % 2 == 1
+                && let Some(f) = self.frames.pop_front()
+            {
+                self.last = f;
+            }
+            TrackedPose {
+                head: (Vec3::new(0.0, 1.6, 0.4), Quat::IDENTITY),
+                input: self.last,
+                sequence: self.sequence,
+                sampled_at: Instant::now(),
+            }
+        }
+    }
+
+    /// Remembers what it was given.
+    #[derive(Default)]
+    struct Recorder {
+        revisions: Vec<u64>,
+        joints: Vec<usize>,
+        heads: Vec<Vec3>,
+        overlay: Vec<String>,
+    }
+
+    impl FrameRenderer for Recorder {
+        fn render(&mut self, f: &FrameInputs) -> Result<RenderReport, String> {
+            self.revisions.push(f.snapshot.revision);
+            self.joints.push(f.snapshot.character.skeleton.joints.len());
+            self.heads.push(f.head.0);
+            self.overlay = f.overlay.to_vec();
+            Ok(RenderReport {
+                cpu_encode: Duration::ZERO,
+                submitted_at: Instant::now(),
+            })
+        }
+    }
+
+    fn frame_until(
+        fl: &mut FrameLoop,
+        tracker: &mut Script,
+        r: &mut Recorder,
+        ok: impl Fn(&Recorder) -> bool,
+    ) {
+        let start = Instant::now();
+        while !ok(r) {
+            assert!(start.elapsed() < Duration::from_secs(60), "never rendered");
+            fl.frame(tracker, r).unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn tools_act_in_world_space_and_edits_flow_to_the_snapshot() {
+        let mut fl = FrameLoop::new(root_only(), SolverSettings::default());
+        fl.set_tool(ToolKind::Sphere).unwrap();
+        // The vehicle: the user stands 2 m back and turned a quarter left.
+        let vehicle = Mat4::from_rotation_translation(
+            Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
+            Vec3::new(0.0, 0.0, 2.0),
+        );
+        fl.fly(vehicle);
+        let tip = Vec3::new(0.3, 0.5, -0.2);
+        let hand = |pressed: bool, left: u32| InputFrame {
+            time: 0.0,
+            right: HandState::at(tip).with_trigger(pressed),
+            left: HandState::default().with_buttons(left),
+        };
+        let mut tracker = Script::new([hand(false, 0), hand(true, 0), hand(false, 0)]);
+        let mut r = Recorder::default();
+        for _ in 0..3 {
+            fl.frame(&mut tracker, &mut r).unwrap();
+        }
+        assert_eq!(fl.vehicle(), vehicle);
+        // A joint where the hand is in the world, not in the tracker.
+        let c = fl.character();
+        assert_eq!(c.skeleton.joints.len(), 2);
+        let body = PosedBody::new(c, fl.history().posture());
+        let at: Vec3 = body.joints[1].translation.into();
+        let want = vehicle.transform_point3(tip);
+        assert!(at.distance(want) < 1e-4, "joint at {at}, hand at {want}");
+        // The head handed to the renderer is in the world too.
+        let head = *r.heads.last().unwrap();
+        assert!(head.distance(vehicle.transform_point3(Vec3::new(0.0, 1.6, 0.4))) < 1e-4);
+        // The edit reaches the simulation and comes back in a snapshot.
+        let rev = fl.history().revision();
+        frame_until(&mut fl, &mut tracker, &mut r, |r| {
+            r.revisions.last() == Some(&rev)
+        });
+        assert_eq!(r.joints.last(), Some(&2));
+        // Left A undoes (handled by the toolbox), and that flows too.
+        tracker
+            .frames
+            .extend([hand(false, buttons::A), hand(false, 0)]);
+        fl.frame(&mut tracker, &mut r).unwrap();
+        fl.frame(&mut tracker, &mut r).unwrap();
+        assert_eq!(fl.character().skeleton.joints.len(), 1);
+        let rev = fl.history().revision();
+        frame_until(&mut fl, &mut tracker, &mut r, |r| {
+            r.revisions.last() == Some(&rev)
+        });
+        assert_eq!(r.joints.last(), Some(&1));
+        assert!(r.overlay[0].starts_with("render "), "{:?}", r.overlay);
+        assert_eq!(fl.log().len(), r.revisions.len());
+    }
+
+    #[test]
+    fn skin_tools_see_the_simulated_skin() {
+        let c = crate::app::sample_penguin();
+        let file_positions = c.skins[0].points.position.clone();
+        let mut fl = FrameLoop::new(c, SolverSettings::default());
+        let mut tracker = Script::new([]);
+        let mut r = Recorder::default();
+        // With the selection tool the edit side's skin is left alone.
+        frame_until(&mut fl, &mut tracker, &mut r, |r| r.revisions.len() > 20);
+        assert_eq!(fl.character().skins[0].points.position, file_positions);
+        // The skin tool copies in the newest snapshot of this revision.
+        fl.set_tool(ToolKind::Skin).unwrap();
+        fl.frame(&mut tracker, &mut r).unwrap();
+        let synced = fl.synced_sequence;
+        assert!(synced > 0);
+        let snap = fl.sim().latest();
+        if snap.sequence == synced {
+            assert_eq!(
+                fl.character().skins[0].points.position,
+                snap.skins[0].positions
+            );
+        }
+        assert_ne!(fl.character().skins[0].points.position, file_positions);
+        assert_eq!(
+            fl.history().revision(),
+            0,
+            "a copy of simulation state, not an edit"
+        );
+    }
+}

@@ -1,0 +1,1071 @@
+//! The simulation thread (LEMAN §5.2, made concurrent): it owns the skin
+//! state, receives edits and postures as [`SimMessage`]s, advances simulated
+//! time at the user's ratio to real time, and publishes an immutable
+//! [`SceneSnapshot`] after every advance. Nothing flows back but the snapshot
+//! and a [`SimStatus`].
+//!
+//! # Timing
+//!
+//! Every `SIM_TICK` (about 120 Hz) the thread advances the skins by the real
+//! time elapsed since its previous advance times `time_ratio`, within a
+//! wall-clock budget of `ADVANCE_BUDGET`. When the solver cannot cover the
+//! elapsed time within the budget the shortfall is dropped, not made up later
+//! (catching up would only make the lag grow), and the status says it is
+//! *falling behind* and what ratio it achieved. Between advances it waits on
+//! its channel, so a message is seen at once and the thread never spins; with
+//! no skin to simulate (or while paused) it wakes only every `IDLE_WAIT`.
+//!
+//! Edits arriving during a wait are coalesced: only the newest character and
+//! the newest posture are applied, at the next advance (or at once while
+//! idle), in the order character, resolution, posture.
+//!
+//! # Step delay
+//!
+//! [`SimMessage::SetStepDelay`] adds a deliberate wait after every advance, so
+//! the solver behaves like one whose step costs that much more: snapshots come
+//! out at most once per delay and edits show up that much later, while the
+//! frame loop keeps rendering at its own rate. It exists for the latency test
+//! and to demonstrate the decoupling; the wait is a wait on the channel, so
+//! messages (and [`SimMessage::Shutdown`]) are still received during it.
+//!
+//! # Errors
+//!
+//! Nothing a message carries can stop the thread: an invalid character or
+//! invalid settings are refused, a divergence the solver could not recover
+//! from leaves the skins at their last good state, and in every case the
+//! reason goes to [`SimStatus::message`] as a sentence a user can act on. The
+//! thread goes on publishing.
+
+use crate::character::{Character, Posture};
+use crate::skin::resample::resample;
+use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SolverSettings};
+use crate::snapshot::{SceneSnapshot, SkinSurface};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Period of the simulation thread's advances when nothing slows it down
+/// (a headset's frame rate, so every frame can see a fresh snapshot).
+pub const SIM_TICK: Duration = Duration::from_micros(8_333);
+/// Wall-clock budget of one advance: the longest a snapshot waits for the
+/// solver when it cannot keep up (then the thread reports falling behind).
+pub const ADVANCE_BUDGET: Duration = Duration::from_millis(33);
+/// How long the thread sleeps on its channel with nothing to simulate.
+pub const IDLE_WAIT: Duration = Duration::from_millis(100);
+/// The most real time one advance tries to cover (beyond it, e.g. after the
+/// process was stopped in a debugger, the simulation does not try to catch
+/// up). It grows to twice the step delay when one is set.
+pub const MAX_REAL_STEP: Duration = Duration::from_millis(250);
+
+/// What the frame loop (or a front end) tells the simulation thread.
+#[derive(Clone, Debug)]
+pub enum SimMessage {
+    /// An edit: the model as of history revision `revision`. It replaces the
+    /// simulated one but keeps the current positions and velocities of every
+    /// skin that is still the same skin (same name, grid size and boundary
+    /// joints), so editing a muscle does not reset the skin. New or resized
+    /// skins start from the character's own points.
+    SetCharacter {
+        character: Arc<Character>,
+        revision: u64,
+    },
+    /// The interactive posture (the working posture, or the IK drag in
+    /// progress). The skeleton blends to it over one tick of simulated time
+    /// so the skin's boundary never jumps between two integrator stages.
+    SetPosture(Posture),
+    /// Any other skeleton driver, e.g. `SkeletonDriver::Keys` to play the key
+    /// postures. A later `SetPosture` replaces it.
+    SetDriver(SkeletonDriver),
+    /// Solver settings (integrator, tolerances, contact, time ratio).
+    SetSettings(SolverSettings),
+    /// Stops (`true`) or resumes simulated time. Edits are still applied and
+    /// published while paused.
+    Pause(bool),
+    /// Simulates every skin at m×n (bilinear resampling, LEMAN §6.5), now and
+    /// for every character received afterwards: the knob to turn when the
+    /// solver falls behind. The edit side's model keeps its own resolution.
+    Resample { m: usize, n: usize },
+    /// A deliberate extra wait after every advance (see the module docs).
+    SetStepDelay(Duration),
+    /// Ends the thread (also sent by `Drop`).
+    Shutdown,
+}
+
+/// What the simulation thread reports besides the snapshot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimStatus {
+    /// Simulated time reached (s).
+    pub sim_time: f64,
+    /// The requested simulated seconds per real second.
+    pub time_ratio: f64,
+    /// The ratio actually achieved (smoothed over the last few advances).
+    pub achieved_ratio: f64,
+    /// The last advance could not cover the elapsed real time.
+    pub fell_behind: bool,
+    pub paused: bool,
+    /// History revision of the model being simulated.
+    pub revision: u64,
+    /// Sequence of the last published snapshot.
+    pub sequence: u64,
+    /// Solver wall time of the last advance (without the step delay).
+    pub step_wall: Duration,
+    pub step_delay: Duration,
+    /// The last event or error, as a sentence for the user (a divergence and
+    /// its rollback, a refused edit or setting).
+    pub message: Option<String>,
+    /// How many messages there have been: a front end shows a message when
+    /// this changes.
+    pub message_count: u64,
+    /// False once the thread has ended (shut down, or stopped by a bug; then
+    /// `message` says why).
+    pub running: bool,
+}
+
+/// The simulation thread's end of the snapshot slot and status.
+struct Shared {
+    snapshot: Mutex<Arc<SceneSnapshot>>,
+    status: Mutex<SimStatus>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock cannot leave a pointer swap half done.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The simulation thread has ended; messages can no longer be delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the simulation thread has stopped")]
+pub struct SimStopped;
+
+/// A [`Simulation`] running on its own thread. Dropping it shuts the thread
+/// down and joins it.
+pub struct SimThread {
+    tx: Sender<SimMessage>,
+    shared: Arc<Shared>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl SimThread {
+    /// Starts simulating `character` (as of history revision `revision`),
+    /// held at its rest posture. The first snapshot is available at once.
+    /// An invalid character or invalid settings do not stop it: the status
+    /// says why nothing is simulated until a valid `SetCharacter` arrives.
+    pub fn spawn(character: Character, settings: SolverSettings, revision: u64) -> SimThread {
+        let model = Arc::new(character);
+        let posture = model.skeleton.rest_posture();
+        let first = SceneSnapshot::of(model.clone(), posture.clone(), revision);
+        let status = SimStatus {
+            sim_time: 0.0,
+            time_ratio: settings.time_ratio,
+            achieved_ratio: 0.0,
+            fell_behind: false,
+            paused: false,
+            revision,
+            sequence: first.sequence,
+            step_wall: Duration::ZERO,
+            step_delay: Duration::ZERO,
+            message: None,
+            message_count: 0,
+            running: true,
+        };
+        let shared = Arc::new(Shared {
+            snapshot: Mutex::new(Arc::new(first)),
+            status: Mutex::new(status.clone()),
+        });
+        let (tx, rx) = mpsc::channel();
+        let thread_shared = shared.clone();
+        let handle = std::thread::Builder::new()
+            .name("plasticine-sim".into())
+            .spawn(move || {
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    Worker::new(rx, thread_shared.clone(), model, settings, revision, status).run();
+                }));
+                let mut st = lock(&thread_shared.status);
+                st.running = false;
+                if let Err(panic) = outcome {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown cause".into());
+                    st.message = Some(format!(
+                        "the simulation stopped after an internal error ({what}); \
+                         the last snapshot stays on screen: save your work"
+                    ));
+                    st.message_count += 1;
+                }
+            })
+            .expect("the OS can start a thread");
+        SimThread {
+            tx,
+            shared,
+            handle: Some(handle),
+        }
+    }
+
+    /// The newest snapshot. Never waits for the solver: the lock is held only
+    /// for the pointer copy on either side.
+    pub fn latest(&self) -> Arc<SceneSnapshot> {
+        lock(&self.shared.snapshot).clone()
+    }
+
+    pub fn status(&self) -> SimStatus {
+        lock(&self.shared.status).clone()
+    }
+
+    /// Queues a message; never blocks.
+    pub fn send(&self, msg: SimMessage) -> Result<(), SimStopped> {
+        self.tx.send(msg).map_err(|_| SimStopped)
+    }
+
+    /// Stops the thread and waits for it: at most the advance in progress
+    /// (bounded by [`ADVANCE_BUDGET`] plus one solver step), never a step delay.
+    pub fn shutdown(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        let _ = self.tx.send(SimMessage::Shutdown);
+        if let Some(h) = self.handle.take()
+            && h.join().is_err()
+        {
+            tracing::error!("the simulation thread panicked");
+        }
+    }
+}
+
+impl Drop for SimThread {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Copies the simulated state (positions and velocities) of `old`'s skins into
+/// the skins of `new` that are the same skin: same name, same m×n grid, same
+/// bottom and top joints. Returns, per skin of `new`, whether it was kept.
+pub fn carry_skin_state(old: &Character, new: &mut Character) -> Vec<bool> {
+    let mut kept = vec![false; new.skins.len()];
+    for (s, skin) in new.skins.iter_mut().enumerate() {
+        let same_index = old.skins.get(s).filter(|o| o.name == skin.name);
+        let Some(o) = same_index.or_else(|| old.skins.iter().find(|o| o.name == skin.name)) else {
+            continue;
+        };
+        if (o.m, o.n, o.bottom_joint, o.top_joint)
+            != (skin.m, skin.n, skin.bottom_joint, skin.top_joint)
+            || o.points.position.len() != skin.points.position.len()
+            || o.points.velocity.len() != skin.points.velocity.len()
+        {
+            continue;
+        }
+        skin.points.position.clone_from(&o.points.position);
+        skin.points.velocity.clone_from(&o.points.velocity);
+        kept[s] = true;
+    }
+    kept
+}
+
+/// `p` with one angle per joint of a `joints`-joint skeleton: extra angles are
+/// dropped, missing ones are rest (zero).
+fn fit_posture(p: &Posture, joints: usize) -> Posture {
+    let mut p = p.clone();
+    p.angles.resize(joints, glam::Vec3::ZERO);
+    p
+}
+
+/// Whether every posture `driver` produces fits a `joints`-joint skeleton.
+fn driver_fits(driver: &SkeletonDriver, joints: usize) -> bool {
+    match driver {
+        SkeletonDriver::Still(p) => p.validate(joints).is_ok(),
+        SkeletonDriver::Keys(keys) => {
+            !keys.is_empty() && keys.iter().all(|k| k.posture.validate(joints).is_ok())
+        }
+        SkeletonDriver::Blend { from, to, .. } => {
+            from.validate(joints).is_ok() && to.validate(joints).is_ok()
+        }
+    }
+}
+
+enum PendingDriver {
+    Posture(Posture),
+    Driver(SkeletonDriver),
+}
+
+/// The thread's state.
+struct Worker {
+    rx: Receiver<SimMessage>,
+    shared: Arc<Shared>,
+    /// `None` when the model cannot be simulated (then `model` is still drawn).
+    sim: Option<Simulation>,
+    /// The model as received, for the snapshot.
+    model: Arc<Character>,
+    revision: u64,
+    /// The skeleton driver when there is no simulation.
+    idle_driver: SkeletonDriver,
+    settings: SolverSettings,
+    paused: bool,
+    step_delay: Duration,
+    resolution: Option<(usize, usize)>,
+    sequence: u64,
+    last_advance: Instant,
+    status: SimStatus,
+    /// Something changed since the last snapshot.
+    dirty: bool,
+    pending_character: Option<(Arc<Character>, u64)>,
+    pending_driver: Option<PendingDriver>,
+    pending_settings: Option<SolverSettings>,
+    pending_resample: bool,
+}
+
+impl Worker {
+    fn new(
+        rx: Receiver<SimMessage>,
+        shared: Arc<Shared>,
+        model: Arc<Character>,
+        settings: SolverSettings,
+        revision: u64,
+        status: SimStatus,
+    ) -> Self {
+        let rest = model.skeleton.rest_posture();
+        let mut w = Worker {
+            rx,
+            shared,
+            sim: None,
+            model: model.clone(),
+            revision,
+            idle_driver: SkeletonDriver::Still(rest.clone()),
+            settings: SolverSettings::default(),
+            paused: false,
+            step_delay: Duration::ZERO,
+            resolution: None,
+            sequence: status.sequence,
+            last_advance: Instant::now(),
+            status,
+            dirty: true,
+            pending_character: None,
+            pending_driver: None,
+            pending_settings: None,
+            pending_resample: false,
+        };
+        match settings.validate() {
+            Ok(()) => w.settings = settings,
+            Err(e) => w.report(format!(
+                "the solver settings were refused ({e}); using the defaults"
+            )),
+        }
+        w.status.time_ratio = w.settings.time_ratio;
+        let character = Arc::unwrap_or_clone(model);
+        match Simulation::new(character, SkeletonDriver::Still(rest), w.settings.clone()) {
+            Ok(sim) => w.sim = Some(sim),
+            Err(e) => w.report(format!(
+                "nothing is simulated: {e}. Fix the character to start the simulation"
+            )),
+        }
+        w
+    }
+
+    /// Records a message for the user. The same message again (a divergence
+    /// the solver keeps hitting at every tick) is not repeated.
+    fn report(&mut self, message: String) {
+        if self.status.message.as_ref() == Some(&message) {
+            return;
+        }
+        tracing::warn!("simulation: {message}");
+        self.status.message = Some(message);
+        self.status.message_count += 1;
+        self.dirty = true;
+    }
+
+    /// Whether simulated time needs advancing at the tick rate.
+    fn active(&self) -> bool {
+        match &self.sim {
+            None => false,
+            Some(sim) => {
+                !self.paused
+                    && (!sim.character.skins.is_empty()
+                        || !matches!(sim.driver, SkeletonDriver::Still(_)))
+            }
+        }
+    }
+
+    fn run(mut self) {
+        self.publish();
+        let mut next_advance = Instant::now() + SIM_TICK;
+        loop {
+            let active = self.active();
+            let mut deadline = if active {
+                next_advance
+            } else {
+                Instant::now() + IDLE_WAIT
+            };
+            let mut woke_by_message = false;
+            loop {
+                let now = Instant::now();
+                let msg = if now >= deadline {
+                    match self.rx.try_recv() {
+                        Ok(m) => m,
+                        Err(TryRecvError::Empty) => break,
+                        Err(TryRecvError::Disconnected) => return,
+                    }
+                } else {
+                    match self.rx.recv_timeout(deadline - now) {
+                        Ok(m) => m,
+                        Err(RecvTimeoutError::Timeout) => break,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                };
+                if matches!(msg, SimMessage::Shutdown) {
+                    return;
+                }
+                self.queue(msg);
+                woke_by_message = true;
+                if !active {
+                    // Idle: apply what came and publish it now (after draining
+                    // whatever else is already queued).
+                    deadline = now;
+                }
+            }
+            self.apply_pending();
+            if self.active() {
+                if !active {
+                    // Just became active (resumed, or got a skin): time starts now.
+                    self.last_advance = Instant::now();
+                    next_advance = self.last_advance + SIM_TICK;
+                } else if Instant::now() >= next_advance {
+                    let start = Instant::now();
+                    self.advance();
+                    next_advance = (start + SIM_TICK).max(Instant::now() + self.step_delay);
+                }
+            } else if !woke_by_message && !self.paused {
+                // Idle tick: a skeleton without skin still keeps time.
+                self.advance();
+            }
+            if self.dirty {
+                self.publish();
+            }
+        }
+    }
+
+    /// Takes a message in; edits wait for `apply_pending`.
+    fn queue(&mut self, msg: SimMessage) {
+        match msg {
+            SimMessage::SetCharacter {
+                character,
+                revision,
+            } => self.pending_character = Some((character, revision)),
+            SimMessage::SetPosture(p) => self.pending_driver = Some(PendingDriver::Posture(p)),
+            SimMessage::SetDriver(d) => self.pending_driver = Some(PendingDriver::Driver(d)),
+            SimMessage::SetSettings(s) => self.pending_settings = Some(s),
+            SimMessage::Pause(p) => {
+                if p != self.paused {
+                    self.paused = p;
+                    self.status.paused = p;
+                    self.dirty = true;
+                }
+            }
+            SimMessage::Resample { m, n } => {
+                self.resolution = Some((m, n));
+                self.pending_resample = true;
+            }
+            SimMessage::SetStepDelay(d) => {
+                self.step_delay = d;
+                self.status.step_delay = d;
+                self.dirty = true;
+            }
+            SimMessage::Shutdown => {}
+        }
+    }
+
+    fn apply_pending(&mut self) {
+        if let Some(s) = self.pending_settings.take() {
+            self.apply_settings(s);
+        }
+        if let Some((c, revision)) = self.pending_character.take() {
+            self.apply_character(c, revision);
+        } else if std::mem::take(&mut self.pending_resample) {
+            self.apply_resample();
+        }
+        self.pending_resample = false;
+        match self.pending_driver.take() {
+            Some(PendingDriver::Posture(p)) => self.apply_posture(p),
+            Some(PendingDriver::Driver(d)) => self.apply_driver(d),
+            None => {}
+        }
+    }
+
+    fn apply_settings(&mut self, settings: SolverSettings) {
+        let result = match &mut self.sim {
+            Some(sim) => sim.set_settings(settings.clone()),
+            None => settings.validate().map_err(SimError::Settings),
+        };
+        match result {
+            Ok(()) => {
+                self.status.time_ratio = settings.time_ratio;
+                self.settings = settings;
+                self.dirty = true;
+            }
+            Err(e) => self.report(format!("{e}; the previous settings stay in effect")),
+        }
+    }
+
+    /// The received character at the simulated resolution, carrying over the
+    /// state of the skins that are still the same.
+    fn prepare(&self, model: &Character) -> Result<Character, String> {
+        let mut c = model.clone();
+        if let Some((m, n)) = self.resolution {
+            for skin in &mut c.skins {
+                if (skin.m, skin.n) != (m, n) {
+                    *skin = resample(skin, m, n)?;
+                }
+            }
+        }
+        if let Some(sim) = &self.sim {
+            carry_skin_state(&sim.character, &mut c);
+        }
+        Ok(c)
+    }
+
+    fn apply_character(&mut self, model: Arc<Character>, revision: u64) {
+        let c = match self.prepare(&model) {
+            Ok(c) => c,
+            Err(e) => {
+                return self.report(format!(
+                    "edit {revision} cannot be simulated at the chosen resolution ({e}); \
+                     still simulating edit {}",
+                    self.revision
+                ));
+            }
+        };
+        let joints = c.skeleton.joints.len();
+        let result = match &mut self.sim {
+            Some(sim) => {
+                let old_driver = sim.driver.clone();
+                if !driver_fits(&sim.driver, joints) {
+                    // The skeleton changed shape; its posture follows with the
+                    // next SetPosture, meanwhile keep what fits.
+                    let p = fit_posture(&sim.driver.posture_at(sim.time()), joints);
+                    sim.driver = SkeletonDriver::Still(p);
+                }
+                let r = sim.set_character(c);
+                if r.is_err() {
+                    sim.driver = old_driver;
+                }
+                r
+            }
+            None => {
+                let driver = if driver_fits(&self.idle_driver, joints) {
+                    self.idle_driver.clone()
+                } else {
+                    SkeletonDriver::Still(fit_posture(&self.idle_driver.posture_at(0.0), joints))
+                };
+                Simulation::new(c, driver, self.settings.clone()).map(|sim| {
+                    self.sim = Some(sim);
+                })
+            }
+        };
+        match result {
+            Ok(()) => {
+                self.model = model;
+                self.revision = revision;
+                self.status.revision = revision;
+                self.dirty = true;
+            }
+            Err(e) => self.report(format!(
+                "edit {revision} was not simulated: {e}; still simulating edit {}",
+                self.revision
+            )),
+        }
+    }
+
+    fn apply_resample(&mut self) {
+        let Some((m, n)) = self.resolution else {
+            return;
+        };
+        if let Some(sim) = &mut self.sim {
+            if let Err(e) = sim.resample_skins(m, n) {
+                self.report(format!(
+                    "cannot simulate at {m}×{n}: {e}; the resolution is unchanged"
+                ));
+                self.resolution = None;
+            } else {
+                self.dirty = true;
+            }
+        }
+    }
+
+    fn apply_posture(&mut self, p: Posture) {
+        let Some(sim) = &mut self.sim else {
+            self.idle_driver = SkeletonDriver::Still(p);
+            self.dirty = true;
+            return;
+        };
+        if let Err(e) = p.validate(sim.character.skeleton.joints.len()) {
+            return self.report(format!("posture refused: {e}"));
+        }
+        if sim.character.skins.is_empty() {
+            // Nothing to tear: take it at once.
+            sim.driver = SkeletonDriver::Still(p);
+        } else {
+            let t = sim.time();
+            let blend = (SIM_TICK.as_secs_f64() * self.settings.time_ratio).max(1e-4);
+            sim.driver = SkeletonDriver::Blend {
+                from: sim.driver.posture_at(t),
+                to: p,
+                t0: t,
+                t1: t + blend,
+            };
+        }
+        self.dirty = true;
+    }
+
+    fn apply_driver(&mut self, d: SkeletonDriver) {
+        let joints = match &self.sim {
+            Some(sim) => sim.character.skeleton.joints.len(),
+            None => self.model.skeleton.joints.len(),
+        };
+        if !driver_fits(&d, joints) {
+            return self.report(format!(
+                "skeleton driver refused: its postures do not have {joints} joint angles"
+            ));
+        }
+        match &mut self.sim {
+            Some(sim) => sim.driver = d,
+            None => self.idle_driver = d,
+        }
+        self.dirty = true;
+    }
+
+    fn advance(&mut self) {
+        let Some(sim) = &mut self.sim else {
+            return;
+        };
+        let start = Instant::now();
+        let real = start - self.last_advance;
+        self.last_advance = start;
+        let cap = MAX_REAL_STEP.max(2 * self.step_delay);
+        let t0 = sim.time();
+        let result = sim.advance_real(real.min(cap), Some(ADVANCE_BUDGET));
+        let t1 = sim.time();
+        self.status.step_wall = start.elapsed();
+        let achieved = if real.is_zero() {
+            self.settings.time_ratio
+        } else {
+            (t1 - t0) / real.as_secs_f64()
+        };
+        self.status.achieved_ratio = if self.status.achieved_ratio == 0.0 {
+            achieved
+        } else {
+            0.8 * self.status.achieved_ratio + 0.2 * achieved
+        };
+        self.dirty = true;
+        match result {
+            Ok(report) => {
+                self.status.fell_behind = report.fell_behind || real > cap;
+                for ev in report.events {
+                    let SimEvent::Diverged {
+                        skin,
+                        at,
+                        rolled_back_to,
+                        new_max_step,
+                    } = ev;
+                    let name = self.model.skins.get(skin).map_or("?", |s| s.name.as_str());
+                    self.report(format!(
+                        "skin '{name}' diverged at t = {at:.3} s: rolled back to {rolled_back_to:.3} s, \
+                         steps now at most {new_max_step:.1e} s"
+                    ));
+                }
+            }
+            Err(e) => {
+                self.status.fell_behind = true;
+                self.report(e.to_string());
+            }
+        }
+    }
+
+    fn publish(&mut self) {
+        self.sequence += 1;
+        let (posture, skins, sim_time) = match &self.sim {
+            Some(sim) => {
+                let t = sim.time();
+                let skins = (0..sim.character.skins.len())
+                    .map(|s| SkinSurface::of(&sim.character, s))
+                    .collect();
+                (sim.driver.posture_at(t), skins, t)
+            }
+            None => (
+                self.idle_driver.posture_at(0.0),
+                (0..self.model.skins.len())
+                    .map(|s| SkinSurface::of(&self.model, s))
+                    .collect(),
+                0.0,
+            ),
+        };
+        let snapshot = Arc::new(SceneSnapshot {
+            character: self.model.clone(),
+            revision: self.revision,
+            posture,
+            skins,
+            sim_time,
+            sequence: self.sequence,
+            published: Instant::now(),
+        });
+        *lock(&self.shared.snapshot) = snapshot;
+        self.status.sim_time = sim_time;
+        self.status.sequence = self.sequence;
+        *lock(&self.shared.status) = self.status.clone();
+        self.dirty = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::sample_penguin;
+    use glam::Vec3;
+
+    /// Generous bound for waiting on the thread; only a hang reaches it.
+    const PATIENCE: Duration = Duration::from_secs(60);
+
+    fn wait_snapshot(
+        sim: &SimThread,
+        what: &str,
+        ok: impl Fn(&SceneSnapshot) -> bool,
+    ) -> Arc<SceneSnapshot> {
+        let start = Instant::now();
+        loop {
+            let s = sim.latest();
+            if ok(&s) {
+                return s;
+            }
+            assert!(start.elapsed() < PATIENCE, "never published: {what}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn wait_status(sim: &SimThread, what: &str, ok: impl Fn(&SimStatus) -> bool) -> SimStatus {
+        let start = Instant::now();
+        loop {
+            let s = sim.status();
+            if ok(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < PATIENCE,
+                "status never showed: {what}: {s:?}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    fn centroid(p: &[Vec3]) -> Vec3 {
+        p.iter().copied().sum::<Vec3>() / p.len() as f32
+    }
+
+    fn max_distance(a: &[Vec3], b: &[Vec3]) -> f32 {
+        assert_eq!(a.len(), b.len());
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| x.distance(*y))
+            .fold(0.0, f32::max)
+    }
+
+    /// The penguin's left flipper swung out by one radian.
+    fn flipper_out(c: &Character) -> Posture {
+        let mut p = c.skeleton.rest_posture();
+        p.angles[c.skeleton.find("flipper_l").unwrap()] = Vec3::new(0.0, 0.0, 1.0);
+        p
+    }
+
+    /// The penguin with its first muscle a little larger and its right
+    /// flipper's skin resampled to 12×10.
+    fn edited(c: &Character) -> Character {
+        let mut e = c.clone();
+        e.muscles[0].shape = {
+            let mut s = e.muscles[0].shape.clone();
+            if let crate::shape::Primitive::Superellipsoid { radii, .. } = &mut s.primitive {
+                *radii *= 1.02;
+            }
+            s
+        };
+        assert_ne!(e.muscles[0].shape, c.muscles[0].shape);
+        let r = e.skins.iter().position(|s| s.name == "flipper_r").unwrap();
+        e.skins[r] = resample(&e.skins[r], 12, 10).unwrap();
+        e
+    }
+
+    #[test]
+    fn carrying_state_keeps_same_skins_and_leaves_resized_ones() {
+        let mut old = sample_penguin();
+        for skin in &mut old.skins {
+            for (p, v) in skin
+                .points
+                .position
+                .iter_mut()
+                .zip(&mut skin.points.velocity)
+            {
+                *p += Vec3::new(0.01, 0.02, 0.03);
+                *v = Vec3::new(0.5, 0.0, 0.0);
+            }
+        }
+        let fresh = edited(&sample_penguin());
+        let mut new = fresh.clone();
+        let kept = carry_skin_state(&old, &mut new);
+        assert_eq!(
+            kept,
+            vec![true, true, false],
+            "body, flipper_l kept; flipper_r resized"
+        );
+        for s in 0..2 {
+            assert_eq!(new.skins[s].points.position, old.skins[s].points.position);
+            assert_eq!(new.skins[s].points.velocity, old.skins[s].points.velocity);
+            assert_eq!(
+                new.skins[s].points.fat, fresh.skins[s].points.fat,
+                "model data is new"
+            );
+        }
+        assert_eq!(new.skins[2], fresh.skins[2]);
+        // Same grid but another boundary joint: a different skin.
+        let mut moved = fresh.clone();
+        moved.skins[1].top_joint = moved.skins[1].bottom_joint + 2;
+        assert_eq!(carry_skin_state(&old, &mut moved), vec![true, false, false]);
+        // Skins are matched by name, so deleting one does not shift the others.
+        let mut fewer = fresh.clone();
+        fewer.skins.remove(0);
+        assert_eq!(carry_skin_state(&old, &mut fewer), vec![true, false]);
+        assert_eq!(fewer.skins[0].points.position, old.skins[1].points.position);
+    }
+
+    #[test]
+    fn set_character_keeps_unchanged_skins_and_resets_resized_ones() {
+        let c = sample_penguin();
+        let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
+        sim.send(SimMessage::SetPosture(flipper_out(&c))).unwrap();
+        wait_snapshot(&sim, "0.3 s simulated", |s| s.sim_time >= 0.3);
+        sim.send(SimMessage::Pause(true)).unwrap();
+        wait_status(&sim, "paused", |s| s.paused);
+        let before = sim.latest();
+        // The swung flipper's skin is far from where the file has it: keeping
+        // it is not the same as taking the new character's points.
+        let l = 1;
+        assert_eq!(c.skins[l].name, "flipper_l");
+        let swing =
+            centroid(&before.skins[l].positions).distance(centroid(&c.skins[l].points.position));
+        assert!(swing > 0.02, "the flipper swung {swing} m");
+
+        let e = Arc::new(edited(&c));
+        sim.send(SimMessage::SetCharacter {
+            character: e.clone(),
+            revision: 1,
+        })
+        .unwrap();
+        let after = wait_snapshot(&sim, "revision 1", |s| s.revision == 1);
+        assert!(
+            Arc::ptr_eq(&after.character, &e),
+            "the snapshot carries the model sent"
+        );
+        assert_eq!(after.sim_time, before.sim_time, "paused: the clock is kept");
+        for s in 0..2 {
+            let d = max_distance(&after.skins[s].positions, &before.skins[s].positions);
+            assert!(d < 1e-4, "skin {s} was reset by a muscle edit: moved {d} m");
+        }
+        let r = &after.skins[2];
+        assert_eq!((r.m, r.n), (12, 10));
+        // Interior rows are the new character's points; the boundary rows
+        // are put on their joints.
+        let new_points = &e.skins[2].points.position;
+        assert_eq!(r.positions[12..12 * 9], new_points[12..12 * 9]);
+        sim.shutdown();
+    }
+
+    #[test]
+    fn set_posture_moves_the_published_skin() {
+        let c = sample_penguin();
+        let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
+        let start = wait_snapshot(&sim, "some simulated time", |s| s.sim_time > 0.02);
+        let target = flipper_out(&c);
+        sim.send(SimMessage::SetPosture(target.clone())).unwrap();
+        let t0 = start.sim_time;
+        let end = wait_snapshot(&sim, "0.4 s more", |s| s.sim_time >= t0 + 0.4);
+        assert_eq!(end.posture, target, "the skeleton reached the posture");
+        let moved = |s: usize| {
+            centroid(&end.skins[s].positions).distance(centroid(&start.skins[s].positions))
+        };
+        let (left, right) = (moved(1), moved(2));
+        // The skin's centre is ~8 cm from the shoulder: a 1 rad swing moves it
+        // ~8 cm; the other flipper only sways.
+        assert!(left > 0.04, "the posed flipper's skin moved {left} m");
+        assert!(left > 5.0 * right, "posed {left} m vs other {right} m");
+        sim.shutdown();
+    }
+
+    #[test]
+    fn snapshot_sequences_strictly_increase() {
+        let sim = SimThread::spawn(sample_penguin(), SolverSettings::default(), 0);
+        let mut last = sim.latest();
+        let mut seen = 1;
+        let start = Instant::now();
+        while seen < 20 {
+            assert!(start.elapsed() < PATIENCE, "only {seen} snapshots");
+            let s = sim.latest();
+            if !Arc::ptr_eq(&s, &last) {
+                assert!(
+                    s.sequence > last.sequence,
+                    "{} after {}",
+                    s.sequence,
+                    last.sequence
+                );
+                assert!(s.published >= last.published);
+                assert!(s.sim_time >= last.sim_time);
+                seen += 1;
+                last = s;
+            } else {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        }
+        assert!(sim.status().sequence >= last.sequence);
+    }
+
+    #[test]
+    fn shutdown_does_not_wait_out_the_step_delay() {
+        for delay in [Duration::from_millis(200), Duration::from_secs(20)] {
+            let sim = SimThread::spawn(sample_penguin(), SolverSettings::default(), 0);
+            sim.send(SimMessage::SetStepDelay(delay)).unwrap();
+            // The delay is published with the advance it follows: from then
+            // on the thread waits out the delay.
+            wait_status(&sim, "delay in effect", |s| s.step_delay == delay);
+            std::thread::sleep(Duration::from_millis(10));
+            let t = Instant::now();
+            sim.shutdown();
+            let took = t.elapsed();
+            assert!(
+                took < delay / 2,
+                "shutdown took {took:?} with a {delay:?} step delay"
+            );
+        }
+    }
+
+    #[test]
+    fn divergence_and_bad_edits_become_messages_and_the_thread_goes_on() {
+        let c = sample_penguin();
+        let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
+        wait_snapshot(&sim, "a first advance", |s| s.sim_time > 0.0);
+
+        // A swinging flipper's skin moves at about a metre per second: with a
+        // "divergence" speed of 1 cm/s every step counts as a blow-up, rolls
+        // back and cuts the step until the solver gives up.
+        let absurd = SolverSettings {
+            max_speed: 0.01,
+            ..SolverSettings::default()
+        };
+        sim.send(SimMessage::SetSettings(absurd)).unwrap();
+        sim.send(SimMessage::SetPosture(flipper_out(&c))).unwrap();
+        let st = wait_status(&sim, "a divergence", |s| {
+            s.message.as_deref().is_some_and(|m| m.contains("diverg"))
+        });
+        assert!(st.running);
+        let seq = sim.latest().sequence;
+        let s = wait_snapshot(&sim, "more snapshots", |s| s.sequence >= seq + 3);
+        for skin in &s.skins {
+            assert!(
+                skin.positions.iter().all(|p| p.is_finite()),
+                "last good state kept"
+            );
+        }
+
+        // Back to sane settings: simulated time moves on from the last good state.
+        sim.send(SimMessage::SetSettings(SolverSettings::default()))
+            .unwrap();
+        let t = sim.latest().sim_time;
+        wait_snapshot(&sim, "time moving again", |s| s.sim_time > t + 0.1);
+
+        // An invalid edit is refused with a message; the old model stays.
+        let mut bad = c.clone();
+        bad.muscles[0].joint = 99;
+        let count = sim.status().message_count;
+        sim.send(SimMessage::SetCharacter {
+            character: Arc::new(bad),
+            revision: 7,
+        })
+        .unwrap();
+        let st = wait_status(&sim, "the refusal", |s| s.message_count > count);
+        let m = st.message.unwrap();
+        assert!(m.contains("edit 7 was not simulated"), "{m}");
+        let seq = sim.latest().sequence;
+        let s = wait_snapshot(&sim, "more snapshots", |s| s.sequence >= seq + 3);
+        assert_eq!(s.revision, 0);
+        // Invalid settings are refused too.
+        let count = sim.status().message_count;
+        sim.send(SimMessage::SetSettings(SolverSettings {
+            time_ratio: -1.0,
+            ..SolverSettings::default()
+        }))
+        .unwrap();
+        let st = wait_status(&sim, "the refusal", |s| s.message_count > count);
+        assert!(st.message.unwrap().contains("time_ratio"));
+        assert_eq!(st.time_ratio, 1.0);
+    }
+
+    #[test]
+    fn without_skins_the_thread_idles_and_still_takes_postures() {
+        let mut c = sample_penguin();
+        c.skins.clear();
+        let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
+        let first = wait_snapshot(&sim, "start", |s| s.sequence >= 1);
+        let t = Instant::now();
+        std::thread::sleep(Duration::from_millis(500));
+        let published = sim.latest().sequence - first.sequence;
+        let allowed = (t.elapsed().as_secs_f64() / IDLE_WAIT.as_secs_f64()).ceil() as u64 + 2;
+        assert!(
+            published <= allowed,
+            "{published} snapshots in {:?} without skin: spinning",
+            t.elapsed()
+        );
+        assert!(
+            sim.latest().sim_time > 0.0,
+            "the skeleton's clock still runs"
+        );
+        let p = flipper_out(&c);
+        sim.send(SimMessage::SetPosture(p.clone())).unwrap();
+        wait_snapshot(&sim, "the posture", |s| s.posture == p);
+    }
+
+    #[test]
+    fn resample_changes_the_simulated_resolution_and_sticks_across_edits() {
+        let c = sample_penguin();
+        let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
+        sim.send(SimMessage::Resample { m: 8, n: 8 }).unwrap();
+        let s = wait_snapshot(&sim, "8×8", |s| {
+            s.skins.iter().all(|k| (k.m, k.n) == (8, 8))
+        });
+        let t = s.sim_time;
+        sim.send(SimMessage::SetCharacter {
+            character: Arc::new(c.clone()),
+            revision: 1,
+        })
+        .unwrap();
+        let s = wait_snapshot(&sim, "revision 1", |s| s.revision == 1 && s.sim_time > t);
+        assert!(s.skins.iter().all(|k| (k.m, k.n) == (8, 8)));
+        assert_eq!(
+            s.character.skins[0].m, c.skins[0].m,
+            "the model keeps its own"
+        );
+    }
+
+    #[test]
+    fn a_solver_that_cannot_keep_up_says_so() {
+        // Ten thousand simulated seconds per real second: no solver keeps up.
+        let settings = SolverSettings {
+            time_ratio: 1e4,
+            ..SolverSettings::default()
+        };
+        let sim = SimThread::spawn(sample_penguin(), settings, 0);
+        let st = wait_status(&sim, "falling behind", |s| s.fell_behind && s.sequence > 3);
+        assert!(st.achieved_ratio < st.time_ratio, "{st:?}");
+        // At a sane ratio it catches up again.
+        sim.send(SimMessage::SetSettings(SolverSettings::default()))
+            .unwrap();
+        wait_status(&sim, "keeping up", |s| {
+            !s.fell_behind && s.time_ratio == 1.0
+        });
+    }
+}
