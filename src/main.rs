@@ -124,6 +124,37 @@ plasticine calibrate --check calibration/my-desk.ron"
         #[arg(long)]
         out: PathBuf,
     },
+    /// Open the desk front end: a window with head-tracked ("fishtank") stereo on a calibrated
+    /// monitor, the left hand flying (keys W/S A/D Q/E, arrows, or a gamepad), the right hand a 3D
+    /// cursor (mouse, wheel for depth, left button = trigger). Tab or 1-6 pick tools, Ctrl+Z/Ctrl+Y
+    /// undo/redo, Ctrl+S saves, M changes the stereo layout, Esc quits.
+    Desk {
+        /// Character file to open (default: a new character with one joint).
+        character: Option<PathBuf>,
+        /// Calibration file (see calibration/README.md); default: an ordinary 24" monitor.
+        #[arg(long)]
+        calibration: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "anaglyph")]
+        stereo: DeskStereo,
+        /// Window size WxH in pixels.
+        #[arg(long, value_parser = parse_size, default_value = "1280x720")]
+        size: (u32, u32),
+        /// Quit after this many frames.
+        #[arg(long)]
+        frames: Option<u64>,
+        /// Save the last frame as a PNG (with --frames).
+        #[arg(long)]
+        screenshot: Option<PathBuf>,
+        /// Slow each simulation step by this many milliseconds (the head and hands stay live).
+        #[arg(long, default_value_t = 0)]
+        step_delay_ms: u64,
+        /// Save per-frame timings (render, tracking age, snapshot age) as CSV on exit.
+        #[arg(long)]
+        timings: Option<PathBuf>,
+        /// Open the newest autosave of this character instead (after a crash).
+        #[arg(long)]
+        recover: bool,
+    },
     /// Render a character to PNG images with no window: its bake (--baked), else its key
     /// postures simulated live, else its still pose; from a fixed or orbiting viewpoint.
     Render {
@@ -163,6 +194,18 @@ plasticine calibrate --check calibration/my-desk.ron"
         #[arg(long, value_enum, default_value = "translucent")]
         muscles: MusclesArg,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DeskStereo {
+    /// Red/cyan glasses on any monitor.
+    Anaglyph,
+    /// Left eye in the left half (3D monitors and TVs).
+    SideBySide,
+    /// Left eye in the top half.
+    TopBottom,
+    /// No stereo.
+    Mono,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -477,6 +520,27 @@ fn run(cli: Cli) -> Result<()> {
                 println!("  first: {}\n  last:  {}", first.display(), last.display());
             }
         }
+        Command::Desk {
+            character,
+            calibration,
+            stereo,
+            size,
+            frames,
+            screenshot,
+            step_delay_ms,
+            timings,
+            recover,
+        } => desk(
+            character,
+            calibration,
+            stereo,
+            size,
+            frames,
+            screenshot,
+            step_delay_ms,
+            timings,
+            recover,
+        )?,
     }
     Ok(())
 }
@@ -596,4 +660,98 @@ fn describe_calibration(cal: &plasticine::view::Calibration) {
         cal.near,
         cal.far
     );
+}
+
+/// Where autosaves live: `$XDG_STATE_HOME/plasticine/autosave`, else
+/// `~/.local/state/plasticine/autosave`.
+fn autosave_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_STATE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local").join("state"))
+        })?;
+    Some(base.join("plasticine").join("autosave"))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn desk(
+    character: Option<PathBuf>,
+    calibration: Option<PathBuf>,
+    stereo: DeskStereo,
+    size: (u32, u32),
+    frames: Option<u64>,
+    screenshot: Option<PathBuf>,
+    step_delay_ms: u64,
+    timings: Option<PathBuf>,
+    recover: bool,
+) -> Result<()> {
+    use plasticine::app::desk::{DeskOptions, run_desk};
+    use plasticine::render::StereoMode;
+    let calibration = match &calibration {
+        Some(p) => plasticine::view::Calibration::load(p)?,
+        None => plasticine::view::Calibration::default_monitor(),
+    };
+    let stem = character
+        .as_deref()
+        .and_then(|p| p.file_stem())
+        .and_then(|s| s.to_str())
+        .unwrap_or("untitled")
+        .to_string();
+    let autosaves = autosave_dir();
+    let mut model = match &character {
+        Some(p) => load_character(p)?,
+        None => plasticine::tools::session::empty_character("untitled"),
+    };
+    if let Some(dir) = &autosaves {
+        let report = plasticine::io::find_recovery(dir, &stem);
+        if let Some(best) = report.best() {
+            if recover {
+                model = best.load()?;
+                eprintln!(
+                    "Recovered '{stem}' from the autosave {}",
+                    best.path.display()
+                );
+            } else {
+                eprintln!(
+                    "note: an autosave of '{stem}' from an earlier session that did not end cleanly                      is in {}; run with --recover to open it",
+                    best.path.display()
+                );
+            }
+        } else if recover {
+            bail!(
+                "there is no autosave of '{stem}' in {} to recover",
+                dir.display()
+            );
+        }
+    }
+    let options = DeskOptions {
+        document: character,
+        calibration,
+        stereo: match stereo {
+            DeskStereo::Anaglyph => StereoMode::Anaglyph,
+            DeskStereo::SideBySide => StereoMode::SideBySide,
+            DeskStereo::TopBottom => StereoMode::TopBottom,
+            DeskStereo::Mono => StereoMode::Mono,
+        },
+        size,
+        frames,
+        screenshot,
+        step_delay: std::time::Duration::from_millis(step_delay_ms),
+        timings_csv: timings,
+        autosave_dir: autosaves,
+        ..DeskOptions::default()
+    };
+    let report = run_desk(model, options)?;
+    println!(
+        "Desk session: {} frames on {}",
+        report.frames, report.adapter
+    );
+    for line in &report.summary {
+        println!("  {line}");
+    }
+    if let Some(p) = &report.screenshot {
+        println!("  last frame saved to {}", p.display());
+    }
+    Ok(())
 }

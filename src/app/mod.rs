@@ -15,10 +15,13 @@
 //!  FrameLoop takes the newest snapshot, samples tracking again, renders.
 //! ```
 
+pub mod desk;
+pub mod desk_input;
 pub mod frame_log;
 pub mod frame_loop;
 pub mod headless;
 pub mod sim_thread;
+pub mod view_renderer;
 
 pub use frame_log::{FrameLog, FrameSummary, Stats};
 pub use frame_loop::{

@@ -4,7 +4,7 @@
 //! the connective-tissue bands, the tool cursors with their wands, and a
 //! floor. The GPU side only uploads and draws these lists.
 
-use crate::character::Character;
+use crate::character::{Character, Posture};
 use crate::shape::{MuscleShape, TriMesh};
 use crate::skin::body::PosedBody;
 use crate::snapshot::{SceneSnapshot, SkinSurface};
@@ -185,13 +185,27 @@ impl GeometryBuilder {
         style: &SceneStyle,
         decorations: &Decorations,
     ) -> &SceneGeometry {
+        self.build_posed(snapshot, None, style, decorations)
+    }
+
+    /// As [`build`](Self::build), with the skeleton and muscles at `posture`
+    /// instead of the snapshot's (the interactive posture, newer than the
+    /// simulated skin).
+    pub fn build_posed(
+        &mut self,
+        snapshot: &SceneSnapshot,
+        posture: Option<&Posture>,
+        style: &SceneStyle,
+        decorations: &Decorations,
+    ) -> &SceneGeometry {
         let mut g = std::mem::take(&mut self.geometry);
         g.opaque.clear();
         g.lines.clear();
         g.translucent.clear();
         let character: &Character = &snapshot.character;
-        let posture_ok = snapshot.posture.angles.len() == character.skeleton.joints.len();
-        let body = posture_ok.then(|| PosedBody::new(character, &snapshot.posture));
+        let posture = posture.unwrap_or(&snapshot.posture);
+        let posture_ok = posture.angles.len() == character.skeleton.joints.len();
+        let body = posture_ok.then(|| PosedBody::new(character, posture));
 
         if style.floor {
             push_floor(&mut g);

@@ -18,6 +18,7 @@ pub use context::GpuContext;
 pub use geometry::{Cursor, Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
 pub use renderer::{EyeCamera, FrameStats, Renderer, StereoMode, StereoPath};
 
+use crate::character::Posture;
 use crate::snapshot::SceneSnapshot;
 use std::time::Instant;
 
@@ -64,8 +65,35 @@ impl SceneRenderer {
         target: Option<(&wgpu::TextureView, (u32, u32))>,
         overlay: &[String],
     ) -> FrameStats {
+        self.draw_posed(
+            snapshot,
+            None,
+            decorations,
+            cameras,
+            mode,
+            eye_size,
+            target,
+            overlay,
+        )
+    }
+
+    /// As [`draw`](Self::draw), with the skeleton and muscles at `posture`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn draw_posed(
+        &mut self,
+        snapshot: &SceneSnapshot,
+        posture: Option<&Posture>,
+        decorations: &Decorations,
+        cameras: &[EyeCamera; 2],
+        mode: StereoMode,
+        eye_size: (u32, u32),
+        target: Option<(&wgpu::TextureView, (u32, u32))>,
+        overlay: &[String],
+    ) -> FrameStats {
         let t0 = Instant::now();
-        let geometry = self.geometry.build(snapshot, &self.style, decorations);
+        let geometry = self
+            .geometry
+            .build_posed(snapshot, posture, &self.style, decorations);
         let bytes = self.gpu.upload(geometry);
         let build_upload = t0.elapsed();
         let mut stats = self.gpu.render(cameras, mode, eye_size, target, overlay);

@@ -1,0 +1,590 @@
+//! The desk front end (LEMAN §5.1 without a headset): a window on a
+//! calibrated monitor showing fishtank stereo, the left hand flying the
+//! vehicle from the keyboard or a gamepad, the right hand a 3D cursor on the
+//! mouse ray, the frame loop of §5.2 with the simulation on its own thread,
+//! autosave, and the frame-timing overlay.
+//!
+//! Keys: W/S A/D Q/E fly (forward/back, left/right, down/up), arrows turn,
+//! Home resets the view; left mouse = trigger, wheel = cursor depth, [ and ]
+//! twist the wand; Tab or 1–6 pick the tool; Ctrl+Z / Ctrl+Y undo and redo;
+//! Ctrl+S saves; M cycles the stereo layout; F1 hides the overlay; Esc quits.
+
+use super::desk_input::{DeskTracker, REDO, TWIST_STEP, UNDO, VehicleAxes};
+use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
+use super::sim_thread::SimMessage;
+use super::view_renderer::ViewRenderer;
+use crate::character::Character;
+use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
+use crate::render::{GpuContext, RenderError, RgbaImage, SceneRenderer, StereoMode};
+use crate::skin::SolverSettings;
+use crate::tools::ToolKind;
+use crate::view::Calibration;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+use winit::application::ApplicationHandler;
+use winit::event::{ElementState, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
+use winit::keyboard::{KeyCode, ModifiersState, PhysicalKey};
+use winit::window::{Window, WindowId};
+
+/// What `plasticine desk` was asked to do.
+#[derive(Clone, Debug)]
+pub struct DeskOptions {
+    /// The document: loaded at start, written by Ctrl+S.
+    pub document: Option<PathBuf>,
+    pub calibration: Calibration,
+    pub stereo: StereoMode,
+    pub size: (u32, u32),
+    /// Quit after this many frames (demos, tests).
+    pub frames: Option<u64>,
+    /// Save the last frame shown as a PNG.
+    pub screenshot: Option<PathBuf>,
+    /// Slow every simulation step by this much (shows that head and hand
+    /// motion do not wait for the solver).
+    pub step_delay: Duration,
+    /// Save the frame timings as CSV on exit.
+    pub timings_csv: Option<PathBuf>,
+    pub autosave_dir: Option<PathBuf>,
+    pub settings: SolverSettings,
+}
+
+impl Default for DeskOptions {
+    fn default() -> Self {
+        Self {
+            document: None,
+            calibration: Calibration::default_monitor(),
+            stereo: StereoMode::Anaglyph,
+            size: (1280, 720),
+            frames: None,
+            screenshot: None,
+            step_delay: Duration::ZERO,
+            timings_csv: None,
+            autosave_dir: None,
+            settings: SolverSettings::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeskError {
+    #[error(
+        "no display to open a window on ({0}). Set DISPLAY (X11) or WAYLAND_DISPLAY, run under \
+         Xvfb (`xvfb-run plasticine desk ...`), or render without a window: \
+         `plasticine render CHARACTER --out DIR`"
+    )]
+    NoDisplay(String),
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error("the window failed: {0}")]
+    Window(String),
+}
+
+/// What a desk session did.
+#[derive(Clone, Debug, Default)]
+pub struct DeskReport {
+    pub frames: u64,
+    pub adapter: String,
+    pub screenshot: Option<PathBuf>,
+    pub summary: Vec<String>,
+    pub autosaves: Vec<PathBuf>,
+}
+
+/// Opens the desk window on `character` and runs until the user quits (or
+/// `frames` have been shown).
+pub fn run_desk(character: Character, options: DeskOptions) -> Result<DeskReport, DeskError> {
+    let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
+    if !has_display {
+        return Err(DeskError::NoDisplay(
+            "neither DISPLAY nor WAYLAND_DISPLAY is set".into(),
+        ));
+    }
+    let event_loop = EventLoop::new().map_err(|e| DeskError::NoDisplay(e.to_string()))?;
+    event_loop.set_control_flow(ControlFlow::Poll);
+    let mut app = DeskApp::new(character, options);
+    event_loop
+        .run_app(&mut app)
+        .map_err(|e| DeskError::Window(e.to_string()))?;
+    match app.failure.take() {
+        Some(e) => Err(e),
+        None => Ok(app.report),
+    }
+}
+
+/// The window's surface and what draws into it.
+struct Surface {
+    window: Arc<Window>,
+    surface: wgpu::Surface<'static>,
+    config: wgpu::SurfaceConfiguration,
+    ctx: GpuContext,
+    view: ViewRenderer,
+    /// Read the next presented frame back (screenshot).
+    capture: bool,
+    captured: Option<RgbaImage>,
+}
+
+impl Surface {
+    fn create(
+        event_loop: &ActiveEventLoop,
+        options: &DeskOptions,
+        title: &str,
+    ) -> Result<Self, DeskError> {
+        let attributes = Window::default_attributes()
+            .with_title(title)
+            .with_inner_size(winit::dpi::PhysicalSize::new(
+                options.size.0,
+                options.size.1,
+            ));
+        let window = Arc::new(
+            event_loop
+                .create_window(attributes)
+                .map_err(|e| DeskError::Window(e.to_string()))?,
+        );
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        desc.display = Some(Box::new(event_loop.owned_display_handle()));
+        let instance = wgpu::Instance::new(desc);
+        let surface = instance
+            .create_surface(window.clone())
+            .map_err(|e| DeskError::Window(e.to_string()))?;
+        let ctx = GpuContext::with_instance(instance, Some(&surface))?;
+        let caps = surface.get_capabilities(&ctx.adapter);
+        let format = caps
+            .formats
+            .iter()
+            .copied()
+            .find(|f| f.is_srgb())
+            .or_else(|| caps.formats.first().copied())
+            .ok_or_else(|| DeskError::Window("the surface offers no format".into()))?;
+        let size = window.inner_size();
+        let mut usage = wgpu::TextureUsages::RENDER_ATTACHMENT;
+        if caps.usages.contains(wgpu::TextureUsages::COPY_SRC) {
+            usage |= wgpu::TextureUsages::COPY_SRC;
+        }
+        let config = wgpu::SurfaceConfiguration {
+            usage,
+            format,
+            width: size.width.max(1),
+            height: size.height.max(1),
+            present_mode: wgpu::PresentMode::AutoVsync,
+            desired_maximum_frame_latency: 1,
+            alpha_mode: caps.alpha_modes[0],
+            view_formats: vec![],
+            color_space: wgpu::SurfaceColorSpace::Auto,
+        };
+        surface.configure(&ctx.device, &config);
+        let scene = SceneRenderer::new(&ctx, format)?;
+        Ok(Self {
+            window,
+            surface,
+            config,
+            ctx,
+            view: ViewRenderer::new(scene, options.calibration.clone(), options.stereo),
+            capture: false,
+            captured: None,
+        })
+    }
+
+    fn resize(&mut self, width: u32, height: u32) {
+        self.config.width = width.max(1);
+        self.config.height = height.max(1);
+        self.surface.configure(&self.ctx.device, &self.config);
+    }
+}
+
+impl FrameRenderer for Surface {
+    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, String> {
+        let t0 = Instant::now();
+        let frame = match self.surface.get_current_texture() {
+            wgpu::CurrentSurfaceTexture::Success(f)
+            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+            wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
+                self.surface.configure(&self.ctx.device, &self.config);
+                return Err("the window surface was out of date; reconfigured".into());
+            }
+            other => return Err(format!("no surface image this frame: {other:?}")),
+        };
+        let view = frame.texture.create_view(&Default::default());
+        let size = (self.config.width, self.config.height);
+        self.view.draw(inputs, Some((&view, size)), size);
+        let submitted_at = Instant::now();
+        if self.capture && self.config.usage.contains(wgpu::TextureUsages::COPY_SRC) {
+            self.capture = false;
+            self.captured =
+                crate::render::capture::read_texture_layer(&self.ctx, &frame.texture, 0, size)
+                    .ok()
+                    .map(|img| to_rgba(img, self.config.format));
+        }
+        self.window.pre_present_notify();
+        self.ctx.queue.present(frame);
+        Ok(RenderReport {
+            cpu_encode: t0.elapsed(),
+            submitted_at,
+        })
+    }
+}
+
+/// Surface images are often BGRA; PNGs are RGBA.
+fn to_rgba(mut img: RgbaImage, format: wgpu::TextureFormat) -> RgbaImage {
+    if matches!(
+        format,
+        wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb
+    ) {
+        for px in img.pixels.chunks_exact_mut(4) {
+            px.swap(0, 2);
+        }
+    }
+    img
+}
+
+struct DeskApp {
+    options: DeskOptions,
+    character: Option<Character>,
+    frame_loop: Option<FrameLoop>,
+    surface: Option<Surface>,
+    tracker: DeskTracker,
+    keys_axes: VehicleAxes,
+    modifiers: ModifiersState,
+    gamepads: Option<gilrs::Gilrs>,
+    last_frame: Option<Instant>,
+    show_overlay: bool,
+    autosaver: Option<Autosaver>,
+    message: Option<(String, Instant)>,
+    report: DeskReport,
+    failure: Option<DeskError>,
+}
+
+impl DeskApp {
+    fn new(character: Character, options: DeskOptions) -> Self {
+        let tracker = DeskTracker::new(options.calibration.clone(), options.size);
+        // No gamepad support (no udev, a sandbox) is not an error: keys fly too.
+        let gamepads = gilrs::Gilrs::new().ok();
+        let stem = options
+            .document
+            .as_deref()
+            .and_then(Path::file_stem)
+            .and_then(|s| s.to_str())
+            .unwrap_or("untitled")
+            .to_string();
+        let autosaver = options
+            .autosave_dir
+            .as_deref()
+            .and_then(|dir| Autosaver::new(dir, &stem, AutosaveSettings::default()).ok());
+        Self {
+            options,
+            character: Some(character),
+            frame_loop: None,
+            surface: None,
+            tracker,
+            keys_axes: VehicleAxes::default(),
+            modifiers: ModifiersState::empty(),
+            gamepads,
+            last_frame: None,
+            show_overlay: true,
+            autosaver,
+            message: None,
+            report: DeskReport::default(),
+            failure: None,
+        }
+    }
+
+    fn fail(&mut self, event_loop: &ActiveEventLoop, e: DeskError) {
+        self.failure = Some(e);
+        event_loop.exit();
+    }
+
+    fn say(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        tracing::info!("{text}");
+        self.message = Some((text, Instant::now()));
+    }
+
+    fn gamepad_axes(&mut self) -> VehicleAxes {
+        let Some(g) = self.gamepads.as_mut() else {
+            return VehicleAxes::default();
+        };
+        while g.next_event().is_some() {}
+        let mut axes = VehicleAxes::default();
+        for (_, pad) in g.gamepads() {
+            use gilrs::Axis;
+            let dead = |v: f32| if v.abs() < 0.15 { 0.0 } else { v };
+            axes = axes.add(VehicleAxes {
+                strafe: dead(pad.value(Axis::LeftStickX)),
+                forward: dead(pad.value(Axis::LeftStickY)),
+                yaw: dead(pad.value(Axis::RightStickX)),
+                pitch: dead(pad.value(Axis::RightStickY)),
+                lift: dead(pad.value(Axis::RightZ)) - dead(pad.value(Axis::LeftZ)),
+            });
+        }
+        axes
+    }
+
+    fn key(&mut self, event_loop: &ActiveEventLoop, code: KeyCode, pressed: bool) {
+        let s = if pressed { 1.0 } else { 0.0 };
+        let axes = &mut self.keys_axes;
+        match code {
+            KeyCode::KeyW => axes.forward = s,
+            KeyCode::KeyS if !self.modifiers.control_key() => axes.forward = -s,
+            KeyCode::KeyD => axes.strafe = s,
+            KeyCode::KeyA => axes.strafe = -s,
+            KeyCode::KeyE => axes.lift = s,
+            KeyCode::KeyQ => axes.lift = -s,
+            KeyCode::ArrowRight => axes.yaw = s,
+            KeyCode::ArrowLeft => axes.yaw = -s,
+            KeyCode::ArrowDown => axes.pitch = s,
+            KeyCode::ArrowUp => axes.pitch = -s,
+            _ => {}
+        }
+        if !pressed {
+            return;
+        }
+        let ctrl = self.modifiers.control_key();
+        let Some(fl) = self.frame_loop.as_mut() else {
+            return;
+        };
+        let tool = |k: ToolKind| Some(k);
+        let chosen = match code {
+            KeyCode::Tab => tool(fl.toolbox().tool().next()),
+            KeyCode::Digit1 => tool(ToolKind::Select),
+            KeyCode::Digit2 => tool(ToolKind::Sphere),
+            KeyCode::Digit3 => tool(ToolKind::Superellipse),
+            KeyCode::Digit4 => tool(ToolKind::Ik),
+            KeyCode::Digit5 => tool(ToolKind::Skin),
+            KeyCode::Digit6 => tool(ToolKind::Liposuction),
+            _ => None,
+        };
+        if let Some(kind) = chosen {
+            match fl.set_tool(kind) {
+                Ok(()) => self.say(format!("tool: {kind:?}")),
+                Err(e) => self.say(format!("cannot switch tool: {e}")),
+            }
+            return;
+        }
+        match code {
+            KeyCode::KeyZ if ctrl && self.modifiers.shift_key() => self.tracker.pulse_left(REDO),
+            KeyCode::KeyZ if ctrl => self.tracker.pulse_left(UNDO),
+            KeyCode::KeyY if ctrl => self.tracker.pulse_left(REDO),
+            KeyCode::KeyS if ctrl => self.save(),
+            KeyCode::BracketLeft => self.tracker.twist -= TWIST_STEP,
+            KeyCode::BracketRight => self.tracker.twist += TWIST_STEP,
+            KeyCode::Home => {
+                let home = self
+                    .options
+                    .calibration
+                    .world_from_tracker(glam::Mat4::IDENTITY);
+                fl.set_vehicle(home);
+                self.say("view reset");
+            }
+            KeyCode::KeyM => {
+                if let Some(s) = self.surface.as_mut() {
+                    s.view.mode = match s.view.mode {
+                        StereoMode::Anaglyph => StereoMode::SideBySide,
+                        StereoMode::SideBySide => StereoMode::TopBottom,
+                        StereoMode::TopBottom => StereoMode::Mono,
+                        StereoMode::Mono => StereoMode::Anaglyph,
+                    };
+                    let mode = s.view.mode;
+                    self.say(format!("stereo: {mode:?}"));
+                }
+            }
+            KeyCode::F1 => self.show_overlay = !self.show_overlay,
+            KeyCode::Escape => event_loop.exit(),
+            _ => {}
+        }
+    }
+
+    /// Ctrl+S: the character with its skin where it hangs now, atomically.
+    fn save(&mut self) {
+        let Some(fl) = self.frame_loop.as_mut() else {
+            return;
+        };
+        let Some(path) = self.options.document.clone() else {
+            self.say("nothing to save to: open a character file (plasticine desk FILE)");
+            return;
+        };
+        fl.sync_skins();
+        match save_character(&path, fl.character()) {
+            Ok(()) => {
+                if let Some(a) = self.autosaver.as_mut() {
+                    let _ = a.mark_saved(fl.character(), SystemTime::now());
+                }
+                self.say(format!("saved {}", path.display()));
+            }
+            Err(e) => self.say(format!("NOT saved: {e}")),
+        }
+    }
+
+    fn frame(&mut self, event_loop: &ActiveEventLoop) {
+        let now = Instant::now();
+        let dt = self
+            .last_frame
+            .map_or(0.0, |t| (now - t).as_secs_f32().min(0.1));
+        self.last_frame = Some(now);
+        let axes = self.keys_axes.add(self.gamepad_axes());
+        let extra = self.overlay_extra();
+        let show_overlay = self.show_overlay;
+        let (Some(fl), Some(surface)) = (self.frame_loop.as_mut(), self.surface.as_mut()) else {
+            return;
+        };
+        surface.view.extra_overlay = extra;
+        surface.view.show_overlay = show_overlay;
+        if !axes.is_idle() {
+            let pivot = self.options.calibration.screen.centre();
+            fl.fly(axes.delta(dt, pivot));
+        }
+        let last = self
+            .options
+            .frames
+            .is_some_and(|n| self.report.frames + 1 >= n);
+        if last && self.options.screenshot.is_some() {
+            surface.capture = true;
+        }
+        match fl.frame(&mut self.tracker, surface) {
+            Ok(_) => self.report.frames += 1,
+            Err(e) => tracing::warn!("{e}"),
+        }
+        if let Some(a) = self.autosaver.as_mut() {
+            match a.maybe_save(fl.character(), SystemTime::now()) {
+                Ok(Some(path)) => self.report.autosaves.push(path),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("autosave failed: {e}"),
+            }
+        }
+        if last {
+            event_loop.exit();
+        }
+    }
+
+    fn overlay_extra(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(fl) = &self.frame_loop {
+            lines.push(format!(
+                "tool {:?}  joint {}  undo {}",
+                fl.toolbox().tool(),
+                fl.toolbox().state.current_joint,
+                fl.history().undo_depth()
+            ));
+        }
+        if let Some((m, at)) = &self.message
+            && at.elapsed() < Duration::from_secs(4)
+        {
+            lines.push(m.clone());
+        }
+        lines
+    }
+}
+
+impl ApplicationHandler for DeskApp {
+    fn resumed(&mut self, event_loop: &ActiveEventLoop) {
+        if self.surface.is_some() {
+            return;
+        }
+        let title = match &self.options.document {
+            Some(p) => format!("Plasticine: {}", p.display()),
+            None => "Plasticine".to_string(),
+        };
+        match Surface::create(event_loop, &self.options, &title) {
+            Ok(s) => {
+                self.report.adapter = s.ctx.summary().to_string();
+                let size = s.window.inner_size();
+                self.tracker.resize((size.width, size.height));
+                self.surface = Some(s);
+            }
+            Err(e) => return self.fail(event_loop, e),
+        }
+        if let Some(character) = self.character.take() {
+            let mut fl = FrameLoop::new(character, self.options.settings.clone());
+            fl.set_vehicle(
+                self.options
+                    .calibration
+                    .world_from_tracker(glam::Mat4::IDENTITY),
+            );
+            if !self.options.step_delay.is_zero() {
+                let _ = fl
+                    .sim()
+                    .send(SimMessage::SetStepDelay(self.options.step_delay));
+            }
+            if let Some(a) = self.autosaver.as_mut() {
+                let _ = a.mark_saved(fl.character(), SystemTime::now());
+            }
+            self.frame_loop = Some(fl);
+        }
+    }
+
+    fn window_event(&mut self, event_loop: &ActiveEventLoop, _id: WindowId, event: WindowEvent) {
+        match event {
+            WindowEvent::CloseRequested => event_loop.exit(),
+            WindowEvent::Resized(size) => {
+                self.tracker.resize((size.width, size.height));
+                if let Some(s) = self.surface.as_mut() {
+                    s.resize(size.width, size.height);
+                }
+            }
+            WindowEvent::ModifiersChanged(m) => self.modifiers = m.state(),
+            WindowEvent::KeyboardInput { event, .. } => {
+                if let PhysicalKey::Code(code) = event.physical_key
+                    && !event.repeat
+                {
+                    self.key(event_loop, code, event.state == ElementState::Pressed);
+                }
+            }
+            WindowEvent::CursorMoved { position, .. } => self
+                .tracker
+                .mouse_moved(position.x as f32, position.y as f32),
+            WindowEvent::MouseInput { state, button, .. } => {
+                let pressed = state == ElementState::Pressed;
+                match button {
+                    MouseButton::Left => self.tracker.trigger = pressed,
+                    MouseButton::Right => {
+                        let grip = crate::input::buttons::GRIP;
+                        if pressed {
+                            self.tracker.right_buttons |= grip;
+                        } else {
+                            self.tracker.right_buttons &= !grip;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            WindowEvent::MouseWheel { delta, .. } => {
+                let notches = match delta {
+                    MouseScrollDelta::LineDelta(_, y) => y,
+                    MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
+                };
+                self.tracker.wheel(notches);
+            }
+            WindowEvent::RedrawRequested => self.frame(event_loop),
+            _ => {}
+        }
+    }
+
+    fn about_to_wait(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(s) = &self.surface {
+            s.window.request_redraw();
+        }
+    }
+
+    fn exiting(&mut self, _event_loop: &ActiveEventLoop) {
+        if let Some(s) = self.surface.as_mut()
+            && let (Some(img), Some(path)) = (s.captured.take(), &self.options.screenshot)
+        {
+            match img.save_png(path) {
+                Ok(()) => self.report.screenshot = Some(path.clone()),
+                Err(e) => tracing::warn!("screenshot not saved: {e}"),
+            }
+        }
+        if let Some(fl) = self.frame_loop.take() {
+            self.report.summary = vec![fl.log().summary().to_string()];
+            if let Some(path) = &self.options.timings_csv
+                && let Err(e) = fl.log().write_csv(path)
+            {
+                tracing::warn!("timings not saved: {e}");
+            }
+        }
+        // The GPU objects go before the window they draw into.
+        self.surface = None;
+    }
+}

@@ -1,0 +1,180 @@
+//! The frame loop's renderer: the fishtank stereo views of LEMAN §5.1 (each
+//! eye's frustum through the calibrated physical screen, from the newest head
+//! pose) drawn by the wgpu [`SceneRenderer`], into a window surface or an
+//! offscreen target.
+
+use super::frame_loop::{FrameInputs, FrameRenderer, RenderReport};
+use crate::input::HandState;
+use crate::render::{
+    Cursor, Decorations, EyeCamera, GpuContext, OffscreenTarget, RenderError, RgbaImage,
+    SceneRenderer, StereoMode,
+};
+use crate::tools::ToolKind;
+use crate::view::{Calibration, stereo_views};
+use glam::{Mat4, Quat, Vec3};
+use std::time::Instant;
+
+/// Wand length for picking by pointing, in physical metres.
+const WAND_LENGTH: f32 = 0.25;
+
+/// Cursor colour per tool, so the hand shows which tool it holds.
+pub fn tool_color(tool: ToolKind) -> [f32; 4] {
+    match tool {
+        ToolKind::Select => [0.9, 0.9, 0.9, 1.0],
+        ToolKind::Sphere => [0.3, 0.6, 1.0, 1.0],
+        ToolKind::Superellipse => [0.5, 0.4, 1.0, 1.0],
+        ToolKind::Ik => [1.0, 0.6, 0.2, 1.0],
+        ToolKind::Skin => [0.95, 0.75, 0.6, 1.0],
+        ToolKind::Liposuction => [0.9, 0.9, 0.2, 1.0],
+    }
+}
+
+/// Stereo views from a calibration, drawn with a [`SceneRenderer`].
+pub struct ViewRenderer {
+    pub scene: SceneRenderer,
+    pub calibration: Calibration,
+    pub mode: StereoMode,
+    /// Lines the front end adds under the frame loop's (tool, messages).
+    pub extra_overlay: Vec<String>,
+    pub show_overlay: bool,
+    overlay: Vec<String>,
+}
+
+impl ViewRenderer {
+    pub fn new(scene: SceneRenderer, calibration: Calibration, mode: StereoMode) -> Self {
+        Self {
+            scene,
+            calibration,
+            mode,
+            extra_overlay: Vec::new(),
+            show_overlay: true,
+            overlay: Vec::new(),
+        }
+    }
+
+    /// The eyes' cameras for a frame: the world-space head of `inputs` taken
+    /// back to tracker space through the vehicle, then the calibrated screen
+    /// and eye offsets (the frame loop's vehicle is `world_from_tracker`,
+    /// which already contains the calibration's registration).
+    pub fn cameras(&self, inputs: &FrameInputs) -> [EyeCamera; 2] {
+        let world_from_tracker = inputs.vehicle;
+        let tracker_from_world = world_from_tracker.inverse();
+        let (_, vehicle_rotation, _) = world_from_tracker.to_scale_rotation_translation();
+        let head_tracker = (
+            tracker_from_world.transform_point3(inputs.head.0),
+            (vehicle_rotation.inverse() * inputs.head.1).normalize(),
+        );
+        let registration = self.calibration.tracker_to_world.world_from_tracker();
+        let world_from_vehicle = world_from_tracker * registration.inverse();
+        stereo_views(&self.calibration, head_tracker, world_from_vehicle).map(|v| EyeCamera {
+            view_proj: v.view_projection(),
+            position: v.eye,
+        })
+    }
+
+    /// Tool cursors with their wands, and the current joint.
+    pub fn decorations(&self, inputs: &FrameInputs) -> Decorations {
+        let scale = world_scale(&inputs.vehicle);
+        let hand = |h: &HandState, color: [f32; 4], wand: f32| Cursor {
+            position: h.position(),
+            orientation: h.orientation(),
+            radius: 0.006 * scale,
+            wand: wand * scale,
+            color,
+            active: h.triggered(),
+        };
+        Decorations {
+            cursors: vec![
+                hand(&inputs.hands.right, tool_color(inputs.tool), WAND_LENGTH),
+                // The left hand flies the vehicle: a small grey marker, no wand.
+                hand(&inputs.hands.left, [0.5, 0.5, 0.55, 1.0], 0.0),
+            ],
+            current_joint: Some(inputs.current_joint)
+                .filter(|&j| j < inputs.snapshot.character.skeleton.joints.len()),
+        }
+    }
+
+    /// Draws `inputs` into `target` (or only the eye images when `None`).
+    pub fn draw(
+        &mut self,
+        inputs: &FrameInputs,
+        target: Option<(&wgpu::TextureView, (u32, u32))>,
+        output_size: (u32, u32),
+    ) -> crate::render::FrameStats {
+        let cameras = self.cameras(inputs);
+        let decorations = self.decorations(inputs);
+        let eye_size = self.mode.eye_size(output_size);
+        let snapshot = inputs.snapshot;
+        // Joints follow the hand with no simulation lag (LEMAN: the skeleton
+        // is always manipulated in real time); the skin is the snapshot's.
+        let posture = (inputs.edit_posture.angles.len() == snapshot.posture.angles.len())
+            .then_some(inputs.edit_posture);
+        self.overlay.clear();
+        if self.show_overlay {
+            self.overlay.extend(inputs.overlay.iter().cloned());
+            self.overlay.extend(self.extra_overlay.iter().cloned());
+        }
+        self.scene.draw_posed(
+            snapshot,
+            posture,
+            &decorations,
+            &cameras,
+            self.mode,
+            eye_size,
+            target,
+            &self.overlay,
+        )
+    }
+}
+
+/// Uniform scale of a similarity transform.
+fn world_scale(m: &Mat4) -> f32 {
+    m.x_axis.truncate().length()
+}
+
+/// Renders frames offscreen: the frame loop with no window (tests, benches,
+/// the latency measurement with the real renderer).
+pub struct OffscreenFrameRenderer {
+    pub view: ViewRenderer,
+    pub target: OffscreenTarget,
+    ctx: GpuContext,
+}
+
+impl OffscreenFrameRenderer {
+    pub fn new(
+        ctx: &GpuContext,
+        calibration: Calibration,
+        mode: StereoMode,
+        size: (u32, u32),
+    ) -> Result<Self, RenderError> {
+        let scene = SceneRenderer::new(ctx, OffscreenTarget::FORMAT)?;
+        Ok(Self {
+            view: ViewRenderer::new(scene, calibration, mode),
+            target: OffscreenTarget::new(ctx, size),
+            ctx: ctx.clone(),
+        })
+    }
+
+    /// The last composed frame (blocking read-back).
+    pub fn read(&self) -> Result<RgbaImage, RenderError> {
+        self.target.read(&self.ctx)
+    }
+}
+
+impl FrameRenderer for OffscreenFrameRenderer {
+    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, String> {
+        let t0 = Instant::now();
+        let size = self.target.size;
+        self.view
+            .draw(inputs, Some((&self.target.view, size)), size);
+        Ok(RenderReport {
+            cpu_encode: t0.elapsed(),
+            submitted_at: Instant::now(),
+        })
+    }
+}
+
+/// The head at the calibration's fixed position (no head tracker).
+pub fn fixed_head(calibration: &Calibration) -> (Vec3, Quat) {
+    calibration.fixed_head.pair()
+}
