@@ -16,6 +16,7 @@
 
 pub mod frame_log;
 pub mod frame_loop;
+pub mod latency;
 pub mod sim_thread;
 
 pub use frame_log::{FrameLog, FrameSummary, Stats};
@@ -23,6 +24,7 @@ pub use frame_loop::{
     FrameError, FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedPose,
     Tracker, VehicleInput,
 };
+pub use latency::{BusyRenderer, LatencyResult, MovingTracker, latency_run};
 pub use sim_thread::{SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state};
 
 use crate::character::Character;
