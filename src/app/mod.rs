@@ -20,6 +20,7 @@ pub mod desk_input;
 pub mod frame_log;
 pub mod frame_loop;
 pub mod headless;
+pub mod latency;
 pub mod sim_thread;
 pub mod view_renderer;
 
@@ -28,6 +29,7 @@ pub use frame_loop::{
     FrameError, FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedPose,
     Tracker, VehicleInput,
 };
+pub use latency::{BusyRenderer, LatencyResult, MovingTracker, latency_run};
 pub use sim_thread::{SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state};
 
 use crate::character::Character;

@@ -1,0 +1,66 @@
+//! The decoupled loop's promise (LEMAN §5.2, ARCHITECTURE.md "Threads and the
+//! decoupled loop"): head and hand latency is set by rendering alone, never by
+//! the simulation's cost. The solver is slowed to 200 ms per advance; the
+//! frame loop must keep rendering, several frames per snapshot, each with a
+//! tracking sample taken after its snapshot, and its tracking age must stay
+//! far below the step. Bounds are relative to the step delay, not absolute.
+//!
+//! The body is `plasticine::app::latency_run`, so the same run can be made
+//! with the real renderer.
+
+use plasticine::app::{BusyRenderer, latency_run};
+use std::time::Duration;
+
+/// The stand-in renderer's work: every skin point projected this many times
+/// (about a millisecond here).
+const RENDER_PASSES: usize = 1000;
+
+#[test]
+fn head_to_render_latency_does_not_depend_on_the_solver() {
+    let step_delay = Duration::from_millis(200);
+    let result = latency_run(BusyRenderer::new(RENDER_PASSES), step_delay, 40);
+    println!("{result}");
+    for t in &result.frames {
+        println!(
+            "frame {:2}: tracking {:3} -> {:3}, snapshot {:3} (t={:.3} s), tracking age {:6.2} ms, snapshot age {:6.1} ms",
+            t.frame_index,
+            t.first_tracking_sequence,
+            t.tracking_sequence_used,
+            t.snapshot_sequence,
+            t.sim_time,
+            t.tracking_age.as_secs_f64() * 1e3,
+            t.snapshot_age.as_secs_f64() * 1e3,
+        );
+    }
+    if let Err(e) = result.check() {
+        panic!("{e}\n{result}");
+    }
+    // The same promises, spelled out.
+    let s = &result.summary;
+    assert!(
+        result
+            .frames
+            .iter()
+            .all(|t| t.tracking_sequence_used > t.first_tracking_sequence)
+    );
+    assert_eq!(result.stale_tracking_frames, 0);
+    assert!(s.frames >= 3 * s.distinct_snapshots && s.distinct_snapshots >= 2);
+    assert!(s.tracking_age.max < step_delay / 2);
+    assert!(s.snapshot_age.max >= step_delay / 2);
+}
+
+/// Without the slowdown the solver publishes about as often as frames are
+/// drawn: the check above is about the step delay, not a slow machine.
+#[test]
+fn without_a_step_delay_snapshots_keep_up_with_frames() {
+    let result = latency_run(BusyRenderer::new(RENDER_PASSES), Duration::ZERO, 40);
+    println!("{result}");
+    let s = &result.summary;
+    assert!(
+        s.distinct_snapshots * 3 > s.frames,
+        "{} snapshots for {} frames",
+        s.distinct_snapshots,
+        s.frames
+    );
+    assert_eq!(result.stale_tracking_frames, 0);
+}
