@@ -64,3 +64,60 @@ fn without_a_step_delay_snapshots_keep_up_with_frames() {
     );
     assert_eq!(result.stale_tracking_frames, 0);
 }
+
+/// The same promise with the real renderer: wgpu on the adapter at hand
+/// (lavapipe in CI) drawing the fishtank stereo views of the default monitor
+/// calibration. The last frame must show the penguin in both eyes.
+#[test]
+fn with_the_real_stereo_renderer_latency_is_the_render_time() {
+    use plasticine::app::view_renderer::OffscreenFrameRenderer;
+    use plasticine::render::{GpuContext, StereoMode};
+    use plasticine::view::Calibration;
+    let ctx = GpuContext::headless().expect("a wgpu adapter (lavapipe in CI)");
+    let mut renderer = OffscreenFrameRenderer::new(
+        &ctx,
+        Calibration::default_monitor(),
+        StereoMode::SideBySide,
+        (320, 180),
+    )
+    .unwrap();
+    // Longer than the stand-in's: the first frame on lavapipe also compiles
+    // its shaders (tens of ms), which is render time, not solver time.
+    let step_delay = Duration::from_millis(300);
+    // At the desk: the calibration's registration, the head near its fixed
+    // position (the run's tracker moves it from (0, 1.6, 0.5) by this offset).
+    let cal = Calibration::default_monitor();
+    let offset = cal.fixed_head.position - glam::Vec3::new(0.0, 1.6, 0.5);
+    let result = plasticine::app::latency_run_with(
+        &mut renderer,
+        step_delay,
+        45,
+        cal.world_from_tracker(glam::Mat4::IDENTITY),
+        offset,
+    );
+    println!("real renderer: {result}");
+    if let Err(e) = result.check() {
+        panic!("{e}\n{result}");
+    }
+    let s = &result.summary;
+    assert!(s.tracking_age.max < step_delay / 2);
+    assert!(s.snapshot_age.max >= step_delay / 2);
+    let img = renderer.read().unwrap();
+    let count = |x0: u32| {
+        let mut n = 0;
+        for y in 60..180 {
+            for x in x0..x0 + 160 {
+                let p = img.pixel(x, y);
+                if p[0] > 150 && p[0] as u32 > p[2] as u32 + 20 {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    let (left, right) = (count(0), count(160));
+    assert!(
+        left > 50 && right > 50,
+        "penguin pixels: {left} left, {right} right"
+    );
+}

@@ -182,7 +182,7 @@ impl Surface {
             surface,
             config,
             ctx,
-            view: ViewRenderer::new(scene, options.calibration.clone(), options.stereo),
+            view: ViewRenderer::new(scene, options.calibration, options.stereo),
             capture: false,
             captured: None,
         })
@@ -259,7 +259,7 @@ struct DeskApp {
 
 impl DeskApp {
     fn new(character: Character, options: DeskOptions) -> Self {
-        let tracker = DeskTracker::new(options.calibration.clone(), options.size);
+        let tracker = DeskTracker::new(options.calibration, options.size);
         // No gamepad support (no udev, a sandbox) is not an error: keys fly too.
         let gamepads = gilrs::Gilrs::new().ok();
         let stem = options
@@ -311,7 +311,7 @@ impl DeskApp {
         for (_, pad) in g.gamepads() {
             use gilrs::Axis;
             let dead = |v: f32| if v.abs() < 0.15 { 0.0 } else { v };
-            axes = axes.add(VehicleAxes {
+            axes = axes.combined(VehicleAxes {
                 strafe: dead(pad.value(Axis::LeftStickX)),
                 forward: dead(pad.value(Axis::LeftStickY)),
                 yaw: dead(pad.value(Axis::RightStickX)),
@@ -423,7 +423,7 @@ impl DeskApp {
             .last_frame
             .map_or(0.0, |t| (now - t).as_secs_f32().min(0.1));
         self.last_frame = Some(now);
-        let axes = self.keys_axes.add(self.gamepad_axes());
+        let axes = self.keys_axes.combined(self.gamepad_axes());
         let extra = self.overlay_extra();
         let show_overlay = self.show_overlay;
         let (Some(fl), Some(surface)) = (self.frame_loop.as_mut(), self.surface.as_mut()) else {

@@ -37,7 +37,7 @@ pub struct VehicleAxes {
 }
 
 impl VehicleAxes {
-    pub fn add(self, o: VehicleAxes) -> Self {
+    pub fn combined(self, o: VehicleAxes) -> Self {
         let c = |a: f32, b: f32| (a + b).clamp(-1.0, 1.0);
         Self {
             strafe: c(self.strafe, o.strafe),

@@ -14,7 +14,6 @@
 use super::frame_log::FrameSummary;
 use super::frame_loop::{
     FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedPose, Tracker,
-    VehicleInput,
 };
 use super::sample_penguin;
 use super::sim_thread::{SimMessage, SimStatus};
@@ -36,6 +35,7 @@ pub struct MovingTracker {
     sequence: u64,
     latest: Arc<AtomicU64>,
     start: Instant,
+    offset: Vec3,
 }
 
 impl Default for MovingTracker {
@@ -46,10 +46,17 @@ impl Default for MovingTracker {
 
 impl MovingTracker {
     pub fn new() -> Self {
+        Self::with_offset(Vec3::ZERO)
+    }
+
+    /// The same motion moved by `offset` (tracker space), e.g. to a desk
+    /// calibration's head position.
+    pub fn with_offset(offset: Vec3) -> Self {
         Self {
             sequence: 0,
             latest: Arc::new(AtomicU64::new(0)),
             start: Instant::now(),
+            offset,
         }
     }
 
@@ -59,18 +66,18 @@ impl MovingTracker {
     }
 
     /// Head pose (tracker space) of sample `sequence`.
-    pub fn head_at(sequence: u64) -> (Vec3, Quat) {
+    pub fn head_at(&self, sequence: u64) -> (Vec3, Quat) {
         let s = sequence as f32;
         (
-            Vec3::new(0.001 * s, 1.6, 0.5),
+            self.offset + Vec3::new(0.001 * s, 1.6, 0.5),
             Quat::from_rotation_y(0.002 * s),
         )
     }
 
     /// Right hand position (tracker space) of sample `sequence`.
-    pub fn right_hand_at(sequence: u64) -> Vec3 {
+    pub fn right_hand_at(&self, sequence: u64) -> Vec3 {
         let s = sequence as f32;
-        Vec3::new(0.3, 1.2 + 0.001 * s, 0.2)
+        self.offset + Vec3::new(0.3, 1.2 + 0.001 * s, 0.2)
     }
 }
 
@@ -81,11 +88,11 @@ impl Tracker for MovingTracker {
         self.latest.store(seq, Ordering::SeqCst);
         let now = Instant::now();
         TrackedPose {
-            head: Self::head_at(seq),
+            head: self.head_at(seq),
             input: InputFrame {
                 time: (now - self.start).as_secs_f64(),
-                right: HandState::at(Self::right_hand_at(seq)),
-                left: HandState::at(Vec3::new(-0.3, 1.2, 0.2)),
+                right: HandState::at(self.right_hand_at(seq)),
+                left: HandState::at(self.offset + Vec3::new(-0.3, 1.2, 0.2)),
             },
             sequence: seq,
             sampled_at: now,
@@ -154,6 +161,8 @@ struct Checked<R> {
     latest: Arc<AtomicU64>,
     stale: usize,
     wrong_head: usize,
+    /// A copy of the tracker's motion, to know where the head should be.
+    tracker: MovingTracker,
 }
 
 impl<R: FrameRenderer> FrameRenderer for Checked<R> {
@@ -163,7 +172,7 @@ impl<R: FrameRenderer> FrameRenderer for Checked<R> {
         }
         let expected = frame
             .vehicle
-            .transform_point3(MovingTracker::head_at(frame.tracking_sequence).0);
+            .transform_point3(self.tracker.head_at(frame.tracking_sequence).0);
         if frame.head.0.distance(expected) > 1e-4 {
             self.wrong_head += 1;
         }
@@ -285,6 +294,21 @@ pub fn latency_run<R: FrameRenderer>(
     step_delay: Duration,
     frames: usize,
 ) -> LatencyResult {
+    // Put the penguin in front of a standing user.
+    let vehicle = Mat4::from_translation(Vec3::new(0.0, 0.9, 0.8)).inverse();
+    latency_run_with(renderer, step_delay, frames, vehicle, Vec3::ZERO)
+}
+
+/// [`latency_run`] with the vehicle (`world_from_tracker`) and the tracker's
+/// motion moved by `tracker_offset`: e.g. a desk calibration's registration
+/// and its fixed head, so a real renderer shows the penguin.
+pub fn latency_run_with<R: FrameRenderer>(
+    renderer: R,
+    step_delay: Duration,
+    frames: usize,
+    vehicle: Mat4,
+    tracker_offset: Vec3,
+) -> LatencyResult {
     let penguin = sample_penguin();
     // Play the waddle, so the solver has real work (skin in motion, contact).
     let waddle = SkeletonDriver::Keys(penguin.key_postures.clone());
@@ -303,14 +327,14 @@ pub fn latency_run<R: FrameRenderer>(
         );
         std::thread::sleep(Duration::from_millis(1));
     }
-    // Put the penguin in front of the user at the desk.
-    fl.fly(Mat4::from_translation(Vec3::new(0.0, 0.9, 0.8)).inverse());
-    let mut tracker = MovingTracker::new();
+    fl.set_vehicle(vehicle);
+    let mut tracker = MovingTracker::with_offset(tracker_offset);
     let mut checked = Checked {
         inner: renderer,
         latest: tracker.latest(),
         stale: 0,
         wrong_head: 0,
+        tracker: tracker.clone(),
     };
     let mut timings = Vec::with_capacity(frames);
     let mut next = Instant::now();

@@ -29,7 +29,7 @@ pub use frame_loop::{
     FrameError, FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedPose,
     Tracker, VehicleInput,
 };
-pub use latency::{BusyRenderer, LatencyResult, MovingTracker, latency_run};
+pub use latency::{BusyRenderer, LatencyResult, MovingTracker, latency_run, latency_run_with};
 pub use sim_thread::{SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state};
 
 use crate::character::Character;
