@@ -306,5 +306,8 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(out, "{}", bytes_per_point())?;
     writeln!(out, "{}", ik_drag_event(1000))?;
     writeln!(out, "{}", pick_event(1000)?)?;
+    for v in crate::render::bench::run(quick) {
+        writeln!(out, "{v}")?;
+    }
     Ok(())
 }

@@ -301,3 +301,71 @@ fn the_overlay_is_drawn_in_each_eyes_half() {
     let (below, _) = lit(&img, 0, 40, 320, 80);
     assert_eq!(below, 0, "nothing else is drawn");
 }
+
+/// Multiview is used only where it draws both eyes; either way the two
+/// stereo paths must give the same eye images (the per-eye path is the
+/// reference). On bookworm's Mesa 22 the self-test refuses multiview, and
+/// the renderer says why.
+#[test]
+fn the_stereo_path_is_multiview_only_where_it_renders_both_eyes() {
+    let ctx = context();
+    let auto = Renderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
+    println!("stereo path on {}: {:?}", ctx.summary(), auto.stereo_path());
+    match auto.stereo_path() {
+        StereoPath::PerEyePasses(why) => assert!(!why.is_empty()),
+        StereoPath::Multiview => assert!(ctx.multiview),
+    }
+    let size = (96, 96);
+    let cams = parallel_eyes(Vec3::new(0.0, 0.35, 1.4), 1.0);
+    let snap = penguin_snapshot();
+    let images = |gpu: Renderer| {
+        let mut r = SceneRenderer {
+            geometry: GeometryBuilder::new(),
+            gpu,
+            style: SceneStyle::default(),
+        };
+        r.draw(
+            &snap,
+            &Decorations::default(),
+            &cams,
+            StereoMode::SideBySide,
+            size,
+            None,
+            &[],
+        );
+        [r.gpu.read_eye(0).unwrap(), r.gpu.read_eye(1).unwrap()]
+    };
+    let reference =
+        images(Renderer::with_stereo_path(&ctx, OffscreenTarget::FORMAT, false).unwrap());
+    let chosen = images(auto);
+    if std::env::var_os("PLASTICINE_DUMP").is_some() {
+        for eye in 0..2 {
+            reference[eye]
+                .save_png(Path::new(&format!("/tmp/ref{eye}.png")))
+                .unwrap();
+            chosen[eye]
+                .save_png(Path::new(&format!("/tmp/mv{eye}.png")))
+                .unwrap();
+        }
+    }
+    for eye in 0..2 {
+        let differing = reference[eye]
+            .pixels
+            .chunks_exact(4)
+            .zip(chosen[eye].pixels.chunks_exact(4))
+            .filter(|(a, b)| a.iter().zip(b.iter()).any(|(x, y)| x.abs_diff(*y) > 8))
+            .count();
+        assert!(
+            differing < 20,
+            "eye {eye}: {differing} pixels differ between the stereo paths"
+        );
+    }
+    // The two eyes do differ (parallax), so the comparison above is not vacuous.
+    let between_eyes = reference[0]
+        .pixels
+        .iter()
+        .zip(&reference[1].pixels)
+        .filter(|(a, b)| a.abs_diff(**b) > 8)
+        .count();
+    assert!(between_eyes > 100);
+}

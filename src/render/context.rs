@@ -12,6 +12,8 @@ pub struct GpuContext {
     pub queue: wgpu::Queue,
     /// The device was created with `Features::MULTIVIEW`.
     pub multiview: bool,
+    /// ... and with `Features::MULTISAMPLE_ARRAY` (MSAA in a multiview pass).
+    pub multisample_array: bool,
 }
 
 /// A line a user can read about the adapter in use.
@@ -57,11 +59,17 @@ impl GpuContext {
         .map_err(|e| RenderError::NoAdapter(e.to_string()))?;
         let multiview = adapter.features().contains(wgpu::Features::MULTIVIEW)
             && adapter.limits().max_multiview_view_count >= 2;
-        let required_features = if multiview {
-            wgpu::Features::MULTIVIEW
-        } else {
-            wgpu::Features::empty()
-        };
+        let multisample_array = multiview
+            && adapter
+                .features()
+                .contains(wgpu::Features::MULTISAMPLE_ARRAY);
+        let mut required_features = wgpu::Features::empty();
+        if multiview {
+            required_features |= wgpu::Features::MULTIVIEW;
+        }
+        if multisample_array {
+            required_features |= wgpu::Features::MULTISAMPLE_ARRAY;
+        }
         let mut required_limits =
             wgpu::Limits::downlevel_defaults().using_resolution(adapter.limits());
         if multiview {
@@ -80,6 +88,7 @@ impl GpuContext {
             device,
             queue,
             multiview,
+            multisample_array,
         })
     }
 

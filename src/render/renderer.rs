@@ -174,11 +174,31 @@ struct EyeTargets {
     compose_bind_group: wgpu::BindGroup,
 }
 
+/// The single-pass path: both eyes as the two layers of array attachments.
+struct Multiview {
+    pipelines: ScenePipelines,
+    camera_buffer: wgpu::Buffer,
+    bind_group: wgpu::BindGroup,
+    samples: u32,
+    targets: Option<MultiviewTargets>,
+}
+
+struct MultiviewTargets {
+    size: (u32, u32),
+    color: wgpu::TextureView,
+    /// Single-sampled layers the eyes are copied from (the resolve target
+    /// with MSAA, else the colour attachment itself).
+    resolved: wgpu::Texture,
+    resolve: Option<wgpu::TextureView>,
+    depth: wgpu::TextureView,
+}
+
 pub struct Renderer {
     ctx: GpuContext,
     output_format: wgpu::TextureFormat,
     samples: u32,
     path: StereoPath,
+    multiview: Option<Multiview>,
     eye_pipelines: ScenePipelines,
     camera_buffer: wgpu::Buffer,
     camera_bind_group: wgpu::BindGroup,
@@ -306,6 +326,17 @@ impl Renderer {
     /// A renderer drawing into targets of `output_format`, with up to 4×
     /// MSAA in the eye passes.
     pub fn new(ctx: &GpuContext, output_format: wgpu::TextureFormat) -> Result<Self, RenderError> {
+        Self::with_stereo_path(ctx, output_format, true)
+    }
+
+    /// As [`new`](Self::new); `allow_multiview = false` forces one pass per
+    /// eye (to compare the two paths). Multiview is used only when the
+    /// adapter offers it and a self-test shows it rendering both views.
+    pub fn with_stereo_path(
+        ctx: &GpuContext,
+        output_format: wgpu::TextureFormat,
+        allow_multiview: bool,
+    ) -> Result<Self, RenderError> {
         let ctx = ctx.clone();
         let wanted = std::env::var("PLASTICINE_MSAA")
             .ok()
@@ -355,11 +386,28 @@ impl Renderer {
                 immediate_size: 0,
             });
         let eye_pipelines = scene_pipelines(&ctx, &scene_layout, samples, None);
-        let path = StereoPath::PerEyePasses(if ctx.multiview {
-            "multiview is not used for the desk eye targets yet".into()
+        let forced_per_eye = std::env::var("PLASTICINE_STEREO_PATH").is_ok_and(|v| v == "per-eye");
+        let (multiview, path) = if forced_per_eye || !allow_multiview {
+            (
+                None,
+                StereoPath::PerEyePasses("one pass per eye was asked for".into()),
+            )
+        } else if !ctx.multiview {
+            (
+                None,
+                StereoPath::PerEyePasses("the adapter does not offer multiview".into()),
+            )
+        } else if samples > 1 && !ctx.multisample_array {
+            (
+                None,
+                StereoPath::PerEyePasses(
+                    "multiview here has no multisampled array targets; per-eye passes keep MSAA"
+                        .into(),
+                ),
+            )
         } else {
-            "the adapter does not offer multiview".into()
-        });
+            (Some(Multiview::new(&ctx, samples)), StereoPath::Multiview)
+        };
 
         let eye_entry = |binding| wgpu::BindGroupLayoutEntry {
             binding,
@@ -449,11 +497,12 @@ impl Renderer {
             ..Default::default()
         });
         let overlay = Overlay::new(&ctx, output_format);
-        Ok(Self {
+        let mut renderer = Self {
             ctx,
             output_format,
             samples,
             path,
+            multiview,
             eye_pipelines,
             camera_buffer,
             camera_bind_group,
@@ -468,7 +517,95 @@ impl Renderer {
             compose_uniform,
             sampler,
             overlay,
-        })
+        };
+        if renderer.multiview.is_some() && !renderer.multiview_renders_both_views()? {
+            renderer.multiview = None;
+            renderer.path = StereoPath::PerEyePasses(
+                "multiview failed its self-test here: the views did not match one pass per \
+                 eye (bookworm's Mesa 22 loses the second view's primitives that cross the near plane)"
+                    .into(),
+            );
+        }
+        Ok(renderer)
+    }
+
+    /// Draws a small test scene (triangles, lines, a translucent triangle)
+    /// with a different camera per eye, once in a multiview pass and once per
+    /// eye, and checks that both eyes match. Drivers get multiview wrong in
+    /// parts: bookworm's lavapipe draws most of both views but drops (or
+    /// misplaces) the second view's primitives that the near plane clips.
+    fn multiview_renders_both_views(&mut self) -> Result<bool, RenderError> {
+        let mut test = SceneGeometry::default();
+        // A floor quad and grid lines reaching behind the eyes (so the
+        // clipper has to cut them at the near plane, where bookworm's
+        // lavapipe loses the second view), and a triangle in front.
+        let grey = [0.6, 0.6, 0.6, 1.0];
+        let white = [1.0, 1.0, 1.0, 1.0];
+        for (p, c) in [
+            (Vec3::new(-3.0, -0.5, 3.0), grey),
+            (Vec3::new(3.0, -0.5, 3.0), grey),
+            (Vec3::new(3.0, -0.5, -6.0), grey),
+            (Vec3::new(-3.0, -0.5, -6.0), grey),
+            (Vec3::new(-0.3, -0.2, -1.0), white),
+            (Vec3::new(0.3, -0.2, -1.0), white),
+            (Vec3::new(0.0, 0.4, -1.0), white),
+        ] {
+            test.opaque.vertices.push(Vertex::new(p, Vec3::Y, c));
+        }
+        test.opaque
+            .indices
+            .extend_from_slice(&[0, 1, 2, 0, 2, 3, 4, 5, 6]);
+        let green = [0.1, 1.0, 0.1, 1.0];
+        for x in [-1.0f32, -0.4, 0.4, 1.0] {
+            let base = test.lines.vertices.len() as u32;
+            test.lines
+                .vertices
+                .push(Vertex::new(Vec3::new(x, -0.49, 3.0), Vec3::ZERO, green));
+            test.lines
+                .vertices
+                .push(Vertex::new(Vec3::new(x, -0.49, -6.0), Vec3::ZERO, green));
+            test.lines.indices.extend_from_slice(&[base, base + 1]);
+        }
+        let red = [1.0, 0.1, 0.1, 0.5];
+        for p in [
+            Vec3::new(-0.6, 0.0, -0.8),
+            Vec3::new(-0.1, 0.0, -0.8),
+            Vec3::new(-0.1, 0.5, -0.8),
+        ] {
+            test.translucent.vertices.push(Vertex::new(p, Vec3::Z, red));
+        }
+        test.translucent.indices.extend_from_slice(&[0, 1, 2]);
+        self.upload(&test);
+        let proj = glam::camera::rh::proj::directx::perspective(1.2, 1.0, 0.05, 20.0);
+        let camera = |x: f32| {
+            let eye = Vec3::new(x, 0.0, 0.0);
+            EyeCamera {
+                view_proj: proj * glam::camera::rh::view::look_to_mat4(eye, Vec3::NEG_Z, Vec3::Y),
+                position: eye,
+            }
+        };
+        let cams = [camera(-0.1), camera(0.1)];
+        let size = (32, 32);
+        let draw = |r: &mut Self| -> Result<[RgbaImage; 2], RenderError> {
+            r.render(&cams, StereoMode::SideBySide, size, None, &[]);
+            Ok([r.read_eye(0)?, r.read_eye(1)?])
+        };
+        let multiview = draw(self)?;
+        let saved = self.multiview.take();
+        let per_eye = draw(self);
+        self.multiview = saved;
+        let per_eye = per_eye?;
+        self.upload(&SceneGeometry::default());
+        let same = multiview.iter().zip(&per_eye).all(|(a, b)| {
+            let differing = a
+                .pixels
+                .chunks_exact(4)
+                .zip(b.pixels.chunks_exact(4))
+                .filter(|(p, q)| p.iter().zip(q.iter()).any(|(x, y)| x.abs_diff(*y) > 24))
+                .count();
+            differing <= 4
+        });
+        Ok(same)
     }
 
     pub fn context(&self) -> &GpuContext {
@@ -512,7 +649,8 @@ impl Renderer {
                 format: EYE_FORMAT,
                 usage: wgpu::TextureUsages::RENDER_ATTACHMENT
                     | wgpu::TextureUsages::TEXTURE_BINDING
-                    | wgpu::TextureUsages::COPY_SRC,
+                    | wgpu::TextureUsages::COPY_SRC
+                    | wgpu::TextureUsages::COPY_DST,
                 view_formats: &[],
             })
         };
@@ -614,8 +752,80 @@ impl Renderer {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("stereo frame"),
             });
+        let multiview = mode.eye_count() == 2 && self.multiview.is_some();
+        if multiview {
+            let mv = self.multiview.as_mut().expect("checked above");
+            mv.ensure_targets(&self.ctx, eye_size);
+            let cams: Vec<u8> = cameras
+                .iter()
+                .flat_map(|c| bytemuck::cast_slice::<f32, u8>(&camera_bytes(c)).to_vec())
+                .collect();
+            self.ctx.queue.write_buffer(&mv.camera_buffer, 0, &cams);
+        }
         let eyes = self.eyes.as_ref().expect("eye targets ensured above");
-        for eye in 0..mode.eye_count() {
+        if let Some(mv) = self.multiview.as_ref().filter(|_| multiview) {
+            let t = mv.targets.as_ref().expect("ensured above");
+            {
+                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                    label: Some("both eyes (multiview)"),
+                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                        view: &t.color,
+                        depth_slice: None,
+                        resolve_target: t.resolve.as_ref(),
+                        ops: wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(BACKGROUND),
+                            store: wgpu::StoreOp::Store,
+                        },
+                    })],
+                    depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                        view: &t.depth,
+                        depth_ops: Some(wgpu::Operations {
+                            load: wgpu::LoadOp::Clear(1.0),
+                            store: wgpu::StoreOp::Discard,
+                        }),
+                        stencil_ops: None,
+                    }),
+                    timestamp_writes: None,
+                    occlusion_query_set: None,
+                    multiview_mask: NonZeroU32::new(0b11),
+                });
+                pass.set_bind_group(0, &mv.bind_group, &[]);
+                pass.set_pipeline(&mv.pipelines.opaque);
+                self.lists[0].draw(&mut pass);
+                pass.set_pipeline(&mv.pipelines.lines);
+                self.lists[1].draw(&mut pass);
+                pass.set_pipeline(&mv.pipelines.translucent);
+                self.lists[2].draw(&mut pass);
+            }
+            // The compose pass and read-back take the eyes as separate images.
+            for (eye, texture) in eyes.textures.iter().enumerate() {
+                encoder.copy_texture_to_texture(
+                    wgpu::TexelCopyTextureInfo {
+                        texture: &t.resolved,
+                        mip_level: 0,
+                        origin: wgpu::Origin3d {
+                            x: 0,
+                            y: 0,
+                            z: eye as u32,
+                        },
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    wgpu::TexelCopyTextureInfo {
+                        texture,
+                        mip_level: 0,
+                        origin: wgpu::Origin3d::ZERO,
+                        aspect: wgpu::TextureAspect::All,
+                    },
+                    wgpu::Extent3d {
+                        width: t.size.0,
+                        height: t.size.1,
+                        depth_or_array_layers: 1,
+                    },
+                );
+            }
+        }
+        let per_eye_passes = if multiview { 0 } else { mode.eye_count() };
+        for eye in 0..per_eye_passes {
             let (view, resolve) = match &eyes.msaa {
                 Some(msaa) => (msaa, Some(&eyes.layers[eye])),
                 None => (&eyes.layers[eye], None),
@@ -698,5 +908,102 @@ impl Renderer {
             .get(eye)
             .ok_or_else(|| RenderError::Capture(format!("there is no eye {eye}")))?;
         super::capture::read_texture_layer(&self.ctx, texture, 0, eyes.size)
+    }
+}
+
+impl Multiview {
+    fn new(ctx: &GpuContext, samples: u32) -> Self {
+        let layout = ctx
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("cameras (multiview)"),
+                entries: &[wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::VERTEX,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: wgpu::BufferSize::new(160),
+                    },
+                    count: None,
+                }],
+            });
+        let camera_buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("cameras (multiview)"),
+            size: 160,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("cameras (multiview)"),
+            layout: &layout,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: camera_buffer.as_entire_binding(),
+            }],
+        });
+        let pipeline_layout = ctx
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("scene (multiview)"),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+        Self {
+            pipelines: scene_pipelines(ctx, &pipeline_layout, samples, NonZeroU32::new(0b11)),
+            camera_buffer,
+            bind_group,
+            samples,
+            targets: None,
+        }
+    }
+
+    fn ensure_targets(&mut self, ctx: &GpuContext, size: (u32, u32)) {
+        if self.targets.as_ref().is_some_and(|t| t.size == size) {
+            return;
+        }
+        let make = |label, format, samples, usage| {
+            ctx.device.create_texture(&wgpu::TextureDescriptor {
+                label: Some(label),
+                size: wgpu::Extent3d {
+                    width: size.0,
+                    height: size.1,
+                    depth_or_array_layers: 2,
+                },
+                mip_level_count: 1,
+                sample_count: samples,
+                dimension: wgpu::TextureDimension::D2,
+                format,
+                usage,
+                view_formats: &[],
+            })
+        };
+        let array = |t: &wgpu::Texture| {
+            t.create_view(&wgpu::TextureViewDescriptor {
+                dimension: Some(wgpu::TextureViewDimension::D2Array),
+                ..Default::default()
+            })
+        };
+        let attach = wgpu::TextureUsages::RENDER_ATTACHMENT;
+        let single = make(
+            "eyes (multiview)",
+            EYE_FORMAT,
+            1,
+            attach | wgpu::TextureUsages::COPY_SRC,
+        );
+        let (color, resolve) = if self.samples > 1 {
+            let msaa = make("eyes msaa (multiview)", EYE_FORMAT, self.samples, attach);
+            (array(&msaa), Some(array(&single)))
+        } else {
+            (array(&single), None)
+        };
+        let depth = make("eye depth (multiview)", DEPTH_FORMAT, self.samples, attach);
+        self.targets = Some(MultiviewTargets {
+            size,
+            color,
+            resolve,
+            depth: array(&depth),
+            resolved: single,
+        });
     }
 }
