@@ -125,6 +125,8 @@ struct Surface {
     /// Read the next presented frame back (screenshot).
     capture: bool,
     captured: Option<RgbaImage>,
+    /// The image acquired for the frame being made.
+    frame: Option<wgpu::SurfaceTexture>,
 }
 
 impl Surface {
@@ -185,10 +187,13 @@ impl Surface {
             view: ViewRenderer::new(scene, options.calibration, options.stereo),
             capture: false,
             captured: None,
+            frame: None,
         })
     }
 
     fn resize(&mut self, width: u32, height: u32) {
+        // An image of the old size must not be drawn into.
+        self.frame = None;
         self.config.width = width.max(1);
         self.config.height = height.max(1);
         self.surface.configure(&self.ctx.device, &self.config);
@@ -196,17 +201,28 @@ impl Surface {
 }
 
 impl FrameRenderer for Surface {
-    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, String> {
-        let t0 = Instant::now();
-        let frame = match self.surface.get_current_texture() {
+    fn acquire(&mut self) -> Result<(), String> {
+        if self.frame.is_some() {
+            return Ok(());
+        }
+        match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(f)
-            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
+            | wgpu::CurrentSurfaceTexture::Suboptimal(f) => {
+                self.frame = Some(f);
+                Ok(())
+            }
             wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
                 self.surface.configure(&self.ctx.device, &self.config);
-                return Err("the window surface was out of date; reconfigured".into());
+                Err("the window surface was out of date; reconfigured".into())
             }
-            other => return Err(format!("no surface image this frame: {other:?}")),
-        };
+            other => Err(format!("no surface image this frame: {other:?}")),
+        }
+    }
+
+    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, String> {
+        let t0 = Instant::now();
+        self.acquire()?;
+        let frame = self.frame.take().expect("acquired above");
         let view = frame.texture.create_view(&Default::default());
         let size = (self.config.width, self.config.height);
         self.view.draw(inputs, Some((&view, size)), size);
@@ -221,7 +237,9 @@ impl FrameRenderer for Surface {
         self.window.pre_present_notify();
         self.ctx.queue.present(frame);
         Ok(RenderReport {
-            cpu_encode: t0.elapsed(),
+            // Building, uploading, encoding and submitting; not the driver's
+            // present (on lavapipe under X, a software copy to the window).
+            cpu_encode: submitted_at - t0,
             submitted_at,
         })
     }

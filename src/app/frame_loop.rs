@@ -116,10 +116,18 @@ pub struct RenderReport {
 
 /// A renderer: wgpu (desk or headset), an offscreen capture, a test stand-in.
 pub trait FrameRenderer {
+    /// Gets the frame's render target (a window's next image), which may
+    /// wait for the display. Called before the late tracking sample.
+    fn acquire(&mut self) -> Result<(), String> {
+        Ok(())
+    }
     fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String>;
 }
 
 impl<R: FrameRenderer + ?Sized> FrameRenderer for &mut R {
+    fn acquire(&mut self) -> Result<(), String> {
+        (**self).acquire()
+    }
     fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String> {
         (**self).render(frame)
     }
@@ -275,6 +283,12 @@ impl FrameLoop {
         if let Some(e) = &self.last_edit_error {
             overlay.push(e.clone());
         }
+        // The render target, which may wait for the display: before the
+        // late tracking sample, so that wait is not head-to-render latency.
+        renderer.acquire().map_err(|message| FrameError {
+            frame_index,
+            message,
+        })?;
         // 4. The newest snapshot, whatever its age.
         let snapshot = self.sim.latest();
         // 5. Tracking again, as late as possible.

@@ -166,6 +166,10 @@ struct Checked<R> {
 }
 
 impl<R: FrameRenderer> FrameRenderer for Checked<R> {
+    fn acquire(&mut self) -> Result<(), String> {
+        self.inner.acquire()
+    }
+
     fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String> {
         if frame.tracking_sequence != self.latest.load(Ordering::SeqCst) {
             self.stale += 1;

@@ -7,8 +7,10 @@ use super::renderer::StereoMode;
 use bytemuck::{Pod, Zeroable};
 
 const GLYPH: u32 = 8;
-/// Screen pixels per font pixel.
+/// Screen pixels per font pixel on large outputs (1 on small ones).
 const SCALE: f32 = 2.0;
+/// Outputs (per eye region) narrower than this use the 1× font.
+const SMALL_REGION: f32 = 900.0;
 const PAD: f32 = 6.0;
 const TEXT_COLOR: [f32; 4] = [0.95, 0.95, 0.85, 1.0];
 const PANEL_COLOR: [f32; 4] = [0.0, 0.0, 0.0, 0.55];
@@ -196,9 +198,18 @@ impl Overlay {
             StereoMode::TopBottom => &[([0.0, 0.0], [1.0, 0.5]), ([0.0, 0.5], [1.0, 0.5])],
             _ => &[([0.0, 0.0], [1.0, 1.0])],
         };
-        let glyph = GLYPH as f32 * SCALE;
-        let longest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f32;
         for (origin, scale) in regions {
+            // Each eye's region is squeezed by the layout (`scale`); the text
+            // is laid out in the region's unsqueezed pixels and cut at its edge.
+            let region_w = w * scale[0];
+            let font = if region_w < SMALL_REGION { 1.0 } else { SCALE };
+            let glyph = GLYPH as f32 * font;
+            let fits = ((w - 2.0 * PAD) / glyph).floor().max(0.0) as usize;
+            let longest = lines
+                .iter()
+                .map(|l| l.chars().count().min(fits))
+                .max()
+                .unwrap_or(0) as f32;
             let map = |x: f32, y: f32| [origin[0] * w + x * scale[0], origin[1] * h + y * scale[1]];
             let mut quad = |x0: f32, y0: f32, x1: f32, y1: f32, t0: [f32; 2], t1: [f32; 2], c| {
                 let (a, b, cc, d) = (map(x0, y0), map(x1, y0), map(x1, y1), map(x0, y1));
@@ -229,7 +240,7 @@ impl Overlay {
             );
             for (row, line) in lines.iter().enumerate() {
                 let y = PAD + row as f32 * (glyph + 2.0);
-                for (col, ch) in line.chars().enumerate() {
+                for (col, ch) in line.chars().take(fits).enumerate() {
                     let code = if ch.is_ascii() { ch as u32 } else { '?' as u32 };
                     if code == ' ' as u32 {
                         continue;
