@@ -5,7 +5,7 @@
 //! headless (`plasticine render`, or `plasticine bake` while there is no renderer).
 //!
 //! A front-end is only chosen if this build of plasticine has the subcommand
-//! ([`BUILD_FRONTENDS`]); today it has `render` but not yet `xr` or `desk`.
+//! ([`BUILD_FRONTENDS`]); today it has `desk` and `render` but not yet `xr`.
 
 use std::env;
 use std::path::PathBuf;
@@ -36,7 +36,7 @@ pub struct Frontends {
 /// `xr`, `desk` and `render` subcommands land.
 pub const BUILD_FRONTENDS: Frontends = Frontends {
     xr: false,
-    desk: false,
+    desk: true,
     render: true,
 };
 
@@ -228,14 +228,15 @@ mod tests {
     }
 
     #[test]
-    fn todays_build_renders_headless_and_says_why() {
+    fn todays_build_opens_the_desk_with_a_display_else_renders_headless() {
         for xr in [false, true] {
-            for display in [false, true] {
-                let (frontend, why) = choose_frontend(&facts(xr, display), BUILD_FRONTENDS);
-                assert_eq!(frontend, Frontend::HeadlessRender);
-                assert!(why.ends_with("rendering headless"), "{why}");
-                assert!(!why.contains('\n'));
-            }
+            let (frontend, why) = choose_frontend(&facts(xr, true), BUILD_FRONTENDS);
+            assert_eq!(frontend, Frontend::Desk);
+            assert!(why.ends_with("running on the desktop"), "{why}");
+            let (frontend, why) = choose_frontend(&facts(xr, false), BUILD_FRONTENDS);
+            assert_eq!(frontend, Frontend::HeadlessRender);
+            assert!(why.ends_with("rendering headless"), "{why}");
+            assert!(!why.contains('\n'));
         }
     }
 

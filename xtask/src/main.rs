@@ -180,8 +180,8 @@ fn test(args: &[String]) -> Result<(), String> {
 
 fn demo(extra: &[String]) -> Result<(), String> {
     let facts = frontend::detect();
-    let (choice, why) = frontend::choose_frontend(&facts, frontend::BUILD_FRONTENDS);
-    let runs = frontend::plasticine_runs(choice, extra);
+    let (mut choice, why) = frontend::choose_frontend(&facts, frontend::BUILD_FRONTENDS);
+    let mut runs = frontend::plasticine_runs(choice, extra);
     println!("xtask: front-end: {choice:?}: {why}");
     for args in &runs {
         println!("xtask: will run `plasticine {}`", args.join(" "));
@@ -194,13 +194,31 @@ fn demo(extra: &[String]) -> Result<(), String> {
         steps.step("build plasticine (release)", || {
             run(cargo_cmd(&["build", "--release", "--bin", "plasticine"]))
         })?;
-        for args in &runs {
-            steps.step(&format!("plasticine {}", args[0]), || {
+        let interactive = matches!(choice, frontend::Frontend::Xr | frontend::Frontend::Desk);
+        let mut k = 0;
+        while k < runs.len() {
+            let args = runs[k].clone();
+            let outcome = steps.step(&format!("plasticine {}", args[0]), || {
                 let mut cmd =
                     cargo_cmd(&["run", "--quiet", "--release", "--bin", "plasticine", "--"]);
-                cmd.args(args);
+                cmd.args(&args);
                 run(cmd)
-            })?;
+            });
+            match outcome {
+                // A display that cannot be opened (or a runtime that fails)
+                // still leaves the headless result to show.
+                Err(e) if interactive && choice != frontend::Frontend::HeadlessRender => {
+                    println!(
+                        "\nxtask: the {choice:?} front end failed ({e}); rendering headless instead"
+                    );
+                    choice = frontend::Frontend::HeadlessRender;
+                    runs = frontend::plasticine_runs(choice, extra);
+                    k = 0;
+                    continue;
+                }
+                other => other?,
+            }
+            k += 1;
         }
         if matches!(
             choice,
