@@ -24,3 +24,4 @@ pub mod skin;
 pub mod snapshot;
 pub mod tools;
 pub mod view;
+pub mod xr;

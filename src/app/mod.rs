@@ -26,8 +26,8 @@ pub mod view_renderer;
 
 pub use frame_log::{FrameLog, FrameSummary, Stats};
 pub use frame_loop::{
-    FrameError, FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedPose,
-    Tracker, VehicleInput,
+    FrameError, FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedParts,
+    TrackedPose, Tracker, VehicleInput,
 };
 pub use latency::{BusyRenderer, LatencyResult, MovingTracker, latency_run, latency_run_with};
 pub use sim_thread::{SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state};
