@@ -89,25 +89,43 @@ upper-left as seen from your seat; 4 presses, or several rounds of 4 that are av
 rectangle, prints its size and how far each measurement is from it, and writes the calibration with that screen \
 (the other fields come from --base, or the 24\" monitor of calibration/default-monitor.ron). Measurements that do \
 not form a rectangle facing the base's fixed head are refused with what to re-measure, and nothing is written.\n\n\
+With --live, measures the corners now with an OpenXR tracker (a headless session, e.g. Monado): \
+hold the right controller's tip at each corner and pull the trigger, as prompted; left A (or X) forgets the last \
+corner. The calibration is then in the OpenXR tracker's space (STAGE, else LOCAL), the one `plasticine desk` uses \
+with --tracker openxr or auto. Without --base, the 24\" monitor's fixed head and world registration are moved \
+with the measured screen (the head 0.6 m in front of its centre, the world placed as on that monitor), and the \
+fixed head is put where the tracked head was at the start. Ends after --rounds rounds of 4 presses, or fails after \
+--timeout seconds.\n\n\
 With --check, loads and validates a calibration file and describes it.\n\n\
 Examples:\n  plasticine calibrate --samples corners.ron --ipd 0.062 --out calibration/my-desk.ron\n  \
+plasticine calibrate --live --rounds 2 --out calibration/my-desk.ron\n  \
 plasticine calibrate --check calibration/my-desk.ron"
     )]
+    #[command(group = clap::ArgGroup::new("measure").args(["samples", "live"]))]
     Calibrate {
         /// Input script (.ron) of the tracked right hand: a trigger press at each corner, in order, 4 presses or rounds of 4.
         #[arg(
             long,
             value_name = "INPUT_SCRIPT",
-            required_unless_present = "check",
+            required_unless_present_any = ["check", "live"],
             requires = "out",
-            conflicts_with = "check"
+            conflicts_with_all = ["check", "live"]
         )]
         samples: Option<PathBuf>,
+        /// Measure the corners now with the right controller of an OpenXR tracker.
+        #[arg(long, requires = "out", conflicts_with = "check")]
+        live: bool,
+        /// With --live: rounds of 4 corners to measure (averaged per corner).
+        #[arg(long, value_name = "K", default_value_t = 1, requires = "live", value_parser = clap::value_parser!(u32).range(1..=20))]
+        rounds: u32,
+        /// With --live: give up after this many seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 120.0, requires = "live")]
+        timeout: f64,
         /// Calibration whose other fields (eyes, fixed head, registration, clipping) are kept [default: the 24" monitor].
-        #[arg(long, value_name = "CALIBRATION", requires = "samples")]
+        #[arg(long, value_name = "CALIBRATION", requires = "measure")]
         base: Option<PathBuf>,
         /// Interpupillary distance in metres, e.g. 0.063: eyes at -IPD/2 and +IPD/2 along the head's x axis.
-        #[arg(long, value_name = "METRES", requires = "samples")]
+        #[arg(long, value_name = "METRES", requires = "measure")]
         ipd: Option<f32>,
         /// Where to write the calibration (.ron).
         #[arg(long, value_name = "FILE", conflicts_with = "check")]
@@ -115,6 +133,16 @@ plasticine calibrate --check calibration/my-desk.ron"
         /// Check a calibration file and describe it.
         #[arg(long, value_name = "FILE")]
         check: Option<PathBuf>,
+    },
+    /// Check the OpenXR tracker: open a headless session (e.g. with Monado), say which runtime,
+    /// headset, controllers and tracking space it has, and print the head and hands for a while.
+    Tracker {
+        /// How long to print poses.
+        #[arg(long, default_value_t = 3.0)]
+        seconds: f64,
+        /// Poses printed per second.
+        #[arg(long, default_value_t = 4.0)]
+        rate: f64,
     },
     /// Change the resolution of every skin (bilinear resampling of every per-point field).
     Resample {
@@ -154,6 +182,11 @@ plasticine calibrate --check calibration/my-desk.ron"
         /// Open the newest autosave of this character instead (after a crash).
         #[arg(long)]
         recover: bool,
+        /// Where the head and the right hand come from: auto = OpenXR when a runtime with
+        /// headless sessions is there (e.g. Monado), else the fixed head and the mouse.
+        /// With OpenXR, use a calibration measured with it (`plasticine calibrate --live`).
+        #[arg(long, value_enum, default_value = "auto")]
+        tracker: DeskTracker,
     },
     /// Render a character to PNG images with no window: its bake (--baked), else its key
     /// postures simulated live, else its still pose; from a fixed or orbiting viewpoint.
@@ -206,6 +239,16 @@ enum DeskStereo {
     TopBottom,
     /// No stereo.
     Mono,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum DeskTracker {
+    /// OpenXR if it is there, else none (says which).
+    Auto,
+    /// OpenXR, or fail saying why not.
+    Openxr,
+    /// The calibration's fixed head and the mouse.
+    None,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -434,6 +477,9 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Calibrate {
             samples,
+            live,
+            rounds,
+            timeout,
             base,
             ipd,
             out,
@@ -443,8 +489,14 @@ fn run(cli: Cli) -> Result<()> {
             (None, Some(samples), Some(out)) => {
                 calibrate(&samples, base.as_deref(), ipd, &out)?;
             }
-            _ => bail!("give --samples INPUT_SCRIPT --out FILE, or --check FILE"),
+            (None, None, Some(out)) if live => {
+                calibrate_live(base.as_deref(), ipd, &out, rounds as usize, timeout)?;
+            }
+            _ => bail!(
+                "give --samples INPUT_SCRIPT --out FILE, --live --out FILE, or --check FILE"
+            ),
         },
+        Command::Tracker { seconds, rate } => show_tracker(seconds, rate)?,
         Command::Resample {
             character,
             resolution,
@@ -530,6 +582,7 @@ fn run(cli: Cli) -> Result<()> {
             step_delay_ms,
             timings,
             recover,
+            tracker,
         } => desk(
             character,
             calibration,
@@ -540,6 +593,7 @@ fn run(cli: Cli) -> Result<()> {
             step_delay_ms,
             timings,
             recover,
+            tracker,
         )?,
     }
     Ok(())
@@ -554,20 +608,14 @@ const CORNER_WARNING: f64 = 0.01;
 /// a recorded input script and write the calibration.
 fn calibrate(samples: &Path, base: Option<&Path>, ipd: Option<f32>, out: &Path) -> Result<()> {
     use plasticine::input::{InputError, InputScript};
-    use plasticine::view::{Calibration, CornerCapture};
+    use plasticine::view::CornerCapture;
     let text = std::fs::read_to_string(samples)
         .with_context(|| format!("reading {}", samples.display()))?;
     let script = InputScript::from_ron(&text).map_err(|e| match e {
         InputError::Parse { .. } => anyhow::anyhow!("{}:{e}", samples.display()),
         _ => anyhow::anyhow!("{}: {e}", samples.display()),
     })?;
-    let mut cal = match base {
-        Some(p) => Calibration::load(p)?,
-        None => Calibration::default_monitor(),
-    };
-    if let Some(ipd) = ipd {
-        cal.set_ipd(ipd);
-    }
+    let cal = base_calibration(base, ipd)?;
     // The fixed head tells the screen's front from its back.
     let mut capture = CornerCapture::new(cal.fixed_head.position);
     for frame in &script.frames {
@@ -576,7 +624,135 @@ fn calibrate(samples: &Path, base: Option<&Path>, ipd: Option<f32>, out: &Path) 
     let fit = capture
         .finish()
         .map_err(|e| anyhow::anyhow!("{}: {e}", samples.display()))?;
-    cal.screen = fit.screen;
+    write_calibration(cal, fit.screen, &fit, &capture, out)
+}
+
+/// The calibration whose other fields a measurement keeps: `--base`, else
+/// the 24" monitor; with `--ipd` applied.
+fn base_calibration(
+    base: Option<&Path>,
+    ipd: Option<f32>,
+) -> Result<plasticine::view::Calibration> {
+    let mut cal = match base {
+        Some(p) => plasticine::view::Calibration::load(p)?,
+        None => plasticine::view::Calibration::default_monitor(),
+    };
+    if let Some(ipd) = ipd {
+        cal.set_ipd(ipd);
+    }
+    Ok(cal)
+}
+
+/// `plasticine calibrate --live`: measure the corners with the right
+/// controller of an OpenXR tracker, fit, and write the calibration.
+fn calibrate_live(
+    base: Option<&Path>,
+    ipd: Option<f32>,
+    out: &Path,
+    rounds: usize,
+    timeout: f64,
+) -> Result<()> {
+    use plasticine::app::Tracker;
+    use plasticine::view::CornerCapture;
+    use plasticine::xr::{XrTracker, XrTrackerOptions};
+    use std::time::{Duration, Instant};
+    if !(timeout.is_finite() && timeout > 0.0) {
+        bail!("--timeout must be a positive number of seconds, not {timeout}");
+    }
+    let deadline = Instant::now() + Duration::from_secs_f64(timeout.min(1e6));
+    let mut cal = base_calibration(base, ipd)?;
+    let mut tracker = XrTracker::open(&XrTrackerOptions::default())
+        .context("calibrate --live needs an OpenXR tracker")?;
+    println!(
+        "Measuring with OpenXR: {} ({:?} space).",
+        tracker.runtime(),
+        tracker.reference_space()
+    );
+    // The tracked head (if any, within a second) tells the screen's front
+    // from its back, and becomes the fixed head.
+    tracker.wait_for(Duration::from_secs(1), |t| t.is_head_tracked())?;
+    let head = tracker.sample();
+    let tracked_head = tracker.tracked().head.then_some(head.head);
+    let viewer = match (tracked_head, base) {
+        (Some((position, _)), _) => position,
+        (None, Some(_)) => {
+            println!(
+                "The head is not tracked: using the fixed head of --base to tell the screen's \
+                 front from its back."
+            );
+            cal.fixed_head.position
+        }
+        (None, None) => bail!(
+            "the OpenXR tracker does not track the head ({}), and without it the screen's \
+             front cannot be told from its back: switch the headset or head tracker on, or give \
+             --base with a fixed head in this tracker space",
+            tracker.status_line()
+        ),
+    };
+    let mut capture = CornerCapture::new(viewer);
+    let wanted = 4 * rounds;
+    println!("{}", capture.prompt());
+    let mut warned_untracked = false;
+    while capture.presses() < wanted {
+        if Instant::now() >= deadline {
+            bail!(
+                "timed out after {timeout} s with {} of {wanted} corners measured; run again \
+                 (with a longer --timeout if needed)",
+                capture.presses()
+            );
+        }
+        let pose = tracker.sample();
+        if let Some(e) = tracker.lost() {
+            bail!(
+                "the OpenXR tracker stopped after {} of {wanted} corners: {e}",
+                capture.presses()
+            );
+        }
+        let mut frame = pose.input;
+        if !tracker.tracked().right {
+            // A press where the controller is not seen would record a stale position.
+            if frame.right.triggered() && !warned_untracked {
+                println!("The right controller is not tracked: that press is not recorded.");
+                warned_untracked = true;
+            }
+            frame.right.trigger = 0.0;
+        }
+        let before = capture.presses();
+        if let Some(corner) = capture.handle(&frame) {
+            let p = frame.right.position();
+            println!(
+                "  {corner}: ({:.4}, {:.4}, {:.4}) m",
+                p.x, p.y, p.z
+            );
+            warned_untracked = false;
+            if capture.presses() < wanted {
+                println!("{}", capture.prompt());
+            }
+        } else if capture.presses() < before {
+            println!("Forgot the last corner. {}", capture.prompt());
+        }
+        std::thread::sleep(Duration::from_millis(4));
+    }
+    let fit = capture.finish().map_err(|e| anyhow::anyhow!("{e}"))?;
+    if base.is_none() {
+        // The 24" monitor's head and world, carried over to the measured screen.
+        cal = cal.moved_with_screen(fit.screen);
+    }
+    if let Some((position, _)) = tracked_head {
+        cal.fixed_head.position = position;
+    }
+    write_calibration(cal, fit.screen, &fit, &capture, out)
+}
+
+/// Puts the fitted `screen` into `cal`, validates, writes `out`, and says what was fitted.
+fn write_calibration(
+    mut cal: plasticine::view::Calibration,
+    screen: plasticine::view::Screen,
+    fit: &plasticine::view::ScreenFit,
+    capture: &plasticine::view::CornerCapture,
+    out: &Path,
+) -> Result<()> {
+    cal.screen = screen;
     cal.validate()
         .map_err(|e| anyhow::anyhow!("the calibrated set-up is not usable: {e}"))?;
     cal.save(out)?;
@@ -610,6 +786,62 @@ fn calibrate(samples: &Path, base: Option<&Path>, ipd: Option<f32>, out: &Path) 
     describe_calibration(&cal);
     println!("Wrote {}", out.display());
     Ok(())
+}
+
+/// `plasticine tracker`: what the OpenXR tracker sees.
+fn show_tracker(seconds: f64, rate: f64) -> Result<()> {
+    use plasticine::app::Tracker;
+    use plasticine::xr::{XrTracker, XrTrackerOptions};
+    use std::time::{Duration, Instant};
+    if !(seconds.is_finite() && seconds >= 0.0 && rate.is_finite() && rate > 0.0) {
+        bail!("--seconds must be 0 or more and --rate more than 0");
+    }
+    let mut tracker = XrTracker::open(&XrTrackerOptions::default())?;
+    println!("OpenXR {}", tracker.runtime());
+    println!(
+        "  session {:?}, tracker space {:?}; bindings suggested for {}",
+        tracker.session_state(),
+        tracker.reference_space(),
+        tracker.suggested_profiles().join(", ")
+    );
+    tracker.wait_for(Duration::from_millis(500), |t| {
+        t.interaction_profiles().iter().all(Option::is_some)
+    })?;
+    let [left, right] = tracker.interaction_profiles();
+    println!(
+        "  controllers: left {}, right {}",
+        left.unwrap_or("none"),
+        right.unwrap_or("none")
+    );
+    let start = Instant::now();
+    let period = Duration::from_secs_f64(1.0 / rate.min(1000.0));
+    let end = Duration::from_secs_f64(seconds.min(1e6));
+    loop {
+        let pose = tracker.sample();
+        if let Some(e) = tracker.lost() {
+            bail!("{e}");
+        }
+        let t = tracker.tracked();
+        let mark = |tracked: bool| if tracked { "" } else { " (not tracked)" };
+        let p = |v: glam::Vec3| format!("({:.3}, {:.3}, {:.3})", v.x, v.y, v.z);
+        let hand = |h: &plasticine::input::HandState| {
+            format!("{} trigger {:.2} buttons {:#x}", p(h.position()), h.trigger, h.buttons)
+        };
+        println!(
+            "{:6.2} s  head {}{}  left {}{}  right {}{}",
+            start.elapsed().as_secs_f64(),
+            p(pose.head.0),
+            mark(t.head),
+            hand(&pose.input.left),
+            mark(t.left),
+            hand(&pose.input.right),
+            mark(t.right)
+        );
+        if start.elapsed() >= end {
+            return Ok(());
+        }
+        std::thread::sleep(period);
+    }
 }
 
 /// `plasticine calibrate --check`.
@@ -685,8 +917,9 @@ fn desk(
     step_delay_ms: u64,
     timings: Option<PathBuf>,
     recover: bool,
+    tracker: DeskTracker,
 ) -> Result<()> {
-    use plasticine::app::desk::{DeskOptions, run_desk};
+    use plasticine::app::desk::{DeskOptions, TrackerChoice, run_desk};
     use plasticine::render::StereoMode;
     let calibration = match &calibration {
         Some(p) => plasticine::view::Calibration::load(p)?,
@@ -740,6 +973,11 @@ fn desk(
         step_delay: std::time::Duration::from_millis(step_delay_ms),
         timings_csv: timings,
         autosave_dir: autosaves,
+        tracker: match tracker {
+            DeskTracker::Auto => TrackerChoice::Auto,
+            DeskTracker::Openxr => TrackerChoice::OpenXr,
+            DeskTracker::None => TrackerChoice::None,
+        },
         ..DeskOptions::default()
     };
     let report = run_desk(model, options)?;

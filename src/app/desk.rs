@@ -8,6 +8,17 @@
 //! Home resets the view; left mouse = trigger, wheel = cursor depth, [ and ]
 //! twist the wand; Tab or 1–6 pick the tool; Ctrl+Z / Ctrl+Y undo and redo;
 //! Ctrl+S saves; M cycles the stereo layout; F1 hides the overlay; Esc quits.
+//!
+//! # Tracking
+//!
+//! [`DeskOptions::tracker`] says where the head and the right hand come
+//! from ([`choose_tracker`]): with OpenXR (an [`XrTracker`] on a headless
+//! session), the head follows the headset or tracker while it is tracked and
+//! the right hand follows the right controller while it is tracked; the
+//! rest of the time the head sits at the calibration's fixed position and
+//! the right hand is the mouse ray. The OpenXR tracker's space (`STAGE`,
+//! else `LOCAL`) is then the calibration's tracker space, so the calibration
+//! must have been measured with it: `plasticine calibrate --live`.
 
 use super::desk_input::{DeskTracker, REDO, TWIST_STEP, UNDO, VehicleAxes};
 use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
@@ -19,6 +30,7 @@ use crate::render::{GpuContext, RenderError, RgbaImage, SceneRenderer, StereoMod
 use crate::skin::SolverSettings;
 use crate::tools::ToolKind;
 use crate::view::Calibration;
+use crate::xr::{XrError, XrTracker, XrTrackerOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -47,6 +59,61 @@ pub struct DeskOptions {
     pub timings_csv: Option<PathBuf>,
     pub autosave_dir: Option<PathBuf>,
     pub settings: SolverSettings,
+    /// Where the head and the right hand come from.
+    pub tracker: TrackerChoice,
+}
+
+/// Which tracker the desk uses for the head and the right hand.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TrackerChoice {
+    /// OpenXR when a loader and an active runtime with headless sessions
+    /// are there, else none.
+    #[default]
+    Auto,
+    /// OpenXR, or fail saying why not.
+    OpenXr,
+    /// None: the fixed head and the mouse.
+    None,
+}
+
+/// Opens the tracker `choice` asks for with `open` (not called for
+/// [`TrackerChoice::None`]). Returns it, if any, with one line saying which
+/// it is (`describe` names an opened one); only [`TrackerChoice::OpenXr`]
+/// turns a failure to open into an error, [`TrackerChoice::Auto`] falls
+/// back to the fixed head and says why.
+pub fn choose_tracker<T>(
+    choice: TrackerChoice,
+    open: impl FnOnce() -> Result<T, XrError>,
+    describe: impl FnOnce(&T) -> String,
+) -> Result<(Option<T>, String), XrError> {
+    const FIXED: &str = "tracker: none; the head is fixed at the calibrated position and the \
+                         right hand follows the mouse";
+    match choice {
+        TrackerChoice::None => Ok((None, format!("{FIXED} (--tracker none)"))),
+        TrackerChoice::OpenXr => {
+            let t = open()?;
+            let line = describe(&t);
+            Ok((Some(t), line))
+        }
+        TrackerChoice::Auto => match open() {
+            Ok(t) => {
+                let line = describe(&t);
+                Ok((Some(t), line))
+            }
+            Err(e) => Ok((None, format!("{FIXED} (no OpenXR tracker: {e})"))),
+        },
+    }
+}
+
+/// The line [`run_desk`] prints for an opened OpenXR tracker.
+pub fn describe_xr_tracker(t: &XrTracker) -> String {
+    format!(
+        "tracker: OpenXR, {} ({:?} space): the head follows it while tracked (else the \
+         calibrated fixed head), the right hand follows the right controller while tracked \
+         (else the mouse)",
+        t.runtime(),
+        t.reference_space()
+    )
 }
 
 impl Default for DeskOptions {
@@ -62,6 +129,7 @@ impl Default for DeskOptions {
             timings_csv: None,
             autosave_dir: None,
             settings: SolverSettings::default(),
+            tracker: TrackerChoice::Auto,
         }
     }
 }
@@ -80,6 +148,8 @@ pub enum DeskError {
     Io(#[from] IoError),
     #[error("the window failed: {0}")]
     Window(String),
+    #[error(transparent)]
+    Tracker(#[from] XrError),
 }
 
 /// What a desk session did.
@@ -95,6 +165,19 @@ pub struct DeskReport {
 /// Opens the desk window on `character` and runs until the user quits (or
 /// `frames` have been shown).
 pub fn run_desk(character: Character, options: DeskOptions) -> Result<DeskReport, DeskError> {
+    let (xr, line) = choose_tracker(
+        options.tracker,
+        || XrTracker::open(&XrTrackerOptions::default()),
+        describe_xr_tracker,
+    )?;
+    println!("{line}");
+    if xr.is_some() && options.calibration == Calibration::default_monitor() {
+        println!(
+            "note: the calibration is the default 24\" monitor's, not one measured in the OpenXR \
+             tracker's space, so the tracked head will not match the screen: measure one with \
+             `plasticine calibrate --live --out FILE` and pass --calibration FILE"
+        );
+    }
     let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
         .iter()
         .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
@@ -106,6 +189,9 @@ pub fn run_desk(character: Character, options: DeskOptions) -> Result<DeskReport
     let event_loop = EventLoop::new().map_err(|e| DeskError::NoDisplay(e.to_string()))?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let mut app = DeskApp::new(character, options);
+    if let Some(xr) = xr {
+        app.tracker = app.tracker.with_source(Box::new(xr));
+    }
     event_loop
         .run_app(&mut app)
         .map_err(|e| DeskError::Window(e.to_string()))?;
@@ -478,6 +564,9 @@ impl DeskApp {
 
     fn overlay_extra(&self) -> Vec<String> {
         let mut lines = Vec::new();
+        if self.tracker.has_source() {
+            lines.push(self.tracker.sources_line());
+        }
         if let Some(fl) = &self.frame_loop {
             lines.push(format!(
                 "tool {:?}  joint {}  undo {}",
@@ -604,5 +693,42 @@ impl ApplicationHandler for DeskApp {
         }
         // The GPU objects go before the window they draw into.
         self.surface = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_runtime() -> Result<u32, XrError> {
+        Err(XrError::NoRuntime {
+            detail: "XR_ERROR_RUNTIME_UNAVAILABLE".into(),
+        })
+    }
+
+    /// `auto` falls back to the fixed head and says why; `openxr` fails
+    /// with the reason; `none` does not even try.
+    #[test]
+    fn the_tracker_choice_falls_back_only_when_asked_to() {
+        let (t, line) = choose_tracker(TrackerChoice::Auto, no_runtime, |_| unreachable!()).unwrap();
+        assert!(t.is_none());
+        assert!(line.contains("head is fixed at the calibrated position"), "{line}");
+        assert!(line.contains("no active OpenXR runtime"), "{line}");
+
+        let e = choose_tracker(TrackerChoice::OpenXr, no_runtime, |_| unreachable!()).unwrap_err();
+        assert!(matches!(e, XrError::NoRuntime { .. }));
+
+        let (t, line) = choose_tracker(
+            TrackerChoice::None,
+            || -> Result<u32, XrError> { panic!("--tracker none must not open OpenXR") },
+            |_| unreachable!(),
+        )
+        .unwrap();
+        assert!(t.is_none() && line.contains("--tracker none"), "{line}");
+
+        for choice in [TrackerChoice::Auto, TrackerChoice::OpenXr] {
+            let (t, line) = choose_tracker(choice, || Ok(7u32), |n| format!("tracker {n}")).unwrap();
+            assert_eq!((t, line.as_str()), (Some(7), "tracker 7"));
+        }
     }
 }

@@ -6,8 +6,19 @@
 //!
 //! This is plain state fed by window and gamepad events, so it is tested
 //! without a window; `desk.rs` feeds it from winit and gilrs.
+//!
+//! # A tracker as a source
+//!
+//! [`DeskTracker::with_source`] adds a [`Tracker`] (OpenXR's
+//! [`XrTracker`](crate::xr::XrTracker), or a test's) that is sampled with
+//! every desk sample: while it tracks the head, the head comes from it (else
+//! the calibration's fixed head); while it tracks the right hand, the right
+//! hand (pose, trigger, buttons) comes from it (else the mouse ray); the
+//! left hand's buttons add to the keys' undo/redo pulses. The source's
+//! tracker space must be the calibration's: a calibration measured with the
+//! same tracker (`plasticine calibrate --live`).
 
-use super::frame_loop::{TrackedPose, Tracker};
+use super::frame_loop::{TrackedParts, TrackedPose, Tracker};
 use crate::input::{HandState, InputFrame, buttons};
 use crate::view::Calibration;
 use glam::{Mat4, Quat, Vec2, Vec3};
@@ -67,8 +78,7 @@ impl VehicleAxes {
     }
 }
 
-/// The desk's hands and head, as the window last saw them.
-#[derive(Clone, Debug)]
+/// The desk's hands and head, as the window (and the source, if any) last saw them.
 pub struct DeskTracker {
     calibration: Calibration,
     started: Instant,
@@ -86,8 +96,30 @@ pub struct DeskTracker {
     /// Left-hand buttons: pulses (undo, redo) set by keys, held for one sample.
     left_pulse: u32,
     left_pulse_sampled: bool,
-    /// A head pose from a tracker, when there is one (tracker space).
-    pub tracked_head: Option<(Vec3, Quat)>,
+    /// A tracker for the head and the hands, sampled with every sample.
+    source: Option<Box<dyn Tracker>>,
+    /// What the source measured at the last sample.
+    measured: Measured,
+}
+
+/// The parts of the source's last sample that it tracked.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Measured {
+    head: Option<(Vec3, Quat)>,
+    right: Option<HandState>,
+    left_buttons: u32,
+}
+
+impl std::fmt::Debug for DeskTracker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeskTracker")
+            .field("sequence", &self.sequence)
+            .field("mouse", &self.mouse)
+            .field("depth", &self.depth)
+            .field("has_source", &self.source.is_some())
+            .field("measured", &self.measured)
+            .finish_non_exhaustive()
+    }
 }
 
 impl DeskTracker {
@@ -105,8 +137,44 @@ impl DeskTracker {
             right_buttons: 0,
             left_pulse: 0,
             left_pulse_sampled: false,
-            tracked_head: None,
+            source: None,
+            measured: Measured::default(),
         }
+    }
+
+    /// Takes the head and the right hand from `source` while it tracks them
+    /// (see the module documentation).
+    pub fn with_source(mut self, source: Box<dyn Tracker>) -> Self {
+        self.source = Some(source);
+        self
+    }
+
+    pub fn has_source(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// Which parts came from the source at the last sample.
+    pub fn from_source(&self) -> TrackedParts {
+        TrackedParts {
+            head: self.measured.head.is_some(),
+            left: false,
+            right: self.measured.right.is_some(),
+        }
+    }
+
+    /// One line for the overlay: where the head and the right hand come from.
+    pub fn sources_line(&self) -> String {
+        let head = if self.measured.head.is_some() {
+            "tracked"
+        } else {
+            "fixed (calibration)"
+        };
+        let right = if self.measured.right.is_some() {
+            "tracked controller"
+        } else {
+            "mouse ray"
+        };
+        format!("head {head}, right hand {right}")
     }
 
     pub fn resize(&mut self, size: (u32, u32)) {
@@ -129,8 +197,10 @@ impl DeskTracker {
         self.left_pulse_sampled = false;
     }
 
+    /// The tracked head while the source tracks it, else the calibration's fixed head.
     pub fn head(&self) -> (Vec3, Quat) {
-        self.tracked_head
+        self.measured
+            .head
             .unwrap_or_else(|| self.calibration.fixed_head.pair())
     }
 
@@ -142,10 +212,16 @@ impl DeskTracker {
         s.lower_left + (s.lower_right - s.lower_left) * u + (s.upper_left - s.lower_left) * v
     }
 
-    /// The right hand: on the ray from the head through the screen point
+    /// The right hand: the source's while it tracks it, else the mouse
+    /// ray's ([`DeskTracker::mouse_hand`]).
+    pub fn right_hand(&self) -> HandState {
+        self.measured.right.unwrap_or_else(|| self.mouse_hand())
+    }
+
+    /// The mouse's hand: on the ray from the head through the screen point
     /// under the mouse, at `depth` times the glass's distance, its wand
     /// pointing along the ray (so pointing picks what is under the mouse).
-    pub fn right_hand(&self) -> HandState {
+    pub fn mouse_hand(&self) -> HandState {
         let (head, _) = self.head();
         let on_glass = self.screen_point();
         let ray = on_glass - head;
@@ -166,13 +242,28 @@ impl DeskTracker {
         HandState {
             pose: (s.lower_left + inward, Quat::IDENTITY),
             trigger: 0.0,
-            buttons: self.left_pulse,
+            buttons: self.left_pulse | self.measured.left_buttons,
         }
+    }
+
+    /// Samples the source, if any, and keeps what it tracked.
+    fn sample_source(&mut self) {
+        let Some(source) = self.source.as_mut() else {
+            return;
+        };
+        let pose = source.sample();
+        let tracked = source.tracked();
+        self.measured = Measured {
+            head: tracked.head.then_some(pose.head),
+            right: tracked.right.then_some(pose.input.right),
+            left_buttons: pose.input.left.buttons,
+        };
     }
 }
 
 impl Tracker for DeskTracker {
     fn sample(&mut self) -> TrackedPose {
+        self.sample_source();
         self.sequence += 1;
         let input = InputFrame {
             time: self.started.elapsed().as_secs_f64(),
@@ -260,6 +351,79 @@ mod tests {
         assert!(t.sample().input.left.held(UNDO));
         assert!(t.sample().input.left.held(UNDO));
         assert!(!t.sample().input.left.held(UNDO));
+    }
+
+    /// A scripted source: each sample pops the next (pose, tracked parts).
+    struct Scripted(Vec<(TrackedPose, TrackedParts)>, TrackedParts);
+
+    impl Tracker for Scripted {
+        fn sample(&mut self) -> TrackedPose {
+            let (pose, parts) = self.0.remove(0);
+            self.1 = parts;
+            pose
+        }
+        fn tracked(&self) -> TrackedParts {
+            self.1
+        }
+    }
+
+    fn pose(head: Vec3, right: Vec3, trigger: bool) -> TrackedPose {
+        TrackedPose {
+            head: (head, Quat::from_rotation_y(0.1)),
+            input: InputFrame {
+                time: 0.0,
+                right: HandState::at(right).with_trigger(trigger),
+                left: HandState::default().with_buttons(REDO),
+            },
+            sequence: 0,
+            sampled_at: Instant::now(),
+        }
+    }
+
+    /// The head follows the source while it tracks it, and falls back to
+    /// the calibration's fixed head when it does not; the same for the right
+    /// hand and the mouse ray, which starts at whichever head is in use.
+    #[test]
+    fn a_source_gives_the_head_and_the_right_hand_while_it_tracks_them() {
+        let cal = Calibration::default_monitor();
+        let tracked_head = Vec3::new(0.05, 0.02, 0.55);
+        let tool = Vec3::new(0.1, 0.0, 0.2);
+        let head_only = TrackedParts {
+            head: true,
+            ..TrackedParts::NONE
+        };
+        let source = Scripted(
+            vec![
+                (pose(tracked_head, tool, true), TrackedParts::ALL),
+                (pose(tracked_head, tool, true), head_only),
+                (pose(Vec3::splat(9.0), Vec3::splat(9.0), true), TrackedParts::NONE),
+            ],
+            TrackedParts::NONE,
+        );
+        let mut t = tracker().with_source(Box::new(source));
+        t.mouse_moved(400.0, 225.0);
+
+        let s = t.sample();
+        assert_eq!(s.head.0, tracked_head);
+        assert_eq!(s.input.right.position(), tool);
+        assert!(s.input.right.triggered(), "the controller's trigger");
+        assert!(s.input.left.held(REDO), "the source's left buttons");
+        assert_eq!(t.from_source(), TrackedParts { head: true, left: false, right: true });
+        assert_eq!(t.sources_line(), "head tracked, right hand tracked controller");
+
+        // The hand is lost: the mouse ray from the tracked head.
+        let s = t.sample();
+        assert_eq!(s.head.0, tracked_head);
+        let on_glass = t.screen_point();
+        let dir = (s.input.right.position() - tracked_head).normalize();
+        assert!(dir.dot((on_glass - tracked_head).normalize()) > 0.99999);
+        assert!(!s.input.right.triggered(), "the mouse's trigger");
+
+        // Everything is lost: the fixed head, whatever the source said.
+        let s = t.sample();
+        assert_eq!(s.head, cal.fixed_head.pair());
+        assert!(cal.screen.signed_distance(s.input.right.position()).abs() < 1e-5);
+        assert_eq!(t.sources_line(), "head fixed (calibration), right hand mouse ray");
     }
 
     #[test]

@@ -195,6 +195,39 @@ impl Calibration {
         world_from_vehicle * self.tracker_to_world.world_from_tracker()
     }
 
+    /// The same set-up around another screen (for a screen measured in
+    /// another tracker space): the fixed head and the registration move
+    /// rigidly with the screen's frame (its centre and its right, up and
+    /// normal axes), so the world and the viewer sit where they sat relative
+    /// to the old screen. The new screen replaces the old one; eyes,
+    /// clipping and the registration's scale are kept.
+    pub fn moved_with_screen(&self, screen: Screen) -> Calibration {
+        let frame = |s: &Screen| {
+            let (vr, vu, vn) = s.basis();
+            (Quat::from_mat3(&glam::Mat3::from_cols(vr, vu, vn)), s.centre())
+        };
+        let (old_rotation, old_centre) = frame(&self.screen);
+        let (new_rotation, new_centre) = frame(&screen);
+        // old_from_new: a rigid motion taking the new screen onto the old one.
+        let rotation = (old_rotation * new_rotation.inverse()).normalize();
+        let translation = old_centre - rotation * new_centre;
+        let new_from_old = |p: Vec3| rotation.inverse() * (p - translation);
+        let r = &self.tracker_to_world;
+        Calibration {
+            screen,
+            fixed_head: HeadPose {
+                position: new_from_old(self.fixed_head.position),
+                orientation: (rotation.inverse() * self.fixed_head.orientation).normalize(),
+            },
+            tracker_to_world: Registration {
+                translation: r.translation + r.scale * (r.rotation * translation),
+                rotation: (r.rotation * rotation).normalize(),
+                scale: r.scale,
+            },
+            ..*self
+        }
+    }
+
     /// Sets the eyes ∓`ipd`/2 along the head's x axis.
     pub fn set_ipd(&mut self, ipd: f32) {
         self.eyes = EyeOffsets::from_ipd(ipd);

@@ -56,7 +56,7 @@ pub enum XrError {
     #[error("the OpenXR session was lost: {reason}")]
     SessionLost { reason: String },
     /// Any other failed call.
-    #[error("OpenXR call {call} failed: {result}")]
+    #[error("OpenXR call {call} failed: XR_{result:?} ({result})")]
     Call {
         call: &'static str,
         result: xr::sys::Result,
@@ -91,6 +91,12 @@ impl XrError {
                 | XrError::NoSystem { .. }
         )
     }
+}
+
+/// An OpenXR result as its name and its description, e.g.
+/// "XR_ERROR_RUNTIME_FAILURE (the runtime failed ...)".
+pub fn describe_result(r: xr::sys::Result) -> String {
+    format!("XR_{r:?} ({r})")
 }
 
 /// `Result::map_err` helper: `r.map_err(call("xrFoo"))`.

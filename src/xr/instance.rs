@@ -4,7 +4,7 @@
 //! Every step that can fail because something is not installed or not
 //! running says so with an [`XrError`] that names what to do.
 
-use super::error::{LOADER_LIBRARY, XrError, call};
+use super::error::{LOADER_LIBRARY, XrError, call, describe_result};
 use openxr as xr;
 use std::path::{Path, PathBuf};
 
@@ -75,7 +75,9 @@ pub fn load_entry(loader: Option<&Path>) -> Result<xr::Entry, XrError> {
                 use std::error::Error;
                 inner.source().map_or_else(|| e.to_string(), |s| s.to_string())
             }
-            xr::EntryError::Xr(r) => format!("the loader failed to initialise: {r}"),
+            xr::EntryError::Xr(r) => {
+                format!("the loader failed to initialise: {}", describe_result(*r))
+            }
         };
         XrError::NoLoader {
             library: path.display().to_string(),
@@ -92,7 +94,7 @@ impl XrRuntime {
         // The loader reads the active runtime's manifest here: no runtime,
         // or a manifest naming a library that is not there, fails now.
         let available = entry.enumerate_extensions().map_err(|r| XrError::NoRuntime {
-            detail: format!("the loader found no usable runtime: {r}"),
+            detail: format!("the loader found no usable runtime: {}", describe_result(r)),
         })?;
         if !available.mnd_headless {
             return Err(XrError::NoHeadless {
@@ -110,7 +112,7 @@ impl XrRuntime {
         let instance = entry
             .create_instance(&app_info(), &wanted, &[], &())
             .map_err(|r| XrError::RuntimeUnavailable {
-                detail: format!("xrCreateInstance: {r}"),
+                detail: format!("xrCreateInstance: {}", describe_result(r)),
             })?;
         let runtime = describe_instance(&instance);
         let system = instance
@@ -119,7 +121,7 @@ impl XrRuntime {
                 xr::sys::Result::ERROR_FORM_FACTOR_UNAVAILABLE
                 | xr::sys::Result::ERROR_FORM_FACTOR_UNSUPPORTED => XrError::NoSystem {
                     runtime: runtime.clone(),
-                    detail: r.to_string(),
+                    detail: describe_result(r),
                 },
                 other => XrError::call("xrGetSystem", other),
             })?;
