@@ -119,7 +119,12 @@ plasticine calibrate --check calibration/my-desk.ron"
         #[arg(long, value_name = "K", default_value_t = 1, requires = "live", value_parser = clap::value_parser!(u32).range(1..=20))]
         rounds: u32,
         /// With --live: give up after this many seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 120.0, requires = "live")]
+        #[arg(
+            long,
+            value_name = "SECONDS",
+            default_value_t = 120.0,
+            requires = "live"
+        )]
         timeout: f64,
         /// Calibration whose other fields (eyes, fixed head, registration, clipping) are kept [default: the 24" monitor].
         #[arg(long, value_name = "CALIBRATION", requires = "measure")]
@@ -492,9 +497,9 @@ fn run(cli: Cli) -> Result<()> {
             (None, None, Some(out)) if live => {
                 calibrate_live(base.as_deref(), ipd, &out, rounds as usize, timeout)?;
             }
-            _ => bail!(
-                "give --samples INPUT_SCRIPT --out FILE, --live --out FILE, or --check FILE"
-            ),
+            _ => {
+                bail!("give --samples INPUT_SCRIPT --out FILE, --live --out FILE, or --check FILE")
+            }
         },
         Command::Tracker { seconds, rate } => show_tracker(seconds, rate)?,
         Command::Resample {
@@ -720,10 +725,7 @@ fn calibrate_live(
         let before = capture.presses();
         if let Some(corner) = capture.handle(&frame) {
             let p = frame.right.position();
-            println!(
-                "  {corner}: ({:.4}, {:.4}, {:.4}) m",
-                p.x, p.y, p.z
-            );
+            println!("  {corner}: ({:.4}, {:.4}, {:.4}) m", p.x, p.y, p.z);
             warned_untracked = false;
             if capture.presses() < wanted {
                 println!("{}", capture.prompt());
@@ -825,7 +827,12 @@ fn show_tracker(seconds: f64, rate: f64) -> Result<()> {
         let mark = |tracked: bool| if tracked { "" } else { " (not tracked)" };
         let p = |v: glam::Vec3| format!("({:.3}, {:.3}, {:.3})", v.x, v.y, v.z);
         let hand = |h: &plasticine::input::HandState| {
-            format!("{} trigger {:.2} buttons {:#x}", p(h.position()), h.trigger, h.buttons)
+            format!(
+                "{} trigger {:.2} buttons {:#x}",
+                p(h.position()),
+                h.trigger,
+                h.buttons
+            )
         };
         println!(
             "{:6.2} s  head {}{}  left {}{}  right {}{}",

@@ -710,9 +710,13 @@ mod tests {
     /// with the reason; `none` does not even try.
     #[test]
     fn the_tracker_choice_falls_back_only_when_asked_to() {
-        let (t, line) = choose_tracker(TrackerChoice::Auto, no_runtime, |_| unreachable!()).unwrap();
+        let (t, line) =
+            choose_tracker(TrackerChoice::Auto, no_runtime, |_| unreachable!()).unwrap();
         assert!(t.is_none());
-        assert!(line.contains("head is fixed at the calibrated position"), "{line}");
+        assert!(
+            line.contains("head is fixed at the calibrated position"),
+            "{line}"
+        );
         assert!(line.contains("no active OpenXR runtime"), "{line}");
 
         let e = choose_tracker(TrackerChoice::OpenXr, no_runtime, |_| unreachable!()).unwrap_err();
@@ -727,7 +731,8 @@ mod tests {
         assert!(t.is_none() && line.contains("--tracker none"), "{line}");
 
         for choice in [TrackerChoice::Auto, TrackerChoice::OpenXr] {
-            let (t, line) = choose_tracker(choice, || Ok(7u32), |n| format!("tracker {n}")).unwrap();
+            let (t, line) =
+                choose_tracker(choice, || Ok(7u32), |n| format!("tracker {n}")).unwrap();
             assert_eq!((t, line.as_str()), (Some(7), "tracker 7"));
         }
     }

@@ -396,7 +396,10 @@ mod tests {
             vec![
                 (pose(tracked_head, tool, true), TrackedParts::ALL),
                 (pose(tracked_head, tool, true), head_only),
-                (pose(Vec3::splat(9.0), Vec3::splat(9.0), true), TrackedParts::NONE),
+                (
+                    pose(Vec3::splat(9.0), Vec3::splat(9.0), true),
+                    TrackedParts::NONE,
+                ),
             ],
             TrackedParts::NONE,
         );
@@ -408,8 +411,18 @@ mod tests {
         assert_eq!(s.input.right.position(), tool);
         assert!(s.input.right.triggered(), "the controller's trigger");
         assert!(s.input.left.held(REDO), "the source's left buttons");
-        assert_eq!(t.from_source(), TrackedParts { head: true, left: false, right: true });
-        assert_eq!(t.sources_line(), "head tracked, right hand tracked controller");
+        assert_eq!(
+            t.from_source(),
+            TrackedParts {
+                head: true,
+                left: false,
+                right: true
+            }
+        );
+        assert_eq!(
+            t.sources_line(),
+            "head tracked, right hand tracked controller"
+        );
 
         // The hand is lost: the mouse ray from the tracked head.
         let s = t.sample();
@@ -423,7 +436,10 @@ mod tests {
         let s = t.sample();
         assert_eq!(s.head, cal.fixed_head.pair());
         assert!(cal.screen.signed_distance(s.input.right.position()).abs() < 1e-5);
-        assert_eq!(t.sources_line(), "head fixed (calibration), right hand mouse ray");
+        assert_eq!(
+            t.sources_line(),
+            "head fixed (calibration), right hand mouse ray"
+        );
     }
 
     #[test]

@@ -204,7 +204,10 @@ impl Calibration {
     pub fn moved_with_screen(&self, screen: Screen) -> Calibration {
         let frame = |s: &Screen| {
             let (vr, vu, vn) = s.basis();
-            (Quat::from_mat3(&glam::Mat3::from_cols(vr, vu, vn)), s.centre())
+            (
+                Quat::from_mat3(&glam::Mat3::from_cols(vr, vu, vn)),
+                s.centre(),
+            )
         };
         let (old_rotation, old_centre) = frame(&self.screen);
         let (new_rotation, new_centre) = frame(&screen);

@@ -363,12 +363,18 @@ fn a_calibration_moved_with_its_screen_shows_the_same_world() {
     let old = Calibration::default_monitor();
     let turn = Quat::from_rotation_y(0.7) * Quat::from_rotation_x(-0.2);
     let place = Vec3::new(0.3, 1.2, -0.5);
-    let screen = old.screen.transformed(&Mat4::from_rotation_translation(turn, place));
+    let screen = old
+        .screen
+        .transformed(&Mat4::from_rotation_translation(turn, place));
     let new = old.moved_with_screen(screen);
     new.validate().unwrap();
     assert_eq!(new.screen, screen);
     assert!((new.screen.signed_distance(new.fixed_head.position) - 0.6).abs() < 1e-5);
-    assert!(close(new.fixed_head.position, place + turn * Vec3::new(0.0, 0.0, 0.6), 1e-5));
+    assert!(close(
+        new.fixed_head.position,
+        place + turn * Vec3::new(0.0, 0.0, 0.6),
+        1e-5
+    ));
     let a = stereo_views(&old, old.fixed_head.pair(), Mat4::IDENTITY);
     let b = stereo_views(&new, new.fixed_head.pair(), Mat4::IDENTITY);
     for (a, b) in a.iter().zip(&b) {
@@ -376,6 +382,14 @@ fn a_calibration_moved_with_its_screen_shows_the_same_world() {
     }
     // Moving onto the same screen changes nothing.
     let same = old.moved_with_screen(old.screen);
-    assert!(close(same.fixed_head.position, old.fixed_head.position, 1e-6));
-    assert!(close(same.tracker_to_world.translation, old.tracker_to_world.translation, 1e-6));
+    assert!(close(
+        same.fixed_head.position,
+        old.fixed_head.position,
+        1e-6
+    ));
+    assert!(close(
+        same.tracker_to_world.translation,
+        old.tracker_to_world.translation,
+        1e-6
+    ));
 }

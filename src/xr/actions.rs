@@ -158,12 +158,11 @@ impl HandActions {
     /// A profile the runtime does not know is skipped (with a log line);
     /// none accepted at all is an error.
     pub fn new(instance: &xr::Instance) -> Result<Self, XrError> {
-        let path = |s: &str| {
-            instance
-                .string_to_path(s)
-                .map_err(call("xrStringToPath"))
-        };
-        let hands = [path(Side::Left.user_path())?, path(Side::Right.user_path())?];
+        let path = |s: &str| instance.string_to_path(s).map_err(call("xrStringToPath"));
+        let hands = [
+            path(Side::Left.user_path())?,
+            path(Side::Right.user_path())?,
+        ];
         let set = instance
             .create_action_set("plasticine", "Plasticine", 0)
             .map_err(call("xrCreateActionSet"))?;
@@ -203,11 +202,7 @@ impl HandActions {
     }
 
     fn suggest(&self, instance: &xr::Instance, profile: &Profile) -> Result<(), XrError> {
-        let path = |s: &str| {
-            instance
-                .string_to_path(s)
-                .map_err(call("xrStringToPath"))
-        };
+        let path = |s: &str| instance.string_to_path(s).map_err(call("xrStringToPath"));
         let mut bindings = Vec::new();
         for (input, left, right) in profile.bindings {
             for (side, component) in Side::BOTH.into_iter().zip([left, right]) {

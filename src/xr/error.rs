@@ -121,7 +121,10 @@ mod tests {
             runtime: "SteamVR".into(),
         }
         .to_string();
-        assert!(text.contains("XR_MND_headless") && text.contains("Monado"), "{text}");
+        assert!(
+            text.contains("XR_MND_headless") && text.contains("Monado"),
+            "{text}"
+        );
         assert!(e.is_unavailable());
     }
 

@@ -73,7 +73,9 @@ pub fn load_entry(loader: Option<&Path>) -> Result<xr::Entry, XrError> {
         let detail = match &e {
             xr::EntryError::Load(inner) => {
                 use std::error::Error;
-                inner.source().map_or_else(|| e.to_string(), |s| s.to_string())
+                inner
+                    .source()
+                    .map_or_else(|| e.to_string(), |s| s.to_string())
             }
             xr::EntryError::Xr(r) => {
                 format!("the loader failed to initialise: {}", describe_result(*r))
@@ -93,9 +95,11 @@ impl XrRuntime {
         let entry = load_entry(loader)?;
         // The loader reads the active runtime's manifest here: no runtime,
         // or a manifest naming a library that is not there, fails now.
-        let available = entry.enumerate_extensions().map_err(|r| XrError::NoRuntime {
-            detail: format!("the loader found no usable runtime: {}", describe_result(r)),
-        })?;
+        let available = entry
+            .enumerate_extensions()
+            .map_err(|r| XrError::NoRuntime {
+                detail: format!("the loader found no usable runtime: {}", describe_result(r)),
+            })?;
         if !available.mnd_headless {
             return Err(XrError::NoHeadless {
                 runtime: runtime_name_without_extensions(&entry),
@@ -192,10 +196,15 @@ mod tests {
 
     #[test]
     fn a_missing_loader_is_named_with_the_package_to_install() {
-        let e = load_entry(Some(Path::new("/nonexistent/libopenxr_loader.so.1"))).unwrap_err();
+        let Err(e) = load_entry(Some(Path::new("/nonexistent/libopenxr_loader.so.1"))) else {
+            panic!("a loader that is not there loaded");
+        };
         let text = e.to_string();
         assert!(matches!(e, XrError::NoLoader { .. }), "{text}");
-        assert!(text.contains("/nonexistent/libopenxr_loader.so.1"), "{text}");
+        assert!(
+            text.contains("/nonexistent/libopenxr_loader.so.1"),
+            "{text}"
+        );
         assert!(text.contains("apt-get install libopenxr-loader1"), "{text}");
     }
 

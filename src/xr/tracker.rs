@@ -123,7 +123,8 @@ impl XrTracker {
         let actions = HandActions::new(&instance)?;
         // SAFETY: a headless session takes no graphics handles.
         let (session, _waiter, _stream) = unsafe {
-            instance.create_session::<xr::Headless>(runtime.system, &xr::headless::SessionCreateInfo {})
+            instance
+                .create_session::<xr::Headless>(runtime.system, &xr::headless::SessionCreateInfo {})
         }
         .map_err(call("xrCreateSession (headless)"))?;
         session
@@ -144,11 +145,9 @@ impl XrTracker {
             .create_reference_space(xr::ReferenceSpaceType::VIEW, xr::Posef::IDENTITY)
             .map_err(call("xrCreateReferenceSpace (VIEW)"))?;
         let aim = [Side::Left, Side::Right].map(|side| {
-            actions.aim.create_space(
-                &session,
-                actions.hands[side as usize],
-                xr::Posef::IDENTITY,
-            )
+            actions
+                .aim
+                .create_space(&session, actions.hands[side as usize], xr::Posef::IDENTITY)
         });
         let [left, right] = aim;
         let aim = [
@@ -272,8 +271,9 @@ impl XrTracker {
                 }
                 Event::InstanceLossPending(_) => {
                     return Err(XrError::SessionLost {
-                        reason: "the runtime is going away (XR_TYPE_EVENT_DATA_INSTANCE_LOSS_PENDING)"
-                            .into(),
+                        reason:
+                            "the runtime is going away (XR_TYPE_EVENT_DATA_INSTANCE_LOSS_PENDING)"
+                                .into(),
                     });
                 }
                 Event::InteractionProfileChanged(_) => self.profiles_stale = true,

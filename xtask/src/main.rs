@@ -1,6 +1,7 @@
 //! `cargo xtask`: project automation (tests/CI, demo). See `cargo xtask help`.
 
 mod frontend;
+mod monado;
 mod sysdeps;
 
 use std::env;
@@ -15,8 +16,14 @@ Usage: cargo xtask <COMMAND> [ARGS...]
 Commands:
   test             Install missing system packages for the tests, check formatting
                    (cargo fmt --all -- --check, skipped without rustfmt), then run
-                   cargo test --workspace --all-targets and cargo test --workspace --doc.
+                   cargo test --workspace --all-targets and cargo test --workspace --doc,
+                   then the OpenXR tests against Monado (see xr-test).
                    This is what CI runs (.ci/run).
+  xr-test          Only the OpenXR tests against Monado: build (once, cached in
+                   <target>/xr-chroot, or $PLASTICINE_XR_CHROOT) a Debian trixie chroot
+                   with Monado, start Monado there with simulated devices and with its
+                   remote driver, and run tests/xr_monado.rs in it. Needs root and the
+                   Debian mirror; PLASTICINE_SKIP_MONADO=1 skips it.
   demo [ARGS...]   Install missing system packages for the demo, build plasticine in
                    release and run the demo with the best front-end for this machine
                    (OpenXR → xr, display → desk, else headless). ARGS are appended to
@@ -34,7 +41,10 @@ fn main() -> ExitCode {
             Ok(())
         }
         Some("test") => test(&rest),
+        Some("xr-test") => xr_test(&rest),
         Some("demo") => demo(&rest),
+        // Internal: the inside of `xr-test`, under unshare.
+        Some("monado-session") => monado::session(&rest),
         Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
     };
     match result {
@@ -169,13 +179,100 @@ fn test(args: &[String]) -> Result<(), String> {
         })?;
         steps.step("cargo test --doc", || {
             run(cargo_cmd(&["test", "--workspace", "--doc"]))
-        })
+        })?;
+        monado_steps(&mut steps)
     })();
     steps.summary();
     if result.is_ok() {
         println!("xtask: all checks passed");
     }
     result
+}
+
+fn xr_test(args: &[String]) -> Result<(), String> {
+    if !args.is_empty() {
+        return Err(format!(
+            "`cargo xtask xr-test` takes no arguments (got: {})",
+            args.join(" ")
+        ));
+    }
+    let mut steps = Steps::new();
+    let result = (|| {
+        steps.step("system packages", || {
+            sysdeps::ensure("xr-test", &["debootstrap"])
+        })?;
+        monado_steps(&mut steps)
+    })();
+    steps.summary();
+    result
+}
+
+/// The cargo target directory (`cargo metadata`).
+fn target_dir() -> Result<PathBuf, String> {
+    let out = cargo_cmd(&["metadata", "--format-version", "1", "--no-deps"])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("could not run cargo metadata: {e}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let key = "\"target_directory\":\"";
+    let start = text
+        .find(key)
+        .ok_or("cargo metadata did not name the target directory")?
+        + key.len();
+    let end = start + text[start..].find('"').ok_or("bad cargo metadata")?;
+    Ok(PathBuf::from(text[start..end].replace("\\\\", "\\")))
+}
+
+/// The Monado chroot and the OpenXR tests in it (skipped with a note when
+/// `PLASTICINE_SKIP_MONADO` is set).
+fn monado_steps(steps: &mut Steps) -> Result<(), String> {
+    if env::var_os(monado::SKIP_ENV).is_some() {
+        println!(
+            "\nxtask: note: {} is set: NOT running the OpenXR tests against Monado",
+            monado::SKIP_ENV
+        );
+        return Ok(());
+    }
+    let target = target_dir()?;
+    let chroot = env::var_os(monado::CHROOT_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| target.join("xr-chroot"));
+    steps.step("Monado chroot (Debian trixie)", || {
+        monado::ensure_chroot(&chroot)
+    })?;
+    steps.step("OpenXR tests against Monado", || {
+        let out = cargo_cmd(&[
+            "test",
+            "--no-run",
+            "--test",
+            "xr_monado",
+            "--message-format=json",
+        ])
+        .stdin(Stdio::null())
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("could not run cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "building the xr_monado tests failed ({})",
+                out.status
+            ));
+        }
+        let exe = monado::test_executable(&String::from_utf8_lossy(&out.stdout), "xr_monado")
+            .ok_or("cargo did not name the xr_monado test executable")?;
+        let root = repo_root();
+        let mut binds = vec![root.clone()];
+        if !target.starts_with(&root) {
+            binds.push(target.clone());
+        }
+        monado::run_tests(
+            &chroot,
+            Path::new(&exe),
+            &binds,
+            &target.join("xr-monado-logs"),
+        )
+    })
 }
 
 fn demo(extra: &[String]) -> Result<(), String> {

@@ -9,7 +9,9 @@ use std::process::{Command, Stdio};
 /// Debian packages `cargo xtask test` needs beyond the Rust toolchain:
 /// lavapipe (Mesa's software Vulkan) and the Vulkan loader for the wgpu
 /// rendering tests; Xvfb, xauth and the X11 keyboard library for the desk
-/// window test; udev headers and pkg-config for gilrs (gamepads) to build.
+/// window test; udev headers and pkg-config for gilrs (gamepads) to build;
+/// debootstrap for the Debian trixie chroot the OpenXR tests run Monado in
+/// (bookworm has no Monado; see `monado.rs`).
 pub const TEST_PACKAGES: &[&str] = &[
     "mesa-vulkan-drivers",
     "libvulkan1",
@@ -18,6 +20,7 @@ pub const TEST_PACKAGES: &[&str] = &[
     "libxkbcommon-x11-0",
     "libudev-dev",
     "pkg-config",
+    "debootstrap",
 ];
 
 /// Debian packages `cargo xtask demo` needs beyond the Rust toolchain: a
