@@ -15,8 +15,26 @@
 //!
 //! # What Monado does (25.0, the service with the null compositor)
 //!
-//! See [`tracker`] for the session states and tracking seen with Monado's
-//! simulated devices.
+//! Seen in `tests/xr_monado.rs`, which `cargo xtask test` runs against it:
+//!
+//! - It offers `XR_MND_headless` and `XR_KHR_convert_timespec_time`, and a
+//!   `STAGE` space. A headless session gets READY at once, and once begun
+//!   goes straight on to FOCUSED (there are no frames to wait for), so the
+//!   actions carry input with no `xrWaitFrame` loop.
+//! - `SIMULATED_ENABLE=1`: "Monado: Simulated HMD", head tracked at about
+//!   1.6 m, moving and turning slowly by itself.
+//!   `SIMULATED_LEFT/RIGHT=simple`: both hands get the
+//!   `khr/simple_controller` profile; their aim poses are tracked and static
+//!   at (∓0.2, 1.3, −0.5), nothing pressed. Without them, no controllers.
+//! - `P_OVERRIDE_ACTIVE_CONFIG=remote`: "Monado: Remote HMD", with Index
+//!   controllers (`valve/index_controller`) placed and pressed by a TCP
+//!   client on port 4242.
+//! - With no service running, `xrCreateInstance` fails
+//!   (`XR_ERROR_RUNTIME_FAILURE`); when the service goes away under a
+//!   running session, the next call reports `XR_ERROR_INSTANCE_LOST`, which
+//!   the tracker turns into [`XrTracker::lost`].
+//! - Its client library prints a few `LOG in xrCreateInstance` lines on
+//!   stderr whatever `XRT_LOG` says.
 
 pub mod actions;
 pub mod error;
