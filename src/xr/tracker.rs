@@ -64,6 +64,8 @@ pub struct XrTracker {
     aim: [xr::Space; 2],
     base: xr::Space,
     base_kind: xr::ReferenceSpaceType,
+    /// What `xrBeginSession` is given: stereo where the system has it.
+    view_configuration: xr::ViewConfigurationType,
     actions: HandActions,
     session: xr::Session<xr::Headless>,
     runtime: XrRuntime,
@@ -120,6 +122,16 @@ impl XrTracker {
     pub fn open(options: &XrTrackerOptions) -> Result<Self, XrError> {
         let runtime = XrRuntime::open(options.loader.as_deref())?;
         let instance = runtime.instance.clone();
+        let configurations = instance
+            .enumerate_view_configurations(runtime.system)
+            .map_err(call("xrEnumerateViewConfigurations"))?;
+        let view_configuration = if configurations.is_empty()
+            || configurations.contains(&xr::ViewConfigurationType::PRIMARY_STEREO)
+        {
+            xr::ViewConfigurationType::PRIMARY_STEREO
+        } else {
+            configurations[0]
+        };
         let actions = HandActions::new(&instance)?;
         // SAFETY: a headless session takes no graphics handles.
         let (session, _waiter, _stream) = unsafe {
@@ -159,6 +171,7 @@ impl XrTracker {
             aim,
             base,
             base_kind,
+            view_configuration,
             actions,
             session,
             runtime,
@@ -243,7 +256,7 @@ impl XrTracker {
                     match state {
                         SessionState::READY => {
                             self.session
-                                .begin(xr::ViewConfigurationType::PRIMARY_STEREO)
+                                .begin(self.view_configuration)
                                 .map_err(call("xrBeginSession"))?;
                             self.running = true;
                         }

@@ -23,7 +23,8 @@ Commands:
                    <target>/xr-chroot, or $PLASTICINE_XR_CHROOT) a Debian trixie chroot
                    with Monado, start Monado there with simulated devices and with its
                    remote driver, and run tests/xr_monado.rs in it. Needs root and the
-                   Debian mirror; PLASTICINE_SKIP_MONADO=1 skips it.
+                   Debian mirror (apt's, or $PLASTICINE_DEBIAN_MIRROR);
+                   PLASTICINE_SKIP_MONADO=1 skips it.
   demo [ARGS...]   Install missing system packages for the demo, build plasticine in
                    release and run the demo with the best front-end for this machine
                    (OpenXR → xr, display → desk, else headless). ARGS are appended to

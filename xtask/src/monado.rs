@@ -43,6 +43,8 @@ pub const DEFAULT_MIRROR: &str = "http://deb.debian.org/debian";
 /// `<target>/xr-chroot`, and a way to skip the Monado tests on purpose.
 pub const CHROOT_ENV: &str = "PLASTICINE_XR_CHROOT";
 pub const SKIP_ENV: &str = "PLASTICINE_SKIP_MONADO";
+/// The Debian mirror to build the chroot from, instead of apt's.
+pub const MIRROR_ENV: &str = "PLASTICINE_DEBIAN_MIRROR";
 
 /// The file in the chroot that says it is complete, and for what.
 const STAMP: &str = ".plasticine-xr-chroot";
@@ -101,8 +103,12 @@ pub fn mirror_from_sources(texts: &[String]) -> Option<String> {
         })
 }
 
-/// apt's Debian mirror on this machine, or [`DEFAULT_MIRROR`].
+/// `$PLASTICINE_DEBIAN_MIRROR`, else apt's Debian mirror on this machine,
+/// else [`DEFAULT_MIRROR`].
 pub fn debian_mirror() -> String {
+    if let Some(m) = std::env::var_os(MIRROR_ENV).filter(|m| !m.is_empty()) {
+        return m.to_string_lossy().into_owned();
+    }
     let mut texts = Vec::new();
     if let Ok(t) = fs::read_to_string("/etc/apt/sources.list") {
         texts.push(t);
