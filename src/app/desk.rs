@@ -7,7 +7,9 @@
 //! Keys: W/S A/D Q/E fly (forward/back, left/right, down/up), arrows turn,
 //! Home resets the view; left mouse = trigger, wheel = cursor depth, [ and ]
 //! twist the wand; Tab or 1–6 pick the tool; Ctrl+Z / Ctrl+Y undo and redo;
-//! Ctrl+S saves; M cycles the stereo layout; F1 hides the overlay; Esc quits.
+//! Ctrl+S saves; M cycles the stereo layout; F1 hides the overlay; F2 skin
+//! grid, F3 fat map, F4 muscles opaque/translucent/hidden, F5 connective
+//! tissue; Esc quits.
 //!
 //! # Tracking
 //!
@@ -26,7 +28,7 @@ use super::sim_thread::SimMessage;
 use super::view_renderer::ViewRenderer;
 use crate::character::Character;
 use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
-use crate::render::{GpuContext, RenderError, RgbaImage, SceneRenderer, StereoMode};
+use crate::render::{GpuContext, MuscleStyle, RenderError, RgbaImage, SceneRenderer, StereoMode};
 use crate::skin::SolverSettings;
 use crate::tools::ToolKind;
 use crate::view::Calibration;
@@ -495,6 +497,34 @@ impl DeskApp {
                 }
             }
             KeyCode::F1 => self.show_overlay = !self.show_overlay,
+            KeyCode::F2 | KeyCode::F3 | KeyCode::F4 | KeyCode::F5 => {
+                if let Some(s) = self.surface.as_mut() {
+                    let style = &mut s.view.scene.style;
+                    let what = match code {
+                        KeyCode::F2 => {
+                            style.wireframe = !style.wireframe;
+                            format!("skin grid {}", on_off(style.wireframe))
+                        }
+                        KeyCode::F3 => {
+                            style.fat_map = !style.fat_map;
+                            format!("fat thickness map {}", on_off(style.fat_map))
+                        }
+                        KeyCode::F4 => {
+                            style.muscles = match style.muscles {
+                                MuscleStyle::Translucent => MuscleStyle::Opaque,
+                                MuscleStyle::Opaque => MuscleStyle::Hidden,
+                                MuscleStyle::Hidden => MuscleStyle::Translucent,
+                            };
+                            format!("muscles {:?}", style.muscles)
+                        }
+                        _ => {
+                            style.bands = !style.bands;
+                            format!("connective tissue {}", on_off(style.bands))
+                        }
+                    };
+                    self.say(what);
+                }
+            }
             KeyCode::Escape => event_loop.exit(),
             _ => {}
         }
@@ -736,4 +766,8 @@ mod tests {
             assert_eq!((t, line.as_str()), (Some(7), "tracker 7"));
         }
     }
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
 }
