@@ -726,6 +726,10 @@ impl ApplicationHandler for DeskApp {
     }
 }
 
+fn on_off(on: bool) -> &'static str {
+    if on { "on" } else { "off" }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -766,8 +770,4 @@ mod tests {
             assert_eq!((t, line.as_str()), (Some(7), "tracker 7"));
         }
     }
-}
-
-fn on_off(on: bool) -> &'static str {
-    if on { "on" } else { "off" }
 }
