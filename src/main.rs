@@ -652,6 +652,10 @@ fn export(
         println!("  skin '{}' {}x{}", k.name, k.m, k.n);
     }
     println!(
+        "  the cache's boundary rows are within {:.1e} m of the character's joints",
+        s.boundary_error
+    );
+    println!(
         "Wrote {} ({} file{}, {} bytes)",
         s.out.display(),
         s.files,

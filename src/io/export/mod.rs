@@ -59,7 +59,7 @@ pub const DEFAULT_MORPH_LIMIT: usize = 120;
 /// joints put it before the cache is refused as belonging to another
 /// character (or to a different motion). A bake sets the boundary rows
 /// exactly, so the real figure is float rounding, far below this.
-pub const BOUNDARY_TOLERANCE: f32 = 1e-3;
+pub const BOUNDARY_TOLERANCE: f32 = 1e-4;
 
 /// An export format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -386,43 +386,51 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
     let mut probe: Vec<usize> = (0..8).map(|q| q * (count - 1) / 7).collect();
     probe.dedup();
     let mut frame = Vec::new();
-    let mut worst = (0.0f32, 0usize, 0usize, 0usize); // distance, skin, frame, point
+    // Per skin: distance, frame, point.
+    let mut worst = vec![(0.0f32, 0usize, 0usize); cs.len()];
     for &f in &probe {
         let t = cache.read_frame(f, &mut frame)?;
         let world = forward_kinematics(&character.skeleton, &posture_at(character, t));
         for (s, (skin, ring)) in character.skins.iter().zip(&rings).enumerate() {
-            let m = cs[s].m;
-            let n = cs[s].n;
+            let (m, n) = (cs[s].m, cs[s].n);
             for (row, joint) in [(0, skin.bottom_joint), (1, skin.top_joint)] {
                 let j = if row == 0 { 0 } else { n - 1 };
                 for i in 0..m {
                     let want = world[joint].transform_point3(ring[row * m + i]);
                     let d = frame[s][j * m + i].distance(want);
-                    if !(d <= worst.0) {
-                        worst = (d, s, f, j * m + i);
+                    // `!(<=)`: a NaN counts as the worst.
+                    if !(d <= worst[s].0) {
+                        worst[s] = (d, f, j * m + i);
                     }
                 }
             }
         }
     }
-    let (d, s, f, p) = worst;
-    if !(d <= BOUNDARY_TOLERANCE) {
-        let (c, k) = (&cs[s], &character.skins[s]);
-        let sizes = if (c.m, c.n) == (k.m, k.n) {
-            format!("{}x{} in both", c.m, c.n)
-        } else {
+    let off: Vec<String> = worst
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| !(w.0 <= BOUNDARY_TOLERANCE))
+        .map(|(s, &(d, f, p))| {
+            let (c, k) = (&cs[s], &character.skins[s]);
+            let sizes = if (c.m, c.n) == (k.m, k.n) {
+                format!("{}x{} in both", c.m, c.n)
+            } else {
+                format!("{}x{} in the cache, {}x{} in the character", c.m, c.n, k.m, k.n)
+            };
             format!(
-                "{}x{} in the cache, {}x{} in the character",
-                c.m, c.n, k.m, k.n
+                "skin '{}' ({sizes}): its boundary point {p} at frame {f} is {d:.4} m from where the character's joints put it",
+                c.name
             )
-        };
+        })
+        .collect();
+    if !off.is_empty() {
         return Err(mismatch(format!(
-            "skin '{}' ({sizes}): its boundary point {p} at frame {f} is {d:.4} m from where the character's joints put it \
-             (more than {BOUNDARY_TOLERANCE} m): the cache was baked from another character, or the skeleton, skins or key postures changed since; bake again",
-            c.name
+            "{} (more than {BOUNDARY_TOLERANCE} m): the cache was baked from another character, \
+             or the skeleton, skins or key postures changed since; bake again",
+            off.join("; ")
         )));
     }
-    Ok(d)
+    Ok(worst.iter().map(|w| w.0).fold(0.0, f32::max))
 }
 
 /// The posture the bake followed at time `t`: the key postures' spline, or
