@@ -9,6 +9,11 @@
 //! When Node.js, Python or the registry is missing those tests are skipped
 //! with a note, unless `PLASTICINE_REQUIRE_TOOLS` is set (as `cargo xtask
 //! test` does), when they fail.
+//!
+//! With `PLASTICINE_BLENDER=1`, both glTF layouts are also imported into
+//! Blender (the PyPI package `bpy`, Blender as a Python module: a ~350 MB
+//! download, ~1 GB installed, into a venv under the target directory) and
+//! what Blender shows at some frames is checked against the cache.
 
 use glam::{Affine3A, Quat, Vec3};
 use plasticine::character::Character;
@@ -23,6 +28,8 @@ use std::time::Instant;
 
 const GLTF_VALIDATOR: &str = "gltf-validator@2.0.0-dev.3.10";
 const USD_CORE: &str = "usd-core==26.11";
+/// Blender 4.5 LTS as a Python module (for CPython 3.11).
+const BPY: &str = "bpy==4.5.15";
 
 fn plasticine(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
@@ -49,7 +56,7 @@ fn work_dir() -> PathBuf {
 fn penguin_bake() -> &'static Path {
     static BAKE: OnceLock<PathBuf> = OnceLock::new();
     BAKE.get_or_init(|| {
-        let out = work_dir().join(format!("penguin-{}", std::process::id()));
+        let out = work_dir().join("penguin");
         let (ok, _, err) = plasticine(&[
             "bake",
             "assets/penguin.ron",
@@ -161,39 +168,48 @@ fn gltf_validator() -> &'static Result<PathBuf, String> {
     })
 }
 
+/// The Python of a venv under the target directory with `package` installed.
+fn venv_with(name: &str, package: &str) -> Result<PathBuf, String> {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let python = venv.join("bin").join("python");
+    let marker = venv.join(format!(".installed-{package}"));
+    if !marker.exists() {
+        let start = Instant::now();
+        run_ok(
+            Command::new("python3").args(["-m", "venv"]).arg(&venv),
+            "python3 -m venv (Debian: apt-get install python3-venv)",
+        )?;
+        run_ok(
+            Command::new(&python).args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--quiet",
+                package,
+            ]),
+            &format!("pip install {package}"),
+        )?;
+        std::fs::write(&marker, b"").map_err(|e| e.to_string())?;
+        note(&format!(
+            "installed {package} in {} ({:.1} s)",
+            venv.display(),
+            start.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(python)
+}
+
 /// The Python of a venv with `usd-core`.
 fn pxr_python() -> &'static Result<PathBuf, String> {
     static TOOL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    TOOL.get_or_init(|| {
-        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("usd-venv");
-        let python = venv.join("bin").join("python");
-        let marker = venv.join(format!(".installed-{USD_CORE}"));
-        if !marker.exists() {
-            let start = Instant::now();
-            run_ok(
-                Command::new("python3").args(["-m", "venv"]).arg(&venv),
-                "python3 -m venv (Debian: apt-get install python3-venv)",
-            )?;
-            run_ok(
-                Command::new(&python).args([
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "--quiet",
-                    USD_CORE,
-                ]),
-                &format!("pip install {USD_CORE}"),
-            )?;
-            std::fs::write(&marker, b"").map_err(|e| e.to_string())?;
-            note(&format!(
-                "installed {USD_CORE} in {} ({:.1} s)",
-                venv.display(),
-                start.elapsed().as_secs_f64()
-            ));
-        }
-        Ok(python)
-    })
+    TOOL.get_or_init(|| venv_with("usd-venv", USD_CORE))
+}
+
+/// The Python of a venv with `bpy`.
+fn blender_python() -> &'static Result<PathBuf, String> {
+    static TOOL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    TOOL.get_or_init(|| venv_with("blender-venv", BPY))
 }
 
 /// The Khronos validator's report on `file`.
@@ -379,7 +395,11 @@ fn check_key_postures(glb: &Glb, character: &Character, t0: f64) {
                         .collect::<Vec<_>>(),
                 )
             };
-            assert!(translation.abs_diff_eq(want_t, 1e-5));
+            assert!(
+                translation.abs_diff_eq(want_t, 1e-5),
+                "joint '{}' at key time {t}: translation {translation} vs {want_t}",
+                joint.name
+            );
             let local = Affine3A::from_rotation_translation(got, translation);
             world.push(match joint.parent {
                 Some(p) => world[p] * local,
@@ -828,9 +848,145 @@ fn bad_inputs_are_refused_with_clear_errors_and_nothing_written() {
         ],
         &["0.0500 m from where the character's joints put it"],
     );
+    // A corrupt frame (a NaN inside a skin) in an otherwise good cache.
+    let corrupt = d.join("corrupt.plcache");
+    let mut bytes = std::fs::read(cache).unwrap();
+    let reader = CacheReader::open(cache).unwrap();
+    let header = bytes.len() as u64 - reader.frame_count() as u64 * reader.bytes_per_frame();
+    let at = (header + 3 * reader.bytes_per_frame() + 8 + 12 * (16 * 5 + 3)) as usize;
+    bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&corrupt, bytes).unwrap();
+    run(
+        with_cache(&corrupt, "c.glb"),
+        &["frame 3: skin 'body' point 83 is not finite", "corrupt"],
+    );
     // A missing cache names the file.
     run(
         with_cache(&d.join("missing.plcache"), "m.glb"),
         &["missing.plcache"],
     );
+}
+
+/// What Blender shows of `glb` at `frames` (scene at the cache's 25 fps, so
+/// Blender frame k is cache frame k).
+fn blender_view(python: &Path, glb: &Path, frames: &[usize]) -> Value {
+    let report = glb.with_extension("blender.json");
+    let start = Instant::now();
+    run_ok(
+        Command::new(python)
+            .arg("tests/support/blender_import.py")
+            .arg(glb)
+            .arg(&report)
+            .arg("25")
+            .args(frames.iter().map(|f| f.to_string())),
+        "importing into Blender",
+    )
+    .unwrap();
+    note(&format!(
+        "imported {} into Blender in {:.1} s",
+        glb.display(),
+        start.elapsed().as_secs_f64()
+    ));
+    serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap()
+}
+
+fn json_vec3(v: &Value) -> Vec3 {
+    let a = v.as_array().unwrap();
+    Vec3::new(
+        a[0].as_f64().unwrap() as f32,
+        a[1].as_f64().unwrap() as f32,
+        a[2].as_f64().unwrap() as f32,
+    )
+}
+
+#[test]
+fn blender_imports_both_layouts_frame_for_frame() {
+    if std::env::var_os("PLASTICINE_BLENDER").is_none_or(|v| v.is_empty()) {
+        note(
+            "note: skipping the Blender import check: set PLASTICINE_BLENDER=1 to run it \
+             (installs bpy from PyPI: ~350 MB download, ~1 GB under the target directory)",
+        );
+        return;
+    }
+    let python = match blender_python() {
+        Ok(p) => p.clone(),
+        Err(why) => panic!("PLASTICINE_BLENDER is set but Blender (bpy) is not usable: {why}"),
+    };
+    let cache = penguin_bake();
+    let character = penguin();
+    let (times, frames) = cache_frames(cache);
+    let dir = out_dir("blender");
+    let probe = [0usize, 12, 25];
+    for (file, extra) in [
+        ("morph.glb", vec![]),
+        ("frames.glb", vec!["--morph-limit", "10"]),
+    ] {
+        let out = dir.path().join(file);
+        export(cache, &out, &extra);
+        let view = blender_view(&python, &out, &probe);
+        let morph = extra.is_empty();
+        assert_eq!(view["import"][0], "FINISHED", "{file}");
+        let objects = &view["objects"];
+        let armature = &objects["penguin_skeleton"];
+        assert_eq!(armature["type"], "ARMATURE", "{file}: {objects}");
+        let bones: Vec<&str> = armature["bones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b.as_str().unwrap())
+            .collect();
+        let joints: Vec<&str> = character
+            .skeleton
+            .joints
+            .iter()
+            .map(|j| j.name.as_str())
+            .collect();
+        assert_eq!(bones, joints, "{file}");
+        for &k in &probe {
+            let shown = &view["frames"][k.to_string()];
+            for (s, skin) in character.skins.iter().enumerate() {
+                let name = if morph {
+                    let name = format!("{}_skin", skin.name);
+                    assert_eq!(
+                        objects[&name]["shape_keys"],
+                        frames.len() + 1,
+                        "{file}: a basis and one shape key per frame"
+                    );
+                    name
+                } else {
+                    // Only this frame's meshes are visible.
+                    for other in [k.wrapping_sub(1), k + 1] {
+                        let hidden = format!("{}_{other:05}", skin.name);
+                        assert!(
+                            shown["meshes"].get(&hidden).is_none(),
+                            "{file}: {hidden} at {k}"
+                        );
+                    }
+                    format!("{}_{k:05}", skin.name)
+                };
+                let got = shown["meshes"][&name]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{file}: no visible mesh {name} at frame {k}"));
+                assert_eq!(got.len(), frames[k][s].len());
+                for (i, (g, want)) in got.iter().zip(&frames[k][s]).enumerate() {
+                    let g = json_vec3(g);
+                    assert!(
+                        g.distance(*want) < 1e-5,
+                        "{file}: Blender shows {name} point {i} at frame {k} at {g}, the cache has {want}"
+                    );
+                }
+            }
+            let posture = plasticine::io::export::posture_at(&character, times[k]);
+            let fk = forward_kinematics(&character.skeleton, &posture);
+            for (j, joint) in character.skeleton.joints.iter().enumerate() {
+                let head = json_vec3(&shown["bones"][&joint.name]);
+                let want = Vec3::from(fk[j].translation);
+                assert!(
+                    head.distance(want) < 1e-5,
+                    "{file}: Blender puts bone {} at {head} at frame {k}, forward kinematics at {want}",
+                    joint.name
+                );
+            }
+        }
+    }
 }

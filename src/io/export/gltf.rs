@@ -67,7 +67,7 @@ struct Builder {
 
 impl Builder {
     fn align(&mut self) {
-        while self.bin.len() % 4 != 0 {
+        while !self.bin.len().is_multiple_of(4) {
             self.bin.push(0);
         }
     }
@@ -421,7 +421,7 @@ pub(super) fn write_glb(
         path: out.to_path_buf(),
         message: e.to_string(),
     })?;
-    while json_bytes.len() % 4 != 0 {
+    while !json_bytes.len().is_multiple_of(4) {
         json_bytes.push(b' ');
     }
     b.align();

@@ -323,9 +323,23 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// Reads exported frame `e` (an index into `frames`).
+    /// Reads exported frame `e` (an index into `frames`), refusing points
+    /// that are not finite (a writer never stores them: the file is corrupt).
     pub fn read(&mut self, e: usize, out: &mut Vec<Vec<Vec3>>) -> Result<f64, IoError> {
-        self.cache.read_frame(self.frames[e], out)
+        let k = self.frames[e];
+        let t = self.cache.read_frame(k, out)?;
+        for (s, p) in out.iter().enumerate() {
+            if let Some(i) = p.iter().position(|v| !v.is_finite()) {
+                return Err(IoError::BadInput {
+                    path: self.cache.path().to_path_buf(),
+                    message: format!(
+                        "frame {k}: skin '{}' point {i} is not finite ({}): the cache is corrupt",
+                        self.skins[s].name, p[i]
+                    ),
+                });
+            }
+        }
+        Ok(t)
     }
 }
 
@@ -398,8 +412,7 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
                 for i in 0..m {
                     let want = world[joint].transform_point3(ring[row * m + i]);
                     let d = frame[s][j * m + i].distance(want);
-                    // `!(<=)`: a NaN counts as the worst.
-                    if !(d <= worst[s].0) {
+                    if d.is_nan() || d > worst[s].0 {
                         worst[s] = (d, f, j * m + i);
                     }
                 }
@@ -409,7 +422,7 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
     let off: Vec<String> = worst
         .iter()
         .enumerate()
-        .filter(|(_, w)| !(w.0 <= BOUNDARY_TOLERANCE))
+        .filter(|(_, w)| w.0.is_nan() || w.0 > BOUNDARY_TOLERANCE)
         .map(|(s, &(d, f, p))| {
             let (c, k) = (&cs[s], &character.skins[s]);
             let sizes = if (c.m, c.n) == (k.m, k.n) {
