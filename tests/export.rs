@@ -813,7 +813,7 @@ fn bad_inputs_are_refused_with_clear_errors_and_nothing_written() {
         &[
             "two.plcache",
             "does not match the character 'penguin'",
-            "the cache has 2 skins ('body', 'flipper_l') but the character has 3 ('body', 'flipper_l', 'flipper_r')",
+            "the cache has 2 skins ('body', 'flipper_l') but the character has 3 skins ('body', 'flipper_l', 'flipper_r')",
         ],
     );
     run(

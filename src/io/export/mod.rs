@@ -366,11 +366,12 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
     };
     let cs = cache.skins().to_vec();
     if cs.len() != character.skins.len() {
+        let skins = |n: usize| format!("{n} skin{}", if n == 1 { "" } else { "s" });
         return Err(mismatch(format!(
-            "the cache has {} skins ({}) but the character has {} ({})",
-            cs.len(),
+            "the cache has {} ({}) but the character has {} ({})",
+            skins(cs.len()),
             names(cs.iter().map(|s| s.name.as_str()).collect()),
-            character.skins.len(),
+            skins(character.skins.len()),
             names(character.skins.iter().map(|s| s.name.as_str()).collect()),
         )));
     }
