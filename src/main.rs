@@ -232,6 +232,43 @@ plasticine calibrate --check calibration/my-desk.ron"
         #[arg(long, value_enum, default_value = "translucent")]
         muscles: MusclesArg,
     },
+    /// Export a bake for other tools: glTF 2.0 (.glb: skeleton, key-posture animation, skin meshes
+    /// with the simulated motion), USD (.usda: time-sampled points) or an OBJ sequence.
+    #[command(
+        long_about = "Export a bake for the rest of a pipeline. The format comes from --out's extension, or --format.\n\n\
+FILE.glb  glTF 2.0 binary: the skeleton as a glTF skin (a node per joint, inverse bind matrices) with the \
+key-posture motion as rotation channels (and the root's translation), sampled at every frame and key; each skin \
+as a triangle mesh in world space. The simulated skin motion is stored as one morph target per frame (weights \
+animated one-hot) for clips of at most --morph-limit frames, else as one node per frame shown in turn (scale \
+animation); a small bone mesh follows the joints.\n\
+FILE.usda  USD point cache: a Mesh per skin with time-sampled points, normals and extent; \
+timeCodesPerSecond = the bake's fps, Y up, metres.\n\
+DIR --format obj  frame_NNNNN.obj for every (or every Nth) frame.\n\n\
+The cache must come from this character (`plasticine bake CHARACTER`, any --resolution): its skins and \
+boundary rows are checked, and nothing is written if they do not match.\n\n\
+Examples:\n  plasticine export assets/penguin.ron --baked out/penguin/bake.plcache --out penguin.glb\n  \
+plasticine export assets/penguin.ron --baked out/penguin/bake.plcache --out penguin.usda\n  \
+plasticine export assets/penguin.ron --baked out/penguin/bake.plcache --out out/obj --format obj --every 2"
+    )]
+    Export {
+        /// Character file (.ron) the cache was baked from: its skeleton and key postures.
+        character: PathBuf,
+        /// Frame cache from `plasticine bake` (e.g. out/penguin/bake.plcache).
+        #[arg(long, value_name = "CACHE")]
+        baked: PathBuf,
+        /// Output: FILE.glb, FILE.usda, or a folder with --format obj.
+        #[arg(long)]
+        out: PathBuf,
+        /// glb, usda or obj [default: from --out's extension].
+        #[arg(long)]
+        format: Option<plasticine::io::export::ExportFormat>,
+        /// Export every Nth frame of the cache.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        every: usize,
+        /// glTF: morph targets for clips of at most N exported frames, per-frame meshes above (0: always per-frame meshes).
+        #[arg(long, value_name = "N", default_value_t = plasticine::io::export::DEFAULT_MORPH_LIMIT)]
+        morph_limit: usize,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -600,7 +637,90 @@ fn run(cli: Cli) -> Result<()> {
             recover,
             tracker,
         )?,
+        Command::Export {
+            character,
+            baked,
+            out,
+            format,
+            every,
+            morph_limit,
+        } => export(&character, &baked, &out, format, every, morph_limit)?,
     }
+    Ok(())
+}
+
+/// `plasticine export`.
+fn export(
+    character: &Path,
+    baked: &Path,
+    out: &Path,
+    format: Option<plasticine::io::export::ExportFormat>,
+    every: usize,
+    morph_limit: usize,
+) -> Result<()> {
+    use plasticine::io::export::{ExportOptions, SecondaryMotion, export, resolve_format};
+    // Refuse a bad --out before reading anything.
+    resolve_format(out, format)?;
+    let c = load_character(character)?;
+    let mut cache = plasticine::io::CacheReader::open(baked)?;
+    let opts = ExportOptions {
+        format,
+        every,
+        morph_limit,
+    };
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("exporting {bar:40} {pos}/{len}, eta {eta}")
+            .expect("valid template"),
+    );
+    let s = export(&c, &mut cache, out, &opts, |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })
+    .with_context(|| {
+        format!(
+            "cannot export {} with {}",
+            baked.display(),
+            character.display()
+        )
+    })?;
+    bar.finish_and_clear();
+    if !s.complete_cache {
+        eprintln!(
+            "note: {} is the unfinished file of a bake that was cut off; exported its {} complete frames",
+            baked.display(),
+            cache.frame_count()
+        );
+    }
+    let how = match s.secondary {
+        SecondaryMotion::MorphTargets => format!(
+            "skin motion as {} morph targets (clips up to --morph-limit {morph_limit})",
+            s.frames
+        ),
+        SecondaryMotion::PerFrameMeshes => format!(
+            "skin motion as {} per-frame meshes (over --morph-limit {morph_limit})",
+            s.frames
+        ),
+        SecondaryMotion::TimeSampledPoints => "time-sampled points".into(),
+        SecondaryMotion::FileSequence => "one file per frame".into(),
+    };
+    println!(
+        "Exported {} frames ({:.2} s at {} fps, cache frames {}..={} every {}) of '{}' as {}: {}",
+        s.frames, s.duration, s.fps, s.first_frame, s.last_frame, s.every, c.name, s.format, how
+    );
+    for k in &s.skins {
+        println!("  skin '{}' {}x{}", k.name, k.m, k.n);
+    }
+    println!(
+        "  the cache's boundary rows are within {:.1e} m of the character's joints",
+        s.boundary_error
+    );
+    println!(
+        "Wrote {} ({} file{}, {} bytes)",
+        s.out.display(),
+        s.files,
+        if s.files == 1 { "" } else { "s" },
+        s.bytes
+    );
     Ok(())
 }
 

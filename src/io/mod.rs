@@ -12,6 +12,8 @@
 //!   and offers the newest good one.
 //! - [`cache`]: the streamed binary bake cache (`PLSTCACH`), fully specified
 //!   in that module's documentation.
+//! - [`export`]: a bake as glTF 2.0 (`.glb`), USD (`.usda`) or an OBJ
+//!   sequence, for the rest of a pipeline.
 //!
 //! Every failure is an [`IoError`] naming the file and, as applicable, the line
 //! and column, the field path or the byte offset, e.g.
@@ -27,6 +29,7 @@ pub mod autosave;
 pub mod cache;
 pub mod character_file;
 mod error;
+pub mod export;
 pub mod obj;
 
 pub use atomic::{AtomicFile, write_atomic};

@@ -1,0 +1,603 @@
+//! Export of a bake (LEMAN §6.5, "rendered off-line using a standard
+//! rendering package"): what the rest of a pipeline reads.
+//!
+//! The inputs are a frame cache ([`CacheReader`], the simulated skin in world
+//! space, frame by frame) and the character it was baked from (its skeleton
+//! and key postures; the grid topology follows from each skin's m×n, periodic
+//! around and open at the two boundary rows). Three formats:
+//!
+//! - **glTF 2.0 binary** (`.glb`, [`gltf`]): the skeleton as a glTF skin
+//!   (one node per joint with its rest local transform, inverse bind
+//!   matrices), the key-posture motion as rotation channels of every joint
+//!   and a translation channel of the root, and each skin surface as a
+//!   triangle mesh with normals. The skeleton's rotations are the
+//!   Kochanek–Bartels spline the bake followed, sampled at every cache frame
+//!   and at every key time (LINEAR), so the animation passes exactly through
+//!   each key posture. The skin is *not* rigidly attached to the joints: its
+//!   motion is simulated. So the meshes are in world space and carry their
+//!   motion themselves ([`SecondaryMotion`]): clips of at most
+//!   [`ExportOptions::morph_limit`] frames get one morph target per frame
+//!   (base = the first frame, target k = frame k − base) whose weights are
+//!   animated one-hot, LINEAR, so a viewer blends exactly from one frame to
+//!   the next; longer clips get one group node per frame holding that frame's
+//!   meshes, shown by a STEP scale animation (1 during its frame, 0
+//!   otherwise), because a morph target per frame costs every engine a weight
+//!   per frame per vertex. A small bone mesh, skinned to the joints, makes
+//!   the skeleton visible in any viewer and is what uses the glTF skin.
+//! - **USD** (`.usda`, [`usd`]): ASCII USD, one `Mesh` prim per skin (quads)
+//!   with time-sampled `points`, `normals` and `extent`: the point cache a
+//!   film pipeline reads. Time code k is k frames after the first exported
+//!   one (`timeCodesPerSecond` = `framesPerSecond` = the cache's fps), Y up,
+//!   metres.
+//! - **OBJ sequence** (a folder of `frame_NNNNN.obj`, NNNNN the cache frame
+//!   index, [`super::obj`]): the simplest interchange.
+//!
+//! Every file goes through [`AtomicFile`] / [`super::write_atomic`], and the
+//! cache is streamed (two passes for glTF, whose JSON needs each accessor's
+//! bounds before the binary chunk), so no format holds all frames in memory.
+//! Inputs are checked before anything is written: an empty cache, a cache
+//! whose skins are not the character's (their count, names, or boundary rows
+//! that do not follow the character's joints), an unknown extension or a bad
+//! option are refused with what to change.
+
+pub mod gltf;
+pub mod usd;
+
+use super::{AtomicFile, CacheReader, CacheSkin, IoError};
+use crate::anim::sample_posture;
+use crate::character::{Character, Joint, Posture, Skeleton};
+use crate::kinematics::{clamp_angles, forward_kinematics, joint_rotation};
+use glam::{Quat, Vec3};
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Clips of at most this many exported frames get morph targets by default.
+pub const DEFAULT_MORPH_LIMIT: usize = 120;
+
+/// How far (metres) a cached boundary point may lie from where the character's
+/// joints put it before the cache is refused as belonging to another
+/// character (or to a different motion). A bake sets the boundary rows
+/// exactly, so the real figure is float rounding, far below this.
+pub const BOUNDARY_TOLERANCE: f32 = 1e-4;
+
+/// An export format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ExportFormat {
+    /// glTF 2.0 binary, one `.glb` file.
+    Glb,
+    /// ASCII USD, one `.usda` file.
+    Usda,
+    /// A folder of Wavefront OBJ files, one per frame.
+    Obj,
+}
+
+impl ExportFormat {
+    pub const ALL: [ExportFormat; 3] = [ExportFormat::Glb, ExportFormat::Usda, ExportFormat::Obj];
+
+    /// The name used on the command line: `glb`, `usda`, `obj`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExportFormat::Glb => "glb",
+            ExportFormat::Usda => "usda",
+            ExportFormat::Obj => "obj",
+        }
+    }
+
+    /// Parses a name as given to `--format` (case-insensitive).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for ExportFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ExportFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::from_name(s).ok_or_else(|| format!("unknown format '{s}': use glb, usda or obj"))
+    }
+}
+
+/// How the simulated (secondary) skin motion is carried by the export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum SecondaryMotion {
+    /// glTF: one morph target per frame, weights animated one-hot.
+    MorphTargets,
+    /// glTF: one group node per frame with that frame's meshes, shown by a
+    /// STEP scale animation.
+    PerFrameMeshes,
+    /// USD: time-sampled points.
+    TimeSampledPoints,
+    /// OBJ: one file per frame.
+    FileSequence,
+}
+
+/// What to export and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportOptions {
+    /// The format; `None` takes it from the output's extension.
+    pub format: Option<ExportFormat>,
+    /// Export every Nth cache frame (1: all), starting with the first.
+    pub every: usize,
+    /// glTF: clips of at most this many exported frames get morph targets,
+    /// longer ones per-frame meshes (0: always per-frame meshes).
+    pub morph_limit: usize,
+}
+
+impl Default for ExportOptions {
+    fn default() -> Self {
+        Self {
+            format: None,
+            every: 1,
+            morph_limit: DEFAULT_MORPH_LIMIT,
+        }
+    }
+}
+
+/// What an export wrote.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExportSummary {
+    pub format: ExportFormat,
+    /// The file (glb, usda) or folder (obj) written.
+    pub out: PathBuf,
+    /// Exported frames, and the cache frame indices of the first and last.
+    pub frames: usize,
+    pub first_frame: usize,
+    pub last_frame: usize,
+    pub every: usize,
+    pub fps: f32,
+    /// Seconds from the first to the last exported frame.
+    pub duration: f64,
+    pub skins: Vec<CacheSkin>,
+    pub secondary: SecondaryMotion,
+    /// Files written and their total size in bytes.
+    pub files: usize,
+    pub bytes: u64,
+    /// Largest distance (m) between a cached boundary point and where the
+    /// character's joints put it, over the frames checked.
+    pub boundary_error: f32,
+    /// `false` when the cache is the temporary file of a bake that was cut off.
+    pub complete_cache: bool,
+}
+
+/// Why an export was refused or failed. Nothing is left half-written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// The cache was not baked from this character (or not from its current
+    /// skins and motion).
+    #[error("{}: does not match the character '{character}': {message}", cache.display())]
+    Mismatch {
+        cache: PathBuf,
+        character: String,
+        message: String,
+    },
+    /// The cache holds nothing to export.
+    #[error("{}: the cache has no frames (the bake was cut off before its first frame?)", cache.display())]
+    EmptyCache { cache: PathBuf },
+    /// An option or output path that cannot be honoured.
+    #[error("{}: {message}", path.display())]
+    Refused { path: PathBuf, message: String },
+}
+
+/// The format for `out`: `format` if given (it must agree with a `.glb` or
+/// `.usda` extension), else the extension.
+pub fn resolve_format(
+    out: &Path,
+    format: Option<ExportFormat>,
+) -> Result<ExportFormat, ExportError> {
+    let ext = out
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let from_ext = match ext.as_deref() {
+        Some("glb") => Some(ExportFormat::Glb),
+        Some("usda") => Some(ExportFormat::Usda),
+        _ => None,
+    };
+    let refuse = |message: String| ExportError::Refused {
+        path: out.to_path_buf(),
+        message,
+    };
+    match (format, from_ext) {
+        (Some(f), Some(e)) if f != e => Err(refuse(format!(
+            "the extension says {e} but the format asked for is {f}"
+        ))),
+        (Some(f), _) => Ok(f),
+        (None, Some(e)) => Ok(e),
+        (None, None) => Err(refuse(match ext {
+            Some(x) => format!(
+                "unknown extension '.{x}': write FILE.glb (glTF 2.0) or FILE.usda (USD), or a folder with --format obj"
+            ),
+            None => "no extension: write FILE.glb (glTF 2.0) or FILE.usda (USD), or a folder with --format obj".into(),
+        })),
+    }
+}
+
+/// Exports the frames of `cache` (baked from `character`) to `out`.
+/// `progress(done, total)` is called as frames are processed.
+pub fn export(
+    character: &Character,
+    cache: &mut CacheReader,
+    out: &Path,
+    opts: &ExportOptions,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<ExportSummary, ExportError> {
+    let format = resolve_format(out, opts.format)?;
+    if opts.every == 0 {
+        return Err(ExportError::Refused {
+            path: out.to_path_buf(),
+            message: "--every must be at least 1".into(),
+        });
+    }
+    match format {
+        ExportFormat::Obj if out.is_file() => {
+            return Err(ExportError::Refused {
+                path: out.to_path_buf(),
+                message: "is a file: the OBJ sequence goes into a folder".into(),
+            });
+        }
+        ExportFormat::Glb | ExportFormat::Usda if out.is_dir() => {
+            return Err(ExportError::Refused {
+                path: out.to_path_buf(),
+                message: format!("is a folder: give a .{format} file to write"),
+            });
+        }
+        _ => {}
+    }
+    let boundary_error = check_cache(character, cache)?;
+    let frames: Vec<usize> = (0..cache.frame_count()).step_by(opts.every).collect();
+    let mut times = Vec::with_capacity(frames.len());
+    for &k in &frames {
+        times.push(cache.frame_time(k)?);
+    }
+    let mut first = Vec::new();
+    cache.read_frame(frames[0], &mut first)?;
+    let flip = cache
+        .skins()
+        .iter()
+        .zip(&first)
+        .map(|(s, p)| grid_faces_inward(s.m, s.n, p))
+        .collect();
+    let mut src = Source {
+        character,
+        flip,
+        skins: cache.skins().to_vec(),
+        fps: cache.fps(),
+        frames,
+        times,
+        cache,
+    };
+    let (secondary, files, bytes) = match format {
+        ExportFormat::Glb => {
+            let (s, b) = gltf::write_glb(&mut src, out, opts.morph_limit, &mut progress)?;
+            (s, 1, b)
+        }
+        ExportFormat::Usda => (
+            SecondaryMotion::TimeSampledPoints,
+            1,
+            usd::write_usda(&mut src, out, &mut progress)?,
+        ),
+        ExportFormat::Obj => {
+            let (files, bytes) = write_obj_sequence(&mut src, out, &mut progress)?;
+            (SecondaryMotion::FileSequence, files, bytes)
+        }
+    };
+    Ok(ExportSummary {
+        format,
+        out: out.to_path_buf(),
+        frames: src.frames.len(),
+        first_frame: src.frames[0],
+        last_frame: *src.frames.last().expect("at least one frame"),
+        every: opts.every,
+        fps: src.fps,
+        duration: src.times.last().expect("at least one frame") - src.times[0],
+        skins: src.skins.clone(),
+        secondary,
+        files,
+        bytes,
+        boundary_error,
+        complete_cache: src.cache.is_complete(),
+    })
+}
+
+/// The checked inputs every writer works from.
+pub(crate) struct Source<'a> {
+    pub character: &'a Character,
+    pub cache: &'a mut CacheReader,
+    pub skins: Vec<CacheSkin>,
+    /// Per skin: reverse its winding and normals ([`grid_faces_inward`]).
+    pub flip: Vec<bool>,
+    pub fps: f32,
+    /// Cache indices of the exported frames, and their times (s).
+    pub frames: Vec<usize>,
+    pub times: Vec<f64>,
+}
+
+impl Source<'_> {
+    /// Reads exported frame `e` (an index into `frames`), refusing points
+    /// that are not finite (a writer never stores them: the file is corrupt).
+    pub fn read(&mut self, e: usize, out: &mut Vec<Vec<Vec3>>) -> Result<f64, IoError> {
+        let k = self.frames[e];
+        let t = self.cache.read_frame(k, out)?;
+        for (s, p) in out.iter().enumerate() {
+            if let Some(i) = p.iter().position(|v| !v.is_finite()) {
+                return Err(IoError::BadInput {
+                    path: self.cache.path().to_path_buf(),
+                    message: format!(
+                        "frame {k}: skin '{}' point {i} is not finite ({}): the cache is corrupt",
+                        self.skins[s].name, p[i]
+                    ),
+                });
+            }
+        }
+        Ok(t)
+    }
+}
+
+/// Checks that `cache` can be exported with `character`: it has frames, the
+/// same skins (count and names; the resolution may differ, as after
+/// `bake --resolution`), and its boundary rows lie where the character's
+/// joints put them on a few frames spread over the clip. Returns the largest
+/// boundary distance found.
+pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32, ExportError> {
+    let cache_path = cache.path().to_path_buf();
+    let mismatch = |message: String| ExportError::Mismatch {
+        cache: cache_path.clone(),
+        character: character.name.clone(),
+        message,
+    };
+    if cache.frame_count() == 0 {
+        return Err(ExportError::EmptyCache { cache: cache_path });
+    }
+    let names = |v: Vec<&str>| {
+        v.iter()
+            .map(|n| format!("'{n}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let cs = cache.skins().to_vec();
+    if cs.len() != character.skins.len() {
+        let skins = |n: usize| format!("{n} skin{}", if n == 1 { "" } else { "s" });
+        return Err(mismatch(format!(
+            "the cache has {} ({}) but the character has {} ({})",
+            skins(cs.len()),
+            names(cs.iter().map(|s| s.name.as_str()).collect()),
+            skins(character.skins.len()),
+            names(character.skins.iter().map(|s| s.name.as_str()).collect()),
+        )));
+    }
+    // The boundary rings at the cache's resolution.
+    let mut rings = Vec::with_capacity(cs.len());
+    for (s, (c, k)) in cs.iter().zip(&character.skins).enumerate() {
+        if c.name != k.name {
+            return Err(mismatch(format!(
+                "skin {s} is '{}' ({}x{}) in the cache but '{}' ({}x{}) in the character",
+                c.name, c.m, c.n, k.name, k.m, k.n
+            )));
+        }
+        if (c.m, c.n) == (k.m, k.n) {
+            rings.push(k.boundary_local.clone());
+        } else {
+            // Baked after resampling (§6.5): resample the character's skin alike.
+            let up = crate::skin::resample::resample(k, c.m, c.n).map_err(|e| {
+                mismatch(format!(
+                    "skin '{}' is {}x{} in the cache but {}x{} in the character, and cannot be resampled to it: {e}",
+                    c.name, c.m, c.n, k.m, k.n
+                ))
+            })?;
+            rings.push(up.boundary_local);
+        }
+    }
+    let count = cache.frame_count();
+    let mut probe: Vec<usize> = (0..8).map(|q| q * (count - 1) / 7).collect();
+    probe.dedup();
+    let mut frame = Vec::new();
+    // Per skin: distance, frame, point.
+    let mut worst = vec![(0.0f32, 0usize, 0usize); cs.len()];
+    for &f in &probe {
+        let t = cache.read_frame(f, &mut frame)?;
+        let world = forward_kinematics(&character.skeleton, &posture_at(character, t));
+        for (s, (skin, ring)) in character.skins.iter().zip(&rings).enumerate() {
+            let (m, n) = (cs[s].m, cs[s].n);
+            for (row, joint) in [(0, skin.bottom_joint), (1, skin.top_joint)] {
+                let j = if row == 0 { 0 } else { n - 1 };
+                for i in 0..m {
+                    let want = world[joint].transform_point3(ring[row * m + i]);
+                    let d = frame[s][j * m + i].distance(want);
+                    if d.is_nan() || d > worst[s].0 {
+                        worst[s] = (d, f, j * m + i);
+                    }
+                }
+            }
+        }
+    }
+    let off: Vec<String> = worst
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.0.is_nan() || w.0 > BOUNDARY_TOLERANCE)
+        .map(|(s, &(d, f, p))| {
+            let (c, k) = (&cs[s], &character.skins[s]);
+            let sizes = if (c.m, c.n) == (k.m, k.n) {
+                format!("{}x{} in both", c.m, c.n)
+            } else {
+                format!("{}x{} in the cache, {}x{} in the character", c.m, c.n, k.m, k.n)
+            };
+            format!(
+                "skin '{}' ({sizes}): its boundary point {p} at frame {f} is {d:.4} m from where the character's joints put it",
+                c.name
+            )
+        })
+        .collect();
+    if !off.is_empty() {
+        return Err(mismatch(format!(
+            "{} (more than {BOUNDARY_TOLERANCE} m): the cache was baked from another character, \
+             or the skeleton, skins or key postures changed since; bake again",
+            off.join("; ")
+        )));
+    }
+    Ok(worst.iter().map(|w| w.0).fold(0.0, f32::max))
+}
+
+/// The posture the bake followed at time `t`: the key postures' spline, or
+/// the rest posture without keys. Angles are not clamped here (see
+/// [`joint_local`]).
+pub fn posture_at(character: &Character, t: f64) -> Posture {
+    sample_posture(&character.key_postures, t as f32)
+        .unwrap_or_else(|| character.skeleton.rest_posture())
+}
+
+/// A joint's local transform for its angles as in
+/// [`forward_kinematics`]: translation `offset` (plus the posture's root
+/// translation for the root) and rotation `rest_rotation · Rx·Ry·Rz` of the
+/// angles clamped to the joint's limits.
+pub fn joint_local(joint: &Joint, angles: Vec3, root_translation: Vec3) -> (Vec3, Quat) {
+    let rotation = joint.rest_rotation * joint_rotation(clamp_angles(&joint.dofs, angles));
+    let translation = match joint.parent {
+        None => joint.offset + root_translation,
+        Some(_) => joint.offset,
+    };
+    (translation, rotation.normalize())
+}
+
+/// Every joint's local (translation, rotation) for `posture`.
+pub fn local_transforms(skeleton: &Skeleton, posture: &Posture) -> Vec<(Vec3, Quat)> {
+    skeleton
+        .joints
+        .iter()
+        .enumerate()
+        .map(|(k, j)| {
+            let a = posture.angles.get(k).copied().unwrap_or(Vec3::ZERO);
+            joint_local(j, a, posture.root_translation)
+        })
+        .collect()
+}
+
+/// The triangles of an m×n skin grid (periodic around, open bottom to top),
+/// two per quad of [`grid_quads`], wound the same way.
+pub fn grid_triangles(m: usize, n: usize, flip: bool) -> Vec<[u32; 3]> {
+    grid_quads(m, n, flip)
+        .into_iter()
+        .flat_map(|[a, b, c, d]| [[a, b, c], [a, c, d]])
+        .collect()
+}
+
+/// The `m·(n−1)` quads of an m×n skin grid, `(i,j), (i+1,j), (i+1,j+1),
+/// (i,j+1)`: counter-clockwise seen from the side the grid normal T1×T2
+/// points to, as in [`super::obj`]; reversed with `flip`.
+pub fn grid_quads(m: usize, n: usize, flip: bool) -> Vec<[u32; 4]> {
+    let mut q = Vec::with_capacity(m * n.saturating_sub(1));
+    for j in 0..n.saturating_sub(1) {
+        for i in 0..m {
+            let at = |i: usize, j: usize| (j * m + i % m) as u32;
+            let (a, b, c, d) = (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1));
+            q.push(if flip { [a, d, c, b] } else { [a, b, c, d] });
+        }
+    }
+    q
+}
+
+/// Whether a skin's grid normal T1×T2 points inwards (towards its
+/// centroid, on the whole) at positions `p`: such a grid is exported with
+/// its winding and normals reversed, so every surface faces out, as the
+/// renderer draws it.
+pub fn grid_faces_inward(m: usize, n: usize, p: &[Vec3]) -> bool {
+    let mut nrm = Vec::new();
+    grid_normals(m, n, p, false, &mut nrm);
+    let centroid = p.iter().copied().sum::<Vec3>() / p.len().max(1) as f32;
+    let outward: f32 = p.iter().zip(&nrm).map(|(p, v)| v.dot(*p - centroid)).sum();
+    outward < 0.0
+}
+
+/// Unit vertex normals of an m×n skin grid: T1×T2 from central differences
+/// around (periodic) and along (one-sided at the boundary rows), negated
+/// with `flip`: the side [`grid_triangles`] with the same `flip` face.
+/// Where that is degenerate (a ring collapsed to a point), the nearest row's
+/// normal, else the direction from the centroid, else +Y: every normal is
+/// unit length.
+pub fn grid_normals(m: usize, n: usize, p: &[Vec3], flip: bool, out: &mut Vec<Vec3>) {
+    let sign = if flip { -1.0 } else { 1.0 };
+    out.clear();
+    out.resize(m * n, Vec3::ZERO);
+    for j in 0..n {
+        let (jd, ju) = (j.saturating_sub(1), (j + 1).min(n - 1));
+        for i in 0..m {
+            let (il, ir) = ((i + m - 1) % m, (i + 1) % m);
+            let t1 = p[j * m + ir] - p[j * m + il];
+            let t2 = p[ju * m + i] - p[jd * m + i];
+            out[j * m + i] = (sign * t1.cross(t2)).normalize_or_zero();
+        }
+    }
+    if out.iter().all(|v| *v != Vec3::ZERO) {
+        return;
+    }
+    let centroid = p.iter().copied().sum::<Vec3>() / p.len().max(1) as f32;
+    for j in 0..n {
+        for i in 0..m {
+            if out[j * m + i] != Vec3::ZERO {
+                continue;
+            }
+            let nearest = (1..n)
+                .flat_map(|d| [j.checked_sub(d), Some(j + d).filter(|&r| r < n)])
+                .flatten()
+                .map(|r| out[r * m + i])
+                .find(|v| *v != Vec3::ZERO);
+            out[j * m + i] = nearest
+                .or_else(|| (p[j * m + i] - centroid).try_normalize())
+                .unwrap_or(Vec3::Y);
+        }
+    }
+}
+
+/// `frame_NNNNN.obj` for every exported frame in `dir`.
+fn write_obj_sequence(
+    src: &mut Source,
+    dir: &Path,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<(usize, u64), ExportError> {
+    let total = src.frames.len();
+    let mut frame = Vec::new();
+    let mut bytes = 0;
+    for e in 0..total {
+        src.read(e, &mut frame)?;
+        let skins: Vec<_> = src
+            .skins
+            .iter()
+            .zip(&frame)
+            .map(|(s, p)| (s.name.as_str(), s.m, s.n, p.as_slice()))
+            .collect();
+        let path = dir.join(obj_frame_name(src.frames[e]));
+        super::obj::write_skins_obj(&path, &skins)?;
+        bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
+        progress(e + 1, total);
+    }
+    Ok((total, bytes))
+}
+
+/// The file name of cache frame `k` in an OBJ sequence.
+pub fn obj_frame_name(k: usize) -> String {
+    format!("frame_{k:05}.obj")
+}
+
+/// The glTF time (s) or USD time code base: frame times relative to the first
+/// exported frame.
+fn relative_times(src: &Source) -> Vec<f64> {
+    src.times.iter().map(|t| t - src.times[0]).collect()
+}
+
+/// Commits `file` and returns the bytes written.
+fn commit(file: AtomicFile, bytes: u64) -> Result<u64, IoError> {
+    file.commit()?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests;

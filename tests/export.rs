@@ -1,0 +1,992 @@
+//! `plasticine export` as a user and the next tool in the pipeline meet it: a
+//! penguin bake exported to glTF (checked by the Khronos glTF validator and
+//! read back here), USD (read back with Pixar's `pxr` from PyPI) and an OBJ
+//! sequence; and bad inputs refused with nothing written.
+//!
+//! The external readers are installed on first use under the target
+//! directory (`CARGO_TARGET_TMPDIR`): the npm package `gltf-validator` with
+//! the machine's Node.js, and the PyPI package `usd-core` into a Python venv.
+//! When Node.js, Python or the registry is missing those tests are skipped
+//! with a note, unless `PLASTICINE_REQUIRE_TOOLS` is set (as `cargo xtask
+//! test` does), when they fail.
+//!
+//! With `PLASTICINE_BLENDER=1`, both glTF layouts are also imported into
+//! Blender (the PyPI package `bpy`, Blender as a Python module: a ~350 MB
+//! download, ~1 GB installed, into a venv under the target directory) and
+//! what Blender shows at some frames is checked against the cache.
+
+use glam::{Affine3A, Quat, Vec3};
+use plasticine::character::Character;
+use plasticine::io::export::{joint_local, obj_frame_name};
+use plasticine::io::{CacheReader, CacheWriter, load_character, save_character};
+use plasticine::kinematics::forward_kinematics;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+const GLTF_VALIDATOR: &str = "gltf-validator@2.0.0-dev.3.10";
+const USD_CORE: &str = "usd-core==26.11";
+/// Blender 4.5 LTS as a Python module (for CPython 3.11).
+const BPY: &str = "bpy==4.5.15";
+
+fn plasticine(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn work_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("export-tests")
+}
+
+/// The penguin baked for 1 s at 25 fps (26 frames; the key at 0.5 s falls
+/// between frames 12 and 13), once per test run.
+fn penguin_bake() -> &'static Path {
+    static BAKE: OnceLock<PathBuf> = OnceLock::new();
+    BAKE.get_or_init(|| {
+        let out = work_dir().join("penguin");
+        let (ok, _, err) = plasticine(&[
+            "bake",
+            "assets/penguin.ron",
+            "--out",
+            s(&out),
+            "--duration",
+            "1.0",
+            "--fps",
+            "25",
+        ]);
+        assert!(ok, "{err}");
+        out.join("bake.plcache")
+    })
+}
+
+fn penguin() -> Character {
+    load_character(Path::new("assets/penguin.ron")).unwrap()
+}
+
+/// A fresh output folder for one test.
+fn out_dir(name: &str) -> tempfile::TempDir {
+    std::fs::create_dir_all(work_dir()).unwrap();
+    tempfile::Builder::new()
+        .prefix(name)
+        .tempdir_in(work_dir())
+        .unwrap()
+}
+
+fn cache_frames(cache: &Path) -> (Vec<f64>, Vec<Vec<Vec<Vec3>>>) {
+    let mut r = CacheReader::open(cache).unwrap();
+    let (mut times, mut frames) = (Vec::new(), Vec::new());
+    for k in 0..r.frame_count() {
+        let mut f = Vec::new();
+        times.push(r.read_frame(k, &mut f).unwrap());
+        frames.push(f);
+    }
+    (times, frames)
+}
+
+// ---------------------------------------------------------------------------
+// External tools, installed on first use.
+
+/// A line on the real stderr, which the test harness does not capture, so a
+/// skip or an install shows in a passing run.
+fn note(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+fn tools_required() -> bool {
+    std::env::var_os("PLASTICINE_REQUIRE_TOOLS").is_some_and(|v| !v.is_empty())
+}
+
+/// `Some(tool)`, or `None` after a note (or a failure when tools are required).
+fn tool_or_skip<T: Clone>(tool: &Result<T, String>, test: &str) -> Option<T> {
+    match tool {
+        Ok(t) => Some(t.clone()),
+        Err(why) if tools_required() => panic!(
+            "{test}: {why} (PLASTICINE_REQUIRE_TOOLS is set, so this test may not be skipped)"
+        ),
+        Err(why) => {
+            note(&format!("note: skipping {test}: {why}"));
+            None
+        }
+    }
+}
+
+fn run_ok(cmd: &mut Command, what: &str) -> Result<String, String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into())
+    } else {
+        Err(format!(
+            "{what} failed ({}): {}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+/// The folder `gltf-validator` is installed in (npm --prefix).
+fn gltf_validator() -> &'static Result<PathBuf, String> {
+    static TOOL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    TOOL.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("node-tools");
+        let marker = dir.join(format!(".installed-{GLTF_VALIDATOR}"));
+        run_ok(Command::new("node").arg("--version"), "node --version")
+            .map_err(|e| format!("Node.js is needed for the glTF validator: {e}"))?;
+        if !marker.exists() {
+            let start = Instant::now();
+            run_ok(
+                Command::new("npm")
+                    .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                    .arg(&dir)
+                    .arg(GLTF_VALIDATOR),
+                &format!("npm install {GLTF_VALIDATOR}"),
+            )?;
+            std::fs::write(&marker, b"").map_err(|e| e.to_string())?;
+            note(&format!(
+                "installed {GLTF_VALIDATOR} in {} ({:.1} s)",
+                dir.display(),
+                start.elapsed().as_secs_f64()
+            ));
+        }
+        Ok(dir)
+    })
+}
+
+/// The Python of a venv under the target directory with `package` installed.
+fn venv_with(name: &str, package: &str) -> Result<PathBuf, String> {
+    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let python = venv.join("bin").join("python");
+    let marker = venv.join(format!(".installed-{package}"));
+    if !marker.exists() {
+        let start = Instant::now();
+        run_ok(
+            Command::new("python3").args(["-m", "venv"]).arg(&venv),
+            "python3 -m venv (Debian: apt-get install python3-venv)",
+        )?;
+        run_ok(
+            Command::new(&python).args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--quiet",
+                package,
+            ]),
+            &format!("pip install {package}"),
+        )?;
+        std::fs::write(&marker, b"").map_err(|e| e.to_string())?;
+        note(&format!(
+            "installed {package} in {} ({:.1} s)",
+            venv.display(),
+            start.elapsed().as_secs_f64()
+        ));
+    }
+    Ok(python)
+}
+
+/// The Python of a venv with `usd-core`.
+fn pxr_python() -> &'static Result<PathBuf, String> {
+    static TOOL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    TOOL.get_or_init(|| venv_with("usd-venv", USD_CORE))
+}
+
+/// The Python of a venv with `bpy`.
+fn blender_python() -> &'static Result<PathBuf, String> {
+    static TOOL: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    TOOL.get_or_init(|| venv_with("blender-venv", BPY))
+}
+
+/// The Khronos validator's report on `file`.
+fn validate(tools: &Path, file: &Path) -> Value {
+    let start = Instant::now();
+    let report = run_ok(
+        Command::new("node")
+            .arg("tests/support/validate_gltf.js")
+            .arg(tools)
+            .arg(file),
+        "the glTF validator",
+    )
+    .unwrap();
+    eprintln!(
+        "validated {} in {:.2} s",
+        file.display(),
+        start.elapsed().as_secs_f64()
+    );
+    serde_json::from_str(&report).unwrap()
+}
+
+/// Asserts the report has no errors and lists its other messages.
+fn assert_valid(report: &Value, file: &Path) {
+    let issues = &report["issues"];
+    for m in issues["messages"].as_array().unwrap() {
+        let severity = ["error", "warning", "info", "hint"]
+            .get(m["severity"].as_u64().unwrap_or(0) as usize)
+            .unwrap_or(&"?");
+        eprintln!(
+            "glTF validator {severity}: {} {} at {}",
+            m["code"], m["message"], m["pointer"]
+        );
+    }
+    assert_eq!(
+        issues["numErrors"],
+        0,
+        "{} is not valid glTF: {}",
+        file.display(),
+        serde_json::to_string_pretty(issues).unwrap()
+    );
+    assert_eq!(report["info"]["version"], "2.0");
+}
+
+// ---------------------------------------------------------------------------
+// A minimal GLB reader.
+
+struct Glb {
+    json: Value,
+    bin: Vec<u8>,
+}
+
+impl Glb {
+    fn read(path: &Path) -> Self {
+        let bytes = std::fs::read(path).unwrap();
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        assert_eq!(&bytes[0..4], b"glTF");
+        assert_eq!(word(4), 2);
+        assert_eq!(word(8) as usize, bytes.len(), "the header's length");
+        let json_len = word(12) as usize;
+        assert_eq!(&bytes[16..20], b"JSON");
+        let json = serde_json::from_slice(&bytes[20..20 + json_len]).unwrap();
+        let at = 20 + json_len;
+        let bin_len = word(at) as usize;
+        assert_eq!(&bytes[at + 4..at + 8], b"BIN\0");
+        let bin = bytes[at + 8..at + 8 + bin_len].to_vec();
+        assert_eq!(at + 8 + bin_len, bytes.len());
+        Glb { json, bin }
+    }
+
+    /// An accessor's floats, flattened (tightly packed views only).
+    fn floats(&self, accessor: &Value) -> Vec<f32> {
+        let a = &self.json["accessors"][accessor.as_u64().unwrap() as usize];
+        assert_eq!(a["componentType"], 5126);
+        let comps = match a["type"].as_str().unwrap() {
+            "SCALAR" => 1,
+            "VEC3" => 3,
+            "VEC4" => 4,
+            "MAT4" => 16,
+            t => panic!("type {t}"),
+        };
+        let view = &self.json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
+        assert!(view.get("byteStride").is_none());
+        let start = view["byteOffset"].as_u64().unwrap_or(0) as usize
+            + a["byteOffset"].as_u64().unwrap_or(0) as usize;
+        let count = a["count"].as_u64().unwrap() as usize * comps;
+        self.bin[start..start + 4 * count]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    }
+
+    fn vec3s(&self, accessor: &Value) -> Vec<Vec3> {
+        self.floats(accessor)
+            .chunks_exact(3)
+            .map(Vec3::from_slice)
+            .collect()
+    }
+
+    fn node_named(&self, name: &str) -> usize {
+        self.json["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|n| n["name"] == name)
+            .unwrap_or_else(|| panic!("no node named {name}"))
+    }
+
+    /// (input times, output values) of the channel animating `path` of `node`.
+    fn channel(&self, node: usize, path: &str) -> (Vec<f32>, Vec<f32>, String) {
+        let anim = &self.json["animations"][0];
+        let ch = anim["channels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["target"]["node"] == node && c["target"]["path"] == path)
+            .unwrap_or_else(|| panic!("node {node} has no {path} channel"));
+        let sampler = &anim["samplers"][ch["sampler"].as_u64().unwrap() as usize];
+        (
+            self.floats(&sampler["input"]),
+            self.floats(&sampler["output"]),
+            sampler["interpolation"].as_str().unwrap().to_string(),
+        )
+    }
+}
+
+/// The skeleton in the .glb, posed at time `t` (which must be a sample
+/// time), against the character's forward kinematics of its key posture.
+fn check_key_postures(glb: &Glb, character: &Character, t0: f64) {
+    let skeleton = &character.skeleton;
+    let skin = &glb.json["skins"][0];
+    let joints: Vec<usize> = skin["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(joints.len(), skeleton.joints.len());
+    // Inverse bind matrices: the inverse rest world transforms.
+    let ibm = glb.floats(&skin["inverseBindMatrices"]);
+    let rest = forward_kinematics(skeleton, &skeleton.rest_posture());
+    for (k, w) in rest.iter().enumerate() {
+        let m = glam::Mat4::from_cols_slice(&ibm[16 * k..16 * k + 16]);
+        let back = glam::Mat4::from(*w) * m;
+        assert!(
+            back.abs_diff_eq(glam::Mat4::IDENTITY, 1e-5),
+            "joint {k}: {back}"
+        );
+    }
+    let mut checked = 0;
+    for key in &character.key_postures {
+        let t = (f64::from(key.time) - t0) as f32;
+        let mut world: Vec<Affine3A> = Vec::new();
+        for (k, joint) in skeleton.joints.iter().enumerate() {
+            let node = joints[k];
+            assert_eq!(glb.json["nodes"][node]["name"], joint.name.as_str());
+            let (input, output, interpolation) = glb.channel(node, "rotation");
+            assert_eq!(interpolation, "LINEAR");
+            let Some(i) = input.iter().position(|&s| s == t) else {
+                assert!(
+                    t > *input.last().unwrap(),
+                    "key time {t} is in the clip but not a sample"
+                );
+                break;
+            };
+            let got = Quat::from_slice(&output[4 * i..4 * i + 4]);
+            let (want_t, want_r) =
+                joint_local(joint, key.posture.angles[k], key.posture.root_translation);
+            assert!(
+                got.dot(want_r).abs() > 1.0 - 1e-5 && (got.length() - 1.0).abs() < 1e-5,
+                "joint '{}' at key time {t}: rotation {got} vs {want_r}",
+                joint.name
+            );
+            let translation = if k == 0 {
+                let (_, out, _) = glb.channel(node, "translation");
+                Vec3::from_slice(&out[3 * i..3 * i + 3])
+            } else {
+                Vec3::from_slice(
+                    &glb.json["nodes"][node]["translation"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_f64().unwrap() as f32)
+                        .collect::<Vec<_>>(),
+                )
+            };
+            assert!(
+                translation.abs_diff_eq(want_t, 1e-5),
+                "joint '{}' at key time {t}: translation {translation} vs {want_t}",
+                joint.name
+            );
+            let local = Affine3A::from_rotation_translation(got, translation);
+            world.push(match joint.parent {
+                Some(p) => world[p] * local,
+                None => local,
+            });
+        }
+        if world.len() < skeleton.joints.len() {
+            continue; // the key lies after the clip
+        }
+        let fk = forward_kinematics(skeleton, &key.posture);
+        for (k, (a, b)) in world.iter().zip(&fk).enumerate() {
+            assert!(
+                a.abs_diff_eq(*b, 1e-5),
+                "joint {k} at key time {t}: the glTF hierarchy gives {a:?}, forward kinematics {b:?}"
+            );
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 3, "the keys at 0, 0.5 and 1 s are in the clip");
+}
+
+fn export(cache: &Path, out: &Path, extra: &[&str]) -> String {
+    let mut args = vec![
+        "export",
+        "assets/penguin.ron",
+        "--baked",
+        s(cache),
+        "--out",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    let (ok, stdout, stderr) = plasticine(&args);
+    assert!(ok, "{stderr}");
+    stdout
+}
+
+// ---------------------------------------------------------------------------
+
+#[test]
+fn short_clip_exports_morph_targets_that_round_trip_and_validate() {
+    let cache = penguin_bake();
+    let dir = out_dir("morph");
+    let out = dir.path().join("penguin.glb");
+    let stdout = export(cache, &out, &[]);
+    assert!(stdout.contains("26 morph targets"), "{stdout}");
+    let glb = Glb::read(&out);
+    let character = penguin();
+    let (times, frames) = cache_frames(cache);
+    check_key_postures(&glb, &character, times[0]);
+    // The key at 0.5 s lies between frames: it was added as a sample.
+    let (input, _, _) = glb.channel(0, "rotation");
+    assert_eq!(input.len(), frames.len() + 1);
+    assert!(input.contains(&0.5));
+
+    for (s, skin) in character.skins.iter().enumerate() {
+        let node = glb.node_named(&format!("{}_skin", skin.name));
+        let mesh = &glb.json["meshes"][glb.json["nodes"][node]["mesh"].as_u64().unwrap() as usize];
+        let prim = &mesh["primitives"][0];
+        let base = glb.vec3s(&prim["attributes"]["POSITION"]);
+        let normals = glb.vec3s(&prim["attributes"]["NORMAL"]);
+        assert!(normals.iter().all(|n| (n.length() - 1.0).abs() < 1e-5));
+        let targets = prim["targets"].as_array().unwrap();
+        assert_eq!(targets.len(), frames.len());
+        assert_eq!(mesh["extras"]["targetNames"][12], "frame_00012");
+        for (k, frame) in frames.iter().enumerate() {
+            let delta = glb.vec3s(&targets[k]["POSITION"]);
+            for (i, want) in frame[s].iter().enumerate() {
+                let got = base[i] + delta[i];
+                assert!(
+                    got.distance(*want) < 1e-5,
+                    "skin '{}' frame {k} point {i}: {got} vs {want}",
+                    skin.name
+                );
+            }
+        }
+        // The weights are one-hot: frame k's target at frame k's time.
+        let (input, output, interpolation) = glb.channel(node, "weights");
+        assert_eq!(interpolation, "LINEAR");
+        let n = frames.len();
+        assert_eq!(input.len(), n);
+        for k in 0..n {
+            assert!((f64::from(input[k]) - (times[k] - times[0])).abs() < 1e-6);
+            for j in 0..n {
+                assert_eq!(output[k * n + j], if j == k { 1.0 } else { 0.0 });
+            }
+        }
+    }
+
+    if let Some(tools) = tool_or_skip(gltf_validator(), "the glTF validator check") {
+        let report = validate(&tools, &out);
+        assert_valid(&report, &out);
+        assert_eq!(report["info"]["hasMorphTargets"], true);
+        assert_eq!(report["info"]["hasSkins"], true);
+        assert_eq!(report["info"]["animationCount"], 1);
+    }
+}
+
+#[test]
+fn long_clip_exports_per_frame_meshes_that_round_trip_and_validate() {
+    let cache = penguin_bake();
+    let dir = out_dir("frames");
+    let out = dir.path().join("penguin.glb");
+    // 26 frames over a limit of 10: the long-clip path.
+    let stdout = export(cache, &out, &["--morph-limit", "10"]);
+    assert!(stdout.contains("26 per-frame meshes"), "{stdout}");
+    let glb = Glb::read(&out);
+    let character = penguin();
+    let (times, frames) = cache_frames(cache);
+    check_key_postures(&glb, &character, times[0]);
+    assert!(
+        glb.json["meshes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["primitives"][0].get("targets").is_none())
+    );
+    for (k, frame) in frames.iter().enumerate() {
+        let group = glb.node_named(&format!("frame_{k:05}"));
+        let children = glb.json["nodes"][group]["children"].as_array().unwrap();
+        assert_eq!(children.len(), character.skins.len());
+        for (s, child) in children.iter().enumerate() {
+            let node = &glb.json["nodes"][child.as_u64().unwrap() as usize];
+            assert_eq!(
+                node["name"],
+                format!("{}_{k:05}", character.skins[s].name).as_str()
+            );
+            let mesh = &glb.json["meshes"][node["mesh"].as_u64().unwrap() as usize];
+            let got = glb.vec3s(&mesh["primitives"][0]["attributes"]["POSITION"]);
+            assert_eq!(got.len(), frame[s].len());
+            for (a, b) in got.iter().zip(&frame[s]) {
+                assert!(a.distance(*b) < 1e-5);
+            }
+        }
+        // Shown (scale 1) from its time until the next frame's, hidden otherwise.
+        let (input, output, interpolation) = glb.channel(group, "scale");
+        assert_eq!(interpolation, "STEP");
+        let scale_at = |t: f32| {
+            let i = input.iter().rposition(|&s| s <= t).unwrap_or(0);
+            output[3 * i]
+        };
+        let t = |k: usize| (times[k] - times[0]) as f32;
+        assert_eq!(scale_at(t(k)), 1.0, "frame {k} at its own time");
+        if k > 0 {
+            assert_eq!(scale_at(t(k - 1)), 0.0);
+        }
+        if k + 1 < frames.len() {
+            assert_eq!(scale_at(t(k + 1)), 0.0);
+        }
+    }
+
+    if let Some(tools) = tool_or_skip(gltf_validator(), "the glTF validator check") {
+        let report = validate(&tools, &out);
+        assert_valid(&report, &out);
+        assert_eq!(report["info"]["hasMorphTargets"], false);
+    }
+}
+
+#[test]
+fn usd_point_cache_parses_with_pxr_and_matches_the_cache() {
+    let cache = penguin_bake();
+    let dir = out_dir("usd");
+    let out = dir.path().join("penguin.usda");
+    export(cache, &out, &[]);
+    let character = penguin();
+    let (_, frames) = cache_frames(cache);
+    let Some(python) = tool_or_skip(pxr_python(), "the USD (pxr) check") else {
+        // Without pxr, at least the text must hold what the reader would see.
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.starts_with("#usda 1.0") && text.contains("timeCodesPerSecond = 25"));
+        return;
+    };
+    let codes = [0usize, 7, 12, 25];
+    let start = Instant::now();
+    let stdout = run_ok(
+        Command::new(&python)
+            .arg("tests/support/usd_points.py")
+            .arg(&out)
+            .args(codes.iter().map(|c| c.to_string())),
+        "reading the USD file with pxr",
+    )
+    .unwrap();
+    eprintln!("read with pxr in {:.2} s", start.elapsed().as_secs_f64());
+    let usd: Value = serde_json::from_str(&stdout).unwrap();
+    let stage = &usd["stage"];
+    assert_eq!(stage["defaultPrim"], "/penguin");
+    assert_eq!(stage["upAxis"], "Y");
+    assert_eq!(stage["metersPerUnit"], 1.0);
+    assert_eq!(stage["timeCodesPerSecond"], 25.0);
+    assert_eq!(stage["framesPerSecond"], 25.0);
+    assert_eq!(stage["startTimeCode"], 0.0);
+    assert_eq!(stage["endTimeCode"], 25.0);
+    for (s, skin) in character.skins.iter().enumerate() {
+        let mesh = &usd["meshes"][format!("/penguin/{}", skin.name)];
+        let (m, n) = (skin.m, skin.n);
+        let counts = mesh["counts"].as_array().unwrap();
+        assert_eq!(counts.len(), m * (n - 1));
+        assert!(counts.iter().all(|c| c == 4));
+        assert_eq!(mesh["indices"].as_array().unwrap().len(), 4 * m * (n - 1));
+        assert_eq!(mesh["orientation"], "rightHanded");
+        assert_eq!(mesh["normalsInterpolation"], "vertex");
+        assert_eq!(mesh["times"].as_array().unwrap().len(), frames.len());
+        for &k in &codes {
+            let key = format!("{:?}", k as f64);
+            let points = mesh["points"][&key].as_array().unwrap();
+            assert_eq!(points.len(), m * n);
+            let mut lo = Vec3::INFINITY;
+            let mut hi = Vec3::NEG_INFINITY;
+            for (i, (p, want)) in points.iter().zip(&frames[k][s]).enumerate() {
+                let got = Vec3::from_slice(
+                    &p.as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|v| v.as_f64().unwrap() as f32)
+                        .collect::<Vec<_>>(),
+                );
+                assert!(
+                    got.distance(*want) <= 1e-6,
+                    "skin '{}' time code {k} point {i}: {got} vs {want}",
+                    skin.name
+                );
+                lo = lo.min(got);
+                hi = hi.max(got);
+            }
+            let extent = &mesh["extent"][&key];
+            assert_eq!(extent[0][1].as_f64().unwrap() as f32, lo.y);
+            assert_eq!(extent[1][0].as_f64().unwrap() as f32, hi.x);
+            let normals = mesh["normals"][&key].as_array().unwrap();
+            assert_eq!(normals.len(), m * n);
+        }
+    }
+}
+
+#[test]
+fn obj_sequence_writes_every_nth_frame() {
+    let cache = penguin_bake();
+    let dir = out_dir("obj");
+    let out = dir.path().join("frames");
+    let stdout = export(cache, &out, &["--format", "obj", "--every", "4"]);
+    assert!(stdout.contains("Exported 7 frames"), "{stdout}");
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    let want: Vec<String> = (0..26).step_by(4).map(obj_frame_name).collect();
+    assert_eq!(names, want);
+    let (_, frames) = cache_frames(cache);
+    let text = std::fs::read_to_string(out.join("frame_00012.obj")).unwrap();
+    let vertices: Vec<Vec3> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("v "))
+        .map(|l| {
+            let v: Vec<f32> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            Vec3::from_slice(&v)
+        })
+        .collect();
+    let want: Vec<Vec3> = frames[12].iter().flatten().copied().collect();
+    assert_eq!(vertices.len(), want.len());
+    for (a, b) in vertices.iter().zip(&want) {
+        assert!(a.distance(*b) <= 1e-6);
+    }
+    let faces = text.lines().filter(|l| l.starts_with("f ")).count();
+    assert_eq!(faces, 3 * 2 * 16 * 15);
+}
+
+#[test]
+fn a_bake_at_a_raised_resolution_exports() {
+    // §6.5: bake after resampling; the character file keeps its 16x16 skins.
+    let dir = out_dir("resampled");
+    let bake = dir.path().join("bake");
+    let (ok, _, err) = plasticine(&[
+        "bake",
+        "assets/penguin.ron",
+        "--out",
+        s(&bake),
+        "--duration",
+        "0.2",
+        "--resolution",
+        "24x12",
+    ]);
+    assert!(ok, "{err}");
+    let out = dir.path().join("p.glb");
+    let stdout = export(&bake.join("bake.plcache"), &out, &[]);
+    assert!(stdout.contains("skin 'body' 24x12"), "{stdout}");
+    let glb = Glb::read(&out);
+    let prim = &glb.json["meshes"][1]["primitives"][0];
+    assert_eq!(glb.vec3s(&prim["attributes"]["POSITION"]).len(), 24 * 12);
+}
+
+/// Runs `plasticine export` expecting a refusal that mentions every one of
+/// `needles`, and checks nothing was written in `dir`.
+fn refused(args: &[&str], needles: &[&str], dir: &Path) {
+    let before: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let (ok, stdout, stderr) = plasticine(args);
+    assert!(!ok, "accepted {args:?}: {stdout}");
+    for n in needles {
+        assert!(stderr.contains(n), "{args:?}: '{n}' not in: {stderr}");
+    }
+    let after: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(before, after, "{args:?} left files behind");
+}
+
+/// A cache for `skins` (name, m, n) with `frames` frames of points at `at`.
+fn fake_cache(path: &Path, skins: &[(&str, usize, usize)], frames: usize, at: Vec3) {
+    let mut w = CacheWriter::create(path, 25.0, skins).unwrap();
+    for f in 0..frames {
+        let pts: Vec<Vec<Vec3>> = skins.iter().map(|&(_, m, n)| vec![at; m * n]).collect();
+        let refs: Vec<&[Vec3]> = pts.iter().map(|p| p.as_slice()).collect();
+        w.write_frame(f as f64 / 25.0, &refs).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+#[test]
+fn bad_inputs_are_refused_with_clear_errors_and_nothing_written() {
+    let cache = penguin_bake();
+    let dir = out_dir("refused");
+    let d = dir.path();
+    let c = s(cache);
+    let export = |out: &Path, extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "export".into(),
+            "assets/penguin.ron".into(),
+            "--baked".into(),
+            c.into(),
+            "--out".into(),
+            s(out).into(),
+        ];
+        v.extend(extra.iter().map(|x| x.to_string()));
+        v
+    };
+    let run = |args: Vec<String>, needles: &[&str]| {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        refused(&a, needles, d);
+    };
+    run(
+        export(&d.join("p.fbx"), &[]),
+        &[
+            "p.fbx",
+            "unknown extension '.fbx'",
+            ".glb",
+            ".usda",
+            "--format obj",
+        ],
+    );
+    run(export(&d.join("p"), &[]), &["no extension"]);
+    run(
+        export(&d.join("p.glb"), &["--format", "usda"]),
+        &["the extension says glb but the format asked for is usda"],
+    );
+    run(
+        export(&d.join("p.glb"), &["--format", "fbx"]),
+        &["unknown format 'fbx'"],
+    );
+    run(
+        export(&d.join("p.glb"), &["--every", "0"]),
+        &["--every must be at least 1"],
+    );
+    run(export(d, &["--format", "usda"]), &["is a folder"]);
+
+    // Caches that are not the character's.
+    let character = penguin();
+    let names: Vec<&str> = character.skins.iter().map(|s| s.name.as_str()).collect();
+    let empty = d.join("empty.plcache");
+    fake_cache(
+        &empty,
+        &[(names[0], 16, 16), (names[1], 16, 16), (names[2], 16, 16)],
+        0,
+        Vec3::ZERO,
+    );
+    let two = d.join("two.plcache");
+    fake_cache(
+        &two,
+        &[(names[0], 16, 16), (names[1], 16, 16)],
+        2,
+        Vec3::ZERO,
+    );
+    let renamed = d.join("renamed.plcache");
+    fake_cache(
+        &renamed,
+        &[(names[0], 16, 16), ("tail", 16, 16), (names[2], 16, 16)],
+        2,
+        Vec3::ZERO,
+    );
+    let other = d.join("other.plcache");
+    fake_cache(
+        &other,
+        &[(names[0], 8, 8), (names[1], 16, 16), (names[2], 16, 16)],
+        3,
+        Vec3::new(5.0, 0.0, 0.0),
+    );
+    let with_cache = |cache: &Path, out: &str| -> Vec<String> {
+        vec![
+            "export".into(),
+            "assets/penguin.ron".into(),
+            "--baked".into(),
+            s(cache).into(),
+            "--out".into(),
+            s(&d.join(out)).into(),
+        ]
+    };
+    run(with_cache(&empty, "e.glb"), &["empty.plcache", "no frames"]);
+    run(
+        with_cache(&two, "t.usda"),
+        &[
+            "two.plcache",
+            "does not match the character 'penguin'",
+            "the cache has 2 skins ('body', 'flipper_l') but the character has 3 skins ('body', 'flipper_l', 'flipper_r')",
+        ],
+    );
+    run(
+        with_cache(&renamed, "r.glb"),
+        &["skin 1 is 'tail' (16x16) in the cache but 'flipper_l' (16x16) in the character"],
+    );
+    run(
+        with_cache(&other, "o.glb"),
+        &[
+            "skin 'body' (8x8 in the cache, 16x16 in the character)",
+            "from where the character's joints put it",
+            "bake again",
+        ],
+    );
+    let mut obj = with_cache(&other, "objs");
+    obj.extend(["--format".into(), "obj".into()]);
+    run(obj, &["does not match"]);
+
+    // The right cache with a character whose motion changed since the bake.
+    let mut edited = character.clone();
+    edited.key_postures[0].posture.root_translation.x += 0.05;
+    let edited_path = d.join("edited.ron");
+    save_character(&edited_path, &edited).unwrap();
+    run(
+        vec![
+            "export".into(),
+            s(&edited_path).into(),
+            "--baked".into(),
+            c.into(),
+            "--out".into(),
+            s(&d.join("x.glb")).into(),
+        ],
+        &["0.0500 m from where the character's joints put it"],
+    );
+    // A corrupt frame (a NaN inside a skin) in an otherwise good cache.
+    let corrupt = d.join("corrupt.plcache");
+    let mut bytes = std::fs::read(cache).unwrap();
+    let reader = CacheReader::open(cache).unwrap();
+    let header = bytes.len() as u64 - reader.frame_count() as u64 * reader.bytes_per_frame();
+    let at = (header + 3 * reader.bytes_per_frame() + 8 + 12 * (16 * 5 + 3)) as usize;
+    bytes[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(&corrupt, bytes).unwrap();
+    run(
+        with_cache(&corrupt, "c.glb"),
+        &["frame 3: skin 'body' point 83 is not finite", "corrupt"],
+    );
+    // A missing cache names the file.
+    run(
+        with_cache(&d.join("missing.plcache"), "m.glb"),
+        &["missing.plcache"],
+    );
+}
+
+/// What Blender shows of `glb` at `frames` (scene at the cache's 25 fps, so
+/// Blender frame k is cache frame k).
+fn blender_view(python: &Path, glb: &Path, frames: &[usize]) -> Value {
+    let report = glb.with_extension("blender.json");
+    let start = Instant::now();
+    run_ok(
+        Command::new(python)
+            .arg("tests/support/blender_import.py")
+            .arg(glb)
+            .arg(&report)
+            .arg("25")
+            .args(frames.iter().map(|f| f.to_string())),
+        "importing into Blender",
+    )
+    .unwrap();
+    note(&format!(
+        "imported {} into Blender in {:.1} s",
+        glb.display(),
+        start.elapsed().as_secs_f64()
+    ));
+    serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap()
+}
+
+fn json_vec3(v: &Value) -> Vec3 {
+    let a = v.as_array().unwrap();
+    Vec3::new(
+        a[0].as_f64().unwrap() as f32,
+        a[1].as_f64().unwrap() as f32,
+        a[2].as_f64().unwrap() as f32,
+    )
+}
+
+#[test]
+fn blender_imports_both_layouts_frame_for_frame() {
+    if std::env::var_os("PLASTICINE_BLENDER").is_none_or(|v| v.is_empty()) {
+        note(
+            "note: skipping the Blender import check: set PLASTICINE_BLENDER=1 to run it \
+             (installs bpy from PyPI: ~350 MB download, ~1 GB under the target directory)",
+        );
+        return;
+    }
+    let python = match blender_python() {
+        Ok(p) => p.clone(),
+        Err(why) => panic!("PLASTICINE_BLENDER is set but Blender (bpy) is not usable: {why}"),
+    };
+    let cache = penguin_bake();
+    let character = penguin();
+    let (times, frames) = cache_frames(cache);
+    let dir = out_dir("blender");
+    let probe = [0usize, 12, 25];
+    for (file, extra) in [
+        ("morph.glb", vec![]),
+        ("frames.glb", vec!["--morph-limit", "10"]),
+    ] {
+        let out = dir.path().join(file);
+        export(cache, &out, &extra);
+        let view = blender_view(&python, &out, &probe);
+        let morph = extra.is_empty();
+        assert_eq!(view["import"][0], "FINISHED", "{file}");
+        let objects = &view["objects"];
+        let armature = &objects["penguin_skeleton"];
+        assert_eq!(armature["type"], "ARMATURE", "{file}: {objects}");
+        let bones: Vec<&str> = armature["bones"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b.as_str().unwrap())
+            .collect();
+        let joints: Vec<&str> = character
+            .skeleton
+            .joints
+            .iter()
+            .map(|j| j.name.as_str())
+            .collect();
+        assert_eq!(bones, joints, "{file}");
+        for &k in &probe {
+            let shown = &view["frames"][k.to_string()];
+            for (s, skin) in character.skins.iter().enumerate() {
+                let name = if morph {
+                    let name = format!("{}_skin", skin.name);
+                    assert_eq!(
+                        objects[&name]["shape_keys"],
+                        frames.len() + 1,
+                        "{file}: a basis and one shape key per frame"
+                    );
+                    name
+                } else {
+                    // Only this frame's meshes are visible.
+                    for other in [k.wrapping_sub(1), k + 1] {
+                        let hidden = format!("{}_{other:05}", skin.name);
+                        assert!(
+                            shown["meshes"].get(&hidden).is_none(),
+                            "{file}: {hidden} at {k}"
+                        );
+                    }
+                    format!("{}_{k:05}", skin.name)
+                };
+                let got = shown["meshes"][&name]
+                    .as_array()
+                    .unwrap_or_else(|| panic!("{file}: no visible mesh {name} at frame {k}"));
+                assert_eq!(got.len(), frames[k][s].len());
+                for (i, (g, want)) in got.iter().zip(&frames[k][s]).enumerate() {
+                    let g = json_vec3(g);
+                    assert!(
+                        g.distance(*want) < 1e-5,
+                        "{file}: Blender shows {name} point {i} at frame {k} at {g}, the cache has {want}"
+                    );
+                }
+            }
+            let posture = plasticine::io::export::posture_at(&character, times[k]);
+            let fk = forward_kinematics(&character.skeleton, &posture);
+            for (j, joint) in character.skeleton.joints.iter().enumerate() {
+                let head = json_vec3(&shown["bones"][&joint.name]);
+                let want = Vec3::from(fk[j].translation);
+                assert!(
+                    head.distance(want) < 1e-5,
+                    "{file}: Blender puts bone {} at {head} at frame {k}, forward kinematics at {want}",
+                    joint.name
+                );
+            }
+        }
+    }
+}
