@@ -11,7 +11,9 @@ use std::process::{Command, Stdio};
 /// rendering tests; Xvfb, xauth and the X11 keyboard library for the desk
 /// window test; udev headers and pkg-config for gilrs (gamepads) to build;
 /// debootstrap for the Debian trixie chroot the OpenXR tests run Monado in
-/// (bookworm has no Monado; see `monado.rs`).
+/// (bookworm has no Monado; see `monado.rs`); Node.js and Python's venv for
+/// the export validators (gltf-validator from npm, usd-core from PyPI), and
+/// the X11 libraries that Blender's Python module (bpy) links against.
 pub const TEST_PACKAGES: &[&str] = &[
     "mesa-vulkan-drivers",
     "libvulkan1",
@@ -21,6 +23,13 @@ pub const TEST_PACKAGES: &[&str] = &[
     "libudev-dev",
     "pkg-config",
     "debootstrap",
+    "nodejs",
+    "python3-venv",
+    "libx11-6",
+    "libxrender1",
+    "libxfixes3",
+    "libxi6",
+    "libxkbcommon0",
 ];
 
 /// Debian packages `cargo xtask demo` needs beyond the Rust toolchain: a
