@@ -11,7 +11,7 @@ use plasticine::skin::SkeletonDriver;
 use plasticine::skin::body::PosedBody;
 use plasticine::skin::simulation::{Simulation, SolverSettings};
 use plasticine::tools::session::empty_character;
-use plasticine::tools::{Command, History, ToolContext, ToolKind, Toolbox, run_script};
+use plasticine::tools::{Command, History, Symmetry, ToolContext, ToolKind, Toolbox, run_script};
 use std::sync::OnceLock;
 
 const FRAME: f64 = 1.0 / 60.0;
@@ -23,6 +23,7 @@ struct Rig {
     tools: Toolbox,
     t: f64,
     frames: Vec<InputFrame>,
+    symmetry: Option<Symmetry>,
 }
 
 impl Rig {
@@ -34,6 +35,7 @@ impl Rig {
             tools: Toolbox::new(),
             t: 0.0,
             frames: Vec::new(),
+            symmetry: None,
         }
     }
 
@@ -44,6 +46,7 @@ impl Rig {
             tools: Toolbox::new(),
             t: 0.0,
             frames: Vec::new(),
+            symmetry: None,
         }
     }
 
@@ -58,7 +61,7 @@ impl Rig {
         let mut ctx = ToolContext {
             character: &mut self.c,
             history: &mut self.h,
-            symmetry: None,
+            symmetry: self.symmetry.as_ref(),
         };
         self.tools.handle(&f, &mut ctx).unwrap();
     }
@@ -457,4 +460,84 @@ fn a_ron_script_round_trips_and_replays_with_buttons() {
 
     let wrong = text.replace("plasticine-input", "something-else");
     assert!(InputScript::from_ron(&wrong).is_err());
+}
+
+fn joint_world(c: &Character, h: &History, j: usize) -> Vec3 {
+    forward_kinematics(&c.skeleton, h.posture())[j]
+        .translation
+        .into()
+}
+
+/// Joints made within a centimetre of the mirror plane land on it, and those
+/// near the line continuing the current bone land on that line; farther away,
+/// or with snapping off, they stay where the hand put them.
+#[test]
+fn new_joints_snap_to_the_mirror_plane_and_to_the_bone_axis() {
+    let mut r = Rig::new(empty_character("snap"));
+    r.symmetry = Some(Symmetry::x());
+    r.tool(ToolKind::Sphere);
+    let root = joint_world(&r.c, &r.h, 0);
+    r.click(root + Vec3::new(0.006, 0.3, 0.0));
+    let spine = r.c.skeleton.joints.len() - 1;
+    let p = joint_world(&r.c, &r.h, spine);
+    assert_eq!(p.x, 0.0, "on the mirror plane: {p}");
+    assert_eq!(
+        r.c.skeleton.joints.len(),
+        2,
+        "a joint on the plane has no mirror twin"
+    );
+
+    // Off the plane's reach, along the bone root → spine, 7 mm aside: onto the axis.
+    r.symmetry = None;
+    r.click(root + Vec3::new(0.0, 0.5, 0.007));
+    let neck = joint_world(&r.c, &r.h, 2);
+    assert!(
+        (neck - (root + Vec3::new(0.0, 0.5, 0.0))).length() < 1e-5,
+        "on the bone axis: {neck}"
+    );
+
+    // 3 cm aside is a deliberate offset: kept.
+    r.click(root + Vec3::new(0.03, 0.7, 0.0));
+    let head = joint_world(&r.c, &r.h, 3);
+    assert!(
+        (head - (root + Vec3::new(0.03, 0.7, 0.0))).length() < 1e-5,
+        "{head}"
+    );
+
+    // Snapping off: a joint 5 mm from the axis stays 5 mm from it.
+    r.tools.state.snapping = false;
+    r.tools.state.current_joint = 2;
+    r.click(root + Vec3::new(0.005, 0.65, 0.0));
+    let free = joint_world(&r.c, &r.h, 4);
+    assert!((free.x - 0.005).abs() < 1e-5, "{free}");
+}
+
+/// Precision mode: the same hand drag makes a sphere a quarter the size.
+#[test]
+fn precision_mode_scales_the_hands_motion_down() {
+    let radius_after_drag = |precise: bool| {
+        let mut r = Rig::new(empty_character("precise"));
+        r.tool(ToolKind::Sphere);
+        r.tools.precision.enabled = precise;
+        let at = joint_world(&r.c, &r.h, 0) + Vec3::new(0.0, 0.4, 0.0);
+        r.right(HandState::at(at));
+        r.right(HandState::at(at).with_trigger(true));
+        for s in 1..=60 {
+            let p = at + Vec3::new(0.12 * s as f32 / 60.0, 0.0, 0.0);
+            r.right(HandState::at(p).with_trigger(true));
+        }
+        // Hold still while the smoothing settles, then release.
+        for _ in 0..60 {
+            r.right(HandState::at(at + Vec3::new(0.12, 0.0, 0.0)).with_trigger(true));
+        }
+        r.right(HandState::at(at + Vec3::new(0.12, 0.0, 0.0)));
+        sphere_radius(&r.c, r.c.muscles.len() - 1)
+    };
+    let (normal, precise) = (radius_after_drag(false), radius_after_drag(true));
+    assert!(normal > 0.1, "an ordinary 12 cm drag: radius {normal}");
+    let ratio = precise / normal;
+    assert!(
+        (ratio - 0.25).abs() < 0.03,
+        "precision radius {precise} vs {normal}: ratio {ratio}"
+    );
 }

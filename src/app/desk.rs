@@ -6,7 +6,7 @@
 //!
 //! Keys: W/S A/D Q/E fly (forward/back, left/right, down/up), arrows turn,
 //! Home resets the view; left mouse = trigger, wheel = cursor depth, [ and ]
-//! twist the wand; Tab or 1–6 pick the tool; Ctrl+Z / Ctrl+Y undo and redo;
+//! twist the wand; Shift held = precision mode; Tab or 1–6 pick the tool; Ctrl+Z / Ctrl+Y undo and redo;
 //! Ctrl+S saves; M cycles the stereo layout; F1 hides the overlay; F2 skin
 //! grid, F3 fat map, F4 muscles opaque/translucent/hidden, F5 connective
 //! tissue; Esc quits.
@@ -660,7 +660,14 @@ impl ApplicationHandler for DeskApp {
                     s.resize(size.width, size.height);
                 }
             }
-            WindowEvent::ModifiersChanged(m) => self.modifiers = m.state(),
+            WindowEvent::ModifiersChanged(m) => {
+                self.modifiers = m.state();
+                // Shift held: precision mode, the cursor's motion scaled
+                // down and smoothed for fine work.
+                if let Some(fl) = self.frame_loop.as_mut() {
+                    fl.toolbox_mut().precision.enabled = self.modifiers.shift_key();
+                }
+            }
             WindowEvent::KeyboardInput { event, .. } => {
                 if let PhysicalKey::Code(code) = event.physical_key
                     && !event.repeat

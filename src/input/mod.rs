@@ -7,6 +7,9 @@
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
+pub mod precision;
+pub use precision::Precision;
+
 pub const INPUT_FORMAT: &str = "plasticine-input";
 pub const INPUT_FORMAT_VERSION: u32 = 1;
 

@@ -23,7 +23,7 @@ use super::history::History;
 use super::pick::{PickFilter, PickTarget, Picker};
 use super::symmetry::Symmetry;
 use crate::character::{Character, Posture, SkinMaterial};
-use crate::input::{InputFrame, buttons};
+use crate::input::{InputFrame, Precision, buttons};
 use crate::kinematics::ik::{IkSettings, IkSolver, IkTarget, chain_to_branch};
 use crate::shape::{MuscleShape, Primitive};
 use crate::skin::body::PosedBody;
@@ -49,6 +49,9 @@ pub const EXPONENT_RANGE: (f32, f32) = (0.2, 2.0);
 pub const TWIST_DEAD_ZONE: f32 = 0.17;
 /// Default skin resolution of the skin tool.
 pub const DEFAULT_SKIN_RESOLUTION: (usize, usize) = (16, 16);
+/// A new joint this close (m) to the mirror plane or to the current bone's
+/// axis is put exactly on it.
+pub const SNAP_DISTANCE: f32 = 0.01;
 
 /// The tools, in the order right B cycles through them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -95,6 +98,8 @@ pub struct ToolState {
     pub lipo_rate: f32,
     /// IK drag in progress: the posture to draw (not yet in the history).
     pub preview_posture: Option<Posture>,
+    /// New joints snap to the mirror plane and to the current bone's axis.
+    pub snapping: bool,
 }
 
 impl Default for ToolState {
@@ -109,6 +114,7 @@ impl Default for ToolState {
             lipo_radius: 0.04,
             lipo_rate: 0.02,
             preview_posture: None,
+            snapping: true,
         }
     }
 }
@@ -213,6 +219,9 @@ pub struct Toolbox {
     previous: Option<InputFrame>,
     solver: IkSolver,
     pub ik_settings: IkSettings,
+    /// Precision mode for the right hand (front ends switch it: a held
+    /// button or key).
+    pub precision: Precision,
 }
 
 impl Default for Toolbox {
@@ -230,6 +239,7 @@ impl Toolbox {
             previous: None,
             solver: IkSolver::new(),
             ik_settings: IkSettings::default(),
+            precision: Precision::default(),
         }
     }
 
@@ -254,6 +264,8 @@ impl Toolbox {
     /// Reads one frame. A refused edit ends the gesture and is returned; the
     /// character is then as the history left it.
     pub fn handle(&mut self, frame: &InputFrame, ctx: &mut ToolContext) -> Result<(), EditError> {
+        let filtered = self.precision.apply(frame);
+        let frame = &filtered;
         let prev = self.previous.unwrap_or(InputFrame {
             time: frame.time,
             ..InputFrame::default()
@@ -318,6 +330,37 @@ impl Toolbox {
             PickTarget::Muscle(k) => Some(ctx.character.muscles[k].joint),
             PickTarget::SkinPoint { .. } => None,
         }
+    }
+
+    /// Where a new joint at `tip` goes: onto the mirror plane when symmetry
+    /// is on and it is within [`SNAP_DISTANCE`] of it, and onto the line
+    /// continuing the current bone (parent → current joint, beyond the
+    /// current joint) when within that distance of it. Both can hold: a
+    /// spine grown along the plane.
+    pub fn snap(&self, tip: Vec3, ctx: &ToolContext) -> Vec3 {
+        let mut p = tip;
+        let skeleton = &ctx.character.skeleton;
+        let j = self.state.current_joint;
+        if let Some(parent) = skeleton.joints.get(j).and_then(|joint| joint.parent) {
+            let world = crate::kinematics::forward_kinematics(skeleton, ctx.history.posture());
+            let a: Vec3 = world[parent].translation.into();
+            let b: Vec3 = world[j].translation.into();
+            if let Some(axis) = (b - a).try_normalize() {
+                let along = (p - b).dot(axis);
+                let on_axis = b + axis * along;
+                if along > 0.0 && p.distance(on_axis) < SNAP_DISTANCE {
+                    p = on_axis;
+                }
+            }
+        }
+        if let Some(s) = ctx.symmetry {
+            let n = s.normal.normalize_or(Vec3::X);
+            let d = p.dot(n);
+            if d.abs() < SNAP_DISTANCE {
+                p -= n * d;
+            }
+        }
+        p
     }
 
     fn new_name(&mut self, c: &Character) -> String {
@@ -399,6 +442,11 @@ impl Toolbox {
     /// (child of the current one) with a default muscle at the tip.
     fn press_shape(&mut self, frame: &InputFrame, ctx: &mut ToolContext) -> Result<(), EditError> {
         let tip = frame.right.position();
+        let tip = if self.state.snapping {
+            self.snap(tip, ctx)
+        } else {
+            tip
+        };
         let sphere = self.kind == ToolKind::Sphere;
         let default_shape = if sphere {
             MuscleShape::sphere(DEFAULT_RADIUS)
