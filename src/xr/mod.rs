@@ -1,7 +1,11 @@
 //! OpenXR: the loader and runtime ([`instance`]), the hands as actions with
-//! suggested bindings ([`actions`]), and [`XrTracker`], the head and hands
+//! suggested bindings ([`actions`]), [`XrTracker`], the head and hands
 //! from a headless session (`XR_MND_headless`) as a
-//! [`Tracker`](crate::app::Tracker) for the desk.
+//! [`Tracker`](crate::app::Tracker) for the desk, and [`Headset`], a
+//! session that renders: the runtime's Vulkan device wrapped into wgpu
+//! ([`vulkan`]), an array swapchain wrapped as wgpu textures
+//! ([`swapchain`]), the session's lifecycle and frame timing
+//! ([`headset`]); `crate::app::headset` is its front end.
 //!
 //! The loader (`libopenxr_loader.so.1`) is opened at run time, so the
 //! program builds and runs without it; [`XrTracker::open`] then fails with
@@ -38,10 +42,14 @@
 
 pub mod actions;
 pub mod error;
+pub mod headset;
 pub mod instance;
+pub mod swapchain;
 pub mod tracker;
+pub mod vulkan;
 
 pub use actions::{HandActions, HandInputs, PROFILES, Side};
 pub use error::{LOADER_LIBRARY, XrError};
-pub use instance::{LOADER_ENV, RuntimeInfo, XrRuntime, load_entry, loader_path};
+pub use headset::{Headset, HeadsetOptions, HeadsetTracker, LocatedView, Pump, SessionEnd};
+pub use instance::{LOADER_ENV, RuntimeInfo, XrPurpose, XrRuntime, load_entry, loader_path};
 pub use tracker::{SessionState, XrTracker, XrTrackerOptions};
