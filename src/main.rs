@@ -200,18 +200,21 @@ plasticine calibrate --check calibration/my-desk.ron"
     /// thumbstick = fly and turn, click = recentre. Either hand: menu = next tool, squeeze = grab the
     /// world (both hands: scale and turn it). With no OpenXR runtime it says why and opens the desk.
     #[command(
-        long_about = "Open the headset front end: an OpenXR session rendering with Vulkan (the runtime creates the device, wgpu draws into its swapchain), the skin simulated on its own thread.
-
-Hands: the tool hand (right, or left with --left-handed) holds the tool: trigger = use it, B = next tool, A = the skin tool's attach, thumbstick up/down = the tool's parameter (liposuction radius; skin resolution). The other hand flies: A = undo, B = redo, thumbstick = fly along your gaze and turn, thumbstick click = recentre. Either hand: menu = next tool; squeeze = grab the world and move it, with both hands = scale and turn it.
-
-When the session ends (you quit from the runtime, --frames is reached, or the runtime goes away) the character is saved: to --save-on-exit FILE, else (if edited) as an autosave (open it with --recover).
-
-With no OpenXR loader or runtime, or one without Vulkan rendering, it says what is missing and opens the desk front end instead (when there is a display; --fallback none to only fail).
-
-Examples:
-  plasticine xr assets/penguin.ron
-  plasticine xr assets/penguin.ron --left-handed --save-on-exit my-penguin.ron
-  plasticine xr assets/penguin.ron --frames 60 --screenshot-eyes out/eyes --resolution-scale 0.25"
+        long_about = "Open the headset front end: an OpenXR session rendering with Vulkan (the \
+runtime creates the device, wgpu draws into its swapchain), the skin simulated on its own thread.\n\n\
+Hands: the tool hand (right, or left with --left-handed) holds the tool: trigger = use it, B = next \
+tool, A = the skin tool's attach, thumbstick up/down = the tool's parameter (liposuction radius; skin \
+resolution). The other hand flies: A = undo, B = redo, thumbstick = fly along your gaze and turn, \
+thumbstick click = recentre. Either hand: menu = next tool; squeeze = grab the world and move it, with \
+both hands = scale and turn it.\n\n\
+When the session ends (you quit from the runtime, press Ctrl+C, --frames is reached, or the runtime \
+goes away) the character is saved: to --save-on-exit FILE, else (if edited) as an autosave (open it \
+with --recover).\n\n\
+With no OpenXR loader or runtime, or one without Vulkan rendering, it says what is missing and opens \
+the desk front end instead (when there is a display; --fallback none to only fail).\n\n\
+Examples:\n  plasticine xr assets/penguin.ron\n  \
+plasticine xr assets/penguin.ron --left-handed --save-on-exit my-penguin.ron\n  \
+plasticine xr assets/penguin.ron --frames 60 --screenshot-eyes out/eyes --resolution-scale 0.25"
     )]
     Xr {
         /// Character file to open (default: a new character with one joint).
@@ -1077,6 +1080,31 @@ struct XrArgs {
     fallback: FallbackArg,
 }
 
+/// Set by SIGINT / SIGTERM while `plasticine xr` runs.
+static XR_STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn request_xr_stop(_signal: libc::c_int) {
+    // An atomic store is async-signal-safe.
+    XR_STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Ctrl+C (and SIGTERM) end the headset session cleanly: the session is
+/// asked to exit and the character saved. SA_RESTART keeps the runtime's
+/// blocking calls (xrWaitFrame over IPC) from failing with EINTR.
+fn stop_xr_on_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction with a handler that only stores to an
+        // atomic; installing it has no other effect.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = request_xr_stop as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
 /// `plasticine xr`: the headset, or (no headset) the reason and the desk.
 fn xr(args: XrArgs) -> Result<()> {
     use plasticine::app::headset::{Placement, XrFrontError, XrOptions, run_xr};
@@ -1114,8 +1142,10 @@ fn xr(args: XrArgs) -> Result<()> {
             PlacementArg::Tracker => Placement::Tracker,
         },
         timings_csv: args.timings,
+        stop: Some(&XR_STOP),
         ..XrOptions::default()
     };
+    stop_xr_on_signals();
     match run_xr(model, options) {
         Ok(report) => {
             println!(

@@ -30,8 +30,9 @@
 //!
 //! # Ending
 //!
-//! The session ends when the frame count asked for is reached (we ask the
-//! runtime to exit and follow it through `STOPPING` and `EXITING`), when the
+//! The session ends when the frame count asked for is reached or on Ctrl+C
+//! (we ask the runtime to exit and follow it through `STOPPING` and
+//! `EXITING`), when the
 //! runtime ends it, or when it is lost (the runtime died, the headset went
 //! away). In every case the character is saved before returning: to
 //! `--save-on-exit FILE` when given, else (if it was edited) as an autosave,
@@ -53,6 +54,7 @@ use crate::xr::{Headset, HeadsetOptions, HeadsetTracker, Pump, SessionEnd, XrErr
 use glam::{Mat4, Quat, Vec3};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 /// Near and far clipping distances, in tracker (physical) metres.
@@ -102,6 +104,9 @@ pub struct XrOptions {
     pub placement: Placement,
     /// Save the frame timings as CSV on exit.
     pub timings_csv: Option<PathBuf>,
+    /// Set (by a signal handler: Ctrl+C) to end the session as if the
+    /// frame count were reached: asked of the runtime, then saved.
+    pub stop: Option<&'static AtomicBool>,
 }
 
 impl Default for XrOptions {
@@ -117,6 +122,7 @@ impl Default for XrOptions {
             tool: ToolKind::Select,
             placement: Placement::Front,
             timings_csv: None,
+            stop: None,
         }
     }
 }
@@ -167,8 +173,12 @@ pub struct XrReport {
     /// From `xrLocateViews` to `xrEndFrame`'s return (how old the poses are
     /// when the frame goes to the compositor).
     pub locate_to_submit: Stats,
-    /// The renderer's CPU time (geometry, upload, encoding, copy).
+    /// The renderer's wall time (geometry, upload, encoding, the copy into
+    /// the swapchain, their submission; with a software GPU such as
+    /// lavapipe, submission runs the rendering itself).
     pub render_cpu: Stats,
+    /// From one frame's start to the next (the runtime's pacing).
+    pub frame_interval: Stats,
     pub screenshots: Vec<PathBuf>,
     pub autosaves: Vec<PathBuf>,
     /// The interaction profile changes seen.
@@ -614,6 +624,9 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
     let mut last_frame: Option<Instant> = None;
     let start_revision = fl.history().revision();
     loop {
+        if options.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+            cell.borrow_mut().request_exit();
+        }
         let pump = cell.borrow_mut().pump();
         let should_render = match pump {
             Pump::Ended => break,
@@ -669,7 +682,8 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
                 Err(e) => tracing::warn!("autosave failed: {e}"),
             }
         }
-        if last {
+        let stopped = options.stop.is_some_and(|s| s.load(Ordering::SeqCst));
+        if last || stopped {
             cell.borrow_mut().request_exit();
         }
     }
@@ -730,7 +744,9 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
     report.frame_cpu_thread = Stats::of(cpu_thread);
     report.locate_to_submit = Stats::of(renderer.locate_to_submit.iter().copied());
     report.render_cpu = Stats::of(renderer.render_cpu.iter().copied());
-    report.summary = fl.log().summary().to_string();
+    let summary = fl.log().summary();
+    report.frame_interval = summary.frame_interval;
+    report.summary = summary.to_string();
     if let Some(path) = &options.timings_csv
         && let Err(e) = fl.log().write_csv(path)
     {
