@@ -204,8 +204,12 @@ impl XrReport {
                 self.locate_to_submit
             ),
             format!(
-                "renderer CPU per frame:                       {}",
+                "renderer wall time (draw, copy, submit):      {}",
                 self.render_cpu
+            ),
+            format!(
+                "frame interval (xrWaitFrame's pacing):        {}",
+                self.frame_interval
             ),
         ]
     }

@@ -39,6 +39,28 @@
 //!   the tracker turns into [`XrTracker::lost`].
 //! - Its client library prints a few `LOG in xrCreateInstance` lines on
 //!   stderr whatever `XRT_LOG` says.
+//!
+//! And with a [`Headset`] (a Vulkan session), seen in the same tests:
+//!
+//! - It offers `XR_KHR_vulkan_enable2`, with Vulkan 1.0 up to "1023.1023.1023"
+//!   (no upper limit); with the null compositor it picks lavapipe (Mesa
+//!   25.0.7 in trixie), which offers multiview, and the renderer's
+//!   self-test passes there, so both eyes go in one pass.
+//! - The simulated HMD recommends 320×240 per eye; R8G8B8A8_SRGB is
+//!   offered; an array swapchain of 2 layers gets 3 images.
+//! - The session is READY as soon as it is created; after `xrBeginSession`
+//!   the first frames take it through SYNCHRONIZED and VISIBLE to FOCUSED
+//!   (the first `xrWaitFrame` says `shouldRender = false`). The null
+//!   compositor paces `xrWaitFrame` at about 20 Hz. The simple controllers'
+//!   profile is known once FOCUSED (an interaction-profile-changed event).
+//! - After `xrRequestExitSession` it goes FOCUSED → VISIBLE → SYNCHRONIZED
+//!   → STOPPING (we call `xrEndSession`) → IDLE → EXITING.
+//! - Killing the service under a running session makes the next call fail
+//!   with `XR_ERROR_INSTANCE_LOST`; tearing the session down afterwards
+//!   fails quietly, without crashing.
+//! - On lavapipe, `vkQueueSubmit` runs the rendering before it returns, so
+//!   the main thread's *wall* time per frame includes the software GPU's
+//!   work; its own CPU time does not.
 
 pub mod actions;
 pub mod error;

@@ -301,25 +301,21 @@ fn demo(extra: &[String]) -> Result<(), String> {
                 cmd.args(&args);
                 run(cmd)
             });
-            match outcome {
-                // A runtime that fails, or a display that cannot be opened:
-                // the next front end (the desk, then headless rendering).
-                Err(e) => match frontend::fallback(choice, &facts, frontend::BUILD_FRONTENDS) {
-                    Some(next) => {
-                        println!(
-                            "\nxtask: the {choice:?} front end failed ({e}); trying {next:?} instead"
-                        );
-                        choice = next;
-                        runs = frontend::plasticine_runs(choice, extra);
-                        for args in &runs {
-                            println!("xtask: will run `plasticine {}`", args.join(" "));
-                        }
-                        k = 0;
-                        continue;
-                    }
-                    None => return Err(e),
-                },
-                Ok(()) => {}
+            // A runtime that fails, or a display that cannot be opened: the
+            // next front end (the desk, then headless rendering).
+            if let Err(e) = outcome {
+                let Some(next) = frontend::fallback(choice, &facts, frontend::BUILD_FRONTENDS)
+                else {
+                    return Err(e);
+                };
+                println!("\nxtask: the {choice:?} front end failed ({e}); trying {next:?} instead");
+                choice = next;
+                runs = frontend::plasticine_runs(choice, extra);
+                for args in &runs {
+                    println!("xtask: will run `plasticine {}`", args.join(" "));
+                }
+                k = 0;
+                continue;
             }
             k += 1;
         }
