@@ -1184,7 +1184,7 @@ fn xr(args: XrArgs) -> Result<()> {
                 None,
                 DeskStereo::Anaglyph,
                 (1280, 720),
-                None,
+                args.frames,
                 None,
                 0,
                 None,
