@@ -1,5 +1,6 @@
-//! `plasticine`: the command line. Headless jobs today (bake, bench, sample
-//! characters, file checks); the desk and headset front ends join later.
+//! `plasticine`: the command line: headless jobs (bake, bench, sample
+//! characters, file checks, render), the desk front end and the headset
+//! front end (`plasticine xr`).
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -193,6 +194,65 @@ plasticine calibrate --check calibration/my-desk.ron"
         #[arg(long, value_enum, default_value = "auto")]
         tracker: DeskTracker,
     },
+    /// Open the headset front end (OpenXR with Vulkan): the character in front of you at arm's
+    /// length. Tool hand (right; left with --left-handed): trigger = tool, B = next tool, A = the
+    /// skin tool's attach, thumbstick = the tool's parameter. Other hand: A/B = undo/redo,
+    /// thumbstick = fly and turn, click = recentre. Either hand: menu = next tool, squeeze = grab the
+    /// world (both hands: scale and turn it). With no OpenXR runtime it says why and opens the desk.
+    #[command(
+        long_about = "Open the headset front end: an OpenXR session rendering with Vulkan (the \
+runtime creates the device, wgpu draws into its swapchain), the skin simulated on its own thread.\n\n\
+Hands: the tool hand (right, or left with --left-handed) holds the tool: trigger = use it, B = next \
+tool, A = the skin tool's attach, thumbstick up/down = the tool's parameter (liposuction radius; skin \
+resolution). The other hand flies: A = undo, B = redo, thumbstick = fly along your gaze and turn, \
+thumbstick click = recentre. Either hand: menu = next tool; squeeze = grab the world and move it, with \
+both hands = scale and turn it.\n\n\
+When the session ends (you quit from the runtime, press Ctrl+C, --frames is reached, or the runtime \
+goes away) the character is saved: to --save-on-exit FILE, else (if edited) as an autosave (open it \
+with --recover).\n\n\
+With no OpenXR loader or runtime, or one without Vulkan rendering, it says what is missing and opens \
+the desk front end instead (when there is a display; --fallback none to only fail).\n\n\
+Examples:\n  plasticine xr assets/penguin.ron\n  \
+plasticine xr assets/penguin.ron --left-handed --save-on-exit my-penguin.ron\n  \
+plasticine xr assets/penguin.ron --frames 60 --screenshot-eyes out/eyes --resolution-scale 0.25"
+    )]
+    Xr {
+        /// Character file to open (default: a new character with one joint).
+        character: Option<PathBuf>,
+        /// Ask the runtime to end the session after this many rendered frames.
+        #[arg(long)]
+        frames: Option<u64>,
+        /// Save the last frame's swapchain image (both eyes) as left.png and right.png here.
+        #[arg(long)]
+        screenshot_eyes: Option<PathBuf>,
+        /// Save the character to this file when the session ends, however it ends.
+        #[arg(long)]
+        save_on_exit: Option<PathBuf>,
+        /// The left controller holds the tools and the right one flies.
+        #[arg(long)]
+        left_handed: bool,
+        /// Swapchain size relative to the headset's recommended size (e.g. 0.5 on a slow GPU).
+        #[arg(long, default_value_t = 1.0)]
+        resolution_scale: f32,
+        /// The tool in hand at the start.
+        #[arg(long, value_enum, default_value = "select")]
+        tool: ToolArg,
+        /// front: the character at arm's length in front of you; tracker: world = tracking space.
+        #[arg(long, value_enum, default_value = "front")]
+        placement: PlacementArg,
+        /// Seconds to wait for the OpenXR session to start.
+        #[arg(long, default_value_t = 10.0)]
+        start_timeout: f64,
+        /// Save per-frame timings as CSV on exit.
+        #[arg(long)]
+        timings: Option<PathBuf>,
+        /// Open the newest autosave of this character instead (after a crash or a lost session).
+        #[arg(long)]
+        recover: bool,
+        /// With no headset: desk = open the desk front end (with a display), none = fail.
+        #[arg(long, value_enum, default_value = "desk")]
+        fallback: FallbackArg,
+    },
     /// Render a character to PNG images with no window: its bake (--baked), else its key
     /// postures simulated live, else its still pose; from a fixed or orbiting viewpoint.
     Render {
@@ -290,6 +350,28 @@ enum DeskTracker {
     /// OpenXR, or fail saying why not.
     Openxr,
     /// The calibration's fixed head and the mouse.
+    None,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ToolArg {
+    Select,
+    Sphere,
+    Superellipse,
+    Ik,
+    Skin,
+    Liposuction,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum PlacementArg {
+    Front,
+    Tracker,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum FallbackArg {
+    Desk,
     None,
 }
 
@@ -614,6 +696,33 @@ fn run(cli: Cli) -> Result<()> {
                 println!("  first: {}\n  last:  {}", first.display(), last.display());
             }
         }
+        Command::Xr {
+            character,
+            frames,
+            screenshot_eyes,
+            save_on_exit,
+            left_handed,
+            resolution_scale,
+            tool,
+            placement,
+            start_timeout,
+            timings,
+            recover,
+            fallback,
+        } => xr(XrArgs {
+            character,
+            frames,
+            screenshot_eyes,
+            save_on_exit,
+            left_handed,
+            resolution_scale,
+            tool,
+            placement,
+            start_timeout,
+            timings,
+            recover,
+            fallback,
+        })?,
         Command::Desk {
             character,
             calibration,
@@ -1033,6 +1142,180 @@ fn autosave_dir() -> Option<PathBuf> {
     Some(base.join("plasticine").join("autosave"))
 }
 
+/// The character to edit: the file, a new one, or (`recover`) the newest
+/// autosave of it; with a note when an autosave from a session that did not
+/// end cleanly is there. Returns it with the autosave directory.
+fn open_document(
+    character: Option<&Path>,
+    recover: bool,
+) -> Result<(plasticine::character::Character, Option<PathBuf>)> {
+    let stem = character
+        .and_then(|p| p.file_stem())
+        .and_then(|s| s.to_str())
+        .unwrap_or("untitled")
+        .to_string();
+    let autosaves = autosave_dir();
+    let mut model = match character {
+        Some(p) => load_character(p)?,
+        None => plasticine::tools::session::empty_character("untitled"),
+    };
+    if let Some(dir) = &autosaves {
+        let report = plasticine::io::find_recovery(dir, &stem);
+        if let Some(best) = report.best() {
+            if recover {
+                model = best.load()?;
+                eprintln!(
+                    "Recovered '{stem}' from the autosave {}",
+                    best.path.display()
+                );
+            } else {
+                eprintln!(
+                    "note: an autosave of '{stem}' from an earlier session that did not end cleanly \
+                     is in {}; run with --recover to open it",
+                    best.path.display()
+                );
+            }
+        } else if recover {
+            bail!(
+                "there is no autosave of '{stem}' in {} to recover",
+                dir.display()
+            );
+        }
+    }
+    Ok((model, autosaves))
+}
+
+struct XrArgs {
+    character: Option<PathBuf>,
+    frames: Option<u64>,
+    screenshot_eyes: Option<PathBuf>,
+    save_on_exit: Option<PathBuf>,
+    left_handed: bool,
+    resolution_scale: f32,
+    tool: ToolArg,
+    placement: PlacementArg,
+    start_timeout: f64,
+    timings: Option<PathBuf>,
+    recover: bool,
+    fallback: FallbackArg,
+}
+
+/// Set by SIGINT / SIGTERM while `plasticine xr` runs.
+static XR_STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn request_xr_stop(_signal: libc::c_int) {
+    // An atomic store is async-signal-safe.
+    XR_STOP.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Ctrl+C (and SIGTERM) end the headset session cleanly: the session is
+/// asked to exit and the character saved. SA_RESTART keeps the runtime's
+/// blocking calls (xrWaitFrame over IPC) from failing with EINTR.
+fn stop_xr_on_signals() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction with a handler that only stores to an
+        // atomic; installing it has no other effect.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = request_xr_stop as *const () as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// `plasticine xr`: the headset, or (no headset) the reason and the desk.
+fn xr(args: XrArgs) -> Result<()> {
+    use plasticine::app::headset::{Placement, XrFrontError, XrOptions, run_xr};
+    use plasticine::tools::ToolKind;
+    use plasticine::xr::HeadsetOptions;
+    let (model, autosaves) = open_document(args.character.as_deref(), args.recover)?;
+    if !(args.resolution_scale > 0.0 && args.resolution_scale <= 4.0) {
+        bail!(
+            "--resolution-scale must be above 0 and at most 4 (got {})",
+            args.resolution_scale
+        );
+    }
+    let options = XrOptions {
+        document: args.character.clone(),
+        headset: HeadsetOptions {
+            start_timeout: std::time::Duration::from_secs_f64(args.start_timeout.max(0.1)),
+            resolution_scale: args.resolution_scale,
+            left_handed: args.left_handed,
+            ..HeadsetOptions::default()
+        },
+        frames: args.frames,
+        screenshot_eyes: args.screenshot_eyes,
+        save_on_exit: args.save_on_exit,
+        autosave_dir: autosaves,
+        tool: match args.tool {
+            ToolArg::Select => ToolKind::Select,
+            ToolArg::Sphere => ToolKind::Sphere,
+            ToolArg::Superellipse => ToolKind::Superellipse,
+            ToolArg::Ik => ToolKind::Ik,
+            ToolArg::Skin => ToolKind::Skin,
+            ToolArg::Liposuction => ToolKind::Liposuction,
+        },
+        placement: match args.placement {
+            PlacementArg::Front => Placement::Front,
+            PlacementArg::Tracker => Placement::Tracker,
+        },
+        timings_csv: args.timings,
+        stop: Some(&XR_STOP),
+        ..XrOptions::default()
+    };
+    stop_xr_on_signals();
+    match run_xr(model, options) {
+        Ok(report) => {
+            println!(
+                "Headset session: {} frames rendered ({} skipped) on {}; {}",
+                report.frames, report.skipped_frames, report.adapter, report.ended
+            );
+            println!("  session states: {}", report.states.join(" → "));
+            println!("  {}", report.saved);
+            for line in report.timing_lines() {
+                println!("  {line}");
+            }
+            for p in &report.screenshots {
+                println!("  swapchain image saved to {}", p.display());
+            }
+            Ok(())
+        }
+        Err(XrFrontError::Unavailable(e)) => {
+            println!("no headset: {e}");
+            if args.fallback == FallbackArg::None {
+                bail!("no headset ({e}) and --fallback none");
+            }
+            let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
+                .iter()
+                .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
+            if !has_display {
+                bail!(
+                    "no headset ({e}), and no display for the desk front end either (neither \
+                     DISPLAY nor WAYLAND_DISPLAY is set): start an OpenXR runtime (e.g. \
+                     monado-service), run on a display (`plasticine desk`), or render without one \
+                     (`plasticine render CHARACTER --out DIR`)"
+                );
+            }
+            println!("falling back to the desk front end (plasticine desk)");
+            desk(
+                args.character,
+                None,
+                DeskStereo::Anaglyph,
+                (1280, 720),
+                args.frames,
+                None,
+                0,
+                None,
+                args.recover,
+                DeskTracker::Auto,
+            )
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn desk(
     character: Option<PathBuf>,
@@ -1052,39 +1335,7 @@ fn desk(
         Some(p) => plasticine::view::Calibration::load(p)?,
         None => plasticine::view::Calibration::default_monitor(),
     };
-    let stem = character
-        .as_deref()
-        .and_then(|p| p.file_stem())
-        .and_then(|s| s.to_str())
-        .unwrap_or("untitled")
-        .to_string();
-    let autosaves = autosave_dir();
-    let mut model = match &character {
-        Some(p) => load_character(p)?,
-        None => plasticine::tools::session::empty_character("untitled"),
-    };
-    if let Some(dir) = &autosaves {
-        let report = plasticine::io::find_recovery(dir, &stem);
-        if let Some(best) = report.best() {
-            if recover {
-                model = best.load()?;
-                eprintln!(
-                    "Recovered '{stem}' from the autosave {}",
-                    best.path.display()
-                );
-            } else {
-                eprintln!(
-                    "note: an autosave of '{stem}' from an earlier session that did not end cleanly                      is in {}; run with --recover to open it",
-                    best.path.display()
-                );
-            }
-        } else if recover {
-            bail!(
-                "there is no autosave of '{stem}' in {} to recover",
-                dir.display()
-            );
-        }
-    }
+    let (model, autosaves) = open_document(character.as_deref(), recover)?;
     let options = DeskOptions {
         document: character,
         calibration,

@@ -1,6 +1,7 @@
 //! The desk front end in a real X server (Xvfb) on a real (software) GPU:
 //! it opens, renders the character, and closes cleanly; with no display it
-//! says what to do instead of panicking.
+//! says what to do instead of panicking; `plasticine xr` with no headset
+//! opens it instead.
 //!
 //! `cargo xtask test` installs Xvfb and sets `PLASTICINE_REQUIRE_XVFB=1`, so
 //! there the window test cannot be skipped; a developer without Xvfb sees it
@@ -140,4 +141,38 @@ fn with_no_display_the_desk_says_what_to_do() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.contains("no display"), "{stderr}");
     assert!(stderr.contains("plasticine render"), "{stderr}");
+}
+
+/// `plasticine xr` with no OpenXR loader (a path that is not there) says
+/// why there is no headset and runs the desk on the display instead, for
+/// the frames asked.
+#[test]
+fn with_no_headset_xr_opens_the_desk() {
+    let Some(x) = start_xvfb() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
+        .args(["xr", "assets/penguin.ron", "--frames", "3"])
+        .env(
+            "PLASTICINE_OPENXR_LOADER",
+            "/nonexistent/libopenxr_loader.so.1",
+        )
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("XDG_STATE_HOME", dir.path())
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stdout.contains(
+            "no headset: the OpenXR loader /nonexistent/libopenxr_loader.so.1 is not installed"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("falling back to the desk front end"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Desk session: 3 frames"), "{stdout}");
 }

@@ -1,6 +1,7 @@
-//! The OpenXR tracker against a real runtime: Monado (the service, with the
-//! null compositor) and its simulated devices, and its remote driver for
-//! scripted controllers; and what happens with no runtime at all.
+//! The OpenXR tracker and the headset front end (`plasticine xr`) against a
+//! real runtime: Monado (the service, with the null compositor) and its
+//! simulated devices, and its remote driver for scripted controllers; and
+//! what happens with no runtime at all.
 //!
 //! `cargo xtask test` runs this binary a second time inside a Debian trixie
 //! chroot where it has started two Monado services (see `xtask/src/monado.rs`):
@@ -19,6 +20,8 @@
 use glam::Vec3;
 use plasticine::app::Tracker;
 use plasticine::app::desk_input::DeskTracker;
+use plasticine::io::load_character;
+use plasticine::skin::body::PosedBody;
 use plasticine::view::{Calibration, Screen};
 use plasticine::xr::{SessionState, XrError, XrTracker, XrTrackerOptions};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -412,6 +415,7 @@ const RIGHT: usize = 256;
 /// Within a controller: `pose` (orientation xyzw at +0, position at +16).
 const POSITION: usize = 16;
 const TRIGGER_VALUE: usize = 72;
+const SQUEEZE_VALUE: usize = 76;
 const ACTIVE: usize = 105;
 const TRIGGER_CLICK: usize = 112;
 
@@ -470,6 +474,13 @@ impl Remote {
         self.put(RIGHT + TRIGGER_VALUE, &[if trigger { 1.0 } else { 0.0 }]);
         self.state[RIGHT + TRIGGER_CLICK] = trigger as u8;
         self.state[RIGHT + ACTIVE] = 1;
+    }
+
+    fn left(&mut self, p: Vec3, squeeze: bool) {
+        self.put(LEFT, &[0.0, 0.0, 0.0, 1.0]);
+        self.put(LEFT + POSITION, &p.to_array());
+        self.put(LEFT + SQUEEZE_VALUE, &[if squeeze { 1.0 } else { 0.0 }]);
+        self.state[LEFT + ACTIVE] = 1;
     }
 
     fn send(&mut self) {
@@ -575,4 +586,463 @@ fn calibrate_live_measures_the_corners_with_a_scripted_controller() {
         |c: &Calibration, p: Vec3| c.tracker_to_world.world_from_tracker().transform_point3(p);
     assert!(world(&cal, truth.centre()).distance(world(&default, default.screen.centre())) < 1e-3);
     assert!((cal.fixed_head.orientation.length() - 1.0).abs() < 1e-4);
+}
+
+/// `plasticine` with `env`, no display, a scratch state directory, and a
+/// bound on its running time (it is killed past `timeout`).
+fn plasticine_within(
+    args: &[&str],
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> (bool, String, String) {
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = Guard(cmd.spawn().unwrap());
+    let mut stdout = child.0.stdout.take().unwrap();
+    let mut stderr = child.0.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > timeout {
+            let _ = child.0.kill();
+            let _ = child.0.wait();
+            panic!(
+                "plasticine {} ran past {timeout:?} (a hang)\nstdout:\n{}\nstderr:\n{}",
+                args.join(" "),
+                out.join().unwrap(),
+                err.join().unwrap()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status.success(), out.join().unwrap(), err.join().unwrap())
+}
+
+/// Decoded RGBA pixels of a PNG.
+fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgba);
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// The penguin's lit skin in an eye image: how many pixels have its warm,
+/// bright colour (the sky is dark blue-grey, the floor grey), the spread of
+/// their brightness (shading: lit on one side, darker on the other), and
+/// their mean x.
+fn lit_skin(path: &Path) -> (usize, u32, f32, (u32, u32)) {
+    let (w, h, px) = read_png(path);
+    let (mut n, mut lo, mut hi, mut sx) = (0usize, u32::MAX, 0u32, 0f64);
+    for (k, p) in px.chunks_exact(4).enumerate() {
+        let (r, g, b) = (p[0] as u32, p[1] as u32, p[2] as u32);
+        if r > 150 && r > b + 30 {
+            n += 1;
+            let lum = r + g + b;
+            lo = lo.min(lum);
+            hi = hi.max(lum);
+            sx += (k as u32 % w) as f64;
+        }
+    }
+    let mean_x = if n > 0 {
+        (sx / n as f64) as f32
+    } else {
+        f32::NAN
+    };
+    (n, hi.saturating_sub(lo), mean_x, (w, h))
+}
+
+/// The headset front end on Monado's simulated headset with the null
+/// compositor: `plasticine xr` with the 64×64 penguin creates its Vulkan
+/// device through the runtime, reaches FOCUSED, renders 60 frames into the
+/// swapchain, reads the last swapchain image back, and ends when it asks
+/// to (xrRequestExitSession: STOPPING → IDLE → EXITING), saving the
+/// character. Both eyes show the penguin lit (a warm skin with shading),
+/// each from its own eye (the penguin, at arm's length, sits further right
+/// in the left eye's image). The frame timings are printed.
+#[test]
+fn the_headset_renders_the_penguin_lit_in_both_eyes_and_ends_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let penguin = dir.path().join("penguin64.ron");
+    let (ok, _, stderr) = plasticine(
+        &[
+            "resample",
+            "assets/penguin.ron",
+            "--resolution",
+            "64x64",
+            "--out",
+            penguin.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(ok, "{stderr}");
+    let eyes = dir.path().join("eyes");
+    let saved = dir.path().join("saved.ron");
+    let (ok, stdout, stderr) = plasticine_within(
+        &[
+            "xr",
+            penguin.to_str().unwrap(),
+            "--frames",
+            "60",
+            "--screenshot-eyes",
+            eyes.to_str().unwrap(),
+            "--resolution-scale",
+            "0.5",
+            "--save-on-exit",
+            saved.to_str().unwrap(),
+            "--fallback",
+            "none",
+        ],
+        &[],
+        Duration::from_secs(120),
+    );
+    if stdout.contains("no headset:") {
+        return skip("the headset test", stdout.trim());
+    }
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stdout.contains("system 'Monado: Simulated HMD'"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Headset session: 60 frames rendered"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("the session ended as asked"), "{stdout}");
+    let states = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("session states: "))
+        .unwrap_or_else(|| panic!("no session states line:\n{stdout}"));
+    assert!(
+        states.starts_with("IDLE → READY → SYNCHRONIZED → VISIBLE → FOCUSED"),
+        "{states}"
+    );
+    assert!(states.ends_with("STOPPING → IDLE → EXITING"), "{states}");
+    assert!(
+        stdout.contains(&format!("the character was saved to {}", saved.display())),
+        "{stdout}"
+    );
+    let c = load_character(&saved).unwrap();
+    assert!(c.skins.iter().all(|s| (s.m, s.n) == (64, 64)));
+
+    let (left, right) = (eyes.join("left.png"), eyes.join("right.png"));
+    let (nl, spread_l, xl, size) = lit_skin(&left);
+    let (nr, spread_r, xr, size_r) = lit_skin(&right);
+    assert_eq!(size, size_r);
+    let area = (size.0 * size.1) as usize;
+    for (eye, n, spread) in [("left", nl, spread_l), ("right", nr, spread_r)] {
+        assert!(
+            n * 100 > area,
+            "the {eye} eye shows the penguin's skin: {n} of {area} pixels"
+        );
+        assert!(
+            spread > 60,
+            "the {eye} eye's skin is shaded (lit): brightness spread {spread}"
+        );
+    }
+    assert!(
+        xl > xr + 1.0,
+        "each eye sees from its own place: the near penguin is further right in the left eye \
+         ({xl:.1} vs {xr:.1} px)"
+    );
+    // For information (no test asserts on time): what the headset loop
+    // costs on the main thread, and how old the poses are at submission.
+    for line in stdout.lines().filter(|l| {
+        l.contains("excluding xrWaitFrame")
+            || l.contains("CPU time per frame")
+            || l.contains("xrLocateViews to xrEndFrame")
+            || l.contains("renderer wall time")
+            || l.contains("frame interval")
+            || l.contains("per eye")
+    }) {
+        println!("64x64 penguin on Monado: {}", line.trim());
+    }
+}
+
+/// The runtime going away under a running headset session: a private
+/// Monado service is killed while `plasticine xr` renders; the session ends
+/// with the loss said plainly, the character saved, the process exiting on
+/// its own (no hang, no panic).
+#[test]
+fn losing_the_runtime_under_the_headset_saves_and_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let service = Command::new("monado-service")
+        .env("XDG_RUNTIME_DIR", dir.path())
+        .env("XRT_COMPOSITOR_NULL", "1")
+        .env("SIMULATED_ENABLE", "1")
+        .env("XRT_NO_STDIN", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    let Ok(service) = service else {
+        return skip("the headset loss test", "monado-service is not installed");
+    };
+    let mut service = Guard(service);
+    let socket = dir.path().join("monado_comp_ipc");
+    let start = Instant::now();
+    while !socket.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "monado-service did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let saved = dir.path().join("saved.ron");
+    let state = tempfile::tempdir().unwrap();
+    let mut child = Guard(
+        Command::new(BIN)
+            .args(["xr", "assets/penguin.ron", "--resolution-scale", "0.25"])
+            .args(["--fallback", "none", "--save-on-exit"])
+            .arg(&saved)
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .env("XDG_STATE_HOME", state.path())
+            .env_remove("DISPLAY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let rx = lines_of(&mut child.0);
+    wait_line(&rx, "recentred", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    service.0.kill().unwrap();
+    service.0.wait().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "plasticine xr did not notice the runtime going away"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(!status.success());
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("the OpenXR session was lost"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the character was saved to {}", saved.display())),
+        "{stderr}"
+    );
+    let c = load_character(&saved).unwrap();
+    assert_eq!(
+        c.name,
+        load_character(Path::new("assets/penguin.ron"))
+            .unwrap()
+            .name
+    );
+}
+
+/// With no runtime: `plasticine xr` names what is missing; with
+/// `--fallback none` it stops there, by default it turns to the desk
+/// (which here has no display either, and says so; with a display it would
+/// open).
+#[test]
+fn with_no_runtime_xr_says_why_and_turns_to_the_desk() {
+    let no_runtime = [("XR_RUNTIME_JSON", "/nonexistent/openxr_runtime.json")];
+    let loader_here = Path::new("/usr/lib/x86_64-linux-gnu/libopenxr_loader.so.1").exists();
+    let expected = if loader_here || required() {
+        "no active OpenXR runtime"
+    } else {
+        "apt-get install libopenxr-loader1"
+    };
+    let timeout = Duration::from_secs(60);
+    let (ok, stdout, stderr) = plasticine_within(
+        &["xr", "assets/penguin.ron", "--fallback", "none"],
+        &no_runtime,
+        timeout,
+    );
+    assert!(!ok);
+    assert!(stdout.contains("no headset: "), "{stdout}");
+    assert!(stdout.contains(expected), "{stdout}");
+    assert!(stderr.contains("--fallback none"), "{stderr}");
+    assert!(!stdout.contains("falling back"), "{stdout}");
+
+    let (ok, stdout, stderr) =
+        plasticine_within(&["xr", "assets/penguin.ron"], &no_runtime, timeout);
+    assert!(!ok);
+    assert!(stdout.contains(expected), "{stdout}");
+    assert!(
+        stderr.contains("no display for the desk front end either")
+            && stderr.contains("plasticine render"),
+        "{stderr}"
+    );
+
+    // A display that cannot be opened: the desk is chosen, and fails there.
+    let mut env = no_runtime.to_vec();
+    env.push(("DISPLAY", ":9999"));
+    let (ok, stdout, stderr) = plasticine_within(&["xr", "assets/penguin.ron"], &env, timeout);
+    assert!(!ok);
+    assert!(
+        stdout.contains("falling back to the desk front end"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("no display to open a window on"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+/// A scripted session through real OpenXR actions, with Monado's remote
+/// driver (Index controllers): the sphere tool's trigger pressed at a known
+/// right-controller pose creates a joint there; the left squeeze held
+/// while the left controller moves 10 cm drags the world with it, so the
+/// same press afterwards creates a joint 10 cm the other way in the world;
+/// Ctrl+C ends the session cleanly and the saved character has both joints
+/// where they should be. (`--placement tracker`: world = STAGE space.)
+#[test]
+fn remote_controllers_create_joints_and_drag_the_world() {
+    let Some(remote_dir) = std::env::var_os("PLASTICINE_MONADO_REMOTE_DIR") else {
+        return skip(
+            "the scripted headset test",
+            "PLASTICINE_MONADO_REMOTE_DIR (a Monado service with the remote driver) is not set",
+        );
+    };
+    let mut remote = Remote::connect(Duration::from_secs(30));
+    let tip = Vec3::new(0.35, 1.3, -0.45);
+    let (left0, drag) = (Vec3::new(-0.25, 1.2, -0.4), Vec3::new(0.1, 0.0, 0.0));
+    remote.head(Vec3::new(0.0, 1.6, 0.0));
+    remote.right(tip, false);
+    remote.left(left0, false);
+    remote.send();
+
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("scripted.ron");
+    let state = tempfile::tempdir().unwrap();
+    let mut child = Guard(
+        Command::new(BIN)
+            .args(["xr", "assets/penguin.ron", "--placement", "tracker"])
+            .args(["--tool", "sphere", "--resolution-scale", "0.25"])
+            .args(["--fallback", "none", "--save-on-exit"])
+            .arg(&saved)
+            .env("XDG_RUNTIME_DIR", &remote_dir)
+            .env("XDG_STATE_HOME", state.path())
+            .env_remove("DISPLAY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let rx = lines_of(&mut child.0);
+    let mut transcript = wait_line(
+        &rx,
+        "right hand's controller is now /interaction_profiles/valve/index_controller",
+        Duration::from_secs(60),
+    );
+    let settle = || std::thread::sleep(Duration::from_millis(500));
+    settle();
+    // Press and release the trigger at the tip: a joint there.
+    remote.right(tip, true);
+    remote.send();
+    settle();
+    remote.right(tip, false);
+    remote.send();
+    settle();
+    // Squeeze the left hand and move it by `drag`, in steps; release.
+    remote.left(left0, true);
+    remote.send();
+    settle();
+    for k in 1..=5 {
+        remote.left(left0 + drag * (k as f32 / 5.0), true);
+        remote.send();
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    settle();
+    remote.left(left0 + drag, false);
+    remote.send();
+    settle();
+    // The same press again: the world has moved by −drag under the hand.
+    remote.right(tip, true);
+    remote.send();
+    settle();
+    remote.right(tip, false);
+    remote.send();
+    settle();
+    // SAFETY: sending SIGINT to our own child process.
+    unsafe {
+        libc::kill(child.0.id() as libc::pid_t, libc::SIGINT);
+    }
+    transcript.extend(wait_line(&rx, "Headset session:", Duration::from_secs(20)));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "plasticine xr did not exit after Ctrl+C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+        transcript.push(line);
+    }
+    let transcript = transcript.join("\n");
+    assert!(status.success(), "{transcript}");
+    assert!(
+        transcript.contains("the session ended as asked"),
+        "{transcript}"
+    );
+
+    let start_joints = load_character(Path::new("assets/penguin.ron"))
+        .unwrap()
+        .skeleton
+        .joints
+        .len();
+    let c = load_character(&saved).unwrap();
+    assert_eq!(
+        c.skeleton.joints.len(),
+        start_joints + 2,
+        "two joints created\n{transcript}"
+    );
+    let body = PosedBody::new(&c, &c.skeleton.rest_posture());
+    let at = |j: usize| Vec3::from(body.joints[j].translation);
+    let (first, second) = (at(start_joints), at(start_joints + 1));
+    assert!(
+        first.distance(tip) < 0.01,
+        "the first joint is at the controller's tip: {first} vs {tip}"
+    );
+    assert!(
+        second.distance(tip - drag) < 0.01,
+        "the world was dragged by the squeezed hand: {second} vs {}",
+        tip - drag
+    );
 }

@@ -20,6 +20,7 @@ pub mod desk_input;
 pub mod frame_log;
 pub mod frame_loop;
 pub mod headless;
+pub mod headset;
 pub mod latency;
 pub mod sim_thread;
 pub mod view_renderer;

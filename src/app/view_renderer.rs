@@ -74,24 +74,7 @@ impl ViewRenderer {
 
     /// Tool cursors with their wands, and the current joint.
     pub fn decorations(&self, inputs: &FrameInputs) -> Decorations {
-        let scale = world_scale(&inputs.vehicle);
-        let hand = |h: &HandState, color: [f32; 4], wand: f32| Cursor {
-            position: h.position(),
-            orientation: h.orientation(),
-            radius: 0.006 * scale,
-            wand: wand * scale,
-            color,
-            active: h.triggered(),
-        };
-        Decorations {
-            cursors: vec![
-                hand(&inputs.hands.right, tool_color(inputs.tool), WAND_LENGTH),
-                // The left hand flies the vehicle: a small grey marker, no wand.
-                hand(&inputs.hands.left, [0.5, 0.5, 0.55, 1.0], 0.0),
-            ],
-            current_joint: Some(inputs.current_joint)
-                .filter(|&j| j < inputs.snapshot.character.skeleton.joints.len()),
-        }
+        decorations(inputs)
     }
 
     /// Draws `inputs` into `target` (or only the eye images when `None`).
@@ -105,10 +88,7 @@ impl ViewRenderer {
         let decorations = self.decorations(inputs);
         let eye_size = self.mode.eye_size(output_size);
         let snapshot = inputs.snapshot;
-        // Joints follow the hand with no simulation lag (LEMAN: the skeleton
-        // is always manipulated in real time); the skin is the snapshot's.
-        let posture = (inputs.edit_posture.angles.len() == snapshot.posture.angles.len())
-            .then_some(inputs.edit_posture);
+        let posture = draw_posture(inputs);
         self.overlay.clear();
         if self.show_overlay {
             self.overlay.extend(inputs.overlay.iter().cloned());
@@ -125,6 +105,38 @@ impl ViewRenderer {
             &self.overlay,
         )
     }
+}
+
+/// Tool cursors with their wands (sized in physical metres, whatever the
+/// vehicle's scale), and the current joint: what every front end draws
+/// over the scene.
+pub fn decorations(inputs: &FrameInputs) -> Decorations {
+    let scale = world_scale(&inputs.vehicle);
+    let hand = |h: &HandState, color: [f32; 4], wand: f32| Cursor {
+        position: h.position(),
+        orientation: h.orientation(),
+        radius: 0.006 * scale,
+        wand: wand * scale,
+        color,
+        active: h.triggered(),
+    };
+    Decorations {
+        cursors: vec![
+            hand(&inputs.hands.right, tool_color(inputs.tool), WAND_LENGTH),
+            // The left hand flies the vehicle: a small grey marker, no wand.
+            hand(&inputs.hands.left, [0.5, 0.5, 0.55, 1.0], 0.0),
+        ],
+        current_joint: Some(inputs.current_joint)
+            .filter(|&j| j < inputs.snapshot.character.skeleton.joints.len()),
+    }
+}
+
+/// The posture to draw the skeleton in: the edit side's (no simulation
+/// lag: LEMAN manipulates the skeleton in real time) when it fits the
+/// snapshot's skeleton; the skin is always the snapshot's.
+pub fn draw_posture<'a>(inputs: &FrameInputs<'a>) -> Option<&'a crate::character::Posture> {
+    (inputs.edit_posture.angles.len() == inputs.snapshot.posture.angles.len())
+        .then_some(inputs.edit_posture)
 }
 
 /// Uniform scale of a similarity transform.

@@ -897,6 +897,14 @@ impl Renderer {
         }
     }
 
+    /// The last frame's eye images, left and right: single-layer textures of
+    /// the eye size in [`EYE_FORMAT`], usable as copy sources (a headset
+    /// copies them into its swapchain). `None` before the first frame.
+    pub fn eye_textures(&self) -> Option<[&wgpu::Texture; 2]> {
+        let eyes = self.eyes.as_ref()?;
+        Some([&eyes.textures[0], &eyes.textures[1]])
+    }
+
     /// Reads back one eye's image (blocking; for tests, capture and export).
     pub fn read_eye(&self, eye: usize) -> Result<RgbaImage, RenderError> {
         let eyes = self

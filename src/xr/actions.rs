@@ -1,8 +1,8 @@
 //! The hands as OpenXR actions: one action set with, for each hand (as
 //! subaction paths `/user/hand/left` and `/user/hand/right`), the aim pose,
 //! the grip pose, the trigger, the squeeze, the primary (A/X) and secondary
-//! (B/Y) buttons, menu, the thumbstick and its click; and the bindings we
-//! suggest for the controllers we know.
+//! (B/Y) buttons, menu, the thumbstick and its click, and the haptic
+//! output; and the bindings we suggest for the controllers we know.
 //!
 //! What a [`HandState`] gets from them: the tool tip is the **aim** pose
 //! (its −z points along the controller, OpenXR's convention and ours); the
@@ -45,10 +45,13 @@ pub enum Input {
     Menu,
     Thumbstick,
     ThumbstickClick,
+    /// The vibration output (`/user/hand/<side>/output/haptic`).
+    Haptic,
 }
 
 /// An interaction profile and, per hand, the component paths (under
-/// `/user/hand/<side>/input/`) bound to each of our inputs.
+/// `/user/hand/<side>/input/`, or `.../output/` for [`Input::Haptic`])
+/// bound to each of our inputs.
 pub struct Profile {
     pub path: &'static str,
     /// `(input, left component, right component)`; `None` where that hand
@@ -65,6 +68,7 @@ pub const PROFILES: &[Profile] = &[
         bindings: &[
             (Input::Aim, Some("aim/pose"), Some("aim/pose")),
             (Input::Grip, Some("grip/pose"), Some("grip/pose")),
+            (Input::Haptic, Some("haptic"), Some("haptic")),
             (Input::Trigger, Some("select/click"), Some("select/click")),
             (Input::Menu, Some("menu/click"), Some("menu/click")),
         ],
@@ -74,6 +78,7 @@ pub const PROFILES: &[Profile] = &[
         bindings: &[
             (Input::Aim, Some("aim/pose"), Some("aim/pose")),
             (Input::Grip, Some("grip/pose"), Some("grip/pose")),
+            (Input::Haptic, Some("haptic"), Some("haptic")),
             (Input::Trigger, Some("trigger/value"), Some("trigger/value")),
             (Input::Squeeze, Some("squeeze/value"), Some("squeeze/value")),
             (Input::Primary, Some("a/click"), Some("a/click")),
@@ -91,6 +96,7 @@ pub const PROFILES: &[Profile] = &[
         bindings: &[
             (Input::Aim, Some("aim/pose"), Some("aim/pose")),
             (Input::Grip, Some("grip/pose"), Some("grip/pose")),
+            (Input::Haptic, Some("haptic"), Some("haptic")),
             (Input::Trigger, Some("trigger/value"), Some("trigger/value")),
             (Input::Squeeze, Some("squeeze/value"), Some("squeeze/value")),
             (Input::Primary, Some("x/click"), Some("a/click")),
@@ -111,6 +117,7 @@ pub const PROFILES: &[Profile] = &[
         bindings: &[
             (Input::Aim, Some("aim/pose"), Some("aim/pose")),
             (Input::Grip, Some("grip/pose"), Some("grip/pose")),
+            (Input::Haptic, Some("haptic"), Some("haptic")),
             (Input::Trigger, Some("trigger/value"), Some("trigger/value")),
             (Input::Squeeze, Some("squeeze/click"), Some("squeeze/click")),
             (Input::Menu, Some("menu/click"), Some("menu/click")),
@@ -118,6 +125,23 @@ pub const PROFILES: &[Profile] = &[
                 Input::ThumbstickClick,
                 Some("trackpad/click"),
                 Some("trackpad/click"),
+            ),
+        ],
+    },
+    Profile {
+        path: "/interaction_profiles/microsoft/motion_controller",
+        bindings: &[
+            (Input::Aim, Some("aim/pose"), Some("aim/pose")),
+            (Input::Grip, Some("grip/pose"), Some("grip/pose")),
+            (Input::Haptic, Some("haptic"), Some("haptic")),
+            (Input::Trigger, Some("trigger/value"), Some("trigger/value")),
+            (Input::Squeeze, Some("squeeze/click"), Some("squeeze/click")),
+            (Input::Menu, Some("menu/click"), Some("menu/click")),
+            (Input::Thumbstick, Some("thumbstick"), Some("thumbstick")),
+            (
+                Input::ThumbstickClick,
+                Some("thumbstick/click"),
+                Some("thumbstick/click"),
             ),
         ],
     },
@@ -135,6 +159,7 @@ pub struct HandActions {
     pub menu: xr::Action<bool>,
     pub thumbstick: xr::Action<xr::Vector2f>,
     pub thumbstick_click: xr::Action<bool>,
+    pub haptic: xr::Action<xr::Haptic>,
     /// `/user/hand/left` and `/user/hand/right`.
     pub hands: [xr::Path; 2],
     /// The profiles the runtime accepted bindings for.
@@ -182,6 +207,7 @@ impl HandActions {
             menu: action!("menu", "Menu"),
             thumbstick: action!("thumbstick", "Thumbstick"),
             thumbstick_click: action!("thumbstick_click", "Thumbstick click"),
+            haptic: action!("haptic", "Vibration"),
             set,
             hands,
             suggested: Vec::new(),
@@ -207,7 +233,12 @@ impl HandActions {
         for (input, left, right) in profile.bindings {
             for (side, component) in Side::BOTH.into_iter().zip([left, right]) {
                 let Some(component) = component else { continue };
-                let p = path(&format!("{}/input/{component}", side.user_path()))?;
+                let kind = if *input == Input::Haptic {
+                    "output"
+                } else {
+                    "input"
+                };
+                let p = path(&format!("{}/{kind}/{component}", side.user_path()))?;
                 bindings.push(match input {
                     Input::Aim => xr::Binding::new(&self.aim, p),
                     Input::Grip => xr::Binding::new(&self.grip, p),
@@ -218,12 +249,32 @@ impl HandActions {
                     Input::Menu => xr::Binding::new(&self.menu, p),
                     Input::Thumbstick => xr::Binding::new(&self.thumbstick, p),
                     Input::ThumbstickClick => xr::Binding::new(&self.thumbstick_click, p),
+                    Input::Haptic => xr::Binding::new(&self.haptic, p),
                 });
             }
         }
         instance
             .suggest_interaction_profile_bindings(path(profile.path)?, &bindings)
             .map_err(call("xrSuggestInteractionProfileBindings"))
+    }
+
+    /// A vibration of `amplitude` (0..1) for `duration` on one hand, at the
+    /// runtime's default frequency. Nothing happens where the hand has no
+    /// haptic output bound.
+    pub fn pulse<G: xr::Graphics>(
+        &self,
+        session: &xr::Session<G>,
+        side: Side,
+        amplitude: f32,
+        duration: std::time::Duration,
+    ) -> Result<(), XrError> {
+        let event = xr::HapticVibration::new()
+            .amplitude(amplitude.clamp(0.0, 1.0))
+            .frequency(xr::FREQUENCY_UNSPECIFIED)
+            .duration(xr::Duration::from_nanos(duration.as_nanos() as i64));
+        self.haptic
+            .apply_feedback(session, self.hands[side as usize], &event)
+            .map_err(call("xrApplyHapticFeedback"))
     }
 
     /// The buttons and axes of one hand (after `xrSyncActions`).
@@ -311,5 +362,17 @@ mod tests {
         let names: Vec<_> = PROFILES.iter().map(|p| p.path).collect();
         assert!(names.contains(&"/interaction_profiles/khr/simple_controller"));
         assert!(names.contains(&"/interaction_profiles/valve/index_controller"));
+        assert!(names.contains(&"/interaction_profiles/oculus/touch_controller"));
+        assert!(names.contains(&"/interaction_profiles/htc/vive_controller"));
+        assert!(names.contains(&"/interaction_profiles/microsoft/motion_controller"));
+        // Every profile can vibrate both hands (the tools' feedback).
+        for p in PROFILES {
+            let row = p.bindings.iter().find(|(i, _, _)| *i == Input::Haptic);
+            assert!(
+                row.is_some_and(|(_, l, r)| l.is_some() && r.is_some()),
+                "{} lacks haptics",
+                p.path
+            );
+        }
     }
 }

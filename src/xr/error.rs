@@ -33,6 +33,18 @@ pub enum XrError {
          the desk tracker needs a runtime offering them, e.g. Monado"
     )]
     NoHeadless { runtime: String },
+    /// The runtime cannot share a Vulkan device with us, which the headset
+    /// front end renders with.
+    #[error(
+        "the OpenXR runtime '{runtime}' does not offer Vulkan rendering (XR_KHR_vulkan_enable2), \
+         which the headset front end needs: use a runtime that does (Monado, SteamVR), or the \
+         desk front end (plasticine desk)"
+    )]
+    NoVulkan { runtime: String },
+    /// Vulkan could not be set up for the headset (no Vulkan loader or
+    /// driver, a version the runtime refuses, a device that fails).
+    #[error("the headset's Vulkan device could not be set up: {detail}")]
+    Graphics { detail: String },
     /// The runtime cannot convert the monotonic clock to its own time.
     #[error(
         "the OpenXR runtime '{runtime}' cannot convert clock times (XR_KHR_convert_timespec_time): \
@@ -78,7 +90,8 @@ impl XrError {
     }
 
     /// Whether this says that OpenXR is simply not there (no loader, no
-    /// runtime, no running service, no headless sessions, no device), as
+    /// runtime, no running service, no headless sessions or no Vulkan
+    /// rendering, no device), as
     /// opposed to something breaking in a runtime that is there.
     pub fn is_unavailable(&self) -> bool {
         matches!(
@@ -87,6 +100,7 @@ impl XrError {
                 | XrError::NoRuntime { .. }
                 | XrError::RuntimeUnavailable { .. }
                 | XrError::NoHeadless { .. }
+                | XrError::NoVulkan { .. }
                 | XrError::NoClock { .. }
                 | XrError::NoSystem { .. }
         )

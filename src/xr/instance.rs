@@ -88,10 +88,25 @@ pub fn load_entry(loader: Option<&Path>) -> Result<xr::Entry, XrError> {
     })
 }
 
+/// What an instance is for, and so which extensions it must have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XrPurpose {
+    /// A headless session for the desk tracker: `XR_MND_headless` and
+    /// `XR_KHR_convert_timespec_time`.
+    Headless,
+    /// A headset session rendering with Vulkan: `XR_KHR_vulkan_enable2`.
+    Vulkan,
+}
+
 impl XrRuntime {
     /// Loads the loader, asks the active runtime for the extensions, creates
-    /// the instance and finds the head-mounted system.
+    /// the instance for a headless session and finds the head-mounted system.
     pub fn open(loader: Option<&Path>) -> Result<Self, XrError> {
+        Self::open_for(loader, XrPurpose::Headless)
+    }
+
+    /// As [`open`](Self::open), with the extensions `purpose` needs.
+    pub fn open_for(loader: Option<&Path>, purpose: XrPurpose) -> Result<Self, XrError> {
         let entry = load_entry(loader)?;
         // The loader reads the active runtime's manifest here: no runtime,
         // or a manifest naming a library that is not there, fails now.
@@ -100,19 +115,33 @@ impl XrRuntime {
             .map_err(|r| XrError::NoRuntime {
                 detail: format!("the loader found no usable runtime: {}", describe_result(r)),
             })?;
-        if !available.mnd_headless {
-            return Err(XrError::NoHeadless {
-                runtime: runtime_name_without_extensions(&entry),
-            });
-        }
-        if !available.khr_convert_timespec_time {
-            return Err(XrError::NoClock {
-                runtime: runtime_name_without_extensions(&entry),
-            });
-        }
         let mut wanted = xr::ExtensionSet::default();
-        wanted.mnd_headless = true;
-        wanted.khr_convert_timespec_time = true;
+        match purpose {
+            XrPurpose::Headless => {
+                if !available.mnd_headless {
+                    return Err(XrError::NoHeadless {
+                        runtime: runtime_name_without_extensions(&entry),
+                    });
+                }
+                if !available.khr_convert_timespec_time {
+                    return Err(XrError::NoClock {
+                        runtime: runtime_name_without_extensions(&entry),
+                    });
+                }
+                wanted.mnd_headless = true;
+                wanted.khr_convert_timespec_time = true;
+            }
+            XrPurpose::Vulkan => {
+                if !available.khr_vulkan_enable2 {
+                    return Err(XrError::NoVulkan {
+                        runtime: runtime_name_without_extensions(&entry),
+                    });
+                }
+                wanted.khr_vulkan_enable2 = true;
+                // For clocks in logs and tests where there is one; not needed.
+                wanted.khr_convert_timespec_time = available.khr_convert_timespec_time;
+            }
+        }
         let instance = entry
             .create_instance(&app_info(), &wanted, &[], &())
             .map_err(|r| XrError::RuntimeUnavailable {
@@ -144,6 +173,11 @@ impl XrRuntime {
             system,
             info,
         })
+    }
+
+    /// The head-mounted system.
+    pub fn system(&self) -> xr::SystemId {
+        self.system
     }
 
     pub fn info(&self) -> &RuntimeInfo {

@@ -1,7 +1,11 @@
 //! OpenXR: the loader and runtime ([`instance`]), the hands as actions with
-//! suggested bindings ([`actions`]), and [`XrTracker`], the head and hands
+//! suggested bindings ([`actions`]), [`XrTracker`], the head and hands
 //! from a headless session (`XR_MND_headless`) as a
-//! [`Tracker`](crate::app::Tracker) for the desk.
+//! [`Tracker`](crate::app::Tracker) for the desk, and [`Headset`], a
+//! session that renders: the runtime's Vulkan device wrapped into wgpu
+//! ([`vulkan`]), an array swapchain wrapped as wgpu textures
+//! ([`swapchain`]), the session's lifecycle and frame timing
+//! ([`headset`]); `crate::app::headset` is its front end.
 //!
 //! The loader (`libopenxr_loader.so.1`) is opened at run time, so the
 //! program builds and runs without it; [`XrTracker::open`] then fails with
@@ -35,13 +39,39 @@
 //!   the tracker turns into [`XrTracker::lost`].
 //! - Its client library prints a few `LOG in xrCreateInstance` lines on
 //!   stderr whatever `XRT_LOG` says.
+//!
+//! And with a [`Headset`] (a Vulkan session), seen in the same tests:
+//!
+//! - It offers `XR_KHR_vulkan_enable2`, with Vulkan 1.0 up to "1023.1023.1023"
+//!   (no upper limit); with the null compositor it picks lavapipe (Mesa
+//!   25.0.7 in trixie), which offers multiview, and the renderer's
+//!   self-test passes there, so both eyes go in one pass.
+//! - The simulated HMD recommends 320×240 per eye; R8G8B8A8_SRGB is
+//!   offered; an array swapchain of 2 layers gets 3 images.
+//! - The session is READY as soon as it is created; after `xrBeginSession`
+//!   the first frames take it through SYNCHRONIZED and VISIBLE to FOCUSED
+//!   (the first `xrWaitFrame` says `shouldRender = false`). The null
+//!   compositor paces `xrWaitFrame` at about 20 Hz. The simple controllers'
+//!   profile is known once FOCUSED (an interaction-profile-changed event).
+//! - After `xrRequestExitSession` it goes FOCUSED → VISIBLE → SYNCHRONIZED
+//!   → STOPPING (we call `xrEndSession`) → IDLE → EXITING.
+//! - Killing the service under a running session makes the next call fail
+//!   with `XR_ERROR_INSTANCE_LOST`; tearing the session down afterwards
+//!   fails quietly, without crashing.
+//! - On lavapipe, `vkQueueSubmit` runs the rendering before it returns, so
+//!   the main thread's *wall* time per frame includes the software GPU's
+//!   work; its own CPU time does not.
 
 pub mod actions;
 pub mod error;
+pub mod headset;
 pub mod instance;
+pub mod swapchain;
 pub mod tracker;
+pub mod vulkan;
 
 pub use actions::{HandActions, HandInputs, PROFILES, Side};
 pub use error::{LOADER_LIBRARY, XrError};
-pub use instance::{LOADER_ENV, RuntimeInfo, XrRuntime, load_entry, loader_path};
+pub use headset::{Headset, HeadsetOptions, HeadsetTracker, LocatedView, Pump, SessionEnd};
+pub use instance::{LOADER_ENV, RuntimeInfo, XrPurpose, XrRuntime, load_entry, loader_path};
 pub use tracker::{SessionState, XrTracker, XrTrackerOptions};

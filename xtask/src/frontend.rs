@@ -5,7 +5,11 @@
 //! headless (`plasticine render`, or `plasticine bake` while there is no renderer).
 //!
 //! A front-end is only chosen if this build of plasticine has the subcommand
-//! ([`BUILD_FRONTENDS`]); today it has `desk` and `render` but not yet `xr`.
+//! ([`BUILD_FRONTENDS`]); today it has all three. When the chosen one fails
+//! (a runtime that will not start a session, a display that will not open),
+//! the demo goes on with the next ([`fallback`]): xr → desk (with a display)
+//! → headless rendering. `plasticine xr` runs with `--fallback none` there,
+//! so that this chain, not the binary, decides.
 
 use std::env;
 use std::path::PathBuf;
@@ -35,7 +39,7 @@ pub struct Frontends {
 /// The front-ends of the plasticine binary in this tree. Flip these as the
 /// `xr`, `desk` and `render` subcommands land.
 pub const BUILD_FRONTENDS: Frontends = Frontends {
-    xr: false,
+    xr: true,
     desk: true,
     render: true,
 };
@@ -88,6 +92,18 @@ pub fn choose_frontend(facts: &EnvFacts, build: Frontends) -> (Frontend, String)
     )
 }
 
+/// The front end to try after `failed` failed: the desk after the headset
+/// when there is a display (and a desk in this build), else headless
+/// rendering; nothing after headless.
+pub fn fallback(failed: Frontend, facts: &EnvFacts, build: Frontends) -> Option<Frontend> {
+    match failed {
+        Frontend::Xr if facts.display.is_some() && build.desk => Some(Frontend::Desk),
+        Frontend::Xr | Frontend::Desk if build.render => Some(Frontend::HeadlessRender),
+        Frontend::Xr | Frontend::Desk => Some(Frontend::HeadlessBake),
+        Frontend::HeadlessRender | Frontend::HeadlessBake => None,
+    }
+}
+
 /// Where the headless demo writes its images.
 pub const DEMO_FRAMES: &str = "out/demo/frames";
 
@@ -98,7 +114,7 @@ pub fn plasticine_runs(frontend: Frontend, extra: &[String]) -> Vec<Vec<String>>
     let bake: &[&str] = &["bake", DEMO_SCENE, "--out", DEMO_OUT, "--obj", "10"];
     let cache = format!("{DEMO_OUT}/bake.plcache");
     let runs: Vec<Vec<&str>> = match frontend {
-        Frontend::Xr => vec![vec!["xr", DEMO_SCENE]],
+        Frontend::Xr => vec![vec!["xr", DEMO_SCENE, "--fallback", "none"]],
         Frontend::Desk => vec![vec!["desk", DEMO_SCENE]],
         Frontend::HeadlessRender => vec![
             bake.to_vec(),
@@ -228,16 +244,61 @@ mod tests {
     }
 
     #[test]
-    fn todays_build_opens_the_desk_with_a_display_else_renders_headless() {
-        for xr in [false, true] {
-            let (frontend, why) = choose_frontend(&facts(xr, true), BUILD_FRONTENDS);
-            assert_eq!(frontend, Frontend::Desk);
-            assert!(why.ends_with("running on the desktop"), "{why}");
-            let (frontend, why) = choose_frontend(&facts(xr, false), BUILD_FRONTENDS);
-            assert_eq!(frontend, Frontend::HeadlessRender);
-            assert!(why.ends_with("rendering headless"), "{why}");
-            assert!(!why.contains('\n'));
+    fn todays_build_prefers_xr_then_desk_then_headless() {
+        let (frontend, why) = choose_frontend(&facts(true, true), BUILD_FRONTENDS);
+        assert_eq!(frontend, Frontend::Xr);
+        assert!(why.ends_with("running in XR"), "{why}");
+        assert_eq!(
+            choose_frontend(&facts(true, false), BUILD_FRONTENDS).0,
+            Frontend::Xr
+        );
+        let (frontend, why) = choose_frontend(&facts(false, true), BUILD_FRONTENDS);
+        assert_eq!(frontend, Frontend::Desk);
+        assert!(why.ends_with("running on the desktop"), "{why}");
+        let (frontend, why) = choose_frontend(&facts(false, false), BUILD_FRONTENDS);
+        assert_eq!(frontend, Frontend::HeadlessRender);
+        assert!(why.ends_with("rendering headless"), "{why}");
+        assert!(!why.contains('\n'));
+    }
+
+    #[test]
+    fn a_failed_front_end_falls_back_to_the_desk_then_headless() {
+        let b = BUILD_FRONTENDS;
+        assert_eq!(
+            fallback(Frontend::Xr, &facts(true, true), b),
+            Some(Frontend::Desk)
+        );
+        assert_eq!(
+            fallback(Frontend::Xr, &facts(true, false), b),
+            Some(Frontend::HeadlessRender)
+        );
+        assert_eq!(
+            fallback(Frontend::Desk, &facts(false, true), b),
+            Some(Frontend::HeadlessRender)
+        );
+        assert_eq!(
+            fallback(Frontend::HeadlessRender, &facts(true, true), b),
+            None
+        );
+        let no_render = Frontends { render: false, ..b };
+        assert_eq!(
+            fallback(Frontend::Desk, &facts(false, true), no_render),
+            Some(Frontend::HeadlessBake)
+        );
+        // The chain ends: every step goes on to a later front end.
+        let mut f = Frontend::Xr;
+        let mut steps = 0;
+        while let Some(next) = fallback(f, &facts(true, true), b) {
+            f = next;
+            steps += 1;
         }
+        assert_eq!((f, steps), (Frontend::HeadlessRender, 2));
+    }
+
+    #[test]
+    fn the_xr_demo_leaves_the_fallback_to_the_demo() {
+        let runs = plasticine_runs(Frontend::Xr, &[]);
+        assert_eq!(runs, [["xr", DEMO_SCENE, "--fallback", "none"]]);
     }
 
     #[test]

@@ -297,7 +297,6 @@ fn demo(extra: &[String]) -> Result<(), String> {
         steps.step("build plasticine (release)", || {
             run(cargo_cmd(&["build", "--release", "--bin", "plasticine"]))
         })?;
-        let interactive = matches!(choice, frontend::Frontend::Xr | frontend::Frontend::Desk);
         let mut k = 0;
         while k < runs.len() {
             let args = runs[k].clone();
@@ -307,19 +306,21 @@ fn demo(extra: &[String]) -> Result<(), String> {
                 cmd.args(&args);
                 run(cmd)
             });
-            match outcome {
-                // A display that cannot be opened (or a runtime that fails)
-                // still leaves the headless result to show.
-                Err(e) if interactive && choice != frontend::Frontend::HeadlessRender => {
-                    println!(
-                        "\nxtask: the {choice:?} front end failed ({e}); rendering headless instead"
-                    );
-                    choice = frontend::Frontend::HeadlessRender;
-                    runs = frontend::plasticine_runs(choice, extra);
-                    k = 0;
-                    continue;
+            // A runtime that fails, or a display that cannot be opened: the
+            // next front end (the desk, then headless rendering).
+            if let Err(e) = outcome {
+                let Some(next) = frontend::fallback(choice, &facts, frontend::BUILD_FRONTENDS)
+                else {
+                    return Err(e);
+                };
+                println!("\nxtask: the {choice:?} front end failed ({e}); trying {next:?} instead");
+                choice = next;
+                runs = frontend::plasticine_runs(choice, extra);
+                for args in &runs {
+                    println!("xtask: will run `plasticine {}`", args.join(" "));
                 }
-                other => other?,
+                k = 0;
+                continue;
             }
             k += 1;
         }

@@ -465,7 +465,7 @@ pub fn session(args: &[String]) -> Result<(), String> {
     let test_log = logs.join("xr_monado.log");
     let cwd = binds.first().cloned().unwrap_or_else(|| "/".into());
     let script = format!(
-        "cd {} && exec {} --test-threads=1",
+        "cd {} && exec {} --test-threads=1 --show-output",
         shell_quote(&cwd),
         shell_quote(test_binary)
     );

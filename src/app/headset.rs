@@ -1,0 +1,882 @@
+//! The headset front end (`plasticine xr`): a [`Headset`] session driving
+//! the [`FrameLoop`] of §5.2 with the simulation on its own thread, the two
+//! hands' actions, saving when the session ends however it ends, and the
+//! per-frame timings.
+//!
+//! # The loop
+//!
+//! Each turn [`Headset::pump`] polls the runtime's events and, while the
+//! session runs, waits for the frame (`xrWaitFrame`, which paces
+//! everything). A frame the runtime does not want rendered is skipped
+//! (begun and ended with no layers). Otherwise the vehicle hand's controls
+//! are applied (from the last sample), then [`FrameLoop::frame`] runs with
+//! the [`HeadsetTracker`] and a [`HeadsetRenderer`]: first sample, tools,
+//! `xrBeginFrame` and the swapchain image, the newest snapshot, the late
+//! sample (`xrLocateViews` at the predicted display time), drawing with
+//! those views, the copy into the swapchain, `xrEndFrame`.
+//!
+//! # The hands
+//!
+//! The tool hand (right, or left with `--left-handed`): trigger = use the
+//! tool (a short pulse on the press); B cycles the tools and A is the skin
+//! tool's attach (the toolbox's own buttons); the thumbstick's y sets the
+//! tool's parameter (the liposuction radius; flicks change the skin tool's
+//! resolution). The vehicle hand: A undoes, B redoes (the toolbox's), the
+//! thumbstick flies along the gaze (y) and turns (x), its click recentres.
+//! Either hand: menu cycles the tools; squeeze grabs the world: one hand
+//! drags it, both hands scale it and turn it about the vertical through
+//! their midpoint ([`WorldGrab`]). A pulse when the tool tip touches a
+//! joint, and when a grab starts.
+//!
+//! # Ending
+//!
+//! The session ends when the frame count asked for is reached or on Ctrl+C
+//! (we ask the runtime to exit and follow it through `STOPPING` and
+//! `EXITING`), when the
+//! runtime ends it, or when it is lost (the runtime died, the headset went
+//! away). In every case the character is saved before returning: to
+//! `--save-on-exit FILE` when given, else (if it was edited) as an autosave,
+//! and the report says where.
+
+use super::frame_log::Stats;
+use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
+use super::view_renderer::{decorations, draw_posture};
+use crate::character::Character;
+use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
+use crate::render::renderer::EYE_FORMAT;
+use crate::render::{RenderError, RgbaImage, SceneRenderer, StereoMode, StereoPath};
+use crate::skin::SolverSettings;
+use crate::skin::body::PosedBody;
+use crate::snapshot::SceneSnapshot;
+use crate::tools::ToolKind;
+use crate::tools::tool::TOUCH_RADIUS;
+use crate::xr::{Headset, HeadsetOptions, HeadsetTracker, Pump, SessionEnd, XrError};
+use glam::{Mat4, Quat, Vec3};
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Near and far clipping distances, in tracker (physical) metres.
+pub const NEAR: f32 = 0.05;
+pub const FAR: f32 = 100.0;
+/// Where the recentred character stands: this far in front of the head...
+pub const ARM_LENGTH: f32 = 0.6;
+/// ... this far below the eyes (chest height) ...
+pub const BELOW_EYES: f32 = 0.2;
+/// ... and this tall (its largest extent), in physical metres.
+pub const COMFORTABLE_SIZE: f32 = 0.45;
+/// Thumbstick dead zone.
+const DEAD_ZONE: f32 = 0.2;
+/// Flying speed (tracker metres per second at full stick) and turning
+/// speed (radians per second).
+const FLY_SPEED: f32 = 0.8;
+const TURN_SPEED: f32 = 1.2;
+
+/// How the world is placed in the room at the start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// The character at arm's length in front of the head, at chest height,
+    /// scaled to a comfortable size, facing the user (see [`recentred`]).
+    #[default]
+    Front,
+    /// World space is tracker space (no offset, no scale): scripted tests.
+    Tracker,
+}
+
+/// What `plasticine xr` was asked to do.
+#[derive(Clone, Debug)]
+pub struct XrOptions {
+    /// The document (named in messages and autosaves).
+    pub document: Option<PathBuf>,
+    pub headset: HeadsetOptions,
+    /// Ask the runtime to end the session after this many rendered frames.
+    pub frames: Option<u64>,
+    /// Write the last rendered frame's swapchain layers as
+    /// `left.png` / `right.png` here (read back from the swapchain image).
+    pub screenshot_eyes: Option<PathBuf>,
+    /// Save the character here when the session ends, however it ends.
+    pub save_on_exit: Option<PathBuf>,
+    pub autosave_dir: Option<PathBuf>,
+    pub settings: SolverSettings,
+    /// The tool in hand at the start.
+    pub tool: ToolKind,
+    pub placement: Placement,
+    /// Save the frame timings as CSV on exit.
+    pub timings_csv: Option<PathBuf>,
+    /// Set (by a signal handler: Ctrl+C) to end the session as if the
+    /// frame count were reached: asked of the runtime, then saved.
+    pub stop: Option<&'static AtomicBool>,
+}
+
+impl Default for XrOptions {
+    fn default() -> Self {
+        Self {
+            document: None,
+            headset: HeadsetOptions::default(),
+            frames: None,
+            screenshot_eyes: None,
+            save_on_exit: None,
+            autosave_dir: None,
+            settings: SolverSettings::default(),
+            tool: ToolKind::Select,
+            placement: Placement::Front,
+            timings_csv: None,
+            stop: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum XrFrontError {
+    /// There is no headset to use (no loader, no runtime, no Vulkan
+    /// interop, no device, a session that would not start): the caller may
+    /// fall back to the desk.
+    #[error("{0}")]
+    Unavailable(XrError),
+    /// The session was lost while running; the work was saved as `saved`
+    /// says.
+    #[error("{end}; {saved}")]
+    Lost { end: XrError, saved: String },
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+}
+
+/// What a headset session did.
+#[derive(Clone, Debug, Default)]
+pub struct XrReport {
+    pub runtime: String,
+    pub system: String,
+    pub adapter: String,
+    pub stereo_path: String,
+    pub reference_space: String,
+    pub eye_size: (u32, u32),
+    /// Frames rendered into the swapchain, and frames the runtime did not
+    /// want rendered (ended with no layers).
+    pub frames: u64,
+    pub skipped_frames: u64,
+    /// Every session state the runtime reported, in order.
+    pub states: Vec<String>,
+    /// How it ended, for people.
+    pub ended: String,
+    /// Where the work went, for people.
+    pub saved: String,
+    pub saved_to: Option<PathBuf>,
+    /// Main-thread wall time per rendered frame from `xrWaitFrame`'s return
+    /// to `xrEndFrame`'s (everything but the wait).
+    pub frame_cpu_wall: Stats,
+    /// The main thread's own CPU time over the same span (the driver's and
+    /// the runtime's threads not included).
+    pub frame_cpu_thread: Stats,
+    /// From `xrLocateViews` to `xrEndFrame`'s return (how old the poses are
+    /// when the frame goes to the compositor).
+    pub locate_to_submit: Stats,
+    /// The renderer's wall time (geometry, upload, encoding, the copy into
+    /// the swapchain, their submission; with a software GPU such as
+    /// lavapipe, submission runs the rendering itself).
+    pub render_cpu: Stats,
+    /// From one frame's start to the next (the runtime's pacing).
+    pub frame_interval: Stats,
+    pub screenshots: Vec<PathBuf>,
+    pub autosaves: Vec<PathBuf>,
+    /// The interaction profile changes seen.
+    pub profile_changes: Vec<String>,
+    /// The frame loop's own summary.
+    pub summary: String,
+}
+
+impl XrReport {
+    /// The timing lines `plasticine xr` prints at exit.
+    pub fn timing_lines(&self) -> Vec<String> {
+        vec![
+            format!(
+                "main-thread frame time excluding xrWaitFrame: {}",
+                self.frame_cpu_wall
+            ),
+            format!(
+                "main-thread CPU time per frame:               {}",
+                self.frame_cpu_thread
+            ),
+            format!(
+                "xrLocateViews to xrEndFrame:                  {}",
+                self.locate_to_submit
+            ),
+            format!(
+                "renderer wall time (draw, copy, submit):      {}",
+                self.render_cpu
+            ),
+            format!(
+                "frame interval (xrWaitFrame's pacing):        {}",
+                self.frame_interval
+            ),
+        ]
+    }
+}
+
+/// Draws the frame loop's frames into the headset's swapchain.
+pub struct HeadsetRenderer<'a> {
+    pub headset: &'a RefCell<Headset>,
+    pub scene: SceneRenderer,
+    /// Read the swapchain image back on the next frame (screenshots, tests).
+    pub capture: bool,
+    pub captured: Option<[RgbaImage; 2]>,
+    /// locate → submit of each frame rendered.
+    pub locate_to_submit: Vec<Duration>,
+    pub render_cpu: Vec<Duration>,
+}
+
+impl FrameRenderer for HeadsetRenderer<'_> {
+    fn acquire(&mut self) -> Result<(), String> {
+        self.headset
+            .borrow_mut()
+            .acquire()
+            .map_err(|e| e.to_string())
+    }
+
+    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, String> {
+        let t0 = Instant::now();
+        let (views, eye_size, located_at) = {
+            let h = self.headset.borrow();
+            (
+                h.frame_views()
+                    .ok_or("no views were located for this frame")?,
+                h.eye_size(),
+                h.views_located_at(),
+            )
+        };
+        let cameras = views.map(|v| v.camera(inputs.vehicle, NEAR, FAR));
+        let decorations = decorations(inputs);
+        self.scene.draw_posed(
+            inputs.snapshot,
+            draw_posture(inputs),
+            &decorations,
+            &cameras,
+            StereoMode::SideBySide,
+            eye_size,
+            None,
+            &[],
+        );
+        let eyes = self
+            .scene
+            .gpu
+            .eye_textures()
+            .ok_or("the renderer drew no eye images")?;
+        let h = self.headset.borrow();
+        h.copy_eyes(eyes)?;
+        let cpu_encode = t0.elapsed();
+        if self.capture {
+            self.capture = false;
+            self.captured = Some(h.read_swapchain()?);
+        }
+        drop(h);
+        let submitted_at = self
+            .headset
+            .borrow_mut()
+            .submit()
+            .map_err(|e| e.to_string())?;
+        if let Some(at) = located_at {
+            self.locate_to_submit.push(submitted_at - at);
+        }
+        self.render_cpu.push(cpu_encode);
+        Ok(RenderReport {
+            cpu_encode,
+            submitted_at,
+        })
+    }
+}
+
+/// The main thread's CPU time so far.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if r != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// The world grab of the squeeze buttons, in tracker space: one hand
+/// squeezed drags the world with it; both hands scale it (hands apart =
+/// bigger) and turn it about the vertical through their midpoint, so the
+/// world points first under the hands stay under them.
+#[derive(Clone, Debug, Default)]
+pub struct WorldGrab {
+    start: Option<GrabStart>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct GrabStart {
+    squeezed: [bool; 2],
+    hands: [Vec3; 2],
+    vehicle: Mat4,
+}
+
+/// Yaw angle `θ` with `R_y(θ) · x̂` along `v`'s horizontal part.
+fn yaw_of(v: Vec3) -> f32 {
+    (-v.z).atan2(v.x)
+}
+
+impl WorldGrab {
+    /// Whether a grab is in progress.
+    pub fn active(&self) -> bool {
+        self.start.is_some()
+    }
+
+    /// The vehicle (`world_from_tracker`) for this frame's hands, or `None`
+    /// when no hand squeezes. A change in which hands squeeze restarts the
+    /// grab from here, so going from one hand to two (or back) is seamless.
+    pub fn update(&mut self, squeezed: [bool; 2], hands: [Vec3; 2], vehicle: Mat4) -> Option<Mat4> {
+        if !squeezed.iter().any(|&s| s) {
+            self.start = None;
+            return None;
+        }
+        let start = match self.start {
+            Some(s) if s.squeezed == squeezed => s,
+            _ => {
+                let s = GrabStart {
+                    squeezed,
+                    hands,
+                    vehicle,
+                };
+                self.start = Some(s);
+                return Some(vehicle);
+            }
+        };
+        let [a0, b0] = start.hands;
+        let [a, b] = hands;
+        let m = match squeezed {
+            [true, true] => {
+                let (d0, d) = (b0 - a0, b - a);
+                let (len0, len) = (d0.length(), d.length());
+                if len < 0.01 || len0 < 0.01 {
+                    return Some(vehicle);
+                }
+                let k = (len0 / len).clamp(0.05, 20.0);
+                let theta = yaw_of(d0) - yaw_of(d);
+                let (mid0, mid) = ((a0 + b0) * 0.5, (a + b) * 0.5);
+                Mat4::from_translation(mid0)
+                    * Mat4::from_rotation_y(theta)
+                    * Mat4::from_scale(Vec3::splat(k))
+                    * Mat4::from_translation(-mid)
+            }
+            [true, false] => Mat4::from_translation(a0 - a),
+            _ => Mat4::from_translation(b0 - b),
+        };
+        Some(start.vehicle * m)
+    }
+}
+
+/// The vehicle that puts the character's bounding box (`lo`, `hi`, world
+/// space) at [`ARM_LENGTH`] in front of `head` (tracker space), at chest
+/// height, facing the user, its largest extent [`COMFORTABLE_SIZE`] tall.
+pub fn recentred(head: (Vec3, Quat), lo: Vec3, hi: Vec3) -> Mat4 {
+    let (eye, orientation) = head;
+    let mut forward = orientation * Vec3::NEG_Z;
+    forward.y = 0.0;
+    let forward = forward.try_normalize().unwrap_or(Vec3::NEG_Z);
+    let target = Vec3::new(0.0, -BELOW_EYES, 0.0) + eye + forward * ARM_LENGTH;
+    let extent = (hi - lo).max_element();
+    let scale = if extent.is_finite() && extent > 1e-4 {
+        (extent / COMFORTABLE_SIZE).clamp(0.02, 50.0)
+    } else {
+        1.0
+    };
+    // R_y(φ) takes −z to `forward`; the vehicle turns `forward` back to −z,
+    // so the user looks at the character from the world's +z side (its
+    // front, as at the desk).
+    let phi = (-forward.x).atan2(-forward.z);
+    let centre = (lo + hi) * 0.5;
+    Mat4::from_translation(centre)
+        * Mat4::from_rotation_y(-phi)
+        * Mat4::from_scale(Vec3::splat(scale))
+        * Mat4::from_translation(-target)
+}
+
+/// The bounding box of what a snapshot shows: its skins and its joints.
+pub fn snapshot_bounds(snapshot: &SceneSnapshot) -> Option<(Vec3, Vec3)> {
+    let body = PosedBody::new(&snapshot.character, &snapshot.posture);
+    let points = snapshot
+        .skins
+        .iter()
+        .flat_map(|s| s.positions.iter().copied())
+        .chain(body.joints.iter().map(|j| Vec3::from(j.translation)));
+    let mut bounds: Option<(Vec3, Vec3)> = None;
+    for p in points.filter(|p| p.is_finite()) {
+        bounds = Some(match bounds {
+            None => (p, p),
+            Some((lo, hi)) => (lo.min(p), hi.max(p)),
+        });
+    }
+    bounds
+}
+
+fn dead(v: f32) -> f32 {
+    if v.abs() < DEAD_ZONE {
+        0.0
+    } else {
+        (v - DEAD_ZONE * v.signum()) / (1.0 - DEAD_ZONE)
+    }
+}
+
+/// What the hands do besides the tools (see the module documentation).
+#[derive(Default)]
+struct Controls {
+    grab: WorldGrab,
+    prev_buttons: [u32; 2],
+    prev_trigger: bool,
+    prev_squeeze: [bool; 2],
+    flicked: bool,
+    touching: bool,
+    placed: bool,
+    messages: Vec<String>,
+}
+
+impl Controls {
+    fn apply(
+        &mut self,
+        fl: &mut FrameLoop,
+        headset: &RefCell<Headset>,
+        placement: Placement,
+        dt: f32,
+    ) {
+        use crate::input::buttons;
+        let h = headset.borrow();
+        let inputs = h.role_inputs();
+        let hands = h.role_hands();
+        let head = h.head();
+        let tracked = h.tracked();
+        let recentre_now = placement == Placement::Front && !self.placed && tracked.head;
+        drop(h);
+        if recentre_now && let Some((lo, hi)) = snapshot_bounds(&fl.sim().latest()) {
+            fl.set_vehicle(recentred(head, lo, hi));
+            self.placed = true;
+            self.messages.push(format!(
+                "recentred: the character ({:.2} m across) at arm's length in front of you, \
+                 shown {COMFORTABLE_SIZE} m across",
+                (hi - lo).max_element()
+            ));
+        }
+        let down = |now: u32, before: u32, b: u32| now & b != 0 && before & b == 0;
+        let buttons = [inputs[0].buttons, inputs[1].buttons];
+        // Menu on either hand: the next tool.
+        if (0..2).any(|r| down(buttons[r], self.prev_buttons[r], buttons::MENU)) {
+            let next = fl.toolbox().tool().next();
+            if fl.set_tool(next).is_ok() {
+                self.messages.push(format!("tool: {next:?}"));
+                headset.borrow().pulse(1, 0.3, Duration::from_millis(30));
+            }
+        }
+        // Vehicle hand's thumbstick click: recentre.
+        if placement == Placement::Front
+            && down(buttons[0], self.prev_buttons[0], buttons::THUMBSTICK)
+            && let Some((lo, hi)) = snapshot_bounds(&fl.sim().latest())
+        {
+            fl.set_vehicle(recentred(head, lo, hi));
+            self.messages.push("recentred".into());
+        }
+        self.prev_buttons = buttons;
+        // Trigger press on the tool hand: a short pulse.
+        let trigger = hands[1].0.triggered();
+        if trigger && !self.prev_trigger {
+            headset.borrow().pulse(1, 0.5, Duration::from_millis(20));
+        }
+        self.prev_trigger = trigger;
+        // Squeeze: grab the world (with the hands tracked).
+        let squeezed =
+            [0, 1].map(|r| hands[r].1 && inputs[r].squeeze >= crate::input::TRIGGER_PRESSED);
+        for r in 0..2 {
+            if squeezed[r] && !self.prev_squeeze[r] {
+                headset.borrow().pulse(r, 0.3, Duration::from_millis(15));
+            }
+        }
+        self.prev_squeeze = squeezed;
+        let positions = [hands[0].0.position(), hands[1].0.position()];
+        if let Some(v) = self.grab.update(squeezed, positions, fl.vehicle()) {
+            fl.set_vehicle(v);
+        } else {
+            // Vehicle hand's thumbstick: fly along the gaze, turn about the head.
+            let [x, y] = inputs[0].thumbstick.map(dead);
+            if x != 0.0 || y != 0.0 {
+                let mut forward = head.1 * Vec3::NEG_Z;
+                forward.y = 0.0;
+                let forward = forward.try_normalize().unwrap_or(Vec3::NEG_Z);
+                let fly = Mat4::from_translation(forward * (y * FLY_SPEED * dt));
+                let turn = Mat4::from_translation(head.0)
+                    * Mat4::from_rotation_y(-x * TURN_SPEED * dt)
+                    * Mat4::from_translation(-head.0);
+                fl.fly(fly * turn);
+            }
+        }
+        // Tool hand's thumbstick: the tool's parameter.
+        let y = dead(inputs[1].thumbstick[1]);
+        match fl.toolbox().tool() {
+            ToolKind::Liposuction if y != 0.0 => {
+                let state = &mut fl.toolbox_mut().state;
+                state.lipo_radius = (state.lipo_radius * (1.0 + y * dt)).clamp(0.01, 0.3);
+            }
+            ToolKind::Skin if y.abs() > 0.7 && !self.flicked => {
+                self.flicked = true;
+                let state = &mut fl.toolbox_mut().state;
+                let (m, n) = state.skin_resolution;
+                state.skin_resolution = if y > 0.0 {
+                    ((m * 2).min(128), (n * 2).min(128))
+                } else {
+                    ((m / 2).max(4), (n / 2).max(4))
+                };
+                let r = state.skin_resolution;
+                self.messages
+                    .push(format!("skin resolution {}x{}", r.0, r.1));
+            }
+            _ => {}
+        }
+        if y.abs() < 0.3 {
+            self.flicked = false;
+        }
+        // A pulse when the tool tip comes to touch a joint.
+        let tip = fl.vehicle().transform_point3(hands[1].0.position());
+        let body = PosedBody::new(fl.character(), fl.interactive_posture());
+        let scale = fl.vehicle().x_axis.truncate().length().max(1e-6);
+        let touching = hands[1].1
+            && body
+                .joints
+                .iter()
+                .any(|j| Vec3::from(j.translation).distance(tip) < TOUCH_RADIUS * scale.max(1.0));
+        if touching && !self.touching {
+            headset.borrow().pulse(1, 0.2, Duration::from_millis(10));
+        }
+        self.touching = touching;
+    }
+}
+
+/// Runs the headset front end on `character` until the session ends (see
+/// the module documentation). Fails with [`XrFrontError::Unavailable`] when
+/// there is no headset to run on (the caller may fall back to the desk).
+pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFrontError> {
+    let headset = Headset::open(&options.headset).map_err(XrFrontError::Unavailable)?;
+    let mut report = XrReport {
+        runtime: headset.runtime().runtime.clone(),
+        system: headset.runtime().system.clone(),
+        adapter: headset.gpu().summary().to_string(),
+        reference_space: format!("{:?}", headset.reference_space()),
+        eye_size: headset.eye_size(),
+        ..XrReport::default()
+    };
+    let scene = SceneRenderer::new(headset.gpu(), EYE_FORMAT)?;
+    report.stereo_path = match scene.gpu.stereo_path() {
+        StereoPath::Multiview => "multiview (both eyes in one pass)".into(),
+        StereoPath::PerEyePasses(why) => format!("one pass per eye ({why})"),
+    };
+    println!(
+        "OpenXR headset: {}, system '{}', {} space; GPU {}; {}x{} per eye, {}",
+        report.runtime,
+        report.system,
+        report.reference_space,
+        report.adapter,
+        report.eye_size.0,
+        report.eye_size.1,
+        report.stereo_path
+    );
+    let cell = RefCell::new(headset);
+    let mut renderer = HeadsetRenderer {
+        headset: &cell,
+        scene,
+        capture: false,
+        captured: None,
+        locate_to_submit: Vec::new(),
+        render_cpu: Vec::new(),
+    };
+    let mut tracker = HeadsetTracker { headset: &cell };
+
+    let stem = options
+        .document
+        .as_deref()
+        .and_then(Path::file_stem)
+        .and_then(|s| s.to_str())
+        .unwrap_or("untitled")
+        .to_string();
+    let mut autosaver = options
+        .autosave_dir
+        .as_deref()
+        .and_then(|dir| Autosaver::new(dir, &stem, AutosaveSettings::default()).ok());
+    let mut fl = FrameLoop::new(character, options.settings.clone());
+    if let Some(a) = autosaver.as_mut() {
+        let _ = a.mark_saved(fl.character(), SystemTime::now());
+    }
+    if options.tool != ToolKind::Select {
+        let _ = fl.set_tool(options.tool);
+    }
+    if options.placement == Placement::Front
+        && let Some((lo, hi)) = snapshot_bounds(&fl.sim().latest())
+    {
+        // Until the head is tracked: a head standing at the stage origin.
+        fl.set_vehicle(recentred(
+            (Vec3::new(0.0, 1.6, 0.0), Quat::IDENTITY),
+            lo,
+            hi,
+        ));
+    }
+
+    let mut controls = Controls::default();
+    let mut cpu_wall = Vec::new();
+    let mut cpu_thread = Vec::new();
+    let mut last_frame: Option<Instant> = None;
+    let start_revision = fl.history().revision();
+    loop {
+        if options.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
+            cell.borrow_mut().request_exit();
+        }
+        let pump = cell.borrow_mut().pump();
+        let should_render = match pump {
+            Pump::Ended => break,
+            Pump::NotRunning => {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            }
+            Pump::Frame { should_render } => should_render,
+        };
+        if !should_render {
+            if let Err(e) = cell.borrow_mut().skip_frame() {
+                tracing::warn!("skipping a frame: {e}");
+            }
+            report.skipped_frames += 1;
+            continue;
+        }
+        let wall0 = Instant::now();
+        let cpu0 = thread_cpu_time();
+        let dt = last_frame.map_or(0.0, |t| (wall0 - t).as_secs_f32().min(0.1));
+        last_frame = Some(wall0);
+        if cell.borrow_mut().take_recentre_request() {
+            controls.placed = false;
+        }
+        controls.apply(&mut fl, &cell, options.placement, dt);
+        let last = options.frames.is_some_and(|n| report.frames + 1 >= n);
+        if last && options.screenshot_eyes.is_some() {
+            renderer.capture = true;
+        }
+        match fl.frame(&mut tracker, &mut renderer) {
+            Ok(_) => {
+                report.frames += 1;
+                cpu_wall.push(wall0.elapsed());
+                cpu_thread.push(thread_cpu_time().saturating_sub(cpu0));
+            }
+            Err(e) => {
+                cell.borrow_mut().abandon_frame();
+                if cell.borrow().ended().is_none() {
+                    tracing::warn!("{e}");
+                }
+            }
+        }
+        for line in cell.borrow_mut().take_profile_changes() {
+            println!("{line}");
+            report.profile_changes.push(line);
+        }
+        for line in controls.messages.drain(..) {
+            println!("{line}");
+        }
+        if let Some(a) = autosaver.as_mut() {
+            match a.maybe_save(fl.character(), SystemTime::now()) {
+                Ok(Some(path)) => report.autosaves.push(path),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("autosave failed: {e}"),
+            }
+        }
+        let stopped = options.stop.is_some_and(|s| s.load(Ordering::SeqCst));
+        if last || stopped {
+            cell.borrow_mut().request_exit();
+        }
+    }
+    let end = cell
+        .borrow()
+        .ended()
+        .cloned()
+        .unwrap_or(SessionEnd::Requested);
+    report.states = cell
+        .borrow()
+        .transitions()
+        .iter()
+        .map(|s| format!("{s:?}"))
+        .collect();
+    report.ended = end.to_string();
+
+    // Save, however it ended.
+    fl.sync_skins();
+    let edited = fl.history().revision() != start_revision;
+    let (saved, saved_to) = match (&options.save_on_exit, autosaver.as_mut()) {
+        (Some(path), _) => match save_character(path, fl.character()) {
+            Ok(()) => (
+                format!("the character was saved to {}", path.display()),
+                Some(path.clone()),
+            ),
+            Err(e) => (format!("the character could NOT be saved: {e}"), None),
+        },
+        (None, Some(a)) if edited => match a.save_now(fl.character(), SystemTime::now()) {
+            Ok(path) => (
+                format!(
+                    "your edits were saved to the autosave {} (open it with --recover)",
+                    path.display()
+                ),
+                Some(path),
+            ),
+            Err(e) => (format!("your edits could NOT be saved: {e}"), None),
+        },
+        (None, None) if edited => (
+            "your edits were NOT saved: no --save-on-exit file and no autosave directory".into(),
+            None,
+        ),
+        _ => ("nothing to save (no edits)".into(), None),
+    };
+    report.saved = saved;
+    report.saved_to = saved_to;
+
+    if let Some([left, right]) = renderer.captured.take()
+        && let Some(dir) = &options.screenshot_eyes
+    {
+        std::fs::create_dir_all(dir).map_err(|e| IoError::os(dir, "create the directory", e))?;
+        for (img, name) in [(left, "left.png"), (right, "right.png")] {
+            let path = dir.join(name);
+            img.save_png(&path)?;
+            report.screenshots.push(path);
+        }
+    }
+    report.frame_cpu_wall = Stats::of(cpu_wall);
+    report.frame_cpu_thread = Stats::of(cpu_thread);
+    report.locate_to_submit = Stats::of(renderer.locate_to_submit.iter().copied());
+    report.render_cpu = Stats::of(renderer.render_cpu.iter().copied());
+    let summary = fl.log().summary();
+    report.frame_interval = summary.frame_interval;
+    report.summary = summary.to_string();
+    if let Some(path) = &options.timings_csv
+        && let Err(e) = fl.log().write_csv(path)
+    {
+        tracing::warn!("timings not saved: {e}");
+    }
+    // The renderer (its GPU objects) before the headset's session.
+    drop(renderer);
+    drop(fl);
+    drop(cell);
+    match end {
+        SessionEnd::Lost(e) => Err(XrFrontError::Lost {
+            end: e,
+            saved: report.saved.clone(),
+        }),
+        _ => Ok(report),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: Vec3, b: Vec3) -> bool {
+        a.distance(b) < 1e-4
+    }
+
+    /// One hand: the world point first under it stays under it.
+    #[test]
+    fn one_hand_drags_the_world() {
+        let v0 = Mat4::from_scale_rotation_translation(
+            Vec3::splat(1.5),
+            Quat::from_rotation_y(0.4),
+            Vec3::new(0.2, -1.0, 0.5),
+        );
+        let mut g = WorldGrab::default();
+        let a0 = Vec3::new(0.1, 1.2, -0.4);
+        assert_eq!(g.update([false, true], [Vec3::ZERO, a0], v0), Some(v0));
+        let held = v0.transform_point3(a0);
+        let a = a0 + Vec3::new(0.3, -0.1, 0.2);
+        let v = g.update([false, true], [Vec3::ZERO, a], v0).unwrap();
+        assert!(close(v.transform_point3(a), held));
+        // Rotation and scale are kept.
+        assert!(close(
+            v.transform_vector3(Vec3::X),
+            v0.transform_vector3(Vec3::X)
+        ));
+        assert_eq!(g.update([false, false], [Vec3::ZERO, a], v), None);
+        assert!(!g.active());
+    }
+
+    /// Two hands: both world points first under the hands stay under them
+    /// (for hands moved apart and turned about the vertical), and the scale
+    /// follows the hands' distance.
+    #[test]
+    fn two_hands_scale_and_turn_the_world_about_their_midpoint() {
+        let v0 = Mat4::from_translation(Vec3::new(0.0, 0.0, 1.0));
+        let mut g = WorldGrab::default();
+        let (a0, b0) = (Vec3::new(-0.2, 1.2, -0.4), Vec3::new(0.2, 1.2, -0.4));
+        g.update([true, true], [a0, b0], v0);
+        let (wa, wb) = (v0.transform_point3(a0), v0.transform_point3(b0));
+        // Hands twice as far apart, turned 30° about the vertical, moved.
+        let turn = Quat::from_rotation_y(0.5);
+        let mid = Vec3::new(0.1, 1.3, -0.3);
+        let (a, b) = (
+            mid + turn * (a0 - (a0 + b0) * 0.5) * 2.0,
+            mid + turn * (b0 - (a0 + b0) * 0.5) * 2.0,
+        );
+        let v = g.update([true, true], [a, b], v0).unwrap();
+        assert!(
+            close(v.transform_point3(a), wa),
+            "{}",
+            v.transform_point3(a)
+        );
+        assert!(
+            close(v.transform_point3(b), wb),
+            "{}",
+            v.transform_point3(b)
+        );
+        let scale = v.x_axis.truncate().length();
+        assert!(
+            (scale - 0.5).abs() < 1e-4,
+            "hands apart: the world is bigger ({scale})"
+        );
+        // Up stays up.
+        assert!(close(v.transform_vector3(Vec3::Y).normalize(), Vec3::Y));
+    }
+
+    /// Going from two hands to one restarts the grab where it is (no jump).
+    #[test]
+    fn changing_hands_does_not_jump() {
+        let mut g = WorldGrab::default();
+        let v0 = Mat4::IDENTITY;
+        let (a, b) = (Vec3::new(-0.2, 1.2, -0.4), Vec3::new(0.2, 1.2, -0.4));
+        g.update([true, true], [a, b], v0);
+        let v1 = g.update([true, true], [a * 1.1, b * 0.9], v0).unwrap();
+        assert_eq!(g.update([true, false], [a * 1.1, b * 0.9], v1), Some(v1));
+    }
+
+    /// The recentred character: its centre at arm's length in front of the
+    /// head at chest height, its largest extent COMFORTABLE_SIZE, its front
+    /// (+z) towards the user, whichever way the user faces.
+    #[test]
+    fn recentring_puts_the_character_at_arms_length() {
+        let (lo, hi) = (Vec3::new(-0.3, 0.0, -0.2), Vec3::new(0.3, 0.9, 0.2));
+        for yaw in [0.0f32, 1.0, -2.5] {
+            let head = (Vec3::new(0.3, 1.7, -0.2), Quat::from_rotation_y(yaw));
+            let v = recentred(head, lo, hi);
+            let tracker_from_world = v.inverse();
+            let centre = tracker_from_world.transform_point3((lo + hi) * 0.5);
+            let forward = Quat::from_rotation_y(yaw) * Vec3::NEG_Z;
+            let want = head.0 + forward * ARM_LENGTH - Vec3::Y * BELOW_EYES;
+            assert!(close(centre, want), "yaw {yaw}: {centre} vs {want}");
+            let top = tracker_from_world.transform_point3(Vec3::new(0.0, 0.9, 0.0));
+            let bottom = tracker_from_world.transform_point3(Vec3::ZERO);
+            assert!(((top - bottom).length() - COMFORTABLE_SIZE).abs() < 1e-4);
+            // The world's +z (the character's front) points back at the user.
+            let front = tracker_from_world.transform_vector3(Vec3::Z).normalize();
+            assert!(close(front, -forward), "yaw {yaw}: {front}");
+        }
+    }
+
+    #[test]
+    fn the_dead_zone_is_continuous() {
+        assert_eq!(dead(0.1), 0.0);
+        assert_eq!(dead(-0.19), 0.0);
+        assert!(dead(0.21) > 0.0 && dead(0.21) < 0.02);
+        assert!((dead(1.0) - 1.0).abs() < 1e-6 && (dead(-1.0) + 1.0).abs() < 1e-6);
+    }
+}
