@@ -481,6 +481,7 @@ fn new_joints_snap_to_the_mirror_plane_and_to_the_bone_axis() {
     let spine = r.c.skeleton.joints.len() - 1;
     let p = joint_world(&r.c, &r.h, spine);
     assert_eq!(p.x, 0.0, "on the mirror plane: {p}");
+    assert_eq!(r.tools.state.snaps, 1, "the snap is counted for feedback");
     assert_eq!(
         r.c.skeleton.joints.len(),
         2,
@@ -539,5 +540,27 @@ fn precision_mode_scales_the_hands_motion_down() {
     assert!(
         (ratio - 0.25).abs() < 0.03,
         "precision radius {precise} vs {normal}: ratio {ratio}"
+    );
+}
+
+/// A click that snaps keeps the default muscle: the drag is measured from
+/// where the hand pressed, not from the snapped joint.
+#[test]
+fn a_snapped_click_keeps_the_default_radius() {
+    let mut r = Rig::new(empty_character("snap-click"));
+    r.symmetry = Some(Symmetry::x());
+    r.tool(ToolKind::Sphere);
+    let root = joint_world(&r.c, &r.h, 0);
+    // Pressed and held still for a few frames, as a hand does.
+    let at = root + Vec3::new(0.008, 0.3, 0.0);
+    for _ in 0..5 {
+        r.right(HandState::at(at).with_trigger(true));
+    }
+    r.right(HandState::at(at));
+    assert_eq!(r.tools.state.snaps, 1);
+    let k = r.c.muscles.len() - 1;
+    assert_eq!(
+        sphere_radius(&r.c, k),
+        plasticine::tools::tool::DEFAULT_RADIUS
     );
 }

@@ -433,6 +433,8 @@ struct Controls {
     prev_squeeze: [bool; 2],
     flicked: bool,
     touching: bool,
+    /// The toolbox's count of snapped joints, last seen.
+    snaps: u64,
     placed: bool,
     messages: Vec<String>,
 }
@@ -551,6 +553,12 @@ impl Controls {
             headset.borrow().pulse(1, 0.2, Duration::from_millis(10));
         }
         self.touching = touching;
+        // A firmer pulse when a new joint snapped to the mirror plane or a bone axis.
+        let snaps = fl.toolbox().state.snaps;
+        if snaps > self.snaps {
+            headset.borrow().pulse(1, 0.6, Duration::from_millis(25));
+        }
+        self.snaps = snaps;
     }
 }
 

@@ -100,6 +100,9 @@ pub struct ToolState {
     pub preview_posture: Option<Posture>,
     /// New joints snap to the mirror plane and to the current bone's axis.
     pub snapping: bool,
+    /// How many new joints were snapped so far (front ends give feedback,
+    /// e.g. a haptic pulse, when it grows).
+    pub snaps: u64,
 }
 
 impl Default for ToolState {
@@ -115,6 +118,7 @@ impl Default for ToolState {
             lipo_rate: 0.02,
             preview_posture: None,
             snapping: true,
+            snaps: 0,
         }
     }
 }
@@ -441,11 +445,11 @@ impl Toolbox {
     /// muscle; on a bare joint, select it; in empty space, create a joint
     /// (child of the current one) with a default muscle at the tip.
     fn press_shape(&mut self, frame: &InputFrame, ctx: &mut ToolContext) -> Result<(), EditError> {
-        let tip = frame.right.position();
+        let hand = frame.right.position();
         let tip = if self.state.snapping {
-            self.snap(tip, ctx)
+            self.snap(hand, ctx)
         } else {
-            tip
+            hand
         };
         let sphere = self.kind == ToolKind::Sphere;
         let default_shape = if sphere {
@@ -453,7 +457,7 @@ impl Toolbox {
         } else {
             MuscleShape::superellipsoid(Vec3::splat(DEFAULT_RADIUS), Vec2::ONE)
         };
-        let (muscle, open) = match self.touched_joint(ctx, tip, PickFilter::JOINTS) {
+        let (muscle, open) = match self.touched_joint(ctx, hand, PickFilter::JOINTS) {
             Some(j) => {
                 self.state.current_joint = j;
                 match ctx.character.muscles.iter().position(|m| m.joint == j) {
@@ -478,6 +482,9 @@ impl Toolbox {
                     },
                     false,
                 )?;
+                if tip != hand {
+                    self.state.snaps += 1;
+                }
                 self.state.current_joint = joint;
                 (muscle, true)
             }
@@ -493,7 +500,7 @@ impl Toolbox {
         self.gesture = Gesture::Shape {
             muscle,
             center: body.muscles[muscle].to_world.translation.into(),
-            press_tip: tip,
+            press_tip: hand,
             press_orientation: frame.right.orientation(),
             last: ctx.character.muscles[muscle].shape.clone(),
             start,
