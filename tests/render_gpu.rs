@@ -153,6 +153,7 @@ fn eyes_differ_by_the_predicted_parallax() {
             &Decorations {
                 cursors: vec![marker(p, radius)],
                 current_joint: None,
+                panels: vec![],
             },
             &cams,
             StereoMode::SideBySide,
@@ -214,6 +215,7 @@ fn only_one_eye_sees(
         &Decorations {
             cursors: vec![marker(p, 0.018)],
             current_joint: None,
+            panels: vec![],
         },
         &cams,
         mode,
@@ -368,4 +370,51 @@ fn the_stereo_path_is_multiview_only_where_it_renders_both_eyes() {
         .filter(|(a, b)| a.abs_diff(**b) > 8)
         .count();
     assert!(between_eyes > 100);
+}
+
+/// An in-world panel (the headset's toolbar) is readable in both eyes: its
+/// text is lit on the dark backing, and the highlighted line (the current
+/// tool) is drawn in the highlight colour.
+#[test]
+fn a_world_panel_shows_its_text_and_highlight_in_both_eyes() {
+    use plasticine::render::geometry::Panel;
+    let ctx = context();
+    let mut r = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
+    r.style = bare_style();
+    let size = (160, 160);
+    let head = Vec3::new(0.0, 0.3, 0.5);
+    let cams = parallel_eyes(head, 1.0);
+    // 20 cm wide panel, 40 cm in front of the eyes, facing them.
+    let panel = Panel {
+        to_world: glam::Mat4::from_translation(Vec3::new(-0.1, 0.38, 0.1)),
+        lines: vec!["TOOLS".into(), "> sphere".into(), "  skin".into()],
+        highlight: Some(1),
+        line_height: 0.025,
+    };
+    r.draw(
+        &penguin_snapshot(),
+        &Decorations {
+            panels: vec![panel],
+            ..Decorations::default()
+        },
+        &cams,
+        StereoMode::SideBySide,
+        size,
+        None,
+        &[],
+    );
+    for eye in 0..2 {
+        let img = r.gpu.read_eye(eye).unwrap();
+        let (text, _) = lit(&img, 0, 0, size.0, size.1);
+        let highlight = (0..size.1)
+            .flat_map(|y| (0..size.0).map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                let p = img.pixel(x, y);
+                // sRGB of the highlight colour: bright red and green, little blue.
+                p[0] > 200 && p[1] > 150 && p[2] < 120
+            })
+            .count();
+        assert!(text > 40, "eye {eye}: {text} text pixels");
+        assert!(highlight > 10, "eye {eye}: {highlight} highlighted pixels");
+    }
 }

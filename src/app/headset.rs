@@ -40,7 +40,7 @@
 
 use super::frame_log::Stats;
 use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
-use super::view_renderer::{decorations, draw_posture};
+use super::view_renderer::{decorations, draw_posture, left_hand_panel};
 use crate::character::Character;
 use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
 use crate::render::renderer::EYE_FORMAT;
@@ -225,6 +225,9 @@ pub struct HeadsetRenderer<'a> {
     /// locate → submit of each frame rendered.
     pub locate_to_submit: Vec<Duration>,
     pub render_cpu: Vec<Duration>,
+    /// Settings shown on the left hand's panel under the toolbar (tool
+    /// parameters, messages); the frame loop's status lines follow them.
+    pub panel_settings: Vec<String>,
 }
 
 impl FrameRenderer for HeadsetRenderer<'_> {
@@ -247,7 +250,14 @@ impl FrameRenderer for HeadsetRenderer<'_> {
             )
         };
         let cameras = views.map(|v| v.camera(inputs.vehicle, NEAR, FAR));
-        let decorations = decorations(inputs);
+        let mut decorations = decorations(inputs);
+        let settings: Vec<String> = self
+            .panel_settings
+            .iter()
+            .chain(inputs.overlay.iter())
+            .cloned()
+            .collect();
+        decorations.panels.push(left_hand_panel(inputs, &settings));
         self.scene.draw_posed(
             inputs.snapshot,
             draw_posture(inputs),
@@ -285,6 +295,38 @@ impl FrameRenderer for HeadsetRenderer<'_> {
             submitted_at,
         })
     }
+}
+
+/// The settings half of the left hand's panel: the current tool's
+/// parameters, the solver's settings, and the latest messages.
+fn panel_settings(fl: &FrameLoop, messages: &[String]) -> Vec<String> {
+    let t = &fl.toolbox().state;
+    let status = fl.sim_status();
+    let mut lines = vec![
+        "SETTINGS".to_string(),
+        format!(
+            "liposuction r {:.0} mm, {:.0} mm/s",
+            t.lipo_radius * 1e3,
+            t.lipo_rate * 1e3
+        ),
+        format!("new skins {}x{}", t.skin_resolution.0, t.skin_resolution.1),
+        format!(
+            "snapping {}  precision {}",
+            if t.snapping { "on" } else { "off" },
+            if fl.toolbox().precision.enabled {
+                "on"
+            } else {
+                "off"
+            }
+        ),
+        format!(
+            "sim x{:.2} of real time{}",
+            status.time_ratio,
+            if status.paused { " (paused)" } else { "" }
+        ),
+    ];
+    lines.extend(messages.iter().rev().take(2).cloned());
+    lines
 }
 
 /// The main thread's CPU time so far.
@@ -598,6 +640,7 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         captured: None,
         locate_to_submit: Vec::new(),
         render_cpu: Vec::new(),
+        panel_settings: Vec::new(),
     };
     let mut tracker = HeadsetTracker { headset: &cell };
 
@@ -663,6 +706,7 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
             controls.placed = false;
         }
         controls.apply(&mut fl, &cell, options.placement, dt);
+        renderer.panel_settings = panel_settings(&fl, &controls.messages);
         let last = options.frames.is_some_and(|n| report.frames + 1 >= n);
         if last && options.screenshot_eyes.is_some() {
             renderer.capture = true;

@@ -135,7 +135,27 @@ pub struct Decorations {
     pub cursors: Vec<Cursor>,
     /// The current joint, highlighted (LEMAN §6.1).
     pub current_joint: Option<usize>,
+    /// Text panels in the world (the headset's toolbar and settings).
+    pub panels: Vec<Panel>,
 }
+
+/// A panel of text standing in the world: lines in the 8×8 bitmap font on a
+/// dark backing, readable in the headset.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Panel {
+    /// Panel space → world: x to the right along the text, y up, the panel
+    /// facing +z; the origin is the panel's top-left corner. Units: metres.
+    pub to_world: glam::Mat4,
+    pub lines: Vec<String>,
+    /// A line drawn in the highlight colour (the current tool).
+    pub highlight: Option<usize>,
+    /// Height of one line of text (metres in panel space).
+    pub line_height: f32,
+}
+
+pub const PANEL_COLOR: [f32; 4] = [0.05, 0.06, 0.08, 0.85];
+pub const PANEL_TEXT: [f32; 4] = [0.92, 0.92, 0.85, 1.0];
+pub const PANEL_HIGHLIGHT: [f32; 4] = [1.0, 0.8, 0.15, 1.0];
 
 pub const SKIN_COLOR: [f32; 4] = [0.93, 0.72, 0.60, 1.0];
 pub const MUSCLE_COLOR: [f32; 4] = [0.78, 0.25, 0.22, 1.0];
@@ -154,13 +174,15 @@ const BONE_RADIUS: f32 = 0.004;
 const FLOOR_HALF: f32 = 2.0;
 const FLOOR_GRID: f32 = 0.25;
 
-/// Geometry for one frame, in draw order: opaque triangles, lines, then
-/// translucent triangles (blended, no depth writes).
+/// Geometry for one frame, in draw order: opaque triangles, lines, flat
+/// (unlit, blended) triangles for panels, then translucent triangles
+/// (blended, no depth writes).
 #[derive(Clone, Debug, Default)]
 pub struct SceneGeometry {
     pub opaque: DrawList,
     pub lines: DrawList,
     pub translucent: DrawList,
+    pub flat: DrawList,
 }
 
 /// Builds [`SceneGeometry`] frame after frame, reusing its buffers and the
@@ -202,6 +224,7 @@ impl GeometryBuilder {
         g.opaque.clear();
         g.lines.clear();
         g.translucent.clear();
+        g.flat.clear();
         let character: &Character = &snapshot.character;
         let posture = posture.unwrap_or(&snapshot.posture);
         let posture_ok = posture.angles.len() == character.skeleton.joints.len();
@@ -228,6 +251,9 @@ impl GeometryBuilder {
         }
         for c in &decorations.cursors {
             self.push_cursor(&mut g, c);
+        }
+        for p in &decorations.panels {
+            push_panel(&mut g.flat, p);
         }
         self.geometry = g;
         &self.geometry
@@ -313,6 +339,80 @@ impl GeometryBuilder {
             let dir = c.orientation * Vec3::NEG_Z;
             g.lines
                 .push_line(c.position, c.position + dir * c.wand, color);
+        }
+    }
+}
+
+/// A quad in panel space (x0, y0)–(x1, y1) at depth `z`, in one colour.
+fn push_panel_quad(list: &mut DrawList, m: &glam::Mat4, r: [f32; 4], z: f32, color: [f32; 4]) {
+    let base = list.base();
+    let n = m.transform_vector3(Vec3::Z).normalize_or_zero();
+    for (x, y) in [(r[0], r[1]), (r[2], r[1]), (r[2], r[3]), (r[0], r[3])] {
+        list.vertices.push(Vertex::new(
+            m.transform_point3(Vec3::new(x, y, z)),
+            n,
+            color,
+        ));
+    }
+    list.indices
+        .extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
+}
+
+/// A panel: its backing, then each line's lit font pixels as quads (runs of
+/// lit pixels in a row merged), a little in front of the backing.
+pub fn push_panel(list: &mut DrawList, panel: &Panel) {
+    let longest = panel
+        .lines
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0);
+    if longest == 0 {
+        return;
+    }
+    let px = panel.line_height / 10.0; // 8 font pixels and 2 of leading
+    let pad = 2.0 * px;
+    let width = longest as f32 * 8.0 * px + 2.0 * pad;
+    let height = panel.lines.len() as f32 * panel.line_height + 2.0 * pad;
+    let m = &panel.to_world;
+    push_panel_quad(list, m, [0.0, 0.0, width, -height], 0.0, PANEL_COLOR);
+    let lift = px * 0.5;
+    for (row, line) in panel.lines.iter().enumerate() {
+        let color = if panel.highlight == Some(row) {
+            PANEL_HIGHLIGHT
+        } else {
+            PANEL_TEXT
+        };
+        let top = -pad - row as f32 * panel.line_height - px;
+        for (col, ch) in line.chars().enumerate() {
+            let code = if ch.is_ascii() {
+                ch as usize
+            } else {
+                '?' as usize
+            };
+            let glyph = font8x8::legacy::BASIC_LEGACY[code];
+            let left = pad + col as f32 * 8.0 * px;
+            for (gy, bits) in glyph.iter().enumerate() {
+                let mut gx = 0;
+                while gx < 8 {
+                    if bits & (1 << gx) == 0 {
+                        gx += 1;
+                        continue;
+                    }
+                    let start = gx;
+                    while gx < 8 && bits & (1 << gx) != 0 {
+                        gx += 1;
+                    }
+                    let y0 = top - gy as f32 * px;
+                    push_panel_quad(
+                        list,
+                        m,
+                        [left + start as f32 * px, y0, left + gx as f32 * px, y0 - px],
+                        lift,
+                        color,
+                    );
+                }
+            }
         }
     }
 }

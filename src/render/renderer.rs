@@ -155,10 +155,12 @@ impl GpuList {
     }
 }
 
-/// Opaque triangles, lines, translucent triangles: one set per stereo path.
+/// Opaque triangles, lines, flat panels, translucent triangles: one set per
+/// stereo path.
 struct ScenePipelines {
     opaque: wgpu::RenderPipeline,
     lines: wgpu::RenderPipeline,
+    flat: wgpu::RenderPipeline,
     translucent: wgpu::RenderPipeline,
 }
 
@@ -202,7 +204,8 @@ pub struct Renderer {
     eye_pipelines: ScenePipelines,
     camera_buffer: wgpu::Buffer,
     camera_bind_group: wgpu::BindGroup,
-    lists: [GpuList; 3],
+    /// Opaque, lines, translucent, flat.
+    lists: [GpuList; 4],
     eyes: Option<EyeTargets>,
     compose_layout: wgpu::BindGroupLayout,
     compose_pipeline: wgpu::RenderPipeline,
@@ -300,6 +303,13 @@ fn scene_pipelines(
         lines: make(
             "scene lines",
             wgpu::PrimitiveTopology::LineList,
+            "fs_unlit",
+            Some(wgpu::BlendState::ALPHA_BLENDING),
+            true,
+        ),
+        flat: make(
+            "scene flat",
+            wgpu::PrimitiveTopology::TriangleList,
             "fs_unlit",
             Some(wgpu::BlendState::ALPHA_BLENDING),
             true,
@@ -510,6 +520,7 @@ impl Renderer {
                 GpuList::new("opaque"),
                 GpuList::new("lines"),
                 GpuList::new("translucent"),
+                GpuList::new("flat"),
             ],
             eyes: None,
             compose_layout,
@@ -713,6 +724,7 @@ impl Renderer {
         self.lists[0].upload(ctx, &geometry.opaque)
             + self.lists[1].upload(ctx, &geometry.lines)
             + self.lists[2].upload(ctx, &geometry.translucent)
+            + self.lists[3].upload(ctx, &geometry.flat)
     }
 
     /// Draws the uploaded scene for each eye of `mode` (eye images of
@@ -794,6 +806,8 @@ impl Renderer {
                 self.lists[0].draw(&mut pass);
                 pass.set_pipeline(&mv.pipelines.lines);
                 self.lists[1].draw(&mut pass);
+                pass.set_pipeline(&mv.pipelines.flat);
+                self.lists[3].draw(&mut pass);
                 pass.set_pipeline(&mv.pipelines.translucent);
                 self.lists[2].draw(&mut pass);
             }
@@ -862,6 +876,8 @@ impl Renderer {
             self.lists[0].draw(&mut pass);
             pass.set_pipeline(&self.eye_pipelines.lines);
             self.lists[1].draw(&mut pass);
+            pass.set_pipeline(&self.eye_pipelines.flat);
+            self.lists[3].draw(&mut pass);
             pass.set_pipeline(&self.eye_pipelines.translucent);
             self.lists[2].draw(&mut pass);
         }
@@ -888,7 +904,8 @@ impl Renderer {
             self.overlay.draw(&mut pass);
         }
         self.ctx.queue.submit(Some(encoder.finish()));
-        let triangles = (self.lists[0].count + self.lists[2].count) as u64 / 3;
+        let triangles =
+            (self.lists[0].count + self.lists[2].count + self.lists[3].count) as u64 / 3;
         FrameStats {
             upload,
             upload_bytes: 0,
