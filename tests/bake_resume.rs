@@ -58,7 +58,7 @@ fn resume(opts: &BakeOptions) -> BakeOptions {
     }
 }
 
-fn frames(path: &Path) -> Vec<(u64, Vec<Vec<[u32; 3]>>)> {
+fn frames(path: &Path) -> Frames {
     let mut r = CacheReader::open(path).unwrap();
     r.frames()
         .map(|f| {
@@ -71,6 +71,31 @@ fn frames(path: &Path) -> Vec<(u64, Vec<Vec<[u32; 3]>>)> {
             (f.time.to_bits(), bits)
         })
         .collect()
+}
+
+type Frames = Vec<(u64, Vec<Vec<[u32; 3]>>)>;
+
+/// Equal frame by frame, bit for bit; names the first frame that differs
+/// (rather than printing every coordinate).
+fn same_frames(got: &Frames, want: &[(u64, Vec<Vec<[u32; 3]>>)], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: frame count");
+    if let Some(f) = (0..got.len()).find(|&f| got[f] != want[f]) {
+        let points = got[f]
+            .1
+            .iter()
+            .flatten()
+            .zip(want[f].1.iter().flatten())
+            .filter(|(a, b)| a != b)
+            .count();
+        panic!(
+            "{what}: frame {f} differs (time {}, {points} points)",
+            if got[f].0 == want[f].0 {
+                "same"
+            } else {
+                "differs"
+            }
+        );
+    }
 }
 
 /// Stats and events of two summaries, without the wall-clock figures.
@@ -120,18 +145,18 @@ fn a_cancelled_bake_resumes_to_the_same_result() {
             // The partial cache is readable as it is: the first k frames.
             let partial = CacheReader::open(&dir.join(PARTIAL_FILE)).unwrap();
             assert!(!partial.is_complete());
-            assert_eq!(
-                frames(&dir.join(PARTIAL_FILE)),
-                want[..k],
-                "{tag} cut at {k}"
+            same_frames(
+                &frames(&dir.join(PARTIAL_FILE)),
+                &want[..k],
+                &format!("{tag}: the partial cache cut at {k}"),
             );
             drop(partial);
             let summary = full(&resume(&opts), &dir);
             let got_bytes = std::fs::read(dir.join(CACHE_FILE)).unwrap();
-            assert_eq!(
-                frames(&dir.join(CACHE_FILE)),
-                want,
-                "{tag}: resumed from frame {k}, frame by frame"
+            same_frames(
+                &frames(&dir.join(CACHE_FILE)),
+                &want,
+                &format!("{tag}: resumed from frame {k}"),
             );
             assert!(
                 got_bytes == want_bytes,

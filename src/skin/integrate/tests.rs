@@ -321,12 +321,15 @@ fn kinematic_points_follow_their_prescription() {
 #[test]
 fn restored_state_steps_bit_for_bit() {
     for kind in IntegratorKind::ALL {
-        let mut sys = Oscillators::new(6, 7.0, 0.4);
+        // Strong damping and a loose velocity tolerance: Verlet's fixed point
+        // stops after a few iterations, so its result depends on where the
+        // iteration starts (history there would show).
+        let mut sys = Oscillators::new(6, 7.0, 20.0);
         sys.gravity = Vec3::new(0.0, -9.8, 0.0);
         let (mut r, mut v) = start(&mut sys);
         let tol = Tolerances {
             position: 1e-4,
-            velocity: 1e-3,
+            velocity: 1e-2,
             max_step: 0.05,
             ..Tolerances::default()
         };
