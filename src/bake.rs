@@ -158,7 +158,7 @@ pub enum BakeError {
     Options(String),
     /// A fresh bake would throw away a cancelled one.
     #[error(
-        "{} holds a cancelled bake{detail}; continue it with --resume (BakeStart::Resume) or discard it with --restart (BakeStart::Restart)",
+        "{} holds a cancelled bake{detail}: resume it, or start over discarding it",
         dir.display()
     )]
     Unfinished { dir: PathBuf, detail: String },
@@ -167,7 +167,7 @@ pub enum BakeError {
     Resume(String),
     /// The cancelled bake is of something else; nothing was changed.
     #[error(
-        "cannot resume the cancelled bake in {}: it differs from this one: {}. Resume with the same character and options, or start over with --restart (BakeStart::Restart)",
+        "cannot resume the cancelled bake in {}: it differs from this one: {}",
         dir.display(),
         differences.join("; ")
     )]

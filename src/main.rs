@@ -430,6 +430,18 @@ fn run(cli: Cli) -> Result<()> {
                 bar.set_length(total as u64);
                 bar.set_position(f as u64);
                 plasticine::bake::BakeControl::Continue
+            })
+            .map_err(|e| {
+                use plasticine::bake::BakeError;
+                match e {
+                    BakeError::Unfinished { .. } => anyhow::anyhow!(
+                        "{e}; continue it with --resume, or discard it with --restart"
+                    ),
+                    BakeError::Mismatch { .. } => anyhow::anyhow!(
+                        "{e}. Resume with the same character and options, or start over with --restart"
+                    ),
+                    e => e.into(),
+                }
             })?;
             bar.finish_and_clear();
             let s = match outcome {

@@ -399,6 +399,28 @@ fn ctrl_c_cancels_a_bake_and_resume_finishes_it_identically() {
         "{stderr}"
     );
     fresh.push("--resume".into());
+    // Nor resumed with other options: refused, naming what differs.
+    let before = (
+        std::fs::read(cut.join("bake.resume")).unwrap(),
+        std::fs::read(&partial).unwrap(),
+    );
+    let mut other = fresh.clone();
+    other.extend(["--fps".into(), "24".into()]);
+    let (ok, _, stderr) = run(&other);
+    assert!(!ok);
+    assert!(
+        stderr.contains("it differs from this one: fps: then 30, now 24")
+            && stderr.contains("--restart"),
+        "{stderr}"
+    );
+    assert!(
+        before
+            == (
+                std::fs::read(cut.join("bake.resume")).unwrap(),
+                std::fs::read(&partial).unwrap(),
+            ),
+        "a refused resume changes nothing"
+    );
     let (ok, stdout, stderr) = run(&fresh);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("Baked 121 frames"), "{stdout}");

@@ -157,7 +157,10 @@ impl BakeIdentity {
         if self.fps.to_bits() != now.fps.to_bits() {
             d.push(format!("fps: then {}, now {}", self.fps, now.fps));
         }
-        if self.duration.to_bits() != now.duration.to_bits() || self.frames != now.frames {
+        // (The frame count follows from fps and duration.)
+        if self.duration.to_bits() != now.duration.to_bits()
+            || (self.frames != now.frames && self.fps.to_bits() == now.fps.to_bits())
+        {
             d.push(format!(
                 "duration: then {} s ({} frames), now {} s ({} frames)",
                 self.duration, self.frames, now.duration, now.frames
