@@ -1,14 +1,62 @@
 //! Baking (LEMAN §6.4–6.5): play the key postures in simulation time at the
 //! chosen skin resolution and stream every frame's skin into a frame cache,
 //! with a summary of what the solver did.
+//!
+//! # Cancel and resume
+//!
+//! A bake writes its frames one at a time (never all in memory) to
+//! [`PARTIAL_FILE`] in the output folder. It can be cancelled between two
+//! frames ([`BakeOptions::cancel`], or the progress callback returning
+//! [`BakeControl::Cancel`]): it then writes a [`Checkpoint`] ([`CHECKPOINT_FILE`],
+//! the exact solver state and what the bake is of) and leaves the partial
+//! cache, and [`BakeStart::Resume`] continues from there to a cache equal bit
+//! for bit to an uninterrupted bake's. Only a finished bake is renamed to
+//! [`CACHE_FILE`] (and its checkpoint removed). A checkpoint is also written
+//! every [`BakeOptions::checkpoint_every`] of wall time, so that a bake killed
+//! outright (or a crash) can be resumed from the last one.
+
+pub mod checkpoint;
 
 use crate::character::Character;
-use crate::io::{CacheWriter, IoError, write_atomic};
+use crate::io::{CacheReader, CacheWriter, IoError, write_atomic};
 use crate::skin::resample::resample;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SkinStats, SolverSettings};
+pub use checkpoint::{BakeIdentity, Checkpoint};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The finished frame cache, in the output folder.
+pub const CACHE_FILE: &str = "bake.plcache";
+/// The frames of a bake not finished yet (an unfinished `PLSTCACH` file,
+/// readable with [`CacheReader`]).
+pub const PARTIAL_FILE: &str = "bake.plcache.partial";
+/// The checkpoint of a cancelled bake.
+pub const CHECKPOINT_FILE: &str = "bake.resume";
+
+/// How a bake treats a cancelled bake in its output folder.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BakeStart {
+    /// Bake from the start; refuse if the folder holds a cancelled bake (so
+    /// that its work is not thrown away by mistake).
+    #[default]
+    Fresh,
+    /// Bake from the start, discarding a cancelled bake.
+    Restart,
+    /// Continue the cancelled bake, which must be of the same character with
+    /// the same options.
+    Resume,
+}
+
+/// What the progress callback wants next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BakeControl {
+    Continue,
+    /// Stop after this frame, leaving a checkpoint to resume from.
+    Cancel,
+}
 
 #[derive(Clone, Debug)]
 pub struct BakeOptions {
@@ -20,6 +68,13 @@ pub struct BakeOptions {
     pub duration: Option<f64>,
     /// Also write every k-th frame as OBJ.
     pub obj_every: Option<usize>,
+    pub start: BakeStart,
+    /// Set (from any thread, or a signal handler) to cancel after the frame
+    /// being baked.
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// Also write a checkpoint after a frame when this much wall time has
+    /// passed since the last one (`None`: only when cancelled).
+    pub checkpoint_every: Option<Duration>,
 }
 
 impl Default for BakeOptions {
@@ -30,6 +85,9 @@ impl Default for BakeOptions {
             fps: 30.0,
             duration: None,
             obj_every: None,
+            start: BakeStart::Fresh,
+            cancel: None,
+            checkpoint_every: Some(Duration::from_secs(30)),
         }
     }
 }
@@ -60,6 +118,36 @@ pub struct BakeSummary {
     pub obj_frames: usize,
 }
 
+/// A bake stopped between two frames, resumable with [`BakeStart::Resume`].
+#[derive(Clone, Debug, Serialize)]
+pub struct BakeCancelled {
+    pub character: String,
+    /// Frames baked (the first `done` of the cache).
+    pub done: usize,
+    /// Frames the finished bake has.
+    pub frames: usize,
+    pub checkpoint: PathBuf,
+    /// The partial cache, readable as it is.
+    pub partial: PathBuf,
+}
+
+/// How a bake ended (errors aside).
+#[derive(Clone, Debug)]
+pub enum BakeOutcome {
+    Finished(BakeSummary),
+    Cancelled(BakeCancelled),
+}
+
+impl BakeOutcome {
+    /// The summary of a finished bake, or `None` if it was cancelled.
+    pub fn finished(self) -> Option<BakeSummary> {
+        match self {
+            BakeOutcome::Finished(s) => Some(s),
+            BakeOutcome::Cancelled(_) => None,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum BakeError {
     #[error(transparent)]
@@ -68,16 +156,37 @@ pub enum BakeError {
     Sim(#[from] SimError),
     #[error("{0}")]
     Options(String),
+    /// A fresh bake would throw away a cancelled one.
+    #[error(
+        "{} holds a cancelled bake{detail}: resume it, or start over discarding it",
+        dir.display()
+    )]
+    Unfinished { dir: PathBuf, detail: String },
+    /// Nothing to resume, or the checkpoint and partial cache do not fit together.
+    #[error("cannot resume: {0}")]
+    Resume(String),
+    /// The cancelled bake is of something else; nothing was changed.
+    #[error(
+        "cannot resume the cancelled bake in {}: it differs from this one: {}",
+        dir.display(),
+        differences.join("; ")
+    )]
+    Mismatch {
+        dir: PathBuf,
+        differences: Vec<String>,
+    },
 }
 
-/// Bakes `character` into `out_dir` (`bake.plcache`, `summary.json`, and
-/// `obj/frame_NNNNN.obj` if asked). `progress(done, total)` is called per frame.
+/// Bakes `character` into `out_dir` ([`CACHE_FILE`], `summary.json`, and
+/// `obj/frame_NNNNN.obj` if asked), or continues a cancelled bake there (see
+/// the module docs). `progress(done, total)` is called after every frame with
+/// the frames baked so far and the frames of the whole bake; it may cancel.
 pub fn bake(
     mut character: Character,
     opts: &BakeOptions,
     out_dir: &Path,
-    mut progress: impl FnMut(usize, usize),
-) -> Result<BakeSummary, BakeError> {
+    mut progress: impl FnMut(usize, usize) -> BakeControl,
+) -> Result<BakeOutcome, BakeError> {
     if !(opts.fps.is_finite() && opts.fps > 0.0 && opts.fps <= 1000.0) {
         return Err(BakeError::Options(format!(
             "fps must lie in (0, 1000], got {}",
@@ -87,6 +196,8 @@ pub fn bake(
     if character.key_postures.is_empty() {
         return Err(SimError::NoMotion.into());
     }
+    opts.settings.validate().map_err(SimError::Settings)?;
+    let fingerprint = checkpoint::fingerprint(&character);
     if let Some((m, n)) = opts.resolution {
         for skin in &mut character.skins {
             *skin = resample(skin, m, n).map_err(BakeError::Options)?;
@@ -99,30 +210,80 @@ pub fn bake(
             "duration must be positive, got {duration}"
         )));
     }
-    let frames = (duration * opts.fps as f64).round().max(1.0) as usize;
-    let driver = SkeletonDriver::Keys(character.key_postures.clone());
-    let name = character.name.clone();
-    let mut sim = Simulation::new(character, driver, opts.settings.clone())?;
-    if start != 0.0 {
-        sim.advance_to(start, None)?;
-    }
-    let cache_path = out_dir.join("bake.plcache");
-    let layout: Vec<(String, usize, usize)> = sim
-        .character
+    let last = (duration * opts.fps as f64).round().max(1.0) as usize;
+    let total = last + 1;
+    let identity = BakeIdentity {
+        character: character.name.clone(),
+        fingerprint,
+        settings: BakeIdentity::settings_json(&opts.settings),
+        resolution: opts.resolution,
+        fps: opts.fps,
+        duration,
+        start,
+        frames: total as u64,
+        obj_every: opts.obj_every,
+        skins: character
+            .skins
+            .iter()
+            .map(|s| (s.name.clone(), s.m, s.n))
+            .collect(),
+    };
+    let cache_path = out_dir.join(CACHE_FILE);
+    let partial_path = out_dir.join(PARTIAL_FILE);
+    let checkpoint_path = out_dir.join(CHECKPOINT_FILE);
+    let layout_ref: Vec<(&str, usize, usize)> = identity
         .skins
-        .iter()
-        .map(|s| (s.name.clone(), s.m, s.n))
-        .collect();
-    let layout_ref: Vec<(&str, usize, usize)> = layout
         .iter()
         .map(|(s, m, n)| (s.as_str(), *m, *n))
         .collect();
-    let mut cache = CacheWriter::create(&cache_path, opts.fps, &layout_ref)?;
+    let driver = SkeletonDriver::Keys(character.key_postures.clone());
+    let name = character.name.clone();
+    let mut sim = Simulation::new(character, driver, opts.settings.clone())?;
+
+    // Where to begin: a fresh cache, or the cancelled bake's.
+    let resumed = match opts.start {
+        BakeStart::Resume => Some(resume_point(
+            out_dir,
+            &checkpoint_path,
+            &partial_path,
+            &identity,
+        )?),
+        BakeStart::Fresh | BakeStart::Restart => {
+            clear_cancelled(out_dir, &checkpoint_path, &partial_path, opts.start)?;
+            None
+        }
+    };
+    let (mut cache, first, mut obj_frames, mut events, wall_before) = match resumed {
+        Some(cp) => {
+            sim.restore(&cp.state)?;
+            let cache = CacheWriter::resume_staged(
+                &partial_path,
+                &cache_path,
+                opts.fps,
+                &layout_ref,
+                cp.done,
+            )?;
+            (
+                cache,
+                cp.done as usize,
+                cp.obj_frames as usize,
+                cp.events,
+                cp.wall_seconds,
+            )
+        }
+        None => {
+            if start != 0.0 {
+                sim.advance_to(start, None)?;
+            }
+            let cache =
+                CacheWriter::create_staged(&partial_path, &cache_path, opts.fps, &layout_ref)?;
+            (cache, 0, 0, Vec::new(), 0.0)
+        }
+    };
     let obj_dir = out_dir.join("obj");
-    let mut obj_frames = 0;
-    let mut events = Vec::new();
     let wall = Instant::now();
-    for f in 0..=frames {
+    let mut last_checkpoint = Instant::now();
+    for f in first..total {
         let t = start + f as f64 / opts.fps as f64;
         if f > 0 {
             let report = sim.advance_to(t, None)?;
@@ -135,6 +296,8 @@ pub fn bake(
             .map(|s| s.points.position.as_slice())
             .collect();
         cache.write_frame(t, &positions)?;
+        // Hand every frame to the OS: a bake killed outright keeps them.
+        cache.flush()?;
         if let Some(k) = opts.obj_every.filter(|&k| k > 0 && f % k == 0) {
             let _ = k;
             let skins: Vec<_> = sim
@@ -146,14 +309,54 @@ pub fn bake(
             crate::io::obj::write_skins_obj(&obj_dir.join(format!("frame_{f:05}.obj")), &skins)?;
             obj_frames += 1;
         }
-        progress(f, frames);
+        let done = f + 1;
+        let control = progress(done, total);
+        if done == total {
+            break;
+        }
+        let cancelled = control == BakeControl::Cancel
+            || opts
+                .cancel
+                .as_ref()
+                .is_some_and(|c| c.load(Ordering::SeqCst));
+        let due = opts
+            .checkpoint_every
+            .is_some_and(|every| last_checkpoint.elapsed() >= every);
+        if cancelled || due {
+            let cp = Checkpoint {
+                identity: identity.clone(),
+                done: done as u64,
+                last_time: t,
+                cache_bytes: cache.sync()?,
+                obj_frames: obj_frames as u64,
+                wall_seconds: wall_before + wall.elapsed().as_secs_f64(),
+                events: events.clone(),
+                state: sim.save(),
+            };
+            cp.write(&checkpoint_path)?;
+            last_checkpoint = Instant::now();
+        }
+        if cancelled {
+            return Ok(BakeOutcome::Cancelled(BakeCancelled {
+                character: name,
+                done,
+                frames: total,
+                checkpoint: checkpoint_path,
+                partial: partial_path,
+            }));
+        }
     }
-    let wall_seconds = wall.elapsed().as_secs_f64();
+    let wall_seconds = wall_before + wall.elapsed().as_secs_f64();
     let cache_summary = cache.finish()?;
+    match std::fs::remove_file(&checkpoint_path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(IoError::os(&checkpoint_path, "remove", e).into()),
+    }
     let summary = BakeSummary {
         character: name,
         integrator: opts.settings.integrator.name().into(),
-        frames: frames + 1,
+        frames: total,
         fps: opts.fps,
         simulated_seconds: duration,
         wall_seconds,
@@ -177,7 +380,107 @@ pub fn bake(
     };
     let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
     write_atomic(&out_dir.join("summary.json"), json.as_bytes())?;
-    Ok(summary)
+    Ok(BakeOutcome::Finished(summary))
+}
+
+/// Before a fresh bake: refuses to throw away a cancelled bake unless told
+/// to. A checkpoint without its partial cache is stale (left by a crash just
+/// after a bake finished) and is removed.
+fn clear_cancelled(
+    out_dir: &Path,
+    checkpoint_path: &Path,
+    partial_path: &Path,
+    start: BakeStart,
+) -> Result<(), BakeError> {
+    if !checkpoint_path.exists() {
+        return Ok(());
+    }
+    if start == BakeStart::Fresh && partial_path.exists() {
+        let detail = match Checkpoint::read(checkpoint_path) {
+            Ok(cp) => format!(
+                " of '{}' at frame {}/{}",
+                cp.identity.character, cp.done, cp.identity.frames
+            ),
+            Err(e) => format!(" (its checkpoint is unreadable: {e})"),
+        };
+        return Err(BakeError::Unfinished {
+            dir: out_dir.to_path_buf(),
+            detail,
+        });
+    }
+    std::fs::remove_file(checkpoint_path)
+        .map_err(|e| IoError::os(checkpoint_path, "remove", e).into())
+        .map(drop)
+}
+
+/// Reads the checkpoint of a cancelled bake and checks that it continues this
+/// bake and that its partial cache holds the frames it says, the last of them
+/// equal to the saved state. Changes nothing.
+fn resume_point(
+    out_dir: &Path,
+    checkpoint_path: &Path,
+    partial_path: &Path,
+    identity: &BakeIdentity,
+) -> Result<Checkpoint, BakeError> {
+    if !checkpoint_path.exists() {
+        return Err(BakeError::Resume(format!(
+            "{} holds no cancelled bake (no checkpoint {}){}",
+            out_dir.display(),
+            checkpoint_path.display(),
+            if partial_path.exists() {
+                format!(
+                    "; {} was left by a bake stopped before its first checkpoint: its frames can be read but not continued",
+                    partial_path.display()
+                )
+            } else {
+                String::new()
+            }
+        )));
+    }
+    let cp = Checkpoint::read(checkpoint_path)?;
+    let differences = cp.identity.differences(identity);
+    if !differences.is_empty() {
+        return Err(BakeError::Mismatch {
+            dir: out_dir.to_path_buf(),
+            differences,
+        });
+    }
+    if !partial_path.exists() {
+        return Err(BakeError::Resume(format!(
+            "the partial cache {} of the checkpoint {} is missing",
+            partial_path.display(),
+            checkpoint_path.display()
+        )));
+    }
+    let mut reader = CacheReader::open(partial_path)?;
+    let k = cp.done as usize - 1;
+    if reader.frame_count() <= k {
+        return Err(BakeError::Resume(format!(
+            "{} holds {} whole frames, the checkpoint {} is at frame {}",
+            partial_path.display(),
+            reader.frame_count(),
+            checkpoint_path.display(),
+            cp.done
+        )));
+    }
+    let mut frame = Vec::new();
+    let time = reader.read_frame(k, &mut frame)?;
+    let same = time.to_bits() == cp.last_time.to_bits()
+        && frame.len() == cp.state.skins.len()
+        && frame.iter().zip(&cp.state.skins).all(|(f, s)| {
+            f.len() == s.position.len()
+                && f.iter()
+                    .zip(&s.position)
+                    .all(|(a, b)| a.to_array().map(f32::to_bits) == b.to_array().map(f32::to_bits))
+        });
+    if !same {
+        return Err(BakeError::Resume(format!(
+            "frame {k} of {} is not the state saved in {}: they are not of the same bake",
+            partial_path.display(),
+            checkpoint_path.display()
+        )));
+    }
+    Ok(cp)
 }
 
 fn describe(e: &SimEvent) -> String {

@@ -52,6 +52,13 @@ enum Command {
         /// Solver settings file (RON, see README), overriding the defaults.
         #[arg(long)]
         settings: Option<PathBuf>,
+        /// Continue the bake cancelled in OUT (Ctrl+C leaves bake.resume and
+        /// bake.plcache.partial there), with the same character and options.
+        #[arg(long, conflicts_with = "restart")]
+        resume: bool,
+        /// Discard a bake cancelled in OUT and start over.
+        #[arg(long)]
+        restart: bool,
     },
     /// Measure speed; prints one JSON object per measurement (machine-readable).
     Bench {
@@ -446,6 +453,8 @@ fn run(cli: Cli) -> Result<()> {
             duration,
             obj,
             settings,
+            resume,
+            restart,
         } => {
             let c = load_character(&character)?;
             let mut solver = match settings {
@@ -463,12 +472,35 @@ fn run(cli: Cli) -> Result<()> {
             solver
                 .validate()
                 .map_err(|e| anyhow::anyhow!("solver settings: {e}"))?;
+            // Ctrl+C (SIGINT) or SIGTERM: finish the frame, leave a checkpoint.
+            // A second one stops at once.
+            let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let flag = cancel.clone();
+            ctrlc::set_handler(move || {
+                if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    eprintln!("\nstopped at once: the frames since the last checkpoint are lost");
+                    std::process::exit(130);
+                }
+                eprintln!(
+                    "\ncancelling after the current frame (press Ctrl+C again to stop at once)"
+                );
+            })
+            .context("installing the Ctrl+C handler")?;
             let opts = BakeOptions {
                 resolution,
                 settings: solver,
                 fps,
                 duration,
                 obj_every: obj,
+                start: if resume {
+                    plasticine::bake::BakeStart::Resume
+                } else if restart {
+                    plasticine::bake::BakeStart::Restart
+                } else {
+                    plasticine::bake::BakeStart::Fresh
+                },
+                cancel: Some(cancel),
+                ..BakeOptions::default()
             };
             let bar = ProgressBar::new(0).with_style(
                 ProgressStyle::with_template(
@@ -476,11 +508,56 @@ fn run(cli: Cli) -> Result<()> {
                 )
                 .expect("valid template"),
             );
-            let s = bake(c, &opts, &out, |f, total| {
+            let outcome = bake(c, &opts, &out, |f, total| {
                 bar.set_length(total as u64);
                 bar.set_position(f as u64);
+                plasticine::bake::BakeControl::Continue
+            })
+            .map_err(|e| {
+                use plasticine::bake::BakeError;
+                match e {
+                    BakeError::Unfinished { .. } => anyhow::anyhow!(
+                        "{e}; continue it with --resume, or discard it with --restart"
+                    ),
+                    BakeError::Mismatch { .. } => anyhow::anyhow!(
+                        "{e}. Resume with the same character and options, or start over with --restart"
+                    ),
+                    e => e.into(),
+                }
             })?;
             bar.finish_and_clear();
+            let s = match outcome {
+                plasticine::bake::BakeOutcome::Finished(s) => s,
+                plasticine::bake::BakeOutcome::Cancelled(c) => {
+                    // The command to continue: this one, with --resume.
+                    let quote = |a: String| {
+                        if !a.is_empty()
+                            && a.chars()
+                                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+                        {
+                            a
+                        } else {
+                            format!("'{}'", a.replace('\'', "'\\''"))
+                        }
+                    };
+                    let mut args: Vec<String> = std::env::args()
+                        .skip(1)
+                        .filter(|a| a != "--restart" && a != "--resume")
+                        .map(quote)
+                        .collect();
+                    args.insert(0, "plasticine".into());
+                    args.push("--resume".into());
+                    eprintln!(
+                        "bake cancelled at frame {}/{}; run `{}` to continue (checkpoint {}, frames so far in {})",
+                        c.done,
+                        c.frames,
+                        args.join(" "),
+                        c.checkpoint.display(),
+                        c.partial.display()
+                    );
+                    std::process::exit(130);
+                }
+            };
             for e in &s.events {
                 eprintln!("warning: {e}");
             }

@@ -307,3 +307,140 @@ fn a_recorded_session_replays_into_a_character() {
     );
     assert!(!out2.exists());
 }
+
+/// Ctrl+C (SIGINT) during `plasticine bake` finishes the frame, leaves a
+/// checkpoint and the partial cache, says how to continue and exits with 130;
+/// `--resume` then gives the same cache, byte for byte, as a bake never
+/// interrupted.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_cancels_a_bake_and_resume_finishes_it_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cut, whole) = (dir.path().join("cut"), dir.path().join("whole"));
+    // 121 frames at 64x64: a few seconds, time enough to interrupt.
+    let args = |out: &Path| -> Vec<String> {
+        [
+            "bake",
+            "assets/penguin.ron",
+            "--out",
+            out.to_str().unwrap(),
+            "--duration",
+            "4",
+            "--resolution",
+            "64x64",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_plasticine"))
+        .args(args(&cut))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until some frames are on disk (the header is 56 bytes, a frame
+    // 3 × 64 × 64 × 12 + 8).
+    let partial = cut.join("bake.plcache.partial");
+    let frame = 3 * 64 * 64 * 12 + 8;
+    let t0 = std::time::Instant::now();
+    while std::fs::metadata(&partial).map_or(0, |m| m.len()) < 56 + 3 * frame {
+        assert!(
+            t0.elapsed().as_secs() < 120,
+            "no frames written after 2 minutes"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the bake ended early");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let re = stderr
+        .lines()
+        .find(|l| l.starts_with("bake cancelled at frame "))
+        .unwrap_or_else(|| panic!("no cancel message: {stderr}"));
+    let (k, n) = re["bake cancelled at frame ".len()..]
+        .split_once(';')
+        .unwrap()
+        .0
+        .split_once('/')
+        .unwrap();
+    let (k, n): (usize, usize) = (k.parse().unwrap(), n.parse().unwrap());
+    assert!(k >= 3 && k < n && n == 121, "{re}");
+    let resume_cmd = format!(
+        "run `plasticine bake assets/penguin.ron --out {} --duration 4 --resolution 64x64 --resume` to continue",
+        cut.display()
+    );
+    assert!(re.contains(&resume_cmd), "{re}");
+    assert!(!cut.join("bake.plcache").exists());
+    assert!(cut.join("bake.resume").exists());
+    let cache = plasticine::io::CacheReader::open(&partial).unwrap();
+    assert_eq!(
+        cache.frame_count(),
+        k,
+        "the partial cache holds the frames baked"
+    );
+
+    // Without --resume the cancelled bake is not thrown away.
+    let mut fresh: Vec<String> = args(&cut);
+    let strs = |v: &[String]| v.iter().map(String::as_str).collect::<Vec<_>>().join(" ");
+    let run = |v: &[String]| {
+        let v: Vec<&str> = v.iter().map(String::as_str).collect();
+        plasticine(&v)
+    };
+    let (ok, _, stderr) = run(&fresh);
+    assert!(!ok, "{}", strs(&fresh));
+    assert!(
+        stderr.contains("holds a cancelled bake") && stderr.contains("--resume"),
+        "{stderr}"
+    );
+    fresh.push("--resume".into());
+    // Nor resumed with other options: refused, naming what differs.
+    let before = (
+        std::fs::read(cut.join("bake.resume")).unwrap(),
+        std::fs::read(&partial).unwrap(),
+    );
+    let mut other = fresh.clone();
+    other.extend(["--fps".into(), "24".into()]);
+    let (ok, _, stderr) = run(&other);
+    assert!(!ok);
+    assert!(
+        stderr.contains("it differs from this one: fps: then 30, now 24")
+            && stderr.contains("--restart"),
+        "{stderr}"
+    );
+    assert!(
+        before
+            == (
+                std::fs::read(cut.join("bake.resume")).unwrap(),
+                std::fs::read(&partial).unwrap(),
+            ),
+        "a refused resume changes nothing"
+    );
+    let (ok, stdout, stderr) = run(&fresh);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Baked 121 frames"), "{stdout}");
+    let (ok, _, stderr) = run(&args(&whole));
+    assert!(ok, "{stderr}");
+    let (a, b) = (
+        std::fs::read(cut.join("bake.plcache")).unwrap(),
+        std::fs::read(whole.join("bake.plcache")).unwrap(),
+    );
+    assert!(a == b, "the resumed cache equals the uninterrupted one");
+    assert!(!cut.join("bake.resume").exists() && !partial.exists());
+    // The same solver work in both summaries (wall times aside).
+    let summary = |d: &Path| {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(d.join("summary.json")).unwrap())
+                .unwrap();
+        for k in ["wall_seconds", "real_time_factor", "cache"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        v
+    };
+    assert_eq!(summary(&cut), summary(&whole));
+}

@@ -567,6 +567,101 @@ fn unfinished_cache_writer_keeps_the_old_cache() {
     assert!(tmp_files(dir.path()).is_empty());
 }
 
+/// A staged writer (what a bake uses): the staging file outlives the writer,
+/// can be reopened to append after N frames (cutting off later frames and a
+/// torn one), and `finish` renames it over the target.
+#[test]
+fn staged_cache_writer_appends_and_finishes_to_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("bake.plcache");
+    let staging = dir.path().join("bake.plcache.partial");
+    let skins = [("a", 4, 4), ("bé", 3, 5)];
+    let write = |w: &mut CacheWriter, k: usize| {
+        let (a, b) = (frame(k, 16, 0.0), frame(k, 15, 0.25));
+        w.write_frame(k as f64 / 24.0, &[&a, &b]).unwrap();
+    };
+    let reference = dir.path().join("reference.plcache");
+    write_cache(&reference, 10);
+    let want = fs::read(&reference).unwrap();
+    let h = header_len();
+    let fb = bytes_per_frame([16, 15]);
+
+    let mut w = CacheWriter::create_staged(&staging, &target, 24.0, &skins).unwrap();
+    for k in 0..6 {
+        write(&mut w, k);
+    }
+    assert_eq!(w.sync().unwrap(), h + 6 * fb);
+    assert_eq!(w.temp_path(), staging);
+    drop(w); // cancelled: the staging file stays, readable
+    assert!(!target.exists());
+    let r = CacheReader::open(&staging).unwrap();
+    assert!(!r.is_complete());
+    assert_eq!(r.frame_count(), 6);
+    drop(r);
+    // A torn seventh frame, as from a kill mid-write.
+    let mut f = fs::OpenOptions::new().append(true).open(&staging).unwrap();
+    f.write_all(&[1, 2, 3, 4, 5, 6, 7]).unwrap();
+    drop(f);
+    let before = fs::read(&staging).unwrap();
+
+    // Refusals leave the file as it was.
+    let refuse = |fps: f32, skins: &[(&str, usize, usize)], keep: u64| {
+        let e = CacheWriter::resume_staged(&staging, &target, fps, skins, keep).unwrap_err();
+        assert_eq!(fs::read(&staging).unwrap(), before);
+        e.to_string()
+    };
+    let e = refuse(25.0, &skins, 6);
+    assert!(
+        e.contains("holds 24 fps") && e.contains("expected 25 fps"),
+        "{e}"
+    );
+    let e = refuse(24.0, &[("a", 4, 4), ("b", 3, 5)], 6);
+    assert!(e.contains("\"bé\" 3x5") && e.contains("\"b\" 3x5"), "{e}");
+    let e = refuse(24.0, &skins, 7);
+    assert!(e.contains("holds 6 whole frames, 7 expected"), "{e}");
+    assert!(
+        CacheWriter::resume_staged(&reference, &target, 24.0, &skins, 2)
+            .unwrap_err()
+            .to_string()
+            .contains("is a finished cache")
+    );
+    // A non-finite position or a time going backwards in a kept frame.
+    let mut nan = before.clone();
+    let at = (h + 2 * fb + 8) as usize;
+    nan[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    fs::write(&staging, &nan).unwrap();
+    let e = CacheWriter::resume_staged(&staging, &target, 24.0, &skins, 6).unwrap_err();
+    assert!(
+        matches!(e, IoError::Corrupt { offset, .. } if offset == h + 2 * fb),
+        "{e:?}"
+    );
+    let mut back = before.clone();
+    let at = (h + 4 * fb) as usize;
+    back[at..at + 8].copy_from_slice(&0.0f64.to_le_bytes());
+    fs::write(&staging, &back).unwrap();
+    let e = CacheWriter::resume_staged(&staging, &target, 24.0, &skins, 6).unwrap_err();
+    assert!(e.to_string().contains("frame 4: time 0"), "{e}");
+    fs::write(&staging, &before).unwrap();
+
+    // Keep only 4 of the 6 frames (a checkpoint at frame 4), append the rest.
+    let mut w = CacheWriter::resume_staged(&staging, &target, 24.0, &skins, 4).unwrap();
+    assert_eq!(w.frame_count(), 4);
+    assert_eq!(fs::metadata(&staging).unwrap().len(), h + 4 * fb);
+    // Times must still increase from the kept frames on.
+    let a = frame(9, 16, 0.0);
+    let b = frame(9, 15, 0.25);
+    assert!(w.write_frame(3.0 / 24.0, &[&a, &b]).is_err());
+    for k in 4..10 {
+        write(&mut w, k);
+    }
+    let summary = w.finish().unwrap();
+    assert_eq!(summary.frames, 10);
+    assert_eq!(summary.first_time, Some(0.0));
+    assert!(!staging.exists());
+    assert_eq!(fs::read(&target).unwrap(), want);
+    assert!(tmp_files(dir.path()).is_empty());
+}
+
 // ---------------------------------------------------------------- atomic writes
 
 #[test]

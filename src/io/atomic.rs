@@ -31,7 +31,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// The directory holding `path` (`.` for a bare file name).
-fn parent_dir(path: &Path) -> &Path {
+pub(crate) fn parent_dir(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -137,14 +137,14 @@ impl AtomicFile {
 }
 
 #[cfg(unix)]
-fn sync_dir(dir: &Path) -> Result<(), IoError> {
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), IoError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| IoError::os(dir, "sync the directory", e))
 }
 
 #[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> Result<(), IoError> {
+pub(crate) fn sync_dir(_dir: &Path) -> Result<(), IoError> {
     // Directories cannot be opened for syncing on this platform; the rename
     // is still atomic, only its durability across power loss is weaker.
     Ok(())

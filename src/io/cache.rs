@@ -35,19 +35,23 @@
 //! truncation or corruption.
 //!
 //! While being written the count is `u64::MAX` ("unfinished"). Such a file is
-//! only ever seen under its temporary name
-//! (`.<name>.<pid>.<counter>.tmp`, next to the target), left behind when the
-//! baking process was killed outright. [`CacheReader::open`] accepts it and
-//! derives the frame count from the file length, ignoring a trailing partial
-//! frame, so the frames baked before the kill can still be read
+//! only ever seen under a name other than the target's: the temporary name
+//! (`.<name>.<pid>.<counter>.tmp`, next to the target) of a writer made by
+//! [`CacheWriter::create`], left behind when the process was killed outright,
+//! or the staging name (e.g. `bake.plcache.partial`) of a writer made by
+//! [`CacheWriter::create_staged`], which a cancelled bake keeps on purpose and
+//! [`CacheWriter::resume_staged`] reopens for appending. [`CacheReader::open`]
+//! accepts it and derives the frame count from the file length, ignoring a
+//! trailing partial frame, so the frames written so far can still be read
 //! ([`CacheReader::is_complete`] is then `false`).
 
+use super::atomic::{parent_dir, sync_dir};
 use super::{AtomicFile, IoError};
 use crate::character::Skin;
 use glam::Vec3;
 use serde::Serialize;
-use std::fs::File;
-use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// The first 8 bytes of every cache file.
@@ -118,11 +122,72 @@ fn check_skin(m: u64, n: u64, name_len: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// Where a [`CacheWriter`]'s bytes go.
+#[derive(Debug)]
+enum Sink {
+    /// A temporary file, removed if the writer is dropped unfinished.
+    Atomic(AtomicFile),
+    /// A staging file with a fixed name that outlives the writer.
+    Staged {
+        file: BufWriter<File>,
+        staging: PathBuf,
+    },
+}
+
+impl Sink {
+    fn path(&self) -> &Path {
+        match self {
+            Sink::Atomic(f) => f.temp_path(),
+            Sink::Staged { staging, .. } => staging,
+        }
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Atomic(f) => f.write(buf),
+            Sink::Staged { file, .. } => file.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Sink::Atomic(f) => f.write_all(buf),
+            Sink::Staged { file, .. } => file.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Atomic(f) => f.flush(),
+            Sink::Staged { file, .. } => file.flush(),
+        }
+    }
+}
+
+impl Seek for Sink {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        match self {
+            Sink::Atomic(f) => f.seek(pos),
+            Sink::Staged { file, .. } => file.seek(pos),
+        }
+    }
+}
+
 /// Streams frames into a new cache file, which replaces `path` atomically on
 /// [`finish`](Self::finish). Dropping it unfinished leaves `path` untouched.
+///
+/// Made by [`create`](Self::create) it writes a temporary file that is removed
+/// if the writer is dropped unfinished. Made by
+/// [`create_staged`](Self::create_staged) or
+/// [`resume_staged`](Self::resume_staged) it writes a staging file of a fixed
+/// name that stays when the writer is dropped (with its frames flushed), so
+/// that a cancelled bake can be continued later; [`finish`](Self::finish)
+/// renames it over the target.
 #[derive(Debug)]
 pub struct CacheWriter {
-    file: AtomicFile,
+    file: Sink,
     path: PathBuf,
     fps: f32,
     skins: Vec<CacheSkin>,
@@ -139,6 +204,152 @@ pub struct CacheWriter {
 impl CacheWriter {
     /// Starts a cache for skins given as `(name, m, n)`, baked at `fps`.
     pub fn create(path: &Path, fps: f32, skins: &[(&str, usize, usize)]) -> Result<Self, IoError> {
+        let (header, list) = Self::header(path, fps, skins)?;
+        let mut file = AtomicFile::create(path)?;
+        file.write_all(&header)
+            .map_err(|e| IoError::os(file.temp_path(), "write", e))?;
+        Ok(Self::new(
+            Sink::Atomic(file),
+            path,
+            fps,
+            list,
+            header.len() as u64,
+        ))
+    }
+
+    /// Like [`create`](Self::create), but writes to `staging` (replacing any
+    /// file there), a name of the caller's choosing next to `target`, which
+    /// stays if the writer is dropped unfinished and can be continued with
+    /// [`resume_staged`](Self::resume_staged). [`finish`](Self::finish) renames
+    /// it over `target`.
+    pub fn create_staged(
+        staging: &Path,
+        target: &Path,
+        fps: f32,
+        skins: &[(&str, usize, usize)],
+    ) -> Result<Self, IoError> {
+        let (header, list) = Self::header(target, fps, skins)?;
+        let dir = parent_dir(staging);
+        std::fs::create_dir_all(dir).map_err(|e| IoError::os(dir, "create the directory", e))?;
+        let file = File::create(staging).map_err(|e| IoError::os(staging, "create", e))?;
+        let mut file = BufWriter::with_capacity(1 << 16, file);
+        file.write_all(&header)
+            .map_err(|e| IoError::os(staging, "write", e))?;
+        let sink = Sink::Staged {
+            file,
+            staging: staging.to_path_buf(),
+        };
+        Ok(Self::new(sink, target, fps, list, header.len() as u64))
+    }
+
+    /// Reopens the staging file of an unfinished writer (see
+    /// [`create_staged`](Self::create_staged)) to append after its first
+    /// `keep_frames` frames. Checks that the file is an unfinished cache with
+    /// this frame rate and these skins, that it holds at least `keep_frames`
+    /// whole frames and that they are valid (finite, times strictly
+    /// increasing); then cuts off whatever follows them: frames written after
+    /// the caller's last checkpoint, and a torn frame of a writer killed
+    /// mid-write. On error the file is left as it was.
+    pub fn resume_staged(
+        staging: &Path,
+        target: &Path,
+        fps: f32,
+        skins: &[(&str, usize, usize)],
+        keep_frames: u64,
+    ) -> Result<Self, IoError> {
+        let (header, list) = Self::header(target, fps, skins)?;
+        let bad = |message: String| IoError::BadInput {
+            path: staging.to_path_buf(),
+            message,
+        };
+        let mut reader = CacheReader::open(staging)?;
+        if reader.is_complete() {
+            return Err(bad(
+                "is a finished cache, not the staging file of an unfinished one".into(),
+            ));
+        }
+        if reader.fps().to_bits() != fps.to_bits() || reader.skins() != list.as_slice() {
+            let describe = |fps: f32, skins: &[CacheSkin]| {
+                let s: Vec<String> = skins
+                    .iter()
+                    .map(|k| format!("{:?} {}x{}", k.name, k.m, k.n))
+                    .collect();
+                format!("{fps} fps, skins [{}]", s.join(", "))
+            };
+            return Err(bad(format!(
+                "holds {}, expected {}",
+                describe(reader.fps(), reader.skins()),
+                describe(fps, &list)
+            )));
+        }
+        if reader.header_len != header.len() as u64 {
+            return Err(reader.corrupt(24, "the header differs from the one expected"));
+        }
+        if (reader.frame_count() as u64) < keep_frames {
+            return Err(bad(format!(
+                "holds {} whole frames, {keep_frames} expected",
+                reader.frame_count()
+            )));
+        }
+        let (mut first_time, mut last_time) = (None, None::<f64>);
+        let mut frame = Vec::new();
+        for k in 0..keep_frames as usize {
+            let time = reader.read_frame(k, &mut frame)?;
+            let offset = reader.header_len + k as u64 * reader.frame_bytes;
+            if last_time.is_some_and(|t| time <= t) {
+                return Err(reader.corrupt(
+                    offset,
+                    format!("frame {k}: time {time} is not after the previous frame's"),
+                ));
+            }
+            if frame.iter().flatten().any(|p| !p.is_finite()) {
+                return Err(reader.corrupt(offset, format!("frame {k}: a position is not finite")));
+            }
+            first_time.get_or_insert(time);
+            last_time = Some(time);
+        }
+        let len = reader.header_len + keep_frames * reader.frame_bytes;
+        drop(reader);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .open(staging)
+            .map_err(|e| IoError::os(staging, "open", e))?;
+        file.set_len(len)
+            .and_then(|()| file.seek(SeekFrom::Start(len)).map(drop))
+            .map_err(|e| IoError::os(staging, "cut back", e))?;
+        let sink = Sink::Staged {
+            file: BufWriter::with_capacity(1 << 16, file),
+            staging: staging.to_path_buf(),
+        };
+        let mut w = Self::new(sink, target, fps, list, header.len() as u64);
+        w.frames = keep_frames;
+        w.first_time = first_time;
+        w.last_time = last_time;
+        Ok(w)
+    }
+
+    fn new(file: Sink, path: &Path, fps: f32, skins: Vec<CacheSkin>, header_len: u64) -> Self {
+        Self {
+            frame_bytes: bytes_per_frame(skins.iter().map(CacheSkin::point_count)),
+            header_len,
+            file,
+            path: path.to_path_buf(),
+            fps,
+            skins,
+            frames: 0,
+            first_time: None,
+            last_time: None,
+            broken: false,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The header for these skins, checked.
+    fn header(
+        path: &Path,
+        fps: f32,
+        skins: &[(&str, usize, usize)],
+    ) -> Result<(Vec<u8>, Vec<CacheSkin>), IoError> {
         let bad = |message: String| IoError::BadInput {
             path: path.to_path_buf(),
             message,
@@ -174,22 +385,7 @@ impl CacheWriter {
                 n,
             });
         }
-        let mut file = AtomicFile::create(path)?;
-        file.write_all(&header)
-            .map_err(|e| IoError::os(file.temp_path(), "write", e))?;
-        Ok(Self {
-            frame_bytes: bytes_per_frame(list.iter().map(CacheSkin::point_count)),
-            header_len: header.len() as u64,
-            file,
-            path: path.to_path_buf(),
-            fps,
-            skins: list,
-            frames: 0,
-            first_time: None,
-            last_time: None,
-            broken: false,
-            buf: Vec::new(),
-        })
+        Ok((header, list))
     }
 
     /// The skins, as in the header.
@@ -249,7 +445,7 @@ impl CacheWriter {
             }
         }
         self.broken = true; // until the whole frame is written
-        let temp = self.file.temp_path().to_path_buf();
+        let temp = self.file.path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);
         self.file.write_all(&time.to_le_bytes()).map_err(io)?;
         for p in positions {
@@ -278,13 +474,31 @@ impl CacheWriter {
     pub fn flush(&mut self) -> Result<(), IoError> {
         self.file
             .flush()
-            .map_err(|e| IoError::os(self.file.temp_path(), "write", e))
+            .map_err(|e| IoError::os(self.file.path(), "write", e))
     }
 
-    /// The temporary file being written (renamed to the target by
-    /// [`finish`](Self::finish)).
+    /// Flushes and, for a staging file, makes the frames written so far
+    /// durable (`fsync`), e.g. before a checkpoint refers to them. Returns the
+    /// length of the file.
+    pub fn sync(&mut self) -> Result<u64, IoError> {
+        self.flush()?;
+        if let Sink::Staged { file, staging } = &mut self.file {
+            file.get_ref()
+                .sync_data()
+                .map_err(|e| IoError::os(staging, "sync", e))?;
+        }
+        Ok(self.bytes())
+    }
+
+    /// Size of the file so far: the header and the whole frames.
+    pub fn bytes(&self) -> u64 {
+        self.header_len + self.frames * self.frame_bytes
+    }
+
+    /// The file being written (renamed to the target by
+    /// [`finish`](Self::finish)): the temporary file, or the staging file.
     pub fn temp_path(&self) -> &Path {
-        self.file.temp_path()
+        self.file.path()
     }
 
     /// Patches the frame count into the header and atomically moves the file
@@ -296,7 +510,7 @@ impl CacheWriter {
                 message: "an earlier write failed; the cache was not written".into(),
             });
         }
-        let temp = self.file.temp_path().to_path_buf();
+        let temp = self.file.path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);
         self.file
             .seek(SeekFrom::Start(FRAME_COUNT_OFFSET))
@@ -307,13 +521,26 @@ impl CacheWriter {
         let summary = CacheSummary {
             path: self.path.clone(),
             fps: self.fps,
-            bytes: self.header_len + self.frames * self.frame_bytes,
+            bytes: self.bytes(),
             skins: std::mem::take(&mut self.skins),
             frames: self.frames,
             first_time: self.first_time,
             last_time: self.last_time,
         };
-        self.file.commit()?;
+        match self.file {
+            Sink::Atomic(file) => file.commit()?,
+            Sink::Staged { file, staging } => {
+                let file = file
+                    .into_inner()
+                    .map_err(|e| IoError::os(&staging, "write", e.into_error()))?;
+                file.sync_all()
+                    .map_err(|e| IoError::os(&staging, "sync", e))?;
+                drop(file);
+                std::fs::rename(&staging, &self.path)
+                    .map_err(|e| IoError::os(&self.path, "replace the file", e))?;
+                sync_dir(parent_dir(&self.path))?;
+            }
+        }
         Ok(summary)
     }
 }

@@ -12,6 +12,8 @@ mod stepper;
 pub mod system;
 
 pub use driver::SkeletonDriver;
-pub use integrate::{IntegratorKind, Tolerances};
-pub use simulation::{AdvanceReport, SimError, SimEvent, Simulation, SkinStats, SolverSettings};
+pub use integrate::{EvalCount, IntegratorKind, IntegratorState, Tolerances};
+pub use simulation::{
+    AdvanceReport, SimError, SimEvent, SimState, Simulation, SkinState, SkinStats, SolverSettings,
+};
 pub mod attach;

@@ -5,10 +5,11 @@
 
 use super::constraints::{Constraints, ContactResponse};
 use super::driver::SkeletonDriver;
-use super::integrate::{EvalCount, IntegratorKind, Tolerances};
+use super::integrate::{EvalCount, IntegratorKind, IntegratorState, Tolerances};
 use super::stepper::{SkinRuntime, SkinStepper};
 use super::system::SkinSystem;
 use crate::character::Character;
+use glam::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -118,6 +119,40 @@ pub enum SimError {
     },
     #[error("the character has no key postures to play")]
     NoMotion,
+    #[error("cannot restore the solver state: {0}")]
+    State(String),
+}
+
+/// Everything the solver carries from one [`Simulation::advance_to`] to the
+/// next for one skin, exactly (what a bake checkpoint saves): with it a
+/// simulation continues bit for bit as if it had never stopped.
+///
+/// Not in it, because nothing is carried there: the constraint structures
+/// ([`Constraints`] are scratch rebuilt on every resolve), the skin system
+/// (built anew on every `advance_to`) and the integrators' buffers (see
+/// [`IntegratorState`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SkinState {
+    pub position: Vec<Vec3>,
+    pub velocity: Vec<Vec3>,
+    /// Simulation time reached.
+    pub time: f64,
+    /// The step to try next.
+    pub h: f64,
+    /// The step limit (cut after a divergence).
+    pub h_cap: f64,
+    pub stats: SkinStats,
+    pub integrator: IntegratorState,
+}
+
+/// The solver state of a whole [`Simulation`] (see [`SkinState`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimState {
+    /// The clock of a character without skins.
+    pub clock: f64,
+    /// The integrator the state belongs to.
+    pub integrator: IntegratorKind,
+    pub skins: Vec<SkinState>,
 }
 
 /// A character whose skins are being simulated.
@@ -218,6 +253,103 @@ impl Simulation {
         let mut s = self.skins[skin].stats;
         s.evals = self.skins[skin].integrator.evals();
         s
+    }
+
+    /// The exact solver state, to continue later with [`restore`](Self::restore).
+    pub fn save(&self) -> SimState {
+        SimState {
+            clock: self.clock,
+            integrator: self.settings.integrator,
+            skins: self
+                .skins
+                .iter()
+                .zip(&self.character.skins)
+                .map(|(rt, skin)| SkinState {
+                    position: skin.points.position.clone(),
+                    velocity: skin.points.velocity.clone(),
+                    time: rt.time,
+                    h: rt.h,
+                    h_cap: rt.h_cap,
+                    stats: rt.stats,
+                    integrator: rt.integrator.state(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Continues from a state [`save`](Self::save)d by a simulation of the
+    /// same character and settings. Checks that it fits (skin and point
+    /// counts, integrator, finite values); on error nothing is changed.
+    pub fn restore(&mut self, state: &SimState) -> Result<(), SimError> {
+        let bad = |m: String| Err(SimError::State(m));
+        if state.integrator != self.settings.integrator {
+            return bad(format!(
+                "it was saved by the {} integrator, this simulation uses {}",
+                state.integrator.name(),
+                self.settings.integrator.name()
+            ));
+        }
+        if state.skins.len() != self.character.skins.len() {
+            return bad(format!(
+                "it has {} skins, the character {}",
+                state.skins.len(),
+                self.character.skins.len()
+            ));
+        }
+        if !state.clock.is_finite() {
+            return bad(format!("clock {} is not finite", state.clock));
+        }
+        for (s, (st, skin)) in state.skins.iter().zip(&self.character.skins).enumerate() {
+            let p = skin.points.len();
+            if st.position.len() != p || st.velocity.len() != p {
+                return bad(format!(
+                    "skin {s} ({:?}) has {} positions and {} velocities, the {}x{} grid {p} points",
+                    skin.name,
+                    st.position.len(),
+                    st.velocity.len(),
+                    skin.m,
+                    skin.n
+                ));
+            }
+            let finite = st
+                .position
+                .iter()
+                .chain(&st.velocity)
+                .all(|x| x.is_finite());
+            if !(finite && st.time.is_finite()) {
+                return bad(format!(
+                    "skin {s} ({:?}) holds non-finite values",
+                    skin.name
+                ));
+            }
+            if !(st.h > 0.0 && st.h.is_finite() && st.h_cap > 0.0 && st.h_cap.is_finite()) {
+                return bad(format!(
+                    "skin {s} ({:?}): step {} and step limit {} must be positive",
+                    skin.name, st.h, st.h_cap
+                ));
+            }
+        }
+        self.clock = state.clock;
+        for ((st, skin), rt) in state
+            .skins
+            .iter()
+            .zip(&mut self.character.skins)
+            .zip(&mut self.skins)
+        {
+            skin.points.position.clone_from(&st.position);
+            skin.points.velocity.clone_from(&st.velocity);
+            let mut integrator = self.settings.integrator.create();
+            integrator.restore(&st.integrator);
+            *rt = SkinRuntime {
+                integrator,
+                time: st.time,
+                h: st.h,
+                h_cap: st.h_cap,
+                constraints: Constraints::default(),
+                stats: st.stats,
+            };
+        }
+        Ok(())
     }
 
     /// Current step size of each skin (s).

@@ -1,6 +1,9 @@
 //! Explicit Euler with a fixed step: first order, the baseline of LEMAN Table 1.
 
-use super::{EvalCount, Integrator, IntegratorKind, SecondOrderSystem, StepOutcome, Tolerances};
+use super::{
+    EvalCount, Integrator, IntegratorKind, IntegratorState, SecondOrderSystem, StepOutcome,
+    Tolerances,
+};
 use glam::Vec3;
 
 #[derive(Default)]
@@ -12,6 +15,17 @@ pub struct ExplicitEuler {
 impl Integrator for ExplicitEuler {
     fn kind(&self) -> IntegratorKind {
         IntegratorKind::Euler
+    }
+
+    fn state(&self) -> IntegratorState {
+        IntegratorState {
+            evals: self.evals,
+            solver_iterations: 0,
+        }
+    }
+
+    fn restore(&mut self, state: &IntegratorState) {
+        self.evals = state.evals;
     }
 
     fn evals(&self) -> EvalCount {

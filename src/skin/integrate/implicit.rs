@@ -2,7 +2,10 @@
 //! Baraff & Witkin 1998), fixed step, matrix-free.
 
 use super::krylov::{FD_STEP, bicgstab, max_abs};
-use super::{EvalCount, Integrator, IntegratorKind, SecondOrderSystem, StepOutcome, Tolerances};
+use super::{
+    EvalCount, Integrator, IntegratorKind, IntegratorState, SecondOrderSystem, StepOutcome,
+    Tolerances,
+};
 use glam::Vec3;
 
 /// Solves (I − h ∂a/∂v − h² ∂a/∂r) Δv = h (a₀ + h ∂a/∂r v₀), then
@@ -18,6 +21,18 @@ pub struct LinearizedImplicitEuler {
 impl Integrator for LinearizedImplicitEuler {
     fn kind(&self) -> IntegratorKind {
         IntegratorKind::ImplicitEuler
+    }
+
+    fn state(&self) -> IntegratorState {
+        IntegratorState {
+            evals: self.evals,
+            solver_iterations: self.solver_iterations,
+        }
+    }
+
+    fn restore(&mut self, state: &IntegratorState) {
+        self.evals = state.evals;
+        self.solver_iterations = state.solver_iterations;
     }
 
     fn evals(&self) -> EvalCount {

@@ -5,8 +5,8 @@
 
 use super::krylov::{FD_STEP, bicgstab, max_abs};
 use super::{
-    EvalCount, Integrator, IntegratorKind, SecondOrderSystem, StepOutcome, Tolerances, next_step,
-    scaled_error,
+    EvalCount, Integrator, IntegratorKind, IntegratorState, SecondOrderSystem, StepOutcome,
+    Tolerances, next_step, scaled_error,
 };
 use glam::Vec3;
 
@@ -51,6 +51,18 @@ impl Y {
 impl Integrator for Rosenbrock4 {
     fn kind(&self) -> IntegratorKind {
         IntegratorKind::Rosenbrock
+    }
+
+    fn state(&self) -> IntegratorState {
+        IntegratorState {
+            evals: self.evals,
+            solver_iterations: self.solver_iterations,
+        }
+    }
+
+    fn restore(&mut self, state: &IntegratorState) {
+        self.evals = state.evals;
+        self.solver_iterations = state.solver_iterations;
     }
 
     fn evals(&self) -> EvalCount {

@@ -3,8 +3,8 @@
 //! embedded 4(5) pair (Numerical Recipes, which LEMAN cites as ref. 40).
 
 use super::{
-    EvalCount, Integrator, IntegratorKind, SecondOrderSystem, StepOutcome, Tolerances, next_step,
-    scaled_error,
+    EvalCount, Integrator, IntegratorKind, IntegratorState, SecondOrderSystem, StepOutcome,
+    Tolerances, next_step, scaled_error,
 };
 use glam::Vec3;
 
@@ -49,6 +49,17 @@ pub struct AdaptiveRk2 {
 impl Integrator for AdaptiveRk2 {
     fn kind(&self) -> IntegratorKind {
         IntegratorKind::Rk2
+    }
+
+    fn state(&self) -> IntegratorState {
+        IntegratorState {
+            evals: self.evals,
+            solver_iterations: 0,
+        }
+    }
+
+    fn restore(&mut self, state: &IntegratorState) {
+        self.evals = state.evals;
     }
 
     fn evals(&self) -> EvalCount {
@@ -150,6 +161,17 @@ const CK_B5: [f64; 6] = [
 impl Integrator for AdaptiveRk4 {
     fn kind(&self) -> IntegratorKind {
         IntegratorKind::Rk4
+    }
+
+    fn state(&self) -> IntegratorState {
+        IntegratorState {
+            evals: self.evals,
+            solver_iterations: 0,
+        }
+    }
+
+    fn restore(&mut self, state: &IntegratorState) {
+        self.evals = state.evals;
     }
 
     fn evals(&self) -> EvalCount {

@@ -1,8 +1,8 @@
 //! The adaptive Verlet leapfrog of LEMAN §4.2.1–4.2.2, eq. (10)–(15).
 
 use super::{
-    EvalCount, Integrator, IntegratorKind, SecondOrderSystem, StepOutcome, Tolerances, next_step,
-    scaled_error,
+    EvalCount, Integrator, IntegratorKind, IntegratorState, SecondOrderSystem, StepOutcome,
+    Tolerances, next_step, scaled_error,
 };
 use glam::Vec3;
 
@@ -32,6 +32,17 @@ pub struct AdaptiveVerlet {
 impl Integrator for AdaptiveVerlet {
     fn kind(&self) -> IntegratorKind {
         IntegratorKind::Verlet
+    }
+
+    fn state(&self) -> IntegratorState {
+        IntegratorState {
+            evals: self.evals,
+            solver_iterations: 0,
+        }
+    }
+
+    fn restore(&mut self, state: &IntegratorState) {
+        self.evals = state.evals;
     }
 
     fn evals(&self) -> EvalCount {
