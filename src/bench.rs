@@ -306,8 +306,60 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(out, "{}", bytes_per_point())?;
     writeln!(out, "{}", ik_drag_event(1000))?;
     writeln!(out, "{}", pick_event(1000)?)?;
+    writeln!(
+        out,
+        "{}",
+        baked_playback_frame(128, 128, if quick { 10 } else { 60 })?
+    )?;
     for v in crate::render::bench::run(quick) {
         writeln!(out, "{v}")?;
     }
     Ok(())
+}
+
+/// Baked playback (LEMAN §6.5): the CPU cost of streaming one frame of a
+/// three-skin m×n bake from its cache file, sequentially (playback) and at
+/// random (scrubbing). The cache is written to a temporary folder first.
+pub fn baked_playback_frame(
+    m: usize,
+    n: usize,
+    frames: usize,
+) -> anyhow::Result<serde_json::Value> {
+    use crate::io::{CacheReader, CacheWriter};
+    let dir = std::env::temp_dir().join(format!("plasticine-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("bench.plcache");
+    let skins = [("body", m, n), ("flipper_l", m, n), ("flipper_r", m, n)];
+    let mut w = CacheWriter::create(&path, 30.0, &skins)?;
+    let points: Vec<Vec3> = (0..m * n).map(|k| Vec3::splat(k as f32 * 1e-4)).collect();
+    for f in 0..frames {
+        w.write_frame(f as f64 / 30.0, &[&points, &points, &points])?;
+    }
+    w.finish()?;
+    let mut r = CacheReader::open(&path)?;
+    let mut buf = Vec::new();
+    r.read_frame(0, &mut buf)?; // warm the file cache and the buffers
+    let t0 = Instant::now();
+    for f in 0..frames {
+        r.read_frame(f, &mut buf)?;
+    }
+    let sequential = t0.elapsed().as_secs_f64() * 1e3 / frames as f64;
+    let t1 = Instant::now();
+    let mut k = 7usize;
+    for _ in 0..frames {
+        k = (k * 31 + 17) % frames;
+        r.read_frame(k, &mut buf)?;
+    }
+    let random = t1.elapsed().as_secs_f64() * 1e3 / frames as f64;
+    let bytes = r.bytes_per_frame();
+    drop(r);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(json!({
+        "name": "baked_playback_frame",
+        "skin": format!("{m}x{n} x3"),
+        "bytes_per_frame": bytes,
+        "sequential_ms": sequential,
+        "random_ms": random,
+        "goal_ms": 1.0,
+    }))
 }
