@@ -296,7 +296,7 @@ impl GeometryBuilder {
         body: &PosedBody,
         current: Option<usize>,
     ) {
-        let sphere = self.sphere().clone();
+        let sphere = self.sphere();
         for (j, joint) in character.skeleton.joints.iter().enumerate() {
             let p: Vec3 = body.joints[j].translation.into();
             let (r, c) = if Some(j) == current {
@@ -305,7 +305,7 @@ impl GeometryBuilder {
                 (JOINT_RADIUS, JOINT_COLOR)
             };
             g.opaque.push_mesh(
-                &sphere,
+                sphere,
                 &Affine3A::from_scale_rotation_translation(Vec3::splat(r), Quat::IDENTITY, p),
                 c,
             );
@@ -317,7 +317,7 @@ impl GeometryBuilder {
     }
 
     fn push_cursor(&mut self, g: &mut SceneGeometry, c: &Cursor) {
-        let sphere = self.sphere().clone();
+        let sphere = self.sphere();
         let mut color = c.color;
         if c.active {
             for ch in &mut color[..3] {
@@ -331,9 +331,9 @@ impl GeometryBuilder {
             // A large tool copy is seen through so the work under it stays visible.
             let mut see_through = color;
             see_through[3] = 0.3;
-            g.translucent.push_mesh(&sphere, &to_world, see_through);
+            g.translucent.push_mesh(sphere, &to_world, see_through);
         } else {
-            g.opaque.push_mesh(&sphere, &to_world, color);
+            g.opaque.push_mesh(sphere, &to_world, color);
         }
         if c.wand > 0.0 {
             let dir = c.orientation * Vec3::NEG_Z;

@@ -324,6 +324,29 @@ fn scene_pipelines(
     }
 }
 
+/// The vertex stage's camera uniform: `size` bytes at binding 0.
+fn camera_layout(
+    ctx: &GpuContext,
+    label: &str,
+    size: u64,
+    dynamic_offset: bool,
+) -> wgpu::BindGroupLayout {
+    ctx.device
+        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some(label),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::VERTEX,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: dynamic_offset,
+                    min_binding_size: wgpu::BufferSize::new(size),
+                },
+                count: None,
+            }],
+        })
+}
+
 fn camera_bytes(cam: &EyeCamera) -> [f32; 20] {
     let mut out = [0.0f32; 20];
     out[..16].copy_from_slice(&cam.view_proj.to_cols_array());
@@ -355,21 +378,8 @@ impl Renderer {
         let samples = ctx
             .msaa_samples(EYE_FORMAT, wanted)
             .min(ctx.msaa_samples(DEPTH_FORMAT, wanted));
-        let camera_layout = ctx
-            .device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("camera"),
-                entries: &[wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: true,
-                        min_binding_size: wgpu::BufferSize::new(80),
-                    },
-                    count: None,
-                }],
-            });
+        // One eye's camera at a dynamic offset per pass.
+        let camera_layout = camera_layout(&ctx, "camera", 80, true);
         let camera_buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("cameras"),
             size: CAMERA_STRIDE * 2,
@@ -938,21 +948,8 @@ impl Renderer {
 
 impl Multiview {
     fn new(ctx: &GpuContext, samples: u32) -> Self {
-        let layout = ctx
-            .device
-            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("cameras (multiview)"),
-                entries: &[wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: wgpu::BufferSize::new(160),
-                    },
-                    count: None,
-                }],
-            });
+        // Both eyes' cameras, indexed by the view.
+        let layout = camera_layout(ctx, "cameras (multiview)", 160, false);
         let camera_buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("cameras (multiview)"),
             size: 160,

@@ -336,6 +336,57 @@ impl HandActions {
     }
 }
 
+/// The spaces every session tracks in: the base (STAGE where the runtime
+/// has it, else LOCAL), the head (VIEW) and each hand's aim pose.
+pub struct TrackingSpaces {
+    pub base_kind: xr::ReferenceSpaceType,
+    pub base: xr::Space,
+    pub view: xr::Space,
+    /// Left, right.
+    pub aim: [xr::Space; 2],
+}
+
+impl TrackingSpaces {
+    /// Attaches `actions` to `session` and creates its tracking spaces.
+    pub fn attach<G: xr::Graphics>(
+        session: &xr::Session<G>,
+        actions: &HandActions,
+    ) -> Result<Self, XrError> {
+        session
+            .attach_action_sets(&[&actions.set])
+            .map_err(call("xrAttachSessionActionSets"))?;
+        let spaces = session
+            .enumerate_reference_spaces()
+            .map_err(call("xrEnumerateReferenceSpaces"))?;
+        let base_kind = if spaces.contains(&xr::ReferenceSpaceType::STAGE) {
+            xr::ReferenceSpaceType::STAGE
+        } else {
+            xr::ReferenceSpaceType::LOCAL
+        };
+        let base = session
+            .create_reference_space(base_kind, xr::Posef::IDENTITY)
+            .map_err(call("xrCreateReferenceSpace"))?;
+        let view = session
+            .create_reference_space(xr::ReferenceSpaceType::VIEW, xr::Posef::IDENTITY)
+            .map_err(call("xrCreateReferenceSpace (VIEW)"))?;
+        let [left, right] = Side::BOTH.map(|side| {
+            actions
+                .aim
+                .create_space(session, actions.hands[side as usize], xr::Posef::IDENTITY)
+        });
+        let aim = [
+            left.map_err(call("xrCreateActionSpace"))?,
+            right.map_err(call("xrCreateActionSpace"))?,
+        ];
+        Ok(Self {
+            base_kind,
+            base,
+            view,
+            aim,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

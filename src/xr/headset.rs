@@ -48,7 +48,7 @@
 //! controller, the vehicle hand the left, or the other way round with
 //! [`HeadsetOptions::left_handed`].
 
-use super::actions::{HandActions, HandInputs, Side};
+use super::actions::{HandActions, HandInputs, Side, TrackingSpaces};
 use super::error::{XrError, call};
 use super::instance::{RuntimeInfo, XrPurpose, XrRuntime};
 use super::swapchain::EyeSwapchain;
@@ -351,32 +351,12 @@ impl Headset {
         let (session, frame_waiter, frame_stream) =
             unsafe { instance.create_session::<xr::Vulkan>(system, &gpu.session_info) }
                 .map_err(call("xrCreateSession (Vulkan)"))?;
-        session
-            .attach_action_sets(&[&actions.set])
-            .map_err(call("xrAttachSessionActionSets"))?;
-        let spaces = session
-            .enumerate_reference_spaces()
-            .map_err(call("xrEnumerateReferenceSpaces"))?;
-        let base_kind = if spaces.contains(&xr::ReferenceSpaceType::STAGE) {
-            xr::ReferenceSpaceType::STAGE
-        } else {
-            xr::ReferenceSpaceType::LOCAL
-        };
-        let base = session
-            .create_reference_space(base_kind, xr::Posef::IDENTITY)
-            .map_err(call("xrCreateReferenceSpace"))?;
-        let view_space = session
-            .create_reference_space(xr::ReferenceSpaceType::VIEW, xr::Posef::IDENTITY)
-            .map_err(call("xrCreateReferenceSpace (VIEW)"))?;
-        let [left, right] = Side::BOTH.map(|side| {
-            actions
-                .aim
-                .create_space(&session, actions.hands[side as usize], xr::Posef::IDENTITY)
-        });
-        let aim = [
-            left.map_err(call("xrCreateActionSpace"))?,
-            right.map_err(call("xrCreateActionSpace"))?,
-        ];
+        let TrackingSpaces {
+            base_kind,
+            base,
+            view: view_space,
+            aim,
+        } = TrackingSpaces::attach(&session, &actions)?;
         let swapchain = EyeSwapchain::new(&session, &gpu.ctx, size)?;
         let mut headset = Self {
             swapchain: Some(swapchain),

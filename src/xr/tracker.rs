@@ -25,7 +25,7 @@
 //! without a bound: a failure after opening is kept in [`XrTracker::lost`]
 //! and the samples go on with nothing tracked.
 
-use super::actions::{HandActions, HandInputs, Side};
+use super::actions::{HandActions, HandInputs, Side, TrackingSpaces};
 use super::error::{XrError, call};
 use super::instance::{RuntimeInfo, XrRuntime};
 use crate::app::frame_loop::{TrackedParts, TrackedPose, Tracker};
@@ -139,33 +139,12 @@ impl XrTracker {
                 .create_session::<xr::Headless>(runtime.system, &xr::headless::SessionCreateInfo {})
         }
         .map_err(call("xrCreateSession (headless)"))?;
-        session
-            .attach_action_sets(&[&actions.set])
-            .map_err(call("xrAttachSessionActionSets"))?;
-        let spaces = session
-            .enumerate_reference_spaces()
-            .map_err(call("xrEnumerateReferenceSpaces"))?;
-        let base_kind = if spaces.contains(&xr::ReferenceSpaceType::STAGE) {
-            xr::ReferenceSpaceType::STAGE
-        } else {
-            xr::ReferenceSpaceType::LOCAL
-        };
-        let base = session
-            .create_reference_space(base_kind, xr::Posef::IDENTITY)
-            .map_err(call("xrCreateReferenceSpace"))?;
-        let view = session
-            .create_reference_space(xr::ReferenceSpaceType::VIEW, xr::Posef::IDENTITY)
-            .map_err(call("xrCreateReferenceSpace (VIEW)"))?;
-        let aim = [Side::Left, Side::Right].map(|side| {
-            actions
-                .aim
-                .create_space(&session, actions.hands[side as usize], xr::Posef::IDENTITY)
-        });
-        let [left, right] = aim;
-        let aim = [
-            left.map_err(call("xrCreateActionSpace"))?,
-            right.map_err(call("xrCreateActionSpace"))?,
-        ];
+        let TrackingSpaces {
+            base_kind,
+            base,
+            view,
+            aim,
+        } = TrackingSpaces::attach(&session, &actions)?;
         let mut tracker = Self {
             view,
             aim,
