@@ -9,6 +9,7 @@
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 struct Xvfb {
@@ -23,10 +24,19 @@ impl Drop for Xvfb {
     }
 }
 
+/// Display numbers handed out to this binary's tests. The tests run in
+/// parallel: without this, two could see the same number free, and one's
+/// server would be killed under the other when it finished.
+static NEXT_DISPLAY: AtomicU32 = AtomicU32::new(90);
+
 /// Starts Xvfb on a free display number, or explains why not.
 fn start_xvfb() -> Option<Xvfb> {
     let required = std::env::var_os("PLASTICINE_REQUIRE_XVFB").is_some();
-    for n in 90..130 {
+    loop {
+        let n = NEXT_DISPLAY.fetch_add(1, Ordering::SeqCst);
+        if n >= 200 {
+            break;
+        }
         if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
             || Path::new(&format!("/tmp/.X{n}-lock")).exists()
         {
