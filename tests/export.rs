@@ -185,6 +185,8 @@ fn venv_with(name: &str, package: &str) -> Result<PathBuf, String> {
                 "pip",
                 "install",
                 "--disable-pip-version-check",
+                // bpy's wheel is a few hundred MB: keep no second copy in ~/.cache.
+                "--no-cache-dir",
                 "--quiet",
                 package,
             ]),

@@ -160,6 +160,11 @@ fn test(args: &[String]) -> Result<(), String> {
             args.join(" ")
         ));
     }
+    // No incremental-compilation caches (about 1 GB on a clean build): CI
+    // builds once, and its machine's disk may be small.
+    // SAFETY: xtask is single-threaded here; the variable is read by the
+    // cargo processes started below.
+    unsafe { env::set_var("CARGO_INCREMENTAL", "0") };
     let mut steps = Steps::new();
     let result = (|| {
         steps.step("system packages", || {
