@@ -86,6 +86,7 @@ fn settle(mut c: Character, rest: Posture) -> Result<Character, SimError> {
 
 fn joint(name: &str, parent: Option<usize>, offset: Vec3) -> Joint {
     Joint {
+        locked: false,
         name: name.into(),
         parent,
         offset,

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 fn small_character() -> Character {
     let joints = vec![
         Joint {
+            locked: false,
             name: "hip".into(),
             parent: None,
             offset: Vec3::ZERO,
@@ -27,6 +28,7 @@ fn small_character() -> Character {
             dofs: [Dof::default(); 3],
         },
         Joint {
+            locked: false,
             name: "knee".into(),
             parent: Some(0),
             offset: Vec3::new(0.0, -0.4, 0.0),

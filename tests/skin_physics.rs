@@ -16,6 +16,7 @@ use std::f64::consts::TAU;
 /// m×n skin wrapped around it.
 fn ball(m: usize, n: usize, material: SkinMaterial) -> Character {
     let joint = |name: &str, parent, y| Joint {
+        locked: false,
         name: name.into(),
         parent,
         offset: Vec3::new(0.0, y, 0.0),

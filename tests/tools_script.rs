@@ -564,3 +564,96 @@ fn a_snapped_click_keeps_the_default_radius() {
         plasticine::tools::tool::DEFAULT_RADIUS
     );
 }
+
+#[test]
+fn a_deform_gesture_bends_and_twists_the_penguin_chest_in_one_step() {
+    let mut r = build_penguin();
+    let before = r.c.clone();
+    let depth = r.h.undo_depth();
+    r.tool(ToolKind::Deform);
+    let chest = Vec3::new(0.0, 0.6, 0.0);
+    r.drag(chest, chest + Vec3::new(0.02, 0.0, 0.0), clockwise(20.0), 8);
+    assert_eq!(r.h.undo_depth(), depth + 1, "one gesture, one step");
+    let shape = &r.c.muscles[1].shape;
+    assert_eq!(shape.primitive, before.muscles[1].shape.primitive);
+    let h = 0.15f32; // the chest's half-length along its local z
+    let d = &shape.deformation;
+    assert!(
+        (d.bend - 2.0 * 0.02 / (h * h)).abs() < 0.02,
+        "bend {}",
+        d.bend
+    );
+    assert!(
+        (d.twist - 20f32.to_radians() / h).abs() < 0.02,
+        "twist {}",
+        d.twist
+    );
+    assert_eq!(d.taper, Vec2::ZERO);
+    shape.validate().unwrap();
+    r.h.undo(&mut r.c).unwrap();
+    assert!(r.c == before);
+}
+
+#[test]
+fn the_skin_tool_rebinds_touched_skin_points_to_a_muscle_in_one_step() {
+    let (c, h) = settled();
+    let mut r = Rig::with(c.clone(), h.clone());
+    r.tool(ToolKind::Skin);
+    let (k, tip) = stroke_target(&r.c);
+    let before = r.c.clone();
+    let depth = r.h.undo_depth();
+    let old = r.c.skins[0].points.band[k].expect("attached");
+    let head = 2; // the head sphere, radius 0.09 at (0, 0.82, 0)
+    assert_ne!(old.muscle, head);
+    let release = Vec3::new(0.0, 0.82, 0.05);
+    let gesture = |r: &mut Rig| {
+        r.right(HandState::at(tip).with_trigger(true));
+        let selected = r.tools.state.skin_selection.clone();
+        for s in 1..=6 {
+            r.right(HandState::at(tip.lerp(release, s as f32 / 6.0)).with_trigger(true));
+        }
+        r.right(HandState::at(release));
+        selected
+    };
+    assert_eq!(gesture(&mut r), Some((0, vec![k])));
+    assert_eq!(r.tools.state.skin_selection, None);
+    assert_eq!(r.h.undo_depth(), depth + 1);
+    let body = PosedBody::new(&r.c, r.h.posture());
+    let mu = &body.muscles[head];
+    let b = r.c.skins[0].points.band[k].unwrap();
+    assert_eq!(b.muscle, head);
+    let anchor = mu.to_world.transform_point3(b.anchor);
+    assert!(
+        anchor.distance(Vec3::new(0.0, 0.82, 0.09)) < 2e-3,
+        "anchored at {anchor}, the head's point nearest the release"
+    );
+    let p = r.c.skins[0].points.position[k];
+    assert!((b.rest_length - p.distance(anchor)).abs() < 1e-5);
+    assert_eq!((b.ks, b.kd), (old.ks, old.kd));
+    let changed = (0..r.c.skins[0].point_count())
+        .filter(|&j| r.c.skins[0].points.band[j] != before.skins[0].points.band[j])
+        .count();
+    assert_eq!(changed, 1);
+    r.h.undo(&mut r.c).unwrap();
+    assert!(r.c == before, "undo restores the old band");
+
+    // With a selection radius, the touched point's neighbours go along,
+    // each anchored by its own offset; still one step.
+    r.tools.state.rebind_radius = 0.08;
+    let (skin, points) = gesture(&mut r).expect("a selection");
+    assert_eq!((skin, points[0]), (0, k));
+    assert!(points.len() > 2, "{points:?}");
+    let s = &r.c.skins[0];
+    for &j in &points {
+        assert!(s.points.position[j].distance(s.points.position[k]) <= 0.08 + 1e-6);
+        assert_eq!(s.points.band[j].unwrap().muscle, head, "point {j}");
+    }
+    let anchors: Vec<Vec3> = points
+        .iter()
+        .map(|&j| s.points.band[j].unwrap().anchor)
+        .collect();
+    assert!(anchors.windows(2).any(|w| w[0].distance(w[1]) > 1e-3));
+    assert_eq!(r.h.undo_depth(), depth + 1);
+    r.h.undo(&mut r.c).unwrap();
+    assert!(r.c == before);
+}

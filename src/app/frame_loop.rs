@@ -546,6 +546,7 @@ mod tests {
             name: "blob".into(),
             skeleton: Skeleton {
                 joints: vec![Joint {
+                    locked: false,
                     name: "root".into(),
                     parent: None,
                     offset: Vec3::new(0.0, 0.2, 0.0),

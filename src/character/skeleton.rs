@@ -52,6 +52,13 @@ pub struct Joint {
     /// Rotational DOFs about local x, y, z.
     #[serde(default = "default_dofs")]
     pub dofs: [Dof; 3],
+    /// The part (this joint's placement and its muscles) is locked against
+    /// edits: the tools refuse to move, delete or reshape it until it is
+    /// unlocked (`Command::LockPart`). Unrelated to the DOFs' `free` flags,
+    /// which only keep IK from turning the joint. Absent in files written
+    /// before it existed, and left out when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub locked: bool,
 }
 
 fn default_dofs() -> [Dof; 3] {

@@ -540,6 +540,7 @@ pub fn demo_chain(joints: usize) -> (Skeleton, Posture) {
     };
     let joints: Vec<Joint> = (0..=joints)
         .map(|k| Joint {
+            locked: false,
             name: if k == joints {
                 "tip".into()
             } else {
@@ -585,6 +586,7 @@ mod tests {
 
     fn joint(name: &str, parent: Option<usize>, offset: Vec3, dofs: [Dof; 3]) -> Joint {
         Joint {
+            locked: false,
             name: name.into(),
             parent,
             offset,

@@ -58,6 +58,7 @@ mod tests {
 
     fn arm() -> Skeleton {
         let j = |name: &str, parent, offset| Joint {
+            locked: false,
             name: name.into(),
             parent,
             offset,

@@ -344,6 +344,7 @@ mod tests {
     #[test]
     fn culling_finds_every_penetrating_point() {
         let joint = Joint {
+            locked: false,
             name: "j".into(),
             parent: None,
             offset: Vec3::ZERO,

@@ -71,6 +71,12 @@ pub enum Command {
         #[serde(default)]
         muscle: Option<NewMuscle>,
     },
+    /// Shape tool press on a bare joint (§6.1): gives an existing joint a
+    /// muscle (appended to the character's muscles), placed in its frame.
+    AddMuscle {
+        joint: usize,
+        muscle: NewMuscle,
+    },
     /// Shape tool drag (§6.1): new size, exponents or Barr deformation.
     EditMuscle {
         muscle: usize,
@@ -100,6 +106,15 @@ pub enum Command {
     /// Locks (or frees) all three DOFs of a joint, keeping their limits, so
     /// IK drags leave it alone (§6.1).
     SetLocked {
+        joint: usize,
+        locked: bool,
+    },
+    /// Locks (or unlocks) a part against accidental edits: while locked,
+    /// the joint cannot be moved, nor deleted (alone or with an ancestor's
+    /// subtree), and its muscles cannot be reshaped, deformed or added to.
+    /// Adding a child joint, moving an ancestor (the part goes along
+    /// rigidly), posing and the joint limits stay allowed.
+    LockPart {
         joint: usize,
         locked: bool,
     },
@@ -172,11 +187,13 @@ impl Command {
     pub fn label(&self) -> &'static str {
         match self {
             Command::AddJoint { .. } => "add joint",
+            Command::AddMuscle { .. } => "add muscle",
             Command::EditMuscle { .. } => "edit muscle",
             Command::MoveJoint { .. } => "move joint",
             Command::DeleteJoint { .. } => "delete joint",
             Command::SetDofs { .. } => "set joint limits",
             Command::SetLocked { .. } => "lock joint",
+            Command::LockPart { .. } => "lock part",
             Command::SetPosture { .. } => "pose",
             Command::AddSkin { .. } => "add skin",
             Command::DeleteSkin { .. } => "delete skin",
@@ -216,6 +233,13 @@ pub enum EditError {
         command: &'static str,
         message: String,
     },
+    /// The edit touches a part locked with [`Command::LockPart`].
+    #[error("{command}: joint {joint} ('{name}') is locked against edits; unlock it first")]
+    Locked {
+        command: &'static str,
+        joint: usize,
+        name: String,
+    },
     #[error("nothing to undo")]
     NothingToUndo,
     #[error("nothing to redo")]
@@ -243,6 +267,10 @@ pub(crate) enum Inverse {
     /// Pop the last joint (and its muscle when `muscle`), and the last angle
     /// of the working posture and of every key posture. O(1).
     AddJoint { muscle: bool },
+    /// Pop the last muscle. O(1).
+    AddMuscle,
+    /// The old lock flag. O(1).
+    Lock { joint: usize, locked: bool },
     /// The replaced shape. O(1).
     EditMuscle { muscle: usize, shape: MuscleShape },
     /// Old offsets of the joint and of the children that were corrected.
@@ -294,6 +322,48 @@ fn check_joint(c: &Character, j: usize) -> Result<(), EditError> {
     let count = c.skeleton.joints.len();
     if j >= count {
         return Err(EditError::NoSuchJoint { index: j, count });
+    }
+    Ok(())
+}
+
+/// Refuses `cmd` when joint `j` (which exists) is locked.
+fn check_unlocked(c: &Character, cmd: &Command, j: usize) -> Result<(), EditError> {
+    check_unlocked_for(c, cmd.label(), j)
+}
+
+/// Refuses the edit named `command` when joint `j` (which exists) is locked:
+/// the tools check this at the press, so a gesture on a locked part ends
+/// before it starts.
+pub(crate) fn check_unlocked_for(
+    c: &Character,
+    command: &'static str,
+    j: usize,
+) -> Result<(), EditError> {
+    let joint = &c.skeleton.joints[j];
+    if joint.locked {
+        return Err(EditError::Locked {
+            command,
+            joint: j,
+            name: joint.name.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a muscle placed in a joint's frame.
+fn check_new_muscle(cmd: &Command, m: &NewMuscle, field: &str) -> Result<(), EditError> {
+    m.shape
+        .validate()
+        .map_err(|e| invalid(cmd, &format!("{field}.shape"), e))?;
+    if !m.offset.is_finite() {
+        return Err(invalid(cmd, &format!("{field}.offset"), "must be finite"));
+    }
+    if !(m.rotation.is_finite() && (m.rotation.length() - 1.0).abs() < 1e-3) {
+        return Err(invalid(
+            cmd,
+            &format!("{field}.rotation"),
+            "must be a unit quaternion",
+        ));
     }
     Ok(())
 }
@@ -414,19 +484,12 @@ pub(crate) fn apply(
                 return Err(invalid(cmd, "position_world", "must be finite"));
             }
             if let Some(m) = muscle {
-                m.shape
-                    .validate()
-                    .map_err(|e| invalid(cmd, "muscle.shape", e))?;
-                if !m.offset.is_finite() {
-                    return Err(invalid(cmd, "muscle.offset", "must be finite"));
-                }
-                if !(m.rotation.is_finite() && (m.rotation.length() - 1.0).abs() < 1e-3) {
-                    return Err(invalid(cmd, "muscle.rotation", "must be a unit quaternion"));
-                }
+                check_new_muscle(cmd, m, "muscle")?;
             }
             let world = forward_kinematics(&c.skeleton, posture);
             let offset = world[*parent].inverse().transform_point3(*position_world);
             c.skeleton.joints.push(Joint {
+                locked: false,
                 name: name.clone(),
                 parent: Some(*parent),
                 offset,
@@ -450,8 +513,30 @@ pub(crate) fn apply(
                 muscle: muscle.is_some(),
             })
         }
+        Command::AddMuscle { joint, muscle } => {
+            check_joint(c, *joint)?;
+            check_unlocked(c, cmd, *joint)?;
+            check_new_muscle(cmd, muscle, "muscle")?;
+            c.muscles.push(Muscle {
+                joint: *joint,
+                offset: muscle.offset,
+                rotation: muscle.rotation,
+                shape: muscle.shape.clone(),
+                drivers: Vec::new(),
+            });
+            Ok(Inverse::AddMuscle)
+        }
+        Command::LockPart { joint, locked } => {
+            check_joint(c, *joint)?;
+            let old = std::mem::replace(&mut c.skeleton.joints[*joint].locked, *locked);
+            Ok(Inverse::Lock {
+                joint: *joint,
+                locked: old,
+            })
+        }
         Command::EditMuscle { muscle, shape } => {
             check_muscle(c, *muscle)?;
+            check_unlocked(c, cmd, c.muscles[*muscle].joint)?;
             shape.validate().map_err(|e| invalid(cmd, "shape", e))?;
             let old = std::mem::replace(&mut c.muscles[*muscle].shape, shape.clone());
             Ok(Inverse::EditMuscle {
@@ -465,6 +550,7 @@ pub(crate) fn apply(
             keep_children,
         } => {
             check_joint(c, *joint)?;
+            check_unlocked(c, cmd, *joint)?;
             if !position_world.is_finite() {
                 return Err(invalid(cmd, "position_world", "must be finite"));
             }
@@ -502,6 +588,13 @@ pub(crate) fn apply(
                 return Err(refused(cmd, "joint 0 is the root and cannot be deleted"));
             }
             let gone = subtree(c, j);
+            if let Some(k) = (j..gone.len()).find(|&k| gone[k] && c.skeleton.joints[k].locked) {
+                return Err(EditError::Locked {
+                    command: cmd.label(),
+                    joint: k,
+                    name: c.skeleton.joints[k].name.clone(),
+                });
+            }
             let jname = &c.skeleton.joints[j].name;
             for (s, skin) in c.skins.iter().enumerate() {
                 for (end, k) in [("bottom", skin.bottom_joint), ("top", skin.top_joint)] {
@@ -852,6 +945,10 @@ pub(crate) fn revert(c: &mut Character, posture: &mut Posture, inverse: Inverse)
                 c.muscles.pop();
             }
         }
+        Inverse::AddMuscle => {
+            c.muscles.pop();
+        }
+        Inverse::Lock { joint, locked } => c.skeleton.joints[joint].locked = locked,
         Inverse::EditMuscle { muscle, shape } => c.muscles[muscle].shape = shape,
         Inverse::Offsets(old) => {
             for (k, o) in old {

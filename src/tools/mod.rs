@@ -16,10 +16,12 @@
 //! | command | inverse kept | memory |
 //! |---|---|---|
 //! | `AddJoint` | nothing (pop joint, muscle, angles) | O(1) |
+//! | `AddMuscle` | nothing (pop the muscle) | O(1) |
 //! | `EditMuscle` | old shape | O(1) |
 //! | `MoveJoint` | old offsets of the joint (and corrected children) | O(children) |
 //! | `DeleteJoint` | removed joints, muscles, posture and key angles with their indices; the other indices are renumbered back | O(subtree) |
 //! | `SetDofs`, `SetLocked` | old DOFs | O(1) |
+//! | `LockPart` | old flag | O(1) |
 //! | `SetPosture` | old working posture | O(joints) |
 //! | `AddSkin` | nothing (pop the skin) | O(1) |
 //! | `DeleteSkin` | the removed skin | O(points), ~170 B each |

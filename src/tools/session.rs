@@ -68,6 +68,7 @@ pub fn empty_character(name: &str) -> Character {
         name: name.into(),
         skeleton: Skeleton {
             joints: vec![Joint {
+                locked: false,
                 name: "root".into(),
                 parent: None,
                 offset: Vec3::ZERO,

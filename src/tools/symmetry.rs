@@ -21,7 +21,7 @@
 //! mirror-consistent, as those made by symmetric [`Command::AddJoint`] with
 //! the default X plane are (their rest rotations are the identity).
 
-use super::command::{Command, joint_frames};
+use super::command::{Command, NewMuscle, joint_frames};
 use crate::character::{Character, Dof, Posture, Skin};
 use crate::shape::MuscleShape;
 use glam::{Affine3A, Mat3, Quat, Vec3};
@@ -116,6 +116,19 @@ impl Symmetry {
         p.dot(self.n()).abs() <= self.tolerance
     }
 
+    /// A muscle placed at `m` in joint frame `w`, mirrored into the frame
+    /// `w2` of the counterpart joint: `L' = W'⁻¹·M·W·L·Mx` (module docs).
+    fn mirror_placement(&self, w: Affine3A, w2: Affine3A, m: &NewMuscle) -> NewMuscle {
+        let l = Affine3A::from_rotation_translation(m.rotation, m.offset);
+        let l2 =
+            w2.inverse() * Affine3A::from_mat3(self.reflection()) * w * l * Affine3A::from_mat3(MX);
+        NewMuscle {
+            shape: mirror_shape(&m.shape),
+            offset: l2.translation.into(),
+            rotation: Quat::from_mat3a(&l2.matrix3).normalize(),
+        }
+    }
+
     /// The joint's counterpart: by name, else by mirrored position in
     /// `posture`; the joint itself if it lies on the plane; `None` if it has
     /// no counterpart.
@@ -200,19 +213,7 @@ impl Symmetry {
                         matrix3: world[j].matrix3,
                         translation: at.into(),
                     };
-                    let w = frame(*parent, *position_world);
-                    let w2 = frame(parent2, image);
-                    let l = Affine3A::from_rotation_translation(m.rotation, m.offset);
-                    let l2 = w2.inverse()
-                        * Affine3A::from_mat3(self.reflection())
-                        * w
-                        * l
-                        * Affine3A::from_mat3(MX);
-                    super::NewMuscle {
-                        shape: mirror_shape(&m.shape),
-                        offset: l2.translation.into(),
-                        rotation: Quat::from_mat3a(&l2.matrix3).normalize(),
-                    }
+                    self.mirror_placement(frame(*parent, *position_world), frame(parent2, image), m)
                 });
                 Some(Command::AddJoint {
                     parent: parent2,
@@ -221,6 +222,18 @@ impl Symmetry {
                     muscle,
                 })
             }
+            Command::AddMuscle { joint, muscle } => {
+                let j2 = other_joint(*joint)?;
+                let world = joint_frames(c, posture);
+                Some(Command::AddMuscle {
+                    joint: j2,
+                    muscle: self.mirror_placement(world[*joint], world[j2], muscle),
+                })
+            }
+            Command::LockPart { joint, locked } => Some(Command::LockPart {
+                joint: other_joint(*joint)?,
+                locked: *locked,
+            }),
             Command::EditMuscle { muscle, shape } => {
                 let q = self
                     .mirror_muscle(c, posture, *muscle)

@@ -11,6 +11,56 @@
 //! B cycles the tools, right A is the skin tool's global "attach"; left A
 //! undoes and left B redoes. Buttons act on the frame they go down.
 //!
+//! Picking: a tool first looks for what the tip touches (within
+//! [`TOUCH_RADIUS`], or [`SKIN_TOUCH_RADIUS`] for the skin); when it touches
+//! nothing, the selection, IK, skin and deformation tools pick the first
+//! target along the wand ray (the hand's −z, up to [`RAY_LENGTH`]), so
+//! distant parts can be picked by pointing. The sphere and superellipse tools
+//! do not: a press in empty space creates a joint at the tip.
+//!
+//! Gestures per tool:
+//!
+//! * **Sphere / superellipse** (§6.1): a press in space creates a joint (child
+//!   of the current one) with a muscle, a press on a joint edits its muscle,
+//!   and a press on a bare joint gives it one ([`Command::AddMuscle`]); the
+//!   drag then sets the radius (radii and exponents).
+//! * **Deform**: press on or point at a muscle (or its joint; with nothing
+//!   there, the current joint's first muscle) and drag. With `h` the
+//!   muscle's half-length along its local z and the tip's displacement since
+//!   the press `d` taken in the muscle's local frame:
+//!   - **bend**: `bend += 2·d.x / h²`, the curvature that deflects the ends
+//!     by `d.x` (both ends follow the hand sideways along local x; Barr's
+//!     bend is in the xz plane, so local y does nothing);
+//!   - **taper**: `taper.x = taper.y += d.z / h²`: pulling towards the +z end
+//!     widens it (and narrows the −z end) by `d.z / h` of its width;
+//!   - **twist**: `twist += θ / h`, θ the hand's twist about the wand since
+//!     the press (clockwise positive): the end of the muscle the wand points
+//!     at turns by θ with the hand (whichever end that is).
+//!
+//!   Each is clamped inside the range that keeps the shape valid
+//!   ([`DEFORM_LIMIT`] of it: taper factors positive, the bend short of a
+//!   full circle and its centre outside the shape), twist to ±π/h. A
+//!   displacement within [`DRAG_DEAD_ZONE`] or a twist within
+//!   [`DEFORM_TWIST_DEAD_ZONE`] counts as none.
+//! * **IK** (§6.1): grab a joint (touch or point) and drag: the joint stays
+//!   attached to the wand as if rigidly held, so moving the hand moves it and
+//!   turning the hand turns it by the same rotation (when
+//!   [`ToolState::ik_follow_rotation`]); the chain up to the branching joint
+//!   follows within its joint limits. Released, the drag is one `SetPosture`.
+//! * **Skin** (§6.2): touch a bottom joint then a top joint to create a skin;
+//!   right A is the global attach. Touching (or pointing at) the skin selects
+//!   that point (and the interior points within
+//!   [`ToolState::rebind_radius`]); releasing at (or pointing at) a muscle
+//!   re-binds them there ([`Command::SetAttachment`], one undo step): each
+//!   selected point's anchor is the muscle surface point nearest the release
+//!   point plus that point's offset from the touched one, with the rest
+//!   length its current distance to the anchor.
+//! * **Liposuction** (§6.3): see [`TWIST_DEAD_ZONE`].
+//!
+//! Locked parts ([`Command::LockPart`], [`Toolbox::toggle_lock_current`]): a
+//! press that would reshape or deform a locked joint's muscle, or give it
+//! one, is refused at the press with [`EditError::Locked`]; nothing changes.
+//!
 //! Twist: tools read the hand's rotation since the press as a rotation vector
 //! `ω` (world space) and project it on the wand's axis at the press
 //! (`twist`, positive = clockwise looking along the wand, the right-hand
@@ -18,17 +68,17 @@
 //! of these axes this is the exact angle; mixed rotations are split
 //! approximately, which is all a hand gesture needs.
 
-use super::command::{Command, EditError, NewMuscle};
+use super::command::{Command, EditError, NewMuscle, check_unlocked_for};
 use super::history::History;
-use super::pick::{PickFilter, PickTarget, Picker};
+use super::pick::{Pick, PickFilter, PickTarget, Picker};
 use super::symmetry::Symmetry;
-use crate::character::{Character, Posture, SkinMaterial};
-use crate::input::{InputFrame, Precision, buttons};
+use crate::character::{Band, Character, Posture, SkinMaterial};
+use crate::input::{HandState, InputFrame, Precision, buttons};
 use crate::kinematics::ik::{IkSettings, IkSolver, IkTarget, chain_to_branch};
-use crate::shape::{MuscleShape, Primitive};
+use crate::shape::{BarrDeformation, MuscleShape, Primitive};
 use crate::skin::body::PosedBody;
 use glam::{Quat, Vec2, Vec3};
-use std::f32::consts::FRAC_PI_2;
+use std::f32::consts::{FRAC_PI_2, PI};
 
 /// How close (m) the tip must be to a joint to touch it: a few cm, about the
 /// size of the drawn joint ball plus hand tremor.
@@ -49,6 +99,13 @@ pub const EXPONENT_RANGE: (f32, f32) = (0.2, 2.0);
 pub const TWIST_DEAD_ZONE: f32 = 0.17;
 /// Default skin resolution of the skin tool.
 pub const DEFAULT_SKIN_RESOLUTION: (usize, usize) = (16, 16);
+/// How far (m) the wand ray reaches when the tip touches nothing.
+pub const RAY_LENGTH: f32 = 20.0;
+/// Fraction of each deformation parameter's valid range the deformation
+/// tool may reach (the edge of the range is a degenerate shape).
+pub const DEFORM_LIMIT: f32 = 0.9;
+/// Hand twist (rad) below which the deformation tool does not twist.
+pub const DEFORM_TWIST_DEAD_ZONE: f32 = 0.05;
 /// A new joint this close (m) to the mirror plane or to the current bone's
 /// axis is put exactly on it.
 pub const SNAP_DISTANCE: f32 = 0.01;
@@ -59,16 +116,19 @@ pub enum ToolKind {
     Select,
     Sphere,
     Superellipse,
+    /// Taper, bend and twist of a muscle by dragging (see the module docs).
+    Deform,
     Ik,
     Skin,
     Liposuction,
 }
 
 impl ToolKind {
-    pub const ALL: [ToolKind; 6] = [
+    pub const ALL: [ToolKind; 7] = [
         ToolKind::Select,
         ToolKind::Sphere,
         ToolKind::Superellipse,
+        ToolKind::Deform,
         ToolKind::Ik,
         ToolKind::Skin,
         ToolKind::Liposuction,
@@ -98,6 +158,15 @@ pub struct ToolState {
     pub lipo_rate: f32,
     /// IK drag in progress: the posture to draw (not yet in the history).
     pub preview_posture: Option<Posture>,
+    /// The IK tool turns the grabbed joint with the hand (a pose target),
+    /// not only moves it.
+    pub ik_follow_rotation: bool,
+    /// Skin tool: interior points within this distance (m) of the touched
+    /// skin point are re-bound with it; 0 re-binds the touched point only.
+    pub rebind_radius: f32,
+    /// Skin tool re-bind in progress: the skin and its selected points (for
+    /// front ends to highlight).
+    pub skin_selection: Option<(usize, Vec<usize>)>,
     /// New joints snap to the mirror plane and to the current bone's axis.
     pub snapping: bool,
     /// How many new joints were snapped so far (front ends give feedback,
@@ -117,6 +186,9 @@ impl Default for ToolState {
             lipo_radius: 0.04,
             lipo_rate: 0.02,
             preview_posture: None,
+            ik_follow_rotation: true,
+            rebind_radius: 0.0,
+            skin_selection: None,
             snapping: true,
             snaps: 0,
         }
@@ -170,11 +242,39 @@ enum Gesture {
         open: bool,
         last: MuscleShape,
     },
+    /// Deformation drag on `muscle`.
+    Deform {
+        muscle: usize,
+        press_tip: Vec3,
+        press_orientation: Quat,
+        /// The muscle's world rotation at the press (local → world).
+        frame: Quat,
+        /// Half-length along local z and the bound on sqrt(x² + y²) of the
+        /// primitive (m), for the mapping and the limits.
+        half_length: f32,
+        xy_extent: f32,
+        start: BarrDeformation,
+        open: bool,
+        last: MuscleShape,
+    },
     Ik {
         joint: usize,
         chain: Vec<usize>,
-        grab_offset: Vec3,
+        press_tip: Vec3,
+        press_orientation: Quat,
+        /// The joint's world position and rotation at the press.
+        grab: Vec3,
+        grab_rotation: Quat,
         posture: Posture,
+    },
+    /// Skin re-bind: the selected points of `skin`, the touched one first.
+    Rebind {
+        skin: usize,
+        points: Vec<usize>,
+        /// The touched point's position at the press.
+        at: Vec3,
+        /// The wand at the latest frame (released where it was).
+        hand: HandState,
     },
     Lipo {
         press_orientation: Quat,
@@ -212,6 +312,41 @@ pub fn exponent_to_angle(e: f32) -> f32 {
         (e - 1.0) / (EXPONENT_RANGE.1 - 1.0)
     };
     s.clamp(-1.0, 1.0) * FRAC_PI_2
+}
+
+/// The primitive's half-length along local z and a bound on sqrt(x² + y²)
+/// over it (m).
+fn extents(shape: &MuscleShape) -> (f32, f32) {
+    match shape.primitive {
+        Primitive::Sphere { radius } => (radius, radius),
+        Primitive::Superellipsoid { radii, .. } => (radii.z, radii.x.hypot(radii.y)),
+    }
+}
+
+/// The deformation tool's mapping (module docs): `start` changed by the
+/// tip's displacement `d` in the muscle's frame and the hand's twist `twist`
+/// (rad), clamped to [`DEFORM_LIMIT`] of the valid range of a primitive of
+/// half-length `h` and cross-section bound `xy`.
+pub fn deform_drag(
+    start: &BarrDeformation,
+    d: Vec3,
+    twist: f32,
+    h: f32,
+    xy: f32,
+) -> BarrDeformation {
+    let h = h.max(1e-4);
+    let taper_max = DEFORM_LIMIT / h;
+    let dt = d.z / (h * h);
+    let taper = Vec2::new(
+        (start.taper.x + dt).clamp(-taper_max, taper_max),
+        (start.taper.y + dt).clamp(-taper_max, taper_max),
+    );
+    let twist_max = PI / h;
+    let twist = (start.twist + twist / h).clamp(-twist_max, twist_max);
+    let widest = 1.0 + taper.x.abs().max(taper.y.abs()) * h;
+    let bend_max = DEFORM_LIMIT * (PI / h).min(1.0 / (widest * xy.max(1e-4)));
+    let bend = (start.bend + 2.0 * d.x / (h * h)).clamp(-bend_max, bend_max);
+    BarrDeformation { taper, twist, bend }
 }
 
 /// The tools and the gesture in progress.
@@ -312,6 +447,7 @@ impl Toolbox {
         if result.is_err() {
             self.gesture = Gesture::Idle;
             self.state.preview_posture = None;
+            self.state.skin_selection = None;
         }
         result
     }
@@ -324,6 +460,62 @@ impl Toolbox {
         if self.state.current_skin.is_some_and(|s| s >= c.skins.len()) {
             self.state.current_skin = c.skins.len().checked_sub(1);
         }
+    }
+
+    /// Locks the current joint's part against edits, or unlocks it (one
+    /// undo step, mirrored under symmetry). Returns whether it is now locked.
+    /// A gesture in progress ends first.
+    pub fn toggle_lock_current(&mut self, ctx: &mut ToolContext) -> Result<bool, EditError> {
+        self.release(ctx)?;
+        let joint = self.state.current_joint;
+        let Some(j) = ctx.character.skeleton.joints.get(joint) else {
+            return Err(EditError::NoSuchJoint {
+                index: joint,
+                count: ctx.character.skeleton.joints.len(),
+            });
+        };
+        let locked = !j.locked;
+        ctx.apply(Command::LockPart { joint, locked }, false)?;
+        Ok(locked)
+    }
+
+    /// What the tip touches (within `radius`), else the first target along
+    /// the wand ray.
+    fn touch_or_point(
+        &self,
+        ctx: &ToolContext,
+        hand: &HandState,
+        radius: f32,
+        filter: PickFilter,
+    ) -> Option<Pick> {
+        let body = PosedBody::new(ctx.character, ctx.history.posture());
+        let picker = Picker::new(ctx.character, &body);
+        picker
+            .pick_near(hand.position(), radius, filter)
+            .or_else(|| picker.pick_ray(hand.position(), hand.pointing(), RAY_LENGTH, filter))
+    }
+
+    /// The joint the tip touches (with `near`) or, failing that, the wand
+    /// points at (with `ray`); a muscle stands for its joint.
+    fn touched_or_pointed_joint(
+        &self,
+        ctx: &ToolContext,
+        hand: &HandState,
+        near: PickFilter,
+        ray: PickFilter,
+    ) -> Option<usize> {
+        let joint_of = |p: Pick| match p.target {
+            PickTarget::Joint(j) => Some(j),
+            PickTarget::Muscle(k) => Some(ctx.character.muscles[k].joint),
+            PickTarget::SkinPoint { .. } => None,
+        };
+        self.touched_joint(ctx, hand.position(), near).or_else(|| {
+            let body = PosedBody::new(ctx.character, ctx.history.posture());
+            let picker = Picker::new(ctx.character, &body);
+            picker
+                .pick_ray(hand.position(), hand.pointing(), RAY_LENGTH, ray)
+                .and_then(joint_of)
+        })
     }
 
     fn touched_joint(&self, ctx: &ToolContext, tip: Vec3, filter: PickFilter) -> Option<usize> {
@@ -381,30 +573,65 @@ impl Toolbox {
         let tip = frame.right.position();
         match self.kind {
             ToolKind::Select => {
-                if let Some(j) = self.touched_joint(ctx, tip, PickFilter::JOINTS_AND_MUSCLES) {
+                if let Some(j) = self.touched_or_pointed_joint(
+                    ctx,
+                    &frame.right,
+                    PickFilter::JOINTS_AND_MUSCLES,
+                    PickFilter::JOINTS_AND_MUSCLES,
+                ) {
                     self.state.current_joint = j;
                 }
                 Ok(())
             }
             ToolKind::Sphere | ToolKind::Superellipse => self.press_shape(frame, ctx),
+            ToolKind::Deform => self.press_deform(frame, ctx),
             ToolKind::Ik => {
-                let Some(joint) = self.touched_joint(ctx, tip, PickFilter::JOINTS) else {
+                let Some(joint) = self.touched_or_pointed_joint(
+                    ctx,
+                    &frame.right,
+                    PickFilter::JOINTS,
+                    PickFilter::JOINTS_AND_MUSCLES,
+                ) else {
                     return Ok(());
                 };
                 self.state.current_joint = joint;
                 let body = PosedBody::new(ctx.character, ctx.history.posture());
-                let at: Vec3 = body.joints[joint].translation.into();
+                let x = body.joints[joint];
                 self.gesture = Gesture::Ik {
                     joint,
                     chain: chain_to_branch(&ctx.character.skeleton, joint),
-                    grab_offset: at - tip,
+                    press_tip: tip,
+                    press_orientation: frame.right.orientation(),
+                    grab: x.translation.into(),
+                    grab_rotation: Quat::from_mat3a(&x.matrix3).normalize(),
                     posture: ctx.history.posture().clone(),
                 };
                 Ok(())
             }
             ToolKind::Skin => {
-                let Some(j) = self.touched_joint(ctx, tip, PickFilter::JOINTS) else {
-                    return Ok(());
+                let j = match self.touched_joint(ctx, tip, PickFilter::JOINTS) {
+                    Some(j) => j,
+                    None => {
+                        let filter = PickFilter {
+                            joints: true,
+                            muscles: false,
+                            skin: true,
+                        };
+                        let body = PosedBody::new(ctx.character, ctx.history.posture());
+                        let picker = Picker::new(ctx.character, &body);
+                        let hand = &frame.right;
+                        let pick = picker
+                            .pick_near(tip, SKIN_TOUCH_RADIUS, PickFilter::SKIN)
+                            .or_else(|| picker.pick_ray(tip, hand.pointing(), RAY_LENGTH, filter));
+                        match pick.map(|p| p.target) {
+                            Some(PickTarget::Joint(j)) => j,
+                            Some(PickTarget::SkinPoint { skin, point }) => {
+                                self.press_rebind(ctx, skin, point, *hand);
+                                return Ok(());
+                            }
+                            _ => return Ok(()),
+                        }
+                    }
                 };
                 match self.state.skin_bottom.take() {
                     None => self.state.skin_bottom = Some(j),
@@ -442,7 +669,7 @@ impl Toolbox {
     }
 
     /// Sphere/superellipse press (§6.1): on a joint with a muscle, edit that
-    /// muscle; on a bare joint, select it; in empty space, create a joint
+    /// muscle; on a bare joint, give it a muscle and size it; in empty space, create a joint
     /// (child of the current one) with a default muscle at the tip.
     fn press_shape(&mut self, frame: &InputFrame, ctx: &mut ToolContext) -> Result<(), EditError> {
         let hand = frame.right.position();
@@ -461,8 +688,23 @@ impl Toolbox {
             Some(j) => {
                 self.state.current_joint = j;
                 match ctx.character.muscles.iter().position(|m| m.joint == j) {
-                    Some(k) => (k, false),
-                    None => return Ok(()),
+                    Some(k) => {
+                        check_unlocked_for(ctx.character, "edit muscle", j)?;
+                        (k, false)
+                    }
+                    None => {
+                        // A bare joint gets the tool's muscle, then the
+                        // drag sizes it as for a new joint.
+                        let k = ctx.character.muscles.len();
+                        ctx.apply(
+                            Command::AddMuscle {
+                                joint: j,
+                                muscle: NewMuscle::centred(default_shape.clone()),
+                            },
+                            false,
+                        )?;
+                        (k, true)
+                    }
                 }
             }
             None => {
@@ -506,6 +748,143 @@ impl Toolbox {
             start,
             open,
         };
+        Ok(())
+    }
+
+    /// Deformation press: the touched or pointed-at muscle (or its joint's
+    /// first muscle), else the current joint's first muscle.
+    fn press_deform(&mut self, frame: &InputFrame, ctx: &mut ToolContext) -> Result<(), EditError> {
+        let c = &*ctx.character;
+        let first_of = |j: usize| c.muscles.iter().position(|m| m.joint == j);
+        let picked = self
+            .touch_or_point(
+                ctx,
+                &frame.right,
+                TOUCH_RADIUS,
+                PickFilter::JOINTS_AND_MUSCLES,
+            )
+            .map(|p| p.target);
+        let muscle = match picked {
+            Some(PickTarget::Muscle(k)) => Some(k),
+            Some(PickTarget::Joint(j)) => first_of(j),
+            _ => first_of(self.state.current_joint),
+        };
+        let Some(muscle) = muscle else {
+            return Ok(());
+        };
+        let joint = c.muscles[muscle].joint;
+        self.state.current_joint = joint;
+        check_unlocked_for(c, "edit muscle", joint)?;
+        let body = PosedBody::new(c, ctx.history.posture());
+        let shape = c.muscles[muscle].shape.clone();
+        let (half_length, xy_extent) = extents(&shape);
+        self.gesture = Gesture::Deform {
+            muscle,
+            press_tip: frame.right.position(),
+            press_orientation: frame.right.orientation(),
+            frame: Quat::from_mat3a(&body.muscles[muscle].to_world.matrix3).normalize(),
+            half_length,
+            xy_extent,
+            start: shape.deformation.clone(),
+            open: false,
+            last: shape,
+        };
+        Ok(())
+    }
+
+    /// Skin tool press on skin point `point`: selects it and the interior
+    /// points within [`ToolState::rebind_radius`] (boundary rows are fixed to
+    /// their joints and take no connective tissue).
+    fn press_rebind(&mut self, ctx: &ToolContext, skin: usize, point: usize, hand: HandState) {
+        let s = &ctx.character.skins[skin];
+        let interior = |k: usize| k / s.m > 0 && k / s.m + 1 < s.n;
+        let at = s.points.position[point];
+        let r = self.state.rebind_radius;
+        let mut points: Vec<usize> = Vec::new();
+        if interior(point) {
+            points.push(point);
+        }
+        if r > 0.0 {
+            points.extend(
+                (0..s.point_count()).filter(|&k| {
+                    k != point && interior(k) && s.points.position[k].distance(at) <= r
+                }),
+            );
+        }
+        if points.is_empty() {
+            return;
+        }
+        self.state.skin_selection = Some((skin, points.clone()));
+        self.gesture = Gesture::Rebind {
+            skin,
+            points,
+            at,
+            hand,
+        };
+    }
+
+    /// Releases a re-bind at the muscle the tip touches or the wand points
+    /// at: one `SetAttachment` per selected point, as one undo step.
+    fn release_rebind(
+        &mut self,
+        ctx: &mut ToolContext,
+        skin: usize,
+        points: &[usize],
+        at: Vec3,
+        hand: &HandState,
+    ) -> Result<(), EditError> {
+        let commands = {
+            let c = &*ctx.character;
+            let body = PosedBody::new(c, ctx.history.posture());
+            let picker = Picker::new(c, &body);
+            let Some(hit) = picker
+                .pick_near(hand.position(), SKIN_TOUCH_RADIUS, PickFilter::MUSCLES)
+                .or_else(|| {
+                    picker.pick_ray(
+                        hand.position(),
+                        hand.pointing(),
+                        RAY_LENGTH,
+                        PickFilter::MUSCLES,
+                    )
+                })
+            else {
+                return Ok(());
+            };
+            let PickTarget::Muscle(q) = hit.target else {
+                return Ok(());
+            };
+            let mu = &body.muscles[q];
+            let s = &c.skins[skin];
+            points
+                .iter()
+                .map(|&k| {
+                    let p = s.points.position[k];
+                    let want = mu.to_local.transform_point3(hit.position + (p - at));
+                    let anchor = mu.shape.project_to_surface(want).point;
+                    let (ks, kd) = match s.points.band[k] {
+                        Some(b) => (b.ks, b.kd),
+                        None => (
+                            self.state.skin_material.band.ks,
+                            self.state.skin_material.band.kd,
+                        ),
+                    };
+                    Command::SetAttachment {
+                        skin,
+                        point: k,
+                        band: Some(Band {
+                            muscle: q,
+                            anchor,
+                            ks,
+                            kd,
+                            rest_length: p.distance(mu.to_world.transform_point3(anchor)),
+                        }),
+                    }
+                })
+                .collect::<Vec<_>>()
+        };
+        for (i, cmd) in commands.into_iter().enumerate() {
+            ctx.apply(cmd, i > 0)?;
+        }
         Ok(())
     }
 
@@ -564,21 +943,75 @@ impl Toolbox {
                 *last = shape;
                 Ok(())
             }
+            Gesture::Deform {
+                muscle,
+                press_tip,
+                press_orientation,
+                frame: rotation,
+                half_length,
+                xy_extent,
+                start,
+                open,
+                last,
+            } => {
+                let moved = tip - *press_tip;
+                let d = if moved.length() > DRAG_DEAD_ZONE {
+                    rotation.inverse() * moved
+                } else {
+                    Vec3::ZERO
+                };
+                let (twist, _) = twist_and_pitch(*press_orientation, frame.right.orientation());
+                let twist = if twist.abs() > DEFORM_TWIST_DEAD_ZONE {
+                    twist
+                } else {
+                    0.0
+                };
+                let mut shape = last.clone();
+                shape.deformation = deform_drag(start, d, twist, *half_length, *xy_extent);
+                if shape == *last || shape.validate().is_err() {
+                    return Ok(());
+                }
+                ctx.apply(
+                    Command::EditMuscle {
+                        muscle: *muscle,
+                        shape: shape.clone(),
+                    },
+                    *open,
+                )?;
+                *open = true;
+                *last = shape;
+                Ok(())
+            }
             Gesture::Ik {
                 joint,
                 chain,
-                grab_offset,
+                press_tip,
+                press_orientation,
+                grab,
+                grab_rotation,
                 posture,
             } => {
+                // The joint hangs rigidly on the wand from the press on.
+                let turn = (frame.right.orientation() * press_orientation.inverse()).normalize();
+                let position = tip + turn * (*grab - *press_tip);
+                let target = if self.state.ik_follow_rotation {
+                    IkTarget::pose(position, (turn * *grab_rotation).normalize())
+                } else {
+                    IkTarget::position(position)
+                };
                 self.solver.solve(
                     &ctx.character.skeleton,
                     posture,
                     *joint,
                     chain,
-                    &IkTarget::position(tip + *grab_offset),
+                    &target,
                     &self.ik_settings,
                 );
                 self.state.preview_posture = Some(posture.clone());
+                Ok(())
+            }
+            Gesture::Rebind { hand, .. } => {
+                *hand = frame.right;
                 Ok(())
             }
             Gesture::Lipo {
@@ -614,12 +1047,19 @@ impl Toolbox {
     fn release(&mut self, ctx: &mut ToolContext) -> Result<(), EditError> {
         let gesture = std::mem::replace(&mut self.gesture, Gesture::Idle);
         self.state.preview_posture = None;
-        if let Gesture::Ik { posture, .. } = gesture
-            && &posture != ctx.history.posture()
-        {
-            ctx.apply(Command::SetPosture { posture }, false)?;
+        self.state.skin_selection = None;
+        match gesture {
+            Gesture::Ik { posture, .. } if &posture != ctx.history.posture() => {
+                ctx.apply(Command::SetPosture { posture }, false)
+            }
+            Gesture::Rebind {
+                skin,
+                points,
+                at,
+                hand,
+            } => self.release_rebind(ctx, skin, &points, at, &hand),
+            _ => Ok(()),
         }
-        Ok(())
     }
 }
 

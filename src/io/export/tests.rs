@@ -102,6 +102,7 @@ fn degenerate_rings_still_get_unit_normals() {
 #[test]
 fn joint_local_transforms_compose_to_forward_kinematics() {
     let joint = |name: &str, parent, offset, rest_rotation| Joint {
+        locked: false,
         name: name.into(),
         parent,
         offset,
