@@ -1552,3 +1552,67 @@ fn ik_turns_the_grabbed_joint_with_the_hand_within_joint_limits() {
     let got = world_rotation(&c, p, 3);
     assert!(got.angle_between(start) > 0.05, "it turned some way");
 }
+
+#[test]
+fn a_rebind_and_a_lock_under_symmetry_are_mirrored_in_one_step() {
+    let (mut c, mut h) = penguin_with_flippers();
+    let sym = Symmetry::default();
+    let before = c.clone();
+    let depth = h.undo_depth();
+    // A skin point on the left, well away from every joint.
+    let s = &c.skins[0];
+    let joints = forward_kinematics(&c.skeleton, h.posture());
+    let k = (s.m..s.m * (s.n - 1))
+        .filter(|&k| {
+            let p = s.points.position[k];
+            p.x > 0.08
+                && joints
+                    .iter()
+                    .all(|x| Vec3::from(x.translation).distance(p) > 0.08)
+        })
+        .max_by(|&a, &b| s.points.position[a].x.total_cmp(&s.points.position[b].x))
+        .expect("a point on the left");
+    let tip = s.points.position[k] + Vec3::new(0.01, 0.0, 0.0);
+    let image = (0..s.point_count())
+        .min_by(|&a, &b| {
+            let t = sym.reflect(s.points.position[k]);
+            s.points.position[a]
+                .distance(t)
+                .total_cmp(&s.points.position[b].distance(t))
+        })
+        .unwrap();
+    assert_ne!(image, k);
+    // Release inside the belly (a centre muscle, its own mirror image).
+    let release = Vec3::new(0.1, 0.35, 0.0);
+    let mut hand = Hand::new(ToolKind::Skin, &mut c, &mut h);
+    let q = Quat::IDENTITY;
+    hand.drag(&mut c, &mut h, Some(&sym), tip, release, q, q, 4)
+        .unwrap();
+    let bands = &c.skins[0].points.band;
+    let (a, b) = (bands[k].unwrap(), bands[image].unwrap());
+    assert_eq!((a.muscle, b.muscle), (0, 0));
+    assert!(
+        b.anchor
+            .abs_diff_eq(Vec3::new(-a.anchor.x, a.anchor.y, a.anchor.z), 1e-6),
+        "{} vs {}",
+        a.anchor,
+        b.anchor
+    );
+    assert_eq!(h.undo_depth(), depth + 1);
+    h.undo(&mut c).unwrap();
+    assert!(c == before);
+    // Locking the left flipper locks the right one too, in one step.
+    h.apply_symmetric(
+        &mut c,
+        Command::LockPart {
+            joint: 3,
+            locked: true,
+        },
+        &sym,
+    )
+    .unwrap();
+    assert!(c.skeleton.joints[3].locked && c.skeleton.joints[4].locked);
+    assert!(!c.skeleton.joints[2].locked);
+    h.undo(&mut c).unwrap();
+    assert!(c == before);
+}
