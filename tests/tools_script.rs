@@ -407,6 +407,12 @@ fn ik_drag_of_the_head_reaches_the_target_within_joint_limits() {
         }
     }
     assert!(p.angles[2] != Vec3::ZERO, "the chest took part");
+    // The hand did not turn, so neither did the head (it follows the hand's
+    // rotation, here none, while the chest bends under it).
+    let turned = Quat::from_mat3a(&x[3].matrix3).angle_between(Quat::from_mat3a(
+        &forward_kinematics(&r.c.skeleton, h.posture())[3].matrix3,
+    ));
+    assert!(turned < 0.01, "the head turned by {turned} rad");
     r.h.undo(&mut r.c).unwrap();
     assert_eq!(r.h.posture(), h.posture(), "undo restores the posture");
 }

@@ -1616,3 +1616,34 @@ fn a_rebind_and_a_lock_under_symmetry_are_mirrored_in_one_step() {
     h.undo(&mut c).unwrap();
     assert!(c == before);
 }
+
+#[test]
+fn the_deform_tool_reads_the_drag_in_the_muscles_own_frame() {
+    // The flipper's muscle is turned in its joint: a drag along its local x
+    // only bends, one along its local z only tapers.
+    let (mut c, mut h) = penguin_with_flippers();
+    let m = flipper_muscle();
+    let (x, z) = (m.rotation * Vec3::X, m.rotation * Vec3::Z);
+    let hl = 0.05f32; // the flipper's half-length along its local z
+    let start = deformation(&c, 2);
+    let mut hand = Hand::new(ToolKind::Deform, &mut c, &mut h);
+    let at = Vec3::new(0.16, 0.6, 0.02);
+    let q = Quat::IDENTITY;
+    hand.drag(&mut c, &mut h, None, at, at + 0.006 * x, q, q, 3)
+        .unwrap();
+    let d = deformation(&c, 2);
+    assert!(
+        (d.bend - start.bend - 2.0 * 0.006 / (hl * hl)).abs() < 1e-2,
+        "{d:?}"
+    );
+    assert!(d.taper.abs_diff_eq(start.taper, 1e-4) && (d.twist - start.twist).abs() < 1e-4);
+    h.undo(&mut c).unwrap();
+    hand.drag(&mut c, &mut h, None, at, at + 0.006 * z, q, q, 3)
+        .unwrap();
+    let d = deformation(&c, 2);
+    let want = start.taper + Vec2::splat(0.006 / (hl * hl));
+    assert!(d.taper.abs_diff_eq(want, 1e-2), "{d:?}");
+    assert!((d.bend - start.bend).abs() < 1e-3, "{d:?}");
+    // Only the left flipper: no symmetry here.
+    assert_eq!(deformation(&c, 3).bend, -start.bend);
+}
