@@ -1,8 +1,9 @@
 //! The edit layer every tool goes through (LEMAN §6.1–6.3).
 //!
-//! The interactive tools (sphere and superellipse creation, IK posing, skin
-//! attachment, liposuction, the parameters panel) will be state machines over
-//! hand poses; all they ever do to the [`Character`](crate::character::Character)
+//! The interactive tools (sphere and superellipse creation, muscle
+//! deformation, IK posing, skin attachment and re-binding, liposuction, the
+//! parameters panel) are state machines over hand poses ([`tool`]); all they
+//! ever do to the [`Character`](crate::character::Character)
 //! is hand a [`Command`] to a [`History`]. That is what makes undo/redo,
 //! symmetric modelling ([`Symmetry`]), autosave (watch
 //! [`History::revision`]) and scripted tests (a recorded `Vec<Command>` in
@@ -10,6 +11,10 @@
 //!
 //! What a tool acts on it first finds by touching it or aiming the wand at
 //! it: see [`pick`].
+//!
+//! A part can be locked against accidental edits ([`Command::LockPart`]):
+//! every command that would reshape, move or delete it is then refused with
+//! [`EditError::Locked`], naming the joint.
 //!
 //! # Undo strategy and memory, per command
 //!
