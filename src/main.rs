@@ -81,7 +81,8 @@ enum Command {
     Replay {
         /// Session file (.ron): (format: "plasticine-session", version: 1, commands: [...]).
         session: PathBuf,
-        /// Character to start from (default: an empty character with one root joint).
+        /// Character to start from (default: the one recorded beside the session, else an
+        /// empty character with one root joint).
         #[arg(long)]
         start: Option<PathBuf>,
         /// Where to save the resulting character.
@@ -167,7 +168,8 @@ plasticine calibrate --check calibration/my-desk.ron"
     },
     /// Open the desk front end: a window with head-tracked ("fishtank") stereo on a calibrated
     /// monitor, the left hand flying (keys W/S A/D Q/E, arrows, or a gamepad), the right hand a 3D
-    /// cursor (mouse, wheel for depth, left button = trigger). Tab or 1-6 pick tools, Ctrl+Z/Ctrl+Y
+    /// cursor (mouse, wheel for depth, left button = trigger). Tab, 1-7 or the tool panel (P shows or
+    /// hides it) pick tools, L locks the current part, Ctrl+Z/Ctrl+Y
     /// undo/redo, Ctrl+S saves, M changes the stereo layout, Esc quits.
     Desk {
         /// Character file to open (default: a new character with one joint).
@@ -200,6 +202,10 @@ plasticine calibrate --check calibration/my-desk.ron"
         /// With OpenXR, use a calibration measured with it (`plasticine calibrate --live`).
         #[arg(long, value_enum, default_value = "auto")]
         tracker: DeskTracker,
+        /// Record the editing session to this file (RON), with the starting character beside
+        /// it; `plasticine replay FILE --out OUT` rebuilds the character.
+        #[arg(long)]
+        record: Option<PathBuf>,
     },
     /// Open the headset front end (OpenXR with Vulkan): the character in front of you at arm's
     /// length. Tool hand (right; left with --left-handed): trigger = tool, B = next tool, A = the
@@ -259,6 +265,10 @@ plasticine xr assets/penguin.ron --frames 60 --screenshot-eyes out/eyes --resolu
         /// With no headset: desk = open the desk front end (with a display), none = fail.
         #[arg(long, value_enum, default_value = "desk")]
         fallback: FallbackArg,
+        /// Record the editing session to this file (RON), with the starting character beside
+        /// it; `plasticine replay FILE --out OUT` rebuilds the character.
+        #[arg(long)]
+        record: Option<PathBuf>,
     },
     /// Render a character to PNG images with no window: its bake (--baked), else its key
     /// postures simulated live, else its still pose; from a fixed or orbiting viewpoint.
@@ -365,6 +375,7 @@ enum ToolArg {
     Select,
     Sphere,
     Superellipse,
+    Deform,
     Ik,
     Skin,
     Liposuction,
@@ -655,8 +666,20 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             use plasticine::tools::session::{empty_character, load_session, replay};
             let s = load_session(&session)?;
-            let mut c = match &start {
-                Some(p) => load_character(p)?,
+            // The recorded start (beside the session file) unless told otherwise.
+            let recorded_start = s.start.as_ref().map(|name| {
+                session
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."))
+                    .join(name)
+            });
+            let mut c = match start.as_ref().or(recorded_start.as_ref()) {
+                Some(p) => load_character(p).with_context(|| {
+                    format!(
+                        "the character the session starts from ({}); give another with --start",
+                        p.display()
+                    )
+                })?,
                 None => empty_character(
                     session
                         .file_stem()
@@ -786,6 +809,7 @@ fn run(cli: Cli) -> Result<()> {
             timings,
             recover,
             fallback,
+            record,
         } => xr(XrArgs {
             character,
             frames,
@@ -799,6 +823,7 @@ fn run(cli: Cli) -> Result<()> {
             timings,
             recover,
             fallback,
+            record,
         })?,
         Command::Desk {
             character,
@@ -811,6 +836,7 @@ fn run(cli: Cli) -> Result<()> {
             timings,
             recover,
             tracker,
+            record,
         } => desk(
             character,
             calibration,
@@ -822,6 +848,7 @@ fn run(cli: Cli) -> Result<()> {
             timings,
             recover,
             tracker,
+            record,
         )?,
         Command::Export {
             character,
@@ -1275,6 +1302,7 @@ struct XrArgs {
     timings: Option<PathBuf>,
     recover: bool,
     fallback: FallbackArg,
+    record: Option<PathBuf>,
 }
 
 /// Set by SIGINT / SIGTERM while `plasticine xr` runs.
@@ -1330,6 +1358,7 @@ fn xr(args: XrArgs) -> Result<()> {
             ToolArg::Select => ToolKind::Select,
             ToolArg::Sphere => ToolKind::Sphere,
             ToolArg::Superellipse => ToolKind::Superellipse,
+            ToolArg::Deform => ToolKind::Deform,
             ToolArg::Ik => ToolKind::Ik,
             ToolArg::Skin => ToolKind::Skin,
             ToolArg::Liposuction => ToolKind::Liposuction,
@@ -1339,6 +1368,7 @@ fn xr(args: XrArgs) -> Result<()> {
             PlacementArg::Tracker => Placement::Tracker,
         },
         timings_csv: args.timings,
+        record: args.record.clone(),
         stop: Some(&XR_STOP),
         ..XrOptions::default()
     };
@@ -1351,6 +1381,9 @@ fn xr(args: XrArgs) -> Result<()> {
             );
             println!("  session states: {}", report.states.join(" → "));
             println!("  {}", report.saved);
+            if let Some(r) = &report.recorded {
+                println!("  {r}");
+            }
             for line in report.timing_lines() {
                 println!("  {line}");
             }
@@ -1387,6 +1420,7 @@ fn xr(args: XrArgs) -> Result<()> {
                 None,
                 args.recover,
                 DeskTracker::Auto,
+                args.record,
             )
         }
         Err(e) => Err(e.into()),
@@ -1405,6 +1439,7 @@ fn desk(
     timings: Option<PathBuf>,
     recover: bool,
     tracker: DeskTracker,
+    record: Option<PathBuf>,
 ) -> Result<()> {
     use plasticine::app::desk::{DeskOptions, TrackerChoice, run_desk};
     use plasticine::render::StereoMode;
@@ -1433,6 +1468,7 @@ fn desk(
             DeskTracker::Openxr => TrackerChoice::OpenXr,
             DeskTracker::None => TrackerChoice::None,
         },
+        record,
         ..DeskOptions::default()
     };
     let report = run_desk(model, options)?;

@@ -186,3 +186,212 @@ fn with_no_headset_xr_opens_the_desk() {
     );
     assert!(stdout.contains("Desk session: 3 frames"), "{stdout}");
 }
+
+/// Runs `xdotool ARGS` on `display`; panics (naming the command) if it fails.
+fn xdotool(display: &str, args: &[&str]) -> String {
+    let out = Command::new("xdotool")
+        .args(args)
+        .env("DISPLAY", display)
+        .output()
+        .unwrap_or_else(|e| panic!("xdotool {args:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "xdotool {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The window pixel under which the mouse ray (from the calibration's
+/// fixed head) meets the point `p` (tracker space) of the desk's panel.
+fn pixel_of(cal: &plasticine::view::Calibration, p: glam::Vec3, size: (f32, f32)) -> (i32, i32) {
+    let head = cal.fixed_head.pair().0;
+    let s = &cal.screen;
+    let (dh, dp) = (s.signed_distance(head), s.signed_distance(p));
+    let on_glass = head + (p - head) * (dh / (dh - dp));
+    let (across, up) = (s.lower_right - s.lower_left, s.upper_left - s.lower_left);
+    let u = (on_glass - s.lower_left).dot(across) / across.length_squared();
+    let v = (on_glass - s.lower_left).dot(up) / up.length_squared();
+    (
+        (u * size.0).round() as i32,
+        ((1.0 - v) * size.1).round() as i32,
+    )
+}
+
+/// The desk's tool panel pointed at with the real mouse in a real window
+/// (xdotool under Xvfb): a click on the toolbar's sphere row picks the
+/// sphere tool (the click creates nothing), a click in space then creates a
+/// joint with a sphere, a click on the right half of the skin stretch row
+/// stiffens every skin by one step. Escape ends the session, and the session
+/// recorded with `--record` replays, from the start saved beside it, to
+/// exactly that character.
+#[test]
+fn the_desk_panel_is_clicked_and_the_recorded_session_replays() {
+    use plasticine::app::panel_driver::{PanelAnchor, desk_panel_anchor};
+    use plasticine::io::load_character;
+    use plasticine::shape::Primitive;
+    use plasticine::tools::ToolKind;
+    use plasticine::tools::panel::{ControlPanel, PAD, Param, ROW_HEIGHT, Row, STEP};
+
+    let Some(x) = start_xvfb() else { return };
+    if Command::new("xdotool").arg("version").output().is_err() {
+        assert!(
+            std::env::var_os("PLASTICINE_REQUIRE_XVFB").is_none(),
+            "xdotool is required here (apt-get install xdotool)"
+        );
+        eprintln!("note: skipping the panel test: xdotool is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("session.ron");
+    let size = (1280.0, 720.0);
+    let child = Command::new(env!("CARGO_BIN_EXE_plasticine"))
+        .args(["desk", "assets/penguin.ron", "--stereo", "mono"])
+        .args(["--size", "1280x720", "--frames", "5000", "--record"])
+        .arg(&session)
+        .env("DISPLAY", &x.display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("XDG_STATE_HOME", dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    struct Kill(Child);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Kill(child);
+    // The window, then a few frames drawn.
+    let start = Instant::now();
+    let window = loop {
+        let out = Command::new("xdotool")
+            .args(["search", "--name", "Plasticine"])
+            .env("DISPLAY", &x.display)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        if let Some(id) = text.split_whitespace().next() {
+            break id.to_string();
+        }
+        if let Ok(Some(status)) = child.0.try_wait() {
+            panic!("the desk ended before its window appeared: {status}");
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no window");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    std::thread::sleep(Duration::from_secs(3));
+
+    let cal = plasticine::view::Calibration::default_monitor();
+    let PanelAnchor::Fixed(pose) = desk_panel_anchor(&cal) else {
+        panic!("the desk's panel stands still")
+    };
+    let rows = ControlPanel::rows();
+    let row_point = |row: Row, x_rows: f32| {
+        let k = rows.iter().position(|&r| r == row).unwrap();
+        let y = -PAD - (k as f32 + 0.5) * ROW_HEIGHT;
+        pose.transform_point3(glam::Vec3::new(x_rows * ROW_HEIGHT, y, 0.0))
+    };
+    let click = |(px, py): (i32, i32)| {
+        xdotool(
+            &x.display,
+            &[
+                "mousemove",
+                "--window",
+                &window,
+                &px.to_string(),
+                &py.to_string(),
+            ],
+        );
+        std::thread::sleep(Duration::from_millis(400));
+        xdotool(&x.display, &["mousedown", "1"]);
+        std::thread::sleep(Duration::from_millis(500));
+        xdotool(&x.display, &["mouseup", "1"]);
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    // The sphere row (its left part), then empty space up and to the left
+    // of the penguin, then the stretch row's right half (the widest line,
+    // the heading, is 28 characters = 22.8 rows wide).
+    click(pixel_of(
+        &cal,
+        row_point(Row::Tool(ToolKind::Sphere), 4.0),
+        size,
+    ));
+    click(((0.3 * size.0) as i32, (0.3 * size.1) as i32));
+    click(pixel_of(
+        &cal,
+        row_point(Row::Param(Param::SkinStretch), 16.0),
+        size,
+    ));
+    xdotool(&x.display, &["key", "Escape"]);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the desk did not end on Escape"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    use std::io::Read;
+    child
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    child
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("was recorded to"), "{stdout}");
+
+    let replayed = dir.path().join("replayed.ron");
+    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
+        .arg("replay")
+        .arg(&session)
+        .arg("--out")
+        .arg(&replayed)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = load_character(Path::new("assets/penguin.ron")).unwrap();
+    let after = load_character(&replayed).unwrap();
+    let text = std::fs::read_to_string(&session).unwrap();
+    assert_eq!(
+        after.skeleton.joints.len(),
+        before.skeleton.joints.len() + 1,
+        "one joint created after picking the sphere tool on the panel\n{text}\n{stdout}"
+    );
+    let new_muscle = after.muscles.last().unwrap();
+    assert_eq!(new_muscle.joint, before.skeleton.joints.len());
+    assert!(matches!(
+        new_muscle.shape.primitive,
+        Primitive::Sphere { .. }
+    ));
+    for (a, b) in before.skins.iter().zip(&after.skins) {
+        for (ea, eb) in a.points.stretch.iter().zip(&b.points.stretch) {
+            assert!(
+                (eb[0] - ea[0] * STEP).abs() <= 1e-6 * ea[0],
+                "stretch stepped up once: {} -> {}\n{text}",
+                ea[0],
+                eb[0]
+            );
+        }
+    }
+}

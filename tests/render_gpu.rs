@@ -389,6 +389,7 @@ fn a_world_panel_shows_its_text_and_highlight_in_both_eyes() {
         to_world: glam::Mat4::from_translation(Vec3::new(-0.1, 0.38, 0.1)),
         lines: vec!["TOOLS".into(), "> sphere".into(), "  skin".into()],
         highlight: Some(1),
+        hover: None,
         line_height: 0.025,
     };
     r.draw(

@@ -945,6 +945,7 @@ fn remote_controllers_create_joints_and_drag_the_world() {
 
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("scripted.ron");
+    let recorded = dir.path().join("session.ron");
     let state = tempfile::tempdir().unwrap();
     let mut child = Guard(
         Command::new(BIN)
@@ -952,6 +953,8 @@ fn remote_controllers_create_joints_and_drag_the_world() {
             .args(["--tool", "sphere", "--resolution-scale", "0.25"])
             .args(["--fallback", "none", "--save-on-exit"])
             .arg(&saved)
+            .arg("--record")
+            .arg(&recorded)
             .env("XDG_RUNTIME_DIR", &remote_dir)
             .env("XDG_STATE_HOME", state.path())
             .env_remove("DISPLAY")
@@ -1045,4 +1048,27 @@ fn remote_controllers_create_joints_and_drag_the_world() {
         "the world was dragged by the squeezed hand: {second} vs {}",
         tip - drag
     );
+
+    // --record: the session replays, from the start saved beside it, to
+    // the same skeleton and muscles.
+    assert!(
+        transcript.contains("was recorded to"),
+        "the report names the recording\n{transcript}"
+    );
+    let replayed = dir.path().join("replayed.ron");
+    let out = Command::new(BIN)
+        .arg("replay")
+        .arg(&recorded)
+        .arg("--out")
+        .arg(&replayed)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = load_character(&replayed).unwrap();
+    assert_eq!(r.skeleton, c.skeleton, "the replayed skeleton");
+    assert_eq!(r.muscles, c.muscles, "the replayed muscles");
 }

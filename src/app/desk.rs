@@ -24,6 +24,7 @@
 
 use super::desk_input::{DeskTracker, REDO, TWIST_STEP, UNDO, VehicleAxes};
 use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
+use super::panel_driver::{PanelAnchor, desk_panel_anchor};
 use super::sim_thread::SimMessage;
 use super::view_renderer::ViewRenderer;
 use crate::character::Character;
@@ -31,6 +32,7 @@ use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
 use crate::render::{GpuContext, MuscleStyle, RenderError, RgbaImage, SceneRenderer, StereoMode};
 use crate::skin::SolverSettings;
 use crate::tools::ToolKind;
+use crate::tools::session::{SessionError, SessionRecorder};
 use crate::view::Calibration;
 use crate::xr::{XrError, XrTracker, XrTrackerOptions};
 use std::path::{Path, PathBuf};
@@ -59,6 +61,8 @@ pub struct DeskOptions {
     pub step_delay: Duration,
     /// Save the frame timings as CSV on exit.
     pub timings_csv: Option<PathBuf>,
+    /// Record the editing session here (`plasticine replay` plays it).
+    pub record: Option<PathBuf>,
     pub autosave_dir: Option<PathBuf>,
     pub settings: SolverSettings,
     /// Where the head and the right hand come from.
@@ -129,6 +133,7 @@ impl Default for DeskOptions {
             screenshot: None,
             step_delay: Duration::ZERO,
             timings_csv: None,
+            record: None,
             autosave_dir: None,
             settings: SolverSettings::default(),
             tracker: TrackerChoice::Auto,
@@ -152,6 +157,8 @@ pub enum DeskError {
     Window(String),
     #[error(transparent)]
     Tracker(#[from] XrError),
+    #[error(transparent)]
+    Record(#[from] SessionError),
 }
 
 /// What a desk session did.
@@ -190,7 +197,13 @@ pub fn run_desk(character: Character, options: DeskOptions) -> Result<DeskReport
     }
     let event_loop = EventLoop::new().map_err(|e| DeskError::NoDisplay(e.to_string()))?;
     event_loop.set_control_flow(ControlFlow::Poll);
+    let recorder = options
+        .record
+        .as_deref()
+        .map(|path| SessionRecorder::new(path, &character))
+        .transpose()?;
     let mut app = DeskApp::new(character, options);
+    app.recorder = recorder;
     if let Some(xr) = xr {
         app.tracker = app.tracker.with_source(Box::new(xr));
     }
@@ -361,6 +374,7 @@ struct DeskApp {
     message: Option<(String, Instant)>,
     report: DeskReport,
     failure: Option<DeskError>,
+    recorder: Option<SessionRecorder>,
 }
 
 impl DeskApp {
@@ -394,6 +408,7 @@ impl DeskApp {
             message: None,
             report: DeskReport::default(),
             failure: None,
+            recorder: None,
         }
     }
 
@@ -460,6 +475,7 @@ impl DeskApp {
             KeyCode::Digit4 => tool(ToolKind::Ik),
             KeyCode::Digit5 => tool(ToolKind::Skin),
             KeyCode::Digit6 => tool(ToolKind::Liposuction),
+            KeyCode::Digit7 => tool(ToolKind::Deform),
             _ => None,
         };
         if let Some(kind) = chosen {
@@ -497,6 +513,30 @@ impl DeskApp {
                 }
             }
             KeyCode::F1 => self.show_overlay = !self.show_overlay,
+            KeyCode::KeyL => {
+                let name = fl
+                    .character()
+                    .skeleton
+                    .joints
+                    .get(fl.toolbox().state.current_joint)
+                    .map(|j| j.name.clone())
+                    .unwrap_or_default();
+                let r = fl.edit(|tools, ctx| tools.toggle_lock_current(ctx));
+                match r {
+                    Ok(true) => self.say(format!("'{name}' locked against edits (L unlocks)")),
+                    Ok(false) => self.say(format!("'{name}' unlocked")),
+                    Err(e) => self.say(format!("cannot lock: {e}")),
+                }
+            }
+            KeyCode::KeyP => {
+                let shown = fl.panel().anchor != PanelAnchor::Hidden;
+                fl.set_panel_anchor(if shown {
+                    PanelAnchor::Hidden
+                } else {
+                    desk_panel_anchor(&self.options.calibration)
+                });
+                self.say(format!("tool panel {}", on_off(!shown)));
+            }
             KeyCode::F2 | KeyCode::F3 | KeyCode::F4 | KeyCode::F5 => {
                 if let Some(s) = self.surface.as_mut() {
                     let style = &mut s.view.scene.style;
@@ -580,12 +620,21 @@ impl DeskApp {
             Ok(_) => self.report.frames += 1,
             Err(e) => tracing::warn!("{e}"),
         }
+        let panel_messages = fl.take_panel_messages();
+        if let Some(r) = self.recorder.as_mut()
+            && let Err(e) = r.update(fl.history())
+        {
+            tracing::warn!("{e}");
+        }
         if let Some(a) = self.autosaver.as_mut() {
             match a.maybe_save(fl.character(), SystemTime::now()) {
                 Ok(Some(path)) => self.report.autosaves.push(path),
                 Ok(None) => {}
                 Err(e) => tracing::warn!("autosave failed: {e}"),
             }
+        }
+        for m in panel_messages {
+            self.say(m);
         }
         if last {
             event_loop.exit();
@@ -634,6 +683,7 @@ impl ApplicationHandler for DeskApp {
         }
         if let Some(character) = self.character.take() {
             let mut fl = FrameLoop::new(character, self.options.settings.clone());
+            fl.set_panel_anchor(desk_panel_anchor(&self.options.calibration));
             fl.set_vehicle(
                 self.options
                     .calibration
@@ -722,6 +772,17 @@ impl ApplicationHandler for DeskApp {
         }
         if let Some(fl) = self.frame_loop.take() {
             self.report.summary = vec![fl.log().summary().to_string()];
+            if let Some(r) = self.recorder.as_mut() {
+                self.report.summary.push(match r.flush(fl.history()) {
+                    Ok(()) => format!(
+                        "the session ({} commands) was recorded to {} (replay: plasticine replay {} --out FILE)",
+                        r.written_commands,
+                        r.path().display(),
+                        r.path().display()
+                    ),
+                    Err(e) => format!("the session could NOT be recorded: {e}"),
+                });
+            }
             if let Some(path) = &self.options.timings_csv
                 && let Err(e) = fl.log().write_csv(path)
             {

@@ -5,8 +5,10 @@
 //!
 //! 1. samples tracking;
 //! 2. applies the vehicle motion queued by [`VehicleInput::fly`], converts the
-//!    hands to world space and runs the active tool on them (edits go through
-//!    the [`History`]; left A/B undo and redo inside [`Toolbox::handle`]);
+//!    hands to world space, lets the toolbar and parameters panel take a
+//!    trigger press aimed at it ([`PanelDriver`]), and runs the active tool
+//!    on the hands (edits go through the [`History`]; left A/B undo and redo
+//!    inside [`Toolbox::handle`]);
 //! 3. sends what changed to the simulation: the model when the history's
 //!    revision moved (`SetCharacter`, an `Arc` of a copy), the interactive
 //!    posture when it moved (`SetPosture`);
@@ -43,11 +45,16 @@
 //! new snapshot of the same revision has arrived.
 
 use super::frame_log::FrameLog;
+use super::panel_driver::{PanelAnchor, PanelDriver};
 use super::sim_thread::{SimMessage, SimStatus, SimThread};
 use crate::character::{Character, Posture};
 use crate::input::{HandState, InputFrame};
+use crate::render::geometry::Panel;
 use crate::skin::SolverSettings;
 use crate::snapshot::SceneSnapshot;
+use crate::tools::panel::{PanelOutcome, Row, Scope, Side};
+use crate::tools::pick::{PickFilter, PickTarget, Picker};
+use crate::tools::tool::SKIN_TOUCH_RADIUS;
 use crate::tools::{EditError, History, Symmetry, ToolContext, ToolKind, Toolbox};
 use glam::{Mat4, Quat, Vec3};
 use std::sync::Arc;
@@ -144,6 +151,8 @@ pub struct FrameInputs<'a> {
     pub current_joint: usize,
     /// Timing and status lines to draw.
     pub overlay: &'a [String],
+    /// The toolbar and parameters panel, world space, when shown.
+    pub panel: Option<&'a Panel>,
 }
 
 /// What the renderer says about a frame.
@@ -251,13 +260,19 @@ pub struct FrameLoop {
     last_frame_start: Option<Instant>,
     log: FrameLog,
     last_edit_error: Option<String>,
+    /// The session's solver settings (the parameters panel changes them).
+    settings: SolverSettings,
+    /// The toolbar and parameters panel.
+    panel: PanelDriver,
+    /// What the panel's lines were built from (rebuilt when it changes).
+    panel_key: Option<String>,
 }
 
 impl FrameLoop {
     /// Starts editing `character` and simulating it on a new thread.
     pub fn new(character: Character, settings: SolverSettings) -> Self {
         let history = History::new(&character);
-        let sim = SimThread::spawn(character.clone(), settings, history.revision());
+        let sim = SimThread::spawn(character.clone(), settings.clone(), history.revision());
         let mut fl = Self {
             sent_revision: history.revision(),
             sent_posture: character.skeleton.rest_posture(),
@@ -273,6 +288,9 @@ impl FrameLoop {
             last_frame_start: None,
             log: FrameLog::default(),
             last_edit_error: None,
+            settings,
+            panel: PanelDriver::default(),
+            panel_key: None,
         };
         fl.send_edits();
         fl
@@ -297,9 +315,12 @@ impl FrameLoop {
         // 2. Vehicle, then the active tool on the newest hands.
         self.vehicle *= std::mem::replace(&mut self.pending_fly, Mat4::IDENTITY);
         let input = self.input_to_world(&first.input);
-        if matches!(self.toolbox.tool(), ToolKind::Skin | ToolKind::Liposuction) {
+        if matches!(self.toolbox.tool(), ToolKind::Skin | ToolKind::Liposuction)
+            || self.panel.panel.scope == Scope::TouchedRegion
+        {
             self.sync_skins();
         }
+        let input = self.panel_frame(&first, input);
         let mut ctx = ToolContext {
             character: &mut self.character,
             history: &mut self.history,
@@ -335,6 +356,10 @@ impl FrameLoop {
         // 5. Tracking again, as late as possible.
         let second = tracker.sample();
         let rotation = self.vehicle_rotation();
+        let tool_row = crate::tools::panel::ControlPanel::rows()
+            .iter()
+            .position(|&r| r == Row::Tool(self.toolbox.tool()));
+        let panel = self.panel.view(&second, &self.vehicle, tool_row);
         let inputs = FrameInputs {
             frame_index,
             snapshot: &snapshot,
@@ -347,6 +372,7 @@ impl FrameLoop {
             tool: self.toolbox.tool(),
             current_joint: self.toolbox.state.current_joint,
             overlay: &overlay,
+            panel: panel.as_ref(),
         };
         // 6. Render.
         let report = renderer.render(&inputs).map_err(|message| FrameError {
@@ -473,6 +499,113 @@ impl FrameLoop {
     /// Switches tool (a gesture in progress ends as if released).
     pub fn set_tool(&mut self, kind: ToolKind) -> Result<(), EditError> {
         self.edit(|tools, ctx| tools.set_tool(kind, ctx))
+    }
+
+    /// Shows the toolbar and parameters panel at `anchor`.
+    pub fn set_panel_anchor(&mut self, anchor: PanelAnchor) {
+        self.panel.anchor = anchor;
+    }
+
+    pub fn panel(&self) -> &PanelDriver {
+        &self.panel
+    }
+
+    /// Status lines shown under the panel's controls.
+    pub fn set_panel_status(&mut self, lines: Vec<String>) {
+        self.panel.status = lines;
+    }
+
+    /// What the panel's presses did since the last call, oldest first.
+    pub fn take_panel_messages(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.panel.messages)
+    }
+
+    /// The session's solver settings.
+    pub fn settings(&self) -> &SolverSettings {
+        &self.settings
+    }
+
+    /// Acts on a panel row as a press of the wand on `side` would.
+    pub fn press_panel_row(&mut self, row: usize, side: Side) {
+        let mut ctx = ToolContext {
+            character: &mut self.character,
+            history: &mut self.history,
+            symmetry: self.symmetry.as_ref(),
+        };
+        let outcome =
+            self.panel
+                .panel
+                .press(row, side, &mut self.toolbox, &mut ctx, &mut self.settings);
+        match outcome {
+            Ok(PanelOutcome::Nothing) => {}
+            Ok(PanelOutcome::Tool(k)) => self
+                .panel
+                .messages
+                .push(format!("tool: {}", crate::tools::panel::tool_label(k))),
+            Ok(PanelOutcome::Settings(m)) => {
+                let _ = self
+                    .sim
+                    .send(SimMessage::SetSettings(self.settings.clone()));
+                self.panel.messages.push(m);
+            }
+            Ok(PanelOutcome::Edited(m) | PanelOutcome::ToolSetting(m)) => {
+                self.panel.messages.push(m)
+            }
+            Err(e) => {
+                tracing::warn!("panel: {e}");
+                self.last_edit_error = Some(format!("panel: {e}"));
+            }
+        }
+        self.panel_key = None;
+    }
+
+    /// The panel's part of step 2: rebuild its lines when what they show
+    /// changed, note the skin point the tip touches (the region scope), and
+    /// take a press aimed at a row. Returns what the tools get.
+    fn panel_frame(&mut self, sample: &TrackedPose, input: InputFrame) -> InputFrame {
+        if self.panel.anchor == PanelAnchor::Hidden {
+            return input;
+        }
+        if self.panel.panel.scope == Scope::TouchedRegion {
+            let body =
+                crate::skin::body::PosedBody::new(&self.character, self.interactive_posture());
+            let picker = Picker::new(&self.character, &body);
+            let tip = input.right.position();
+            let radius = SKIN_TOUCH_RADIUS * self.vehicle.x_axis.truncate().length();
+            if let Some(pick) = picker.pick_near(tip, radius, PickFilter::SKIN)
+                && let PickTarget::SkinPoint { skin, point } = pick.target
+                && self.panel.panel.touched != Some((skin, point))
+            {
+                self.panel.panel.touched = Some((skin, point));
+                self.panel_key = None;
+            }
+        }
+        let t = &self.toolbox;
+        let key = format!(
+            "{} {:?} {:?} {:?} {} {} {} {:?} {} {}",
+            self.history.revision(),
+            t.tool(),
+            self.panel.panel.scope,
+            self.panel.panel.touched,
+            t.state.lipo_radius,
+            t.state.snapping,
+            t.precision.enabled,
+            self.settings.integrator,
+            self.settings.tolerances.position,
+            self.settings.time_ratio,
+        );
+        if self.panel_key.as_deref() != Some(key.as_str()) {
+            self.panel.lines =
+                self.panel
+                    .panel
+                    .lines(&self.toolbox, &self.character, &self.settings);
+            self.panel_key = Some(key);
+        }
+        let (press, input) = self.panel.before_tools(sample, input, self.toolbox.busy());
+        if let Some((row, side)) = press {
+            self.press_panel_row(row, side);
+        }
+        input
     }
 
     pub fn character(&self) -> &Character {

@@ -40,7 +40,8 @@
 
 use super::frame_log::Stats;
 use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
-use super::view_renderer::{decorations, draw_posture, left_hand_panel};
+use super::panel_driver::PanelAnchor;
+use super::view_renderer::{decorations, draw_posture};
 use crate::character::Character;
 use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
 use crate::render::renderer::EYE_FORMAT;
@@ -49,6 +50,7 @@ use crate::skin::SolverSettings;
 use crate::skin::body::PosedBody;
 use crate::snapshot::SceneSnapshot;
 use crate::tools::ToolKind;
+use crate::tools::session::{SessionError, SessionRecorder};
 use crate::tools::tool::TOUCH_RADIUS;
 use crate::xr::{Headset, HeadsetOptions, HeadsetTracker, Pump, SessionEnd, XrError};
 use glam::{Mat4, Quat, Vec3};
@@ -104,6 +106,8 @@ pub struct XrOptions {
     pub placement: Placement,
     /// Save the frame timings as CSV on exit.
     pub timings_csv: Option<PathBuf>,
+    /// Record the editing session here (`plasticine replay` plays it).
+    pub record: Option<PathBuf>,
     /// Set (by a signal handler: Ctrl+C) to end the session as if the
     /// frame count were reached: asked of the runtime, then saved.
     pub stop: Option<&'static AtomicBool>,
@@ -122,6 +126,7 @@ impl Default for XrOptions {
             tool: ToolKind::Select,
             placement: Placement::Front,
             timings_csv: None,
+            record: None,
             stop: None,
         }
     }
@@ -142,6 +147,8 @@ pub enum XrFrontError {
     Render(#[from] RenderError),
     #[error(transparent)]
     Io(#[from] IoError),
+    #[error(transparent)]
+    Record(#[from] SessionError),
 }
 
 /// What a headset session did.
@@ -163,6 +170,8 @@ pub struct XrReport {
     pub ended: String,
     /// Where the work went, for people.
     pub saved: String,
+    /// What `--record` wrote, when it was given.
+    pub recorded: Option<String>,
     pub saved_to: Option<PathBuf>,
     /// Main-thread wall time per rendered frame from `xrWaitFrame`'s return
     /// to `xrEndFrame`'s (everything but the wait).
@@ -225,9 +234,6 @@ pub struct HeadsetRenderer<'a> {
     /// locate → submit of each frame rendered.
     pub locate_to_submit: Vec<Duration>,
     pub render_cpu: Vec<Duration>,
-    /// Settings shown on the left hand's panel under the toolbar (tool
-    /// parameters, messages); the frame loop's status lines follow them.
-    pub panel_settings: Vec<String>,
 }
 
 impl FrameRenderer for HeadsetRenderer<'_> {
@@ -251,13 +257,10 @@ impl FrameRenderer for HeadsetRenderer<'_> {
         };
         let cameras = views.map(|v| v.camera(inputs.vehicle, NEAR, FAR));
         let mut decorations = decorations(inputs);
-        let settings: Vec<String> = self
-            .panel_settings
-            .iter()
-            .chain(inputs.overlay.iter())
-            .cloned()
-            .collect();
-        decorations.panels.push(left_hand_panel(inputs, &settings));
+        // The frame timings under the panel's controls and settings.
+        for panel in &mut decorations.panels {
+            panel.lines.extend(inputs.overlay.iter().cloned());
+        }
         self.scene.draw_posed(
             inputs.snapshot,
             draw_posture(inputs),
@@ -297,35 +300,21 @@ impl FrameRenderer for HeadsetRenderer<'_> {
     }
 }
 
-/// The settings half of the left hand's panel: the current tool's
-/// parameters, the solver's settings, and the latest messages.
+/// The status under the left hand's panel: the skin tool's resolution,
+/// the simulation's pace, and the latest messages.
 fn panel_settings(fl: &FrameLoop, messages: &[String]) -> Vec<String> {
     let t = &fl.toolbox().state;
     let status = fl.sim_status();
     let mut lines = vec![
-        "SETTINGS".to_string(),
-        format!(
-            "liposuction r {:.0} mm, {:.0} mm/s",
-            t.lipo_radius * 1e3,
-            t.lipo_rate * 1e3
-        ),
+        String::new(),
         format!("new skins {}x{}", t.skin_resolution.0, t.skin_resolution.1),
         format!(
-            "snapping {}  precision {}",
-            if t.snapping { "on" } else { "off" },
-            if fl.toolbox().precision.enabled {
-                "on"
-            } else {
-                "off"
-            }
-        ),
-        format!(
-            "sim x{:.2} of real time{}",
-            status.time_ratio,
+            "sim at x{:.2} of real time{}",
+            status.achieved_ratio,
             if status.paused { " (paused)" } else { "" }
         ),
     ];
-    lines.extend(messages.iter().rev().take(2).cloned());
+    lines.extend(messages.iter().cloned());
     lines
 }
 
@@ -479,6 +468,8 @@ struct Controls {
     snaps: u64,
     placed: bool,
     messages: Vec<String>,
+    /// The last few messages, shown on the panel.
+    recent: Vec<String>,
 }
 
 impl Controls {
@@ -640,7 +631,6 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         captured: None,
         locate_to_submit: Vec::new(),
         render_cpu: Vec::new(),
-        panel_settings: Vec::new(),
     };
     let mut tracker = HeadsetTracker { headset: &cell };
 
@@ -655,7 +645,13 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         .autosave_dir
         .as_deref()
         .and_then(|dir| Autosaver::new(dir, &stem, AutosaveSettings::default()).ok());
+    let mut recorder = options
+        .record
+        .as_deref()
+        .map(|path| SessionRecorder::new(path, &character))
+        .transpose()?;
     let mut fl = FrameLoop::new(character, options.settings.clone());
+    fl.set_panel_anchor(PanelAnchor::LeftHand);
     if let Some(a) = autosaver.as_mut() {
         let _ = a.mark_saved(fl.character(), SystemTime::now());
     }
@@ -706,7 +702,7 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
             controls.placed = false;
         }
         controls.apply(&mut fl, &cell, options.placement, dt);
-        renderer.panel_settings = panel_settings(&fl, &controls.messages);
+        fl.set_panel_status(panel_settings(&fl, &controls.recent));
         let last = options.frames.is_some_and(|n| report.frames + 1 >= n);
         if last && options.screenshot_eyes.is_some() {
             renderer.capture = true;
@@ -728,15 +724,28 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
             println!("{line}");
             report.profile_changes.push(line);
         }
+        let panel_messages = fl.take_panel_messages();
+        if !panel_messages.is_empty() {
+            cell.borrow().pulse(1, 0.4, Duration::from_millis(15));
+        }
+        controls.messages.extend(panel_messages);
         for line in controls.messages.drain(..) {
             println!("{line}");
+            controls.recent.push(line);
         }
+        let excess = controls.recent.len().saturating_sub(2);
+        controls.recent.drain(..excess);
         if let Some(a) = autosaver.as_mut() {
             match a.maybe_save(fl.character(), SystemTime::now()) {
                 Ok(Some(path)) => report.autosaves.push(path),
                 Ok(None) => {}
                 Err(e) => tracing::warn!("autosave failed: {e}"),
             }
+        }
+        if let Some(r) = recorder.as_mut()
+            && let Err(e) = r.update(fl.history())
+        {
+            tracing::warn!("{e}");
         }
         let stopped = options.stop.is_some_and(|s| s.load(Ordering::SeqCst));
         if last || stopped {
@@ -785,6 +794,17 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
     };
     report.saved = saved;
     report.saved_to = saved_to;
+    if let Some(r) = recorder.as_mut() {
+        report.recorded = Some(match r.flush(fl.history()) {
+            Ok(()) => format!(
+                "the session ({} commands) was recorded to {} (replay: plasticine replay {} --out FILE)",
+                r.written_commands,
+                r.path().display(),
+                r.path().display()
+            ),
+            Err(e) => format!("the session could NOT be recorded: {e}"),
+        });
+    }
 
     if let Some([left, right]) = renderer.captured.take()
         && let Some(dir) = &options.screenshot_eyes

@@ -22,6 +22,7 @@ pub mod frame_loop;
 pub mod headless;
 pub mod headset;
 pub mod latency;
+pub mod panel_driver;
 pub mod sim_thread;
 pub mod view_renderer;
 

@@ -5,7 +5,6 @@
 
 use super::frame_loop::{FrameInputs, FrameRenderer, RenderReport};
 use crate::input::HandState;
-use crate::render::geometry::Panel;
 use crate::render::{
     Cursor, Decorations, EyeCamera, GpuContext, OffscreenTarget, RenderError, RgbaImage,
     SceneRenderer, StereoMode,
@@ -130,66 +129,13 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
         ],
         current_joint: Some(inputs.current_joint)
             .filter(|&j| j < inputs.snapshot.character.skeleton.joints.len()),
-        panels: Vec::new(),
-    }
-}
-
-/// Physical height of one line of panel text (m): readable at arm's length.
-pub const PANEL_LINE_HEIGHT: f32 = 0.012;
-
-/// The toolbar and settings as a panel held above the left hand, turned to
-/// face the head (so it reads from wherever the hand is): the tools with the
-/// current one highlighted, then `settings` (tool parameters, solver status,
-/// frame timings). Sizes are physical, so the panel keeps its size however
-/// the world has been scaled.
-pub fn left_hand_panel(inputs: &FrameInputs, settings: &[String]) -> Panel {
-    let scale = world_scale(&inputs.vehicle);
-    let hand = inputs.hands.left.position();
-    let head = inputs.head.0;
-    let anchor = hand + Vec3::Y * 0.06 * scale;
-    let facing = (head - anchor).normalize_or(Vec3::Z);
-    let right = Vec3::Y.cross(facing).normalize_or(Vec3::X);
-    let up = facing.cross(right);
-    let mut lines: Vec<String> = vec!["TOOLS".into()];
-    let mut highlight = None;
-    for (k, tool) in ToolKind::ALL.iter().enumerate() {
-        if *tool == inputs.tool {
-            highlight = Some(k + 1);
-        }
-        let mark = if *tool == inputs.tool { '>' } else { ' ' };
-        lines.push(format!("{mark} {}", tool_name(*tool)));
-    }
-    lines.push(String::new());
-    lines.extend(settings.iter().cloned());
-    // The panel's top-left corner sits up and to the left of the anchor so
-    // the hand holds it by its lower middle.
-    let width = 0.16 * scale;
-    let origin = anchor - right * (width * 0.5) + up * (0.16 * scale);
-    let to_world = Mat4::from_cols(
-        (right * scale).extend(0.0),
-        (up * scale).extend(0.0),
-        (facing * scale).extend(0.0),
-        origin.extend(1.0),
-    );
-    Panel {
-        to_world,
-        lines,
-        highlight,
-        line_height: PANEL_LINE_HEIGHT,
+        panels: inputs.panel.cloned().into_iter().collect(),
     }
 }
 
 /// A tool's name on the toolbar.
 pub fn tool_name(tool: ToolKind) -> &'static str {
-    match tool {
-        ToolKind::Select => "select",
-        ToolKind::Sphere => "sphere",
-        ToolKind::Superellipse => "superellipse",
-        ToolKind::Deform => "deform",
-        ToolKind::Ik => "IK (pose)",
-        ToolKind::Skin => "skin attach",
-        ToolKind::Liposuction => "liposuction",
-    }
+    crate::tools::panel::tool_label(tool)
 }
 
 /// The posture to draw the skeleton in: the edit side's (no simulation

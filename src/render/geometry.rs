@@ -149,13 +149,38 @@ pub struct Panel {
     pub lines: Vec<String>,
     /// A line drawn in the highlight colour (the current tool).
     pub highlight: Option<usize>,
+    /// A line drawn on a lighter backing (the one the wand points at).
+    pub hover: Option<usize>,
     /// Height of one line of text (metres in panel space).
     pub line_height: f32,
+}
+
+impl Panel {
+    /// The padding around the text: two of the font's ten pixel rows per
+    /// line (8 pixels and 2 of leading).
+    pub fn padding(line_height: f32) -> f32 {
+        0.2 * line_height
+    }
+
+    /// The backing's width (panel units) for `lines`.
+    pub fn width_of<S: AsRef<str>>(lines: impl IntoIterator<Item = S>, line_height: f32) -> f32 {
+        let longest = lines
+            .into_iter()
+            .map(|l| l.as_ref().chars().count())
+            .max()
+            .unwrap_or(0);
+        longest as f32 * 0.8 * line_height + 2.0 * Self::padding(line_height)
+    }
+
+    pub fn width(&self) -> f32 {
+        Self::width_of(&self.lines, self.line_height)
+    }
 }
 
 pub const PANEL_COLOR: [f32; 4] = [0.05, 0.06, 0.08, 0.85];
 pub const PANEL_TEXT: [f32; 4] = [0.92, 0.92, 0.85, 1.0];
 pub const PANEL_HIGHLIGHT: [f32; 4] = [1.0, 0.8, 0.15, 1.0];
+pub const PANEL_HOVER: [f32; 4] = [0.2, 0.35, 0.55, 0.95];
 
 pub const SKIN_COLOR: [f32; 4] = [0.93, 0.72, 0.60, 1.0];
 pub const MUSCLE_COLOR: [f32; 4] = [0.78, 0.25, 0.22, 1.0];
@@ -371,12 +396,22 @@ pub fn push_panel(list: &mut DrawList, panel: &Panel) {
         return;
     }
     let px = panel.line_height / 10.0; // 8 font pixels and 2 of leading
-    let pad = 2.0 * px;
-    let width = longest as f32 * 8.0 * px + 2.0 * pad;
+    let pad = Panel::padding(panel.line_height);
+    let width = panel.width();
     let height = panel.lines.len() as f32 * panel.line_height + 2.0 * pad;
     let m = &panel.to_world;
     push_panel_quad(list, m, [0.0, 0.0, width, -height], 0.0, PANEL_COLOR);
     let lift = px * 0.5;
+    if let Some(row) = panel.hover.filter(|&r| r < panel.lines.len()) {
+        let top = -pad - row as f32 * panel.line_height;
+        push_panel_quad(
+            list,
+            m,
+            [0.0, top, width, top - panel.line_height],
+            lift * 0.5,
+            PANEL_HOVER,
+        );
+    }
     for (row, line) in panel.lines.iter().enumerate() {
         let color = if panel.highlight == Some(row) {
             PANEL_HIGHLIGHT

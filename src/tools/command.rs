@@ -9,7 +9,9 @@
 //! its footprint, and undoing it restores only those values, so it does not
 //! rewind the skin's simulated motion the way a whole-character snapshot would.
 
-use crate::character::{Band, BandDefaults, Character, Dof, Joint, Muscle, Posture, Skin};
+use crate::character::{
+    Band, BandDefaults, Character, Dof, Environment, Joint, Muscle, Posture, Skin,
+};
 use crate::kinematics::forward_kinematics;
 use crate::shape::MuscleShape;
 use crate::skin::attach::{global_attach, wrap_skin};
@@ -179,6 +181,19 @@ pub enum Command {
         mass: Option<f32>,
         #[serde(default)]
         bend: Option<f32>,
+        /// Connective tissue: the spring constant k_s (per unit u-area) of
+        /// the bands of the region's attached points; unattached points are
+        /// left alone.
+        #[serde(default)]
+        band_stiffness: Option<f32>,
+    },
+    /// Parameters panel: the character's environment. Each field left
+    /// `None` is unchanged.
+    SetEnvironment {
+        #[serde(default)]
+        gravity: Option<Vec3>,
+        #[serde(default)]
+        global_damping: Option<f32>,
     },
 }
 
@@ -201,6 +216,7 @@ impl Command {
             Command::SetAttachment { .. } => "set attachment",
             Command::FatStroke { .. } => "fat stroke",
             Command::SetSkinMaterial { .. } => "skin material",
+            Command::SetEnvironment { .. } => "environment",
         }
     }
 }
@@ -315,7 +331,11 @@ pub(crate) enum Inverse {
         damping: Option<Vec<f32>>,
         mass: Option<Vec<f32>>,
         bend: Option<Vec<f32>>,
+        /// Old k_s of the region's bands (`None` for unattached points).
+        band_stiffness: Option<Vec<Option<f32>>>,
     },
+    /// The old environment. O(1).
+    Environment(Environment),
 }
 
 fn check_joint(c: &Character, j: usize) -> Result<(), EditError> {
@@ -821,6 +841,7 @@ pub(crate) fn apply(
             damping,
             mass,
             bend,
+            band_stiffness,
         } => {
             check_skin(c, *skin)?;
             let count = c.skins[*skin].point_count();
@@ -840,7 +861,12 @@ pub(crate) fn apply(
                 }
                 None => (0..count).collect(),
             };
-            if stretch.is_none() && damping.is_none() && mass.is_none() && bend.is_none() {
+            if stretch.is_none()
+                && damping.is_none()
+                && mass.is_none()
+                && bend.is_none()
+                && band_stiffness.is_none()
+            {
                 return Err(invalid(cmd, "material", "names no parameter to change"));
             }
             for (field, v, positive) in [
@@ -848,6 +874,7 @@ pub(crate) fn apply(
                 ("damping", damping, false),
                 ("mass", mass, true),
                 ("bend", bend, false),
+                ("band_stiffness", band_stiffness, false),
             ] {
                 if let Some(v) = v
                     && !(v.is_finite() && (*v > 0.0 || (!positive && *v == 0.0)))
@@ -857,6 +884,12 @@ pub(crate) fn apply(
                 }
             }
             let p = &mut c.skins[*skin].points;
+            let band_old = band_stiffness.map(|v| {
+                points
+                    .iter()
+                    .map(|&k| p.band[k].as_mut().map(|b| std::mem::replace(&mut b.ks, v)))
+                    .collect()
+            });
             let stretch_old = stretch.map(|s| {
                 points
                     .iter()
@@ -888,7 +921,38 @@ pub(crate) fn apply(
                 damping: damping_old,
                 mass: mass_old,
                 bend: bend_old,
+                band_stiffness: band_old,
             })
+        }
+        Command::SetEnvironment {
+            gravity,
+            global_damping,
+        } => {
+            if gravity.is_none() && global_damping.is_none() {
+                return Err(invalid(cmd, "environment", "names no parameter to change"));
+            }
+            if let Some(g) = gravity
+                && !g.is_finite()
+            {
+                return Err(invalid(cmd, "gravity", format!("must be finite, got {g}")));
+            }
+            if let Some(d) = global_damping
+                && !(d.is_finite() && *d >= 0.0)
+            {
+                return Err(invalid(
+                    cmd,
+                    "global_damping",
+                    format!("must be non-negative, got {d}"),
+                ));
+            }
+            let old = c.environment.clone();
+            if let Some(g) = gravity {
+                c.environment.gravity = *g;
+            }
+            if let Some(d) = global_damping {
+                c.environment.global_damping = *d;
+            }
+            Ok(Inverse::Environment(old))
         }
     }
 }
@@ -1000,8 +1064,16 @@ pub(crate) fn revert(c: &mut Character, posture: &mut Posture, inverse: Inverse)
             damping,
             mass,
             bend,
+            band_stiffness,
         } => {
             let p = &mut c.skins[skin].points;
+            if let Some(v) = band_stiffness {
+                for (&k, x) in points.iter().zip(v).rev() {
+                    if let (Some(b), Some(x)) = (p.band[k].as_mut(), x) {
+                        b.ks = x;
+                    }
+                }
+            }
             // Reverse order, so a point listed twice ends with its first old value.
             if let Some(v) = stretch {
                 for (&k, x) in points.iter().zip(v).rev() {
@@ -1024,6 +1096,7 @@ pub(crate) fn revert(c: &mut Character, posture: &mut Posture, inverse: Inverse)
                 }
             }
         }
+        Inverse::Environment(old) => c.environment = old,
     }
 }
 

@@ -40,6 +40,7 @@
 
 mod command;
 mod history;
+pub mod panel;
 pub mod pick;
 pub mod session;
 mod symmetry;

@@ -10,13 +10,19 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 pub const SESSION_FORMAT: &str = "plasticine-session";
-pub const SESSION_FORMAT_VERSION: u32 = 1;
+/// Version 2 added `start`; version 1 files still load.
+pub const SESSION_FORMAT_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Session {
     pub format: String,
     pub version: u32,
+    /// The character file the session started from, relative to the
+    /// session file's folder (`None`: an empty character). `plasticine
+    /// replay` uses it when no `--start` is given.
+    #[serde(default)]
+    pub start: Option<String>,
     pub commands: Vec<Command>,
 }
 
@@ -25,13 +31,110 @@ impl Session {
         Self {
             format: SESSION_FORMAT.into(),
             version: SESSION_FORMAT_VERSION,
+            start: None,
             commands,
         }
     }
 }
 
+/// Records an editing session from a front end (`--record FILE`): the
+/// history's effective commands (what undo left standing, in order),
+/// rewritten atomically when they change, at most once per
+/// [`SessionRecorder::INTERVAL`] and at the end. A crash loses at most that
+/// interval. The character the session started from is saved beside it
+/// (`FILE.start.ron`: the document itself may be saved over during the
+/// session), so `plasticine replay FILE` rebuilds the character alone.
+#[derive(Debug)]
+pub struct SessionRecorder {
+    path: std::path::PathBuf,
+    start: Option<String>,
+    written_revision: Option<u64>,
+    last_write: Option<std::time::Instant>,
+    /// Commands in the last file written.
+    pub written_commands: usize,
+}
+
+impl SessionRecorder {
+    pub const INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+    /// Starts recording to `path`, from `start`. Both files are written at
+    /// once, so a path that cannot be written fails now rather than after
+    /// an hour's work.
+    pub fn new(path: &Path, start: &Character) -> Result<Self, SessionError> {
+        let name =
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .ok_or_else(|| SessionError::Write {
+                    path: path.display().to_string(),
+                    message: "not a file name".into(),
+                })?;
+        let start_name = format!("{}.start.ron", name.trim_end_matches(".ron"));
+        let start_path = path.with_file_name(&start_name);
+        crate::io::save_character(&start_path, start).map_err(|e| SessionError::Write {
+            path: start_path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        let mut r = Self {
+            path: path.to_path_buf(),
+            start: Some(start_name),
+            written_revision: None,
+            last_write: None,
+            written_commands: 0,
+        };
+        r.write(&[])?;
+        Ok(r)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn write(&mut self, commands: &[Command]) -> Result<(), SessionError> {
+        let session = Session {
+            start: self.start.clone(),
+            ..Session::new(commands.to_vec())
+        };
+        let text = ron::ser::to_string_pretty(&session, ron::ser::PrettyConfig::default())
+            .map_err(|e| SessionError::Write {
+                path: self.path.display().to_string(),
+                message: e.to_string(),
+            })?;
+        crate::io::atomic::write_atomic(&self.path, text.as_bytes()).map_err(|e| {
+            SessionError::Write {
+                path: self.path.display().to_string(),
+                message: e.to_string(),
+            }
+        })?;
+        self.last_write = Some(std::time::Instant::now());
+        self.written_commands = commands.len();
+        Ok(())
+    }
+
+    /// Rewrites the file if the history moved and the interval has passed.
+    /// Returns whether it wrote.
+    pub fn update(&mut self, history: &History) -> Result<bool, SessionError> {
+        let due = self
+            .last_write
+            .is_none_or(|t| t.elapsed() >= Self::INTERVAL);
+        if !due || self.written_revision == Some(history.revision()) {
+            return Ok(false);
+        }
+        self.flush(history)?;
+        Ok(true)
+    }
+
+    /// Writes the history now.
+    pub fn flush(&mut self, history: &History) -> Result<(), SessionError> {
+        self.write(&history.recorded())?;
+        self.written_revision = Some(history.revision());
+        Ok(())
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    #[error("{path}: cannot write the recorded session: {message}")]
+    Write { path: String, message: String },
     #[error("{path}: cannot read: {source}")]
     Read {
         path: String,

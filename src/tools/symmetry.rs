@@ -342,6 +342,7 @@ impl Symmetry {
                 damping,
                 mass,
                 bend,
+                band_stiffness,
             } => {
                 let s2 = self.mirror_skin(c, posture, *skin)?;
                 let region2 = match region {
@@ -372,8 +373,11 @@ impl Symmetry {
                     damping: *damping,
                     mass: *mass,
                     bend: *bend,
+                    band_stiffness: *band_stiffness,
                 })
             }
+            // The environment has no side.
+            Command::SetEnvironment { .. } => None,
         }
     }
 

@@ -271,6 +271,7 @@ fn joint_edits_and_skin_material_undo_exactly() {
             stretch: Some(0.05),
             damping: None,
             mass: Some(2.0),
+            band_stiffness: None,
             bend: None,
         },
     )
@@ -658,6 +659,7 @@ fn invalid_commands_are_refused_with_messages_and_change_nothing() {
                 stretch: None,
                 damping: None,
                 mass: Some(0.0),
+                band_stiffness: None,
                 bend: None,
             },
             "mass: must be positive",
@@ -759,6 +761,7 @@ fn a_session_recorded_in_ron_replays_to_the_same_character() {
             stretch: None,
             damping: Some(0.3),
             mass: None,
+            band_stiffness: None,
             bend: Some(1e-6),
         },
         Command::MoveJoint {

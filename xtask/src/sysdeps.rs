@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 /// Debian packages `cargo xtask test` needs beyond the Rust toolchain:
 /// lavapipe (Mesa's software Vulkan) and the Vulkan loader for the wgpu
 /// rendering tests; Xvfb, xauth and the X11 keyboard library for the desk
-/// window test; udev headers and pkg-config for gilrs (gamepads) to build;
+/// window tests, and xdotool to move and click the mouse in one; udev headers and pkg-config for gilrs (gamepads) to build;
 /// debootstrap for the Debian trixie chroot the OpenXR tests run Monado in
 /// (bookworm has no Monado; see `monado.rs`); Node.js and Python's venv for
 /// the export validators (gltf-validator from npm, usd-core from PyPI), and
@@ -19,6 +19,7 @@ pub const TEST_PACKAGES: &[&str] = &[
     "libvulkan1",
     "xvfb",
     "xauth",
+    "xdotool",
     "libxkbcommon-x11-0",
     "libudev-dev",
     "pkg-config",

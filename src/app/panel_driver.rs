@@ -1,0 +1,331 @@
+//! The toolbar and parameters panel ([`ControlPanel`]) in a front end: where
+//! it stands, what the pointer hits, and the trigger presses it takes away
+//! from the tools.
+//!
+//! The panel lives in tracker space at a physical size (it is held, not
+//! part of the world): above the left hand facing the head in the headset,
+//! fixed beside the screen's picture at the desk. Each frame, before the
+//! tools run, the right hand's pointer is tested against its rows. A
+//! trigger press that starts on a row goes to the panel, and the tools see
+//! the trigger released until it is let go, so pressing a button never
+//! also creates a joint behind it.
+
+use super::frame_loop::TrackedPose;
+use crate::input::InputFrame;
+use crate::render::geometry::Panel;
+use crate::tools::panel::{ControlPanel, PanelHit, ROW_HEIGHT, Side};
+use glam::{Mat4, Vec3};
+
+/// Where the panel stands.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum PanelAnchor {
+    /// Not shown (scripts and tests that drive the tools alone).
+    #[default]
+    Hidden,
+    /// Above the left hand, turned to face the head; the right wand points
+    /// at it (the headset).
+    LeftHand,
+    /// Standing still in tracker space (`tracker_from_panel`, which may
+    /// scale it), pointed at along the ray from the head through the right
+    /// hand's tip (the desk's mouse ray).
+    Fixed(Mat4),
+}
+
+/// How far (m, tracker space) the pointer reaches the panel.
+pub const PANEL_REACH: f32 = 2.0;
+
+/// The panel's state in a front end.
+#[derive(Clone, Debug, Default)]
+pub struct PanelDriver {
+    pub anchor: PanelAnchor,
+    pub panel: ControlPanel,
+    /// Lines shown under the controls (status, messages); not clickable.
+    pub status: Vec<String>,
+    /// The controls' lines, as last built.
+    pub lines: Vec<String>,
+    /// A trigger press went to the panel and is still held.
+    pressing: bool,
+    was_triggered: bool,
+    /// What presses did, oldest first; the front end shows and drains them.
+    pub messages: Vec<String>,
+    /// Presses taken so far (front ends give feedback when it grows).
+    pub presses: u64,
+}
+
+impl PanelDriver {
+    pub fn new(anchor: PanelAnchor) -> Self {
+        Self {
+            anchor,
+            ..Self::default()
+        }
+    }
+
+    /// Every line, controls then status.
+    fn all_lines(&self) -> impl Iterator<Item = &String> {
+        self.lines.iter().chain(self.status.iter())
+    }
+
+    /// `tracker_from_panel` for `sample`, or `None` when hidden.
+    pub fn pose(&self, sample: &TrackedPose) -> Option<Mat4> {
+        match self.anchor {
+            PanelAnchor::Hidden => None,
+            PanelAnchor::LeftHand => {
+                let rows = self.lines.len() + self.status.len();
+                let height = rows as f32 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT);
+                let width = Panel::width_of(self.all_lines(), ROW_HEIGHT);
+                Some(left_hand_pose(
+                    sample.input.left.position(),
+                    sample.head.0,
+                    width,
+                    height,
+                ))
+            }
+            PanelAnchor::Fixed(m) => Some(m),
+        }
+    }
+
+    /// The pointer ray (origin, direction) in tracker space.
+    fn pointer(&self, sample: &TrackedPose) -> (Vec3, Vec3) {
+        let right = &sample.input.right;
+        match self.anchor {
+            PanelAnchor::Fixed(_) => {
+                let head = sample.head.0;
+                (
+                    head,
+                    (right.position() - head).normalize_or(right.pointing()),
+                )
+            }
+            _ => (right.position(), right.pointing()),
+        }
+    }
+
+    /// The row the pointer is on, if any.
+    pub fn hit(&self, sample: &TrackedPose) -> Option<PanelHit> {
+        let pose = self.pose(sample)?;
+        let width = Panel::width_of(&self.lines, ROW_HEIGHT);
+        let (origin, dir) = self.pointer(sample);
+        ControlPanel::hit(&pose, width, origin, dir)
+            .filter(|h| h.row < self.lines.len() && h.distance <= PANEL_REACH)
+    }
+
+    /// Before the tools run on `input` (world space, from `sample`): the
+    /// hovered row, a press to act on, and the input the tools get (the
+    /// trigger hidden while a panel press is held).
+    pub fn before_tools(
+        &mut self,
+        sample: &TrackedPose,
+        mut input: InputFrame,
+        tool_busy: bool,
+    ) -> (Option<(usize, Side)>, InputFrame) {
+        let hit = self.hit(sample);
+        self.panel.hover = hit.map(|h| h.row);
+        let triggered = input.right.triggered();
+        let went_down = triggered && !self.was_triggered;
+        self.was_triggered = triggered;
+        let mut press = None;
+        if went_down
+            && !tool_busy
+            && let Some(h) = hit
+        {
+            self.pressing = true;
+            self.presses += 1;
+            press = Some((h.row, h.side));
+        }
+        if self.pressing {
+            if !triggered {
+                self.pressing = false;
+            }
+            input.right.trigger = 0.0;
+        }
+        (press, input)
+    }
+
+    /// The panel to draw, world space (`vehicle` = world_from_tracker), for
+    /// the tracking sample the frame is drawn with; `highlight` is the
+    /// current tool's row.
+    pub fn view(
+        &self,
+        sample: &TrackedPose,
+        vehicle: &Mat4,
+        highlight: Option<usize>,
+    ) -> Option<Panel> {
+        let pose = self.pose(sample)?;
+        Some(Panel {
+            to_world: *vehicle * pose,
+            lines: self.all_lines().cloned().collect(),
+            highlight,
+            hover: self.panel.hover,
+            line_height: ROW_HEIGHT,
+        })
+    }
+}
+
+/// `tracker_from_panel` for a panel `width` × `height` (m) standing just
+/// above the left hand, centred on it and turned to face the head, so it
+/// reads from wherever the hand is.
+pub fn left_hand_pose(hand: Vec3, head: Vec3, width: f32, height: f32) -> Mat4 {
+    let anchor = hand + Vec3::Y * 0.05;
+    let facing = (head - anchor).normalize_or(Vec3::Z);
+    let right = Vec3::Y.cross(facing).normalize_or(Vec3::X);
+    let up = facing.cross(right);
+    let origin = anchor - right * (width * 0.5) + up * height;
+    Mat4::from_cols(
+        right.extend(0.0),
+        up.extend(0.0),
+        facing.extend(0.0),
+        origin.extend(1.0),
+    )
+}
+
+/// The widest line of the panel's controls, in characters (the desk places
+/// the panel by its right edge).
+pub const CONTROLS_WIDTH_CHARS: usize = 30;
+
+/// `tracker_from_panel` for the desk: the panel's top-right corner at the
+/// top-right of the screen's picture (the timing overlay is at its
+/// top-left), a centimetre in front of the glass, scaled by `scale`.
+pub fn desk_pose(lower_left: Vec3, lower_right: Vec3, upper_left: Vec3, scale: f32) -> Mat4 {
+    let right = (lower_right - lower_left).normalize_or(Vec3::X);
+    let up = (upper_left - lower_left).normalize_or(Vec3::Y);
+    let facing = right.cross(up).normalize_or(Vec3::Z);
+    let width = CONTROLS_WIDTH_CHARS as f32 * 0.8 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT);
+    let upper_right = upper_left + (lower_right - lower_left);
+    let origin = upper_right - right * (width * scale) + facing * 0.01;
+    Mat4::from_cols(
+        (right * scale).extend(0.0),
+        (up * scale).extend(0.0),
+        (facing * scale).extend(0.0),
+        origin.extend(1.0),
+    )
+}
+
+/// The desk's panel anchor for a calibration: [`desk_pose`] scaled to fit
+/// the picture's height, at most 0.6 of the headset's size (it is read from
+/// half a metre, not held).
+pub fn desk_panel_anchor(calibration: &crate::view::Calibration) -> PanelAnchor {
+    let s = &calibration.screen;
+    let rows = ControlPanel::rows().len() as f32 + 1.0;
+    let height = s.upper_left.distance(s.lower_left);
+    let scale = (0.95 * height / (rows * ROW_HEIGHT)).min(0.6);
+    PanelAnchor::Fixed(desk_pose(s.lower_left, s.lower_right, s.upper_left, scale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::HandState;
+    use glam::Quat;
+    use std::time::Instant;
+
+    fn sample(head: Vec3, left: Vec3, right: HandState) -> TrackedPose {
+        TrackedPose {
+            head: (head, Quat::IDENTITY),
+            input: InputFrame {
+                time: 0.0,
+                right,
+                left: HandState::at(left),
+            },
+            sequence: 0,
+            sampled_at: Instant::now(),
+        }
+    }
+
+    /// A wand aimed from `from` at the middle of `row`, on `side`.
+    fn aim_at(d: &PanelDriver, s: &TrackedPose, row: usize, side: Side, from: Vec3) -> HandState {
+        let pose = d.pose(s).unwrap();
+        let width = Panel::width_of(&d.lines, ROW_HEIGHT);
+        let x = match side {
+            Side::Left => 0.2 * width,
+            Side::Right => 0.8 * width,
+        };
+        let y = -Panel::padding(ROW_HEIGHT) - (row as f32 + 0.5) * ROW_HEIGHT;
+        let target = pose.transform_point3(Vec3::new(x, y, 0.0));
+        let dir = (target - from).normalize();
+        HandState::at(from).with_orientation(Quat::from_rotation_arc(Vec3::NEG_Z, dir))
+    }
+
+    fn driver() -> PanelDriver {
+        let mut d = PanelDriver::new(PanelAnchor::LeftHand);
+        d.lines = (0..20).map(|k| format!("row {k} of the panel")).collect();
+        d
+    }
+
+    #[test]
+    fn a_press_on_a_row_goes_to_the_panel_and_the_tools_never_see_it() {
+        let mut d = driver();
+        let (head, left) = (Vec3::new(0.0, 1.6, 0.0), Vec3::new(-0.2, 1.1, -0.35));
+        let s0 = sample(head, left, HandState::at(Vec3::ZERO));
+        let wand = aim_at(&d, &s0, 4, Side::Right, Vec3::new(0.15, 1.2, -0.2));
+        let s = sample(head, left, wand);
+        // Hover first.
+        let (press, input) = d.before_tools(&s, s.input, false);
+        assert_eq!((press, d.panel.hover), (None, Some(4)));
+        assert!(!input.right.triggered());
+        // Pull: one press on row 4's right half; the tools see no trigger.
+        let pulled = sample(head, left, wand.with_trigger(true));
+        let (press, input) = d.before_tools(&pulled, pulled.input, false);
+        assert_eq!(press, Some((4, Side::Right)));
+        assert!(!input.right.triggered());
+        // Held and moved off the panel: still hidden, no second press.
+        let off = sample(
+            head,
+            left,
+            HandState::at(Vec3::new(1.0, 1.0, 1.0)).with_trigger(true),
+        );
+        let (press, input) = d.before_tools(&off, off.input, false);
+        assert_eq!(press, None);
+        assert!(!input.right.triggered());
+        // Released, then pressed off the panel: the tools get it.
+        let released = sample(head, left, HandState::at(Vec3::new(1.0, 1.0, 1.0)));
+        d.before_tools(&released, released.input, false);
+        let (press, input) = d.before_tools(&off, off.input, false);
+        assert_eq!(press, None);
+        assert!(input.right.triggered());
+        assert_eq!(d.presses, 1);
+    }
+
+    #[test]
+    fn a_gesture_in_progress_keeps_the_trigger_even_over_the_panel() {
+        let mut d = driver();
+        let (head, left) = (Vec3::new(0.0, 1.6, 0.0), Vec3::new(-0.2, 1.1, -0.35));
+        let s0 = sample(head, left, HandState::at(Vec3::ZERO));
+        let wand = aim_at(&d, &s0, 2, Side::Left, Vec3::new(0.1, 1.3, -0.2)).with_trigger(true);
+        let s = sample(head, left, wand);
+        let (press, input) = d.before_tools(&s, s.input, true);
+        assert_eq!(press, None);
+        assert!(input.right.triggered());
+    }
+
+    #[test]
+    fn the_left_hand_panel_faces_the_head_above_the_hand() {
+        let (head, hand) = (Vec3::new(0.0, 1.6, 0.0), Vec3::new(-0.3, 1.0, -0.4));
+        let m = left_hand_pose(hand, head, 0.2, 0.3);
+        let normal = m.transform_vector3(Vec3::Z);
+        let centre = m.transform_point3(Vec3::new(0.1, -0.15, 0.0));
+        assert!(normal.dot((head - centre).normalize()) > 0.95);
+        // The bottom edge is just above the hand, the panel centred on it.
+        let bottom = m.transform_point3(Vec3::new(0.1, -0.3, 0.0));
+        assert!((bottom - (hand + Vec3::Y * 0.05)).length() < 1e-5);
+        assert!(centre.y > hand.y);
+    }
+
+    #[test]
+    fn at_the_desk_the_mouse_ray_from_the_head_picks_the_row() {
+        let (ll, lr, ul) = (
+            Vec3::new(-0.26, -0.15, 0.0),
+            Vec3::new(0.26, -0.15, 0.0),
+            Vec3::new(-0.26, 0.15, 0.0),
+        );
+        let mut d = PanelDriver::new(PanelAnchor::Fixed(desk_pose(ll, lr, ul, 0.6)));
+        d.lines = (0..20).map(|k| format!("row {k}")).collect();
+        let head = Vec3::new(0.05, 0.0, 0.6);
+        // The mouse hand is on the ray from the head, behind the glass.
+        let s0 = sample(head, Vec3::ZERO, HandState::at(Vec3::ZERO));
+        let pose = d.pose(&s0).unwrap();
+        let y = -Panel::padding(ROW_HEIGHT) - 7.5 * ROW_HEIGHT;
+        let target = pose.transform_point3(Vec3::new(0.01, y, 0.0));
+        let tip = head + (target - head) * 1.6;
+        let s = sample(head, Vec3::ZERO, HandState::at(tip));
+        assert_eq!(d.hit(&s).map(|h| (h.row, h.side)), Some((7, Side::Left)));
+    }
+}

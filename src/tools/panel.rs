@@ -1,0 +1,853 @@
+//! The toolbar and parameters panel (LEMAN §5.1, §6.1–6.3).
+//!
+//! A column of text rows standing in the world: the headset's left hand
+//! holds it, the desk shows it beside the work. The right hand points its
+//! wand at a row (the row lights up) and pulls the trigger:
+//! - a **tool** row makes that tool current (its copy becomes the cursor);
+//! - a **parameter** row steps the value down when the wand points at the
+//!   row's left half and up at its right half (×0.8 / ×1.25 for stiffnesses,
+//!   densities and rates; the next choice for the integrator; on/off for
+//!   switches).
+//!
+//! The skin's material and the connective tissue are changed **globally**
+//! (every point of every skin) or **on the touched region** (the points
+//! within the brush radius of the skin point the tool tip last touched), as
+//! the `scope` row says. Character parameters go through the [`History`]
+//! like every edit, so they undo; the solver's settings (integrator,
+//! tolerance, simulation/real-time ratio) are the session's, returned to the
+//! caller to send to the simulation.
+//!
+//! The panel owns no device: [`ControlPanel::hit`] tests a ray against the
+//! rows given the panel's pose, and [`ControlPanel::press`] acts on a row.
+//!
+//! [`History`]: super::History
+
+use super::command::{Command, EditError};
+use super::tool::{ToolContext, ToolKind, Toolbox};
+use crate::character::Character;
+use crate::skin::{IntegratorKind, SolverSettings};
+use glam::{Mat4, Vec3};
+
+/// Physical height of one row (m): readable at arm's length.
+pub const ROW_HEIGHT: f32 = 0.012;
+/// Space above the first row (m), as the renderer pads the text
+/// (`render::geometry::Panel::padding`).
+pub const PAD: f32 = 0.2 * ROW_HEIGHT;
+/// Step factor of a parameter row (its right half; the left half divides).
+pub const STEP: f32 = 1.25;
+
+/// Rows the wand can act on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// Global, or the touched region.
+    Scope,
+    /// Skin stretching elasticity η.
+    SkinStretch,
+    /// Skin bending rigidity ξ.
+    SkinBend,
+    /// Skin damping per unit u-area.
+    SkinDamping,
+    /// Skin mass per unit u-area.
+    SkinMass,
+    /// Connective tissue: the bands' spring constant k_s.
+    BandStiffness,
+    /// |g|, along the current direction (straight down from zero).
+    Gravity,
+    /// The global damping γ.
+    GlobalDamping,
+    Integrator,
+    /// ε(r), the adaptive integrators' position tolerance.
+    Tolerance,
+    /// Simulated seconds per real second.
+    TimeRatio,
+    /// The liposuction (and region) brush radius.
+    BrushRadius,
+    Snapping,
+    Precision,
+    /// Lock (or unlock) the current joint's part against edits.
+    Lock,
+}
+
+/// One row of the panel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Row {
+    Heading(&'static str),
+    Tool(ToolKind),
+    Param(Param),
+}
+
+/// Which skin points the material rows change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scope {
+    #[default]
+    Global,
+    TouchedRegion,
+}
+
+/// Which half of a row the wand points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Step down.
+    Left,
+    /// Step up.
+    Right,
+}
+
+/// Where a ray meets the panel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PanelHit {
+    pub row: usize,
+    pub side: Side,
+    /// Distance along the ray (world units).
+    pub distance: f32,
+}
+
+/// What a press did, for the front end to pass on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PanelOutcome {
+    /// A heading, or nothing to do.
+    Nothing,
+    /// The tool changed.
+    Tool(ToolKind),
+    /// The character changed (one undo step); the message says how.
+    Edited(String),
+    /// The solver's settings changed: send them to the simulation.
+    Settings(String),
+    /// A tool setting changed (brush, snapping, precision).
+    ToolSetting(String),
+}
+
+/// The panel's state: the scope and the last touched skin point.
+#[derive(Clone, Debug, Default)]
+pub struct ControlPanel {
+    pub scope: Scope,
+    /// The skin point (skin, point) the tool tip last touched.
+    pub touched: Option<(usize, usize)>,
+    /// The row the wand points at (highlighted).
+    pub hover: Option<usize>,
+}
+
+/// A tool's name on the toolbar.
+pub fn tool_label(tool: ToolKind) -> &'static str {
+    match tool {
+        ToolKind::Select => "select",
+        ToolKind::Sphere => "sphere",
+        ToolKind::Superellipse => "superellipse",
+        ToolKind::Deform => "deform (taper/bend/twist)",
+        ToolKind::Ik => "IK (pose)",
+        ToolKind::Skin => "skin attach",
+        ToolKind::Liposuction => "liposuction",
+    }
+}
+
+impl ControlPanel {
+    /// The rows, top to bottom.
+    pub fn rows() -> Vec<Row> {
+        let mut rows = vec![Row::Heading("TOOLS")];
+        rows.extend(ToolKind::ALL.iter().map(|&k| Row::Tool(k)));
+        rows.push(Row::Heading("PARAMETERS (left -, right +)"));
+        rows.extend(
+            [
+                Param::Scope,
+                Param::SkinStretch,
+                Param::SkinBend,
+                Param::SkinDamping,
+                Param::SkinMass,
+                Param::BandStiffness,
+                Param::Gravity,
+                Param::GlobalDamping,
+                Param::Integrator,
+                Param::Tolerance,
+                Param::TimeRatio,
+                Param::BrushRadius,
+                Param::Snapping,
+                Param::Precision,
+                Param::Lock,
+            ]
+            .map(Row::Param),
+        );
+        rows
+    }
+
+    /// The text of every row, with current values.
+    pub fn lines(&self, tools: &Toolbox, c: &Character, settings: &SolverSettings) -> Vec<String> {
+        let region = self.region(tools, c).ok();
+        let skin_value = |param: Param| -> String {
+            match mean_value(c, param, region.as_deref()) {
+                Some(v) => format!("{v:.3e}"),
+                None => "-".into(),
+            }
+        };
+        let on = |b: bool| if b { "on" } else { "off" };
+        Self::rows()
+            .iter()
+            .map(|row| match row {
+                Row::Heading(h) => (*h).to_string(),
+                Row::Tool(k) => {
+                    let mark = if *k == tools.tool() { '>' } else { ' ' };
+                    format!("{mark} {}", tool_label(*k))
+                }
+                Row::Param(p) => {
+                    let value = match p {
+                        Param::Scope => match self.scope {
+                            Scope::Global => "all skins".to_string(),
+                            Scope::TouchedRegion => match &region {
+                                Some(r) => format!("touched, {} pts", r.len()),
+                                None => "touch the skin".into(),
+                            },
+                        },
+                        Param::SkinStretch
+                        | Param::SkinBend
+                        | Param::SkinDamping
+                        | Param::SkinMass
+                        | Param::BandStiffness => skin_value(*p),
+                        Param::Gravity => format!("{:.2} m/s2", c.environment.gravity.length()),
+                        Param::GlobalDamping => format!("{:.3}", c.environment.global_damping),
+                        Param::Integrator => format!("{:?}", settings.integrator),
+                        Param::Tolerance => format!("{:.1e}", settings.tolerances.position),
+                        Param::TimeRatio => format!("x{:.2}", settings.time_ratio),
+                        Param::BrushRadius => {
+                            format!("{:.0} mm", tools.state.lipo_radius * 1e3)
+                        }
+                        Param::Snapping => on(tools.state.snapping).into(),
+                        Param::Precision => on(tools.precision.enabled).into(),
+                        Param::Lock => match c.skeleton.joints.get(tools.state.current_joint) {
+                            Some(j) if j.locked => format!("{} LOCKED", j.name),
+                            Some(j) => format!("{} free", j.name),
+                            None => "-".into(),
+                        },
+                    };
+                    format!("  {:<12}{value}", param_label(*p))
+                }
+            })
+            .collect()
+    }
+
+    /// The row under a ray, given the panel's pose (`to_world`: panel space
+    /// → world, x along the text, y up, origin at the top-left corner, rows
+    /// [`ROW_HEIGHT`] tall below a [`PAD`]) and its width in panel units. Rays
+    /// from behind the panel, or meeting it behind their origin (beyond a
+    /// tip's reach), miss.
+    pub fn hit(to_world: &Mat4, width: f32, origin: Vec3, dir: Vec3) -> Option<PanelHit> {
+        let rows = Self::rows().len();
+        let inv = to_world.inverse();
+        let o = inv.transform_point3(origin);
+        let d = inv.transform_vector3(dir);
+        // The panel faces +z: the ray must come from the front, towards it.
+        if o.z <= 0.0 || d.z >= -1e-9 {
+            return None;
+        }
+        let t = -o.z / d.z;
+        let p = o + d * t;
+        let row = ((-p.y - PAD) / ROW_HEIGHT).floor();
+        if !(0.0..width).contains(&p.x) || row < 0.0 || row >= rows as f32 {
+            return None;
+        }
+        let side = if p.x < width * 0.5 {
+            Side::Left
+        } else {
+            Side::Right
+        };
+        let distance = to_world.transform_vector3(d * t).length();
+        Some(PanelHit {
+            row: row as usize,
+            side,
+            distance,
+        })
+    }
+
+    /// The skin points a material row changes: all of every skin (`None`
+    /// per skin), or the touched region.
+    fn region(&self, tools: &Toolbox, c: &Character) -> Result<Vec<(usize, usize)>, String> {
+        match self.scope {
+            Scope::Global => Ok(c
+                .skins
+                .iter()
+                .enumerate()
+                .flat_map(|(s, skin)| (0..skin.point_count()).map(move |k| (s, k)))
+                .collect()),
+            Scope::TouchedRegion => {
+                let (skin, point) = self
+                    .touched
+                    .filter(|&(s, k)| s < c.skins.len() && k < c.skins[s].point_count())
+                    .ok_or("touch the skin with the tool first to choose the region")?;
+                let positions = &c.skins[skin].points.position;
+                let centre = positions[point];
+                let r = tools.state.lipo_radius;
+                Ok(positions
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.distance(centre) <= r)
+                    .map(|(k, _)| (skin, k))
+                    .collect())
+            }
+        }
+    }
+
+    /// Acts on `row` (pointed at on `side`). Character edits are one undo
+    /// step; `settings` are changed in place.
+    pub fn press(
+        &mut self,
+        row: usize,
+        side: Side,
+        tools: &mut Toolbox,
+        ctx: &mut ToolContext,
+        settings: &mut SolverSettings,
+    ) -> Result<PanelOutcome, EditError> {
+        let Some(&row) = Self::rows().get(row) else {
+            return Ok(PanelOutcome::Nothing);
+        };
+        let up = side == Side::Right;
+        let step = |v: f32, floor: f32| -> f32 {
+            if up {
+                if v < floor { floor } else { v * STEP }
+            } else if v / STEP < floor {
+                0.0
+            } else {
+                v / STEP
+            }
+        };
+        let param = match row {
+            Row::Heading(_) => return Ok(PanelOutcome::Nothing),
+            Row::Tool(k) => {
+                tools.set_tool(k, ctx)?;
+                return Ok(PanelOutcome::Tool(k));
+            }
+            Row::Param(p) => p,
+        };
+        match param {
+            Param::Scope => {
+                self.scope = match self.scope {
+                    Scope::Global => Scope::TouchedRegion,
+                    Scope::TouchedRegion => Scope::Global,
+                };
+                Ok(PanelOutcome::ToolSetting(format!(
+                    "parameters act on {}",
+                    match self.scope {
+                        Scope::Global => "all skins",
+                        Scope::TouchedRegion => "the touched region",
+                    }
+                )))
+            }
+            Param::SkinStretch
+            | Param::SkinBend
+            | Param::SkinDamping
+            | Param::SkinMass
+            | Param::BandStiffness => {
+                let region =
+                    self.region(tools, ctx.character)
+                        .map_err(|message| EditError::Invalid {
+                            command: "parameters panel",
+                            field: param_label(param).trim().to_string(),
+                            message,
+                        })?;
+                // Mass must stay positive; the others may reach zero.
+                let floor = match param {
+                    Param::SkinBend => 1e-7,
+                    Param::SkinMass => 1e-3,
+                    _ => 1e-4,
+                };
+                let new_value = |v: f32| {
+                    let n = step(v, floor);
+                    if param == Param::SkinMass {
+                        n.max(floor)
+                    } else {
+                        n
+                    }
+                };
+                let commands =
+                    material_commands(ctx.character, param, new_value, &region, self.scope);
+                if commands.is_empty() {
+                    return Ok(PanelOutcome::Nothing);
+                }
+                ctx.history.apply_group(ctx.character, commands)?;
+                let now = mean_value(ctx.character, param, Some(&region)).unwrap_or(0.0);
+                Ok(PanelOutcome::Edited(format!(
+                    "{} {} to {now:.3e} ({} points)",
+                    param_label(param),
+                    if up { "up" } else { "down" },
+                    region.len()
+                )))
+            }
+            Param::Gravity => {
+                let g = ctx.character.environment.gravity;
+                let magnitude = step(g.length(), 0.5);
+                let dir = g.try_normalize().unwrap_or(Vec3::NEG_Y);
+                let gravity = dir * magnitude;
+                ctx.history.apply(
+                    ctx.character,
+                    Command::SetEnvironment {
+                        gravity: Some(gravity),
+                        global_damping: None,
+                    },
+                )?;
+                Ok(PanelOutcome::Edited(format!(
+                    "gravity {:.2} m/s2",
+                    gravity.length()
+                )))
+            }
+            Param::GlobalDamping => {
+                let d = step(ctx.character.environment.global_damping, 0.01);
+                ctx.history.apply(
+                    ctx.character,
+                    Command::SetEnvironment {
+                        gravity: None,
+                        global_damping: Some(d),
+                    },
+                )?;
+                Ok(PanelOutcome::Edited(format!("global damping {d:.3}")))
+            }
+            Param::Integrator => {
+                let all = IntegratorKind::ALL;
+                let i = all
+                    .iter()
+                    .position(|&k| k == settings.integrator)
+                    .unwrap_or(0);
+                let n = all.len();
+                settings.integrator = all[if up { (i + 1) % n } else { (i + n - 1) % n }];
+                Ok(PanelOutcome::Settings(format!(
+                    "integrator {:?}",
+                    settings.integrator
+                )))
+            }
+            Param::Tolerance => {
+                let t = &mut settings.tolerances.position;
+                *t = (if up { *t * 2.0 } else { *t / 2.0 }).clamp(1e-7, 1e-1);
+                Ok(PanelOutcome::Settings(format!(
+                    "position tolerance {:.1e}",
+                    *t
+                )))
+            }
+            Param::TimeRatio => {
+                let r = &mut settings.time_ratio;
+                *r = (if up {
+                    *r * STEP as f64
+                } else {
+                    *r / STEP as f64
+                })
+                .clamp(0.01, 10.0);
+                Ok(PanelOutcome::Settings(format!(
+                    "simulation x{:.2} of real time",
+                    *r
+                )))
+            }
+            Param::BrushRadius => {
+                let r = &mut tools.state.lipo_radius;
+                *r = (if up { *r * STEP } else { *r / STEP }).clamp(0.005, 0.3);
+                Ok(PanelOutcome::ToolSetting(format!(
+                    "brush radius {:.0} mm",
+                    *r * 1e3
+                )))
+            }
+            Param::Snapping => {
+                tools.state.snapping = !tools.state.snapping;
+                Ok(PanelOutcome::ToolSetting(format!(
+                    "snapping {}",
+                    if tools.state.snapping { "on" } else { "off" }
+                )))
+            }
+            Param::Lock => {
+                let locked = tools.toggle_lock_current(ctx)?;
+                let name = &ctx.character.skeleton.joints[tools.state.current_joint].name;
+                Ok(PanelOutcome::Edited(format!(
+                    "{name} {}",
+                    if locked {
+                        "locked against edits"
+                    } else {
+                        "unlocked"
+                    }
+                )))
+            }
+            Param::Precision => {
+                tools.precision.enabled = !tools.precision.enabled;
+                Ok(PanelOutcome::ToolSetting(format!(
+                    "precision {}",
+                    if tools.precision.enabled { "on" } else { "off" }
+                )))
+            }
+        }
+    }
+}
+
+fn param_label(p: Param) -> &'static str {
+    match p {
+        Param::Scope => "scope",
+        Param::SkinStretch => "skin stretch",
+        Param::SkinBend => "skin bend",
+        Param::SkinDamping => "skin damping",
+        Param::SkinMass => "skin mass",
+        Param::BandStiffness => "tissue k_s",
+        Param::Gravity => "gravity",
+        Param::GlobalDamping => "damping",
+        Param::Integrator => "integrator",
+        Param::Tolerance => "tolerance",
+        Param::TimeRatio => "sim/real",
+        Param::BrushRadius => "brush",
+        Param::Snapping => "snapping",
+        Param::Precision => "precision",
+        Param::Lock => "lock part",
+    }
+}
+
+/// The mean of a material parameter over `region` (every point when
+/// `None`); `None` when nothing has that parameter (no skin, no band).
+fn mean_value(c: &Character, param: Param, region: Option<&[(usize, usize)]>) -> Option<f32> {
+    let value = |s: usize, k: usize| -> Option<f32> {
+        let p = &c.skins.get(s)?.points;
+        match param {
+            Param::SkinStretch => p.stretch.get(k).map(|e| e[0]),
+            Param::SkinBend => p.bend.get(k).copied(),
+            Param::SkinDamping => p.damping_density.get(k).copied(),
+            Param::SkinMass => p.mass_density.get(k).copied(),
+            Param::BandStiffness => p.band.get(k)?.as_ref().map(|b| b.ks),
+            _ => None,
+        }
+    };
+    let (mut sum, mut n) = (0.0f64, 0usize);
+    let mut add = |s, k| {
+        if let Some(v) = value(s, k) {
+            sum += v as f64;
+            n += 1;
+        }
+    };
+    match region {
+        Some(r) => r.iter().for_each(|&(s, k)| add(s, k)),
+        None => {
+            for (s, skin) in c.skins.iter().enumerate() {
+                (0..skin.point_count()).for_each(|k| add(s, k));
+            }
+        }
+    }
+    (n > 0).then(|| (sum / n as f64) as f32)
+}
+
+/// The commands that step each point of `region` from its own value `v`
+/// to `new_value(v)`, so a region painted stiffer stays stiffer than the
+/// rest: per skin, one `SetSkinMaterial` per distinct value (the whole skin
+/// at once when it is uniform and the scope is global, so the command stays
+/// small).
+fn material_commands(
+    c: &Character,
+    param: Param,
+    new_value: impl Fn(f32) -> f32,
+    region: &[(usize, usize)],
+    scope: Scope,
+) -> Vec<Command> {
+    let mut out = Vec::new();
+    for s in 0..c.skins.len() {
+        // Points by their current value (bit-exact), in first-seen order.
+        let mut groups: Vec<(f32, Vec<usize>)> = Vec::new();
+        for &(_, k) in region.iter().filter(|(rs, _)| *rs == s) {
+            let p = &c.skins[s].points;
+            let v = match param {
+                Param::SkinStretch => p.stretch[k][0],
+                Param::SkinBend => p.bend[k],
+                Param::SkinDamping => p.damping_density[k],
+                Param::SkinMass => p.mass_density[k],
+                _ => match &p.band[k] {
+                    Some(b) => b.ks,
+                    None => continue, // no band: no connective tissue to change
+                },
+            };
+            match groups.iter_mut().find(|(g, _)| g.to_bits() == v.to_bits()) {
+                Some((_, points)) => points.push(k),
+                None => groups.push((v, vec![k])),
+            }
+        }
+        let whole_skin = scope == Scope::Global
+            && groups.len() == 1
+            && groups[0].1.len() == c.skins[s].point_count();
+        for (v, points) in groups {
+            let value = Some(new_value(v));
+            let none = None;
+            let (stretch, bend, damping, mass, band_stiffness) = match param {
+                Param::SkinStretch => (value, none, none, none, none),
+                Param::SkinBend => (none, value, none, none, none),
+                Param::SkinDamping => (none, none, value, none, none),
+                Param::SkinMass => (none, none, none, value, none),
+                _ => (none, none, none, none, value),
+            };
+            out.push(Command::SetSkinMaterial {
+                skin: s,
+                region: (!whole_skin).then_some(points),
+                stretch,
+                damping,
+                mass,
+                bend,
+                band_stiffness,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::samples;
+    use crate::tools::History;
+    use glam::Quat;
+
+    fn penguin() -> Character {
+        samples::build("penguin", 8, 8).expect("the penguin sample")
+    }
+
+    fn row_of(target: Row) -> usize {
+        ControlPanel::rows()
+            .iter()
+            .position(|&r| r == target)
+            .expect("the row exists")
+    }
+
+    /// A panel turned 30° about y and lifted, as the left hand holds it.
+    fn pose() -> Mat4 {
+        Mat4::from_translation(Vec3::new(-0.3, 1.4, -0.4))
+            * Mat4::from_quat(Quat::from_rotation_y(0.5))
+    }
+
+    #[test]
+    fn a_ray_through_a_rows_middle_hits_that_row_and_side() {
+        let m = pose();
+        let width = 0.16;
+        for row in [0, 3, 11] {
+            for (x, side) in [(0.03, Side::Left), (0.13, Side::Right)] {
+                let target =
+                    m.transform_point3(Vec3::new(x, -PAD - (row as f32 + 0.5) * ROW_HEIGHT, 0.0));
+                let normal = m.transform_vector3(Vec3::Z).normalize();
+                let origin = target + normal * 0.3 + m.transform_vector3(Vec3::X) * 0.05;
+                let hit = ControlPanel::hit(&m, width, origin, (target - origin).normalize())
+                    .expect("the ray meets the panel");
+                assert_eq!((hit.row, hit.side), (row, side));
+                assert!((hit.distance - target.distance(origin)).abs() < 1e-4);
+            }
+        }
+    }
+
+    #[test]
+    fn rays_beside_behind_or_away_from_the_panel_miss() {
+        let m = pose();
+        let normal = m.transform_vector3(Vec3::Z).normalize();
+        let centre = m.transform_point3(Vec3::new(0.08, -0.05, 0.0));
+        // Beside: to the right of the panel's width.
+        let beside = m.transform_point3(Vec3::new(0.2, -0.05, 0.0));
+        assert!(ControlPanel::hit(&m, 0.16, beside + normal * 0.2, -normal).is_none());
+        // Below the last row.
+        let rows = ControlPanel::rows().len() as f32;
+        let below = m.transform_point3(Vec3::new(0.08, -(rows + 0.5) * ROW_HEIGHT, 0.0));
+        assert!(ControlPanel::hit(&m, 0.16, below + normal * 0.2, -normal).is_none());
+        // From behind, and pointing away.
+        assert!(ControlPanel::hit(&m, 0.16, centre - normal * 0.2, normal).is_none());
+        assert!(ControlPanel::hit(&m, 0.16, centre + normal * 0.2, normal).is_none());
+        // The same from the front hits.
+        assert!(ControlPanel::hit(&m, 0.16, centre + normal * 0.2, -normal).is_some());
+    }
+
+    struct Rig {
+        c: Character,
+        h: History,
+        tools: Toolbox,
+        panel: ControlPanel,
+        settings: SolverSettings,
+    }
+
+    impl Rig {
+        fn new() -> Self {
+            let c = penguin();
+            let h = History::new(&c);
+            Self {
+                c,
+                h,
+                tools: Toolbox::new(),
+                panel: ControlPanel::default(),
+                settings: SolverSettings::default(),
+            }
+        }
+        fn press(&mut self, row: Row, side: Side) -> Result<PanelOutcome, EditError> {
+            let mut ctx = ToolContext {
+                character: &mut self.c,
+                history: &mut self.h,
+                symmetry: None,
+            };
+            self.panel.press(
+                row_of(row),
+                side,
+                &mut self.tools,
+                &mut ctx,
+                &mut self.settings,
+            )
+        }
+    }
+
+    #[test]
+    fn pointing_at_a_tool_row_makes_it_current() {
+        let mut r = Rig::new();
+        for k in ToolKind::ALL {
+            assert_eq!(
+                r.press(Row::Tool(k), Side::Left).unwrap(),
+                PanelOutcome::Tool(k)
+            );
+            assert_eq!(r.tools.tool(), k);
+            let lines = r.panel.lines(&r.tools, &r.c, &r.settings);
+            assert!(lines[row_of(Row::Tool(k))].starts_with("> "));
+        }
+    }
+
+    #[test]
+    fn global_stiffness_steps_every_skin_point_and_undoes_exactly() {
+        let mut r = Rig::new();
+        let before = r.c.clone();
+        let old = mean_value(&r.c, Param::SkinStretch, None).unwrap();
+        let out = r
+            .press(Row::Param(Param::SkinStretch), Side::Right)
+            .unwrap();
+        assert!(matches!(out, PanelOutcome::Edited(_)), "{out:?}");
+        for skin in &r.c.skins {
+            for e in &skin.points.stretch {
+                assert!((e[0] - old * STEP).abs() < 1e-6 * old, "{e:?}");
+                assert_eq!(e[1], 0.5 * e[0]);
+            }
+        }
+        // One step however many skins.
+        r.h.undo(&mut r.c).unwrap();
+        assert_eq!(r.c, before);
+        // Down divides.
+        r.press(Row::Param(Param::SkinDamping), Side::Left).unwrap();
+        let d0 = mean_value(&before, Param::SkinDamping, None).unwrap();
+        let d1 = mean_value(&r.c, Param::SkinDamping, None).unwrap();
+        assert!((d1 - d0 / STEP).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_global_step_keeps_a_painted_region_stiffer_than_the_rest() {
+        let mut r = Rig::new();
+        r.h.apply(
+            &mut r.c,
+            Command::SetSkinMaterial {
+                skin: 0,
+                region: Some(vec![5, 6, 7]),
+                stretch: Some(0.08),
+                damping: None,
+                mass: None,
+                bend: None,
+                band_stiffness: None,
+            },
+        )
+        .unwrap();
+        let before = r.c.clone();
+        r.press(Row::Param(Param::SkinStretch), Side::Right)
+            .unwrap();
+        for (a, b) in before.skins.iter().zip(&r.c.skins) {
+            for (ea, eb) in a.points.stretch.iter().zip(&b.points.stretch) {
+                assert!(
+                    (eb[0] - ea[0] * STEP).abs() <= 1e-6 * ea[0],
+                    "{ea:?} -> {eb:?}"
+                );
+            }
+        }
+        assert_eq!(r.c.skins[0].points.stretch[6][0], 0.08 * STEP);
+        r.h.undo(&mut r.c).unwrap();
+        assert_eq!(r.c, before);
+    }
+
+    #[test]
+    fn the_touched_region_scope_changes_only_points_near_the_touch() {
+        let mut r = Rig::new();
+        // No touch yet: a clear refusal, nothing changed.
+        r.press(Row::Param(Param::Scope), Side::Left).unwrap();
+        let before = r.c.clone();
+        let err = r
+            .press(Row::Param(Param::BandStiffness), Side::Right)
+            .unwrap_err();
+        assert!(err.to_string().contains("touch the skin"), "{err}");
+        assert_eq!(r.c, before);
+        // Touch a point of skin 0.
+        let centre_point = r.c.skins[0].point_count() / 2;
+        r.panel.touched = Some((0, centre_point));
+        r.tools.state.lipo_radius = 0.1;
+        r.press(Row::Param(Param::BandStiffness), Side::Right)
+            .unwrap();
+        let centre = before.skins[0].points.position[centre_point];
+        let mut changed = 0;
+        for (s, skin) in r.c.skins.iter().enumerate() {
+            for k in 0..skin.point_count() {
+                let (a, b) = (&before.skins[s].points.band[k], &skin.points.band[k]);
+                let near = s == 0 && skin.points.position[k].distance(centre) <= 0.1;
+                if near && a.is_some() {
+                    changed += 1;
+                    assert_ne!(a, b, "point {k} is in the region");
+                } else {
+                    assert_eq!(a, b, "skin {s} point {k} is outside the region");
+                }
+            }
+        }
+        assert!(changed >= 3, "a region of a few points: {changed}");
+        r.h.undo(&mut r.c).unwrap();
+        assert_eq!(r.c, before);
+    }
+
+    #[test]
+    fn the_lock_row_locks_the_current_part_and_edits_are_then_refused() {
+        let mut r = Rig::new();
+        r.tools.state.current_joint = 1;
+        let out = r.press(Row::Param(Param::Lock), Side::Left).unwrap();
+        assert!(matches!(out, PanelOutcome::Edited(m) if m.contains("locked")));
+        assert!(r.c.skeleton.joints[1].locked);
+        let lines = r.panel.lines(&r.tools, &r.c, &r.settings);
+        assert!(lines[row_of(Row::Param(Param::Lock))].contains("LOCKED"));
+        let k =
+            r.c.muscles
+                .iter()
+                .position(|m| m.joint == 1)
+                .expect("joint 1 has a muscle");
+        let shape = r.c.muscles[k].shape.clone();
+        let err =
+            r.h.apply(&mut r.c, Command::EditMuscle { muscle: k, shape })
+                .unwrap_err();
+        assert!(matches!(err, EditError::Locked { .. }), "{err}");
+        r.press(Row::Param(Param::Lock), Side::Left).unwrap();
+        assert!(!r.c.skeleton.joints[1].locked);
+    }
+
+    #[test]
+    fn gravity_and_damping_are_undoable_environment_edits() {
+        let mut r = Rig::new();
+        let g0 = r.c.environment.gravity;
+        r.press(Row::Param(Param::Gravity), Side::Left).unwrap();
+        assert!((r.c.environment.gravity - g0 / STEP).length() < 1e-5);
+        r.press(Row::Param(Param::GlobalDamping), Side::Right)
+            .unwrap();
+        r.h.undo(&mut r.c).unwrap();
+        r.h.undo(&mut r.c).unwrap();
+        assert_eq!(r.c.environment.gravity, g0);
+        // Stepping down to nothing, then up again: straight down.
+        for _ in 0..40 {
+            r.press(Row::Param(Param::Gravity), Side::Left).unwrap();
+        }
+        assert_eq!(r.c.environment.gravity, Vec3::ZERO);
+        r.press(Row::Param(Param::Gravity), Side::Right).unwrap();
+        assert_eq!(r.c.environment.gravity, Vec3::new(0.0, -0.5, 0.0));
+    }
+
+    #[test]
+    fn solver_rows_change_the_sessions_settings_not_the_character() {
+        let mut r = Rig::new();
+        let before = r.c.clone();
+        let kind = r.settings.integrator;
+        let out = r.press(Row::Param(Param::Integrator), Side::Right).unwrap();
+        assert!(matches!(out, PanelOutcome::Settings(_)));
+        assert_ne!(r.settings.integrator, kind);
+        r.press(Row::Param(Param::Integrator), Side::Left).unwrap();
+        assert_eq!(r.settings.integrator, kind);
+        let ratio = r.settings.time_ratio;
+        r.press(Row::Param(Param::TimeRatio), Side::Left).unwrap();
+        assert!((r.settings.time_ratio - ratio / STEP as f64).abs() < 1e-9);
+        assert!(r.settings.validate().is_ok());
+        assert_eq!(r.c, before);
+        assert!(!r.h.can_undo());
+        // Mass never reaches zero, however far it is stepped down.
+        for _ in 0..60 {
+            r.press(Row::Param(Param::SkinMass), Side::Left).unwrap();
+        }
+        assert!(mean_value(&r.c, Param::SkinMass, None).unwrap() > 0.0);
+    }
+}
