@@ -1305,7 +1305,7 @@ struct XrArgs {
     record: Option<PathBuf>,
 }
 
-/// Set by SIGINT / SIGTERM while `plasticine xr` runs.
+/// Set by SIGINT / SIGTERM while `plasticine xr` or `plasticine desk` runs.
 static XR_STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 extern "C" fn request_xr_stop(_signal: libc::c_int) {
@@ -1469,8 +1469,12 @@ fn desk(
             DeskTracker::None => TrackerChoice::None,
         },
         record,
+        stop: Some(&XR_STOP),
         ..DeskOptions::default()
     };
+    // Ctrl+C closes the window as Esc does: the session is recorded and the
+    // timings written (the autosave holds the edits).
+    stop_xr_on_signals();
     let report = run_desk(model, options)?;
     println!(
         "Desk session: {} frames on {}",

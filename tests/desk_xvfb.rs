@@ -325,6 +325,8 @@ fn the_desk_panel_is_clicked_and_the_recorded_session_replays() {
         row_point(Row::Param(Param::SkinStretch), 16.0),
         size,
     ));
+    // Esc, to the window (no window manager here gives it the focus).
+    xdotool(&x.display, &["windowfocus", "--sync", &window]);
     xdotool(&x.display, &["key", "Escape"]);
     let start = Instant::now();
     let status = loop {

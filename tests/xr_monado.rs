@@ -922,7 +922,8 @@ fn with_no_runtime_xr_says_why_and_turns_to_the_desk() {
 
 /// A scripted session through real OpenXR actions, with Monado's remote
 /// driver (Index controllers): the sphere tool's trigger pressed at a known
-/// right-controller pose creates a joint there; the left squeeze held
+/// right-controller pose creates a joint there (after the sphere tool was
+/// picked by pointing the wand at the tool panel above the left hand); the left squeeze held
 /// while the left controller moves 10 cm drags the world with it, so the
 /// same press afterwards creates a joint 10 cm the other way in the world;
 /// Ctrl+C ends the session cleanly and the saved character has both joints
@@ -950,7 +951,7 @@ fn remote_controllers_create_joints_and_drag_the_world() {
     let mut child = Guard(
         Command::new(BIN)
             .args(["xr", "assets/penguin.ron", "--placement", "tracker"])
-            .args(["--tool", "sphere", "--resolution-scale", "0.25"])
+            .args(["--tool", "select", "--resolution-scale", "0.25"])
             .args(["--fallback", "none", "--save-on-exit"])
             .arg(&saved)
             .arg("--record")
@@ -972,6 +973,40 @@ fn remote_controllers_create_joints_and_drag_the_world() {
     );
     let settle = || std::thread::sleep(Duration::from_millis(500));
     settle();
+    // The tool panel stands above the left hand, facing the head: point
+    // the wand (straight ahead, −z) at its sphere row from 5 cm in front
+    // and pull the trigger. The session started with the select tool,
+    // which creates nothing: the joints below need the panel's click.
+    {
+        use plasticine::app::panel_driver::{controls_height, controls_width, left_hand_pose};
+        use plasticine::tools::ToolKind;
+        use plasticine::tools::panel::{ControlPanel, PAD, ROW_HEIGHT, Row};
+        let pose = left_hand_pose(
+            left0,
+            Vec3::new(0.0, 1.6, 0.0),
+            controls_width(),
+            controls_height(),
+        );
+        let k = ControlPanel::rows()
+            .iter()
+            .position(|&r| r == Row::Tool(ToolKind::Sphere))
+            .unwrap();
+        let y = -PAD - (k as f32 + 0.5) * ROW_HEIGHT;
+        let target = pose.transform_point3(Vec3::new(4.0 * ROW_HEIGHT, y, 0.0));
+        let aim = target + Vec3::new(0.0, 0.0, 0.05);
+        remote.right(aim, false);
+        remote.send();
+        settle();
+        remote.right(aim, true);
+        remote.send();
+        settle();
+        remote.right(aim, false);
+        remote.send();
+        settle();
+        remote.right(tip, false);
+        remote.send();
+        settle();
+    }
     // Press and release the trigger at the tip: a joint there.
     remote.right(tip, true);
     remote.send();

@@ -67,6 +67,8 @@ pub struct DeskOptions {
     pub settings: SolverSettings,
     /// Where the head and the right hand come from.
     pub tracker: TrackerChoice,
+    /// Set (e.g. by a signal handler) to close the window as Esc does.
+    pub stop: Option<&'static std::sync::atomic::AtomicBool>,
 }
 
 /// Which tracker the desk uses for the head and the right hand.
@@ -134,6 +136,7 @@ impl Default for DeskOptions {
             step_delay: Duration::ZERO,
             timings_csv: None,
             record: None,
+            stop: None,
             autosave_dir: None,
             settings: SolverSettings::default(),
             tracker: TrackerChoice::Auto,
@@ -592,6 +595,14 @@ impl DeskApp {
     }
 
     fn frame(&mut self, event_loop: &ActiveEventLoop) {
+        if self
+            .options
+            .stop
+            .is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+        {
+            event_loop.exit();
+            return;
+        }
         let now = Instant::now();
         let dt = self
             .last_frame

@@ -69,17 +69,14 @@ impl PanelDriver {
     pub fn pose(&self, sample: &TrackedPose) -> Option<Mat4> {
         match self.anchor {
             PanelAnchor::Hidden => None,
-            PanelAnchor::LeftHand => {
-                let rows = self.lines.len() + self.status.len();
-                let height = rows as f32 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT);
-                let width = Panel::width_of(self.all_lines(), ROW_HEIGHT);
-                Some(left_hand_pose(
-                    sample.input.left.position(),
-                    sample.head.0,
-                    width,
-                    height,
-                ))
-            }
+            // Sized by the controls alone, so the panel does not move when
+            // a status line or a message comes or goes (they hang below).
+            PanelAnchor::LeftHand => Some(left_hand_pose(
+                sample.input.left.position(),
+                sample.head.0,
+                controls_width(),
+                controls_height(),
+            )),
             PanelAnchor::Fixed(m) => Some(m),
         }
     }
@@ -177,9 +174,19 @@ pub fn left_hand_pose(hand: Vec3, head: Vec3, width: f32, height: f32) -> Mat4 {
     )
 }
 
-/// The widest line of the panel's controls, in characters (the desk places
-/// the panel by its right edge).
+/// The widest line of the panel's controls, in characters (the panel is
+/// placed by this width).
 pub const CONTROLS_WIDTH_CHARS: usize = 30;
+
+/// The controls' width (m, unscaled).
+pub fn controls_width() -> f32 {
+    CONTROLS_WIDTH_CHARS as f32 * 0.8 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT)
+}
+
+/// The controls' height (m, unscaled).
+pub fn controls_height() -> f32 {
+    ControlPanel::rows().len() as f32 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT)
+}
 
 /// `tracker_from_panel` for the desk: the panel's top-right corner at the
 /// top-right of the screen's picture (the timing overlay is at its
@@ -188,7 +195,7 @@ pub fn desk_pose(lower_left: Vec3, lower_right: Vec3, upper_left: Vec3, scale: f
     let right = (lower_right - lower_left).normalize_or(Vec3::X);
     let up = (upper_left - lower_left).normalize_or(Vec3::Y);
     let facing = right.cross(up).normalize_or(Vec3::Z);
-    let width = CONTROLS_WIDTH_CHARS as f32 * 0.8 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT);
+    let width = controls_width();
     let upper_right = upper_left + (lower_right - lower_left);
     let origin = upper_right - right * (width * scale) + facing * 0.01;
     Mat4::from_cols(
