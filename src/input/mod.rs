@@ -7,7 +7,9 @@
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
+pub mod gesture;
 pub mod precision;
+pub use gesture::{HistoryGesture, RollGesture};
 pub use precision::Precision;
 
 pub const INPUT_FORMAT: &str = "plasticine-input";

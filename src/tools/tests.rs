@@ -1650,3 +1650,83 @@ fn the_deform_tool_reads_the_drag_in_the_muscles_own_frame() {
     // Only the left flipper: no symmetry here.
     assert_eq!(deformation(&c, 3).bend, -start.bend);
 }
+
+/// The left hand's roll gesture undoes and redoes like its A and B buttons:
+/// a joint made with the sphere tool goes with a quick counter-clockwise
+/// roll and comes back with a clockwise one; a slow roll does nothing.
+#[test]
+fn a_quick_roll_of_the_left_hand_undoes_and_redoes() {
+    use crate::input::{HandState, InputFrame};
+    let mut c = root_only();
+    let mut h = History::new(&c);
+    let mut tools = Toolbox::new();
+    let mut t = 0.0;
+    let mut feed =
+        |tools: &mut Toolbox, c: &mut Character, h: &mut History, right: HandState, roll: f32| {
+            t += 1.0 / 90.0;
+            let left = HandState::at(Vec3::new(-0.3, 1.0, -0.3))
+                .with_orientation(Quat::from_axis_angle(Vec3::NEG_Z, roll));
+            let mut ctx = ToolContext {
+                character: c,
+                history: h,
+                symmetry: None,
+            };
+            tools
+                .handle(
+                    &InputFrame {
+                        time: t,
+                        right,
+                        left,
+                    },
+                    &mut ctx,
+                )
+                .unwrap();
+        };
+    {
+        let mut ctx = ToolContext {
+            character: &mut c,
+            history: &mut h,
+            symmetry: None,
+        };
+        tools.set_tool(ToolKind::Sphere, &mut ctx).unwrap();
+    }
+    let at = HandState::at(Vec3::new(0.2, 0.5, 0.1));
+    feed(&mut tools, &mut c, &mut h, at, 0.0);
+    feed(&mut tools, &mut c, &mut h, at.with_trigger(true), 0.0);
+    feed(&mut tools, &mut c, &mut h, at, 0.0);
+    assert_eq!(c.skeleton.joints.len(), 2, "a joint made");
+    let made = c.clone();
+    // A slow roll (90° over 3 s) and back: nothing.
+    for k in 0..=270 {
+        feed(&mut tools, &mut c, &mut h, at, -1.57 * k as f32 / 270.0);
+    }
+    for k in 0..=270 {
+        feed(
+            &mut tools,
+            &mut c,
+            &mut h,
+            at,
+            -1.57 * (1.0 - k as f32 / 270.0),
+        );
+    }
+    assert_eq!(c, made, "a slow roll is not the gesture");
+    // Quickly counter-clockwise (90° in 0.2 s) and back: undone once.
+    for k in 0..=18 {
+        feed(&mut tools, &mut c, &mut h, at, -1.57 * k as f32 / 18.0);
+    }
+    for k in 0..=18 {
+        feed(
+            &mut tools,
+            &mut c,
+            &mut h,
+            at,
+            -1.57 * (1.0 - k as f32 / 18.0),
+        );
+    }
+    assert_eq!(c.skeleton.joints.len(), 1, "undone");
+    // Clockwise: redone, exactly.
+    for k in 0..=18 {
+        feed(&mut tools, &mut c, &mut h, at, 1.57 * k as f32 / 18.0);
+    }
+    assert_eq!(c, made, "redone");
+}

@@ -9,7 +9,9 @@
 //!
 //! Hands and buttons: the right hand holds the tool (trigger = press); right
 //! B cycles the tools, right A is the skin tool's global "attach"; left A
-//! undoes and left B redoes. Buttons act on the frame they go down.
+//! undoes and left B redoes, and so does a quick roll of the left hand
+//! (counter-clockwise = undo, see [`crate::input::gesture`]). Buttons act on
+//! the frame they go down.
 //!
 //! Picking: a tool first looks for what the tip touches (within
 //! [`TOUCH_RADIUS`], or [`SKIN_TOUCH_RADIUS`] for the skin); when it touches
@@ -73,7 +75,7 @@ use super::history::History;
 use super::pick::{Pick, PickFilter, PickTarget, Picker};
 use super::symmetry::Symmetry;
 use crate::character::{Band, Character, Posture, SkinMaterial};
-use crate::input::{HandState, InputFrame, Precision, buttons};
+use crate::input::{HandState, HistoryGesture, InputFrame, Precision, RollGesture, buttons};
 use crate::kinematics::ik::{IkSettings, IkSolver, IkTarget, chain_to_branch};
 use crate::shape::{BarrDeformation, MuscleShape, Primitive};
 use crate::skin::body::PosedBody;
@@ -361,6 +363,8 @@ pub struct Toolbox {
     /// Precision mode for the right hand (front ends switch it: a held
     /// button or key).
     pub precision: Precision,
+    /// The left hand's undo/redo roll gesture.
+    history_gesture: RollGesture,
 }
 
 impl Default for Toolbox {
@@ -379,6 +383,7 @@ impl Toolbox {
             solver: IkSolver::new(),
             ik_settings: IkSettings::default(),
             precision: Precision::default(),
+            history_gesture: RollGesture::default(),
         }
     }
 
@@ -421,6 +426,22 @@ impl Toolbox {
         if down(frame.left.buttons, prev.left.buttons, buttons::B) {
             self.release(ctx)?;
             ctx.history.redo(ctx.character).or_else(ignore_empty)?;
+        }
+        // Or the gesture: a quick roll of the left hand (back = undo).
+        match self
+            .history_gesture
+            .update(frame.time, frame.left.orientation())
+        {
+            Some(HistoryGesture::Undo) => {
+                self.release(ctx)?;
+                ctx.history.undo(ctx.character).or_else(ignore_empty)?;
+                self.fix_selection(ctx.character);
+            }
+            Some(HistoryGesture::Redo) => {
+                self.release(ctx)?;
+                ctx.history.redo(ctx.character).or_else(ignore_empty)?;
+            }
+            None => {}
         }
         if down(frame.right.buttons, prev.right.buttons, buttons::B) {
             self.set_tool(self.kind.next(), ctx)?;
