@@ -153,6 +153,8 @@ pub struct FrameInputs<'a> {
     pub overlay: &'a [String],
     /// The toolbar and parameters panel, world space, when shown.
     pub panel: Option<&'a Panel>,
+    /// Skin points selected for re-binding (world space), to highlight.
+    pub selected_points: &'a [Vec3],
 }
 
 /// What the renderer says about a frame.
@@ -360,6 +362,19 @@ impl FrameLoop {
             .iter()
             .position(|&r| r == Row::Tool(self.toolbox.tool()));
         let panel = self.panel.view(&second, &self.vehicle, tool_row);
+        let selected_points: Vec<Vec3> = match &self.toolbox.state.skin_selection {
+            Some((skin, points)) => snapshot
+                .skins
+                .get(*skin)
+                .map(|s| {
+                    points
+                        .iter()
+                        .filter_map(|&k| s.positions.get(k).copied())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
         let inputs = FrameInputs {
             frame_index,
             snapshot: &snapshot,
@@ -373,6 +388,7 @@ impl FrameLoop {
             current_joint: self.toolbox.state.current_joint,
             overlay: &overlay,
             panel: panel.as_ref(),
+            selected_points: &selected_points,
         };
         // 6. Render.
         let report = renderer.render(&inputs).map_err(|message| FrameError {

@@ -121,12 +121,22 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
         color,
         active: h.triggered(),
     };
+    let mut cursors = vec![
+        hand(&inputs.hands.right, tool_color(inputs.tool), WAND_LENGTH),
+        // The left hand flies the vehicle: a small grey marker, no wand.
+        hand(&inputs.hands.left, [0.5, 0.5, 0.55, 1.0], 0.0),
+    ];
+    // Skin points the skin tool is re-binding: small bright markers.
+    cursors.extend(inputs.selected_points.iter().map(|&p| Cursor {
+        position: p,
+        orientation: Quat::IDENTITY,
+        radius: 0.004 * scale,
+        wand: 0.0,
+        color: [1.0, 0.9, 0.1, 1.0],
+        active: true,
+    }));
     Decorations {
-        cursors: vec![
-            hand(&inputs.hands.right, tool_color(inputs.tool), WAND_LENGTH),
-            // The left hand flies the vehicle: a small grey marker, no wand.
-            hand(&inputs.hands.left, [0.5, 0.5, 0.55, 1.0], 0.0),
-        ],
+        cursors,
         current_joint: Some(inputs.current_joint)
             .filter(|&j| j < inputs.snapshot.character.skeleton.joints.len()),
         panels: inputs.panel.cloned().into_iter().collect(),
