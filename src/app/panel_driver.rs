@@ -213,8 +213,15 @@ pub fn desk_panel_anchor(calibration: &crate::view::Calibration) -> PanelAnchor 
     let s = &calibration.screen;
     let rows = ControlPanel::rows().len() as f32 + 1.0;
     let height = s.upper_left.distance(s.lower_left);
-    let scale = (0.95 * height / (rows * ROW_HEIGHT)).min(0.6);
-    PanelAnchor::Fixed(desk_pose(s.lower_left, s.lower_right, s.upper_left, scale))
+    let scale = (0.85 * height / (rows * ROW_HEIGHT)).min(0.6);
+    // Below the timing overlay's band at the top of the picture.
+    let down = (s.lower_left - s.upper_left) * 0.1;
+    PanelAnchor::Fixed(desk_pose(
+        s.lower_left,
+        s.lower_right,
+        s.upper_left + down,
+        scale,
+    ))
 }
 
 #[cfg(test)]

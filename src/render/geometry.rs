@@ -177,10 +177,11 @@ impl Panel {
     }
 }
 
-pub const PANEL_COLOR: [f32; 4] = [0.05, 0.06, 0.08, 0.85];
+// Linear colours: the backing is about sRGB 25, darker than any background.
+pub const PANEL_COLOR: [f32; 4] = [0.008, 0.01, 0.016, 0.9];
 pub const PANEL_TEXT: [f32; 4] = [0.92, 0.92, 0.85, 1.0];
 pub const PANEL_HIGHLIGHT: [f32; 4] = [1.0, 0.8, 0.15, 1.0];
-pub const PANEL_HOVER: [f32; 4] = [0.2, 0.35, 0.55, 0.95];
+pub const PANEL_HOVER: [f32; 4] = [0.04, 0.1, 0.28, 0.95];
 
 pub const SKIN_COLOR: [f32; 4] = [0.93, 0.72, 0.60, 1.0];
 pub const MUSCLE_COLOR: [f32; 4] = [0.78, 0.25, 0.22, 1.0];

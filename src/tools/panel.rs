@@ -217,7 +217,7 @@ impl ControlPanel {
                             None => "-".into(),
                         },
                     };
-                    format!("  {:<12}{value}", param_label(*p))
+                    format!("  {:<13}{value}", param_label(*p))
                 }
             })
             .collect()
