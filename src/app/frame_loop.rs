@@ -52,7 +52,7 @@ use crate::input::{HandState, InputFrame};
 use crate::render::geometry::Panel;
 use crate::skin::SolverSettings;
 use crate::snapshot::SceneSnapshot;
-use crate::tools::panel::{PanelOutcome, Row, Scope, Side};
+use crate::tools::panel::{PanelOutcome, Row, Scope, Side, TimelineAction, TimelineStatus};
 use crate::tools::pick::{PickFilter, PickTarget, Picker};
 use crate::tools::tool::SKIN_TOUCH_RADIUS;
 use crate::tools::{EditError, History, Symmetry, ToolContext, ToolKind, Toolbox};
@@ -541,17 +541,22 @@ impl FrameLoop {
         &self.settings
     }
 
-    /// Acts on a panel row as a press of the wand on `side` would.
-    pub fn press_panel_row(&mut self, row: usize, side: Side) {
+    /// Acts on a panel row as a press of the wand on `side`, at `fraction`
+    /// of the row's width, would.
+    pub fn press_panel_row(&mut self, row: usize, side: Side, fraction: f32) {
         let mut ctx = ToolContext {
             character: &mut self.character,
             history: &mut self.history,
             symmetry: self.symmetry.as_ref(),
         };
-        let outcome =
-            self.panel
-                .panel
-                .press(row, side, &mut self.toolbox, &mut ctx, &mut self.settings);
+        let outcome = self.panel.panel.press(
+            row,
+            side,
+            fraction,
+            &mut self.toolbox,
+            &mut ctx,
+            &mut self.settings,
+        );
         match outcome {
             Ok(PanelOutcome::Nothing) => {}
             Ok(PanelOutcome::Tool(k)) => self
@@ -567,12 +572,26 @@ impl FrameLoop {
             Ok(PanelOutcome::Edited(m) | PanelOutcome::ToolSetting(m)) => {
                 self.panel.messages.push(m)
             }
+            Ok(PanelOutcome::Timeline(action)) => {
+                let m = self.timeline_action(action);
+                self.panel.messages.push(m);
+            }
             Err(e) => {
                 tracing::warn!("panel: {e}");
                 self.last_edit_error = Some(format!("panel: {e}"));
             }
         }
         self.panel_key = None;
+    }
+
+    /// What the panel's timeline rows show.
+    fn timeline_status(&self) -> TimelineStatus {
+        TimelineStatus::default()
+    }
+
+    /// Runs a timeline row's action on the playback; the message to show.
+    fn timeline_action(&mut self, action: TimelineAction) -> String {
+        format!("{action:?}: no timeline")
     }
 
     /// The panel's part of step 2: rebuild its lines when what they show
@@ -611,15 +630,16 @@ impl FrameLoop {
             self.settings.time_ratio,
         );
         if self.panel_key.as_deref() != Some(key.as_str()) {
+            let timeline = self.timeline_status();
             self.panel.lines =
                 self.panel
                     .panel
-                    .lines(&self.toolbox, &self.character, &self.settings);
+                    .lines(&self.toolbox, &self.character, &self.settings, &timeline);
             self.panel_key = Some(key);
         }
         let (press, input) = self.panel.before_tools(sample, input, self.toolbox.busy());
-        if let Some((row, side)) = press {
-            self.press_panel_row(row, side);
+        if let Some(hit) = press {
+            self.press_panel_row(hit.row, hit.side, hit.fraction);
         }
         input
     }

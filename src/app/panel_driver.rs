@@ -13,7 +13,7 @@
 use super::frame_loop::TrackedPose;
 use crate::input::InputFrame;
 use crate::render::geometry::Panel;
-use crate::tools::panel::{ControlPanel, PanelHit, ROW_HEIGHT, Side};
+use crate::tools::panel::{ControlPanel, PanelHit, ROW_HEIGHT};
 use glam::{Mat4, Vec3};
 
 /// Where the panel stands.
@@ -113,7 +113,7 @@ impl PanelDriver {
         sample: &TrackedPose,
         mut input: InputFrame,
         tool_busy: bool,
-    ) -> (Option<(usize, Side)>, InputFrame) {
+    ) -> (Option<PanelHit>, InputFrame) {
         let hit = self.hit(sample);
         self.panel.hover = hit.map(|h| h.row);
         let triggered = input.right.triggered();
@@ -126,7 +126,7 @@ impl PanelDriver {
         {
             self.pressing = true;
             self.presses += 1;
-            press = Some((h.row, h.side));
+            press = Some(h);
         }
         if self.pressing {
             if !triggered {
@@ -228,6 +228,7 @@ pub fn desk_panel_anchor(calibration: &crate::view::Calibration) -> PanelAnchor 
 mod tests {
     use super::*;
     use crate::input::HandState;
+    use crate::tools::panel::Side;
     use glam::Quat;
     use std::time::Instant;
 
@@ -273,12 +274,12 @@ mod tests {
         let s = sample(head, left, wand);
         // Hover first.
         let (press, input) = d.before_tools(&s, s.input, false);
-        assert_eq!((press, d.panel.hover), (None, Some(4)));
+        assert_eq!((press.is_none(), d.panel.hover), (true, Some(4)));
         assert!(!input.right.triggered());
         // Pull: one press on row 4's right half; the tools see no trigger.
         let pulled = sample(head, left, wand.with_trigger(true));
         let (press, input) = d.before_tools(&pulled, pulled.input, false);
-        assert_eq!(press, Some((4, Side::Right)));
+        assert_eq!(press.map(|h| (h.row, h.side)), Some((4, Side::Right)));
         assert!(!input.right.triggered());
         // Held and moved off the panel: still hidden, no second press.
         let off = sample(
@@ -287,13 +288,13 @@ mod tests {
             HandState::at(Vec3::new(1.0, 1.0, 1.0)).with_trigger(true),
         );
         let (press, input) = d.before_tools(&off, off.input, false);
-        assert_eq!(press, None);
+        assert!(press.is_none());
         assert!(!input.right.triggered());
         // Released, then pressed off the panel: the tools get it.
         let released = sample(head, left, HandState::at(Vec3::new(1.0, 1.0, 1.0)));
         d.before_tools(&released, released.input, false);
         let (press, input) = d.before_tools(&off, off.input, false);
-        assert_eq!(press, None);
+        assert!(press.is_none());
         assert!(input.right.triggered());
         assert_eq!(d.presses, 1);
     }
@@ -306,7 +307,7 @@ mod tests {
         let wand = aim_at(&d, &s0, 2, Side::Left, Vec3::new(0.1, 1.3, -0.2)).with_trigger(true);
         let s = sample(head, left, wand);
         let (press, input) = d.before_tools(&s, s.input, true);
-        assert_eq!(press, None);
+        assert!(press.is_none());
         assert!(input.right.triggered());
     }
 

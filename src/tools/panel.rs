@@ -68,12 +68,72 @@ pub enum Param {
     Lock,
 }
 
+/// Timeline rows (issue 6, LEMAN §6.4): the panel shows them; the front
+/// end's playback acts on them ([`PanelOutcome::Timeline`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimelineRow {
+    /// The time track across the whole row: pointing at a place seeks there.
+    Scrubber,
+    /// Left: stop (back to editing); right: play / pause.
+    Transport,
+    /// Left: the previous playback mode; right: the next.
+    Mode,
+    Loop,
+    /// Left: delete the selected key; right: store the posture as a key at
+    /// the current time.
+    Key,
+    /// Left: the previous key; right: the next.
+    SelectKey,
+    /// Left: the selected key 0.1 s earlier; right: later.
+    MoveKey,
+    /// Performance recording: keys laid down while an IK drag plays.
+    Perform,
+}
+
+/// What a timeline row asks the playback to do.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimelineAction {
+    /// Seek to this fraction (0..1) of the time range.
+    Seek(f32),
+    Stop,
+    TogglePlay,
+    PreviousMode,
+    NextMode,
+    ToggleLoop,
+    DeleteKey,
+    StoreKey,
+    PreviousKey,
+    NextKey,
+    MoveKey(f64),
+    TogglePerform,
+}
+
+/// What the timeline rows show (the front end's playback state).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TimelineStatus {
+    pub time: f64,
+    /// The time range shown by the scrubber.
+    pub range: (f64, f64),
+    /// "playing", "paused", "editing".
+    pub transport: String,
+    pub mode: String,
+    pub looping: bool,
+    /// Key times, ascending.
+    pub keys: Vec<f32>,
+    pub selected: Option<usize>,
+    pub performing: bool,
+}
+
+/// Seconds a move-key press moves the selected key.
+pub const KEY_NUDGE: f64 = 0.1;
+
 /// One row of the panel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Row {
     Heading(&'static str),
     Tool(ToolKind),
     Param(Param),
+    Timeline(TimelineRow),
 }
 
 /// Which skin points the material rows change.
@@ -98,6 +158,8 @@ pub enum Side {
 pub struct PanelHit {
     pub row: usize,
     pub side: Side,
+    /// Where along the row (0 = left edge, 1 = right edge).
+    pub fraction: f32,
     /// Distance along the ray (world units).
     pub distance: f32,
 }
@@ -115,6 +177,8 @@ pub enum PanelOutcome {
     Settings(String),
     /// A tool setting changed (brush, snapping, precision).
     ToolSetting(String),
+    /// For the playback.
+    Timeline(TimelineAction),
 }
 
 /// The panel's state: the scope and the last touched skin point.
@@ -166,11 +230,31 @@ impl ControlPanel {
             ]
             .map(Row::Param),
         );
+        rows.push(Row::Heading("TIMELINE"));
+        rows.extend(
+            [
+                TimelineRow::Scrubber,
+                TimelineRow::Transport,
+                TimelineRow::Mode,
+                TimelineRow::Loop,
+                TimelineRow::Key,
+                TimelineRow::SelectKey,
+                TimelineRow::MoveKey,
+                TimelineRow::Perform,
+            ]
+            .map(Row::Timeline),
+        );
         rows
     }
 
     /// The text of every row, with current values.
-    pub fn lines(&self, tools: &Toolbox, c: &Character, settings: &SolverSettings) -> Vec<String> {
+    pub fn lines(
+        &self,
+        tools: &Toolbox,
+        c: &Character,
+        settings: &SolverSettings,
+        timeline: &TimelineStatus,
+    ) -> Vec<String> {
         let region = self.region(tools, c).ok();
         let skin_value = |param: Param| -> String {
             match mean_value(c, param, region.as_deref()) {
@@ -219,6 +303,7 @@ impl ControlPanel {
                     };
                     format!("  {:<13}{value}", param_label(*p))
                 }
+                Row::Timeline(r) => timeline_line(*r, timeline),
             })
             .collect()
     }
@@ -252,6 +337,7 @@ impl ControlPanel {
         Some(PanelHit {
             row: row as usize,
             side,
+            fraction: p.x / width,
             distance,
         })
     }
@@ -290,6 +376,7 @@ impl ControlPanel {
         &mut self,
         row: usize,
         side: Side,
+        fraction: f32,
         tools: &mut Toolbox,
         ctx: &mut ToolContext,
         settings: &mut SolverSettings,
@@ -314,6 +401,25 @@ impl ControlPanel {
                 return Ok(PanelOutcome::Tool(k));
             }
             Row::Param(p) => p,
+            Row::Timeline(r) => {
+                let left = side == Side::Left;
+                let action = match r {
+                    TimelineRow::Scrubber => TimelineAction::Seek(fraction.clamp(0.0, 1.0)),
+                    TimelineRow::Transport if left => TimelineAction::Stop,
+                    TimelineRow::Transport => TimelineAction::TogglePlay,
+                    TimelineRow::Mode if left => TimelineAction::PreviousMode,
+                    TimelineRow::Mode => TimelineAction::NextMode,
+                    TimelineRow::Loop => TimelineAction::ToggleLoop,
+                    TimelineRow::Key if left => TimelineAction::DeleteKey,
+                    TimelineRow::Key => TimelineAction::StoreKey,
+                    TimelineRow::SelectKey if left => TimelineAction::PreviousKey,
+                    TimelineRow::SelectKey => TimelineAction::NextKey,
+                    TimelineRow::MoveKey if left => TimelineAction::MoveKey(-KEY_NUDGE),
+                    TimelineRow::MoveKey => TimelineAction::MoveKey(KEY_NUDGE),
+                    TimelineRow::Perform => TimelineAction::TogglePerform,
+                };
+                return Ok(PanelOutcome::Timeline(action));
+            }
         };
         match param {
             Param::Scope => {
@@ -466,6 +572,45 @@ impl ControlPanel {
                 )))
             }
         }
+    }
+}
+
+/// Characters of the scrubber's track (the row's width: the controls are
+/// 30 characters wide).
+pub const SCRUBBER_CHARS: usize = 30;
+
+/// The text of a timeline row.
+fn timeline_line(row: TimelineRow, t: &TimelineStatus) -> String {
+    let on = |b: bool| if b { "on" } else { "off" };
+    let (a, b) = t.range;
+    let span = (b - a).max(1e-6);
+    let column = |time: f64| -> usize {
+        (((time - a) / span).clamp(0.0, 1.0) * (SCRUBBER_CHARS - 1) as f64).round() as usize
+    };
+    match row {
+        TimelineRow::Scrubber => {
+            // Keys as 'k' (the selected one 'K'), the playhead as '|'.
+            let mut track = vec!['-'; SCRUBBER_CHARS];
+            for (i, &k) in t.keys.iter().enumerate() {
+                track[column(k as f64)] = if t.selected == Some(i) { 'K' } else { 'k' };
+            }
+            track[column(t.time)] = '|';
+            track.into_iter().collect()
+        }
+        TimelineRow::Transport => format!("  {:<13}{} {:.2} s", "stop|play", t.transport, t.time),
+        TimelineRow::Mode => format!("  {:<13}{}", "mode", t.mode),
+        TimelineRow::Loop => format!("  {:<13}{}", "loop", on(t.looping)),
+        TimelineRow::Key => format!("  {:<13}{} keys", "del|store", t.keys.len()),
+        TimelineRow::SelectKey => format!(
+            "  {:<13}{}",
+            "select key",
+            match t.selected.and_then(|i| t.keys.get(i).map(|k| (i, k))) {
+                Some((i, k)) => format!("{} at {k:.2} s", i + 1),
+                None => "none".into(),
+            }
+        ),
+        TimelineRow::MoveKey => format!("  {:<13}{KEY_NUDGE} s", "move key -|+"),
+        TimelineRow::Perform => format!("  {:<13}{}", "perform", on(t.performing)),
     }
 }
 
@@ -671,6 +816,7 @@ mod tests {
             self.panel.press(
                 row_of(row),
                 side,
+                if side == Side::Left { 0.25 } else { 0.75 },
                 &mut self.tools,
                 &mut ctx,
                 &mut self.settings,
@@ -687,7 +833,9 @@ mod tests {
                 PanelOutcome::Tool(k)
             );
             assert_eq!(r.tools.tool(), k);
-            let lines = r.panel.lines(&r.tools, &r.c, &r.settings);
+            let lines = r
+                .panel
+                .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default());
             assert!(lines[row_of(Row::Tool(k))].starts_with("> "));
         }
     }
@@ -792,7 +940,9 @@ mod tests {
         let out = r.press(Row::Param(Param::Lock), Side::Left).unwrap();
         assert!(matches!(out, PanelOutcome::Edited(m) if m.contains("locked")));
         assert!(r.c.skeleton.joints[1].locked);
-        let lines = r.panel.lines(&r.tools, &r.c, &r.settings);
+        let lines = r
+            .panel
+            .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default());
         assert!(lines[row_of(Row::Param(Param::Lock))].contains("LOCKED"));
         let k =
             r.c.muscles
@@ -806,6 +956,73 @@ mod tests {
         assert!(matches!(err, EditError::Locked { .. }), "{err}");
         r.press(Row::Param(Param::Lock), Side::Left).unwrap();
         assert!(!r.c.skeleton.joints[1].locked);
+    }
+
+    #[test]
+    fn timeline_rows_ask_the_playback_and_the_scrubber_seeks_where_pointed() {
+        let mut r = Rig::new();
+        let before = r.c.clone();
+        let mut ctx = ToolContext {
+            character: &mut r.c,
+            history: &mut r.h,
+            symmetry: None,
+        };
+        let scrub = row_of(Row::Timeline(TimelineRow::Scrubber));
+        let out = r
+            .panel
+            .press(
+                scrub,
+                Side::Right,
+                0.7,
+                &mut r.tools,
+                &mut ctx,
+                &mut r.settings,
+            )
+            .unwrap();
+        assert_eq!(out, PanelOutcome::Timeline(TimelineAction::Seek(0.7)));
+        for (row, side, want) in [
+            (
+                TimelineRow::Transport,
+                Side::Right,
+                TimelineAction::TogglePlay,
+            ),
+            (TimelineRow::Transport, Side::Left, TimelineAction::Stop),
+            (TimelineRow::Key, Side::Right, TimelineAction::StoreKey),
+            (TimelineRow::Key, Side::Left, TimelineAction::DeleteKey),
+            (
+                TimelineRow::MoveKey,
+                Side::Left,
+                TimelineAction::MoveKey(-KEY_NUDGE),
+            ),
+            (TimelineRow::SelectKey, Side::Right, TimelineAction::NextKey),
+        ] {
+            let out = r
+                .panel
+                .press(
+                    row_of(Row::Timeline(row)),
+                    side,
+                    0.5,
+                    &mut r.tools,
+                    &mut ctx,
+                    &mut r.settings,
+                )
+                .unwrap();
+            assert_eq!(out, PanelOutcome::Timeline(want), "{row:?} {side:?}");
+        }
+        assert_eq!(r.c, before, "the panel itself changes nothing");
+        // The track: keys at their places, the selected one upper case, the playhead.
+        let status = TimelineStatus {
+            time: 1.0,
+            range: (0.0, 2.0),
+            keys: vec![0.0, 0.5, 2.0],
+            selected: Some(1),
+            ..TimelineStatus::default()
+        };
+        let lines = r.panel.lines(&r.tools, &r.c, &r.settings, &status);
+        let track: Vec<char> = lines[scrub].chars().collect();
+        assert_eq!(track.len(), SCRUBBER_CHARS);
+        assert_eq!((track[0], track[7], track[29]), ('k', 'K', 'k'));
+        assert_eq!(track[15], '|');
     }
 
     #[test]
