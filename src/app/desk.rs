@@ -784,15 +784,7 @@ impl ApplicationHandler for DeskApp {
         if let Some(fl) = self.frame_loop.take() {
             self.report.summary = vec![fl.log().summary().to_string()];
             if let Some(r) = self.recorder.as_mut() {
-                self.report.summary.push(match r.flush(fl.history()) {
-                    Ok(()) => format!(
-                        "the session ({} commands) was recorded to {} (replay: plasticine replay {} --out FILE)",
-                        r.written_commands,
-                        r.path().display(),
-                        r.path().display()
-                    ),
-                    Err(e) => format!("the session could NOT be recorded: {e}"),
-                });
+                self.report.summary.push(r.finish(fl.history()));
             }
             if let Some(path) = &self.options.timings_csv
                 && let Err(e) = fl.log().write_csv(path)

@@ -795,15 +795,7 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
     report.saved = saved;
     report.saved_to = saved_to;
     if let Some(r) = recorder.as_mut() {
-        report.recorded = Some(match r.flush(fl.history()) {
-            Ok(()) => format!(
-                "the session ({} commands) was recorded to {} (replay: plasticine replay {} --out FILE)",
-                r.written_commands,
-                r.path().display(),
-                r.path().display()
-            ),
-            Err(e) => format!("the session could NOT be recorded: {e}"),
-        });
+        report.recorded = Some(r.finish(fl.history()));
     }
 
     if let Some([left, right]) = renderer.captured.take()

@@ -123,6 +123,19 @@ impl SessionRecorder {
         Ok(true)
     }
 
+    /// Writes the history at the end of a session; what to tell the user.
+    pub fn finish(&mut self, history: &History) -> String {
+        match self.flush(history) {
+            Ok(()) => format!(
+                "the session ({} commands) was recorded to {} (replay: plasticine replay {} --out FILE)",
+                self.written_commands,
+                self.path.display(),
+                self.path.display()
+            ),
+            Err(e) => format!("the session could NOT be recorded: {e}"),
+        }
+    }
+
     /// Writes the history now.
     pub fn flush(&mut self, history: &History) -> Result<(), SessionError> {
         self.write(&history.recorded())?;
