@@ -1730,3 +1730,37 @@ fn a_quick_roll_of_the_left_hand_undoes_and_redoes() {
     }
     assert_eq!(c, made, "redone");
 }
+
+/// `--record`: the start is saved beside the session at once, the file is
+/// rewritten at most once per interval while editing and in full at the
+/// end, it loads as a session that rebuilds the character from that start,
+/// and a path that cannot be written fails before any work is done.
+#[test]
+fn a_recorder_keeps_the_start_beside_the_session_and_replays() {
+    use crate::tools::session::{SessionRecorder, load_session, replay};
+    let dir = tempfile::tempdir().unwrap();
+    let start = root_only();
+    let path = dir.path().join("rec.ron");
+    let mut recorder = SessionRecorder::new(&path, &start).unwrap();
+    let start_file = dir.path().join("rec.start.ron");
+    assert_eq!(crate::io::load_character(&start_file).unwrap(), start);
+    let (mut c, mut h) = (start.clone(), History::new(&start));
+    for cmd in penguin_script().into_iter().take(2) {
+        h.apply(&mut c, cmd).unwrap();
+    }
+    // Just written (empty) at creation: not again within the interval.
+    assert!(!recorder.update(&h).unwrap());
+    assert_eq!(load_session(&path).unwrap().commands.len(), 0);
+    let message = recorder.finish(&h);
+    assert!(message.contains("2 commands"), "{message}");
+    let session = load_session(&path).unwrap();
+    assert_eq!(session.start.as_deref(), Some("rec.start.ron"));
+    let mut rebuilt = crate::io::load_character(&start_file).unwrap();
+    replay(&mut rebuilt, &session, &path).unwrap();
+    assert_eq!(rebuilt, c);
+    // Under a file, where no folder can be made: refused now, naming the file.
+    std::fs::write(dir.path().join("a-file"), b"").unwrap();
+    let bad = dir.path().join("a-file/rec.ron");
+    let err = SessionRecorder::new(&bad, &start).unwrap_err().to_string();
+    assert!(err.contains("rec.start.ron"), "{err}");
+}
