@@ -1,0 +1,876 @@
+//! The lattice simulation (Capell §4.2–4.5): linearized implicit Euler solved
+//! with preconditioned conjugate gradients, bone constraints by eliminating
+//! known DOFs, linear-subspace position constraints projected inside CG, and
+//! blended local linearization over bone regions.
+//!
+//! ## The step (eq. 15–16), per region i with bone transform T^i(x) = R x + t
+//!
+//! The region's elastic force is the linear one measured in the bone's frame:
+//! with the local displacement `u = T⁻¹(r + q) − r` (eq. 24 and line 2 of the
+//! §4.5 pseudocode), `f_e = −R K u`, whose Jacobian is `−R K Rᵀ`. Damping is
+//! Rayleigh, `D = α M + β R K Rᵀ` (Capell's `μ q̇` is the α = μ/m special
+//! case). Linearizing `M Δv = h f(q + h(v + Δv), v + Δv)` at the start of the
+//! step gives
+//!
+//! `[(1 + hα) M + (hβ + h²) R K Rᵀ] Δv = h [f_g − α M v − R K (u + (β + h) Rᵀ v)]`
+//!
+//! which is eq. (16) with S = R K Rᵀ; then `v += Δv`, `q += h v` (eq. 15).
+//! For R = I, t = 0 it is the global linear model.
+//!
+//! ## Constraints
+//!
+//! - **Bones (eq. 17–18).** A vertex bound to a bone has a known target
+//!   `q* = T(r) − r`, hence a known `Δv = (q* − q)/h − v`. CG runs on the
+//!   unknown rows only (`A₂₂ Δv_u = b_u − A₂₁ Δv_k`): known entries are set
+//!   in the start vector and masked out of every residual and search
+//!   direction. After the step the bone vertices are set to their targets
+//!   exactly.
+//! - **Position constraints (§4.4, eq. 19–21).** A point x_c held at a
+//!   displacement target: `Σ_a φ^a(x_c) Δv_a = a_c`. The columns c of C are
+//!   orthonormalised (Gram–Schmidt: the QR of §4.4), Δv starts on the
+//!   constraint set, and every residual and preconditioned residual is
+//!   projected with `P = I − Σ u uᵀ`, so CG's updates stay in the constraint
+//!   null space (Baraff & Witkin's filter). Redundant or conflicting
+//!   constraints show up as a vanishing diagonal of R and are dropped.
+//!
+//! ## Blending (§4.5)
+//!
+//! Each region solves its own system; `Δv = Σ_i W^i Q^iᵀ Δv^i`. A position
+//! constraint is enforced in every region holding its cell, and after
+//! blending the blended Δv is corrected by the minimum-norm step back onto
+//! the constraint (the weights need not be constant over the constraint's
+//! cell, so the blend of solutions that each meet it need not meet it).
+
+use super::element::{HexElement, Material};
+use super::lattice::{Embedding, Lattice};
+use super::regions::{NOT_IN_REGION, Region, Twist, build_regions, partition_error};
+use super::sparse::{Assembled, assemble};
+use glam::{DAffine3, DMat3, DVec3};
+use std::time::Instant;
+
+/// Which mass matrix the dynamics use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MassKind {
+    /// Row-sum lumped (diagonal) mass m_a = ∫ρφ^a. The default: it keeps the
+    /// system matrix's diagonal dominant for the Jacobi preconditioner, makes
+    /// kinetic energy a per-vertex sum, and with trilinear hexes (too stiff
+    /// in bending) its lower frequencies partly offset the stiffness error.
+    Lumped,
+    /// Consistent mass M^{ab} = ∫ρφ^aφ^b (eq. 8), the Galerkin choice.
+    Consistent,
+}
+
+/// Which linearization of the strain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Linearization {
+    /// One global linear model (distorts under large rotations, Figure 5).
+    Global,
+    /// Blended local linearization (§4.5), blending width in metres.
+    BlendedLocal { blend_width: f64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct FemSettings {
+    /// Time step h, seconds.
+    pub time_step: f64,
+    /// Mass-proportional damping α, 1/s.
+    pub mass_damping: f64,
+    /// Stiffness-proportional damping β, s.
+    pub stiffness_damping: f64,
+    /// Gravity g, m/s².
+    pub gravity: DVec3,
+    pub mass: MassKind,
+    pub linearization: Linearization,
+    /// CG stops at this relative residual ‖r‖/‖r₀‖.
+    pub cg_tolerance: f64,
+    pub cg_max_iterations: usize,
+    /// The twist constraint of §4.6, if any.
+    pub twist: Option<Twist>,
+}
+
+impl Default for FemSettings {
+    fn default() -> Self {
+        Self {
+            time_step: 1.0 / 90.0,
+            mass_damping: 0.5,
+            stiffness_damping: 0.002,
+            gravity: DVec3::new(0.0, -9.81, 0.0),
+            mass: MassKind::Lumped,
+            linearization: Linearization::Global,
+            cg_tolerance: 1e-6,
+            cg_max_iterations: 500,
+            twist: None,
+        }
+    }
+}
+
+/// A point of the flesh held at a displacement target (§4.4), e.g. grabbed
+/// by a controller.
+#[derive(Clone, Copy, Debug)]
+pub struct PositionConstraint {
+    pub embedding: Embedding,
+    /// Target displacement d_c of the point (position − rest position).
+    pub target: DVec3,
+}
+
+/// What one CG solve did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CgReport {
+    pub iterations: usize,
+    pub relative_residual: f64,
+    pub converged: bool,
+    /// Position constraints dropped as redundant or conflicting.
+    pub dropped_constraints: usize,
+}
+
+/// What one step did: one CG report per region.
+#[derive(Clone, Debug, Default)]
+pub struct StepReport {
+    pub solves: Vec<CgReport>,
+}
+
+impl StepReport {
+    pub fn iterations(&self) -> usize {
+        self.solves.iter().map(|s| s.iterations).sum()
+    }
+    pub fn converged(&self) -> bool {
+        self.solves.iter().all(|s| s.converged)
+    }
+}
+
+/// A constraint in a region's local numbering: eight (local vertex, weight)
+/// pairs and the value of `Σ φ x` it asks for.
+struct LocalConstraint {
+    support: [(usize, f64); 8],
+    value: DVec3,
+}
+
+/// Reusable vectors of one regional solve.
+#[derive(Default, Clone, Debug)]
+struct Scratch {
+    x: Vec<DVec3>,
+    b: Vec<DVec3>,
+    r: Vec<DVec3>,
+    z: Vec<DVec3>,
+    p: Vec<DVec3>,
+    ap: Vec<DVec3>,
+    tmp: Vec<DVec3>,
+    tmp2: Vec<DVec3>,
+    known: Vec<bool>,
+    precond: Vec<DMat3>,
+}
+
+impl Scratch {
+    fn resize(&mut self, n: usize) {
+        for v in [
+            &mut self.x,
+            &mut self.b,
+            &mut self.r,
+            &mut self.z,
+            &mut self.p,
+            &mut self.ap,
+            &mut self.tmp,
+            &mut self.tmp2,
+        ] {
+            v.clear();
+            v.resize(n, DVec3::ZERO);
+        }
+        self.known.clear();
+        self.known.resize(n, false);
+        self.precond.clear();
+        self.precond.resize(n, DMat3::IDENTITY);
+    }
+}
+
+/// The operator `c_m M + c_k R K Rᵀ` of one region.
+struct RegionOperator<'a> {
+    matrices: &'a Assembled,
+    mass: MassKind,
+    rotation: DMat3,
+    c_mass: f64,
+    c_stiff: f64,
+}
+
+impl RegionOperator<'_> {
+    /// y = A x (tmp is scratch).
+    fn apply(&self, x: &[DVec3], y: &mut [DVec3], tmp: &mut [DVec3]) {
+        let rt = self.rotation.transpose();
+        let rotated = self.rotation != DMat3::IDENTITY;
+        let k = &self.matrices.stiffness;
+        if rotated {
+            for (t, xi) in tmp.iter_mut().zip(x) {
+                *t = rt * *xi;
+            }
+            k.mul(tmp, y);
+            for yi in y.iter_mut() {
+                *yi = self.rotation * *yi * self.c_stiff;
+            }
+        } else {
+            k.mul(x, y);
+            for yi in y.iter_mut() {
+                *yi *= self.c_stiff;
+            }
+        }
+        if self.c_mass != 0.0 {
+            match self.mass {
+                MassKind::Lumped => {
+                    for ((yi, xi), m) in y.iter_mut().zip(x).zip(&self.matrices.lumped_mass) {
+                        *yi += *xi * (m * self.c_mass);
+                    }
+                }
+                MassKind::Consistent => {
+                    self.matrices.consistent_mass.mul(k, x, tmp);
+                    for (yi, t) in y.iter_mut().zip(tmp.iter()) {
+                        *yi += *t * self.c_mass;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Inverse 3×3 diagonal blocks: block Jacobi, which is rotation-
+    /// consistent (`(R B Rᵀ)⁻¹ = R B⁻¹ Rᵀ`).
+    fn block_jacobi(&self, out: &mut [DMat3]) {
+        let k = &self.matrices.stiffness;
+        for (l, o) in out.iter_mut().enumerate() {
+            let m = match self.mass {
+                MassKind::Lumped => self.matrices.lumped_mass[l],
+                MassKind::Consistent => k
+                    .find(l, l)
+                    .map_or(0.0, |i| self.matrices.consistent_mass.values[i]),
+            };
+            let block = DMat3::from_diagonal(DVec3::splat(self.c_mass * m))
+                + self.rotation * k.diagonal(l) * self.rotation.transpose() * self.c_stiff;
+            let det = block.determinant();
+            *o = if det.abs() > 0.0 {
+                block.inverse()
+            } else {
+                DMat3::IDENTITY
+            };
+        }
+    }
+}
+
+/// Orthonormal basis of the constraint columns restricted to unknown rows
+/// (the Q of C's QR), stored sparsely.
+struct ConstraintBasis {
+    columns: Vec<Vec<(usize, f64)>>,
+}
+
+impl ConstraintBasis {
+    /// Builds the basis and moves `x` onto the constraint set: adds the
+    /// minimum-norm change of its unknown entries after which every
+    /// constraint holds. Returns the basis and how many constraints were
+    /// dropped.
+    fn new(n: usize, known: &[bool], cons: &[LocalConstraint], x: &mut [DVec3]) -> (Self, usize) {
+        let mut columns: Vec<Vec<f64>> = Vec::new();
+        let mut r_diag_and_coeffs: Vec<(Vec<f64>, f64, DVec3)> = Vec::new();
+        let mut dropped = 0;
+        for c in cons {
+            let mut col = vec![0.0; n];
+            let mut value = c.value;
+            // Whatever x already holds (known entries, a warm start) counts
+            // towards the constraint; the correction lives on unknown rows.
+            for &(l, w) in &c.support {
+                value -= x[l] * w;
+                if !known[l] {
+                    col[l] += w;
+                }
+            }
+            let norm0 = col.iter().map(|v| v * v).sum::<f64>().sqrt();
+            // Modified Gram–Schmidt against the accepted columns; the
+            // projections are the off-diagonal entries of R.
+            let mut coeffs = Vec::with_capacity(columns.len());
+            for u in &columns {
+                let d: f64 = u.iter().zip(&col).map(|(a, b)| a * b).sum();
+                for (ci, ui) in col.iter_mut().zip(u) {
+                    *ci -= d * ui;
+                }
+                coeffs.push(d);
+            }
+            let norm = col.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if norm <= 1e-10 * norm0.max(1e-300) || norm0 == 0.0 {
+                dropped += 1;
+                continue;
+            }
+            for ci in &mut col {
+                *ci /= norm;
+            }
+            columns.push(col);
+            r_diag_and_coeffs.push((coeffs, norm, value));
+        }
+        // Rᵀ y = a by forward substitution, then x_u = Q y.
+        let mut y: Vec<DVec3> = Vec::with_capacity(columns.len());
+        for (coeffs, diag, value) in &r_diag_and_coeffs {
+            let mut s = *value;
+            for (k, d) in coeffs.iter().enumerate() {
+                s -= y[k] * *d;
+            }
+            y.push(s / *diag);
+        }
+        let sparse: Vec<Vec<(usize, f64)>> = columns
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != 0.0)
+                    .map(|(l, v)| (l, *v))
+                    .collect()
+            })
+            .collect();
+        for (col, yj) in sparse.iter().zip(&y) {
+            for &(l, w) in col {
+                x[l] += *yj * w;
+            }
+        }
+        (Self { columns: sparse }, dropped)
+    }
+
+    /// r ← P r: removes the components along every constraint direction.
+    fn project(&self, r: &mut [DVec3]) {
+        for col in &self.columns {
+            let s: DVec3 = col.iter().map(|&(l, w)| r[l] * w).sum();
+            for &(l, w) in col {
+                r[l] -= s * w;
+            }
+        }
+    }
+}
+
+fn dot(a: &[DVec3], b: &[DVec3]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.dot(*y)).sum()
+}
+
+/// Projected, block-Jacobi preconditioned CG for `A x = b` with known
+/// entries (already in `x`, masked) and position constraints. `x` holds the
+/// start vector's known entries on input and the solution on output.
+fn projected_pcg(
+    op: &RegionOperator,
+    s: &mut Scratch,
+    cons: &[LocalConstraint],
+    tolerance: f64,
+    max_iterations: usize,
+) -> CgReport {
+    let n = s.x.len();
+    let (basis, dropped) = ConstraintBasis::new(n, &s.known, cons, &mut s.x);
+    let filter = |v: &mut [DVec3], known: &[bool]| {
+        for (vi, &k) in v.iter_mut().zip(known) {
+            if k {
+                *vi = DVec3::ZERO;
+            }
+        }
+        basis.project(v);
+    };
+    op.block_jacobi(&mut s.precond);
+    op.apply(&s.x, &mut s.ap, &mut s.tmp);
+    for i in 0..n {
+        s.r[i] = s.b[i] - s.ap[i];
+    }
+    filter(&mut s.r, &s.known);
+    let r0 = dot(&s.r, &s.r).sqrt();
+    let mut report = CgReport {
+        iterations: 0,
+        relative_residual: 0.0,
+        converged: true,
+        dropped_constraints: dropped,
+    };
+    if r0 == 0.0 {
+        return report;
+    }
+    for i in 0..n {
+        s.z[i] = s.precond[i] * s.r[i];
+    }
+    filter(&mut s.z, &s.known);
+    s.p.copy_from_slice(&s.z);
+    let mut rz = dot(&s.r, &s.z);
+    let mut rel = 1.0;
+    let mut it = 0;
+    while it < max_iterations && rel > tolerance {
+        op.apply(&s.p, &mut s.ap, &mut s.tmp);
+        filter(&mut s.ap, &s.known);
+        let pap = dot(&s.p, &s.ap);
+        if pap <= 0.0 {
+            break;
+        }
+        let alpha = rz / pap;
+        for i in 0..n {
+            s.x[i] += s.p[i] * alpha;
+            s.r[i] -= s.ap[i] * alpha;
+        }
+        it += 1;
+        rel = dot(&s.r, &s.r).sqrt() / r0;
+        for i in 0..n {
+            s.z[i] = s.precond[i] * s.r[i];
+        }
+        filter(&mut s.z, &s.known);
+        let rz_new = dot(&s.r, &s.z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        for i in 0..n {
+            s.p[i] = s.z[i] + s.p[i] * beta;
+        }
+    }
+    report.iterations = it;
+    report.relative_residual = rel;
+    report.converged = rel <= tolerance;
+    report
+}
+
+/// A lattice of flesh driven by a skeleton: precomputed integrals, regions,
+/// state (q, q̇) and constraints.
+#[derive(Clone, Debug)]
+pub struct FemBody {
+    pub lattice: Lattice,
+    /// Material of each cell (floppy or rigid cells).
+    pub materials: Vec<Material>,
+    pub element: HexElement,
+    /// The whole lattice's K, M and gravity weights.
+    pub global: Assembled,
+    pub regions: Vec<Region>,
+    pub settings: FemSettings,
+    /// Displacements q_a of the vertices (eq. 4).
+    pub q: Vec<DVec3>,
+    /// Velocities q̇_a.
+    pub v: Vec<DVec3>,
+    /// Vertices held at a fixed displacement (clamps), besides bone vertices.
+    pub fixed: Vec<Option<DVec3>>,
+    pub constraints: Vec<PositionConstraint>,
+    /// Wall time of the precompute (integrals, assembly, regions), seconds.
+    pub precompute_seconds: f64,
+    scratch: Vec<Scratch>,
+}
+
+impl FemBody {
+    /// Precomputes the integrals and regions of a lattice with per-cell
+    /// materials.
+    pub fn new(lattice: Lattice, materials: Vec<Material>, settings: FemSettings) -> Self {
+        assert_eq!(
+            materials.len(),
+            lattice.cell_count(),
+            "one material per cell"
+        );
+        let start = Instant::now();
+        let element = HexElement::new(lattice.cell_size);
+        let global = assemble(lattice.vertex_count(), &lattice.cells, &materials, &element);
+        let blend = match settings.linearization {
+            Linearization::Global => None,
+            Linearization::BlendedLocal { blend_width } => Some(blend_width),
+        };
+        let regions = build_regions(&lattice, &materials, &element, blend, settings.twist);
+        let n = lattice.vertex_count();
+        let scratch = vec![Scratch::default(); regions.len()];
+        Self {
+            precompute_seconds: start.elapsed().as_secs_f64(),
+            lattice,
+            materials,
+            element,
+            global,
+            regions,
+            settings,
+            q: vec![DVec3::ZERO; n],
+            v: vec![DVec3::ZERO; n],
+            fixed: vec![None; n],
+            constraints: Vec::new(),
+            scratch,
+        }
+    }
+
+    /// One material everywhere.
+    pub fn uniform(lattice: Lattice, material: Material, settings: FemSettings) -> Self {
+        let m = vec![material; lattice.cell_count()];
+        Self::new(lattice, m, settings)
+    }
+
+    pub fn vertex_count(&self) -> usize {
+        self.lattice.vertex_count()
+    }
+
+    /// Deformed vertex positions r_a + q_a.
+    pub fn positions(&self) -> Vec<DVec3> {
+        self.lattice
+            .rest
+            .iter()
+            .zip(&self.q)
+            .map(|(r, q)| *r + *q)
+            .collect()
+    }
+
+    /// The known displacement of every constrained vertex for the given bone
+    /// transforms: `T(r) − r` for bone vertices (eq. 24), the clamp value for
+    /// fixed ones.
+    pub fn pin_targets(&self, bones: &[DAffine3]) -> Vec<Option<DVec3>> {
+        (0..self.vertex_count())
+            .map(|a| match self.lattice.bone_of_vertex[a] {
+                Some(b) => {
+                    let r = self.lattice.rest[a];
+                    Some(bones[b].transform_point3(r) - r)
+                }
+                None => self.fixed[a],
+            })
+            .collect()
+    }
+
+    fn region_transform(&self, region: &Region, bones: &[DAffine3]) -> DAffine3 {
+        region.bone.map_or(DAffine3::IDENTITY, |b| bones[b])
+    }
+
+    /// Constraints whose whole cell lies in the region, in local numbering,
+    /// with `value(embedding, target)` the value of Σφx asked for.
+    fn local_constraints(
+        &self,
+        region: &Region,
+        value: impl Fn(&PositionConstraint) -> DVec3,
+    ) -> Vec<LocalConstraint> {
+        self.constraints
+            .iter()
+            .filter_map(|c| {
+                let cell = &self.lattice.cells[c.embedding.cell];
+                if cell.iter().any(|&a| region.local_of[a] == NOT_IN_REGION) {
+                    return None;
+                }
+                Some(LocalConstraint {
+                    support: std::array::from_fn(|k| {
+                        (region.local_of[cell[k]] as usize, c.embedding.weights[k])
+                    }),
+                    value: value(c),
+                })
+            })
+            .collect()
+    }
+
+    /// Elastic forces `Σ_i W^i (−R_i K^i (T_i⁻¹(r + q) − r))` of the current
+    /// state for the bone transforms (global model: `−K q`).
+    pub fn elastic_forces(&self, bones: &[DAffine3]) -> Vec<DVec3> {
+        let mut f = vec![DVec3::ZERO; self.vertex_count()];
+        for region in &self.regions {
+            let t = self.region_transform(region, bones);
+            let inv = t.inverse();
+            let u: Vec<DVec3> = region
+                .vertices
+                .iter()
+                .map(|&a| {
+                    let r = self.lattice.rest[a];
+                    inv.transform_point3(r + self.q[a]) - r
+                })
+                .collect();
+            let mut ku = vec![DVec3::ZERO; region.len()];
+            region.matrices.stiffness.mul(&u, &mut ku);
+            for (l, &a) in region.vertices.iter().enumerate() {
+                f[a] -= t.matrix3 * ku[l] * region.weights[l];
+            }
+        }
+        f
+    }
+
+    /// Advances one step of linearized implicit Euler (eq. 15–16) to bone
+    /// transforms `bones` (rest → pose at the end of the step, one per
+    /// lattice bone).
+    pub fn step(&mut self, bones: &[DAffine3]) -> StepReport {
+        assert_eq!(
+            bones.len(),
+            self.lattice.bones.len(),
+            "one transform per bone"
+        );
+        let s = self.settings.clone();
+        let h = s.time_step;
+        let targets = self.pin_targets(bones);
+        let mut dv = vec![DVec3::ZERO; self.vertex_count()];
+        let mut report = StepReport::default();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for (ri, region) in self.regions.iter().enumerate() {
+            let t = self.region_transform(region, bones);
+            let rot = t.matrix3;
+            let inv = t.inverse();
+            let n = region.len();
+            let sc = &mut scratch[ri];
+            sc.resize(n);
+            // Right-hand side h [f_g − α M v − R K (u + (β + h) Rᵀ v)].
+            for (l, &a) in region.vertices.iter().enumerate() {
+                let r = self.lattice.rest[a];
+                let u = inv.transform_point3(r + self.q[a]) - r;
+                sc.tmp[l] = u + rot.transpose() * self.v[a] * (s.stiffness_damping + h);
+                sc.z[l] = self.v[a];
+            }
+            region.matrices.stiffness.mul(&sc.tmp, &mut sc.ap);
+            let op_mass = RegionOperator {
+                matrices: &region.matrices,
+                mass: s.mass,
+                rotation: DMat3::IDENTITY,
+                c_mass: 1.0,
+                c_stiff: 0.0,
+            };
+            op_mass.apply(&sc.z, &mut sc.r, &mut sc.tmp2);
+            for l in 0..n {
+                let fg = s.gravity * region.matrices.gravity_weight[l];
+                sc.b[l] = (fg - sc.r[l] * s.mass_damping - rot * sc.ap[l]) * h;
+            }
+            for (l, &a) in region.vertices.iter().enumerate() {
+                if let Some(target) = targets[a] {
+                    sc.known[l] = true;
+                    sc.x[l] = (target - self.q[a]) / h - self.v[a];
+                }
+            }
+            // Eq. 20: Σφ Δv = (d_c(t+h) − d_c(t))/h − Σφ v.
+            let cons = self.local_constraints(region, |c| {
+                let d = self.lattice.displacement(&c.embedding, &self.q);
+                let v = self.lattice.displacement(&c.embedding, &self.v);
+                (c.target - d) / h - v
+            });
+            let op = RegionOperator {
+                matrices: &region.matrices,
+                mass: s.mass,
+                rotation: rot,
+                c_mass: 1.0 + h * s.mass_damping,
+                c_stiff: h * s.stiffness_damping + h * h,
+            };
+            report.solves.push(projected_pcg(
+                &op,
+                sc,
+                &cons,
+                s.cg_tolerance,
+                s.cg_max_iterations,
+            ));
+            // Line 5 of the §4.5 pseudocode: Δv ← Σ_i W^i Q^iᵀ Δv^i.
+            for (l, &a) in region.vertices.iter().enumerate() {
+                dv[a] += sc.x[l] * region.weights[l];
+            }
+        }
+        self.scratch = scratch;
+        if self.regions.len() > 1 {
+            let values: Vec<DVec3> = self
+                .constraints
+                .iter()
+                .map(|c| {
+                    let d = self.lattice.displacement(&c.embedding, &self.q);
+                    let v = self.lattice.displacement(&c.embedding, &self.v);
+                    (c.target - d) / h - v
+                })
+                .collect();
+            self.correct_blend(&mut dv, &targets, &values);
+        }
+        // Lines 6–7: v += Δv, q += h v; bone and clamp vertices land exactly
+        // on their targets.
+        for a in 0..self.vertex_count() {
+            match targets[a] {
+                Some(target) => {
+                    self.v[a] = (target - self.q[a]) / h;
+                    self.q[a] = target;
+                }
+                None => {
+                    self.v[a] += dv[a];
+                    self.q[a] += self.v[a] * h;
+                }
+            }
+        }
+        report
+    }
+
+    /// After blending: the minimum-norm change of the free entries of `x`
+    /// that meets every position constraint `Σφ x = value` exactly.
+    fn correct_blend(&self, x: &mut [DVec3], targets: &[Option<DVec3>], values: &[DVec3]) {
+        if self.constraints.is_empty() {
+            return;
+        }
+        let known: Vec<bool> = targets.iter().map(Option::is_some).collect();
+        let cons: Vec<LocalConstraint> = self
+            .constraints
+            .iter()
+            .zip(values)
+            .map(|(c, &value)| {
+                let cell = &self.lattice.cells[c.embedding.cell];
+                LocalConstraint {
+                    support: std::array::from_fn(|k| (cell[k], c.embedding.weights[k])),
+                    value,
+                }
+            })
+            .collect();
+        ConstraintBasis::new(x.len(), &known, &cons, x);
+    }
+
+    /// Static equilibrium under gravity and `extra_forces` (if any) with the
+    /// bones at `bones`: per region `R K (T⁻¹(r + q) − r) = f`, i.e.
+    /// `R K Rᵀ q = f − R K (Rᵀ(r − t) − r)`, with pins and position
+    /// constraints as in [`step`](Self::step); the regional displacements are
+    /// blended. Sets q (and zeroes v). Each region needs enough pinned or
+    /// constrained vertices to remove its rigid motions.
+    pub fn solve_static(
+        &mut self,
+        bones: &[DAffine3],
+        extra_forces: Option<&[DVec3]>,
+    ) -> StepReport {
+        assert_eq!(
+            bones.len(),
+            self.lattice.bones.len(),
+            "one transform per bone"
+        );
+        let s = self.settings.clone();
+        let targets = self.pin_targets(bones);
+        let mut q = vec![DVec3::ZERO; self.vertex_count()];
+        let mut report = StepReport::default();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for (ri, region) in self.regions.iter().enumerate() {
+            let t = self.region_transform(region, bones);
+            let rot = t.matrix3;
+            let inv = t.inverse();
+            let n = region.len();
+            let sc = &mut scratch[ri];
+            sc.resize(n);
+            for (l, &a) in region.vertices.iter().enumerate() {
+                let r = self.lattice.rest[a];
+                sc.tmp[l] = inv.transform_point3(r) - r;
+            }
+            region.matrices.stiffness.mul(&sc.tmp, &mut sc.ap);
+            for (l, &a) in region.vertices.iter().enumerate() {
+                let mut f = s.gravity * region.matrices.gravity_weight[l];
+                if let Some(extra) = extra_forces {
+                    f += extra[a];
+                }
+                sc.b[l] = f - rot * sc.ap[l];
+                if let Some(target) = targets[a] {
+                    sc.known[l] = true;
+                    sc.x[l] = target;
+                } else {
+                    // Start from the current state: repeated solves (a
+                    // grabbed point moving) converge in a few iterations.
+                    sc.x[l] = self.q[a];
+                }
+            }
+            let cons = self.local_constraints(region, |c| c.target);
+            let op = RegionOperator {
+                matrices: &region.matrices,
+                mass: s.mass,
+                rotation: rot,
+                c_mass: 0.0,
+                c_stiff: 1.0,
+            };
+            report.solves.push(projected_pcg(
+                &op,
+                sc,
+                &cons,
+                s.cg_tolerance,
+                s.cg_max_iterations,
+            ));
+            for (l, &a) in region.vertices.iter().enumerate() {
+                q[a] += sc.x[l] * region.weights[l];
+            }
+        }
+        self.scratch = scratch;
+        if self.regions.len() > 1 {
+            let values: Vec<DVec3> = self.constraints.iter().map(|c| c.target).collect();
+            self.correct_blend(&mut q, &targets, &values);
+        }
+        for a in 0..self.vertex_count() {
+            if let Some(target) = targets[a] {
+                q[a] = target;
+            }
+        }
+        self.q = q;
+        self.v.iter_mut().for_each(|v| *v = DVec3::ZERO);
+        report
+    }
+
+    /// Total energy of the global linear model: kinetic ½ vᵀMv, elastic
+    /// ½ qᵀKq and gravitational −Σ m_a g·q_a.
+    pub fn energy(&self) -> Energy {
+        let n = self.vertex_count();
+        let mut mv = vec![DVec3::ZERO; n];
+        match self.settings.mass {
+            MassKind::Lumped => {
+                for a in 0..n {
+                    mv[a] = self.v[a] * self.global.lumped_mass[a];
+                }
+            }
+            MassKind::Consistent => {
+                self.global
+                    .consistent_mass
+                    .mul(&self.global.stiffness, &self.v, &mut mv)
+            }
+        }
+        let mut kq = vec![DVec3::ZERO; n];
+        self.global.stiffness.mul(&self.q, &mut kq);
+        let gravity: f64 = (0..n)
+            .map(|a| -self.settings.gravity.dot(self.q[a]) * self.global.gravity_weight[a])
+            .sum();
+        Energy {
+            kinetic: 0.5 * dot(&self.v, &mv),
+            elastic: 0.5 * dot(&self.q, &kq),
+            gravity,
+        }
+    }
+
+    /// Largest deviation of the partition of unity over the regions.
+    pub fn partition_error(&self) -> f64 {
+        partition_error(&self.lattice, &self.regions)
+    }
+}
+
+/// Energies of the global linear model, joules.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Energy {
+    pub kinetic: f64,
+    pub elastic: f64,
+    pub gravity: f64,
+}
+
+impl Energy {
+    pub fn total(&self) -> f64 {
+        self.kinetic + self.elastic + self.gravity
+    }
+}
+
+/// Lowest eigenpair of `K x = ω² M x` with the fixed and bone vertices held
+/// at zero (inverse iteration with CG), for a body at rest configuration:
+/// returns ω (rad/s) and the mode. Uses the global linear model.
+pub fn lowest_frequency(body: &FemBody, iterations: usize) -> (f64, Vec<DVec3>) {
+    let n = body.vertex_count();
+    let pinned: Vec<bool> = (0..n)
+        .map(|a| body.lattice.bone_of_vertex[a].is_some() || body.fixed[a].is_some())
+        .collect();
+    let mass = |x: &[DVec3], y: &mut [DVec3], tmp: &mut [DVec3]| {
+        let op = RegionOperator {
+            matrices: &body.global,
+            mass: body.settings.mass,
+            rotation: DMat3::IDENTITY,
+            c_mass: 1.0,
+            c_stiff: 0.0,
+        };
+        op.apply(x, y, tmp);
+    };
+    let op_k = RegionOperator {
+        matrices: &body.global,
+        mass: body.settings.mass,
+        rotation: DMat3::IDENTITY,
+        c_mass: 0.0,
+        c_stiff: 1.0,
+    };
+    // Start from gravity-like sag along y (the bending mode's shape).
+    let mut x: Vec<DVec3> = (0..n)
+        .map(|a| {
+            if pinned[a] {
+                DVec3::ZERO
+            } else {
+                DVec3::new(0.0, 1.0, 0.0)
+            }
+        })
+        .collect();
+    let mut sc = Scratch::default();
+    let mut omega2 = 0.0;
+    for _ in 0..iterations {
+        sc.resize(n);
+        let mut mx = vec![DVec3::ZERO; n];
+        mass(&x, &mut mx, &mut sc.tmp2);
+        sc.b.copy_from_slice(&mx);
+        sc.known.copy_from_slice(&pinned);
+        projected_pcg(&op_k, &mut sc, &[], 1e-10, 20_000);
+        let y = sc.x.clone();
+        // Rayleigh quotient yᵀKy / yᵀMy.
+        let mut ky = vec![DVec3::ZERO; n];
+        op_k.apply(&y, &mut ky, &mut sc.tmp2);
+        let mut my = vec![DVec3::ZERO; n];
+        mass(&y, &mut my, &mut sc.tmp2);
+        omega2 = dot(&y, &ky) / dot(&y, &my);
+        let norm = dot(&y, &my).sqrt();
+        x = y.iter().map(|v| *v / norm).collect();
+    }
+    (omega2.sqrt(), x)
+}
