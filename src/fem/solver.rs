@@ -158,6 +158,8 @@ struct Scratch {
     tmp2: Vec<DVec3>,
     known: Vec<bool>,
     precond: Vec<DMat3>,
+    /// The previous step's solution (kept across steps: warm start).
+    warm: Vec<DVec3>,
 }
 
 impl Scratch {
@@ -179,6 +181,7 @@ impl Scratch {
         self.known.resize(n, false);
         self.precond.clear();
         self.precond.resize(n, DMat3::IDENTITY);
+        self.warm.resize(n, DVec3::ZERO);
     }
 }
 
@@ -350,6 +353,7 @@ fn projected_pcg(
     cons: &[LocalConstraint],
     tolerance: f64,
     max_iterations: usize,
+    warm: bool,
 ) -> CgReport {
     let n = s.x.len();
     let (basis, dropped) = ConstraintBasis::new(n, &s.known, cons, &mut s.x);
@@ -367,6 +371,9 @@ fn projected_pcg(
         s.r[i] = s.b[i] - s.ap[i];
     }
     filter(&mut s.r, &s.known);
+    // The tolerance is relative to the residual of the start vector without
+    // a warm start, so a good warm start means fewer iterations, not a
+    // tighter target.
     let r0 = dot(&s.r, &s.r).sqrt();
     let mut report = CgReport {
         iterations: 0,
@@ -377,13 +384,27 @@ fn projected_pcg(
     if r0 == 0.0 {
         return report;
     }
+    if warm {
+        // The previous solution, filtered, keeps the known entries and the
+        // constraint values: x + P w still meets them.
+        s.tmp2.copy_from_slice(&s.warm);
+        filter(&mut s.tmp2, &s.known);
+        for i in 0..n {
+            s.x[i] += s.tmp2[i];
+        }
+        op.apply(&s.x, &mut s.ap, &mut s.tmp);
+        for i in 0..n {
+            s.r[i] = s.b[i] - s.ap[i];
+        }
+        filter(&mut s.r, &s.known);
+    }
     for i in 0..n {
         s.z[i] = s.precond[i] * s.r[i];
     }
     filter(&mut s.z, &s.known);
     s.p.copy_from_slice(&s.z);
     let mut rz = dot(&s.r, &s.z);
-    let mut rel = 1.0;
+    let mut rel = dot(&s.r, &s.r).sqrt() / r0;
     let mut it = 0;
     while it < max_iterations && rel > tolerance {
         op.apply(&s.p, &mut s.ap, &mut s.tmp);
@@ -629,7 +650,9 @@ impl FemBody {
                 &cons,
                 s.cg_tolerance,
                 s.cg_max_iterations,
+                true,
             ));
+            sc.warm.copy_from_slice(&sc.x);
             // Line 5 of the §4.5 pseudocode: Δv ← Σ_i W^i Q^iᵀ Δv^i.
             for (l, &a) in region.vertices.iter().enumerate() {
                 dv[a] += sc.x[l] * region.weights[l];
@@ -749,6 +772,7 @@ impl FemBody {
                 &cons,
                 s.cg_tolerance,
                 s.cg_max_iterations,
+                false,
             ));
             for (l, &a) in region.vertices.iter().enumerate() {
                 q[a] += sc.x[l] * region.weights[l];
@@ -861,7 +885,7 @@ pub fn lowest_frequency(body: &FemBody, iterations: usize) -> (f64, Vec<DVec3>) 
         mass(&x, &mut mx, &mut sc.tmp2);
         sc.b.copy_from_slice(&mx);
         sc.known.copy_from_slice(&pinned);
-        projected_pcg(&op_k, &mut sc, &[], 1e-10, 20_000);
+        projected_pcg(&op_k, &mut sc, &[], 1e-10, 20_000, false);
         let y = sc.x.clone();
         // Rayleigh quotient yᵀKy / yᵀMy.
         let mut ky = vec![DVec3::ZERO; n];
