@@ -44,7 +44,7 @@
 use super::element::{HexElement, Material};
 use super::lattice::{Embedding, Lattice};
 use super::regions::{NOT_IN_REGION, Region, Twist, build_regions, partition_error};
-use super::sparse::{Assembled, assemble};
+use super::sparse::{Assembled, BlockCsr, assemble};
 use glam::{DAffine3, DMat3, DVec3};
 use std::time::Instant;
 
@@ -157,7 +157,8 @@ struct Scratch {
     tmp: Vec<DVec3>,
     tmp2: Vec<DVec3>,
     known: Vec<bool>,
-    precond: Vec<DMat3>,
+    /// The regional system matrix, kept while h and the damping stay put.
+    system: Option<SystemCache>,
     /// The previous step's solution (kept across steps: warm start).
     warm: Vec<DVec3>,
 }
@@ -179,78 +180,83 @@ impl Scratch {
         }
         self.known.clear();
         self.known.resize(n, false);
-        self.precond.clear();
-        self.precond.resize(n, DMat3::IDENTITY);
         self.warm.resize(n, DVec3::ZERO);
     }
 }
 
-/// The operator `c_m M + c_k R K Rᵀ` of one region.
-struct RegionOperator<'a> {
-    matrices: &'a Assembled,
-    mass: MassKind,
-    rotation: DMat3,
-    c_mass: f64,
-    c_stiff: f64,
+/// The regional system matrix `S = c_m M + c_k K` in the bone's frame,
+/// assembled once per (c_m, c_k, mass kind), with its block-Jacobi inverse.
+///
+/// The solve runs in the bone's frame: M is a scalar times I₃ per block, so
+/// `c_m M + c_k R K Rᵀ = R (c_m M + c_k K) Rᵀ`, and `A Δv = b` becomes
+/// `S (Rᵀ Δv) = Rᵀ b`; position constraints are scalar per vertex, so they
+/// commute with R. CG then multiplies by one fixed sparse matrix, with no
+/// per-iteration rotation and no per-step re-assembly.
+#[derive(Clone, Debug)]
+struct SystemCache {
+    key: (f64, f64, MassKind),
+    matrix: BlockCsr,
+    precond: Vec<DMat3>,
 }
 
-impl RegionOperator<'_> {
-    /// y = A x (tmp is scratch).
-    fn apply(&self, x: &[DVec3], y: &mut [DVec3], tmp: &mut [DVec3]) {
-        let rt = self.rotation.transpose();
-        let rotated = self.rotation != DMat3::IDENTITY;
-        let k = &self.matrices.stiffness;
-        if rotated {
-            for (t, xi) in tmp.iter_mut().zip(x) {
-                *t = rt * *xi;
-            }
-            k.mul(tmp, y);
-            for yi in y.iter_mut() {
-                *yi = self.rotation * *yi * self.c_stiff;
-            }
-        } else {
-            k.mul(x, y);
-            for yi in y.iter_mut() {
-                *yi *= self.c_stiff;
+impl SystemCache {
+    fn new(matrices: &Assembled, mass: MassKind, c_mass: f64, c_stiff: f64) -> Self {
+        let mut matrix = matrices.stiffness.clone();
+        for b in &mut matrix.blocks {
+            *b *= c_stiff;
+        }
+        for row in 0..matrix.rows() {
+            for k in matrix.row_ptr[row]..matrix.row_ptr[row + 1] {
+                let col = matrix.col[k] as usize;
+                let m = match mass {
+                    MassKind::Lumped if col == row => matrices.lumped_mass[row],
+                    MassKind::Lumped => 0.0,
+                    MassKind::Consistent => matrices.consistent_mass.values[k],
+                };
+                matrix.blocks[k] += DMat3::from_diagonal(DVec3::splat(c_mass * m));
             }
         }
-        if self.c_mass != 0.0 {
-            match self.mass {
-                MassKind::Lumped => {
-                    for ((yi, xi), m) in y.iter_mut().zip(x).zip(&self.matrices.lumped_mass) {
-                        *yi += *xi * (m * self.c_mass);
-                    }
+        let precond = (0..matrix.rows())
+            .map(|row| {
+                let d = matrix.diagonal(row);
+                if d.determinant().abs() > 0.0 {
+                    d.inverse()
+                } else {
+                    DMat3::IDENTITY
                 }
-                MassKind::Consistent => {
-                    self.matrices.consistent_mass.mul(k, x, tmp);
-                    for (yi, t) in y.iter_mut().zip(tmp.iter()) {
-                        *yi += *t * self.c_mass;
-                    }
-                }
-            }
+            })
+            .collect();
+        Self {
+            key: (c_mass, c_stiff, mass),
+            matrix,
+            precond,
         }
     }
 
-    /// Inverse 3×3 diagonal blocks: block Jacobi, which is rotation-
-    /// consistent (`(R B Rᵀ)⁻¹ = R B⁻¹ Rᵀ`).
-    fn block_jacobi(&self, out: &mut [DMat3]) {
-        let k = &self.matrices.stiffness;
-        for (l, o) in out.iter_mut().enumerate() {
-            let m = match self.mass {
-                MassKind::Lumped => self.matrices.lumped_mass[l],
-                MassKind::Consistent => k
-                    .find(l, l)
-                    .map_or(0.0, |i| self.matrices.consistent_mass.values[i]),
-            };
-            let block = DMat3::from_diagonal(DVec3::splat(self.c_mass * m))
-                + self.rotation * k.diagonal(l) * self.rotation.transpose() * self.c_stiff;
-            let det = block.determinant();
-            *o = if det.abs() > 0.0 {
-                block.inverse()
-            } else {
-                DMat3::IDENTITY
-            };
+    /// The cached system for these coefficients, rebuilt if they changed.
+    fn ensure(
+        cache: &mut Option<SystemCache>,
+        matrices: &Assembled,
+        mass: MassKind,
+        c_mass: f64,
+        c_stiff: f64,
+    ) -> SystemCache {
+        match cache.take() {
+            Some(c) if c.key == (c_mass, c_stiff, mass) => c,
+            _ => Self::new(matrices, mass, c_mass, c_stiff),
         }
+    }
+}
+
+/// y = (M ⊗ I₃) x for the chosen mass matrix.
+fn mass_mul(matrices: &Assembled, mass: MassKind, x: &[DVec3], y: &mut [DVec3]) {
+    match mass {
+        MassKind::Lumped => {
+            for ((yi, xi), m) in y.iter_mut().zip(x).zip(&matrices.lumped_mass) {
+                *yi = *xi * *m;
+            }
+        }
+        MassKind::Consistent => matrices.consistent_mass.mul(&matrices.stiffness, x, y),
     }
 }
 
@@ -348,7 +354,7 @@ fn dot(a: &[DVec3], b: &[DVec3]) -> f64 {
 /// entries (already in `x`, masked) and position constraints. `x` holds the
 /// start vector's known entries on input and the solution on output.
 fn projected_pcg(
-    op: &RegionOperator,
+    system: &SystemCache,
     s: &mut Scratch,
     cons: &[LocalConstraint],
     tolerance: f64,
@@ -365,8 +371,8 @@ fn projected_pcg(
         }
         basis.project(v);
     };
-    op.block_jacobi(&mut s.precond);
-    op.apply(&s.x, &mut s.ap, &mut s.tmp);
+    let (a, precond) = (&system.matrix, &system.precond);
+    a.mul(&s.x, &mut s.ap);
     for i in 0..n {
         s.r[i] = s.b[i] - s.ap[i];
     }
@@ -392,14 +398,14 @@ fn projected_pcg(
         for i in 0..n {
             s.x[i] += s.tmp2[i];
         }
-        op.apply(&s.x, &mut s.ap, &mut s.tmp);
+        a.mul(&s.x, &mut s.ap);
         for i in 0..n {
             s.r[i] = s.b[i] - s.ap[i];
         }
         filter(&mut s.r, &s.known);
     }
     for i in 0..n {
-        s.z[i] = s.precond[i] * s.r[i];
+        s.z[i] = precond[i] * s.r[i];
     }
     filter(&mut s.z, &s.known);
     s.p.copy_from_slice(&s.z);
@@ -407,7 +413,7 @@ fn projected_pcg(
     let mut rel = dot(&s.r, &s.r).sqrt() / r0;
     let mut it = 0;
     while it < max_iterations && rel > tolerance {
-        op.apply(&s.p, &mut s.ap, &mut s.tmp);
+        a.mul(&s.p, &mut s.ap);
         filter(&mut s.ap, &s.known);
         let pap = dot(&s.p, &s.ap);
         if pap <= 0.0 {
@@ -421,7 +427,7 @@ fn projected_pcg(
         it += 1;
         rel = dot(&s.r, &s.r).sqrt() / r0;
         for i in 0..n {
-            s.z[i] = s.precond[i] * s.r[i];
+            s.z[i] = precond[i] * s.r[i];
         }
         filter(&mut s.z, &s.known);
         let rz_new = dot(&s.r, &s.z);
@@ -605,57 +611,56 @@ impl FemBody {
             let n = region.len();
             let sc = &mut scratch[ri];
             sc.resize(n);
-            // Right-hand side h [f_g − α M v − R K (u + (β + h) Rᵀ v)].
+            // In the bone's frame (Rᵀ applied to eq. 16, see SystemCache):
+            // S x̃ = h [Rᵀ f_g − α M ṽ − K (u + (β + h) ṽ)], ṽ = Rᵀ v, Δv = R x̃.
+            let rt = rot.transpose();
             for (l, &a) in region.vertices.iter().enumerate() {
                 let r = self.lattice.rest[a];
                 let u = inv.transform_point3(r + self.q[a]) - r;
-                sc.tmp[l] = u + rot.transpose() * self.v[a] * (s.stiffness_damping + h);
-                sc.z[l] = self.v[a];
+                let v_local = rt * self.v[a];
+                sc.tmp[l] = u + v_local * (s.stiffness_damping + h);
+                sc.z[l] = v_local;
             }
             region.matrices.stiffness.mul(&sc.tmp, &mut sc.ap);
-            let op_mass = RegionOperator {
-                matrices: &region.matrices,
-                mass: s.mass,
-                rotation: DMat3::IDENTITY,
-                c_mass: 1.0,
-                c_stiff: 0.0,
-            };
-            op_mass.apply(&sc.z, &mut sc.r, &mut sc.tmp2);
+            mass_mul(&region.matrices, s.mass, &sc.z, &mut sc.r);
+            let fg = rt * s.gravity;
             for l in 0..n {
-                let fg = s.gravity * region.matrices.gravity_weight[l];
-                sc.b[l] = (fg - sc.r[l] * s.mass_damping - rot * sc.ap[l]) * h;
+                sc.b[l] =
+                    (fg * region.matrices.gravity_weight[l] - sc.r[l] * s.mass_damping - sc.ap[l])
+                        * h;
             }
             for (l, &a) in region.vertices.iter().enumerate() {
                 if let Some(target) = targets[a] {
                     sc.known[l] = true;
-                    sc.x[l] = (target - self.q[a]) / h - self.v[a];
+                    sc.x[l] = rt * ((target - self.q[a]) / h - self.v[a]);
                 }
             }
-            // Eq. 20: Σφ Δv = (d_c(t+h) − d_c(t))/h − Σφ v.
+            // Eq. 20: Σφ Δv = (d_c(t+h) − d_c(t))/h − Σφ v, in the bone frame.
             let cons = self.local_constraints(region, |c| {
                 let d = self.lattice.displacement(&c.embedding, &self.q);
                 let v = self.lattice.displacement(&c.embedding, &self.v);
-                (c.target - d) / h - v
+                rt * ((c.target - d) / h - v)
             });
-            let op = RegionOperator {
-                matrices: &region.matrices,
-                mass: s.mass,
-                rotation: rot,
-                c_mass: 1.0 + h * s.mass_damping,
-                c_stiff: h * s.stiffness_damping + h * h,
-            };
+            let system = SystemCache::ensure(
+                &mut sc.system,
+                &region.matrices,
+                s.mass,
+                1.0 + h * s.mass_damping,
+                h * s.stiffness_damping + h * h,
+            );
             report.solves.push(projected_pcg(
-                &op,
+                &system,
                 sc,
                 &cons,
                 s.cg_tolerance,
                 s.cg_max_iterations,
                 true,
             ));
+            sc.system = Some(system);
             sc.warm.copy_from_slice(&sc.x);
             // Line 5 of the §4.5 pseudocode: Δv ← Σ_i W^i Q^iᵀ Δv^i.
             for (l, &a) in region.vertices.iter().enumerate() {
-                dv[a] += sc.x[l] * region.weights[l];
+                dv[a] += rot * sc.x[l] * region.weights[l];
             }
         }
         self.scratch = scratch;
@@ -738,6 +743,8 @@ impl FemBody {
             let n = region.len();
             let sc = &mut scratch[ri];
             sc.resize(n);
+            // In the bone's frame: K q̃ = Rᵀ f − K (T⁻¹(r) − r), q = R q̃.
+            let rt = rot.transpose();
             for (l, &a) in region.vertices.iter().enumerate() {
                 let r = self.lattice.rest[a];
                 sc.tmp[l] = inv.transform_point3(r) - r;
@@ -748,34 +755,29 @@ impl FemBody {
                 if let Some(extra) = extra_forces {
                     f += extra[a];
                 }
-                sc.b[l] = f - rot * sc.ap[l];
+                sc.b[l] = rt * f - sc.ap[l];
                 if let Some(target) = targets[a] {
                     sc.known[l] = true;
-                    sc.x[l] = target;
+                    sc.x[l] = rt * target;
                 } else {
                     // Start from the current state: repeated solves (a
                     // grabbed point moving) converge in a few iterations.
-                    sc.x[l] = self.q[a];
+                    sc.x[l] = rt * self.q[a];
                 }
             }
-            let cons = self.local_constraints(region, |c| c.target);
-            let op = RegionOperator {
-                matrices: &region.matrices,
-                mass: s.mass,
-                rotation: rot,
-                c_mass: 0.0,
-                c_stiff: 1.0,
-            };
+            let cons = self.local_constraints(region, |c| rt * c.target);
+            let system = SystemCache::ensure(&mut sc.system, &region.matrices, s.mass, 0.0, 1.0);
             report.solves.push(projected_pcg(
-                &op,
+                &system,
                 sc,
                 &cons,
                 s.cg_tolerance,
                 s.cg_max_iterations,
                 false,
             ));
+            sc.system = Some(system);
             for (l, &a) in region.vertices.iter().enumerate() {
-                q[a] += sc.x[l] * region.weights[l];
+                q[a] += rot * sc.x[l] * region.weights[l];
             }
         }
         self.scratch = scratch;
@@ -852,23 +854,8 @@ pub fn lowest_frequency(body: &FemBody, iterations: usize) -> (f64, Vec<DVec3>) 
     let pinned: Vec<bool> = (0..n)
         .map(|a| body.lattice.bone_of_vertex[a].is_some() || body.fixed[a].is_some())
         .collect();
-    let mass = |x: &[DVec3], y: &mut [DVec3], tmp: &mut [DVec3]| {
-        let op = RegionOperator {
-            matrices: &body.global,
-            mass: body.settings.mass,
-            rotation: DMat3::IDENTITY,
-            c_mass: 1.0,
-            c_stiff: 0.0,
-        };
-        op.apply(x, y, tmp);
-    };
-    let op_k = RegionOperator {
-        matrices: &body.global,
-        mass: body.settings.mass,
-        rotation: DMat3::IDENTITY,
-        c_mass: 0.0,
-        c_stiff: 1.0,
-    };
+    let mass = |x: &[DVec3], y: &mut [DVec3]| mass_mul(&body.global, body.settings.mass, x, y);
+    let system = SystemCache::new(&body.global, body.settings.mass, 0.0, 1.0);
     // Start from gravity-like sag along y (the bending mode's shape).
     let mut x: Vec<DVec3> = (0..n)
         .map(|a| {
@@ -884,16 +871,16 @@ pub fn lowest_frequency(body: &FemBody, iterations: usize) -> (f64, Vec<DVec3>) 
     for _ in 0..iterations {
         sc.resize(n);
         let mut mx = vec![DVec3::ZERO; n];
-        mass(&x, &mut mx, &mut sc.tmp2);
+        mass(&x, &mut mx);
         sc.b.copy_from_slice(&mx);
         sc.known.copy_from_slice(&pinned);
-        projected_pcg(&op_k, &mut sc, &[], 1e-10, 20_000, false);
+        projected_pcg(&system, &mut sc, &[], 1e-10, 20_000, false);
         let y = sc.x.clone();
         // Rayleigh quotient yᵀKy / yᵀMy.
         let mut ky = vec![DVec3::ZERO; n];
-        op_k.apply(&y, &mut ky, &mut sc.tmp2);
+        system.matrix.mul(&y, &mut ky);
         let mut my = vec![DVec3::ZERO; n];
-        mass(&y, &mut my, &mut sc.tmp2);
+        mass(&y, &mut my);
         omega2 = dot(&y, &ky) / dot(&y, &my);
         let norm = dot(&y, &my).sqrt();
         x = y.iter().map(|v| *v / norm).collect();
