@@ -46,6 +46,7 @@ use super::lattice::{Embedding, Lattice};
 use super::regions::{NOT_IN_REGION, Region, Twist, build_regions, partition_error};
 use super::sparse::{Assembled, BlockCsr, assemble};
 use glam::{DAffine3, DMat3, DVec3};
+use rayon::prelude::*;
 use std::time::Instant;
 
 /// Which mass matrix the dynamics use.
@@ -604,20 +605,21 @@ impl FemBody {
         let mut dv = vec![DVec3::ZERO; self.vertex_count()];
         let mut report = StepReport::default();
         let mut scratch = std::mem::take(&mut self.scratch);
-        for (ri, region) in self.regions.iter().enumerate() {
-            let t = self.region_transform(region, bones);
+        let this = &*self;
+        // One region's solve; its Δv^i (bone frame) is left in `sc.x`.
+        let solve = |region: &Region, sc: &mut Scratch| -> CgReport {
+            let t = this.region_transform(region, bones);
             let rot = t.matrix3;
             let inv = t.inverse();
             let n = region.len();
-            let sc = &mut scratch[ri];
             sc.resize(n);
             // In the bone's frame (Rᵀ applied to eq. 16, see SystemCache):
             // S x̃ = h [Rᵀ f_g − α M ṽ − K (u + (β + h) ṽ)], ṽ = Rᵀ v, Δv = R x̃.
             let rt = rot.transpose();
             for (l, &a) in region.vertices.iter().enumerate() {
-                let r = self.lattice.rest[a];
-                let u = inv.transform_point3(r + self.q[a]) - r;
-                let v_local = rt * self.v[a];
+                let r = this.lattice.rest[a];
+                let u = inv.transform_point3(r + this.q[a]) - r;
+                let v_local = rt * this.v[a];
                 sc.tmp[l] = u + v_local * (s.stiffness_damping + h);
                 sc.z[l] = v_local;
             }
@@ -632,13 +634,13 @@ impl FemBody {
             for (l, &a) in region.vertices.iter().enumerate() {
                 if let Some(target) = targets[a] {
                     sc.known[l] = true;
-                    sc.x[l] = rt * ((target - self.q[a]) / h - self.v[a]);
+                    sc.x[l] = rt * ((target - this.q[a]) / h - this.v[a]);
                 }
             }
             // Eq. 20: Σφ Δv = (d_c(t+h) − d_c(t))/h − Σφ v, in the bone frame.
-            let cons = self.local_constraints(region, |c| {
-                let d = self.lattice.displacement(&c.embedding, &self.q);
-                let v = self.lattice.displacement(&c.embedding, &self.v);
+            let cons = this.local_constraints(region, |c| {
+                let d = this.lattice.displacement(&c.embedding, &this.q);
+                let v = this.lattice.displacement(&c.embedding, &this.v);
                 rt * ((c.target - d) / h - v)
             });
             let system = SystemCache::ensure(
@@ -648,17 +650,36 @@ impl FemBody {
                 1.0 + h * s.mass_damping,
                 h * s.stiffness_damping + h * h,
             );
-            report.solves.push(projected_pcg(
+            let solved = projected_pcg(
                 &system,
                 sc,
                 &cons,
                 s.cg_tolerance,
                 s.cg_max_iterations,
                 true,
-            ));
+            );
             sc.system = Some(system);
             sc.warm.copy_from_slice(&sc.x);
-            // Line 5 of the §4.5 pseudocode: Δv ← Σ_i W^i Q^iᵀ Δv^i.
+            solved
+        };
+        // The regions are independent systems: solve them on the rayon
+        // pool (two bones, two cores), then blend.
+        report.solves = if self.regions.len() > 1 {
+            self.regions
+                .par_iter()
+                .zip(scratch.par_iter_mut())
+                .map(|(region, sc)| solve(region, sc))
+                .collect()
+        } else {
+            self.regions
+                .iter()
+                .zip(scratch.iter_mut())
+                .map(|(region, sc)| solve(region, sc))
+                .collect()
+        };
+        // Line 5 of the §4.5 pseudocode: Δv ← Σ_i W^i Q^iᵀ Δv^i.
+        for (region, sc) in self.regions.iter().zip(&scratch) {
+            let rot = self.region_transform(region, bones).matrix3;
             for (l, &a) in region.vertices.iter().enumerate() {
                 dv[a] += rot * sc.x[l] * region.weights[l];
             }
