@@ -28,7 +28,9 @@ pub mod solver;
 pub mod sparse;
 
 pub use element::{HexElement, Material};
-pub use lattice::{Bone, Embedding, Lattice, LatticeSettings, bone_transforms, skeleton_bones};
+pub use lattice::{
+    Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
+};
 pub use regions::{Region, Twist, bone_weights};
 pub use solver::{
     CgReport, Energy, FemBody, FemSettings, Linearization, MassKind, PositionConstraint,
