@@ -311,6 +311,9 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
         "{}",
         baked_playback_frame(128, 128, if quick { 10 } else { 60 })?
     )?;
+    for v in fem_steps_per_second(quick) {
+        writeln!(out, "{v}")?;
+    }
     for v in crate::render::bench::run(quick) {
         writeln!(out, "{v}")?;
     }
@@ -362,4 +365,54 @@ pub fn baked_playback_frame(
         "random_ms": random,
         "goal_ms": 1.0,
     }))
+}
+
+/// The lattice FEM (issue 7): implicit Euler steps per wall second of the
+/// demonstration limb (two bones, elbow swinging, h = 1/90 s) at three
+/// sizes, global linear and blended local, with the precompute time and the
+/// lattice vertices a second of stepping moves (vertices × steps/s; a lattice
+/// runs at 90 Hz when its steps/s is ≥ 90). The goal is ≥ 2000 steps/s at
+/// about 200 vertices.
+pub fn fem_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
+    use crate::fem::Linearization;
+    use crate::fem::demo::{limb, limb_pose};
+    let seconds = if quick { 0.3 } else { 2.0 };
+    let mut out = Vec::new();
+    for dims in [[4, 4, 8], [8, 8, 16], [16, 16, 32]] {
+        for lin in [
+            Linearization::Global,
+            Linearization::BlendedLocal { blend_width: 0.1 },
+        ] {
+            let mut body = limb(dims, 0.4 / dims[2] as f64, lin);
+            let h = body.settings.time_step;
+            let (mut steps, mut iterations, mut converged) = (0usize, 0usize, 0usize);
+            let start = Instant::now();
+            while start.elapsed().as_secs_f64() < seconds || steps < 3 {
+                steps += 1;
+                let r = body.step(&limb_pose(&body, steps as f64 * h));
+                iterations += r.iterations();
+                converged += usize::from(r.converged());
+            }
+            let wall = start.elapsed().as_secs_f64();
+            let rate = steps as f64 / wall;
+            out.push(json!({
+                "bench": "fem_steps_per_second",
+                "lattice": format!("{}x{}x{}", dims[0], dims[1], dims[2]),
+                "vertices": body.vertex_count(),
+                "cells": body.lattice.cell_count(),
+                "linearization": if body.regions.len() > 1 { "blended_local" } else { "global" },
+                "regions": body.regions.len(),
+                "threads": rayon::current_num_threads(),
+                "steps": steps,
+                "steps_per_second": rate,
+                "cg_iterations_per_step": iterations as f64 / steps as f64,
+                "converged_steps": converged,
+                "vertices_per_second": rate * body.vertex_count() as f64,
+                "runs_at_90hz": rate >= 90.0,
+                "precompute_ms": body.precompute_seconds * 1e3,
+                "goal_steps_per_second": 2000,
+            }));
+        }
+    }
+    out
 }

@@ -14,6 +14,7 @@ pub mod app;
 pub mod bake;
 pub mod bench;
 pub mod character;
+pub mod fem;
 pub mod input;
 pub mod io;
 pub mod kinematics;

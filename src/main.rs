@@ -65,6 +65,9 @@ enum Command {
         /// Shorter runs (for smoke tests).
         #[arg(long)]
         quick: bool,
+        /// Only the lattice FEM figures (`fem`), not the whole suite.
+        #[arg(long, value_parser = ["fem"])]
+        only: Option<String>,
     },
     /// Build one of the sample characters (penguin, wombat, torso) and save it.
     Sample {
@@ -610,7 +613,17 @@ fn run(cli: Cli) -> Result<()> {
                 );
             }
         }
-        Command::Bench { quick } => plasticine::bench::run_all(quick, &mut std::io::stdout())?,
+        Command::Bench { quick, only: None } => {
+            plasticine::bench::run_all(quick, &mut std::io::stdout())?
+        }
+        Command::Bench {
+            quick,
+            only: Some(_),
+        } => {
+            for v in plasticine::bench::fem_steps_per_second(quick) {
+                println!("{v}");
+            }
+        }
         Command::Sample {
             name,
             out,

@@ -39,6 +39,17 @@ pub fn build(name: &str, m: usize, n: usize) -> Result<Character, SimError> {
     settle(c, rest)
 }
 
+/// A sample's skeleton, muscles and key postures without skins (no wrapping
+/// or settling, so it is instant): what a flesh lattice is built from.
+pub fn bare(name: &str) -> Option<Character> {
+    match name {
+        "penguin" => Some(penguin().0),
+        "wombat" => Some(wombat().0),
+        "torso" => Some(torso().0),
+        _ => None,
+    }
+}
+
 /// The default skin material of the samples: about 1 kg of skin per body part,
 /// loose enough to jiggle, bands at ~3 Hz.
 pub fn material() -> SkinMaterial {

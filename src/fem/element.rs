@@ -1,0 +1,296 @@
+//! Element integrals of one lattice cell (Capell §3.3, appendix A.2, linear
+//! part): a trilinear hexahedron, integrated with 2×2×2 Gauss points.
+//!
+//! The cells of a regular lattice are congruent boxes, so the integrals are
+//! computed **once** for a unit material and scaled per cell:
+//! `K_e = λ_e K_λ + μ_e K_μ`, `M_e = ρ_e M_1`. 2×2×2 Gauss is exact here: on a
+//! box the integrands (products of two trilinear functions or of two of their
+//! derivatives) are at most quadratic in each coordinate.
+//!
+//! Stiffness convention. With the linear (Cauchy) strain
+//! `ε = ½(∇d + ∇dᵀ)` and the energy density `W = μ ε:ε + ½λ (tr ε)²`, the
+//! stiffness block between basis functions a and b is
+//!
+//! `K^{ab}_{ij} = ∫ λ ∂_iφ^a ∂_jφ^b + μ (δ_ij ∇φ^a·∇φ^b + ∂_jφ^a ∂_iφ^b) dΩ`.
+//!
+//! Capell's eq. (10) omits the ½ in Green's strain, so his A₁, A₂, B of A.2
+//! carry `4G…` and equal twice these (his V is four times the usual energy);
+//! we keep the engineering convention so that Young's modulus means what a
+//! cantilever test says it means (`tests/fem_physics.rs`). Then
+//! `A₁ ↔ λ ∂φ^a⊗∂φ^b`, `A₂ ↔ μ ∂φ^b⊗∂φ^a`, `B ↔ μ ∂φ^a·∂φ^b` up to that factor 2.
+
+use glam::{DMat3, DVec3};
+
+/// Isotropic linear-elastic material of one cell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Material {
+    /// Young's modulus E, Pa.
+    pub young: f64,
+    /// Poisson's ratio ν, in [0, 0.5).
+    pub poisson: f64,
+    /// Mass density ρ, kg/m³.
+    pub density: f64,
+}
+
+impl Material {
+    /// Soft flesh: E = 50 kPa, ν = 0.3, ρ = 1000 kg/m³ (ballpark of
+    /// muscle/fat in the stiff, relaxed range).
+    pub const FLESH: Material = Material {
+        young: 5.0e4,
+        poisson: 0.3,
+        density: 1000.0,
+    };
+
+    /// Lamé's first parameter λ = Eν / ((1+ν)(1−2ν)).
+    pub fn lambda(&self) -> f64 {
+        self.young * self.poisson / ((1.0 + self.poisson) * (1.0 - 2.0 * self.poisson))
+    }
+
+    /// Shear modulus μ = G = E / (2(1+ν)).
+    pub fn mu(&self) -> f64 {
+        self.young / (2.0 * (1.0 + self.poisson))
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.young.is_finite() && self.young > 0.0) {
+            return Err(format!("Young's modulus must be > 0, got {}", self.young));
+        }
+        if !(self.poisson.is_finite() && (0.0..0.5).contains(&self.poisson)) {
+            return Err(format!(
+                "Poisson's ratio must be in [0, 0.5), got {}",
+                self.poisson
+            ));
+        }
+        if !(self.density.is_finite() && self.density > 0.0) {
+            return Err(format!("density must be > 0, got {}", self.density));
+        }
+        Ok(())
+    }
+}
+
+/// Corner `i` of a cell sits at `(i & 1, (i >> 1) & 1, (i >> 2) & 1)` in cell
+/// units: bit 0 is x, bit 1 is y, bit 2 is z.
+pub fn corner_offset(i: usize) -> [usize; 3] {
+    [i & 1, (i >> 1) & 1, (i >> 2) & 1]
+}
+
+/// Trilinear weights φ^i of the eight corners at local coordinates
+/// `s ∈ [0, 1]³` (the FFD weights of a point in its cell). They sum to one.
+pub fn trilinear_weights(s: DVec3) -> [f64; 8] {
+    let mut w = [0.0; 8];
+    for (i, wi) in w.iter_mut().enumerate() {
+        let [a, b, c] = corner_offset(i);
+        let fx = if a == 1 { s.x } else { 1.0 - s.x };
+        let fy = if b == 1 { s.y } else { 1.0 - s.y };
+        let fz = if c == 1 { s.z } else { 1.0 - s.z };
+        *wi = fx * fy * fz;
+    }
+    w
+}
+
+/// Gradients ∂φ^i/∂x of the corners at local coordinates `s` for a box of
+/// edge lengths `size`.
+pub fn trilinear_gradients(s: DVec3, size: DVec3) -> [DVec3; 8] {
+    let mut g = [DVec3::ZERO; 8];
+    for (i, gi) in g.iter_mut().enumerate() {
+        let [a, b, c] = corner_offset(i);
+        let (fx, dx) = if a == 1 {
+            (s.x, 1.0)
+        } else {
+            (1.0 - s.x, -1.0)
+        };
+        let (fy, dy) = if b == 1 {
+            (s.y, 1.0)
+        } else {
+            (1.0 - s.y, -1.0)
+        };
+        let (fz, dz) = if c == 1 {
+            (s.z, 1.0)
+        } else {
+            (1.0 - s.z, -1.0)
+        };
+        *gi = DVec3::new(
+            dx * fy * fz / size.x,
+            fx * dy * fz / size.y,
+            fx * fy * dz / size.z,
+        );
+    }
+    g
+}
+
+/// Precomputed integrals of one box cell for a unit material, as 8×8 arrays
+/// of 3×3 blocks (`[a * 8 + b]` couples corner a to corner b).
+#[derive(Clone, Debug)]
+pub struct HexElement {
+    pub size: DVec3,
+    /// ∫ ∂_iφ^a ∂_jφ^b: multiplies λ.
+    pub k_lambda: Vec<DMat3>,
+    /// ∫ δ_ij ∇φ^a·∇φ^b + ∂_jφ^a ∂_iφ^b: multiplies μ.
+    pub k_mu: Vec<DMat3>,
+    /// Consistent mass ∫ φ^a φ^b (scalar, times I₃), unit density.
+    pub mass: [[f64; 8]; 8],
+    /// ∫ φ^a: the lumped mass and the gravity load per unit density.
+    pub integral: [f64; 8],
+}
+
+impl HexElement {
+    pub fn new(size: DVec3) -> Self {
+        let g = 0.5 / 3f64.sqrt();
+        let points = [0.5 - g, 0.5 + g];
+        // Each of the 8 Gauss points carries an eighth of the volume.
+        let w = size.x * size.y * size.z / 8.0;
+        let mut k_lambda = vec![DMat3::ZERO; 64];
+        let mut k_mu = vec![DMat3::ZERO; 64];
+        let mut mass = [[0.0; 8]; 8];
+        let mut integral = [0.0; 8];
+        for &x in &points {
+            for &y in &points {
+                for &z in &points {
+                    let s = DVec3::new(x, y, z);
+                    let phi = trilinear_weights(s);
+                    let grad = trilinear_gradients(s, size);
+                    for a in 0..8 {
+                        integral[a] += w * phi[a];
+                        for b in 0..8 {
+                            mass[a][b] += w * phi[a] * phi[b];
+                            let (ga, gb) = (grad[a], grad[b]);
+                            // Column j of the block is the j-th DOF of b:
+                            // K_λ[i][j] = ga_i gb_j  → outer(ga, gb) has
+                            // column j = ga * gb_j.
+                            let outer_ab = DMat3::from_cols(ga * gb.x, ga * gb.y, ga * gb.z);
+                            // μ term ∂_jφ^a ∂_iφ^b: entry (i, j) = gb_i ga_j.
+                            let outer_ba = DMat3::from_cols(gb * ga.x, gb * ga.y, gb * ga.z);
+                            k_lambda[a * 8 + b] += outer_ab * w;
+                            k_mu[a * 8 + b] +=
+                                (DMat3::from_diagonal(DVec3::splat(ga.dot(gb))) + outer_ba) * w;
+                        }
+                    }
+                }
+            }
+        }
+        Self {
+            size,
+            k_lambda,
+            k_mu,
+            mass,
+            integral,
+        }
+    }
+
+    /// The 3×3 stiffness block coupling corners a and b for a material.
+    #[inline]
+    pub fn stiffness_block(&self, m: &Material, a: usize, b: usize) -> DMat3 {
+        self.k_lambda[a * 8 + b] * m.lambda() + self.k_mu[a * 8 + b] * m.mu()
+    }
+
+    pub fn volume(&self) -> f64 {
+        self.size.x * self.size.y * self.size.z
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn element() -> HexElement {
+        HexElement::new(DVec3::new(0.3, 0.5, 0.7))
+    }
+
+    fn apply(e: &HexElement, m: &Material, u: &[DVec3; 8]) -> [DVec3; 8] {
+        let mut f = [DVec3::ZERO; 8];
+        for a in 0..8 {
+            for b in 0..8 {
+                f[a] += e.stiffness_block(m, a, b) * u[b];
+            }
+        }
+        f
+    }
+
+    fn corners(e: &HexElement) -> [DVec3; 8] {
+        std::array::from_fn(|i| {
+            let [a, b, c] = corner_offset(i);
+            DVec3::new(a as f64, b as f64, c as f64) * e.size
+        })
+    }
+
+    /// Rigid translations and infinitesimal rotations are the kernel of the
+    /// linear stiffness: six zero-energy modes, no more.
+    #[test]
+    fn rigid_modes_carry_no_force() {
+        let e = element();
+        let m = Material::FLESH;
+        let x = corners(&e);
+        let omega = DVec3::new(0.3, -0.7, 0.2);
+        let u: [DVec3; 8] = std::array::from_fn(|i| DVec3::new(1.0, 2.0, -3.0) + omega.cross(x[i]));
+        let f = apply(&e, &m, &u);
+        let scale = e.stiffness_block(&m, 0, 0).abs_diff_eq(DMat3::ZERO, 0.0);
+        assert!(!scale);
+        for fi in f {
+            assert!(fi.length() < 1e-9 * m.young, "{fi}");
+        }
+    }
+
+    /// A uniform stretch ε_xx = e: the nodal forces on the +x face sum to the
+    /// traction σ_xx × area with σ_xx = (λ + 2μ) e (laterally constrained
+    /// strain state, u = (e x, 0, 0)).
+    #[test]
+    fn uniaxial_strain_gives_the_analytic_traction() {
+        let e = element();
+        let m = Material {
+            young: 1000.0,
+            poisson: 0.25,
+            density: 1.0,
+        };
+        let strain = 1e-3;
+        let x = corners(&e);
+        let u: [DVec3; 8] = std::array::from_fn(|i| DVec3::new(strain * x[i].x, 0.0, 0.0));
+        let f = apply(&e, &m, &u);
+        let face: f64 = (0..8).filter(|&i| i & 1 == 1).map(|i| f[i].x).sum();
+        let sigma = (m.lambda() + 2.0 * m.mu()) * strain;
+        let expect = sigma * e.size.y * e.size.z;
+        assert!(
+            (face - expect).abs() < 1e-12 * expect.abs().max(1.0),
+            "{face} vs {expect}"
+        );
+        // Lateral faces feel σ_yy = λ e.
+        let side: f64 = (0..8).filter(|&i| (i >> 1) & 1 == 1).map(|i| f[i].y).sum();
+        let expect_side = m.lambda() * strain * e.size.x * e.size.z;
+        assert!((side - expect_side).abs() < 1e-12 * expect_side.abs().max(1.0));
+    }
+
+    #[test]
+    fn stiffness_is_symmetric_and_mass_sums_to_the_volume() {
+        let e = element();
+        let m = Material::FLESH;
+        for a in 0..8 {
+            for b in 0..8 {
+                let kab = e.stiffness_block(&m, a, b);
+                let kba = e.stiffness_block(&m, b, a);
+                assert!(kab.abs_diff_eq(kba.transpose(), 1e-9 * m.young));
+            }
+        }
+        let total: f64 = e.mass.iter().flatten().sum();
+        assert!((total - e.volume()).abs() < 1e-15);
+        let lumped: f64 = e.integral.iter().sum();
+        assert!((lumped - e.volume()).abs() < 1e-15);
+        // Rows of the consistent mass sum to ∫φ^a (the lumped mass).
+        for a in 0..8 {
+            let row: f64 = e.mass[a].iter().sum();
+            assert!((row - e.integral[a]).abs() < 1e-15);
+        }
+    }
+
+    #[test]
+    fn trilinear_weights_reproduce_linear_functions() {
+        let s = DVec3::new(0.2, 0.7, 0.4);
+        let w = trilinear_weights(s);
+        assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        let p: DVec3 = (0..8)
+            .map(|i| {
+                let [a, b, c] = corner_offset(i);
+                DVec3::new(a as f64, b as f64, c as f64) * w[i]
+            })
+            .sum();
+        assert!((p - s).length() < 1e-15);
+    }
+}

@@ -1,0 +1,38 @@
+//! Skeleton-driven lattice FEM flesh (Capell, Green, Curless, Duchamp &
+//! Popović 2002, "Interactive Skeleton-Driven Dynamic Deformations"), CPU
+//! back end.
+//!
+//! The flesh is embedded in a coarse control lattice of hexahedral cells
+//! ([`lattice`]); the displacement is `d(x, t) = q_a(t) φ^a(x)` over the
+//! trilinear basis of the lattice vertices (eq. 4–5). Precomputed cell
+//! integrals ([`element`], §3.3 and A.2 for the linear strain model) are
+//! assembled into a sparse stiffness K and mass M ([`sparse`], eq. 8, 14).
+//! Each step solves the linearized implicit Euler system (eq. 15–16) with
+//! conjugate gradients ([`solver`]): bones as known DOFs (eq. 17–18),
+//! position constraints projected inside CG (§4.4, eq. 19–21), and blended
+//! local linearization over bone regions (§4.5, [`regions`]).
+//!
+//! The twist constraint of §4.6 is an option of the regions ([`Twist`]).
+//!
+//! Not here yet (issue 7): the hierarchical basis and adaptation (§3.1,
+//! §4.7), the nonlinear (Green strain) reference and the GPU back end.
+//!
+//! Data flows one way: this module reads `character`, `kinematics`, `shape`
+//! and `skin::body` (the posed muscles), and nothing reads back into them.
+
+pub mod demo;
+pub mod element;
+pub mod lattice;
+pub mod regions;
+pub mod solver;
+pub mod sparse;
+
+pub use element::{HexElement, Material};
+pub use lattice::{
+    Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
+};
+pub use regions::{Region, Twist, bone_weights};
+pub use solver::{
+    CgReport, Energy, FemBody, FemSettings, Linearization, MassKind, PositionConstraint,
+    StepReport, lowest_frequency,
+};

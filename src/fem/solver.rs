@@ -1,0 +1,910 @@
+//! The lattice simulation (Capell §4.2–4.5): linearized implicit Euler solved
+//! with preconditioned conjugate gradients, bone constraints by eliminating
+//! known DOFs, linear-subspace position constraints projected inside CG, and
+//! blended local linearization over bone regions.
+//!
+//! ## The step (eq. 15–16), per region i with bone transform T^i(x) = R x + t
+//!
+//! The region's elastic force is the linear one measured in the bone's frame:
+//! with the local displacement `u = T⁻¹(r + q) − r` (eq. 24 and line 2 of the
+//! §4.5 pseudocode), `f_e = −R K u`, whose Jacobian is `−R K Rᵀ`. Damping is
+//! Rayleigh, `D = α M + β R K Rᵀ` (Capell's `μ q̇` is the α = μ/m special
+//! case). Linearizing `M Δv = h f(q + h(v + Δv), v + Δv)` at the start of the
+//! step gives
+//!
+//! `[(1 + hα) M + (hβ + h²) R K Rᵀ] Δv = h [f_g − α M v − R K (u + (β + h) Rᵀ v)]`
+//!
+//! which is eq. (16) with S = R K Rᵀ; then `v += Δv`, `q += h v` (eq. 15).
+//! For R = I, t = 0 it is the global linear model.
+//!
+//! ## Constraints
+//!
+//! - **Bones (eq. 17–18).** A vertex bound to a bone has a known target
+//!   `q* = T(r) − r`, hence a known `Δv = (q* − q)/h − v`. CG runs on the
+//!   unknown rows only (`A₂₂ Δv_u = b_u − A₂₁ Δv_k`): known entries are set
+//!   in the start vector and masked out of every residual and search
+//!   direction. After the step the bone vertices are set to their targets
+//!   exactly.
+//! - **Position constraints (§4.4, eq. 19–21).** A point x_c held at a
+//!   displacement target: `Σ_a φ^a(x_c) Δv_a = a_c`. The columns c of C are
+//!   orthonormalised (Gram–Schmidt: the QR of §4.4), Δv starts on the
+//!   constraint set, and every residual and preconditioned residual is
+//!   projected with `P = I − Σ u uᵀ`, so CG's updates stay in the constraint
+//!   null space (Baraff & Witkin's filter). Redundant or conflicting
+//!   constraints show up as a vanishing diagonal of R and are dropped.
+//!
+//! ## Blending (§4.5)
+//!
+//! Each region solves its own system; `Δv = Σ_i W^i Q^iᵀ Δv^i`. A position
+//! constraint is enforced in every region holding its cell, and after
+//! blending the blended Δv is corrected by the minimum-norm step back onto
+//! the constraint (the weights need not be constant over the constraint's
+//! cell, so the blend of solutions that each meet it need not meet it).
+
+use super::element::{HexElement, Material};
+use super::lattice::{Embedding, Lattice};
+use super::regions::{NOT_IN_REGION, Region, Twist, build_regions, partition_error};
+use super::sparse::{Assembled, BlockCsr, assemble};
+use glam::{DAffine3, DMat3, DVec3};
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// Which mass matrix the dynamics use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MassKind {
+    /// Row-sum lumped (diagonal) mass m_a = ∫ρφ^a. The default: it keeps the
+    /// system matrix's diagonal dominant for the Jacobi preconditioner, makes
+    /// kinetic energy a per-vertex sum, and with trilinear hexes (too stiff
+    /// in bending) its lower frequencies partly offset the stiffness error.
+    Lumped,
+    /// Consistent mass M^{ab} = ∫ρφ^aφ^b (eq. 8), the Galerkin choice.
+    Consistent,
+}
+
+/// Which linearization of the strain.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Linearization {
+    /// One global linear model (distorts under large rotations, Figure 5).
+    Global,
+    /// Blended local linearization (§4.5), blending width in metres.
+    BlendedLocal { blend_width: f64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct FemSettings {
+    /// Time step h, seconds.
+    pub time_step: f64,
+    /// Mass-proportional damping α, 1/s.
+    pub mass_damping: f64,
+    /// Stiffness-proportional damping β, s.
+    pub stiffness_damping: f64,
+    /// Gravity g, m/s².
+    pub gravity: DVec3,
+    pub mass: MassKind,
+    pub linearization: Linearization,
+    /// CG stops at this relative residual ‖r‖/‖r₀‖.
+    pub cg_tolerance: f64,
+    pub cg_max_iterations: usize,
+    /// The twist constraint of §4.6, if any.
+    pub twist: Option<Twist>,
+}
+
+impl Default for FemSettings {
+    fn default() -> Self {
+        Self {
+            time_step: 1.0 / 90.0,
+            mass_damping: 0.5,
+            stiffness_damping: 0.002,
+            gravity: DVec3::new(0.0, -9.81, 0.0),
+            mass: MassKind::Lumped,
+            linearization: Linearization::Global,
+            cg_tolerance: 1e-6,
+            cg_max_iterations: 500,
+            twist: None,
+        }
+    }
+}
+
+/// A point of the flesh held at a displacement target (§4.4), e.g. grabbed
+/// by a controller.
+#[derive(Clone, Copy, Debug)]
+pub struct PositionConstraint {
+    pub embedding: Embedding,
+    /// Target displacement d_c of the point (position − rest position).
+    pub target: DVec3,
+}
+
+/// What one CG solve did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CgReport {
+    pub iterations: usize,
+    pub relative_residual: f64,
+    pub converged: bool,
+    /// Position constraints dropped as redundant or conflicting.
+    pub dropped_constraints: usize,
+}
+
+/// What one step did: one CG report per region.
+#[derive(Clone, Debug, Default)]
+pub struct StepReport {
+    pub solves: Vec<CgReport>,
+}
+
+impl StepReport {
+    pub fn iterations(&self) -> usize {
+        self.solves.iter().map(|s| s.iterations).sum()
+    }
+    pub fn converged(&self) -> bool {
+        self.solves.iter().all(|s| s.converged)
+    }
+}
+
+/// A constraint in a region's local numbering: eight (local vertex, weight)
+/// pairs and the value of `Σ φ x` it asks for.
+struct LocalConstraint {
+    support: [(usize, f64); 8],
+    value: DVec3,
+}
+
+/// Reusable vectors of one regional solve.
+#[derive(Default, Clone, Debug)]
+struct Scratch {
+    x: Vec<DVec3>,
+    b: Vec<DVec3>,
+    r: Vec<DVec3>,
+    z: Vec<DVec3>,
+    p: Vec<DVec3>,
+    ap: Vec<DVec3>,
+    tmp: Vec<DVec3>,
+    tmp2: Vec<DVec3>,
+    known: Vec<bool>,
+    /// The regional system matrix, kept while h and the damping stay put.
+    system: Option<SystemCache>,
+    /// The previous step's solution (kept across steps: warm start).
+    warm: Vec<DVec3>,
+}
+
+impl Scratch {
+    fn resize(&mut self, n: usize) {
+        for v in [
+            &mut self.x,
+            &mut self.b,
+            &mut self.r,
+            &mut self.z,
+            &mut self.p,
+            &mut self.ap,
+            &mut self.tmp,
+            &mut self.tmp2,
+        ] {
+            v.clear();
+            v.resize(n, DVec3::ZERO);
+        }
+        self.known.clear();
+        self.known.resize(n, false);
+        self.warm.resize(n, DVec3::ZERO);
+    }
+}
+
+/// The regional system matrix `S = c_m M + c_k K` in the bone's frame,
+/// assembled once per (c_m, c_k, mass kind), with its block-Jacobi inverse.
+///
+/// The solve runs in the bone's frame: M is a scalar times I₃ per block, so
+/// `c_m M + c_k R K Rᵀ = R (c_m M + c_k K) Rᵀ`, and `A Δv = b` becomes
+/// `S (Rᵀ Δv) = Rᵀ b`; position constraints are scalar per vertex, so they
+/// commute with R. CG then multiplies by one fixed sparse matrix, with no
+/// per-iteration rotation and no per-step re-assembly.
+#[derive(Clone, Debug)]
+struct SystemCache {
+    key: (f64, f64, MassKind),
+    matrix: BlockCsr,
+    precond: Vec<DMat3>,
+}
+
+impl SystemCache {
+    fn new(matrices: &Assembled, mass: MassKind, c_mass: f64, c_stiff: f64) -> Self {
+        let mut matrix = matrices.stiffness.clone();
+        for b in &mut matrix.blocks {
+            *b *= c_stiff;
+        }
+        for row in 0..matrix.rows() {
+            for k in matrix.row_ptr[row]..matrix.row_ptr[row + 1] {
+                let col = matrix.col[k] as usize;
+                let m = match mass {
+                    MassKind::Lumped if col == row => matrices.lumped_mass[row],
+                    MassKind::Lumped => 0.0,
+                    MassKind::Consistent => matrices.consistent_mass.values[k],
+                };
+                matrix.blocks[k] += DMat3::from_diagonal(DVec3::splat(c_mass * m));
+            }
+        }
+        let precond = (0..matrix.rows())
+            .map(|row| {
+                let d = matrix.diagonal(row);
+                if d.determinant().abs() > 0.0 {
+                    d.inverse()
+                } else {
+                    DMat3::IDENTITY
+                }
+            })
+            .collect();
+        Self {
+            key: (c_mass, c_stiff, mass),
+            matrix,
+            precond,
+        }
+    }
+
+    /// The cached system for these coefficients, rebuilt if they changed.
+    fn ensure(
+        cache: &mut Option<SystemCache>,
+        matrices: &Assembled,
+        mass: MassKind,
+        c_mass: f64,
+        c_stiff: f64,
+    ) -> SystemCache {
+        match cache.take() {
+            Some(c) if c.key == (c_mass, c_stiff, mass) => c,
+            _ => Self::new(matrices, mass, c_mass, c_stiff),
+        }
+    }
+}
+
+/// y = (M ⊗ I₃) x for the chosen mass matrix.
+fn mass_mul(matrices: &Assembled, mass: MassKind, x: &[DVec3], y: &mut [DVec3]) {
+    match mass {
+        MassKind::Lumped => {
+            for ((yi, xi), m) in y.iter_mut().zip(x).zip(&matrices.lumped_mass) {
+                *yi = *xi * *m;
+            }
+        }
+        MassKind::Consistent => matrices.consistent_mass.mul(&matrices.stiffness, x, y),
+    }
+}
+
+/// Orthonormal basis of the constraint columns restricted to unknown rows
+/// (the Q of C's QR), stored sparsely.
+struct ConstraintBasis {
+    columns: Vec<Vec<(usize, f64)>>,
+}
+
+impl ConstraintBasis {
+    /// Builds the basis and moves `x` onto the constraint set: adds the
+    /// minimum-norm change of its unknown entries after which every
+    /// constraint holds. Returns the basis and how many constraints were
+    /// dropped.
+    fn new(n: usize, known: &[bool], cons: &[LocalConstraint], x: &mut [DVec3]) -> (Self, usize) {
+        let mut columns: Vec<Vec<f64>> = Vec::new();
+        let mut r_diag_and_coeffs: Vec<(Vec<f64>, f64, DVec3)> = Vec::new();
+        let mut dropped = 0;
+        for c in cons {
+            let mut col = vec![0.0; n];
+            let mut value = c.value;
+            // Whatever x already holds (known entries, a warm start) counts
+            // towards the constraint; the correction lives on unknown rows.
+            for &(l, w) in &c.support {
+                value -= x[l] * w;
+                if !known[l] {
+                    col[l] += w;
+                }
+            }
+            let norm0 = col.iter().map(|v| v * v).sum::<f64>().sqrt();
+            // Modified Gram–Schmidt against the accepted columns; the
+            // projections are the off-diagonal entries of R.
+            let mut coeffs = Vec::with_capacity(columns.len());
+            for u in &columns {
+                let d: f64 = u.iter().zip(&col).map(|(a, b)| a * b).sum();
+                for (ci, ui) in col.iter_mut().zip(u) {
+                    *ci -= d * ui;
+                }
+                coeffs.push(d);
+            }
+            let norm = col.iter().map(|v| v * v).sum::<f64>().sqrt();
+            if norm <= 1e-10 * norm0.max(1e-300) || norm0 == 0.0 {
+                dropped += 1;
+                continue;
+            }
+            for ci in &mut col {
+                *ci /= norm;
+            }
+            columns.push(col);
+            r_diag_and_coeffs.push((coeffs, norm, value));
+        }
+        // Rᵀ y = a by forward substitution, then x_u = Q y.
+        let mut y: Vec<DVec3> = Vec::with_capacity(columns.len());
+        for (coeffs, diag, value) in &r_diag_and_coeffs {
+            let mut s = *value;
+            for (k, d) in coeffs.iter().enumerate() {
+                s -= y[k] * *d;
+            }
+            y.push(s / *diag);
+        }
+        let sparse: Vec<Vec<(usize, f64)>> = columns
+            .iter()
+            .map(|c| {
+                c.iter()
+                    .enumerate()
+                    .filter(|(_, v)| **v != 0.0)
+                    .map(|(l, v)| (l, *v))
+                    .collect()
+            })
+            .collect();
+        for (col, yj) in sparse.iter().zip(&y) {
+            for &(l, w) in col {
+                x[l] += *yj * w;
+            }
+        }
+        (Self { columns: sparse }, dropped)
+    }
+
+    /// r ← P r: removes the components along every constraint direction.
+    fn project(&self, r: &mut [DVec3]) {
+        for col in &self.columns {
+            let s: DVec3 = col.iter().map(|&(l, w)| r[l] * w).sum();
+            for &(l, w) in col {
+                r[l] -= s * w;
+            }
+        }
+    }
+}
+
+fn dot(a: &[DVec3], b: &[DVec3]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.dot(*y)).sum()
+}
+
+/// Projected, block-Jacobi preconditioned CG for `A x = b` with known
+/// entries (already in `x`, masked) and position constraints. `x` holds the
+/// start vector's known entries on input and the solution on output.
+fn projected_pcg(
+    system: &SystemCache,
+    s: &mut Scratch,
+    cons: &[LocalConstraint],
+    tolerance: f64,
+    max_iterations: usize,
+    warm: bool,
+) -> CgReport {
+    let n = s.x.len();
+    let (basis, dropped) = ConstraintBasis::new(n, &s.known, cons, &mut s.x);
+    let filter = |v: &mut [DVec3], known: &[bool]| {
+        for (vi, &k) in v.iter_mut().zip(known) {
+            if k {
+                *vi = DVec3::ZERO;
+            }
+        }
+        basis.project(v);
+    };
+    let (a, precond) = (&system.matrix, &system.precond);
+    a.mul(&s.x, &mut s.ap);
+    for i in 0..n {
+        s.r[i] = s.b[i] - s.ap[i];
+    }
+    filter(&mut s.r, &s.known);
+    // The tolerance is relative to the residual of the start vector without
+    // a warm start, so a good warm start means fewer iterations, not a
+    // tighter target.
+    let r0 = dot(&s.r, &s.r).sqrt();
+    let mut report = CgReport {
+        iterations: 0,
+        relative_residual: 0.0,
+        converged: true,
+        dropped_constraints: dropped,
+    };
+    if r0 == 0.0 {
+        return report;
+    }
+    if warm {
+        // The previous solution, filtered, keeps the known entries and the
+        // constraint values: x + P w still meets them.
+        s.tmp2.copy_from_slice(&s.warm);
+        filter(&mut s.tmp2, &s.known);
+        for i in 0..n {
+            s.x[i] += s.tmp2[i];
+        }
+        a.mul(&s.x, &mut s.ap);
+        for i in 0..n {
+            s.r[i] = s.b[i] - s.ap[i];
+        }
+        filter(&mut s.r, &s.known);
+    }
+    for i in 0..n {
+        s.z[i] = precond[i] * s.r[i];
+    }
+    filter(&mut s.z, &s.known);
+    s.p.copy_from_slice(&s.z);
+    let mut rz = dot(&s.r, &s.z);
+    let mut rel = dot(&s.r, &s.r).sqrt() / r0;
+    let mut it = 0;
+    while it < max_iterations && rel > tolerance {
+        a.mul(&s.p, &mut s.ap);
+        filter(&mut s.ap, &s.known);
+        let pap = dot(&s.p, &s.ap);
+        if pap <= 0.0 {
+            break;
+        }
+        let alpha = rz / pap;
+        for i in 0..n {
+            s.x[i] += s.p[i] * alpha;
+            s.r[i] -= s.ap[i] * alpha;
+        }
+        it += 1;
+        rel = dot(&s.r, &s.r).sqrt() / r0;
+        for i in 0..n {
+            s.z[i] = precond[i] * s.r[i];
+        }
+        filter(&mut s.z, &s.known);
+        let rz_new = dot(&s.r, &s.z);
+        let beta = rz_new / rz;
+        rz = rz_new;
+        for i in 0..n {
+            s.p[i] = s.z[i] + s.p[i] * beta;
+        }
+    }
+    report.iterations = it;
+    report.relative_residual = rel;
+    report.converged = rel <= tolerance;
+    report
+}
+
+/// A lattice of flesh driven by a skeleton: precomputed integrals, regions,
+/// state (q, q̇) and constraints.
+#[derive(Clone, Debug)]
+pub struct FemBody {
+    pub lattice: Lattice,
+    /// Material of each cell (floppy or rigid cells).
+    pub materials: Vec<Material>,
+    pub element: HexElement,
+    /// The whole lattice's K, M and gravity weights.
+    pub global: Assembled,
+    pub regions: Vec<Region>,
+    pub settings: FemSettings,
+    /// Displacements q_a of the vertices (eq. 4).
+    pub q: Vec<DVec3>,
+    /// Velocities q̇_a.
+    pub v: Vec<DVec3>,
+    /// Vertices held at a fixed displacement (clamps), besides bone vertices.
+    pub fixed: Vec<Option<DVec3>>,
+    pub constraints: Vec<PositionConstraint>,
+    /// Wall time of the precompute (integrals, assembly, regions), seconds.
+    pub precompute_seconds: f64,
+    scratch: Vec<Scratch>,
+}
+
+impl FemBody {
+    /// Precomputes the integrals and regions of a lattice with per-cell
+    /// materials.
+    pub fn new(lattice: Lattice, materials: Vec<Material>, settings: FemSettings) -> Self {
+        assert_eq!(
+            materials.len(),
+            lattice.cell_count(),
+            "one material per cell"
+        );
+        let start = Instant::now();
+        let element = HexElement::new(lattice.cell_size);
+        let global = assemble(lattice.vertex_count(), &lattice.cells, &materials, &element);
+        let blend = match settings.linearization {
+            Linearization::Global => None,
+            Linearization::BlendedLocal { blend_width } => Some(blend_width),
+        };
+        let regions = build_regions(&lattice, &materials, &element, blend, settings.twist);
+        let n = lattice.vertex_count();
+        let scratch = vec![Scratch::default(); regions.len()];
+        Self {
+            precompute_seconds: start.elapsed().as_secs_f64(),
+            lattice,
+            materials,
+            element,
+            global,
+            regions,
+            settings,
+            q: vec![DVec3::ZERO; n],
+            v: vec![DVec3::ZERO; n],
+            fixed: vec![None; n],
+            constraints: Vec::new(),
+            scratch,
+        }
+    }
+
+    /// One material everywhere.
+    pub fn uniform(lattice: Lattice, material: Material, settings: FemSettings) -> Self {
+        let m = vec![material; lattice.cell_count()];
+        Self::new(lattice, m, settings)
+    }
+
+    pub fn vertex_count(&self) -> usize {
+        self.lattice.vertex_count()
+    }
+
+    /// Deformed vertex positions r_a + q_a.
+    pub fn positions(&self) -> Vec<DVec3> {
+        self.lattice
+            .rest
+            .iter()
+            .zip(&self.q)
+            .map(|(r, q)| *r + *q)
+            .collect()
+    }
+
+    /// The known displacement of every constrained vertex for the given bone
+    /// transforms: `T(r) − r` for bone vertices (eq. 24), the clamp value for
+    /// fixed ones.
+    pub fn pin_targets(&self, bones: &[DAffine3]) -> Vec<Option<DVec3>> {
+        (0..self.vertex_count())
+            .map(|a| match self.lattice.bone_of_vertex[a] {
+                Some(b) => {
+                    let r = self.lattice.rest[a];
+                    Some(bones[b].transform_point3(r) - r)
+                }
+                None => self.fixed[a],
+            })
+            .collect()
+    }
+
+    fn region_transform(&self, region: &Region, bones: &[DAffine3]) -> DAffine3 {
+        region.bone.map_or(DAffine3::IDENTITY, |b| bones[b])
+    }
+
+    /// Constraints whose whole cell lies in the region, in local numbering,
+    /// with `value(embedding, target)` the value of Σφx asked for.
+    fn local_constraints(
+        &self,
+        region: &Region,
+        value: impl Fn(&PositionConstraint) -> DVec3,
+    ) -> Vec<LocalConstraint> {
+        self.constraints
+            .iter()
+            .filter_map(|c| {
+                let cell = &self.lattice.cells[c.embedding.cell];
+                if cell.iter().any(|&a| region.local_of[a] == NOT_IN_REGION) {
+                    return None;
+                }
+                Some(LocalConstraint {
+                    support: std::array::from_fn(|k| {
+                        (region.local_of[cell[k]] as usize, c.embedding.weights[k])
+                    }),
+                    value: value(c),
+                })
+            })
+            .collect()
+    }
+
+    /// Elastic forces `Σ_i W^i (−R_i K^i (T_i⁻¹(r + q) − r))` of the current
+    /// state for the bone transforms (global model: `−K q`).
+    pub fn elastic_forces(&self, bones: &[DAffine3]) -> Vec<DVec3> {
+        let mut f = vec![DVec3::ZERO; self.vertex_count()];
+        for region in &self.regions {
+            let t = self.region_transform(region, bones);
+            let inv = t.inverse();
+            let u: Vec<DVec3> = region
+                .vertices
+                .iter()
+                .map(|&a| {
+                    let r = self.lattice.rest[a];
+                    inv.transform_point3(r + self.q[a]) - r
+                })
+                .collect();
+            let mut ku = vec![DVec3::ZERO; region.len()];
+            region.matrices.stiffness.mul(&u, &mut ku);
+            for (l, &a) in region.vertices.iter().enumerate() {
+                f[a] -= t.matrix3 * ku[l] * region.weights[l];
+            }
+        }
+        f
+    }
+
+    /// Advances one step of linearized implicit Euler (eq. 15–16) to bone
+    /// transforms `bones` (rest → pose at the end of the step, one per
+    /// lattice bone).
+    pub fn step(&mut self, bones: &[DAffine3]) -> StepReport {
+        assert_eq!(
+            bones.len(),
+            self.lattice.bones.len(),
+            "one transform per bone"
+        );
+        let s = self.settings.clone();
+        let h = s.time_step;
+        let targets = self.pin_targets(bones);
+        let mut dv = vec![DVec3::ZERO; self.vertex_count()];
+        let mut report = StepReport::default();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let this = &*self;
+        // One region's solve; its Δv^i (bone frame) is left in `sc.x`.
+        let solve = |region: &Region, sc: &mut Scratch| -> CgReport {
+            let t = this.region_transform(region, bones);
+            let rot = t.matrix3;
+            let inv = t.inverse();
+            let n = region.len();
+            sc.resize(n);
+            // In the bone's frame (Rᵀ applied to eq. 16, see SystemCache):
+            // S x̃ = h [Rᵀ f_g − α M ṽ − K (u + (β + h) ṽ)], ṽ = Rᵀ v, Δv = R x̃.
+            let rt = rot.transpose();
+            for (l, &a) in region.vertices.iter().enumerate() {
+                let r = this.lattice.rest[a];
+                let u = inv.transform_point3(r + this.q[a]) - r;
+                let v_local = rt * this.v[a];
+                sc.tmp[l] = u + v_local * (s.stiffness_damping + h);
+                sc.z[l] = v_local;
+            }
+            region.matrices.stiffness.mul(&sc.tmp, &mut sc.ap);
+            mass_mul(&region.matrices, s.mass, &sc.z, &mut sc.r);
+            let fg = rt * s.gravity;
+            for l in 0..n {
+                sc.b[l] =
+                    (fg * region.matrices.gravity_weight[l] - sc.r[l] * s.mass_damping - sc.ap[l])
+                        * h;
+            }
+            for (l, &a) in region.vertices.iter().enumerate() {
+                if let Some(target) = targets[a] {
+                    sc.known[l] = true;
+                    sc.x[l] = rt * ((target - this.q[a]) / h - this.v[a]);
+                }
+            }
+            // Eq. 20: Σφ Δv = (d_c(t+h) − d_c(t))/h − Σφ v, in the bone frame.
+            let cons = this.local_constraints(region, |c| {
+                let d = this.lattice.displacement(&c.embedding, &this.q);
+                let v = this.lattice.displacement(&c.embedding, &this.v);
+                rt * ((c.target - d) / h - v)
+            });
+            let system = SystemCache::ensure(
+                &mut sc.system,
+                &region.matrices,
+                s.mass,
+                1.0 + h * s.mass_damping,
+                h * s.stiffness_damping + h * h,
+            );
+            let solved = projected_pcg(
+                &system,
+                sc,
+                &cons,
+                s.cg_tolerance,
+                s.cg_max_iterations,
+                true,
+            );
+            sc.system = Some(system);
+            sc.warm.copy_from_slice(&sc.x);
+            solved
+        };
+        // The regions are independent systems: solve them on the rayon
+        // pool (two bones, two cores), then blend.
+        report.solves = if self.regions.len() > 1 {
+            self.regions
+                .par_iter()
+                .zip(scratch.par_iter_mut())
+                .map(|(region, sc)| solve(region, sc))
+                .collect()
+        } else {
+            self.regions
+                .iter()
+                .zip(scratch.iter_mut())
+                .map(|(region, sc)| solve(region, sc))
+                .collect()
+        };
+        // Line 5 of the §4.5 pseudocode: Δv ← Σ_i W^i Q^iᵀ Δv^i.
+        for (region, sc) in self.regions.iter().zip(&scratch) {
+            let rot = self.region_transform(region, bones).matrix3;
+            for (l, &a) in region.vertices.iter().enumerate() {
+                dv[a] += rot * sc.x[l] * region.weights[l];
+            }
+        }
+        self.scratch = scratch;
+        if self.regions.len() > 1 {
+            let values: Vec<DVec3> = self
+                .constraints
+                .iter()
+                .map(|c| {
+                    let d = self.lattice.displacement(&c.embedding, &self.q);
+                    let v = self.lattice.displacement(&c.embedding, &self.v);
+                    (c.target - d) / h - v
+                })
+                .collect();
+            self.correct_blend(&mut dv, &targets, &values);
+        }
+        // Lines 6–7: v += Δv, q += h v; bone and clamp vertices land exactly
+        // on their targets.
+        for a in 0..self.vertex_count() {
+            match targets[a] {
+                Some(target) => {
+                    self.v[a] = (target - self.q[a]) / h;
+                    self.q[a] = target;
+                }
+                None => {
+                    self.v[a] += dv[a];
+                    self.q[a] += self.v[a] * h;
+                }
+            }
+        }
+        report
+    }
+
+    /// After blending: the minimum-norm change of the free entries of `x`
+    /// that meets every position constraint `Σφ x = value` exactly.
+    fn correct_blend(&self, x: &mut [DVec3], targets: &[Option<DVec3>], values: &[DVec3]) {
+        if self.constraints.is_empty() {
+            return;
+        }
+        let known: Vec<bool> = targets.iter().map(Option::is_some).collect();
+        let cons: Vec<LocalConstraint> = self
+            .constraints
+            .iter()
+            .zip(values)
+            .map(|(c, &value)| {
+                let cell = &self.lattice.cells[c.embedding.cell];
+                LocalConstraint {
+                    support: std::array::from_fn(|k| (cell[k], c.embedding.weights[k])),
+                    value,
+                }
+            })
+            .collect();
+        ConstraintBasis::new(x.len(), &known, &cons, x);
+    }
+
+    /// Static equilibrium under gravity and `extra_forces` (if any) with the
+    /// bones at `bones`: per region `R K (T⁻¹(r + q) − r) = f`, i.e.
+    /// `R K Rᵀ q = f − R K (Rᵀ(r − t) − r)`, with pins and position
+    /// constraints as in [`step`](Self::step); the regional displacements are
+    /// blended. Sets q (and zeroes v). Each region needs enough pinned or
+    /// constrained vertices to remove its rigid motions.
+    pub fn solve_static(
+        &mut self,
+        bones: &[DAffine3],
+        extra_forces: Option<&[DVec3]>,
+    ) -> StepReport {
+        assert_eq!(
+            bones.len(),
+            self.lattice.bones.len(),
+            "one transform per bone"
+        );
+        let s = self.settings.clone();
+        let targets = self.pin_targets(bones);
+        let mut q = vec![DVec3::ZERO; self.vertex_count()];
+        let mut report = StepReport::default();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        for (ri, region) in self.regions.iter().enumerate() {
+            let t = self.region_transform(region, bones);
+            let rot = t.matrix3;
+            let inv = t.inverse();
+            let n = region.len();
+            let sc = &mut scratch[ri];
+            sc.resize(n);
+            // In the bone's frame: K q̃ = Rᵀ f − K (T⁻¹(r) − r), q = R q̃.
+            let rt = rot.transpose();
+            for (l, &a) in region.vertices.iter().enumerate() {
+                let r = self.lattice.rest[a];
+                sc.tmp[l] = inv.transform_point3(r) - r;
+            }
+            region.matrices.stiffness.mul(&sc.tmp, &mut sc.ap);
+            for (l, &a) in region.vertices.iter().enumerate() {
+                let mut f = s.gravity * region.matrices.gravity_weight[l];
+                if let Some(extra) = extra_forces {
+                    f += extra[a];
+                }
+                sc.b[l] = rt * f - sc.ap[l];
+                if let Some(target) = targets[a] {
+                    sc.known[l] = true;
+                    sc.x[l] = rt * target;
+                } else {
+                    // Start from the current state: repeated solves (a
+                    // grabbed point moving) converge in a few iterations.
+                    sc.x[l] = rt * self.q[a];
+                }
+            }
+            let cons = self.local_constraints(region, |c| rt * c.target);
+            let system = SystemCache::ensure(&mut sc.system, &region.matrices, s.mass, 0.0, 1.0);
+            report.solves.push(projected_pcg(
+                &system,
+                sc,
+                &cons,
+                s.cg_tolerance,
+                s.cg_max_iterations,
+                false,
+            ));
+            sc.system = Some(system);
+            for (l, &a) in region.vertices.iter().enumerate() {
+                q[a] += rot * sc.x[l] * region.weights[l];
+            }
+        }
+        self.scratch = scratch;
+        if self.regions.len() > 1 {
+            let values: Vec<DVec3> = self.constraints.iter().map(|c| c.target).collect();
+            self.correct_blend(&mut q, &targets, &values);
+        }
+        for a in 0..self.vertex_count() {
+            if let Some(target) = targets[a] {
+                q[a] = target;
+            }
+        }
+        self.q = q;
+        self.v.iter_mut().for_each(|v| *v = DVec3::ZERO);
+        report
+    }
+
+    /// Total energy of the global linear model: kinetic ½ vᵀMv, elastic
+    /// ½ qᵀKq (the rest stiffness, without the twist penalty) and
+    /// gravitational −Σ m_a g·q_a. Implicit Euler on this model never
+    /// increases it (`tests/fem_physics.rs`).
+    pub fn energy(&self) -> Energy {
+        let n = self.vertex_count();
+        let mut mv = vec![DVec3::ZERO; n];
+        match self.settings.mass {
+            MassKind::Lumped => {
+                for a in 0..n {
+                    mv[a] = self.v[a] * self.global.lumped_mass[a];
+                }
+            }
+            MassKind::Consistent => {
+                self.global
+                    .consistent_mass
+                    .mul(&self.global.stiffness, &self.v, &mut mv)
+            }
+        }
+        let mut kq = vec![DVec3::ZERO; n];
+        self.global.stiffness.mul(&self.q, &mut kq);
+        let gravity: f64 = (0..n)
+            .map(|a| -self.settings.gravity.dot(self.q[a]) * self.global.gravity_weight[a])
+            .sum();
+        Energy {
+            kinetic: 0.5 * dot(&self.v, &mv),
+            elastic: 0.5 * dot(&self.q, &kq),
+            gravity,
+        }
+    }
+
+    /// Largest deviation of the partition of unity over the regions.
+    pub fn partition_error(&self) -> f64 {
+        partition_error(&self.lattice, &self.regions)
+    }
+}
+
+/// Energies of the global linear model, joules.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Energy {
+    pub kinetic: f64,
+    pub elastic: f64,
+    pub gravity: f64,
+}
+
+impl Energy {
+    pub fn total(&self) -> f64 {
+        self.kinetic + self.elastic + self.gravity
+    }
+}
+
+/// Lowest eigenpair of `K x = ω² M x` with the fixed and bone vertices held
+/// at zero (inverse iteration with CG), for a body at rest configuration:
+/// returns ω (rad/s) and the mode. Uses the global linear model.
+pub fn lowest_frequency(body: &FemBody, iterations: usize) -> (f64, Vec<DVec3>) {
+    let n = body.vertex_count();
+    let pinned: Vec<bool> = (0..n)
+        .map(|a| body.lattice.bone_of_vertex[a].is_some() || body.fixed[a].is_some())
+        .collect();
+    let mass = |x: &[DVec3], y: &mut [DVec3]| mass_mul(&body.global, body.settings.mass, x, y);
+    let system = SystemCache::new(&body.global, body.settings.mass, 0.0, 1.0);
+    // Start from gravity-like sag along y (the bending mode's shape).
+    let mut x: Vec<DVec3> = (0..n)
+        .map(|a| {
+            if pinned[a] {
+                DVec3::ZERO
+            } else {
+                DVec3::new(0.0, 1.0, 0.0)
+            }
+        })
+        .collect();
+    let mut sc = Scratch::default();
+    let mut omega2 = 0.0;
+    for _ in 0..iterations {
+        sc.resize(n);
+        let mut mx = vec![DVec3::ZERO; n];
+        mass(&x, &mut mx);
+        sc.b.copy_from_slice(&mx);
+        sc.known.copy_from_slice(&pinned);
+        projected_pcg(&system, &mut sc, &[], 1e-10, 20_000, false);
+        let y = sc.x.clone();
+        // Rayleigh quotient yᵀKy / yᵀMy.
+        let mut ky = vec![DVec3::ZERO; n];
+        system.matrix.mul(&y, &mut ky);
+        let mut my = vec![DVec3::ZERO; n];
+        mass(&y, &mut my);
+        omega2 = dot(&y, &ky) / dot(&y, &my);
+        let norm = dot(&y, &my).sqrt();
+        x = y.iter().map(|v| *v / norm).collect();
+    }
+    (omega2.sqrt(), x)
+}
