@@ -313,6 +313,7 @@ fn arm() -> Character {
         offset,
         rest_rotation: glam::Quat::IDENTITY,
         dofs: [Dof::default(); 3],
+        locked: false,
     };
     let muscle = |j: usize| Muscle {
         joint: j,
