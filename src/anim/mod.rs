@@ -78,4 +78,6 @@ fn sample(keys: &[KeyPosture], t: f32, wrap: Wrap, velocity: bool) -> Option<Pos
 }
 
 #[cfg(test)]
+mod cyclic_tests;
+#[cfg(test)]
 mod tests;
