@@ -181,10 +181,11 @@ impl Timeline {
         key_at(keys, self.selected?)
     }
 
-    /// Selects the first key after the current time (or after the selected
-    /// key), wrapping to the first key, and moves the current time to it.
+    /// Selects the first key after the current time (a selected key moved
+    /// the current time to itself), wrapping to the first key, and moves the
+    /// current time to it.
     pub fn select_next_key(&mut self, keys: &[KeyPosture]) -> Option<usize> {
-        let from = self.selected.map_or(self.time, |s| s as f64);
+        let from = self.time;
         let i = keys
             .iter()
             .position(|k| k.time as f64 > from + KEY_TIME_EPSILON as f64)
@@ -192,10 +193,10 @@ impl Timeline {
         self.select(keys, i)
     }
 
-    /// Selects the last key before the current time (or before the selected
-    /// key), wrapping to the last key, and moves the current time to it.
+    /// Selects the last key before the current time, wrapping to the last
+    /// key, and moves the current time to it.
     pub fn select_previous_key(&mut self, keys: &[KeyPosture]) -> Option<usize> {
-        let from = self.selected.map_or(self.time, |s| s as f64);
+        let from = self.time;
         let i = keys
             .iter()
             .rposition(|k| (k.time as f64) < from - KEY_TIME_EPSILON as f64)

@@ -432,3 +432,105 @@ fn a_performance_lays_keys_down_in_one_undo_step() {
         "one step removes them all"
     );
 }
+
+#[test]
+fn live_mode_with_auto_resolution_lowers_the_resolution_when_the_solver_is_slow() {
+    let c = sample_penguin();
+    let nskins = c.skins.len();
+    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    let (mut hands, mut seen) = (Hands::still(), Seen::default());
+    {
+        let mut ctl = fl.playback_mut();
+        ctl.set_mode(PlaybackMode::LiveLowRes);
+        assert_eq!(
+            ctl.set_auto_resolution(true),
+            "real time at whatever resolution fits"
+        );
+        ctl.toggle_loop();
+        ctl.play();
+    }
+    frames_until(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        "live at 16×16",
+        |fl, seen| !fl.sim_status().paused && seen.sides() == all(16, nskins),
+    );
+    // 60 ms of deliberate cost after every advance: the load is about 1 at
+    // any resolution, so the governor goes down to the bottom rung.
+    fl.sim()
+        .send(SimMessage::SetStepDelay(Duration::from_millis(60)))
+        .unwrap();
+    frames_until(&mut fl, &mut hands, &mut seen, "live at 8×8", |_, seen| {
+        seen.sides() == all(8, nskins)
+    });
+    assert_eq!(fl.playback().simulated_side(), Some(8));
+    assert!(fl.playback().governor.changes >= 1);
+    let said = fl.playback().messages.last().unwrap().clone();
+    assert!(said.starts_with("live resolution 8×8"), "{said}");
+    // Stopping goes back to the model's own resolution.
+    fl.playback_mut().stop();
+    frames_until(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        "own resolution",
+        |_, seen| seen.sides() == all(16, nskins),
+    );
+}
+
+#[test]
+fn key_editing_controls_go_through_the_history() {
+    let mut c = sample_penguin();
+    c.key_postures.clear();
+    let rest = c.skeleton.rest_posture();
+    let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
+    let l = c.skeleton.find("flipper_l").unwrap();
+    {
+        let mut ctl = fl.playback_mut();
+        assert_eq!(ctl.select_next_key(), "no keys");
+        assert_eq!(ctl.delete_selected_key(), "no key selected");
+        ctl.set_extent(2.0);
+        for (t, a) in [(0.0, 0.0), (0.5, 0.6), (1.0, -0.6)] {
+            ctl.seek(t);
+            let mut p = rest.clone();
+            p.angles[l].z = a;
+            let m = ctl.store_key_at_current_time(p);
+            assert!(m.starts_with(&format!("key stored at {t:.2} s")), "{m}");
+        }
+        ctl.seek(0.2);
+        assert_eq!(ctl.select_next_key(), "key 2 of 3 at 0.50 s");
+        assert_eq!(ctl.timeline().time, 0.5);
+        assert_eq!(
+            ctl.set_selected_key_tcb(0.5, 0.0, -0.5),
+            "key at 0.50 s: tension 0.50, continuity 0.00, bias -0.50"
+        );
+        assert_eq!(ctl.move_selected_key(0.25), "key moved to 0.75 s");
+        let m = ctl.move_selected_key(0.25);
+        assert!(
+            m.starts_with("refused: move key: key 2 already lies at 1 s"),
+            "{m}"
+        );
+        // Re-posing keeps the key's tension/continuity/bias.
+        let m = ctl.repose_selected_key(rest.clone());
+        assert_eq!(m, "key replaced at 0.75 s (3 keys)");
+        assert_eq!(ctl.select_previous_key(), "key 1 of 3 at 0.00 s");
+        assert_eq!(ctl.delete_selected_key(), "key at 0.00 s deleted");
+        let line = ctl.status_line();
+        assert!(
+            line.contains("editing") && line.contains("2 keys"),
+            "{line}"
+        );
+    }
+    let keys = &fl.character().key_postures;
+    let times: Vec<f32> = keys.iter().map(|k| k.time).collect();
+    assert_eq!(times, vec![0.75, 1.0]);
+    assert_eq!(keys[0].posture, rest);
+    assert_eq!((keys[0].tension, keys[0].bias), (0.5, -0.5));
+    // Seven edits, seven undo steps; undoing all of them leaves no keys.
+    assert_eq!(fl.history().undo_depth(), 7);
+    for _ in 0..7 {
+        fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    }
+    assert!(fl.character().key_postures.is_empty());
+}
