@@ -19,6 +19,13 @@
 //! So the head and hand latency is the render cost alone (the time from
 //! step 5 to the renderer's submission), whatever the solver costs.
 //!
+//! Between steps 2 and 3 the timeline ([`Playback`], `src/app/playback.rs`)
+//! runs: while it plays it drives the simulation (pause, resolution, the key
+//! postures as the skeleton driver), may lay keys down (performance
+//! recording), and may give step 4 its own snapshot (the skeleton at the
+//! spline posture, or a frame streamed from a bake). Controls:
+//! [`FrameLoop::playback_mut`].
+//!
 //! # Spaces
 //!
 //! A [`Tracker`] reports the head and the hands in *tracker space* (the room,

@@ -154,15 +154,17 @@ impl BakedFrames {
             .reader
             .read_frame(f, &mut self.scratch)
             .map_err(|e| format!("cannot read frame {f} of the bake: {e}"))?;
+        // The positions move into the snapshot (the next read allocates
+        // afresh): one copy per frame, from the file's bytes.
         let skins = self
             .character
             .skins
             .iter()
-            .zip(&self.scratch)
+            .zip(&mut self.scratch)
             .map(|(skin, positions)| SkinSurface {
                 m: skin.m,
                 n: skin.n,
-                positions: positions.clone(),
+                positions: std::mem::take(positions),
                 fat: skin.points.fat.clone(),
             })
             .collect();
