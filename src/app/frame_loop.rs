@@ -457,11 +457,9 @@ impl FrameLoop {
                 self.sent_revision = revision;
             }
         }
-        // During playback the keys drive the skeleton; only an IK drag (a
-        // performance) is sent.
-        let posture_sent_now =
-            !self.playback.holds_skeleton() || self.toolbox.state.preview_posture.is_some();
-        if posture_sent_now && *self.interactive_posture() != self.sent_posture {
+        // During playback, playback drives the skeleton (the keys, or an IK
+        // drag layered over them).
+        if !self.playback.holds_skeleton() && *self.interactive_posture() != self.sent_posture {
             let posture = self.interactive_posture().clone();
             if self
                 .sim

@@ -27,10 +27,12 @@
 //! # Performance recording
 //!
 //! With [`Playback::recording`] on, while the timeline plays and the IK tool
-//! drags (the tool's preview posture), a key with the dragged posture is laid
-//! down each time the timeline crosses a multiple of
-//! [`Playback::record_every`]. The skeleton follows the drag meanwhile (the
-//! frame loop sends it as usual). All keys of one drag are one undo step.
+//! drags (the tool's preview posture), a key is laid down each time the
+//! timeline crosses a multiple of [`Playback::record_every`]. Its posture is
+//! the keys' motion at that time with the joints the drag turned taken from
+//! the drag, so a performance re-animates the dragged chain and keeps the
+//! rest of the motion. The skeleton follows that posture meanwhile. All keys
+//! of one drag are one undo step.
 
 use super::resolution::{GovernorConfig, LoadSample, ResolutionGovernor};
 use super::sim_thread::{SimMessage, SimThread};
@@ -220,6 +222,9 @@ pub struct Playback {
     /// whether this drag's undo step exists.
     recorded_slot: Option<i64>,
     performance_open: bool,
+    /// The keys as they were when the drag began (what a performance is
+    /// layered over).
+    performance_base: Option<Vec<KeyPosture>>,
     dragging: bool,
     /// Set the simulation thread up again at the next update.
     force_setup: bool,
@@ -245,6 +250,7 @@ impl Default for Playback {
             last_update: None,
             recorded_slot: None,
             performance_open: false,
+            performance_base: None,
             dragging: false,
             force_setup: false,
             view_sequence: 0,
@@ -275,8 +281,8 @@ impl PlaybackEnv<'_> {
 
 impl Playback {
     /// Whether playback (not the working posture) drives the simulated
-    /// skeleton now: the frame loop then sends the working posture only for
-    /// an IK drag.
+    /// skeleton now: the frame loop then does not send the working posture
+    /// (an IK drag is sent by playback, layered over the keys).
     pub fn holds_skeleton(&self) -> bool {
         !self.timeline.is_stopped()
     }
@@ -361,14 +367,25 @@ impl Playback {
             }
         }
 
-        // Drags: the frame loop sends the dragged posture; the keys go back
-        // when it ends.
+        // Drags: the dragged joints over the keys' motion (see
+        // `layered`) drive the skeleton; the keys go back when it ends.
         let dragging = env.drag.is_some();
         if self.dragging && !dragging {
             self.driver_revision = None;
             self.end_drag();
         }
+        if dragging && !self.dragging {
+            self.performance_base = Some(env.character.key_postures.clone());
+        }
         self.dragging = dragging;
+        let performed = env.drag.map(|d| self.layered(d, env));
+        if let Some(p) = &performed
+            && sim_running
+            && *p != *env.sent_posture
+            && env.sim.send(SimMessage::SetPosture(p.clone())).is_ok()
+        {
+            *env.sent_posture = p.clone();
+        }
 
         // The keys, on the simulation's clock.
         if sim_running
@@ -405,17 +422,46 @@ impl Playback {
         // Performance recording.
         if self.recording
             && self.timeline.is_playing()
-            && let Some(p) = env.drag
+            && let Some(p) = &performed
         {
             self.record(p.clone(), env);
         }
 
-        self.view(env, &latest)
+        self.view(env, &latest, performed)
     }
 
     fn end_drag(&mut self) {
         self.recorded_slot = None;
         self.performance_open = false;
+        self.performance_base = None;
+    }
+
+    /// The posture performed by an IK drag during playback: the keys'
+    /// motion at the current time (as it was when the drag began), with the
+    /// joints the drag turned (those differing from the working posture the
+    /// drag started from) taken from the drag. So a performance re-animates
+    /// the dragged chain and leaves the rest of the motion as it was.
+    fn layered(&self, drag: &Posture, env: &PlaybackEnv) -> Posture {
+        let base = self
+            .performance_base
+            .as_deref()
+            .unwrap_or(&env.character.key_postures);
+        let working = env.history.posture();
+        let Some(mut p) = sample_posture(base, self.timeline.time as f32) else {
+            return drag.clone();
+        };
+        if p.angles.len() != drag.angles.len() || working.angles.len() != drag.angles.len() {
+            return drag.clone();
+        }
+        for (j, (a, w)) in drag.angles.iter().zip(&working.angles).enumerate() {
+            if a != w {
+                p.angles[j] = *a;
+            }
+        }
+        if drag.root_translation != working.root_translation {
+            p.root_translation = drag.root_translation;
+        }
+        p
     }
 
     /// Lays a key down when the timeline entered a new recording slot.
@@ -505,11 +551,16 @@ impl Playback {
             .or_else(|| Some(env.interactive_posture()))
     }
 
-    fn view(&mut self, env: &PlaybackEnv, latest: &Arc<SceneSnapshot>) -> PlaybackView {
+    fn view(
+        &mut self,
+        env: &PlaybackEnv,
+        latest: &Arc<SceneSnapshot>,
+        performed: Option<Posture>,
+    ) -> PlaybackView {
         let transport = self.timeline.transport;
         let mode = self.timeline.mode;
-        let posture = match env.drag {
-            Some(p) => Some(p.clone()),
+        let posture = match performed {
+            Some(p) => Some(p),
             None if mode.simulates() && transport == Transport::Playing => {
                 Some(latest.posture.clone())
             }

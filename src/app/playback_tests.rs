@@ -534,3 +534,98 @@ fn key_editing_controls_go_through_the_history() {
     }
     assert!(fl.character().key_postures.is_empty());
 }
+
+#[test]
+fn a_performance_is_layered_over_the_keys_motion() {
+    // Keys turn the right flipper from 0 to 1.5 rad over 3 s; the left one
+    // is performed with the IK tool while the timeline plays live.
+    let mut c = sample_penguin();
+    let (l, r) = (
+        c.skeleton.find("flipper_l").unwrap(),
+        c.skeleton.find("flipper_r").unwrap(),
+    );
+    let rest = c.skeleton.rest_posture();
+    let key = |time: f32, a: f32| {
+        let mut posture = rest.clone();
+        posture.angles[r] = Vec3::new(0.0, 0.0, a);
+        crate::character::KeyPosture {
+            time,
+            posture,
+            tension: 0.0,
+            continuity: 0.0,
+            bias: 0.0,
+        }
+    };
+    c.key_postures = vec![key(0.0, 0.0), key(3.0, 1.5)];
+    let base = c.key_postures.clone();
+    let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
+    fl.set_tool(ToolKind::Ik).unwrap();
+    let (mut hands, mut seen) = (Hands::still(), Seen::default());
+    frame(&mut fl, &mut hands, &mut seen);
+    {
+        let mut ctl = fl.playback_mut();
+        ctl.set_mode(PlaybackMode::LiveLowRes);
+        ctl.set_recording(true);
+        ctl.play();
+    }
+    let tip = c.skeleton.find("flipper_l_tip").unwrap();
+    let at: Vec3 = PosedBody::new(&c, &rest).joints[tip].translation.into();
+    let hand = |p: Vec3, pressed: bool| InputFrame {
+        time: 0.0,
+        right: HandState::at(p).with_trigger(pressed),
+        left: HandState::default(),
+    };
+    hands.frames.push_back(hand(at, true));
+    let start = Instant::now();
+    let mut k = 0;
+    while start.elapsed() < Duration::from_millis(1300) {
+        k += 1;
+        let s = (k as f32 * 0.05).sin();
+        hands
+            .frames
+            .push_back(hand(at + Vec3::new(0.0, 0.05 * s, 0.03), true));
+        frame(&mut fl, &mut hands, &mut seen);
+    }
+    // While dragging, the simulation was given the layered posture: the
+    // right flipper on its keys, the left one where the hand put it.
+    let shown = seen.edit_posture.clone().unwrap();
+    let t = fl.playback().timeline.time as f32;
+    let want_r = sample_posture(&base, t).unwrap().angles[r];
+    assert!((shown.angles[r] - want_r).length() < 1e-5);
+    assert_ne!(
+        shown.angles[l], rest.angles[l],
+        "the left flipper performed"
+    );
+    hands.frames.push_back(hand(at, false));
+    frames_until(&mut fl, &mut hands, &mut seen, "the release", |fl, _| {
+        fl.toolbox().state.preview_posture.is_none()
+    });
+    let keys = fl.character().key_postures.clone();
+    assert!(
+        keys.len() >= 5,
+        "{:?}",
+        keys.iter().map(|k| k.time).collect::<Vec<_>>()
+    );
+    assert_eq!(keys.last().unwrap().time, 3.0, "the last key is kept");
+    let recorded = &keys[..keys.len() - 1];
+    assert!(
+        recorded
+            .iter()
+            .any(|k| k.posture.angles[l] != rest.angles[l])
+    );
+    for k in recorded {
+        // Sampled a frame after the key's time at most: 0.5 rad/s × a frame.
+        let want = sample_posture(&base, k.time).unwrap().angles[r];
+        let err = (k.posture.angles[r] - want).length();
+        assert!(
+            err < 0.03,
+            "key at {}: right flipper off its keys by {err} rad",
+            k.time
+        );
+    }
+    // Stop; one undo takes back the release, one the whole performance.
+    fl.playback_mut().stop();
+    fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    assert_eq!(fl.character().key_postures, base);
+}
