@@ -7,7 +7,7 @@
 //! |---|---|---|---|
 //! | `SkeletonOnly` | paused | real time | the last skin, the skeleton at the spline posture |
 //! | `LiveLowRes` | running at ratio 1, `Resample` to `live_side`² (or the [`ResolutionGovernor`]'s choice), `SetDriver(Keys)` | real time | the simulation's snapshots |
-//! | `SimulationTime` | running at ratio 1 at the model's own resolution, `SetDriver(Keys)` | the *simulated* time (slower when the solver cannot keep up) | the simulation's snapshots |
+//! | `SimulationTime` | running at ratio 1 at the model's own resolution (or `simulation_side`²), `SetDriver(Keys)` | the *simulated* time (slower when the solver cannot keep up) | the simulation's snapshots |
 //! | `Baked` | paused | real time | frames streamed from a cache (random access) |
 //!
 //! Paused (any mode but `Baked`) pauses the simulation and draws the
@@ -203,6 +203,9 @@ pub struct Playback {
     pub live_side: usize,
     /// Live mode picks the resolution that keeps real time (§8).
     pub auto_resolution: bool,
+    /// Simulation-time mode's resolution per side (`None`: each skin's own),
+    /// e.g. the bake's resolution to preview it.
+    pub simulation_side: Option<usize>,
     pub governor: ResolutionGovernor,
     /// Lay keys down while the IK tool drags during playback.
     pub recording: bool,
@@ -239,6 +242,7 @@ impl Default for Playback {
             timeline: Timeline::default(),
             live_side: LIVE_SIDE,
             auto_resolution: false,
+            simulation_side: None,
             governor: ResolutionGovernor::new(GovernorConfig::default(), LIVE_SIDE),
             recording: false,
             record_every: RECORD_EVERY,
@@ -518,8 +522,17 @@ impl Playback {
             }
             PlaybackMode::SimulationTime => {
                 let _ = env.sim.send(SimMessage::SetSettings(realtime));
-                if self.applied_side.take().is_some() {
-                    let _ = env.sim.send(SimMessage::NativeResolution);
+                match self.simulation_side {
+                    Some(side) if self.applied_side != Some(side) => {
+                        let _ = env.sim.send(SimMessage::Resample { m: side, n: side });
+                        self.applied_side = Some(side);
+                    }
+                    Some(_) => {}
+                    None => {
+                        if self.applied_side.take().is_some() {
+                            let _ = env.sim.send(SimMessage::NativeResolution);
+                        }
+                    }
                 }
             }
             PlaybackMode::SkeletonOnly | PlaybackMode::Baked => {}
@@ -876,6 +889,18 @@ impl PlaybackCtl<'_> {
         let s = self.playback.live_side;
         self.set_auto_resolution(false);
         self.say(format!("live resolution {s}×{s}"))
+    }
+
+    /// Simulation-time mode's resolution per side, `None` for each skin's
+    /// own (any resolution: it need not keep real time).
+    pub fn set_simulation_side(&mut self, side: Option<usize>) -> String {
+        let side = side.map(|s| s.clamp(crate::character::Skin::MIN_M, 256));
+        self.playback.simulation_side = side;
+        self.playback.force_setup = true;
+        match side {
+            Some(s) => self.say(format!("simulation time at {s}×{s}")),
+            None => self.say("simulation time at the skins' own resolution"),
+        }
     }
 
     pub fn set_recording(&mut self, on: bool) -> String {

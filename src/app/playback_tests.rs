@@ -211,8 +211,17 @@ fn every_mode_switch_while_playing_shows_its_effect_and_editing_resumes() {
     assert!(err < 1e-3, "simulated skeleton off the keys by {err} rad");
     assert_eq!(fl.playback().simulated_side(), Some(12));
 
-    // Simulation time: full resolution, the timeline follows simulated time.
+    // Simulation time at any resolution (here 24×24, more than the model's).
+    fl.playback_mut().set_simulation_side(Some(24));
     fl.playback_mut().set_mode(PlaybackMode::SimulationTime);
+    frames_until(&mut fl, &mut hands, &mut seen, "24×24", |fl, seen| {
+        !fl.sim_status().paused && seen.sides() == all(24, nskins)
+    });
+    // Simulation time: full resolution, the timeline follows simulated time.
+    assert_eq!(
+        fl.playback_mut().set_simulation_side(None),
+        "simulation time at the skins' own resolution"
+    );
     frames_until(
         &mut fl,
         &mut hands,
