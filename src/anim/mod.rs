@@ -7,10 +7,13 @@
 //! tension/continuity/bias. The spline machinery lives in [`spline`].
 
 pub mod spline;
+pub mod timeline;
 
 pub use spline::{
     KbBlend, KbKey, KbValue, Knot, Tcb, Wrap, kb_blend, kochanek_bartels, kochanek_bartels_velocity,
 };
+
+pub use timeline::{Advanced, PlaybackMode, Timeline, Transport};
 
 use crate::character::{KeyPosture, Posture};
 
@@ -74,5 +77,7 @@ fn sample(keys: &[KeyPosture], t: f32, wrap: Wrap, velocity: bool) -> Option<Pos
     })
 }
 
+#[cfg(test)]
+mod cyclic_tests;
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,13 @@
 //! So the head and hand latency is the render cost alone (the time from
 //! step 5 to the renderer's submission), whatever the solver costs.
 //!
+//! Between steps 2 and 3 the timeline ([`Playback`], `src/app/playback.rs`)
+//! runs: while it plays it drives the simulation (pause, resolution, the key
+//! postures as the skeleton driver), may lay keys down (performance
+//! recording), and may give step 4 its own snapshot (the skeleton at the
+//! spline posture, or a frame streamed from a bake). Controls:
+//! [`FrameLoop::playback_mut`].
+//!
 //! # Spaces
 //!
 //! A [`Tracker`] reports the head and the hands in *tracker space* (the room,
@@ -46,6 +53,7 @@
 
 use super::frame_log::FrameLog;
 use super::panel_driver::{PanelAnchor, PanelDriver};
+use super::playback::{Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
 use super::sim_thread::{SimMessage, SimStatus, SimThread};
 use crate::character::{Character, Posture};
 use crate::input::{HandState, InputFrame};
@@ -268,6 +276,8 @@ pub struct FrameLoop {
     panel: PanelDriver,
     /// What the panel's lines were built from (rebuilt when it changes).
     panel_key: Option<String>,
+    /// The timeline and its playback modes (`src/app/playback.rs`).
+    playback: Playback,
 }
 
 impl FrameLoop {
@@ -293,6 +303,7 @@ impl FrameLoop {
             settings,
             panel: PanelDriver::default(),
             panel_key: None,
+            playback: Playback::default(),
         };
         fl.send_edits();
         fl
@@ -339,6 +350,8 @@ impl FrameLoop {
             }
             Ok(()) => {}
         }
+        // Playback: the timeline, its mode's messages, recorded keys.
+        let view = self.update_playback(start);
         // 3. Edits to the simulation.
         self.send_edits();
         let tools = start.elapsed();
@@ -353,8 +366,8 @@ impl FrameLoop {
             frame_index,
             message,
         })?;
-        // 4. The newest snapshot, whatever its age.
-        let snapshot = self.sim.latest();
+        // 4. The newest snapshot, whatever its age (or playback's frame).
+        let snapshot = view.snapshot.unwrap_or_else(|| self.sim.latest());
         // 5. Tracking again, as late as possible.
         let second = tracker.sample();
         let rotation = self.vehicle_rotation();
@@ -378,7 +391,7 @@ impl FrameLoop {
         let inputs = FrameInputs {
             frame_index,
             snapshot: &snapshot,
-            edit_posture: self.interactive_posture(),
+            edit_posture: view.posture.as_ref().unwrap_or(self.interactive_posture()),
             head: pose_to_world(&self.vehicle, rotation, second.head),
             hands: self.input_to_world(&second.input),
             vehicle: self.vehicle,
@@ -460,7 +473,9 @@ impl FrameLoop {
                 self.sent_revision = revision;
             }
         }
-        if *self.interactive_posture() != self.sent_posture {
+        // During playback, playback drives the skeleton (the keys, or an IK
+        // drag layered over them).
+        if !self.playback.holds_skeleton() && *self.interactive_posture() != self.sent_posture {
             let posture = self.interactive_posture().clone();
             if self
                 .sim
@@ -646,6 +661,40 @@ impl FrameLoop {
 
     pub fn character(&self) -> &Character {
         &self.character
+    }
+
+    /// The timeline and playback state.
+    pub fn playback(&self) -> &Playback {
+        &self.playback
+    }
+
+    /// The timeline's controls (play, modes, seek, keys): see
+    /// [`PlaybackCtl`]. Changes reach the simulation at the next frame.
+    pub fn playback_mut(&mut self) -> PlaybackCtl<'_> {
+        PlaybackCtl {
+            playback: &mut self.playback,
+            env: PlaybackEnv {
+                character: &mut self.character,
+                history: &mut self.history,
+                sim: &self.sim,
+                settings: &self.settings,
+                drag: self.toolbox.state.preview_posture.as_ref(),
+                sent_posture: &mut self.sent_posture,
+            },
+        }
+    }
+
+    /// Runs playback for the frame starting at `now` (called by `frame`).
+    fn update_playback(&mut self, now: Instant) -> PlaybackView {
+        let mut env = PlaybackEnv {
+            character: &mut self.character,
+            history: &mut self.history,
+            sim: &self.sim,
+            settings: &self.settings,
+            drag: self.toolbox.state.preview_posture.as_ref(),
+            sent_posture: &mut self.sent_posture,
+        };
+        self.playback.update(now, &mut env)
     }
 
     pub fn history(&self) -> &History {

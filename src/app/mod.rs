@@ -23,6 +23,10 @@ pub mod headless;
 pub mod headset;
 pub mod latency;
 pub mod panel_driver;
+pub mod playback;
+#[cfg(test)]
+mod playback_tests;
+pub mod resolution;
 pub mod sim_thread;
 pub mod view_renderer;
 
@@ -32,7 +36,9 @@ pub use frame_loop::{
     TrackedPose, Tracker, VehicleInput,
 };
 pub use latency::{BusyRenderer, LatencyResult, MovingTracker, latency_run, latency_run_with};
-pub use sim_thread::{SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state};
+pub use playback::{BakedFrames, Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
+pub use resolution::{GovernorConfig, LoadSample, RESOLUTION_LADDER, ResolutionGovernor};
+pub use sim_thread::{SimLoad, SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state};
 
 use crate::character::Character;
 

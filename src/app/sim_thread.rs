@@ -90,6 +90,30 @@ pub enum SimMessage {
     SetStepDelay(Duration),
     /// Ends the thread (also sent by `Drop`).
     Shutdown,
+    /// Undoes [`SimMessage::Resample`]: simulates every skin at the model's
+    /// own resolution again, resampling the current simulated state (so the
+    /// skin goes on from where it hangs rather than jumping back).
+    NativeResolution,
+}
+
+/// Cumulative solver cost, for a governor that picks the resolution from the
+/// measured cost per simulated second ([`SimThread::load`]): differences of
+/// two readings give the cost over the time between them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SimLoad {
+    /// Solver wall time of every advance so far.
+    pub solver_wall: Duration,
+    /// Step delays waited out so far (a deliberate cost, see the module docs).
+    pub delay: Duration,
+    /// Simulated seconds covered by those advances.
+    pub simulated: f64,
+    /// Real time those advances tried to cover (s).
+    pub real: f64,
+    pub advances: u64,
+    /// Skin points simulated now (Σ m·n over the skins).
+    pub points: usize,
+    /// The resolution set by [`SimMessage::Resample`], `None` at the model's own.
+    pub resolution: Option<(usize, usize)>,
 }
 
 /// What the simulation thread reports besides the snapshot.
@@ -126,6 +150,7 @@ pub struct SimStatus {
 struct Shared {
     snapshot: Mutex<Arc<SceneSnapshot>>,
     status: Mutex<SimStatus>,
+    load: Mutex<SimLoad>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -172,6 +197,7 @@ impl SimThread {
         let shared = Arc::new(Shared {
             snapshot: Mutex::new(Arc::new(first)),
             status: Mutex::new(status.clone()),
+            load: Mutex::new(SimLoad::default()),
         });
         let (tx, rx) = mpsc::channel();
         let thread_shared = shared.clone();
@@ -212,6 +238,11 @@ impl SimThread {
 
     pub fn status(&self) -> SimStatus {
         lock(&self.shared.status).clone()
+    }
+
+    /// The cumulative solver cost, as of the last published snapshot.
+    pub fn load(&self) -> SimLoad {
+        *lock(&self.shared.load)
     }
 
     /// Queues a message; never blocks.
@@ -315,6 +346,7 @@ struct Worker {
     pending_driver: Option<PendingDriver>,
     pending_settings: Option<SolverSettings>,
     pending_resample: bool,
+    load: SimLoad,
 }
 
 impl Worker {
@@ -346,6 +378,7 @@ impl Worker {
             pending_driver: None,
             pending_settings: None,
             pending_resample: false,
+            load: SimLoad::default(),
         };
         match settings.validate() {
             Ok(()) => w.settings = settings,
@@ -472,6 +505,11 @@ impl Worker {
                 self.status.step_delay = d;
                 self.dirty = true;
             }
+            SimMessage::NativeResolution => {
+                if self.resolution.take().is_some() {
+                    self.pending_resample = true;
+                }
+            }
             SimMessage::Shutdown => {}
         }
     }
@@ -579,7 +617,7 @@ impl Worker {
 
     fn apply_resample(&mut self) {
         let Some((m, n)) = self.resolution else {
-            return;
+            return self.apply_native_resolution();
         };
         if let Some(sim) = &mut self.sim {
             if let Err(e) = sim.resample_skins(m, n) {
@@ -590,6 +628,35 @@ impl Worker {
             } else {
                 self.dirty = true;
             }
+        }
+    }
+
+    /// Back to the model's own resolution, carrying the simulated state over
+    /// by resampling it to each skin's own grid.
+    fn apply_native_resolution(&mut self) {
+        let Some(sim) = &mut self.sim else {
+            return;
+        };
+        let mut c = (*self.model).clone();
+        for skin in &mut c.skins {
+            let Some(old) = sim.character.skins.iter().find(|o| o.name == skin.name) else {
+                continue;
+            };
+            if (old.m, old.n) == (skin.m, skin.n) {
+                continue;
+            }
+            if let Ok(r) = resample(old, skin.m, skin.n)
+                && r.points.position.len() == skin.points.position.len()
+            {
+                skin.points.position = r.points.position;
+                skin.points.velocity = r.points.velocity;
+            }
+        }
+        carry_skin_state(&sim.character, &mut c);
+        // set_character keeps the clock.
+        match sim.set_character(c) {
+            Ok(()) => self.dirty = true,
+            Err(e) => self.report(format!("cannot go back to the model's own resolution: {e}")),
         }
     }
 
@@ -647,6 +714,11 @@ impl Worker {
         let result = sim.advance_real(real.min(cap), Some(ADVANCE_BUDGET));
         let t1 = sim.time();
         self.status.step_wall = start.elapsed();
+        self.load.solver_wall += self.status.step_wall;
+        self.load.delay += self.step_delay;
+        self.load.simulated += t1 - t0;
+        self.load.real += real.min(cap).as_secs_f64();
+        self.load.advances += 1;
         let achieved = if real.is_zero() {
             self.settings.time_ratio
         } else {
@@ -713,6 +785,12 @@ impl Worker {
         self.status.sim_time = sim_time;
         self.status.sequence = self.sequence;
         *lock(&self.shared.status) = self.status.clone();
+        self.load.resolution = self.resolution;
+        self.load.points = match &self.sim {
+            Some(sim) => sim.character.skins.iter().map(|k| k.m * k.n).sum(),
+            None => 0,
+        };
+        *lock(&self.shared.load) = self.load;
         self.dirty = false;
     }
 }

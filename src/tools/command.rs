@@ -10,13 +10,15 @@
 //! rewind the skin's simulated motion the way a whole-character snapshot would.
 
 use crate::character::{
-    Band, BandDefaults, Character, Dof, Environment, Joint, Muscle, Posture, Skin,
+    Band, BandDefaults, Character, Dof, Environment, Joint, KeyPosture, Muscle, Posture, Skin,
 };
 use crate::kinematics::forward_kinematics;
 use crate::shape::MuscleShape;
 use crate::skin::attach::{global_attach, wrap_skin};
 use glam::{Affine3A, Quat, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
+
+pub use crate::anim::timeline::KEY_TIME_EPSILON;
 
 /// A fat stroke's Gaussian is cut off at this many radii: points farther away
 /// are left exactly as they were (the weight there is below 1.1 %).
@@ -195,6 +197,38 @@ pub enum Command {
         #[serde(default)]
         global_damping: Option<f32>,
     },
+    /// Timeline (LEMAN §6.4): stores `posture` as the key posture at `time`
+    /// (seconds, ≥ 0) with the given Kochanek–Bartels parameters (each in
+    /// [−1, 1]), replacing the key within [`KEY_TIME_EPSILON`] of it if there
+    /// is one; the keys stay sorted by time.
+    SetKey {
+        time: f32,
+        posture: Posture,
+        #[serde(default)]
+        tension: f32,
+        #[serde(default)]
+        continuity: f32,
+        #[serde(default)]
+        bias: f32,
+    },
+    /// Timeline: moves the key at `from` to time `to` (≥ 0), re-sorting the
+    /// keys; refused when another key lies within [`KEY_TIME_EPSILON`] of `to`.
+    MoveKey {
+        from: f32,
+        to: f32,
+    },
+    /// Timeline: removes the key at `time`.
+    DeleteKey {
+        time: f32,
+    },
+    /// Timeline: the Kochanek–Bartels tension, continuity and bias of the key
+    /// at `time` (each in [−1, 1]).
+    SetKeyTcb {
+        time: f32,
+        tension: f32,
+        continuity: f32,
+        bias: f32,
+    },
 }
 
 impl Command {
@@ -217,6 +251,10 @@ impl Command {
             Command::FatStroke { .. } => "fat stroke",
             Command::SetSkinMaterial { .. } => "skin material",
             Command::SetEnvironment { .. } => "environment",
+            Command::SetKey { .. } => "set key",
+            Command::MoveKey { .. } => "move key",
+            Command::DeleteKey { .. } => "delete key",
+            Command::SetKeyTcb { .. } => "key tension/continuity/bias",
         }
     }
 }
@@ -260,6 +298,13 @@ pub enum EditError {
     NothingToUndo,
     #[error("nothing to redo")]
     NothingToRedo,
+    /// A key command names a time with no key posture near it.
+    #[error("{command}: there is no key at {time} s (keys at {keys:?} s)")]
+    NoSuchKey {
+        command: &'static str,
+        time: f32,
+        keys: Vec<f32>,
+    },
 }
 
 fn invalid(command: &Command, field: &str, message: impl Into<String>) -> EditError {
@@ -336,6 +381,12 @@ pub(crate) enum Inverse {
     },
     /// The old environment. O(1).
     Environment(Environment),
+    /// Key postures: remove the key at `remove` (the one the command put
+    /// there), then put `insert` back at its old index. O(keys).
+    Keys {
+        remove: Option<usize>,
+        insert: Option<(usize, KeyPosture)>,
+    },
 }
 
 fn check_joint(c: &Character, j: usize) -> Result<(), EditError> {
@@ -463,6 +514,50 @@ fn renumber(c: &mut Character, joint: impl Fn(usize) -> usize, muscle: impl Fn(u
             b.muscle = muscle(b.muscle);
         }
     }
+}
+
+/// The index of the key within [`KEY_TIME_EPSILON`] of `time` (the nearest).
+fn find_key(c: &Character, time: f32) -> Option<usize> {
+    c.key_postures
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| (k.time - time).abs() < KEY_TIME_EPSILON)
+        .min_by(|a, b| (a.1.time - time).abs().total_cmp(&(b.1.time - time).abs()))
+        .map(|(i, _)| i)
+}
+
+fn no_such_key(c: &Character, cmd: &Command, time: f32) -> EditError {
+    EditError::NoSuchKey {
+        command: cmd.label(),
+        time,
+        keys: c.key_postures.iter().map(|k| k.time).collect(),
+    }
+}
+
+/// A key time must be finite and not negative.
+fn check_key_time(cmd: &Command, field: &str, t: f32) -> Result<(), EditError> {
+    if !(t.is_finite() && t >= 0.0) {
+        return Err(invalid(
+            cmd,
+            field,
+            format!("a key time must be a finite, non-negative number of seconds, got {t}"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_tcb(cmd: &Command, values: [(&str, f32); 3]) -> Result<(), EditError> {
+    for (field, v) in values {
+        if !(v.is_finite() && (-1.0..=1.0).contains(&v)) {
+            return Err(invalid(cmd, field, format!("must lie in [-1, 1], got {v}")));
+        }
+    }
+    Ok(())
+}
+
+/// Where a key at `time` goes to keep the keys sorted.
+fn key_slot(keys: &[KeyPosture], time: f32) -> usize {
+    keys.partition_point(|k| k.time < time)
 }
 
 /// Applies `cmd`, returning what undoes it. On error nothing has changed.
@@ -954,6 +1049,101 @@ pub(crate) fn apply(
             }
             Ok(Inverse::Environment(old))
         }
+        Command::SetKey {
+            time,
+            posture: key_posture,
+            tension,
+            continuity,
+            bias,
+        } => {
+            check_key_time(cmd, "time", *time)?;
+            key_posture
+                .validate(nj)
+                .map_err(|e| invalid(cmd, &format!("posture.{}", e.field), e.message))?;
+            check_tcb(
+                cmd,
+                [
+                    ("tension", *tension),
+                    ("continuity", *continuity),
+                    ("bias", *bias),
+                ],
+            )?;
+            let key = KeyPosture {
+                time: *time,
+                posture: key_posture.clone(),
+                tension: *tension,
+                continuity: *continuity,
+                bias: *bias,
+            };
+            let old = find_key(c, *time).map(|i| (i, c.key_postures.remove(i)));
+            let at = key_slot(&c.key_postures, *time);
+            c.key_postures.insert(at, key);
+            Ok(Inverse::Keys {
+                remove: Some(at),
+                insert: old,
+            })
+        }
+        Command::MoveKey { from, to } => {
+            check_key_time(cmd, "to", *to)?;
+            let i = find_key(c, *from).ok_or_else(|| no_such_key(c, cmd, *from))?;
+            if let Some((k, other)) = c
+                .key_postures
+                .iter()
+                .enumerate()
+                .find(|(k, o)| *k != i && (o.time - to).abs() < KEY_TIME_EPSILON)
+            {
+                return Err(refused(
+                    cmd,
+                    format!(
+                        "key {k} already lies at {} s: a key cannot be moved onto another \
+                         (delete that one first)",
+                        other.time
+                    ),
+                ));
+            }
+            let old = c.key_postures.remove(i);
+            let mut moved = old.clone();
+            moved.time = *to;
+            let at = key_slot(&c.key_postures, *to);
+            c.key_postures.insert(at, moved);
+            Ok(Inverse::Keys {
+                remove: Some(at),
+                insert: Some((i, old)),
+            })
+        }
+        Command::DeleteKey { time } => {
+            let i = find_key(c, *time).ok_or_else(|| no_such_key(c, cmd, *time))?;
+            let old = c.key_postures.remove(i);
+            Ok(Inverse::Keys {
+                remove: None,
+                insert: Some((i, old)),
+            })
+        }
+        Command::SetKeyTcb {
+            time,
+            tension,
+            continuity,
+            bias,
+        } => {
+            let i = find_key(c, *time).ok_or_else(|| no_such_key(c, cmd, *time))?;
+            check_tcb(
+                cmd,
+                [
+                    ("tension", *tension),
+                    ("continuity", *continuity),
+                    ("bias", *bias),
+                ],
+            )?;
+            let key = &mut c.key_postures[i];
+            let old = key.clone();
+            key.tension = *tension;
+            key.continuity = *continuity;
+            key.bias = *bias;
+            Ok(Inverse::Keys {
+                remove: Some(i),
+                insert: Some((i, old)),
+            })
+        }
     }
 }
 
@@ -1097,6 +1287,14 @@ pub(crate) fn revert(c: &mut Character, posture: &mut Posture, inverse: Inverse)
             }
         }
         Inverse::Environment(old) => c.environment = old,
+        Inverse::Keys { remove, insert } => {
+            if let Some(i) = remove {
+                c.key_postures.remove(i);
+            }
+            if let Some((i, key)) = insert {
+                c.key_postures.insert(i, key);
+            }
+        }
     }
 }
 

@@ -34,12 +34,15 @@
 //! | `SetAttachment` | one old band | O(1) |
 //! | `FatStroke` | old fat of the changed points | 8 B per touched point |
 //! | `SetSkinMaterial` | old values of the changed fields in the region | 4–12 B per point and field |
+//! | `SetKey`, `MoveKey`, `DeleteKey`, `SetKeyTcb` | the replaced, moved or removed key and where it was | O(joints) |
 //!
 //! Redo keeps only the undone commands and re-applies them: every command is
 //! a deterministic function of the state, which undo restores exactly.
 
 mod command;
 mod history;
+#[cfg(test)]
+mod key_tests;
 pub mod panel;
 pub mod pick;
 pub mod session;
@@ -48,7 +51,7 @@ mod symmetry;
 mod tests;
 pub mod tool;
 
-pub use command::{Command, EditError, FAT_STROKE_CUTOFF, NewMuscle};
+pub use command::{Command, EditError, FAT_STROKE_CUTOFF, KEY_TIME_EPSILON, NewMuscle};
 pub use history::History;
 pub use pick::{Pick, PickFilter, PickTarget, Picker};
 pub use symmetry::{Symmetry, mirror_name, mirror_shape};

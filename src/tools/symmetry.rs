@@ -378,6 +378,12 @@ impl Symmetry {
             }
             // The environment has no side.
             Command::SetEnvironment { .. } => None,
+            // Key postures are whole-body and on the timeline, not on a side:
+            // a key stores the posture as posed (already mirrored by the IK).
+            Command::SetKey { .. }
+            | Command::MoveKey { .. }
+            | Command::DeleteKey { .. }
+            | Command::SetKeyTcb { .. } => None,
         }
     }
 

@@ -1,0 +1,944 @@
+//! Playing the key postures back (issue 6; LEMAN §6.4–6.5, §8): the
+//! [`Timeline`] drives the simulation thread in one of four
+//! [`PlaybackMode`]s, switchable while playing, and tells the frame loop
+//! what to draw.
+//!
+//! | mode | simulation thread | timeline clock | drawn |
+//! |---|---|---|---|
+//! | `SkeletonOnly` | paused | real time | the last skin, the skeleton at the spline posture |
+//! | `LiveLowRes` | running at ratio 1, `Resample` to `live_side`² (or the [`ResolutionGovernor`]'s choice), `SetDriver(Keys)` | real time | the simulation's snapshots |
+//! | `SimulationTime` | running at ratio 1 at the model's own resolution (or `simulation_side`²), `SetDriver(Keys)` | the *simulated* time (slower when the solver cannot keep up) | the simulation's snapshots |
+//! | `Baked` | paused | real time | frames streamed from a cache (random access) |
+//!
+//! Paused (any mode but `Baked`) pauses the simulation and draws the
+//! skeleton at the current time over the skin as it hangs; scrubbing moves
+//! it. Stopping returns to interactive editing: the simulation resumes at the
+//! user's settings and own resolution, following the working posture again.
+//!
+//! # Keys on the simulation's clock
+//!
+//! The simulation thread's `SkeletonDriver::Keys` samples the keys at its own
+//! simulated time, which started when the thread did. The driver sent is
+//! therefore the keys shifted by `offset = sim_time − timeline_time`, sent
+//! again whenever the relation changes: on play, a seek, a loop wrap, a key
+//! edit, the end of an IK drag, or (live mode) when the simulation has
+//! drifted more than [`LIVE_MAX_DRIFT`] behind the real-time timeline.
+//!
+//! # Performance recording
+//!
+//! With [`Playback::recording`] on, while the timeline plays and the IK tool
+//! drags (the tool's preview posture), a key is laid down each time the
+//! timeline crosses a multiple of [`Playback::record_every`]. Its posture is
+//! the keys' motion at that time with the joints the drag turned taken from
+//! the drag, so a performance re-animates the dragged chain and keeps the
+//! rest of the motion. The skeleton follows that posture meanwhile. All keys
+//! of one drag are one undo step.
+
+use super::resolution::{GovernorConfig, LoadSample, ResolutionGovernor};
+use super::sim_thread::{SimMessage, SimThread};
+use crate::anim::sample_posture;
+use crate::anim::timeline::{Advanced, PlaybackMode, Timeline, Transport, key_at};
+use crate::character::{Character, KeyPosture, Posture};
+use crate::io::CacheReader;
+use crate::skin::resample::resample;
+use crate::skin::{SkeletonDriver, SolverSettings};
+use crate::snapshot::{SceneSnapshot, SkinSurface};
+use crate::tools::{Command, EditError, History};
+use glam::Vec3;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The live mode's skin resolution per side without the governor.
+pub const LIVE_SIDE: usize = 16;
+/// Timeline seconds between keys recorded by performance.
+pub const RECORD_EVERY: f64 = 0.25;
+/// In live mode, the keys are re-sent when the simulated skeleton is this
+/// many seconds behind the real-time timeline.
+pub const LIVE_MAX_DRIFT: f64 = 0.25;
+/// The longest frame interval the timeline advances by (a stall, a
+/// debugger) — beyond it playback does not jump.
+pub const MAX_FRAME_STEP: f64 = 0.25;
+
+/// A bake opened for baked playback: frames are read on demand.
+pub struct BakedFrames {
+    reader: CacheReader,
+    /// The character with its skins at the cache's resolution (their fat
+    /// resampled), for the snapshot.
+    character: Arc<Character>,
+    first_time: f64,
+    fps: f64,
+    scratch: Vec<Vec<Vec3>>,
+    /// The last frame read and the snapshot built from it.
+    current: Option<(usize, Arc<SceneSnapshot>)>,
+    path: PathBuf,
+}
+
+impl BakedFrames {
+    /// Opens the cache at `path`, which must hold `character`'s skins (by
+    /// name, in order; at any resolution).
+    pub fn open(path: &Path, character: &Character) -> Result<Self, String> {
+        let mut reader =
+            CacheReader::open(path).map_err(|e| format!("cannot open the bake: {e}"))?;
+        if reader.frame_count() == 0 {
+            return Err(format!("the bake {} has no frames", path.display()));
+        }
+        let skins = reader.skins().to_vec();
+        if skins.len() != character.skins.len() {
+            return Err(format!(
+                "the bake {} has {} skins, the character {}",
+                path.display(),
+                skins.len(),
+                character.skins.len()
+            ));
+        }
+        let mut c = character.clone();
+        for (k, (cs, skin)) in skins.iter().zip(&mut c.skins).enumerate() {
+            if cs.name != skin.name {
+                return Err(format!(
+                    "skin {k} is '{}' in the bake and '{}' in the character",
+                    cs.name, skin.name
+                ));
+            }
+            if (cs.m, cs.n) != (skin.m, skin.n) {
+                *skin = resample(skin, cs.m, cs.n)?;
+            }
+        }
+        let first_time = reader
+            .frame_time(0)
+            .map_err(|e| format!("cannot read the bake: {e}"))?;
+        Ok(Self {
+            fps: reader.fps() as f64,
+            reader,
+            character: Arc::new(c),
+            first_time,
+            scratch: Vec::new(),
+            current: None,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn frame_count(&self) -> usize {
+        self.reader.frame_count()
+    }
+
+    /// The frame shown at timeline time `t` (the nearest, clamped).
+    pub fn frame_index(&self, t: f64) -> usize {
+        let f = ((t - self.first_time) * self.fps).round();
+        if f.is_nan() || f <= 0.0 {
+            0
+        } else {
+            (f as usize).min(self.frame_count() - 1)
+        }
+    }
+
+    /// The snapshot of the frame at time `t`, the skeleton at `posture`.
+    /// Reads the cache only when the frame changes.
+    pub fn snapshot(
+        &mut self,
+        t: f64,
+        posture: &Posture,
+        revision: u64,
+        sequence: &mut u64,
+    ) -> Result<Arc<SceneSnapshot>, String> {
+        let f = self.frame_index(t);
+        if let Some((cf, snap)) = &self.current
+            && *cf == f
+            && snap.posture == *posture
+        {
+            return Ok(snap.clone());
+        }
+        let time = self
+            .reader
+            .read_frame(f, &mut self.scratch)
+            .map_err(|e| format!("cannot read frame {f} of the bake: {e}"))?;
+        // The positions move into the snapshot (the next read allocates
+        // afresh): one copy per frame, from the file's bytes.
+        let skins = self
+            .character
+            .skins
+            .iter()
+            .zip(&mut self.scratch)
+            .map(|(skin, positions)| SkinSurface {
+                m: skin.m,
+                n: skin.n,
+                positions: std::mem::take(positions),
+                fat: skin.points.fat.clone(),
+            })
+            .collect();
+        *sequence += 1;
+        let snap = Arc::new(SceneSnapshot {
+            character: self.character.clone(),
+            revision,
+            posture: posture.clone(),
+            skins,
+            sim_time: time,
+            sequence: *sequence,
+            published: Instant::now(),
+        });
+        self.current = Some((f, snap.clone()));
+        Ok(snap)
+    }
+}
+
+/// What the frame loop draws this frame instead of its defaults.
+#[derive(Clone, Debug, Default)]
+pub struct PlaybackView {
+    /// The snapshot to draw instead of the simulation's newest.
+    pub snapshot: Option<Arc<SceneSnapshot>>,
+    /// The skeleton posture to draw the joints at instead of the
+    /// interactive one.
+    pub posture: Option<Posture>,
+}
+
+/// The playback state: the timeline, what the simulation thread has been
+/// told, the governor, the recording and the loaded bake.
+pub struct Playback {
+    pub timeline: Timeline,
+    /// Live mode's resolution per side when the governor is off.
+    pub live_side: usize,
+    /// Live mode picks the resolution that keeps real time (§8).
+    pub auto_resolution: bool,
+    /// Simulation-time mode's resolution per side (`None`: each skin's own),
+    /// e.g. the bake's resolution to preview it.
+    pub simulation_side: Option<usize>,
+    pub governor: ResolutionGovernor,
+    /// Lay keys down while the IK tool drags during playback.
+    pub recording: bool,
+    /// Timeline seconds between recorded keys.
+    pub record_every: f64,
+    bake: Option<BakedFrames>,
+    /// What the simulation thread was last set up for.
+    applied: (Transport, PlaybackMode),
+    /// The side sent with `Resample`, `None` at the model's own resolution.
+    applied_side: Option<usize>,
+    /// `sim_time − timeline_time` of the keys driver last sent.
+    offset: f64,
+    /// History revision whose keys were last sent (`None`: resend).
+    driver_revision: Option<u64>,
+    last_update: Option<Instant>,
+    /// The recording slot (multiple of `record_every`) last keyed, and
+    /// whether this drag's undo step exists.
+    recorded_slot: Option<i64>,
+    performance_open: bool,
+    /// The keys as they were when the drag began (what a performance is
+    /// layered over).
+    performance_base: Option<Vec<KeyPosture>>,
+    dragging: bool,
+    /// Set the simulation thread up again at the next update.
+    force_setup: bool,
+    view_sequence: u64,
+    /// What happened, for the UI (oldest first).
+    pub messages: Vec<String>,
+}
+
+impl Default for Playback {
+    fn default() -> Self {
+        Self {
+            timeline: Timeline::default(),
+            live_side: LIVE_SIDE,
+            auto_resolution: false,
+            simulation_side: None,
+            governor: ResolutionGovernor::new(GovernorConfig::default(), LIVE_SIDE),
+            recording: false,
+            record_every: RECORD_EVERY,
+            bake: None,
+            applied: (Transport::Stopped, PlaybackMode::SkeletonOnly),
+            applied_side: None,
+            offset: 0.0,
+            driver_revision: None,
+            last_update: None,
+            recorded_slot: None,
+            performance_open: false,
+            performance_base: None,
+            dragging: false,
+            force_setup: false,
+            view_sequence: 0,
+            messages: Vec::new(),
+        }
+    }
+}
+
+/// The parts of the frame loop playback works on.
+pub struct PlaybackEnv<'a> {
+    pub character: &'a mut Character,
+    pub history: &'a mut History,
+    pub sim: &'a SimThread,
+    /// The session's solver settings (restored when playback stops).
+    pub settings: &'a SolverSettings,
+    /// The IK drag in progress (the tool's preview posture).
+    pub drag: Option<&'a Posture>,
+    /// The posture the frame loop last sent with `SetPosture`.
+    pub sent_posture: &'a mut Posture,
+}
+
+impl PlaybackEnv<'_> {
+    /// The posture the user is working in: the drag, or the working posture.
+    pub fn interactive_posture(&self) -> Posture {
+        self.drag.unwrap_or(self.history.posture()).clone()
+    }
+}
+
+impl Playback {
+    /// Whether playback (not the working posture) drives the simulated
+    /// skeleton now: the frame loop then does not send the working posture
+    /// (an IK drag is sent by playback, layered over the keys).
+    pub fn holds_skeleton(&self) -> bool {
+        !self.timeline.is_stopped()
+    }
+
+    pub fn bake(&self) -> Option<&BakedFrames> {
+        self.bake.as_ref()
+    }
+
+    /// The side `Resample` was last sent with (`None`: the model's own).
+    pub fn simulated_side(&self) -> Option<usize> {
+        self.applied_side
+    }
+
+    /// `sim_time − timeline_time` of the keys driver last sent.
+    pub fn driver_offset(&self) -> f64 {
+        self.offset
+    }
+
+    fn say(&mut self, m: impl Into<String>) -> String {
+        let m = m.into();
+        self.messages.push(m.clone());
+        m
+    }
+
+    /// One frame's worth of playback at wall time `now`: sets the
+    /// simulation thread up for the transport and mode, advances the
+    /// timeline, records, and says what to draw.
+    pub fn update(&mut self, now: Instant, env: &mut PlaybackEnv) -> PlaybackView {
+        let dt = self
+            .last_update
+            .map_or(0.0, |l| (now - l).as_secs_f64().min(MAX_FRAME_STEP));
+        self.last_update = Some(now);
+        let transport = self.timeline.transport;
+        let mode = self.timeline.mode;
+        if transport == Transport::Stopped {
+            if self.applied.0 != Transport::Stopped {
+                self.back_to_editing(env);
+            }
+            self.end_drag();
+            return PlaybackView::default();
+        }
+        if env.character.key_postures.is_empty() && self.timeline.range(&[]).is_none() {
+            // Every key was deleted during playback: nothing to play.
+            self.timeline.transport = Transport::Stopped;
+            self.say("stopped: no keys left to play");
+            self.back_to_editing(env);
+            return PlaybackView::default();
+        }
+        if self.applied != (transport, mode) || std::mem::take(&mut self.force_setup) {
+            self.set_up(transport, mode, env);
+        }
+        let sim_running = mode.simulates() && transport == Transport::Playing;
+        let latest = env.sim.latest();
+
+        // The clock.
+        if transport == Transport::Playing {
+            let keys = &env.character.key_postures;
+            let advanced = if mode == PlaybackMode::SimulationTime && self.driver_revision.is_some()
+            {
+                // The timeline follows the simulated time.
+                let t = latest.sim_time - self.offset;
+                if t > self.timeline.time {
+                    self.timeline.time = t;
+                }
+                self.timeline.advance(0.0, keys)
+            } else {
+                self.timeline.advance(dt, keys)
+            };
+            match advanced {
+                Advanced::Wrapped => self.driver_revision = None,
+                Advanced::Ended => {
+                    self.say("end of the timeline");
+                    // Paused at the end: set up at the next frame.
+                }
+                Advanced::Within => {}
+            }
+            if mode == PlaybackMode::LiveLowRes
+                && self.driver_revision.is_some()
+                && (latest.sim_time - self.offset - self.timeline.time).abs() > LIVE_MAX_DRIFT
+            {
+                self.driver_revision = None;
+            }
+        }
+
+        // Drags: the dragged joints over the keys' motion (see
+        // `layered`) drive the skeleton; the keys go back when it ends.
+        let dragging = env.drag.is_some();
+        if self.dragging && !dragging {
+            self.driver_revision = None;
+            self.end_drag();
+        }
+        if dragging && !self.dragging {
+            self.performance_base = Some(env.character.key_postures.clone());
+        }
+        self.dragging = dragging;
+        let performed = env.drag.map(|d| self.layered(d, env));
+        if let Some(p) = &performed
+            && sim_running
+            && *p != *env.sent_posture
+            && env.sim.send(SimMessage::SetPosture(p.clone())).is_ok()
+        {
+            *env.sent_posture = p.clone();
+        }
+
+        // The keys, on the simulation's clock.
+        if sim_running
+            && !dragging
+            && self.timeline.is_playing()
+            && self.driver_revision != Some(env.history.revision())
+            && !env.character.key_postures.is_empty()
+        {
+            self.offset = latest.sim_time - self.timeline.time;
+            let keys = shifted(&env.character.key_postures, self.offset);
+            if env.sim.send(SimMessage::SetDriver(keys)).is_ok() {
+                self.driver_revision = Some(env.history.revision());
+            }
+        }
+
+        // Real time at whatever resolution fits.
+        if mode == PlaybackMode::LiveLowRes && sim_running && self.auto_resolution {
+            let load = LoadSample::from(env.sim.load());
+            if let Some(side) = self.governor.observe(load, 1.0)
+                && env
+                    .sim
+                    .send(SimMessage::Resample { m: side, n: side })
+                    .is_ok()
+            {
+                self.applied_side = Some(side);
+                let load = self.governor.last_load.unwrap_or(0.0);
+                self.say(format!(
+                    "live resolution {side}×{side} (solver load {:.0} %)",
+                    load * 100.0
+                ));
+            }
+        }
+
+        // Performance recording.
+        if self.recording
+            && self.timeline.is_playing()
+            && let Some(p) = &performed
+        {
+            self.record(p.clone(), env);
+        }
+
+        self.view(env, &latest, performed)
+    }
+
+    fn end_drag(&mut self) {
+        self.recorded_slot = None;
+        self.performance_open = false;
+        self.performance_base = None;
+    }
+
+    /// The posture performed by an IK drag during playback: the keys'
+    /// motion at the current time (as it was when the drag began), with the
+    /// joints the drag turned (those differing from the working posture the
+    /// drag started from) taken from the drag. So a performance re-animates
+    /// the dragged chain and leaves the rest of the motion as it was.
+    fn layered(&self, drag: &Posture, env: &PlaybackEnv) -> Posture {
+        let base = self
+            .performance_base
+            .as_deref()
+            .unwrap_or(&env.character.key_postures);
+        let working = env.history.posture();
+        let Some(mut p) = sample_posture(base, self.timeline.time as f32) else {
+            return drag.clone();
+        };
+        if p.angles.len() != drag.angles.len() || working.angles.len() != drag.angles.len() {
+            return drag.clone();
+        }
+        for (j, (a, w)) in drag.angles.iter().zip(&working.angles).enumerate() {
+            if a != w {
+                p.angles[j] = *a;
+            }
+        }
+        if drag.root_translation != working.root_translation {
+            p.root_translation = drag.root_translation;
+        }
+        p
+    }
+
+    /// Lays a key down when the timeline entered a new recording slot.
+    fn record(&mut self, posture: Posture, env: &mut PlaybackEnv) {
+        let every = self.record_every.max(1e-3);
+        let slot = (self.timeline.time / every + 1e-9).floor() as i64;
+        if self.recorded_slot == Some(slot) {
+            return;
+        }
+        self.recorded_slot = Some(slot);
+        let time = (slot as f64 * every) as f32;
+        let (tension, continuity, bias) = key_tcb(&env.character.key_postures, time);
+        let cmd = Command::SetKey {
+            time,
+            posture,
+            tension,
+            continuity,
+            bias,
+        };
+        let result = if self.performance_open {
+            env.history.apply_continuing(env.character, cmd)
+        } else {
+            env.history.apply(env.character, cmd)
+        };
+        match result {
+            Ok(()) => self.performance_open = true,
+            Err(e) => {
+                self.say(format!("key not recorded: {e}"));
+            }
+        }
+    }
+
+    /// Sends what the transport and mode need.
+    fn set_up(&mut self, transport: Transport, mode: PlaybackMode, env: &mut PlaybackEnv) {
+        let sim_running = mode.simulates() && transport == Transport::Playing;
+        let _ = env.sim.send(SimMessage::Pause(!sim_running));
+        let realtime = SolverSettings {
+            time_ratio: 1.0,
+            ..env.settings.clone()
+        };
+        match mode {
+            PlaybackMode::LiveLowRes => {
+                let side = if self.auto_resolution {
+                    self.governor.side()
+                } else {
+                    self.live_side
+                };
+                let _ = env.sim.send(SimMessage::SetSettings(realtime));
+                if self.applied_side != Some(side) {
+                    let _ = env.sim.send(SimMessage::Resample { m: side, n: side });
+                    self.applied_side = Some(side);
+                }
+                self.governor.restart();
+            }
+            PlaybackMode::SimulationTime => {
+                let _ = env.sim.send(SimMessage::SetSettings(realtime));
+                match self.simulation_side {
+                    Some(side) if self.applied_side != Some(side) => {
+                        let _ = env.sim.send(SimMessage::Resample { m: side, n: side });
+                        self.applied_side = Some(side);
+                    }
+                    Some(_) => {}
+                    None => {
+                        if self.applied_side.take().is_some() {
+                            let _ = env.sim.send(SimMessage::NativeResolution);
+                        }
+                    }
+                }
+            }
+            PlaybackMode::SkeletonOnly | PlaybackMode::Baked => {}
+        }
+        if sim_running {
+            self.driver_revision = None;
+        }
+        self.applied = (transport, mode);
+    }
+
+    /// Interactive editing again: the user's settings and resolution, the
+    /// working posture.
+    fn back_to_editing(&mut self, env: &mut PlaybackEnv) {
+        let _ = env.sim.send(SimMessage::SetSettings(env.settings.clone()));
+        if self.applied_side.take().is_some() {
+            let _ = env.sim.send(SimMessage::NativeResolution);
+        }
+        let posture = env.interactive_posture();
+        let _ = env.sim.send(SimMessage::SetPosture(posture.clone()));
+        *env.sent_posture = posture;
+        let _ = env.sim.send(SimMessage::Pause(false));
+        self.applied = (Transport::Stopped, self.timeline.mode);
+        self.driver_revision = None;
+    }
+
+    /// The skeleton at the current time on the key spline.
+    fn spline_posture(&self, env: &PlaybackEnv) -> Option<Posture> {
+        sample_posture(&env.character.key_postures, self.timeline.time as f32)
+            .or_else(|| Some(env.interactive_posture()))
+    }
+
+    fn view(
+        &mut self,
+        env: &PlaybackEnv,
+        latest: &Arc<SceneSnapshot>,
+        performed: Option<Posture>,
+    ) -> PlaybackView {
+        let transport = self.timeline.transport;
+        let mode = self.timeline.mode;
+        let posture = match performed {
+            Some(p) => Some(p),
+            None if mode.simulates() && transport == Transport::Playing => {
+                Some(latest.posture.clone())
+            }
+            None => self.spline_posture(env),
+        };
+        if mode == PlaybackMode::Baked
+            && let (Some(bake), Some(p)) = (self.bake.as_mut(), posture.as_ref())
+        {
+            match bake.snapshot(
+                self.timeline.time,
+                p,
+                env.history.revision(),
+                &mut self.view_sequence,
+            ) {
+                Ok(snap) => {
+                    return PlaybackView {
+                        snapshot: Some(snap),
+                        posture,
+                    };
+                }
+                Err(e) => {
+                    self.say(e);
+                }
+            }
+        }
+        let snapshot = match (
+            &posture,
+            mode.simulates() && transport == Transport::Playing,
+        ) {
+            (Some(p), false) if *p != latest.posture => Some(Arc::new(SceneSnapshot {
+                posture: p.clone(),
+                ..(**latest).clone()
+            })),
+            _ => None,
+        };
+        PlaybackView { snapshot, posture }
+    }
+}
+
+/// The keys with their times moved by `offset`, as a driver.
+fn shifted(keys: &[KeyPosture], offset: f64) -> SkeletonDriver {
+    SkeletonDriver::Keys(
+        keys.iter()
+            .map(|k| KeyPosture {
+                time: (k.time as f64 + offset) as f32,
+                ..k.clone()
+            })
+            .collect(),
+    )
+}
+
+/// The KB parameters of the key at `time`, to keep them when it is replaced.
+fn key_tcb(keys: &[KeyPosture], time: f32) -> (f32, f32, f32) {
+    key_at(keys, time).map_or((0.0, 0.0, 0.0), |i| {
+        let k = &keys[i];
+        (k.tension, k.continuity, k.bias)
+    })
+}
+
+/// The timeline's controls for a UI (panel rows, buttons, a script): each
+/// returns a short message to show. Get one with `FrameLoop::playback_mut`;
+/// what they change reaches the simulation at the next frame.
+pub struct PlaybackCtl<'a> {
+    pub playback: &'a mut Playback,
+    pub env: PlaybackEnv<'a>,
+}
+
+impl PlaybackCtl<'_> {
+    fn say(&mut self, m: impl Into<String>) -> String {
+        self.playback.say(m)
+    }
+
+    fn keys(&self) -> &[KeyPosture] {
+        &self.env.character.key_postures
+    }
+
+    pub fn timeline(&self) -> &Timeline {
+        &self.playback.timeline
+    }
+
+    /// Play from the current time (from the start when at the end), or
+    /// pause when playing.
+    pub fn toggle_play(&mut self) -> String {
+        if self.playback.timeline.is_playing() {
+            self.pause()
+        } else {
+            self.play()
+        }
+    }
+
+    pub fn play(&mut self) -> String {
+        let Some((start, end)) = self.playback.timeline.range(self.keys()) else {
+            return self.say("nothing to play: store a key posture first");
+        };
+        if self.playback.timeline.mode == PlaybackMode::Baked && self.playback.bake.is_none() {
+            return self.say("no bake loaded: bake the motion, or pick another mode");
+        }
+        let tl = &mut self.playback.timeline;
+        if tl.time >= end || tl.time < start {
+            tl.time = start;
+        }
+        tl.transport = Transport::Playing;
+        let mode = tl.mode.label();
+        self.playback.last_update = None;
+        self.say(format!("playing ({mode})"))
+    }
+
+    pub fn pause(&mut self) -> String {
+        if self.playback.timeline.is_stopped() {
+            return self.say("not playing");
+        }
+        self.playback.timeline.transport = Transport::Paused;
+        let t = self.playback.timeline.time;
+        self.say(format!("paused at {t:.2} s"))
+    }
+
+    /// Back to interactive editing.
+    pub fn stop(&mut self) -> String {
+        self.playback.timeline.transport = Transport::Stopped;
+        self.say("stopped: editing")
+    }
+
+    /// Switches mode, also while playing. Baked needs a loaded bake.
+    pub fn set_mode(&mut self, mode: PlaybackMode) -> String {
+        if mode == PlaybackMode::Baked && self.playback.bake.is_none() {
+            return self.say("no bake loaded: bake the motion first");
+        }
+        self.playback.timeline.mode = mode;
+        self.say(format!("mode: {}", mode.label()))
+    }
+
+    /// The next mode (skipping Baked without a bake).
+    pub fn cycle_mode(&mut self) -> String {
+        let mut m = self.playback.timeline.mode.next();
+        if m == PlaybackMode::Baked && self.playback.bake.is_none() {
+            m = m.next();
+        }
+        self.set_mode(m)
+    }
+
+    pub fn toggle_loop(&mut self) -> String {
+        let tl = &mut self.playback.timeline;
+        tl.looping = !tl.looping;
+        let on = if tl.looping { "on" } else { "off" };
+        self.say(format!("loop {on}"))
+    }
+
+    /// Scrubs to `t` (clamped to the range); while playing a simulated mode
+    /// the skeleton jumps there and the skin follows.
+    pub fn seek(&mut self, t: f64) -> String {
+        let keys = self.env.character.key_postures.clone();
+        let t = self.playback.timeline.seek(t, &keys);
+        self.playback.driver_revision = None;
+        self.say(format!("at {t:.2} s"))
+    }
+
+    /// Lengthens the range to at least `end` seconds (room to record).
+    pub fn set_extent(&mut self, end: f64) -> String {
+        self.playback.timeline.extent = if end.is_finite() { end.max(0.0) } else { 0.0 };
+        let e = self.playback.timeline.extent;
+        self.say(format!("timeline to at least {e:.2} s"))
+    }
+
+    fn apply(&mut self, cmd: Command) -> Result<(), EditError> {
+        self.env.history.apply(self.env.character, cmd)
+    }
+
+    /// Stores `posture` as the key at the current time (replacing the key
+    /// there, keeping its tension/continuity/bias), and selects it.
+    pub fn store_key_at_current_time(&mut self, posture: Posture) -> String {
+        let time = self.playback.timeline.time as f32;
+        let (tension, continuity, bias) = key_tcb(self.keys(), time);
+        let replacing = key_at(self.keys(), time).is_some();
+        match self.apply(Command::SetKey {
+            time,
+            posture,
+            tension,
+            continuity,
+            bias,
+        }) {
+            Ok(()) => {
+                self.playback.timeline.selected = Some(time);
+                let what = if replacing { "replaced" } else { "stored" };
+                let n = self.keys().len();
+                self.say(format!("key {what} at {time:.2} s ({n} keys)"))
+            }
+            Err(e) => self.say(format!("refused: {e}")),
+        }
+    }
+
+    /// Stores the interactive posture (the working posture, or the drag) as
+    /// the key at the current time.
+    pub fn store_key(&mut self) -> String {
+        let p = self.env.interactive_posture();
+        self.store_key_at_current_time(p)
+    }
+
+    pub fn select_next_key(&mut self) -> String {
+        let keys = self.env.character.key_postures.clone();
+        match self.playback.timeline.select_next_key(&keys) {
+            Some(i) => self.selected_message(i),
+            None => self.say("no keys"),
+        }
+    }
+
+    pub fn select_previous_key(&mut self) -> String {
+        let keys = self.env.character.key_postures.clone();
+        match self.playback.timeline.select_previous_key(&keys) {
+            Some(i) => self.selected_message(i),
+            None => self.say("no keys"),
+        }
+    }
+
+    fn selected_message(&mut self, i: usize) -> String {
+        self.playback.driver_revision = None;
+        let n = self.keys().len();
+        let t = self.keys()[i].time;
+        self.say(format!("key {} of {n} at {t:.2} s", i + 1))
+    }
+
+    fn selected_time(&self) -> Option<f32> {
+        let i = self
+            .playback
+            .timeline
+            .selected_index(&self.env.character.key_postures)?;
+        Some(self.keys()[i].time)
+    }
+
+    pub fn delete_selected_key(&mut self) -> String {
+        let Some(time) = self.selected_time() else {
+            return self.say("no key selected");
+        };
+        match self.apply(Command::DeleteKey { time }) {
+            Ok(()) => {
+                self.playback.timeline.selected = None;
+                self.say(format!("key at {time:.2} s deleted"))
+            }
+            Err(e) => self.say(format!("refused: {e}")),
+        }
+    }
+
+    /// Moves the selected key by `dt` seconds; the current time follows it.
+    pub fn move_selected_key(&mut self, dt: f64) -> String {
+        let Some(from) = self.selected_time() else {
+            return self.say("no key selected");
+        };
+        let to = (from as f64 + dt) as f32;
+        match self.apply(Command::MoveKey { from, to }) {
+            Ok(()) => {
+                self.playback.timeline.selected = Some(to);
+                self.playback.timeline.time = to as f64;
+                self.say(format!("key moved to {to:.2} s"))
+            }
+            Err(e) => self.say(format!("refused: {e}")),
+        }
+    }
+
+    /// Re-poses the selected key with `posture` (e.g. after an IK drag).
+    pub fn repose_selected_key(&mut self, posture: Posture) -> String {
+        let Some(time) = self.selected_time() else {
+            return self.say("no key selected");
+        };
+        self.playback.timeline.time = time as f64;
+        self.store_key_at_current_time(posture)
+    }
+
+    pub fn set_selected_key_tcb(&mut self, tension: f32, continuity: f32, bias: f32) -> String {
+        let Some(time) = self.selected_time() else {
+            return self.say("no key selected");
+        };
+        match self.apply(Command::SetKeyTcb {
+            time,
+            tension,
+            continuity,
+            bias,
+        }) {
+            Ok(()) => self.say(format!(
+                "key at {time:.2} s: tension {tension:.2}, continuity {continuity:.2}, bias {bias:.2}"
+            )),
+            Err(e) => self.say(format!("refused: {e}")),
+        }
+    }
+
+    /// Opens a bake (a frame cache of this character) for baked playback.
+    pub fn load_bake(&mut self, path: &Path) -> String {
+        match BakedFrames::open(path, self.env.character) {
+            Ok(b) => {
+                let n = b.frame_count();
+                self.playback.bake = Some(b);
+                self.say(format!("bake loaded: {n} frames"))
+            }
+            Err(e) => self.say(format!("refused: {e}")),
+        }
+    }
+
+    /// Live mode picks its resolution to keep real time (§8), or uses
+    /// `live_side`.
+    pub fn set_auto_resolution(&mut self, on: bool) -> String {
+        self.playback.auto_resolution = on;
+        self.playback.governor.restart();
+        // Set up again at the next frame with the right resolution.
+        self.playback.force_setup = true;
+        if on {
+            self.say("real time at whatever resolution fits")
+        } else {
+            let s = self.playback.live_side;
+            self.say(format!("live resolution fixed at {s}×{s}"))
+        }
+    }
+
+    pub fn set_live_side(&mut self, side: usize) -> String {
+        self.playback.live_side = side.clamp(crate::character::Skin::MIN_M, 256);
+        let s = self.playback.live_side;
+        self.set_auto_resolution(false);
+        self.say(format!("live resolution {s}×{s}"))
+    }
+
+    /// Simulation-time mode's resolution per side, `None` for each skin's
+    /// own (any resolution: it need not keep real time).
+    pub fn set_simulation_side(&mut self, side: Option<usize>) -> String {
+        let side = side.map(|s| s.clamp(crate::character::Skin::MIN_M, 256));
+        self.playback.simulation_side = side;
+        self.playback.force_setup = true;
+        match side {
+            Some(s) => self.say(format!("simulation time at {s}×{s}")),
+            None => self.say("simulation time at the skins' own resolution"),
+        }
+    }
+
+    pub fn set_recording(&mut self, on: bool) -> String {
+        self.playback.recording = on;
+        self.playback.end_drag();
+        if on {
+            let every = self.playback.record_every;
+            self.say(format!(
+                "recording: drag a joint with the IK tool while playing (a key every {every:.2} s)"
+            ))
+        } else {
+            self.say("recording off")
+        }
+    }
+
+    pub fn set_record_every(&mut self, seconds: f64) -> String {
+        if !(seconds.is_finite() && seconds >= 1e-2) {
+            return self.say(format!("refused: a key every {seconds} s"));
+        }
+        self.playback.record_every = seconds;
+        self.say(format!("a key every {seconds:.2} s"))
+    }
+
+    /// One line for the timeline panel.
+    pub fn status_line(&self) -> String {
+        let tl = &self.playback.timeline;
+        let state = match tl.transport {
+            Transport::Stopped => "editing",
+            Transport::Playing => "playing",
+            Transport::Paused => "paused",
+        };
+        let keys = self.keys().len();
+        let lp = if tl.looping { ", loop" } else { "" };
+        let rec = if self.playback.recording { ", rec" } else { "" };
+        format!(
+            "{:.2} s · {state} · {}{lp}{rec} · {keys} keys",
+            tl.time,
+            tl.mode.label()
+        )
+    }
+}

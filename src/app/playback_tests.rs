@@ -1,0 +1,640 @@
+//! Playback with a real simulation thread, through the frame loop: every
+//! mode switch while playing shows its effect (simulation paused or
+//! running, the skin resolution, where the timeline's time comes from, the
+//! baked frames), editing works again after stop; the governor lowers the
+//! resolution of a solver made slow; a performance lays keys down as one undo
+//! step.
+
+use super::playback::LIVE_MAX_DRIFT;
+use super::resolution::{GovernorConfig, LoadSample, ResolutionGovernor};
+use super::*;
+use crate::anim::sample_posture;
+use crate::anim::timeline::{PlaybackMode, Transport};
+use crate::character::Posture;
+use crate::input::{HandState, InputFrame};
+use crate::io::CacheReader;
+use crate::skin::SolverSettings;
+use crate::skin::body::PosedBody;
+use crate::tools::{Command, ToolKind};
+use glam::{Quat, Vec3};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// Only a hang reaches it.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Plays input frames (tracker space), then holds the last one.
+struct Hands {
+    frames: VecDeque<InputFrame>,
+    last: InputFrame,
+    sequence: u64,
+}
+
+impl Hands {
+    fn still() -> Self {
+        Self {
+            frames: VecDeque::new(),
+            last: InputFrame::default(),
+            sequence: 0,
+        }
+    }
+}
+
+impl Tracker for Hands {
+    fn sample(&mut self) -> TrackedPose {
+        self.sequence += 1;
+        if self.sequence % 2 == 1
+            && let Some(f) = self.frames.pop_front()
+        {
+            self.last = f;
+        }
+        TrackedPose {
+            head: (Vec3::new(0.0, 0.5, 1.5), Quat::IDENTITY),
+            input: self.last,
+            sequence: self.sequence,
+            sampled_at: Instant::now(),
+        }
+    }
+}
+
+/// Keeps what the last frame drew.
+#[derive(Default)]
+struct Seen {
+    snapshot: Option<SceneSnapshot>,
+    edit_posture: Option<Posture>,
+}
+
+use crate::snapshot::SceneSnapshot;
+
+impl FrameRenderer for Seen {
+    fn render(&mut self, f: &FrameInputs) -> Result<RenderReport, String> {
+        self.snapshot = Some(f.snapshot.clone());
+        self.edit_posture = Some(f.edit_posture.clone());
+        Ok(RenderReport {
+            cpu_encode: Duration::ZERO,
+            submitted_at: Instant::now(),
+        })
+    }
+}
+
+impl Seen {
+    fn snap(&self) -> &SceneSnapshot {
+        self.snapshot.as_ref().unwrap()
+    }
+    fn sides(&self) -> Vec<(usize, usize)> {
+        self.snap().skins.iter().map(|s| (s.m, s.n)).collect()
+    }
+}
+
+fn frame(fl: &mut FrameLoop, hands: &mut Hands, seen: &mut Seen) {
+    fl.frame(hands, seen).unwrap();
+    std::thread::sleep(Duration::from_millis(4));
+}
+
+/// Frames until `ok`, at most PATIENCE.
+fn frames_until(
+    fl: &mut FrameLoop,
+    hands: &mut Hands,
+    seen: &mut Seen,
+    what: &str,
+    ok: impl Fn(&FrameLoop, &Seen) -> bool,
+) {
+    let start = Instant::now();
+    loop {
+        frame(fl, hands, seen);
+        if ok(fl, seen) {
+            return;
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "never: {what} (status {:?})",
+            fl.sim_status()
+        );
+    }
+}
+
+fn frames_for(fl: &mut FrameLoop, hands: &mut Hands, seen: &mut Seen, d: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < d {
+        frame(fl, hands, seen);
+    }
+}
+
+fn all(side: usize, n: usize) -> Vec<(usize, usize)> {
+    vec![(side, side); n]
+}
+
+#[test]
+fn every_mode_switch_while_playing_shows_its_effect_and_editing_resumes() {
+    let c = sample_penguin();
+    let keys = c.key_postures.clone();
+    let native: Vec<(usize, usize)> = c.skins.iter().map(|s| (s.m, s.n)).collect();
+    assert_eq!(native, all(16, 3));
+    let nskins = c.skins.len();
+    // A short bake at 8×8 for baked playback.
+    let dir = tempfile::tempdir().unwrap();
+    let opts = crate::bake::BakeOptions {
+        resolution: Some((8, 8)),
+        duration: Some(1.0),
+        checkpoint_every: None,
+        ..Default::default()
+    };
+    let baked = crate::bake::bake(c.clone(), &opts, dir.path(), |_, _| {
+        crate::bake::BakeControl::Continue
+    })
+    .unwrap()
+    .finished()
+    .unwrap();
+
+    let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
+    let (mut hands, mut seen) = (Hands::still(), Seen::default());
+    frames_for(&mut fl, &mut hands, &mut seen, Duration::from_millis(50));
+    {
+        let mut ctl = fl.playback_mut();
+        assert!(ctl.set_mode(PlaybackMode::Baked).contains("no bake"));
+        assert!(ctl.load_bake(&baked.cache).contains("31 frames"));
+        assert!(ctl.set_live_side(12).contains("12×12"));
+        assert_eq!(ctl.toggle_loop(), "loop on");
+        assert!(ctl.toggle_play().starts_with("playing (skeleton only)"));
+    }
+
+    // Skeleton only: the simulation pauses, the skeleton follows the keys at
+    // full (real-time) speed.
+    frames_until(&mut fl, &mut hands, &mut seen, "paused", |fl, _| {
+        fl.sim_status().paused
+    });
+    let (sim0, tl0, t0) = (
+        fl.sim().latest().sim_time,
+        fl.playback().timeline.time,
+        Instant::now(),
+    );
+    frames_for(&mut fl, &mut hands, &mut seen, Duration::from_millis(300));
+    let tl = fl.playback().timeline.time;
+    assert_eq!(fl.sim().latest().sim_time, sim0, "simulation paused");
+    let real = t0.elapsed().as_secs_f64();
+    assert!(
+        tl - tl0 > 0.5 * real && tl - tl0 <= real + 0.05,
+        "timeline moved {} s in {real} s",
+        tl - tl0
+    );
+    let spline = sample_posture(&keys, tl as f32).unwrap();
+    assert_eq!(seen.snap().posture, spline, "drawn at the spline posture");
+    assert_eq!(seen.edit_posture.as_ref(), Some(&spline));
+
+    // Live at low resolution: running, 12×12, the skeleton on the keys.
+    assert_eq!(
+        fl.playback_mut().set_mode(PlaybackMode::LiveLowRes),
+        "mode: live (low resolution)"
+    );
+    frames_until(&mut fl, &mut hands, &mut seen, "live 12×12", |fl, seen| {
+        !fl.sim_status().paused && seen.sides() == all(12, nskins)
+    });
+    let sim0 = fl.sim().latest().sim_time;
+    frames_for(&mut fl, &mut hands, &mut seen, Duration::from_millis(300));
+    let s = seen.snap();
+    assert!(s.sim_time > sim0 + 0.05, "simulated time runs");
+    let offset = fl.playback().driver_offset();
+    let sim_timeline = s.sim_time - offset;
+    let tl = fl.playback().timeline.time;
+    assert!(
+        (sim_timeline - tl).abs() <= LIVE_MAX_DRIFT + 0.1,
+        "live skeleton at {sim_timeline} s, timeline at {tl} s"
+    );
+    let want = sample_posture(&keys, sim_timeline as f32).unwrap();
+    let got = &s.posture;
+    let err = got
+        .angles
+        .iter()
+        .zip(&want.angles)
+        .map(|(a, b)| (*a - *b).abs().max_element())
+        .fold(0.0, f32::max);
+    assert!(err < 1e-3, "simulated skeleton off the keys by {err} rad");
+    assert_eq!(fl.playback().simulated_side(), Some(12));
+
+    // Simulation time at any resolution (here 24×24, more than the model's).
+    fl.playback_mut().set_simulation_side(Some(24));
+    fl.playback_mut().set_mode(PlaybackMode::SimulationTime);
+    frames_until(&mut fl, &mut hands, &mut seen, "24×24", |fl, seen| {
+        !fl.sim_status().paused && seen.sides() == all(24, nskins)
+    });
+    // Simulation time: full resolution, the timeline follows simulated time.
+    assert_eq!(
+        fl.playback_mut().set_simulation_side(None),
+        "simulation time at the skins' own resolution"
+    );
+    frames_until(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        "native resolution",
+        |fl, seen| !fl.sim_status().paused && seen.sides() == all(16, nskins),
+    );
+    frame(&mut fl, &mut hands, &mut seen);
+    let (sim_a, tl_a) = (fl.sim().latest().sim_time, fl.playback().timeline.time);
+    frames_for(&mut fl, &mut hands, &mut seen, Duration::from_millis(300));
+    frame(&mut fl, &mut hands, &mut seen);
+    let offset = fl.playback().driver_offset();
+    let (sim_b, tl_b) = (fl.sim().latest().sim_time, fl.playback().timeline.time);
+    assert!(tl_b > tl_a, "the timeline moves");
+    // The timeline's time is the simulated time (minus the keys' offset),
+    // as of the snapshot the frame saw: never ahead of the simulation.
+    assert!(
+        tl_b <= sim_b - offset + 1e-9 && tl_b >= sim_b - offset - 0.1,
+        "timeline {tl_b} vs simulated {}",
+        sim_b - offset
+    );
+    assert!(
+        ((tl_b - tl_a) - (sim_b - sim_a)).abs() < 0.1,
+        "timeline moved {} s, simulation {} s",
+        tl_b - tl_a,
+        sim_b - sim_a
+    );
+
+    // Baked: the simulation pauses, the frames come from the cache at 8×8.
+    fl.playback_mut().set_mode(PlaybackMode::Baked);
+    frames_until(&mut fl, &mut hands, &mut seen, "baked", |fl, seen| {
+        fl.sim_status().paused && seen.sides() == all(8, nskins)
+    });
+    // Scrubbing is random access: pause, seek, the exact cache frame.
+    assert!(fl.playback_mut().toggle_play().starts_with("paused"));
+    let mut reader = CacheReader::open(&baked.cache).unwrap();
+    let mut frame_positions = Vec::new();
+    for (seek, f) in [(0.5, 15), (0.1, 3), (0.97, 29)] {
+        assert!(fl.playback_mut().seek(seek).starts_with("at "));
+        frame(&mut fl, &mut hands, &mut seen);
+        let t = reader.read_frame(f, &mut frame_positions).unwrap();
+        let s = seen.snap();
+        assert_eq!(s.sim_time, t, "seek {seek} shows frame {f}");
+        for (k, skin) in s.skins.iter().enumerate() {
+            assert_eq!(skin.positions, frame_positions[k], "skin {k} of frame {f}");
+        }
+        assert_eq!(s.posture, sample_posture(&keys, seek as f32).unwrap());
+    }
+    assert_eq!(fl.playback().timeline.transport, Transport::Paused);
+
+    // And back through every mode, playing, a few frames each: no panic.
+    fl.playback_mut().toggle_play();
+    for m in [
+        PlaybackMode::SimulationTime,
+        PlaybackMode::LiveLowRes,
+        PlaybackMode::SkeletonOnly,
+        PlaybackMode::Baked,
+        PlaybackMode::LiveLowRes,
+    ] {
+        fl.playback_mut().set_mode(m);
+        frames_for(&mut fl, &mut hands, &mut seen, Duration::from_millis(60));
+        assert!(fl.playback().timeline.is_playing(), "{m:?}");
+    }
+
+    // Stop: interactive editing as before. The simulation runs at the
+    // model's own resolution and follows the working posture again.
+    assert_eq!(fl.playback_mut().stop(), "stopped: editing");
+    frames_until(&mut fl, &mut hands, &mut seen, "editing", |fl, seen| {
+        !fl.sim_status().paused && seen.sides() == native
+    });
+    assert_eq!(fl.playback().simulated_side(), None);
+    let mut pose = c.skeleton.rest_posture();
+    pose.angles[c.skeleton.find("flipper_l").unwrap()] = Vec3::new(0.0, 0.0, 0.7);
+    fl.edit(|_, ctx| {
+        ctx.history.apply(
+            ctx.character,
+            Command::SetPosture {
+                posture: pose.clone(),
+            },
+        )
+    })
+    .unwrap();
+    let rev = fl.history().revision();
+    frames_until(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        "the edit simulated",
+        |fl, seen| {
+            let s = seen.snap();
+            s.revision == rev && s.posture == pose && fl.sim().latest().posture == pose
+        },
+    );
+    // A key stored at the current time goes through the history.
+    let msg = fl.playback_mut().store_key();
+    assert!(msg.starts_with("key "), "{msg}");
+    assert_eq!(fl.history().revision(), rev + 1);
+}
+
+#[test]
+fn the_governor_lowers_the_resolution_of_a_solver_made_slow() {
+    let c = sample_penguin();
+    let sim = SimThread::spawn(c, SolverSettings::default(), 0);
+    sim.send(SimMessage::Resample { m: 24, n: 24 }).unwrap();
+    let mut gov = ResolutionGovernor::new(GovernorConfig::default(), 24);
+    // A step delay of 40 ms after every advance counts as solver cost (the
+    // thread then cannot advance more often than every 40 ms): whatever the
+    // solver's own speed, the load is about 1 at any resolution.
+    sim.send(SimMessage::SetStepDelay(Duration::from_millis(40)))
+        .unwrap();
+    let start = Instant::now();
+    let mut sides = Vec::new();
+    while gov.side() >= 24 {
+        assert!(
+            start.elapsed() < PATIENCE,
+            "never lowered; last load {:?}",
+            gov.last_load
+        );
+        std::thread::sleep(Duration::from_millis(11));
+        if let Some(side) = gov.observe(LoadSample::from(sim.load()), 1.0) {
+            sim.send(SimMessage::Resample { m: side, n: side }).unwrap();
+            sides.push(side);
+        }
+    }
+    assert!(gov.last_load.unwrap() > GovernorConfig::default().overload);
+    // The thread simulates the new resolution.
+    let side = gov.side();
+    let wait = Instant::now();
+    while sim.load().resolution != Some((side, side)) {
+        assert!(wait.elapsed() < PATIENCE);
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(
+        sim.latest()
+            .skins
+            .iter()
+            .all(|s| (s.m, s.n) == (side, side))
+    );
+    assert!(side < 24, "{sides:?}");
+}
+
+#[test]
+fn a_performance_lays_keys_down_in_one_undo_step() {
+    let mut c = sample_penguin();
+    c.key_postures.clear();
+    let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
+    fl.set_tool(ToolKind::Ik).unwrap();
+    let (mut hands, mut seen) = (Hands::still(), Seen::default());
+    frame(&mut fl, &mut hands, &mut seen);
+    {
+        let mut ctl = fl.playback_mut();
+        assert!(ctl.play().starts_with("nothing to play"));
+        ctl.set_extent(10.0);
+        assert!(ctl.set_recording(true).starts_with("recording"));
+        assert!(ctl.set_record_every(0.25).contains("0.25"));
+        assert!(ctl.play().starts_with("playing"));
+    }
+    // Grab the left flipper's tip and swing it for about 1.2 s.
+    let tip = c.skeleton.find("flipper_l_tip").unwrap();
+    let at: Vec3 = PosedBody::new(&c, &c.skeleton.rest_posture()).joints[tip]
+        .translation
+        .into();
+    let hand = |p: Vec3, pressed: bool| InputFrame {
+        time: 0.0,
+        right: HandState::at(p).with_trigger(pressed),
+        left: HandState::default(),
+    };
+    hands.frames.push_back(hand(at, false));
+    hands.frames.push_back(hand(at, true));
+    let depth = fl.history().undo_depth();
+    let start = Instant::now();
+    let mut k = 0;
+    while start.elapsed() < Duration::from_millis(1200) {
+        k += 1;
+        let s = (k as f32 * 0.05).sin();
+        hands
+            .frames
+            .push_back(hand(at + Vec3::new(0.0, 0.04 * s, 0.02 * s), true));
+        frame(&mut fl, &mut hands, &mut seen);
+        assert!(
+            k < 4 || fl.toolbox().state.preview_posture.is_some(),
+            "the IK drag holds (frame {k}, error {:?})",
+            fl.last_edit_error()
+        );
+    }
+    hands.frames.push_back(hand(at, false));
+    frames_until(&mut fl, &mut hands, &mut seen, "the release", |fl, _| {
+        fl.toolbox().state.preview_posture.is_none()
+    });
+    let tl = fl.playback().timeline.time;
+    let keys = fl.character().key_postures.clone();
+    let times: Vec<f32> = keys.iter().map(|k| k.time).collect();
+    // A key at every multiple of 0.25 s the timeline passed during the drag.
+    assert!(times.len() >= 4, "{times:?}");
+    let first = (times[0] / 0.25).round() as usize;
+    let want: Vec<f32> = (first..first + times.len())
+        .map(|i| i as f32 * 0.25)
+        .collect();
+    assert_eq!(times, want, "played to {tl} s");
+    assert!(
+        *times.last().unwrap() as f64 <= tl && tl - (*times.last().unwrap() as f64) < 0.25 + 0.05
+    );
+    let rest = c.skeleton.rest_posture();
+    assert!(
+        keys.iter().skip(1).any(|k| k.posture != rest),
+        "the keys hold the dragged postures"
+    );
+    fl.character().validate().unwrap();
+    // One undo step for the performance, one for the drag's release.
+    assert_eq!(fl.history().undo_depth(), depth + 2);
+    fl.playback_mut().stop();
+    fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    assert!(!fl.character().key_postures.is_empty());
+    fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    assert!(
+        fl.character().key_postures.is_empty(),
+        "one step removes them all"
+    );
+}
+
+#[test]
+fn live_mode_with_auto_resolution_lowers_the_resolution_when_the_solver_is_slow() {
+    let c = sample_penguin();
+    let nskins = c.skins.len();
+    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    let (mut hands, mut seen) = (Hands::still(), Seen::default());
+    {
+        let mut ctl = fl.playback_mut();
+        ctl.set_mode(PlaybackMode::LiveLowRes);
+        assert_eq!(
+            ctl.set_auto_resolution(true),
+            "real time at whatever resolution fits"
+        );
+        ctl.toggle_loop();
+        ctl.play();
+    }
+    frames_until(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        "live at 16×16",
+        |fl, seen| !fl.sim_status().paused && seen.sides() == all(16, nskins),
+    );
+    // 60 ms of deliberate cost after every advance: the load is about 1 at
+    // any resolution, so the governor goes down to the bottom rung.
+    fl.sim()
+        .send(SimMessage::SetStepDelay(Duration::from_millis(60)))
+        .unwrap();
+    frames_until(&mut fl, &mut hands, &mut seen, "live at 8×8", |_, seen| {
+        seen.sides() == all(8, nskins)
+    });
+    assert_eq!(fl.playback().simulated_side(), Some(8));
+    assert!(fl.playback().governor.changes >= 1);
+    let said = fl.playback().messages.last().unwrap().clone();
+    assert!(said.starts_with("live resolution 8×8"), "{said}");
+    // Stopping goes back to the model's own resolution.
+    fl.playback_mut().stop();
+    frames_until(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        "own resolution",
+        |_, seen| seen.sides() == all(16, nskins),
+    );
+}
+
+#[test]
+fn key_editing_controls_go_through_the_history() {
+    let mut c = sample_penguin();
+    c.key_postures.clear();
+    let rest = c.skeleton.rest_posture();
+    let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
+    let l = c.skeleton.find("flipper_l").unwrap();
+    {
+        let mut ctl = fl.playback_mut();
+        assert_eq!(ctl.select_next_key(), "no keys");
+        assert_eq!(ctl.delete_selected_key(), "no key selected");
+        ctl.set_extent(2.0);
+        for (t, a) in [(0.0, 0.0), (0.5, 0.6), (1.0, -0.6)] {
+            ctl.seek(t);
+            let mut p = rest.clone();
+            p.angles[l].z = a;
+            let m = ctl.store_key_at_current_time(p);
+            assert!(m.starts_with(&format!("key stored at {t:.2} s")), "{m}");
+        }
+        ctl.seek(0.2);
+        assert_eq!(ctl.select_next_key(), "key 2 of 3 at 0.50 s");
+        assert_eq!(ctl.timeline().time, 0.5);
+        assert_eq!(
+            ctl.set_selected_key_tcb(0.5, 0.0, -0.5),
+            "key at 0.50 s: tension 0.50, continuity 0.00, bias -0.50"
+        );
+        assert_eq!(ctl.move_selected_key(0.25), "key moved to 0.75 s");
+        let m = ctl.move_selected_key(0.25);
+        assert!(
+            m.starts_with("refused: move key: key 2 already lies at 1 s"),
+            "{m}"
+        );
+        // Re-posing keeps the key's tension/continuity/bias.
+        let m = ctl.repose_selected_key(rest.clone());
+        assert_eq!(m, "key replaced at 0.75 s (3 keys)");
+        assert_eq!(ctl.select_previous_key(), "key 1 of 3 at 0.00 s");
+        assert_eq!(ctl.delete_selected_key(), "key at 0.00 s deleted");
+        let line = ctl.status_line();
+        assert!(
+            line.contains("editing") && line.contains("2 keys"),
+            "{line}"
+        );
+    }
+    let keys = &fl.character().key_postures;
+    let times: Vec<f32> = keys.iter().map(|k| k.time).collect();
+    assert_eq!(times, vec![0.75, 1.0]);
+    assert_eq!(keys[0].posture, rest);
+    assert_eq!((keys[0].tension, keys[0].bias), (0.5, -0.5));
+    // Seven edits, seven undo steps; undoing all of them leaves no keys.
+    assert_eq!(fl.history().undo_depth(), 7);
+    for _ in 0..7 {
+        fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    }
+    assert!(fl.character().key_postures.is_empty());
+}
+
+#[test]
+fn a_performance_is_layered_over_the_keys_motion() {
+    // Keys turn the right flipper from 0 to 1.5 rad over 3 s; the left one
+    // is performed with the IK tool while the timeline plays live.
+    let mut c = sample_penguin();
+    let (l, r) = (
+        c.skeleton.find("flipper_l").unwrap(),
+        c.skeleton.find("flipper_r").unwrap(),
+    );
+    let rest = c.skeleton.rest_posture();
+    let key = |time: f32, a: f32| {
+        let mut posture = rest.clone();
+        posture.angles[r] = Vec3::new(0.0, 0.0, a);
+        crate::character::KeyPosture {
+            time,
+            posture,
+            tension: 0.0,
+            continuity: 0.0,
+            bias: 0.0,
+        }
+    };
+    c.key_postures = vec![key(0.0, 0.0), key(3.0, 1.5)];
+    let base = c.key_postures.clone();
+    let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
+    fl.set_tool(ToolKind::Ik).unwrap();
+    let (mut hands, mut seen) = (Hands::still(), Seen::default());
+    frame(&mut fl, &mut hands, &mut seen);
+    {
+        let mut ctl = fl.playback_mut();
+        ctl.set_mode(PlaybackMode::LiveLowRes);
+        ctl.set_recording(true);
+        ctl.play();
+    }
+    let tip = c.skeleton.find("flipper_l_tip").unwrap();
+    let at: Vec3 = PosedBody::new(&c, &rest).joints[tip].translation.into();
+    let hand = |p: Vec3, pressed: bool| InputFrame {
+        time: 0.0,
+        right: HandState::at(p).with_trigger(pressed),
+        left: HandState::default(),
+    };
+    hands.frames.push_back(hand(at, true));
+    let start = Instant::now();
+    let mut k = 0;
+    while start.elapsed() < Duration::from_millis(1300) {
+        k += 1;
+        let s = (k as f32 * 0.05).sin();
+        hands
+            .frames
+            .push_back(hand(at + Vec3::new(0.0, 0.05 * s, 0.03), true));
+        frame(&mut fl, &mut hands, &mut seen);
+    }
+    // While dragging, the simulation was given the layered posture: the
+    // right flipper on its keys, the left one where the hand put it.
+    let shown = seen.edit_posture.clone().unwrap();
+    let t = fl.playback().timeline.time as f32;
+    let want_r = sample_posture(&base, t).unwrap().angles[r];
+    assert!((shown.angles[r] - want_r).length() < 1e-5);
+    assert_ne!(
+        shown.angles[l], rest.angles[l],
+        "the left flipper performed"
+    );
+    hands.frames.push_back(hand(at, false));
+    frames_until(&mut fl, &mut hands, &mut seen, "the release", |fl, _| {
+        fl.toolbox().state.preview_posture.is_none()
+    });
+    let keys = fl.character().key_postures.clone();
+    assert!(
+        keys.len() >= 5,
+        "{:?}",
+        keys.iter().map(|k| k.time).collect::<Vec<_>>()
+    );
+    assert_eq!(keys.last().unwrap().time, 3.0, "the last key is kept");
+    let recorded = &keys[..keys.len() - 1];
+    assert!(
+        recorded
+            .iter()
+            .any(|k| k.posture.angles[l] != rest.angles[l])
+    );
+    for k in recorded {
+        // Sampled a frame after the key's time at most: 0.5 rad/s × a frame.
+        let want = sample_posture(&base, k.time).unwrap().angles[r];
+        let err = (k.posture.angles[r] - want).length();
+        assert!(
+            err < 0.03,
+            "key at {}: right flipper off its keys by {err} rad",
+            k.time
+        );
+    }
+    // Stop; one undo takes back the release, one the whole performance.
+    fl.playback_mut().stop();
+    fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    assert_eq!(fl.character().key_postures, base);
+}
