@@ -209,6 +209,10 @@ plasticine calibrate --check calibration/my-desk.ron"
         /// it; `plasticine replay FILE --out OUT` rebuilds the character.
         #[arg(long)]
         record: Option<PathBuf>,
+        /// A bake (`plasticine bake --out DIR` writes DIR/bake.plcache) to play back in the
+        /// timeline's baked mode.
+        #[arg(long)]
+        bake: Option<PathBuf>,
     },
     /// Open the headset front end (OpenXR with Vulkan): the character in front of you at arm's
     /// length. Tool hand (right; left with --left-handed): trigger = tool, B = next tool, A = the
@@ -272,6 +276,10 @@ plasticine xr assets/penguin.ron --frames 60 --screenshot-eyes out/eyes --resolu
         /// it; `plasticine replay FILE --out OUT` rebuilds the character.
         #[arg(long)]
         record: Option<PathBuf>,
+        /// A bake (`plasticine bake --out DIR` writes DIR/bake.plcache) to play back in the
+        /// timeline's baked mode.
+        #[arg(long)]
+        bake: Option<PathBuf>,
     },
     /// Render a character to PNG images with no window: its bake (--baked), else its key
     /// postures simulated live, else its still pose; from a fixed or orbiting viewpoint.
@@ -823,6 +831,7 @@ fn run(cli: Cli) -> Result<()> {
             recover,
             fallback,
             record,
+            bake,
         } => xr(XrArgs {
             character,
             frames,
@@ -837,6 +846,7 @@ fn run(cli: Cli) -> Result<()> {
             recover,
             fallback,
             record,
+            bake,
         })?,
         Command::Desk {
             character,
@@ -850,6 +860,7 @@ fn run(cli: Cli) -> Result<()> {
             recover,
             tracker,
             record,
+            bake,
         } => desk(
             character,
             calibration,
@@ -862,6 +873,7 @@ fn run(cli: Cli) -> Result<()> {
             recover,
             tracker,
             record,
+            bake,
         )?,
         Command::Export {
             character,
@@ -1316,6 +1328,7 @@ struct XrArgs {
     recover: bool,
     fallback: FallbackArg,
     record: Option<PathBuf>,
+    bake: Option<PathBuf>,
 }
 
 /// Set by SIGINT / SIGTERM while `plasticine xr` or `plasticine desk` runs.
@@ -1382,6 +1395,7 @@ fn xr(args: XrArgs) -> Result<()> {
         },
         timings_csv: args.timings,
         record: args.record.clone(),
+        bake: args.bake.clone(),
         stop: Some(&XR_STOP),
         ..XrOptions::default()
     };
@@ -1434,6 +1448,7 @@ fn xr(args: XrArgs) -> Result<()> {
                 args.recover,
                 DeskTracker::Auto,
                 args.record,
+                args.bake,
             )
         }
         Err(e) => Err(e.into()),
@@ -1453,6 +1468,7 @@ fn desk(
     recover: bool,
     tracker: DeskTracker,
     record: Option<PathBuf>,
+    bake: Option<PathBuf>,
 ) -> Result<()> {
     use plasticine::app::desk::{DeskOptions, TrackerChoice, run_desk};
     use plasticine::render::StereoMode;
@@ -1482,6 +1498,7 @@ fn desk(
             DeskTracker::None => TrackerChoice::None,
         },
         record,
+        bake,
         stop: Some(&XR_STOP),
         ..DeskOptions::default()
     };

@@ -69,6 +69,8 @@ pub struct DeskOptions {
     pub tracker: TrackerChoice,
     /// Set (e.g. by a signal handler) to close the window as Esc does.
     pub stop: Option<&'static std::sync::atomic::AtomicBool>,
+    /// A bake's frame cache for baked playback.
+    pub bake: Option<PathBuf>,
 }
 
 /// Which tracker the desk uses for the head and the right hand.
@@ -137,6 +139,7 @@ impl Default for DeskOptions {
             timings_csv: None,
             record: None,
             stop: None,
+            bake: None,
             autosave_dir: None,
             settings: SolverSettings::default(),
             tracker: TrackerChoice::Auto,
@@ -516,6 +519,22 @@ impl DeskApp {
                 }
             }
             KeyCode::F1 => self.show_overlay = !self.show_overlay,
+            // The timeline (also on the tool panel).
+            KeyCode::Space => {
+                fl.playback_mut().toggle_play();
+            }
+            KeyCode::KeyK => {
+                fl.playback_mut().store_key();
+            }
+            KeyCode::Comma => {
+                fl.playback_mut().select_previous_key();
+            }
+            KeyCode::Period => {
+                fl.playback_mut().select_next_key();
+            }
+            KeyCode::Backspace => {
+                fl.playback_mut().stop();
+            }
             KeyCode::KeyL => {
                 let name = fl
                     .character()
@@ -695,6 +714,10 @@ impl ApplicationHandler for DeskApp {
         if let Some(character) = self.character.take() {
             let mut fl = FrameLoop::new(character, self.options.settings.clone());
             fl.set_panel_anchor(desk_panel_anchor(&self.options.calibration));
+            if let Some(bake) = &self.options.bake {
+                let m = fl.playback_mut().load_bake(bake);
+                println!("{m}");
+            }
             fl.set_vehicle(
                 self.options
                     .calibration

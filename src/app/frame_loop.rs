@@ -546,9 +546,12 @@ impl FrameLoop {
         self.panel.status = lines;
     }
 
-    /// What the panel's presses did since the last call, oldest first.
+    /// What the panel's presses (and the playback) did since the last
+    /// call, oldest first.
     pub fn take_panel_messages(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.panel.messages)
+        let mut m = std::mem::take(&mut self.panel.messages);
+        m.append(&mut self.playback.messages);
+        m
     }
 
     /// The session's solver settings.
@@ -587,10 +590,7 @@ impl FrameLoop {
             Ok(PanelOutcome::Edited(m) | PanelOutcome::ToolSetting(m)) => {
                 self.panel.messages.push(m)
             }
-            Ok(PanelOutcome::Timeline(action)) => {
-                let m = self.timeline_action(action);
-                self.panel.messages.push(m);
-            }
+            Ok(PanelOutcome::Timeline(action)) => self.timeline_action(action),
             Err(e) => {
                 tracing::warn!("panel: {e}");
                 self.last_edit_error = Some(format!("panel: {e}"));
@@ -601,12 +601,79 @@ impl FrameLoop {
 
     /// What the panel's timeline rows show.
     fn timeline_status(&self) -> TimelineStatus {
-        TimelineStatus::default()
+        use crate::anim::timeline::Transport;
+        let tl = &self.playback.timeline;
+        let keys = &self.character.key_postures;
+        TimelineStatus {
+            time: tl.time,
+            range: tl.range(keys).unwrap_or((0.0, tl.extent.max(0.0))),
+            transport: match tl.transport {
+                Transport::Stopped => "editing",
+                Transport::Playing => "playing",
+                Transport::Paused => "paused",
+            }
+            .into(),
+            mode: tl.mode.label().into(),
+            looping: tl.looping,
+            keys: keys.iter().map(|k| k.time).collect(),
+            selected: tl.selected_index(keys),
+            performing: self.playback.recording,
+        }
     }
 
-    /// Runs a timeline row's action on the playback; the message to show.
-    fn timeline_action(&mut self, action: TimelineAction) -> String {
-        format!("{action:?}: no timeline")
+    /// Runs a timeline row's action on the playback; its messages reach
+    /// the panel's through [`take_panel_messages`](Self::take_panel_messages).
+    fn timeline_action(&mut self, action: TimelineAction) {
+        let status = self.timeline_status();
+        let mut p = self.playback_mut();
+        match action {
+            TimelineAction::Seek(f) => {
+                let (a, b) = status.range;
+                p.seek(a + (b - a) * f as f64);
+            }
+            TimelineAction::Stop => {
+                p.stop();
+            }
+            TimelineAction::TogglePlay => {
+                p.toggle_play();
+            }
+            TimelineAction::PreviousMode => {
+                let all = crate::anim::timeline::PlaybackMode::ALL;
+                let i = all
+                    .iter()
+                    .position(|&m| m == p.timeline().mode)
+                    .unwrap_or(0);
+                p.set_mode(all[(i + all.len() - 1) % all.len()]);
+            }
+            TimelineAction::NextMode => {
+                p.cycle_mode();
+            }
+            TimelineAction::Lengthen(dt) => {
+                let end = (p.timeline().extent.max(status.range.1) + dt).max(0.0);
+                p.set_extent(end);
+            }
+            TimelineAction::ToggleLoop => {
+                p.toggle_loop();
+            }
+            TimelineAction::DeleteKey => {
+                p.delete_selected_key();
+            }
+            TimelineAction::StoreKey => {
+                p.store_key();
+            }
+            TimelineAction::PreviousKey => {
+                p.select_previous_key();
+            }
+            TimelineAction::NextKey => {
+                p.select_next_key();
+            }
+            TimelineAction::MoveKey(dt) => {
+                p.move_selected_key(dt);
+            }
+            TimelineAction::TogglePerform => {
+                p.set_recording(!status.performing);
+            }
+        }
     }
 
     /// The panel's part of step 2: rebuild its lines when what they show
@@ -645,12 +712,19 @@ impl FrameLoop {
             self.settings.time_ratio,
         );
         if self.panel_key.as_deref() != Some(key.as_str()) {
-            let timeline = self.timeline_status();
+            let timeline = TimelineStatus::default();
             self.panel.lines =
                 self.panel
                     .panel
                     .lines(&self.toolbox, &self.character, &self.settings, &timeline);
             self.panel_key = Some(key);
+        }
+        // The timeline rows move while playing: refreshed every frame.
+        let timeline = self.timeline_status();
+        for (i, line) in crate::tools::panel::ControlPanel::timeline_lines(&timeline) {
+            if let Some(l) = self.panel.lines.get_mut(i) {
+                *l = line;
+            }
         }
         let (press, input) = self.panel.before_tools(sample, input, self.toolbox.busy());
         if let Some(hit) = press {

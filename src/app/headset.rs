@@ -108,6 +108,8 @@ pub struct XrOptions {
     pub timings_csv: Option<PathBuf>,
     /// Record the editing session here (`plasticine replay` plays it).
     pub record: Option<PathBuf>,
+    /// A bake's frame cache for baked playback.
+    pub bake: Option<PathBuf>,
     /// Set (by a signal handler: Ctrl+C) to end the session as if the
     /// frame count were reached: asked of the runtime, then saved.
     pub stop: Option<&'static AtomicBool>,
@@ -127,6 +129,7 @@ impl Default for XrOptions {
             placement: Placement::Front,
             timings_csv: None,
             record: None,
+            bake: None,
             stop: None,
         }
     }
@@ -652,6 +655,10 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         .transpose()?;
     let mut fl = FrameLoop::new(character, options.settings.clone());
     fl.set_panel_anchor(PanelAnchor::LeftHand);
+    if let Some(bake) = &options.bake {
+        let m = fl.playback_mut().load_bake(bake);
+        println!("{m}");
+    }
     if let Some(a) = autosaver.as_mut() {
         let _ = a.mark_saved(fl.character(), SystemTime::now());
     }

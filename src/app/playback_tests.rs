@@ -638,3 +638,103 @@ fn a_performance_is_layered_over_the_keys_motion() {
     fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
     assert_eq!(fl.character().key_postures, base);
 }
+
+/// The timeline rows of the tool panel, pointed at with the wand (the
+/// panel above the left hand, as in the headset) and clicked: lengthen the
+/// timeline, store a key at 0, scrub to the middle, store a second key in
+/// another posture, play (time advances), switch the mode while playing,
+/// and stop (editing again). The clicks never reach the tools.
+#[test]
+fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
+    use super::panel_driver::{PanelAnchor, controls_width};
+    use crate::tools::panel::{ControlPanel, PAD, ROW_HEIGHT, Row, TimelineRow};
+    let mut c = sample_penguin();
+    c.key_postures.clear();
+    let joints_before = c.skeleton.joints.len();
+    let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
+    fl.set_panel_anchor(PanelAnchor::LeftHand);
+    let mut hands = Hands::still();
+    let mut seen = Seen::default();
+    let left = HandState::at(Vec3::new(-0.25, 0.3, 1.1));
+    hands.last.left = left;
+    frame(&mut fl, &mut hands, &mut seen);
+    // Where a row is: the panel's pose for a sample with this head and hand.
+    let sample = TrackedPose {
+        head: (Vec3::new(0.0, 0.5, 1.5), Quat::IDENTITY),
+        input: InputFrame {
+            time: 0.0,
+            right: HandState::default(),
+            left,
+        },
+        sequence: 0,
+        sampled_at: Instant::now(),
+    };
+    let pose = fl.panel().pose(&sample).expect("the panel is shown");
+    let click =
+        |fl: &mut FrameLoop, hands: &mut Hands, seen: &mut Seen, row: TimelineRow, f: f32| {
+            let k = ControlPanel::rows()
+                .iter()
+                .position(|&r| r == Row::Timeline(row))
+                .unwrap();
+            let target = pose.transform_point3(Vec3::new(
+                f * controls_width(),
+                -PAD - (k as f32 + 0.5) * ROW_HEIGHT,
+                0.0,
+            ));
+            let from = target + pose.transform_vector3(Vec3::Z).normalize() * 0.15 + Vec3::X * 0.03;
+            let aim = HandState::at(from).with_orientation(Quat::from_rotation_arc(
+                Vec3::NEG_Z,
+                (target - from).normalize(),
+            ));
+            for pressed in [false, true, true, false] {
+                hands.frames.push_back(InputFrame {
+                    time: 0.0,
+                    right: aim.with_trigger(pressed),
+                    left,
+                });
+            }
+            for _ in 0..4 {
+                frame(fl, hands, seen);
+            }
+        };
+    let (l, r) = (0.2, 0.8);
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Length, r);
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Length, r);
+    assert_eq!(fl.playback().timeline.extent, 2.0);
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Key, r);
+    // Scrub to the middle of 0..2 s (the track spans the row).
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Scrubber, 0.5);
+    let t = fl.playback().timeline.time;
+    assert!((t - 1.0).abs() < 0.05, "scrubbed to {t}");
+    let flipper = c.skeleton.find("flipper_l").unwrap();
+    let mut raised = fl.history().posture().clone();
+    raised.angles[flipper].z += 0.5;
+    fl.edit(|_, ctx| {
+        ctx.history.apply(
+            ctx.character,
+            Command::SetPosture {
+                posture: raised.clone(),
+            },
+        )
+    })
+    .unwrap();
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Key, r);
+    let keys = &fl.character().key_postures;
+    assert_eq!(keys.len(), 2, "two keys stored");
+    assert_eq!(keys[0].time, 0.0);
+    assert!((keys[1].time as f64 - t).abs() < 1e-6);
+    assert_eq!(keys[1].posture, raised);
+    // Play: the time moves; switch the mode while playing; stop.
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Transport, r);
+    assert_eq!(fl.playback().timeline.transport, Transport::Playing);
+    frames_for(&mut fl, &mut hands, &mut seen, Duration::from_millis(300));
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Mode, r);
+    assert_eq!(fl.playback().timeline.mode, PlaybackMode::LiveLowRes);
+    assert_eq!(fl.playback().timeline.transport, Transport::Playing);
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Transport, l);
+    assert_eq!(fl.playback().timeline.transport, Transport::Stopped);
+    // The clicks were the panel's: no joint was made or selected by them.
+    assert_eq!(fl.character().skeleton.joints.len(), joints_before);
+    let messages = fl.take_panel_messages().join("\n");
+    assert!(messages.contains("key stored"), "{messages}");
+}

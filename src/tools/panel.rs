@@ -78,6 +78,9 @@ pub enum TimelineRow {
     Transport,
     /// Left: the previous playback mode; right: the next.
     Mode,
+    /// Left: the timeline 1 s shorter; right: longer (room past the last
+    /// key for new keys and performances).
+    Length,
     Loop,
     /// Left: delete the selected key; right: store the posture as a key at
     /// the current time.
@@ -99,6 +102,8 @@ pub enum TimelineAction {
     TogglePlay,
     PreviousMode,
     NextMode,
+    /// Lengthen (or shorten) the timeline by this many seconds.
+    Lengthen(f64),
     ToggleLoop,
     DeleteKey,
     StoreKey,
@@ -236,6 +241,7 @@ impl ControlPanel {
                 TimelineRow::Scrubber,
                 TimelineRow::Transport,
                 TimelineRow::Mode,
+                TimelineRow::Length,
                 TimelineRow::Loop,
                 TimelineRow::Key,
                 TimelineRow::SelectKey,
@@ -304,6 +310,19 @@ impl ControlPanel {
                     format!("  {:<13}{value}", param_label(*p))
                 }
                 Row::Timeline(r) => timeline_line(*r, timeline),
+            })
+            .collect()
+    }
+
+    /// The timeline rows' indices and text: cheap, so a front end can
+    /// refresh them every frame while playing without rebuilding the rest.
+    pub fn timeline_lines(status: &TimelineStatus) -> Vec<(usize, String)> {
+        Self::rows()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| match r {
+                Row::Timeline(t) => Some((i, timeline_line(*t, status))),
+                _ => None,
             })
             .collect()
     }
@@ -409,6 +428,8 @@ impl ControlPanel {
                     TimelineRow::Transport => TimelineAction::TogglePlay,
                     TimelineRow::Mode if left => TimelineAction::PreviousMode,
                     TimelineRow::Mode => TimelineAction::NextMode,
+                    TimelineRow::Length if left => TimelineAction::Lengthen(-1.0),
+                    TimelineRow::Length => TimelineAction::Lengthen(1.0),
                     TimelineRow::Loop => TimelineAction::ToggleLoop,
                     TimelineRow::Key if left => TimelineAction::DeleteKey,
                     TimelineRow::Key => TimelineAction::StoreKey,
@@ -599,6 +620,7 @@ fn timeline_line(row: TimelineRow, t: &TimelineStatus) -> String {
         }
         TimelineRow::Transport => format!("  {:<13}{} {:.2} s", "stop|play", t.transport, t.time),
         TimelineRow::Mode => format!("  {:<13}{}", "mode", t.mode),
+        TimelineRow::Length => format!("  {:<13}{:.2}..{:.2} s", "length -|+", a, b),
         TimelineRow::Loop => format!("  {:<13}{}", "loop", on(t.looping)),
         TimelineRow::Key => format!("  {:<13}{} keys", "del|store", t.keys.len()),
         TimelineRow::SelectKey => format!(
