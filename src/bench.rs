@@ -311,6 +311,11 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
         "{}",
         baked_playback_frame(128, 128, if quick { 10 } else { 60 })?
     )?;
+    writeln!(
+        out,
+        "{}",
+        baked_playback_snapshot(128, 128, if quick { 10 } else { 60 })?
+    )?;
     for v in fem_steps_per_second(quick) {
         writeln!(out, "{v}")?;
     }
@@ -361,6 +366,64 @@ pub fn baked_playback_frame(
         "name": "baked_playback_frame",
         "skin": format!("{m}x{n} x3"),
         "bytes_per_frame": bytes,
+        "sequential_ms": sequential,
+        "random_ms": random,
+        "goal_ms": 1.0,
+    }))
+}
+
+/// Baked playback as the front ends do it: the penguin's three skins at
+/// m×n in a cache, and per frame the frame read plus the scene snapshot
+/// built from it (`BakedFrames::snapshot`: positions, the fat, the posture),
+/// sequentially and scrubbing at random. Goal ≤ 1 ms of CPU per frame.
+pub fn baked_playback_snapshot(
+    m: usize,
+    n: usize,
+    frames: usize,
+) -> anyhow::Result<serde_json::Value> {
+    use crate::app::playback::BakedFrames;
+    use crate::io::CacheWriter;
+    let c = penguin(16, 16)?;
+    let dir = std::env::temp_dir().join(format!("plasticine-bench-snap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("bench.plcache");
+    let skins: Vec<(&str, usize, usize)> =
+        c.skins.iter().map(|s| (s.name.as_str(), m, n)).collect();
+    let mut w = CacheWriter::create(&path, 30.0, &skins)?;
+    let points: Vec<Vec3> = (0..m * n).map(|k| Vec3::splat(k as f32 * 1e-4)).collect();
+    let per_skin: Vec<&[Vec3]> = c.skins.iter().map(|_| points.as_slice()).collect();
+    for f in 0..frames {
+        w.write_frame(f as f64 / 30.0, &per_skin)?;
+    }
+    w.finish()?;
+    let mut baked = BakedFrames::open(&path, &c).map_err(anyhow::Error::msg)?;
+    let posture = c.skeleton.rest_posture();
+    let mut seq = 0;
+    let time_of = |f: usize| f as f64 / 30.0;
+    baked
+        .snapshot(time_of(frames - 1), &posture, 0, &mut seq)
+        .map_err(anyhow::Error::msg)?;
+    let t0 = Instant::now();
+    for f in 0..frames {
+        baked
+            .snapshot(time_of(f), &posture, 0, &mut seq)
+            .map_err(anyhow::Error::msg)?;
+    }
+    let sequential = t0.elapsed().as_secs_f64() * 1e3 / frames as f64;
+    let t1 = Instant::now();
+    let mut k = 7usize;
+    for _ in 0..frames {
+        k = (k * 31 + 17) % frames;
+        baked
+            .snapshot(time_of(k), &posture, 0, &mut seq)
+            .map_err(anyhow::Error::msg)?;
+    }
+    let random = t1.elapsed().as_secs_f64() * 1e3 / frames as f64;
+    drop(baked);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(json!({
+        "name": "baked_playback_snapshot",
+        "skin": format!("{m}x{n} x{}", c.skins.len()),
         "sequential_ms": sequential,
         "random_ms": random,
         "goal_ms": 1.0,

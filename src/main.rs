@@ -65,8 +65,9 @@ enum Command {
         /// Shorter runs (for smoke tests).
         #[arg(long)]
         quick: bool,
-        /// Only the lattice FEM figures (`fem`), not the whole suite.
-        #[arg(long, value_parser = ["fem"])]
+        /// Only one group of figures: the lattice FEM (`fem`), or the tools and playback
+        /// (`interactive`: IK drag, picking, baked playback), not the whole suite.
+        #[arg(long, value_parser = ["fem", "interactive"])]
         only: Option<String>,
     },
     /// Build one of the sample characters (penguin, wombat, torso) and save it.
@@ -623,6 +624,22 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Bench { quick, only: None } => {
             plasticine::bench::run_all(quick, &mut std::io::stdout())?
+        }
+        Command::Bench {
+            quick,
+            only: Some(group),
+        } if group == "interactive" => {
+            let frames = if quick { 10 } else { 60 };
+            println!("{}", plasticine::bench::ik_drag_event(1000));
+            println!("{}", plasticine::bench::pick_event(1000)?);
+            println!(
+                "{}",
+                plasticine::bench::baked_playback_frame(128, 128, frames)?
+            );
+            println!(
+                "{}",
+                plasticine::bench::baked_playback_snapshot(128, 128, frames)?
+            );
         }
         Command::Bench {
             quick,

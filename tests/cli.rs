@@ -444,3 +444,29 @@ fn ctrl_c_cancels_a_bake_and_resume_finishes_it_identically() {
     };
     assert_eq!(summary(&cut), summary(&whole));
 }
+
+/// `plasticine bench --only interactive --quick` prints one JSON object per
+/// line (machine-readable), with the figures the tools and playback issues
+/// ask for, each measured (positive) and with its goal.
+#[test]
+fn the_interactive_bench_prints_machine_readable_figures() {
+    let (ok, out, err) = plasticine(&["bench", "--only", "interactive", "--quick"]);
+    assert!(ok, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    let find = |name: &str| {
+        lines
+            .iter()
+            .find(|v| v["bench"] == name || v["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in\n{out}"))
+    };
+    assert!(find("ik_drag_event")["mean_us"].as_f64().unwrap() > 0.0);
+    assert!(find("pick")["near_us"].as_f64().unwrap() > 0.0);
+    for name in ["baked_playback_frame", "baked_playback_snapshot"] {
+        let v = find(name);
+        assert!(v["sequential_ms"].as_f64().unwrap() > 0.0, "{v}");
+        assert_eq!(v["goal_ms"].as_f64(), Some(1.0));
+    }
+}
