@@ -617,6 +617,10 @@ impl FrameLoop {
             looping: tl.looping,
             keys: keys.iter().map(|k| k.time).collect(),
             selected: tl.selected_index(keys),
+            selected_tcb: tl
+                .selected_index(keys)
+                .map(|i| [keys[i].tension, keys[i].continuity, keys[i].bias]),
+            auto_resolution: self.playback.auto_resolution,
             performing: self.playback.recording,
         }
     }
@@ -669,6 +673,18 @@ impl FrameLoop {
             }
             TimelineAction::MoveKey(dt) => {
                 p.move_selected_key(dt);
+            }
+            TimelineAction::Tcb(d) => match status.selected_tcb {
+                Some(v) => {
+                    let n = [0, 1, 2].map(|i| (v[i] + d[i]).clamp(-1.0, 1.0));
+                    p.set_selected_key_tcb(n[0], n[1], n[2]);
+                }
+                None => {
+                    p.playback.messages.push("no key selected".into());
+                }
+            },
+            TimelineAction::ToggleAutoResolution => {
+                p.set_auto_resolution(!status.auto_resolution);
             }
             TimelineAction::TogglePerform => {
                 p.set_recording(!status.performing);

@@ -724,6 +724,19 @@ fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
     assert_eq!(keys[0].time, 0.0);
     assert!((keys[1].time as f64 - t).abs() < 1e-6);
     assert_eq!(keys[1].posture, raised);
+    // The stored key is selected: its tension and bias step by 0.25.
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Tension, r);
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Bias, l);
+    let k = &fl.character().key_postures[1];
+    assert_eq!((k.tension, k.continuity, k.bias), (0.25, 0.0, -0.25));
+    click(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        TimelineRow::AutoResolution,
+        r,
+    );
+    assert!(fl.playback().auto_resolution);
     // Play: the time moves; switch the mode while playing; stop.
     click(&mut fl, &mut hands, &mut seen, TimelineRow::Transport, r);
     assert_eq!(fl.playback().timeline.transport, Transport::Playing);

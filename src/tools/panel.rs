@@ -89,6 +89,14 @@ pub enum TimelineRow {
     SelectKey,
     /// Left: the selected key 0.1 s earlier; right: later.
     MoveKey,
+    /// The selected key's Kochanek–Bartels tension, continuity and bias:
+    /// left −0.25, right +0.25 (within −1..1).
+    Tension,
+    Continuity,
+    Bias,
+    /// Live playback at whatever skin resolution keeps real time (§8), or
+    /// at a fixed one.
+    AutoResolution,
     /// Performance recording: keys laid down while an IK drag plays.
     Perform,
 }
@@ -110,6 +118,9 @@ pub enum TimelineAction {
     PreviousKey,
     NextKey,
     MoveKey(f64),
+    /// Change the selected key's (tension, continuity, bias) by these.
+    Tcb([f32; 3]),
+    ToggleAutoResolution,
     TogglePerform,
 }
 
@@ -126,11 +137,16 @@ pub struct TimelineStatus {
     /// Key times, ascending.
     pub keys: Vec<f32>,
     pub selected: Option<usize>,
+    /// The selected key's tension, continuity, bias.
+    pub selected_tcb: Option<[f32; 3]>,
+    pub auto_resolution: bool,
     pub performing: bool,
 }
 
 /// Seconds a move-key press moves the selected key.
 pub const KEY_NUDGE: f64 = 0.1;
+/// A tension/continuity/bias press's step.
+pub const TCB_STEP: f32 = 0.25;
 
 /// One row of the panel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,6 +262,10 @@ impl ControlPanel {
                 TimelineRow::Key,
                 TimelineRow::SelectKey,
                 TimelineRow::MoveKey,
+                TimelineRow::Tension,
+                TimelineRow::Continuity,
+                TimelineRow::Bias,
+                TimelineRow::AutoResolution,
                 TimelineRow::Perform,
             ]
             .map(Row::Timeline),
@@ -437,6 +457,17 @@ impl ControlPanel {
                     TimelineRow::SelectKey => TimelineAction::NextKey,
                     TimelineRow::MoveKey if left => TimelineAction::MoveKey(-KEY_NUDGE),
                     TimelineRow::MoveKey => TimelineAction::MoveKey(KEY_NUDGE),
+                    TimelineRow::Tension | TimelineRow::Continuity | TimelineRow::Bias => {
+                        let d = if left { -TCB_STEP } else { TCB_STEP };
+                        let mut v = [0.0; 3];
+                        v[match r {
+                            TimelineRow::Tension => 0,
+                            TimelineRow::Continuity => 1,
+                            _ => 2,
+                        }] = d;
+                        TimelineAction::Tcb(v)
+                    }
+                    TimelineRow::AutoResolution => TimelineAction::ToggleAutoResolution,
                     TimelineRow::Perform => TimelineAction::TogglePerform,
                 };
                 return Ok(PanelOutcome::Timeline(action));
@@ -632,6 +663,26 @@ fn timeline_line(row: TimelineRow, t: &TimelineStatus) -> String {
             }
         ),
         TimelineRow::MoveKey => format!("  {:<13}{KEY_NUDGE} s", "move key -|+"),
+        TimelineRow::Tension | TimelineRow::Continuity | TimelineRow::Bias => {
+            let (label, i) = match row {
+                TimelineRow::Tension => ("tension", 0),
+                TimelineRow::Continuity => ("continuity", 1),
+                _ => ("bias", 2),
+            };
+            match t.selected_tcb {
+                Some(v) => format!("  {label:<13}{:+.2}", v[i]),
+                None => format!("  {label:<13}(select a key)"),
+            }
+        }
+        TimelineRow::AutoResolution => format!(
+            "  {:<13}{}",
+            "live res",
+            if t.auto_resolution {
+                "auto (real time)"
+            } else {
+                "fixed"
+            }
+        ),
         TimelineRow::Perform => format!("  {:<13}{}", "perform", on(t.performing)),
     }
 }
