@@ -978,15 +978,11 @@ fn remote_controllers_create_joints_and_drag_the_world() {
     // and pull the trigger. The session started with the select tool,
     // which creates nothing: the joints below need the panel's click.
     {
-        use plasticine::app::panel_driver::{controls_height, controls_width, left_hand_pose};
+        use plasticine::app::panel_driver::{headset_layout, left_hand_pose};
         use plasticine::tools::ToolKind;
         use plasticine::tools::panel::{ControlPanel, PAD, ROW_HEIGHT, Row};
-        let pose = left_hand_pose(
-            left0,
-            Vec3::new(0.0, 1.6, 0.0),
-            controls_width(),
-            controls_height(),
-        );
+        let (width, height) = headset_layout();
+        let pose = left_hand_pose(left0, Vec3::new(0.0, 1.6, 0.0), width, height);
         let k = ControlPanel::rows()
             .iter()
             .position(|&r| r == Row::Tool(ToolKind::Sphere))

@@ -159,8 +159,8 @@ pub struct FrameInputs<'a> {
     pub current_joint: usize,
     /// Timing and status lines to draw.
     pub overlay: &'a [String],
-    /// The toolbar and parameters panel, world space, when shown.
-    pub panel: Option<&'a Panel>,
+    /// The toolbar and parameters panel's columns, world space, when shown.
+    pub panels: &'a [Panel],
     /// Skin points selected for re-binding (world space), to highlight.
     pub selected_points: &'a [Vec3],
 }
@@ -400,7 +400,7 @@ impl FrameLoop {
             tool: self.toolbox.tool(),
             current_joint: self.toolbox.state.current_joint,
             overlay: &overlay,
-            panel: panel.as_ref(),
+            panels: &panel,
             selected_points: &selected_points,
         };
         // 6. Render.

@@ -261,7 +261,7 @@ impl FrameRenderer for HeadsetRenderer<'_> {
         let cameras = views.map(|v| v.camera(inputs.vehicle, NEAR, FAR));
         let mut decorations = decorations(inputs);
         // The frame timings under the panel's controls and settings.
-        for panel in &mut decorations.panels {
+        if let Some(panel) = decorations.panels.first_mut() {
             panel.lines.extend(inputs.overlay.iter().cloned());
         }
         self.scene.draw_posed(

@@ -4,7 +4,8 @@
 //!
 //! The panel lives in tracker space at a physical size (it is held, not
 //! part of the world): above the left hand facing the head in the headset,
-//! fixed beside the screen's picture at the desk. Each frame, before the
+//! in two columns (tools and parameters; the timeline) so it stays a
+//! hand-held size; fixed beside the screen's picture at the desk, in one. Each frame, before the
 //! tools run, the right hand's pointer is tested against its rows. A
 //! trigger press that starts on a row goes to the panel, and the tools see
 //! the trigger released until it is let go, so pressing a button never
@@ -60,24 +61,35 @@ impl PanelDriver {
         }
     }
 
-    /// Every line, controls then status.
-    fn all_lines(&self) -> impl Iterator<Item = &String> {
-        self.lines.iter().chain(self.status.iter())
-    }
-
-    /// `tracker_from_panel` for `sample`, or `None` when hidden.
+    /// `tracker_from_panel` (of the first column) for `sample`, or `None`
+    /// when hidden.
     pub fn pose(&self, sample: &TrackedPose) -> Option<Mat4> {
         match self.anchor {
             PanelAnchor::Hidden => None,
             // Sized by the controls alone, so the panel does not move when
             // a status line or a message comes or goes (they hang below).
-            PanelAnchor::LeftHand => Some(left_hand_pose(
-                sample.input.left.position(),
-                sample.head.0,
-                controls_width(),
-                controls_height(),
-            )),
+            PanelAnchor::LeftHand => {
+                let (width, height) = headset_layout();
+                Some(left_hand_pose(
+                    sample.input.left.position(),
+                    sample.head.0,
+                    width,
+                    height,
+                ))
+            }
             PanelAnchor::Fixed(m) => Some(m),
+        }
+    }
+
+    /// The columns as (first row, rows): two in the headset, one at the desk.
+    fn columns(&self) -> Vec<(usize, usize)> {
+        let n = self.lines.len();
+        match self.anchor {
+            PanelAnchor::LeftHand => {
+                let split = ControlPanel::timeline_start().min(n);
+                vec![(0, split), (split, n - split)]
+            }
+            _ => vec![(0, n)],
         }
     }
 
@@ -96,13 +108,38 @@ impl PanelDriver {
         }
     }
 
+    /// Where (tracker space) the middle of `row` is, `fraction` of the way
+    /// along its column's width: what to point at to press it.
+    pub fn row_point(&self, sample: &TrackedPose, row: usize, fraction: f32) -> Option<Vec3> {
+        let pose = self.pose(sample)?;
+        let (c, (start, rows)) = self
+            .columns()
+            .into_iter()
+            .enumerate()
+            .find(|(_, (start, rows))| (*start..start + rows).contains(&row))?;
+        let width = Panel::width_of(&self.lines[start..start + rows], ROW_HEIGHT);
+        let y = -Panel::padding(ROW_HEIGHT) - ((row - start) as f32 + 0.5) * ROW_HEIGHT;
+        Some(column_pose(&pose, c).transform_point3(Vec3::new(fraction * width, y, 0.0)))
+    }
+
     /// The row the pointer is on, if any.
     pub fn hit(&self, sample: &TrackedPose) -> Option<PanelHit> {
         let pose = self.pose(sample)?;
-        let width = Panel::width_of(&self.lines, ROW_HEIGHT);
         let (origin, dir) = self.pointer(sample);
-        ControlPanel::hit(&pose, width, origin, dir)
-            .filter(|h| h.row < self.lines.len() && h.distance <= PANEL_REACH)
+        self.columns()
+            .into_iter()
+            .enumerate()
+            .find_map(|(c, (start, rows))| {
+                let lines = &self.lines[start..start + rows];
+                let width = Panel::width_of(lines, ROW_HEIGHT);
+                ControlPanel::hit_rows(&column_pose(&pose, c), width, rows, origin, dir).map(|h| {
+                    PanelHit {
+                        row: start + h.row,
+                        ..h
+                    }
+                })
+            })
+            .filter(|h| h.distance <= PANEL_REACH)
     }
 
     /// Before the tools run on `input` (world space, from `sample`): the
@@ -137,24 +174,60 @@ impl PanelDriver {
         (press, input)
     }
 
-    /// The panel to draw, world space (`vehicle` = world_from_tracker), for
-    /// the tracking sample the frame is drawn with; `highlight` is the
-    /// current tool's row.
+    /// The panel's columns to draw, world space (`vehicle` =
+    /// world_from_tracker), for the tracking sample the frame is drawn
+    /// with; `highlight` is the current tool's row. The status lines hang
+    /// under the first column.
     pub fn view(
         &self,
         sample: &TrackedPose,
         vehicle: &Mat4,
         highlight: Option<usize>,
-    ) -> Option<Panel> {
-        let pose = self.pose(sample)?;
-        Some(Panel {
-            to_world: *vehicle * pose,
-            lines: self.all_lines().cloned().collect(),
-            highlight,
-            hover: self.panel.hover,
-            line_height: ROW_HEIGHT,
-        })
+    ) -> Vec<Panel> {
+        let Some(pose) = self.pose(sample) else {
+            return Vec::new();
+        };
+        let local = |row: Option<usize>, start: usize, rows: usize| {
+            row.filter(|r| (start..start + rows).contains(r))
+                .map(|r| r - start)
+        };
+        self.columns()
+            .into_iter()
+            .enumerate()
+            .map(|(c, (start, rows))| {
+                let mut lines = self.lines[start..start + rows].to_vec();
+                if c == 0 {
+                    lines.extend(self.status.iter().cloned());
+                }
+                Panel {
+                    to_world: *vehicle * column_pose(&pose, c),
+                    lines,
+                    highlight: local(highlight, start, rows),
+                    hover: local(self.panel.hover, start, rows),
+                    line_height: ROW_HEIGHT,
+                }
+            })
+            .collect()
     }
+}
+
+/// Space between the headset panel's columns (m).
+pub const COLUMN_GAP: f32 = 0.01;
+
+/// Column `c`'s pose from the first's: side by side, left to right.
+fn column_pose(first: &Mat4, c: usize) -> Mat4 {
+    *first * Mat4::from_translation(Vec3::X * (c as f32 * (controls_width() + COLUMN_GAP)))
+}
+
+/// The headset panel's size (m): two columns of controls, as tall as the
+/// taller (the tools and parameters).
+pub fn headset_layout() -> (f32, f32) {
+    let split = ControlPanel::timeline_start();
+    let rows = split.max(ControlPanel::rows().len() - split);
+    (
+        2.0 * controls_width() + COLUMN_GAP,
+        rows as f32 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT),
+    )
 }
 
 /// `tracker_from_panel` for a panel `width` × `height` (m) standing just

@@ -646,8 +646,8 @@ fn a_performance_is_layered_over_the_keys_motion() {
 /// and stop (editing again). The clicks never reach the tools.
 #[test]
 fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
-    use super::panel_driver::{PanelAnchor, controls_width};
-    use crate::tools::panel::{ControlPanel, PAD, ROW_HEIGHT, Row, TimelineRow};
+    use super::panel_driver::PanelAnchor;
+    use crate::tools::panel::{ControlPanel, Row, TimelineRow};
     let mut c = sample_penguin();
     c.key_postures.clear();
     let joints_before = c.skeleton.joints.len();
@@ -676,11 +676,7 @@ fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
                 .iter()
                 .position(|&r| r == Row::Timeline(row))
                 .unwrap();
-            let target = pose.transform_point3(Vec3::new(
-                f * controls_width(),
-                -PAD - (k as f32 + 0.5) * ROW_HEIGHT,
-                0.0,
-            ));
+            let target = fl.panel().row_point(&sample, k, f).unwrap();
             let from = target + pose.transform_vector3(Vec3::Z).normalize() * 0.15 + Vec3::X * 0.03;
             let aim = HandState::at(from).with_orientation(Quat::from_rotation_arc(
                 Vec3::NEG_Z,

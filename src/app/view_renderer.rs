@@ -139,7 +139,7 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
         cursors,
         current_joint: Some(inputs.current_joint)
             .filter(|&j| j < inputs.snapshot.character.skeleton.joints.len()),
-        panels: inputs.panel.cloned().into_iter().collect(),
+        panels: inputs.panels.to_vec(),
     }
 }
 

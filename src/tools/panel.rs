@@ -334,6 +334,15 @@ impl ControlPanel {
             .collect()
     }
 
+    /// The index of the timeline's heading: where a panel laid out in two
+    /// columns starts its second.
+    pub fn timeline_start() -> usize {
+        Self::rows()
+            .iter()
+            .position(|r| matches!(r, Row::Heading("TIMELINE")))
+            .expect("the panel has a timeline")
+    }
+
     /// The timeline rows' indices and text: cheap, so a front end can
     /// refresh them every frame while playing without rebuilding the rest.
     pub fn timeline_lines(status: &TimelineStatus) -> Vec<(usize, String)> {
@@ -353,7 +362,17 @@ impl ControlPanel {
     /// from behind the panel, or meeting it behind their origin (beyond a
     /// tip's reach), miss.
     pub fn hit(to_world: &Mat4, width: f32, origin: Vec3, dir: Vec3) -> Option<PanelHit> {
-        let rows = Self::rows().len();
+        Self::hit_rows(to_world, width, Self::rows().len(), origin, dir)
+    }
+
+    /// [`hit`](Self::hit) on a column of `rows` rows (its first row is 0).
+    pub fn hit_rows(
+        to_world: &Mat4,
+        width: f32,
+        rows: usize,
+        origin: Vec3,
+        dir: Vec3,
+    ) -> Option<PanelHit> {
         let inv = to_world.inverse();
         let o = inv.transform_point3(origin);
         let d = inv.transform_vector3(dir);
