@@ -791,6 +791,15 @@ impl PlaybackCtl<'_> {
         self.playback.driver_revision = None;
         let n = self.keys().len();
         let t = self.keys()[i].time;
+        // While editing, selecting a key poses the character in it (one
+        // undoable step), so an IK drag and "store" re-pose that key.
+        let posture = self.keys()[i].posture.clone();
+        if self.playback.timeline.transport == Transport::Stopped
+            && &posture != self.env.history.posture()
+            && let Err(e) = self.apply(Command::SetPosture { posture })
+        {
+            return self.say(format!("key {} of {n} at {t:.2} s (not posed: {e})", i + 1));
+        }
         self.say(format!("key {} of {n} at {t:.2} s", i + 1))
     }
 

@@ -536,9 +536,10 @@ fn key_editing_controls_go_through_the_history() {
     assert_eq!(times, vec![0.75, 1.0]);
     assert_eq!(keys[0].posture, rest);
     assert_eq!((keys[0].tension, keys[0].bias), (0.5, -0.5));
-    // Seven edits, seven undo steps; undoing all of them leaves no keys.
-    assert_eq!(fl.history().undo_depth(), 7);
-    for _ in 0..7 {
+    // Seven key edits and the two selections that posed the character in
+    // their key: nine undo steps; undoing all of them leaves no keys.
+    assert_eq!(fl.history().undo_depth(), 9);
+    for _ in 0..9 {
         fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
     }
     assert!(fl.character().key_postures.is_empty());
@@ -733,6 +734,15 @@ fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
         r,
     );
     assert!(fl.playback().auto_resolution);
+    // Selecting the first key poses the character in it (to re-pose it);
+    // the next brings the raised flipper back.
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::SelectKey, l);
+    assert_eq!(
+        fl.history().posture(),
+        &fl.character().key_postures[0].posture
+    );
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::SelectKey, r);
+    assert_eq!(fl.history().posture(), &raised);
     // Play: the time moves; switch the mode while playing; stop.
     click(&mut fl, &mut hands, &mut seen, TimelineRow::Transport, r);
     assert_eq!(fl.playback().timeline.transport, Transport::Playing);
