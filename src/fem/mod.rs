@@ -22,6 +22,8 @@
 
 pub mod demo;
 pub mod element;
+pub mod gpu;
+pub mod gpu_bench;
 pub mod lattice;
 pub mod regions;
 pub mod solver;
