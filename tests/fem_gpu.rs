@@ -376,3 +376,33 @@ fn bone_vertices_land_exactly_on_targets() {
     }
     assert!(pinned > 0);
 }
+
+/// The `plasticine bench` figures of the GPU back end, beside the CPU's at
+/// the same tolerance (1e-4): `cargo test --release --test fem_gpu --
+/// --ignored --nocapture`. `PLASTICINE_FEM_GPU_BENCH_FULL=1` adds the
+/// 50,000-vertex lattice.
+#[test]
+#[ignore]
+fn bench_figures() {
+    let full = std::env::var_os("PLASTICINE_FEM_GPU_BENCH_FULL").is_some();
+    for v in plasticine::fem::gpu_bench::fem_gpu_steps_per_second(!full) {
+        println!("{v}");
+    }
+    for dims in [[4, 4, 8], [8, 8, 16], [16, 16, 32]] {
+        let mut body = limb(dims, 0.4 / dims[2] as f64, Linearization::Global);
+        body.settings.cg_tolerance = 1e-4;
+        let h = body.settings.time_step;
+        let start = std::time::Instant::now();
+        let (mut steps, mut iterations) = (0, 0);
+        while start.elapsed().as_secs_f64() < 0.5 || steps < 3 {
+            steps += 1;
+            iterations += body.step(&limb_pose(&body, steps as f64 * h)).iterations();
+        }
+        println!(
+            "CPU global {dims:?} ({} vertices) at 1e-4: {:.1} steps/s, {:.1} CG iterations/step",
+            body.vertex_count(),
+            steps as f64 / start.elapsed().as_secs_f64(),
+            iterations as f64 / steps as f64
+        );
+    }
+}
