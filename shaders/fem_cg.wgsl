@@ -142,19 +142,38 @@ fn warm_add(@builtin(global_invocation_id) gid: vec3<u32>) {
     vecs[seg(V_X) + row] = vecs[seg(V_X) + row] + vecs[seg(V_Z) + row];
 }
 
-// z = R B⁻¹ Rᵀ r (block Jacobi), known rows zeroed.
+// R B⁻¹ Rᵀ v (block Jacobi), zero on known rows.
+fn precond_row(row: u32, v: vec3<f32>) -> vec3<f32> {
+    if known(row) {
+        return vec3<f32>(0.0);
+    }
+    let r = rot();
+    return r * (block(P.off_prec + 9u * row) * (transpose(r) * v));
+}
+
+// z = R B⁻¹ Rᵀ r, known rows zeroed.
 @compute @workgroup_size(64)
 fn precond(@builtin(global_invocation_id) gid: vec3<u32>) {
     let row = gid.x;
     if row >= P.n {
         return;
     }
-    let r = rot();
-    var z = r * (block(P.off_prec + 9u * row) * (transpose(r) * vecs[seg(V_R) + row].xyz));
-    if known(row) {
-        z = vec3<f32>(0.0);
+    vecs[seg(V_Z) + row] = vec4<f32>(precond_row(row, vecs[seg(V_R) + row].xyz), 0.0);
+}
+
+// update_xr then precond in one pass (no position constraints: z needs no
+// projection between them).
+@compute @workgroup_size(64)
+fn update_xr_precond(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let row = gid.x;
+    if row >= P.n {
+        return;
     }
-    vecs[seg(V_Z) + row] = vec4<f32>(z, 0.0);
+    let alpha = scal[S_ALPHA];
+    vecs[seg(V_X) + row] = vecs[seg(V_X) + row] + alpha * vecs[seg(V_P) + row];
+    let r = vecs[seg(V_R) + row] - alpha * vecs[seg(V_AP) + row];
+    vecs[seg(V_R) + row] = r;
+    vecs[seg(V_Z) + row] = vec4<f32>(precond_row(row, r.xyz), 0.0);
 }
 
 // p = z.

@@ -95,6 +95,7 @@ struct Kernels {
     precond: wgpu::ComputePipeline,
     copy_p: wgpu::ComputePipeline,
     update_xr: wgpu::ComputePipeline,
+    update_xr_precond: wgpu::ComputePipeline,
     update_p: wgpu::ComputePipeline,
     project_r: wgpu::ComputePipeline,
     project_z: wgpu::ComputePipeline,
@@ -165,6 +166,7 @@ impl Kernels {
             precond: pipe("precond"),
             copy_p: pipe("copy_p"),
             update_xr: pipe("update_xr"),
+            update_xr_precond: pipe("update_xr_precond"),
             update_p: pipe("update_p"),
             project_r: pipe("project_r"),
             project_z: pipe("project_z"),
@@ -556,10 +558,12 @@ impl RegionGpu {
         }
         self.dispatch(pass, &k.dot_pap, parts);
         self.dispatch(pass, &k.finalize_alpha, 1);
-        self.dispatch(pass, &k.update_xr, rows);
-        self.dispatch(pass, &k.precond, rows);
         if constrained {
+            self.dispatch(pass, &k.update_xr, rows);
+            self.dispatch(pass, &k.precond, rows);
             self.dispatch(pass, &k.project_z, 1);
+        } else {
+            self.dispatch(pass, &k.update_xr_precond, rows);
         }
         self.dispatch(pass, &k.dot_rz_rr, parts);
         self.dispatch(pass, &k.finalize_beta, 1);
