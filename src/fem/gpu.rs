@@ -611,6 +611,9 @@ pub struct GpuFemBody {
     pub body: FemBody,
     /// CG iterations recorded per submission after the first.
     pub batch: usize,
+    /// Rounds of f64 iterative refinement after a static solve's f32 CG
+    /// (K alone is ill-conditioned: f32 leaves ~cond(K)·6e-8 of residual).
+    pub static_refinement: usize,
     ctx: GpuContext,
     kernels: Kernels,
     regions: Vec<RegionGpu>,
@@ -634,6 +637,7 @@ impl GpuFemBody {
         Self {
             body,
             batch: 16,
+            static_refinement: 2,
             ctx: ctx.clone(),
             kernels,
             regions,
@@ -772,8 +776,11 @@ impl GpuFemBody {
                 break (scalars, xs);
             }
         };
-        for (xi, c) in x.iter_mut().zip(xs.chunks_exact(4)) {
-            *xi = DVec3::new(c[0] as f64, c[1] as f64, c[2] as f64);
+        // Known entries keep their exact f64 values; the rest come back f32.
+        for ((xi, c), &k) in x.iter_mut().zip(xs.chunks_exact(4)).zip(known) {
+            if !k {
+                *xi = DVec3::new(c[0] as f64, c[1] as f64, c[2] as f64);
+            }
         }
         let r0 = (scalars[S_R0SQ] as f64).sqrt();
         let iterations = scalars[S_ITER] as usize;
@@ -789,6 +796,76 @@ impl GpuFemBody {
             converged: rel <= s.cg_tolerance,
             dropped_constraints: dropped,
         })
+    }
+
+    /// The static solve `R K Rᵀ x = b` with f64 iterative refinement: the
+    /// residual (masked and projected like the CG's) is formed on the CPU in
+    /// f64 and the correction solved on the GPU, `static_refinement` times
+    /// or until the f64 relative residual meets the tolerance. The report's
+    /// residual is the f64 one, relative to the start's.
+    #[allow(clippy::too_many_arguments)]
+    fn solve_refined(
+        &mut self,
+        ri: usize,
+        rot: DMat3,
+        b: &[DVec3],
+        x: &mut [DVec3],
+        known: &[bool],
+        cons: &[LocalConstraint],
+    ) -> Result<CgReport, GpuFemError> {
+        let n = x.len();
+        let tolerance = self.body.settings.cg_tolerance;
+        let residual = |body: &FemBody, x: &[DVec3]| -> Vec<DVec3> {
+            let k = &body.regions[ri].matrices.stiffness;
+            let rx: Vec<DVec3> = x.iter().map(|v| rot.transpose() * *v).collect();
+            let mut kx = vec![DVec3::ZERO; n];
+            k.mul(&rx, &mut kx);
+            (0..n)
+                .map(|l| {
+                    if known[l] {
+                        DVec3::ZERO
+                    } else {
+                        b[l] - rot * kx[l]
+                    }
+                })
+                .collect()
+        };
+        let norm = |v: &[DVec3]| v.iter().map(|a| a.length_squared()).sum::<f64>().sqrt();
+        // The start's residual, projected as the CG's (on a copy of x moved
+        // onto the constraints, as the CG starts).
+        let mut start = x.to_vec();
+        let (basis, _) = ConstraintBasis::new(n, known, cons, &mut start);
+        let mut r = residual(&self.body, &start);
+        basis.project(&mut r);
+        let r0 = norm(&r);
+        let mut report = self.solve(ri, rot, 0.0, 1.0, b, x, known, cons, false)?;
+        if r0 == 0.0 {
+            return Ok(report);
+        }
+        for round in 0..=self.static_refinement {
+            let mut r = residual(&self.body, x);
+            basis.project(&mut r);
+            report.relative_residual = norm(&r) / r0;
+            report.converged = report.relative_residual <= tolerance;
+            if report.converged || round == self.static_refinement {
+                break;
+            }
+            // A d = r with d = 0 on known rows and Σφ d = what x misses.
+            let cons_d: Vec<LocalConstraint> = cons
+                .iter()
+                .map(|c| LocalConstraint {
+                    support: c.support,
+                    value: c.support.iter().fold(c.value, |v, &(l, w)| v - x[l] * w),
+                })
+                .collect();
+            let mut d = vec![DVec3::ZERO; n];
+            let inner = self.solve(ri, rot, 0.0, 1.0, &r, &mut d, known, &cons_d, false)?;
+            report.iterations += inner.iterations;
+            for (xi, di) in x.iter_mut().zip(&d) {
+                *xi += *di;
+            }
+        }
+        Ok(report)
     }
 
     fn constraint_value(&self, c: &PositionConstraint, h: f64) -> DVec3 {
@@ -953,7 +1030,7 @@ impl GpuFemBody {
             let vertices = region.vertices.clone();
             report
                 .solves
-                .push(self.solve(ri, rot, 0.0, 1.0, &b, &mut x, &known, &cons, false)?);
+                .push(self.solve_refined(ri, rot, &b, &mut x, &known, &cons)?);
             for (l, &a) in vertices.iter().enumerate() {
                 q[a] += x[l] * weights[l];
             }
