@@ -8,7 +8,7 @@
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 use plasticine::fem::demo::{limb, limb_pose};
-use plasticine::fem::gpu::GpuFemBody;
+use plasticine::fem::gpu::{FemBackend, GpuFemBody};
 use plasticine::fem::{
     FemBody, FemSettings, Lattice, Linearization, MassKind, Material, PositionConstraint,
 };
@@ -448,4 +448,23 @@ fn static_solve_with_regions_and_grab_agrees_with_cpu() {
     );
     assert!(rel < 1e-4, "{rel:e}");
     assert!(off < 1e-9, "{off:e}");
+}
+
+/// `FemBackend` steps either back end through one API; both give the same
+/// positions (within the f32 agreement above).
+#[test]
+fn backend_enum_steps_both() {
+    let Some(ctx) = context() else { return };
+    let body = limb([4, 4, 8], 0.05, Linearization::Global);
+    let mut cpu = FemBackend::new(body.clone(), None);
+    let mut gpu = FemBackend::new(body, Some(&ctx));
+    assert!(matches!(gpu, FemBackend::Gpu(_)));
+    for k in 1..=5 {
+        let bones = limb_pose(cpu.body(), k as f64 / 90.0);
+        cpu.step(&bones).expect("CPU step");
+        gpu.step(&bones).expect("GPU step");
+    }
+    let d = max_diff(&cpu.positions(), &gpu.positions());
+    let scale = max_norm(&cpu.body().q);
+    assert!(d <= 1e-4 * scale, "{d:e} of {scale:e}");
 }

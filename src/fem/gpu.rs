@@ -1049,3 +1049,56 @@ impl GpuFemBody {
         Ok(report)
     }
 }
+
+/// Either back end behind one stepping API.
+pub enum FemBackend {
+    Cpu(Box<FemBody>),
+    Gpu(Box<GpuFemBody>),
+}
+
+impl FemBackend {
+    /// The CPU back end, or the GPU one on `ctx` when given.
+    pub fn new(body: FemBody, ctx: Option<&GpuContext>) -> Self {
+        match ctx {
+            Some(ctx) => Self::Gpu(Box::new(GpuFemBody::new(ctx, body))),
+            None => Self::Cpu(Box::new(body)),
+        }
+    }
+
+    /// The body: lattice, settings, constraints and state.
+    pub fn body(&self) -> &FemBody {
+        match self {
+            Self::Cpu(b) => b,
+            Self::Gpu(g) => &g.body,
+        }
+    }
+
+    pub fn body_mut(&mut self) -> &mut FemBody {
+        match self {
+            Self::Cpu(b) => b,
+            Self::Gpu(g) => &mut g.body,
+        }
+    }
+
+    pub fn step(&mut self, bones: &[DAffine3]) -> Result<StepReport, GpuFemError> {
+        match self {
+            Self::Cpu(b) => Ok(b.step(bones)),
+            Self::Gpu(g) => g.step(bones),
+        }
+    }
+
+    pub fn solve_static(
+        &mut self,
+        bones: &[DAffine3],
+        extra_forces: Option<&[DVec3]>,
+    ) -> Result<StepReport, GpuFemError> {
+        match self {
+            Self::Cpu(b) => Ok(b.solve_static(bones, extra_forces)),
+            Self::Gpu(g) => g.solve_static(bones, extra_forces),
+        }
+    }
+
+    pub fn positions(&self) -> Vec<DVec3> {
+        self.body().positions()
+    }
+}
