@@ -14,14 +14,19 @@
 //!
 //! The twist constraint of §4.6 is an option of the regions ([`Twist`]).
 //!
+//! [`gpu::GpuFemBody`] runs the same step with the CG on the GPU (wgpu
+//! compute, f32; `tests/fem_gpu.rs` measures the agreement).
+//!
 //! Not here yet (issue 7): the hierarchical basis and adaptation (§3.1,
-//! §4.7), the nonlinear (Green strain) reference and the GPU back end.
+//! §4.7) and the nonlinear (Green strain) reference.
 //!
 //! Data flows one way: this module reads `character`, `kinematics`, `shape`
 //! and `skin::body` (the posed muscles), and nothing reads back into them.
 
 pub mod demo;
 pub mod element;
+pub mod gpu;
+pub mod gpu_bench;
 pub mod lattice;
 pub mod regions;
 pub mod solver;

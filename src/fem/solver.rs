@@ -141,9 +141,9 @@ impl StepReport {
 
 /// A constraint in a region's local numbering: eight (local vertex, weight)
 /// pairs and the value of `Σ φ x` it asks for.
-struct LocalConstraint {
-    support: [(usize, f64); 8],
-    value: DVec3,
+pub(crate) struct LocalConstraint {
+    pub(crate) support: [(usize, f64); 8],
+    pub(crate) value: DVec3,
 }
 
 /// Reusable vectors of one regional solve.
@@ -263,8 +263,8 @@ fn mass_mul(matrices: &Assembled, mass: MassKind, x: &[DVec3], y: &mut [DVec3]) 
 
 /// Orthonormal basis of the constraint columns restricted to unknown rows
 /// (the Q of C's QR), stored sparsely.
-struct ConstraintBasis {
-    columns: Vec<Vec<(usize, f64)>>,
+pub(crate) struct ConstraintBasis {
+    pub(crate) columns: Vec<Vec<(usize, f64)>>,
 }
 
 impl ConstraintBasis {
@@ -272,7 +272,12 @@ impl ConstraintBasis {
     /// minimum-norm change of its unknown entries after which every
     /// constraint holds. Returns the basis and how many constraints were
     /// dropped.
-    fn new(n: usize, known: &[bool], cons: &[LocalConstraint], x: &mut [DVec3]) -> (Self, usize) {
+    pub(crate) fn new(
+        n: usize,
+        known: &[bool],
+        cons: &[LocalConstraint],
+        x: &mut [DVec3],
+    ) -> (Self, usize) {
         let mut columns: Vec<Vec<f64>> = Vec::new();
         let mut r_diag_and_coeffs: Vec<(Vec<f64>, f64, DVec3)> = Vec::new();
         let mut dropped = 0;
@@ -337,7 +342,7 @@ impl ConstraintBasis {
     }
 
     /// r ← P r: removes the components along every constraint direction.
-    fn project(&self, r: &mut [DVec3]) {
+    pub(crate) fn project(&self, r: &mut [DVec3]) {
         for col in &self.columns {
             let s: DVec3 = col.iter().map(|&(l, w)| r[l] * w).sum();
             for &(l, w) in col {
@@ -538,13 +543,13 @@ impl FemBody {
             .collect()
     }
 
-    fn region_transform(&self, region: &Region, bones: &[DAffine3]) -> DAffine3 {
+    pub(crate) fn region_transform(&self, region: &Region, bones: &[DAffine3]) -> DAffine3 {
         region.bone.map_or(DAffine3::IDENTITY, |b| bones[b])
     }
 
     /// Constraints whose whole cell lies in the region, in local numbering,
     /// with `value(embedding, target)` the value of Σφx asked for.
-    fn local_constraints(
+    pub(crate) fn local_constraints(
         &self,
         region: &Region,
         value: impl Fn(&PositionConstraint) -> DVec3,
@@ -716,7 +721,12 @@ impl FemBody {
 
     /// After blending: the minimum-norm change of the free entries of `x`
     /// that meets every position constraint `Σφ x = value` exactly.
-    fn correct_blend(&self, x: &mut [DVec3], targets: &[Option<DVec3>], values: &[DVec3]) {
+    pub(crate) fn correct_blend(
+        &self,
+        x: &mut [DVec3],
+        targets: &[Option<DVec3>],
+        values: &[DVec3],
+    ) {
         if self.constraints.is_empty() {
             return;
         }
