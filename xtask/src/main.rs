@@ -186,6 +186,8 @@ fn test(args: &[String]) -> Result<(), String> {
             // glTF importer (bpy), installed under target/ on first use.
             cmd.env("PLASTICINE_REQUIRE_TOOLS", "1");
             cmd.env("PLASTICINE_BLENDER", "1");
+            // The GPU back end's tests run on lavapipe: they must not skip.
+            cmd.env("PLASTICINE_REQUIRE_GPU_TESTS", "1");
             run(cmd)
         })?;
         steps.step("cargo test --doc", || {
