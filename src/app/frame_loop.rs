@@ -622,6 +622,7 @@ impl FrameLoop {
                 .map(|i| [keys[i].tension, keys[i].continuity, keys[i].bias]),
             auto_resolution: self.playback.auto_resolution,
             performing: self.playback.recording,
+            perform_every: self.playback.record_every,
         }
     }
 
@@ -685,6 +686,10 @@ impl FrameLoop {
             },
             TimelineAction::ToggleAutoResolution => {
                 p.set_auto_resolution(!status.auto_resolution);
+            }
+            TimelineAction::ScalePerformInterval(k) => {
+                let every = (status.perform_every * k).clamp(1.0 / 64.0, 4.0);
+                p.set_record_every(every);
             }
             TimelineAction::TogglePerform => {
                 p.set_recording(!status.performing);

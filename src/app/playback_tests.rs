@@ -734,6 +734,12 @@ fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
         r,
     );
     assert!(fl.playback().auto_resolution);
+    // Performance: on, and keys twice as often.
+    let every = fl.playback().record_every;
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Perform, r);
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::PerformRate, l);
+    assert!(fl.playback().recording);
+    assert_eq!(fl.playback().record_every, every / 2.0);
     // Selecting the first key poses the character in it (to re-pose it);
     // the next brings the raised flipper back.
     click(&mut fl, &mut hands, &mut seen, TimelineRow::SelectKey, l);

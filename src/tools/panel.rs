@@ -99,6 +99,8 @@ pub enum TimelineRow {
     AutoResolution,
     /// Performance recording: keys laid down while an IK drag plays.
     Perform,
+    /// Left: keys twice as often while performing; right: half as often.
+    PerformRate,
 }
 
 /// What a timeline row asks the playback to do.
@@ -122,6 +124,8 @@ pub enum TimelineAction {
     Tcb([f32; 3]),
     ToggleAutoResolution,
     TogglePerform,
+    /// Multiply the seconds between performed keys by this.
+    ScalePerformInterval(f64),
 }
 
 /// What the timeline rows show (the front end's playback state).
@@ -141,6 +145,8 @@ pub struct TimelineStatus {
     pub selected_tcb: Option<[f32; 3]>,
     pub auto_resolution: bool,
     pub performing: bool,
+    /// Seconds between performed keys.
+    pub perform_every: f64,
 }
 
 /// Seconds a move-key press moves the selected key.
@@ -267,6 +273,7 @@ impl ControlPanel {
                 TimelineRow::Bias,
                 TimelineRow::AutoResolution,
                 TimelineRow::Perform,
+                TimelineRow::PerformRate,
             ]
             .map(Row::Timeline),
         );
@@ -488,6 +495,8 @@ impl ControlPanel {
                     }
                     TimelineRow::AutoResolution => TimelineAction::ToggleAutoResolution,
                     TimelineRow::Perform => TimelineAction::TogglePerform,
+                    TimelineRow::PerformRate if left => TimelineAction::ScalePerformInterval(0.5),
+                    TimelineRow::PerformRate => TimelineAction::ScalePerformInterval(2.0),
                 };
                 return Ok(PanelOutcome::Timeline(action));
             }
@@ -703,6 +712,9 @@ fn timeline_line(row: TimelineRow, t: &TimelineStatus) -> String {
             }
         ),
         TimelineRow::Perform => format!("  {:<13}{}", "perform", on(t.performing)),
+        TimelineRow::PerformRate => {
+            format!("  {:<13}a key every {:.3} s", "rate +|-", t.perform_every)
+        }
     }
 }
 
