@@ -312,6 +312,27 @@ fn cg_reaches_requested_relative_residual() {
     }
 }
 
+/// The default tolerance (1e-6) is below what f32 CG reaches: the GPU step
+/// raises it to its floor and converges there instead of running every
+/// step to the iteration cap.
+#[test]
+fn a_tolerance_below_the_f32_floor_is_raised_and_converges() {
+    use plasticine::fem::gpu::F32_CG_FLOOR;
+    let Some(ctx) = context() else { return };
+    let s = FemSettings {
+        cg_tolerance: 1e-7,
+        cg_max_iterations: 2000,
+        ..FemSettings::default()
+    };
+    let mut gpu = GpuFemBody::new(&ctx, cantilever(s));
+    for _ in 0..5 {
+        let report = gpu.step(&[]).expect("GPU step");
+        assert!(report.converged(), "{report:?}");
+        assert!(report.solves[0].relative_residual <= F32_CG_FLOOR);
+        assert!(report.iterations() < 2000, "{report:?}");
+    }
+}
+
 /// The static solve meets the requested relative residual 1e-4 measured in
 /// f64 (the GPU's f32 CG followed by f64 iterative refinement: K alone is
 /// ill-conditioned, cond(K) ~1e6 for the clamped beam, and an f32 solve
