@@ -604,13 +604,12 @@ fn map_read(
     Ok(out)
 }
 
-/// A [`FemBody`] whose CG solves run on the GPU.
-
 /// The smallest relative residual the GPU's f32 CG is asked for in a
 /// dynamic step (a tighter `cg_tolerance` is raised to it; static solves
 /// refine in f64 and keep theirs).
 pub const F32_CG_FLOOR: f64 = 1e-5;
 
+/// A [`FemBody`] whose CG solves run on the GPU.
 pub struct GpuFemBody {
     /// The CPU body: lattice, regions, settings, constraints and the f64
     /// state (q, v). Edit `fixed`, `constraints` and `settings` here.
