@@ -781,15 +781,8 @@ impl FrameLoop {
 
     /// Runs playback for the frame starting at `now` (called by `frame`).
     fn update_playback(&mut self, now: Instant) -> PlaybackView {
-        let mut env = PlaybackEnv {
-            character: &mut self.character,
-            history: &mut self.history,
-            sim: &self.sim,
-            settings: &self.settings,
-            drag: self.toolbox.state.preview_posture.as_ref(),
-            sent_posture: &mut self.sent_posture,
-        };
-        self.playback.update(now, &mut env)
+        let PlaybackCtl { playback, mut env } = self.playback_mut();
+        playback.update(now, &mut env)
     }
 
     pub fn history(&self) -> &History {

@@ -143,11 +143,6 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
     }
 }
 
-/// A tool's name on the toolbar.
-pub fn tool_name(tool: ToolKind) -> &'static str {
-    crate::tools::panel::tool_label(tool)
-}
-
 /// The posture to draw the skeleton in: the edit side's (no simulation
 /// lag: LEMAN manipulates the skeleton in real time) when it fits the
 /// snapshot's skeleton; the skin is always the snapshot's.
