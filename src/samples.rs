@@ -219,6 +219,7 @@ fn penguin() -> (Character, Vec<SkinSpec>) {
         ],
         skins: Vec::new(),
         environment: Environment::default(),
+        flesh: Default::default(),
         key_postures: Vec::new(),
     };
     // A waddle: roll side to side with a bob, flippers flapping, the head
@@ -344,6 +345,7 @@ fn wombat() -> (Character, Vec<SkinSpec>) {
             ),
         ],
         skins: Vec::new(),
+        flesh: Default::default(),
         environment: Environment::default(),
         key_postures: Vec::new(),
     };
@@ -482,6 +484,7 @@ fn torso() -> (Character, Vec<SkinSpec>) {
                 Vec2::new(1.0, 1.0),
             ),
         ],
+        flesh: Default::default(),
         skins: Vec::new(),
         environment: Environment::default(),
         key_postures: Vec::new(),

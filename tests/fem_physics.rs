@@ -335,6 +335,7 @@ fn arm() -> Character {
         skins: Vec::new(),
         environment: Environment::default(),
         key_postures: Vec::new(),
+        flesh: Default::default(),
     }
 }
 

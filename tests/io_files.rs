@@ -103,6 +103,7 @@ fn small_character() -> Character {
         skeleton: Skeleton { joints },
         muscles: vec![muscle],
         skins: vec![skin],
+        flesh: Default::default(),
         environment: Environment {
             gravity: Vec3::new(0.0, -9.81, 0.0),
             global_damping: 0.3,

@@ -38,6 +38,7 @@ fn ball(m: usize, n: usize, material: SkinMaterial) -> Character {
         skins: vec![],
         environment: Environment::default(),
         key_postures: vec![],
+        flesh: Default::default(),
     };
     let rest = c.skeleton.rest_posture();
     let skin = wrap_skin(&c, &rest, "skin", 0, 1, m, n, &material).expect("wraps");

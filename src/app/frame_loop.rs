@@ -863,6 +863,7 @@ mod tests {
             muscles: vec![],
             skins: vec![],
             environment: Environment::default(),
+            flesh: Default::default(),
             key_postures: vec![],
         }
     }

@@ -2,10 +2,12 @@
 //! their fat and connective tissue, the environment, and key postures.
 //! Nothing here knows about threads, the GPU or XR.
 
+mod flesh;
 mod muscle;
 mod skeleton;
 mod skin;
 
+pub use flesh::{EmbeddedMesh, FemFlesh, Flesh, WeightStroke};
 pub use muscle::{DeformationDriver, DeformationParam, Muscle};
 pub use skeleton::{Dof, Joint, Posture, Skeleton};
 pub use skin::{Band, BandDefaults, Skin, SkinMaterial, SkinPoints};
@@ -62,6 +64,9 @@ pub struct Character {
     pub environment: Environment,
     #[serde(default)]
     pub key_postures: Vec<KeyPosture>,
+    /// Kinematic muscles, or FEM flesh (issue 7).
+    #[serde(default)]
+    pub flesh: Flesh,
 }
 
 /// A violated invariant, naming the field path (e.g. `muscles[3].joint`).
@@ -103,6 +108,21 @@ impl Character {
                 "environment.global_damping",
                 format!("must be finite and non-negative, got {d}"),
             ));
+        }
+        self.flesh.validate()?;
+        if let Some(fem) = self.flesh.fem() {
+            let bones = self
+                .skeleton
+                .joints
+                .iter()
+                .filter(|j| j.parent.is_some())
+                .count();
+            if let Some(k) = fem.weight_strokes.iter().position(|s| s.bone >= bones) {
+                return Err(InvalidField::new(
+                    format!("flesh.Fem.weight_strokes[{k}].bone"),
+                    format!("no such bone (the skeleton has {bones})"),
+                ));
+            }
         }
         let mut last = f32::NEG_INFINITY;
         for (k, key) in self.key_postures.iter().enumerate() {

@@ -373,6 +373,7 @@ mod tests {
             ],
             skins: vec![],
             environment: Environment::default(),
+            flesh: Default::default(),
             key_postures: vec![],
         };
         let body = PosedBody::new(&c, &c.skeleton.rest_posture());

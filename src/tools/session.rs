@@ -195,6 +195,7 @@ pub fn empty_character(name: &str) -> Character {
         muscles: vec![],
         skins: vec![],
         environment: Environment::default(),
+        flesh: Default::default(),
         key_postures: vec![],
     }
 }

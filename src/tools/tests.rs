@@ -20,6 +20,7 @@ fn root_only() -> Character {
     };
     Character {
         name: "penguin".into(),
+        flesh: Default::default(),
         key_postures: vec![KeyPosture {
             time: 0.0,
             posture: skeleton.rest_posture(),

@@ -1,0 +1,176 @@
+//! The flesh backend of a character (issue 7): LEMAN's kinematic muscles, or
+//! Capell's skeleton-driven lattice FEM giving the muscle layer its own
+//! dynamics. Plain data; `crate::fem` builds and runs the lattice from it.
+
+use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+use super::InvalidField;
+
+/// How the muscle layer moves.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum Flesh {
+    /// Muscles ride rigidly on their joints (LEMAN §4).
+    #[default]
+    Kinematic,
+    /// The muscles (or an imported mesh) are embedded in a control lattice
+    /// simulated with FEM and driven by the skeleton (Capell 2002); muscle
+    /// shapes, and the skin's constraints against them, follow its
+    /// displacement field.
+    Fem(FemFlesh),
+}
+
+/// Settings of FEM flesh.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(default)]
+pub struct FemFlesh {
+    /// About how many lattice vertices to build (the cell size is chosen
+    /// for it); Capell's kangaroo has 177.
+    pub target_vertices: usize,
+    /// Young's modulus E of the flesh, Pa.
+    pub young: f64,
+    /// Poisson's ratio ν, in [0, 0.5).
+    pub poisson: f64,
+    /// Mass density ρ, kg/m³.
+    pub density: f64,
+    /// Mass-proportional damping α, 1/s.
+    pub mass_damping: f64,
+    /// Stiffness-proportional damping β, s.
+    pub stiffness_damping: f64,
+    /// Blending width of the local linearizations (§4.5), metres; `None`
+    /// runs one global linear model.
+    pub blend_width: Option<f64>,
+    /// Painted corrections to the automatic bone-region weights (§4.5),
+    /// applied in order, then renormalised to a partition of unity.
+    pub weight_strokes: Vec<WeightStroke>,
+    /// A triangle mesh embedded in the lattice with trilinear (FFD) weights
+    /// (`plasticine fem-import`); rendered and exported deformed.
+    pub embedded_mesh: Option<EmbeddedMesh>,
+}
+
+impl Default for FemFlesh {
+    fn default() -> Self {
+        Self {
+            target_vertices: 200,
+            young: 5.0e4,
+            poisson: 0.3,
+            density: 1000.0,
+            mass_damping: 0.5,
+            stiffness_damping: 0.002,
+            blend_width: Some(0.05),
+            weight_strokes: Vec::new(),
+            embedded_mesh: None,
+        }
+    }
+}
+
+/// One brush stroke on the region weights: every lattice vertex within
+/// `radius` of `centre` (rest, world) moves its weight for the region of
+/// `bone` (index into the skeleton's bones, parent→child pairs in joint
+/// order) by `amount` × falloff, clamped to [0, 1].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightStroke {
+    pub bone: usize,
+    pub centre: Vec3,
+    pub radius: f32,
+    pub amount: f32,
+}
+
+/// An imported triangle mesh at rest (world coordinates).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmbeddedMesh {
+    /// Where it came from (file name), for messages.
+    pub source: String,
+    pub positions: Vec<Vec3>,
+    pub triangles: Vec<[u32; 3]>,
+}
+
+impl Flesh {
+    pub fn fem(&self) -> Option<&FemFlesh> {
+        match self {
+            Flesh::Kinematic => None,
+            Flesh::Fem(f) => Some(f),
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), InvalidField> {
+        match self {
+            Flesh::Kinematic => Ok(()),
+            Flesh::Fem(f) => f
+                .validate()
+                .map_err(|e| InvalidField::new(format!("flesh.Fem.{}", e.field), e.message)),
+        }
+    }
+}
+
+impl FemFlesh {
+    pub fn validate(&self) -> Result<(), InvalidField> {
+        let bad = |field: &str, message: String| Err(InvalidField::new(field, message));
+        if !(8..=200_000).contains(&self.target_vertices) {
+            return bad(
+                "target_vertices",
+                format!("must be in 8..=200000, got {}", self.target_vertices),
+            );
+        }
+        if !(self.young.is_finite() && self.young > 0.0) {
+            return bad("young", format!("must be > 0 Pa, got {}", self.young));
+        }
+        if !(self.poisson.is_finite() && (0.0..0.5).contains(&self.poisson)) {
+            return bad(
+                "poisson",
+                format!("must be in [0, 0.5), got {}", self.poisson),
+            );
+        }
+        if !(self.density.is_finite() && self.density > 0.0) {
+            return bad(
+                "density",
+                format!("must be > 0 kg/m³, got {}", self.density),
+            );
+        }
+        for (name, v) in [
+            ("mass_damping", self.mass_damping),
+            ("stiffness_damping", self.stiffness_damping),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return bad(name, format!("must be finite and ≥ 0, got {v}"));
+            }
+        }
+        if let Some(w) = self.blend_width
+            && !(w.is_finite() && w > 0.0)
+        {
+            return bad("blend_width", format!("must be > 0 m, got {w}"));
+        }
+        for (k, s) in self.weight_strokes.iter().enumerate() {
+            if !(s.centre.is_finite()
+                && s.radius.is_finite()
+                && s.radius > 0.0
+                && s.amount.is_finite())
+            {
+                return bad(
+                    &format!("weight_strokes[{k}]"),
+                    "centre, radius (> 0) and amount must be finite".into(),
+                );
+            }
+        }
+        if let Some(mesh) = &self.embedded_mesh {
+            if mesh.positions.iter().any(|p| !p.is_finite()) {
+                return bad("embedded_mesh.positions", "must be finite".into());
+            }
+            let n = mesh.positions.len() as u32;
+            if let Some(k) = mesh
+                .triangles
+                .iter()
+                .position(|t| t.iter().any(|&i| i >= n))
+            {
+                return bad(
+                    &format!("embedded_mesh.triangles[{k}]"),
+                    format!("vertex index out of range (the mesh has {n} vertices)"),
+                );
+            }
+        }
+        Ok(())
+    }
+}
