@@ -358,6 +358,23 @@ impl Lattice {
         self.bones = bones;
     }
 
+    /// The complex K_J of `levels` hexahedral subdivisions (Capell §3.1,
+    /// A.1): every active cell split into 2^J cells per axis over the same
+    /// region, vertex and cell numbering as [`from_cells`](Self::from_cells)
+    /// gives on the finer grid. The bones are kept, bound to no vertex (the
+    /// hierarchical basis pins what they carry, [`super::hierarchy`]).
+    pub fn subdivide(&self, levels: u32) -> Lattice {
+        let f = 1usize << levels;
+        let mut fine = Self::from_cells(
+            self.origin,
+            self.cell_size / f as f64,
+            self.dims.map(|d| d * f),
+            |c| self.cell_at(c.map(|x| x / f)).is_some(),
+        );
+        fine.bones = self.bones.clone();
+        fine
+    }
+
     pub fn vertex_count(&self) -> usize {
         self.rest.len()
     }

@@ -17,21 +17,31 @@
 //! [`gpu::GpuFemBody`] runs the same step with the CG on the GPU (wgpu
 //! compute, f32; `tests/fem_gpu.rs` measures the agreement).
 //!
-//! Not here yet (issue 7): the hierarchical basis and adaptation (§3.1,
-//! §4.7) and the nonlinear (Green strain) reference.
+//! The hierarchical basis of §3.1 and A.1 (lazy wavelets over the
+//! subdivided lattices K_j, details that vanish on the skeleton) is
+//! [`hierarchy`]; [`adapt::AdaptiveBody`] simulates on its active functions
+//! (global linear model, Galerkin-restricted K_J matrices) and refines and
+//! coarsens with hysteresis by the rotation-free strain (§4.7).
+//!
+//! Not here yet (issue 7): the nonlinear (Green strain) reference; the
+//! adaptive body has no blended local linearization or position
+//! constraints, and no GPU path.
 //!
 //! Data flows one way: this module reads `character`, `kinematics`, `shape`
 //! and `skin::body` (the posed muscles), and nothing reads back into them.
 
+pub mod adapt;
 pub mod demo;
 pub mod element;
 pub mod gpu;
 pub mod gpu_bench;
+pub mod hierarchy;
 pub mod lattice;
 pub mod regions;
 pub mod solver;
 pub mod sparse;
 
+pub use adapt::{AdaptReport, AdaptSettings, AdaptiveBody};
 pub use element::{HexElement, Material};
 pub use lattice::{
     Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,

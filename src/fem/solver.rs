@@ -148,24 +148,24 @@ pub(crate) struct LocalConstraint {
 
 /// Reusable vectors of one regional solve.
 #[derive(Default, Clone, Debug)]
-struct Scratch {
-    x: Vec<DVec3>,
-    b: Vec<DVec3>,
+pub(crate) struct Scratch {
+    pub(crate) x: Vec<DVec3>,
+    pub(crate) b: Vec<DVec3>,
     r: Vec<DVec3>,
     z: Vec<DVec3>,
     p: Vec<DVec3>,
     ap: Vec<DVec3>,
     tmp: Vec<DVec3>,
     tmp2: Vec<DVec3>,
-    known: Vec<bool>,
+    pub(crate) known: Vec<bool>,
     /// The regional system matrix, kept while h and the damping stay put.
-    system: Option<SystemCache>,
+    pub(crate) system: Option<SystemCache>,
     /// The previous step's solution (kept across steps: warm start).
-    warm: Vec<DVec3>,
+    pub(crate) warm: Vec<DVec3>,
 }
 
 impl Scratch {
-    fn resize(&mut self, n: usize) {
+    pub(crate) fn resize(&mut self, n: usize) {
         for v in [
             &mut self.x,
             &mut self.b,
@@ -194,14 +194,14 @@ impl Scratch {
 /// commute with R. CG then multiplies by one fixed sparse matrix, with no
 /// per-iteration rotation and no per-step re-assembly.
 #[derive(Clone, Debug)]
-struct SystemCache {
+pub(crate) struct SystemCache {
     key: (f64, f64, MassKind),
     matrix: BlockCsr,
     precond: Vec<DMat3>,
 }
 
 impl SystemCache {
-    fn new(matrices: &Assembled, mass: MassKind, c_mass: f64, c_stiff: f64) -> Self {
+    pub(crate) fn new(matrices: &Assembled, mass: MassKind, c_mass: f64, c_stiff: f64) -> Self {
         let mut matrix = matrices.stiffness.clone();
         for b in &mut matrix.blocks {
             *b *= c_stiff;
@@ -235,7 +235,7 @@ impl SystemCache {
     }
 
     /// The cached system for these coefficients, rebuilt if they changed.
-    fn ensure(
+    pub(crate) fn ensure(
         cache: &mut Option<SystemCache>,
         matrices: &Assembled,
         mass: MassKind,
@@ -250,7 +250,7 @@ impl SystemCache {
 }
 
 /// y = (M ⊗ I₃) x for the chosen mass matrix.
-fn mass_mul(matrices: &Assembled, mass: MassKind, x: &[DVec3], y: &mut [DVec3]) {
+pub(crate) fn mass_mul(matrices: &Assembled, mass: MassKind, x: &[DVec3], y: &mut [DVec3]) {
     match mass {
         MassKind::Lumped => {
             for ((yi, xi), m) in y.iter_mut().zip(x).zip(&matrices.lumped_mass) {
@@ -352,14 +352,14 @@ impl ConstraintBasis {
     }
 }
 
-fn dot(a: &[DVec3], b: &[DVec3]) -> f64 {
+pub(crate) fn dot(a: &[DVec3], b: &[DVec3]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x.dot(*y)).sum()
 }
 
 /// Projected, block-Jacobi preconditioned CG for `A x = b` with known
 /// entries (already in `x`, masked) and position constraints. `x` holds the
 /// start vector's known entries on input and the solution on output.
-fn projected_pcg(
+pub(crate) fn projected_pcg(
     system: &SystemCache,
     s: &mut Scratch,
     cons: &[LocalConstraint],
