@@ -477,6 +477,9 @@ pub fn fem_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
             }));
         }
     }
+    out.extend(crate::fem::adapt_bench::fem_adaptive_steps_per_second(
+        quick,
+    ));
     out.extend(crate::fem::gpu_bench::fem_gpu_steps_per_second(quick));
     out
 }

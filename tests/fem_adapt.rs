@@ -502,3 +502,20 @@ fn bad_settings_are_errors() {
     assert!(body.step(&[DAffine3::IDENTITY], None).is_err());
     assert!(body.solve_static(&[], Some(&[DVec3::ZERO])).is_err());
 }
+
+/// The bench scenario (`plasticine bench --only fem`): the pressed slab
+/// refines under the load and is back to the coarse level after release.
+/// Prints the figures (debug profile here: the rates are not the release
+/// ones).
+#[test]
+fn the_adaptive_bench_refines_under_the_load_and_returns_to_coarse() {
+    let v = plasticine::fem::adapt_bench::fem_adaptive_steps_per_second(true)
+        .pop()
+        .unwrap();
+    eprintln!("{v}");
+    let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"));
+    assert!(n("dofs_coarse") < n("dofs_peak"));
+    assert!(n("dofs_peak") * 3 < n("dofs_all_detail"));
+    assert_eq!(n("dofs_after_release"), n("dofs_coarse"));
+    assert!(n("rebuilds") >= 2);
+}

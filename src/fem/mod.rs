@@ -31,6 +31,7 @@
 //! and `skin::body` (the posed muscles), and nothing reads back into them.
 
 pub mod adapt;
+pub mod adapt_bench;
 pub mod demo;
 pub mod element;
 pub mod gpu;
