@@ -9,7 +9,9 @@
 //! bones are untouched by detail; refining keeps the field and the energy.
 
 use glam::{DAffine3, DQuat, DVec3};
-use plasticine::fem::{AdaptSettings, AdaptiveBody, Bone, FemBody, FemSettings, Lattice, Material};
+use plasticine::fem::{
+    AdaptSettings, AdaptiveBody, Bone, FemBody, FemSettings, Lattice, Linearization, Material,
+};
 
 const SOFT: Material = Material {
     young: 1.0e5,
@@ -491,6 +493,18 @@ fn bad_settings_are_errors() {
         );
         assert!(r.is_err());
     }
+    let blended = FemSettings {
+        linearization: Linearization::BlendedLocal { blend_width: 0.1 },
+        ..settings(DVec3::ZERO)
+    };
+    let r = AdaptiveBody::uniform(
+        coarse.clone(),
+        SOFT,
+        fixed.clone(),
+        blended,
+        thresholds(1.0, 0.5),
+    );
+    assert!(r.is_err());
     let mut body = AdaptiveBody::uniform(
         coarse,
         SOFT,

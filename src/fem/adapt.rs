@@ -9,6 +9,8 @@
 //! restriction of K_J's: `K_h = Pᵀ K_J P`, `M_h = Pᵀ diag(m_J) P` (the
 //! kinetic energy of the fine field under K_J's lumped mass, so not diagonal
 //! in this basis; [`FemSettings::mass`] is not used), gravity `Pᵀ (∫ρφ) g`.
+//! Only the global linear model: a body asking for blended local
+//! linearization or the twist constraint is refused.
 //! A step is the global linear model of [`super::solver`] (eq. 15–16) on
 //! that system, solved with the same projected block-Jacobi CG; the pinned
 //! coarse vertices (bone-bound, clamped) are the known DOFs (eq. 17–18). The
@@ -40,7 +42,8 @@ use super::element::{HexElement, Material, trilinear_gradients};
 use super::hierarchy::{Hierarchy, Prolongation, galerkin};
 use super::lattice::Lattice;
 use super::solver::{
-    CgReport, Energy, FemSettings, MassKind, Scratch, SystemCache, dot, mass_mul, projected_pcg,
+    CgReport, Energy, FemSettings, Linearization, MassKind, Scratch, SystemCache, dot, mass_mul,
+    projected_pcg,
 };
 use super::sparse::{Assembled, assemble};
 use glam::{DAffine3, DMat3, DVec3};
@@ -159,6 +162,13 @@ impl AdaptiveBody {
         }
         if !(settings.time_step.is_finite() && settings.time_step > 0.0) {
             return Err(format!("time step must be > 0, got {}", settings.time_step));
+        }
+        if settings.linearization != Linearization::Global || settings.twist.is_some() {
+            return Err(
+                "the adaptive body runs the global linear model: no blended local \
+                 linearization or twist"
+                    .into(),
+            );
         }
         let pinned: Vec<bool> = fixed.iter().map(Option::is_some).collect();
         let hierarchy = Hierarchy::new(coarse, adapt.levels, &pinned)?;
