@@ -27,7 +27,9 @@ pub mod demo;
 pub mod element;
 pub mod gpu;
 pub mod gpu_bench;
+pub mod import;
 pub mod lattice;
+pub mod mesh_lattice;
 pub mod regions;
 pub mod solver;
 pub mod sparse;
@@ -36,6 +38,7 @@ pub use element::{HexElement, Material};
 pub use lattice::{
     Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
 };
+pub use mesh_lattice::{MeshLatticeError, MeshSolid};
 pub use regions::{Region, Twist, bone_weights};
 pub use solver::{
     CgReport, Energy, FemBody, FemSettings, Linearization, MassKind, PositionConstraint,

@@ -1,0 +1,873 @@
+//! Importing a mesh as FEM flesh (issue 7, `plasticine fem-import`): the OBJ
+//! and glTF readers on files written here (and hostile ones), the inside test,
+//! the lattice built around a mesh, a FEM body on it driven by a skeleton,
+//! and the command end to end. Run with `--nocapture` for the numbers.
+
+use glam::{DVec3, Quat, Vec3};
+use plasticine::character::{Character, Flesh, Posture};
+use plasticine::fem::import::{MeshImport, fem_character_from_mesh};
+use plasticine::fem::{
+    Bone, FemBody, FemSettings, Lattice, Linearization, Material, MeshLatticeError, MeshSolid,
+    Twist, bone_transforms,
+};
+use plasticine::io::IoError;
+use plasticine::io::import::gltf::{parse_glb, parse_gltf_json};
+use plasticine::io::import::obj::parse_obj;
+use plasticine::io::import::{ImportedMesh, load_mesh};
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+
+// ---------------------------------------------------------------- meshes --
+
+/// A closed capsule along x from `x0` to `x1` (radius `r`, centre line at
+/// `centre`), triangles counter-clockwise seen from outside.
+fn capsule(
+    x0: f32,
+    x1: f32,
+    r: f32,
+    centre: Vec3,
+    segments: usize,
+    hemi: usize,
+    mid: usize,
+) -> ImportedMesh {
+    use std::f32::consts::{FRAC_PI_2, PI};
+    let mut profile = vec![(x0 - r, 0.0)];
+    for i in 1..=hemi {
+        let phi = PI - i as f32 * FRAC_PI_2 / hemi as f32;
+        profile.push((x0 + r * phi.cos(), r * phi.sin()));
+    }
+    for k in 1..mid {
+        profile.push((x0 + (x1 - x0) * k as f32 / mid as f32, r));
+    }
+    for i in 0..hemi {
+        let phi = FRAC_PI_2 - i as f32 * FRAC_PI_2 / hemi as f32;
+        profile.push((x1 + r * phi.cos(), r * phi.sin()));
+    }
+    profile.push((x1 + r, 0.0));
+    let rings = profile.len() - 2;
+    let mut positions = vec![centre + Vec3::new(profile[0].0, 0.0, 0.0)];
+    for &(x, rho) in &profile[1..=rings] {
+        for j in 0..segments {
+            let a = 2.0 * PI * j as f32 / segments as f32;
+            positions.push(centre + Vec3::new(x, rho * a.cos(), rho * a.sin()));
+        }
+    }
+    positions.push(centre + Vec3::new(profile[rings + 1].0, 0.0, 0.0));
+    let p = |k: usize, j: usize| (1 + k * segments + j % segments) as u32;
+    let last = (positions.len() - 1) as u32;
+    let mut triangles = Vec::new();
+    for j in 0..segments {
+        triangles.push([0, p(0, j + 1), p(0, j)]);
+        for k in 0..rings - 1 {
+            triangles.push([p(k, j), p(k, j + 1), p(k + 1, j + 1)]);
+            triangles.push([p(k, j), p(k + 1, j + 1), p(k + 1, j)]);
+        }
+        triangles.push([p(rings - 1, j), p(rings - 1, j + 1), last]);
+    }
+    ImportedMesh {
+        positions,
+        triangles,
+    }
+}
+
+/// The limb of `assets/limb_skeleton.ron`: shoulder at (0, 1, 0), elbow and
+/// wrist 0.3 m apart along +x, in a capsule of radius 6 cm.
+fn limb_mesh() -> ImportedMesh {
+    capsule(-0.02, 0.62, 0.06, Vec3::new(0.0, 1.0, 0.0), 16, 4, 12)
+}
+
+fn obj_text(mesh: &ImportedMesh) -> String {
+    let mut s = String::from("# capsule limb for plasticine fem-import\no limb\n");
+    for p in &mesh.positions {
+        s += &format!("v {} {} {}\n", p.x, p.y, p.z);
+    }
+    for t in &mesh.triangles {
+        s += &format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
+    }
+    s
+}
+
+/// A GLB: the JSON and BIN chunks, each padded to 4 bytes.
+fn glb(doc: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
+    let mut j = serde_json::to_vec(doc).unwrap();
+    while !j.len().is_multiple_of(4) {
+        j.push(b' ');
+    }
+    let mut b = bin.to_vec();
+    while !b.len().is_multiple_of(4) {
+        b.push(0);
+    }
+    let total = 12 + 8 + j.len() + if b.is_empty() { 0 } else { 8 + b.len() };
+    let mut out = Vec::new();
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
+    out.extend_from_slice(&0x4E4F_534Au32.to_le_bytes());
+    out.extend_from_slice(&j);
+    if !b.is_empty() {
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        out.extend_from_slice(&0x004E_4942u32.to_le_bytes());
+        out.extend_from_slice(&b);
+    }
+    out
+}
+
+/// A mesh as a GLB: positions interleaved with a dummy normal (byteStride
+/// 24), u16 indices, under a node translated by `shift` whose child node
+/// holds the mesh.
+fn mesh_glb(mesh: &ImportedMesh, shift: Vec3) -> Vec<u8> {
+    let mut bin = Vec::new();
+    for p in &mesh.positions {
+        for v in [p.x, p.y, p.z, 0.0, 1.0, 0.0] {
+            bin.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let vertex_bytes = bin.len();
+    for t in &mesh.triangles {
+        for &i in t {
+            bin.extend_from_slice(&(i as u16).to_le_bytes());
+        }
+    }
+    let index_bytes = bin.len() - vertex_bytes;
+    let doc = json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": [
+            {"translation": [shift.x, shift.y, shift.z], "children": [1]},
+            {"mesh": 0}
+        ],
+        "meshes": [{"primitives": [{"attributes": {"POSITION": 0, "NORMAL": 1}, "indices": 2}]}],
+        "accessors": [
+            {"bufferView": 0, "componentType": 5126, "count": mesh.positions.len(), "type": "VEC3"},
+            {"bufferView": 0, "byteOffset": 12, "componentType": 5126, "count": mesh.positions.len(), "type": "VEC3"},
+            {"bufferView": 1, "componentType": 5123, "count": 3 * mesh.triangles.len(), "type": "SCALAR"}
+        ],
+        "bufferViews": [
+            {"buffer": 0, "byteOffset": 0, "byteLength": vertex_bytes, "byteStride": 24},
+            {"buffer": 0, "byteOffset": vertex_bytes, "byteLength": index_bytes}
+        ],
+        "buffers": [{"byteLength": bin.len()}]
+    });
+    glb(&doc, &bin)
+}
+
+fn here() -> &'static Path {
+    Path::new("test.mesh")
+}
+
+// --------------------------------------------------------------- readers --
+
+#[test]
+fn obj_quads_and_negative_indices_become_triangles() {
+    let text = "# a unit square and a triangle\nmtllib x.mtl\no square\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n\
+                vt 0 0\nvn 0 0 1\ng g1\ns off\nusemtl m\nf 1/1/1 2/1/1 3//1 4\nv 2 0 0\nv 2 1 0\nf -3 -2 -1 # relative\n\
+                l 1 2\n";
+    let mesh = parse_obj(text.as_bytes(), here()).unwrap();
+    assert_eq!(mesh.positions.len(), 6);
+    assert_eq!(mesh.positions[5], Vec3::new(2.0, 1.0, 0.0));
+    // The quad fans from its first corner; -3 -2 -1 are vertices 4, 5, 6.
+    assert_eq!(mesh.triangles, vec![[0, 1, 2], [0, 2, 3], [3, 4, 5]]);
+}
+
+fn parse_error(text: &str) -> String {
+    let e = parse_obj(text.as_bytes(), here()).unwrap_err();
+    e.to_string()
+}
+
+#[test]
+fn malformed_obj_files_name_the_line() {
+    let bad_number = parse_error("v 0 0 0\nv 1 0 0\nv 1 x 0\nf 1 2 3\n");
+    assert!(bad_number.contains("test.mesh:3:"), "{bad_number}");
+    assert!(bad_number.contains("'x'"), "{bad_number}");
+    let nan = parse_error("v 0 0 0\nv NaN 0 0\nv 1 1 0\nf 1 2 3\n");
+    assert!(nan.contains(":2:") && nan.contains("finite"), "{nan}");
+    let inf = parse_error("v 0 0 1e39\nv 1 0 0\nv 1 1 0\nf 1 2 3\n");
+    assert!(inf.contains(":1:") && inf.contains("finite"), "{inf}");
+    let range = parse_error("v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\nf 1 2 9\n");
+    assert!(
+        range.contains(":5:") && range.contains("out of range"),
+        "{range}"
+    );
+    let zero = parse_error("v 0 0 0\nv 1 0 0\nv 1 1 0\nf 0 1 2\n");
+    assert!(zero.contains(":4:") && zero.contains("index 0"), "{zero}");
+    let before = parse_error("v 0 0 0\nv 1 0 0\nf -1 -2 -3\n");
+    assert!(
+        before.contains(":3:") && before.contains("before the first"),
+        "{before}"
+    );
+    let two = parse_error("v 0 0 0\nv 1 0 0\nf 1 2\n");
+    assert!(two.contains(":3:") && two.contains("at least 3"), "{two}");
+    let short = parse_error("v 0 0\nf 1 1 1\n");
+    assert!(short.contains(":1:") && short.contains("z"), "{short}");
+    let empty = parse_error("v 0 0 0\n# nothing else\n");
+    assert!(empty.contains("no faces"), "{empty}");
+}
+
+#[test]
+fn glb_with_u16_indices_a_stride_and_a_translated_parent_node() {
+    let mesh = capsule(0.0, 1.0, 0.25, Vec3::ZERO, 8, 2, 3);
+    let shift = Vec3::new(0.5, -2.0, 3.0);
+    let read = parse_glb(&mesh_glb(&mesh, shift), here()).unwrap();
+    assert_eq!(read.triangles, mesh.triangles);
+    assert_eq!(read.positions.len(), mesh.positions.len());
+    for (a, b) in read.positions.iter().zip(&mesh.positions) {
+        assert!(a.distance(*b + shift) < 1e-6, "{a} vs {b}");
+    }
+}
+
+/// A node's matrix (column-major), a rotation + scale child, u8 indices and
+/// a fan primitive; a mirroring scale flips the winding back outward.
+#[test]
+fn glb_node_matrices_trs_and_fans() {
+    // One triangle (0,0,0) (1,0,0) (0,1,0) twice: as a list with u8
+    // indices, and as a fan without indices.
+    let mut bin = Vec::new();
+    for v in [0f32, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0] {
+        bin.extend_from_slice(&v.to_le_bytes());
+    }
+    bin.extend_from_slice(&[0u8, 1, 2, 0]);
+    let matrix = [
+        1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 10.0, 0.0, 0.0, 1.0,
+    ];
+    let q = Quat::from_rotation_z(std::f32::consts::FRAC_PI_2);
+    let doc = json!({
+        "asset": {"version": "2.0"},
+        "nodes": [
+            {"matrix": matrix, "children": [1], "mesh": 0},
+            {"rotation": [q.x, q.y, q.z, q.w], "scale": [2.0, 2.0, -1.0], "mesh": 1}
+        ],
+        "meshes": [
+            {"primitives": [{"attributes": {"POSITION": 0}, "indices": 1, "mode": 4}]},
+            {"primitives": [{"attributes": {"POSITION": 0}, "mode": 6}, {"attributes": {"POSITION": 0}, "mode": 1}]}
+        ],
+        "accessors": [
+            {"bufferView": 0, "componentType": 5126, "count": 3, "type": "VEC3"},
+            {"bufferView": 1, "componentType": 5121, "count": 3, "type": "SCALAR"}
+        ],
+        "bufferViews": [
+            {"buffer": 0, "byteLength": 36},
+            {"buffer": 0, "byteOffset": 36, "byteLength": 4}
+        ],
+        "buffers": [{"byteLength": 40}]
+    });
+    let read = parse_glb(&glb(&doc, &bin), here()).unwrap();
+    // The first mesh under the matrix (x + 10); the second under matrix ·
+    // rotate 90° about z · scale (2, 2, −1); the line primitive skipped.
+    assert_eq!(read.positions.len(), 6);
+    assert_eq!(read.triangles, vec![[0, 1, 2], [3, 5, 4]]);
+    let expect = [
+        Vec3::new(10.0, 0.0, 0.0),
+        Vec3::new(11.0, 0.0, 0.0),
+        Vec3::new(10.0, 1.0, 0.0),
+        Vec3::new(10.0, 0.0, 0.0),
+        Vec3::new(10.0, 2.0, 0.0),
+        Vec3::new(8.0, 0.0, 0.0),
+    ];
+    for (a, b) in read.positions.iter().zip(&expect) {
+        assert!(a.distance(*b) < 1e-5, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn gltf_json_with_a_data_uri_buffer_and_external_buffers_refused() {
+    let mesh = capsule(0.0, 1.0, 0.25, Vec3::ZERO, 6, 2, 2);
+    let bytes = mesh_glb(&mesh, Vec3::ZERO);
+    // Take the GLB's JSON and BIN apart and rebuild as .gltf text.
+    let jlen = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let mut doc: serde_json::Value = serde_json::from_slice(&bytes[20..20 + jlen]).unwrap();
+    let bin = &bytes[20 + jlen + 8..];
+    doc["buffers"][0]["uri"] = json!(format!(
+        "data:application/octet-stream;base64,{}",
+        base64(bin)
+    ));
+    let text = serde_json::to_vec(&doc).unwrap();
+    let read = parse_gltf_json(&text, here()).unwrap();
+    assert_eq!(read.triangles, mesh.triangles);
+    assert_eq!(read.positions, mesh.positions);
+
+    doc["buffers"][0]["uri"] = json!("limb.bin");
+    let e = parse_gltf_json(&serde_json::to_vec(&doc).unwrap(), here()).unwrap_err();
+    assert!(e.to_string().contains("external buffer 'limb.bin'"), "{e}");
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for k in 0..4 {
+            if k <= chunk.len() {
+                s.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                s.push('=');
+            }
+        }
+    }
+    s
+}
+
+#[test]
+fn malformed_glb_files_are_errors_not_panics() {
+    let mesh = capsule(0.0, 1.0, 0.25, Vec3::ZERO, 6, 2, 2);
+    let good = mesh_glb(&mesh, Vec3::ZERO);
+    let err = |bytes: &[u8]| parse_glb(bytes, here()).unwrap_err();
+
+    let truncated = err(&good[..good.len() - 10]);
+    assert!(
+        matches!(truncated, IoError::Truncated { .. }),
+        "{truncated}"
+    );
+    assert!(truncated.to_string().contains("GLB header"), "{truncated}");
+
+    let mut bad_chunk = good.clone();
+    bad_chunk[12..16].copy_from_slice(&(good.len() as u32).to_le_bytes());
+    let e = err(&bad_chunk);
+    assert!(e.to_string().contains("JSON chunk"), "{e}");
+
+    let mut magic = good.clone();
+    magic[0] = b'x';
+    assert!(err(&magic).to_string().contains("not a binary glTF"));
+
+    assert!(matches!(err(&good[..7]), IoError::Truncated { .. }));
+
+    // An index out of range and a NaN position, in otherwise valid files.
+    let jlen = u32::from_le_bytes(good[12..16].try_into().unwrap()) as usize;
+    let doc: serde_json::Value = serde_json::from_slice(&good[20..20 + jlen]).unwrap();
+    let mut bin = good[20 + jlen + 8..].to_vec();
+    let index_at = 24 * mesh.positions.len() + 2 * 7;
+    bin[index_at..index_at + 2].copy_from_slice(&999u16.to_le_bytes());
+    let e = err(&glb(&doc, &bin));
+    assert!(
+        e.to_string().contains("accessors[2]") && e.to_string().contains("999, out of range"),
+        "{e}"
+    );
+
+    let mut bin = good[20 + jlen + 8..].to_vec();
+    bin[24 * 3..24 * 3 + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let e = err(&glb(&doc, &bin));
+    assert!(e.to_string().contains("vertex 3 is not finite"), "{e}");
+
+    // A buffer view past its buffer, and an accessor past its view.
+    let mut d = doc.clone();
+    d["bufferViews"][1]["byteLength"] = json!(1 << 30);
+    let e = err(&glb(&d, &good[20 + jlen + 8..]));
+    assert!(e.to_string().contains("bufferViews[1]"), "{e}");
+    let mut d = doc.clone();
+    d["accessors"][0]["count"] = json!(mesh.positions.len() + 1);
+    let e = err(&glb(&d, &good[20 + jlen + 8..]));
+    assert!(e.to_string().contains("accessors[0]"), "{e}");
+    let mut d = doc.clone();
+    d["accessors"][0]["byteOffset"] = json!(u64::MAX);
+    assert!(parse_glb(&glb(&d, &good[20 + jlen + 8..]), here()).is_err());
+    // A node that is its own child.
+    let mut d = doc.clone();
+    d["nodes"][1]["children"] = json!([0]);
+    let e = err(&glb(&d, &good[20 + jlen + 8..]));
+    assert!(e.to_string().contains("tree"), "{e}");
+
+    // Every truncation and many single-byte corruptions: an answer, never a
+    // panic (the test harness would report one).
+    let mut ok = 0;
+    for cut in 0..good.len() {
+        ok += usize::from(parse_glb(&good[..cut], here()).is_ok());
+    }
+    assert_eq!(ok, 0, "a truncated file parsed");
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..3000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let mut bytes = good.clone();
+        let at = (state % bytes.len() as u64) as usize;
+        bytes[at] = (state >> 32) as u8;
+        let _ = parse_glb(&bytes, here());
+    }
+}
+
+// ---------------------------------------------------------- inside test --
+
+fn sphere(radius: f32, segments: usize) -> ImportedMesh {
+    // A capsule of zero length is a UV sphere.
+    capsule(0.0, 0.0, radius, Vec3::ZERO, segments, segments / 2, 1)
+}
+
+#[test]
+fn winding_number_classifies_points_of_a_sphere_and_a_box() {
+    let mesh = sphere(1.0, 24);
+    let solid = MeshSolid::new(&mesh.positions, &mesh.triangles).unwrap();
+    let mut state = 7u64;
+    let mut rand = || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (mut inside_min, mut outside_max) = (f64::MAX, 0f64);
+    for _ in 0..200 {
+        let d = DVec3::new(rand() - 0.5, rand() - 0.5, rand() - 0.5).normalize();
+        // The tessellated sphere lies between cos(π/24)·r and r.
+        let w_in = solid.winding_number(d * 0.95 * rand());
+        let w_out = solid.winding_number(d * (1.02 + 2.0 * rand()));
+        inside_min = inside_min.min(w_in);
+        outside_max = outside_max.max(w_out.abs());
+    }
+    eprintln!("sphere: winding number ≥ {inside_min:.12} inside, |w| ≤ {outside_max:.2e} outside");
+    assert!((inside_min - 1.0).abs() < 1e-9);
+    assert!(outside_max < 1e-9);
+
+    // A unit box of 12 triangles, inside out (clockwise): w = −1 inside.
+    let positions: Vec<Vec3> = (0..8)
+        .map(|c| Vec3::new((c & 1) as f32, (c >> 1 & 1) as f32, (c >> 2 & 1) as f32))
+        .collect();
+    let faces = [
+        [0, 1, 3, 2],
+        [4, 6, 7, 5],
+        [0, 4, 5, 1],
+        [2, 3, 7, 6],
+        [0, 2, 6, 4],
+        [1, 5, 7, 3],
+    ];
+    let triangles: Vec<[u32; 3]> = faces
+        .iter()
+        .flat_map(|f| [[f[0], f[1], f[2]], [f[0], f[2], f[3]]])
+        .collect();
+    let solid = MeshSolid::new(&positions, &triangles).unwrap();
+    let w = solid.winding_number(DVec3::splat(0.5));
+    assert!((w.abs() - 1.0).abs() < 1e-12, "{w}");
+    assert!(solid.contains(DVec3::new(0.01, 0.99, 0.5)));
+    assert!(!solid.contains(DVec3::new(1.01, 0.5, 0.5)));
+    assert!(!solid.contains(DVec3::new(0.5, -0.001, 0.5)));
+}
+
+// --------------------------------------------------------------- lattice --
+
+fn limb_bones() -> Vec<Bone> {
+    let (s, e, w) = (
+        DVec3::new(0.0, 1.0, 0.0),
+        DVec3::new(0.3, 1.0, 0.0),
+        DVec3::new(0.6, 1.0, 0.0),
+    );
+    vec![
+        Bone {
+            joint: 0,
+            child: Some(1),
+            head: s,
+            tail: e,
+        },
+        Bone {
+            joint: 1,
+            child: Some(2),
+            head: e,
+            tail: w,
+        },
+    ]
+}
+
+/// The lattice around the limb: every mesh vertex embeds, the trilinear
+/// weights give it back, every active cell is inside or within half a
+/// diagonal of the surface, every inside cell centre is active, every bone
+/// holds vertices, and the count is near the target.
+#[test]
+fn the_lattice_of_a_mesh_covers_it_and_hugs_it() {
+    let mesh = limb_mesh();
+    let solid = MeshSolid::new(&mesh.positions, &mesh.triangles).unwrap();
+    for target in [60, 200, 800] {
+        let lattice =
+            Lattice::from_mesh(&mesh.positions, &mesh.triangles, limb_bones(), target).unwrap();
+        let h = lattice.cell_size.x;
+        let zero = vec![DVec3::ZERO; lattice.vertex_count()];
+        let mut worst = 0f64;
+        for p in &solid.positions {
+            let e = lattice
+                .embed(*p)
+                .expect("every mesh vertex is in an active cell");
+            worst = worst.max(lattice.deform(&e, &zero).distance(*p));
+        }
+        assert!(worst < 1e-9, "trilinear reconstruction off by {worst}");
+        let reach = 0.5 * h * 3f64.sqrt() * (1.0 + 1e-6);
+        let mut inside_cells = 0;
+        for c in &lattice.cell_coords {
+            let centre =
+                lattice.origin + (DVec3::new(c[0] as f64, c[1] as f64, c[2] as f64) + 0.5) * h;
+            let inside = solid.contains(centre);
+            inside_cells += usize::from(inside);
+            let near_bone = limb_bones().iter().any(|b| b.distance(centre) <= reach);
+            assert!(
+                inside || near_bone || solid.distance(centre) <= reach,
+                "cell {c:?} is far from the mesh"
+            );
+        }
+        // Conversely every grid cell whose centre is inside is active.
+        for k in 0..lattice.dims[2] {
+            for j in 0..lattice.dims[1] {
+                for i in 0..lattice.dims[0] {
+                    let centre =
+                        lattice.origin + (DVec3::new(i as f64, j as f64, k as f64) + 0.5) * h;
+                    if solid.contains(centre) {
+                        assert!(
+                            lattice.cell_at([i, j, k]).is_some(),
+                            "inside cell {i},{j},{k} dropped"
+                        );
+                    }
+                }
+            }
+        }
+        for b in 0..2 {
+            let n = lattice
+                .bone_of_vertex
+                .iter()
+                .filter(|&&v| v == Some(b))
+                .count();
+            assert!(n >= 2, "bone {b} binds {n} vertices");
+        }
+        let n = lattice.vertex_count();
+        eprintln!(
+            "limb lattice for {target}: {n} vertices, {} cells ({inside_cells} with the centre inside) of {h:.4} m, \
+             reconstruction error {worst:.1e} m",
+            lattice.cell_count()
+        );
+        assert!(
+            n.abs_diff(target) as f64 <= 0.3 * target as f64,
+            "{n} vertices for {target}"
+        );
+    }
+}
+
+#[test]
+fn lattice_errors_name_the_problem() {
+    let mesh = limb_mesh();
+    let e = Lattice::from_mesh(&[], &[], limb_bones(), 200).unwrap_err();
+    assert!(matches!(e, MeshLatticeError::Empty { .. }), "{e}");
+    let mut far = limb_bones();
+    far[1].head += DVec3::new(0.0, 5.0, 0.0);
+    far[1].tail += DVec3::new(0.0, 5.0, 0.0);
+    let e = Lattice::from_mesh(&mesh.positions, &mesh.triangles, far, 200).unwrap_err();
+    assert_eq!(e, MeshLatticeError::BoneOutside { bone: 1, joint: 1 });
+    let e = Lattice::from_mesh(&mesh.positions, &mesh.triangles, limb_bones(), 4).unwrap_err();
+    assert!(matches!(e, MeshLatticeError::Degenerate(_)), "{e}");
+    let e = Lattice::from_mesh(&mesh.positions, &[[0, 1, 99_999]], limb_bones(), 200).unwrap_err();
+    assert!(e.to_string().contains("99999"), "{e}");
+}
+
+// ------------------------------------------------------------- FEM body --
+
+fn limb_character() -> Character {
+    plasticine::io::load_character(Path::new("assets/limb_skeleton.ron")).unwrap()
+}
+
+fn import_limb(target: usize) -> Character {
+    let mesh = limb_mesh();
+    let options = MeshImport {
+        name: "limb".into(),
+        source: "limb.obj".into(),
+        scale: 1.0,
+        translate: Vec3::ZERO,
+        target_vertices: Some(target),
+        young: None,
+        poisson: None,
+        density: None,
+    };
+    let (c, report) = fem_character_from_mesh(
+        &mesh.positions,
+        &mesh.triangles,
+        &limb_character(),
+        &options,
+    )
+    .unwrap();
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    assert_eq!(report.embedded_vertices, mesh.positions.len());
+    c
+}
+
+fn body_of(c: &Character, lattice: Lattice) -> FemBody {
+    let fem = c.flesh.fem().unwrap();
+    let h = lattice.cell_size.x;
+    let settings = FemSettings {
+        gravity: DVec3::ZERO,
+        linearization: Linearization::BlendedLocal { blend_width: 0.05 },
+        cg_tolerance: 1e-10,
+        cg_max_iterations: 20_000,
+        // A line of bone vertices leaves the flesh free to turn about it;
+        // the twist constraint (§4.6) makes the bones three-dimensional.
+        twist: Some(Twist {
+            stiffness: 10.0 * fem.young / (h * h),
+            radius: h,
+        }),
+        ..FemSettings::default()
+    };
+    let material = Material {
+        young: fem.young,
+        poisson: fem.poisson,
+        density: fem.density,
+    };
+    FemBody::uniform(lattice, material, settings)
+}
+
+/// The imported limb on a FEM body: a rigid motion of the whole skeleton
+/// moves the embedded mesh rigidly (static solve, no gravity); stepping
+/// through an elbow bend keeps every bone vertex exactly on its bone, and
+/// after settling the hand end of the mesh rides on the forearm.
+#[test]
+fn an_imported_mesh_moves_with_the_skeleton() {
+    let c = import_limb(200);
+    let mesh = match &c.flesh {
+        Flesh::Fem(f) => f.embedded_mesh.clone().unwrap(),
+        Flesh::Kinematic => unreachable!(),
+    };
+    let bones = plasticine::fem::skeleton_bones(&c);
+    let lattice = Lattice::from_mesh(&mesh.positions, &mesh.triangles, bones.clone(), 200).unwrap();
+    let embeddings: Vec<_> = mesh
+        .positions
+        .iter()
+        .map(|p| lattice.embed(p.as_dvec3()).unwrap())
+        .collect();
+    let mut body = body_of(&c, lattice);
+
+    // Rigid: turn the root 50° about (1, 2, 3) and move it.
+    let mut posture = c.skeleton.rest_posture();
+    posture.root_translation = Vec3::new(0.2, -0.1, 0.3);
+    let (axis, angle) = (Vec3::new(1.0, 2.0, 3.0).normalize(), 50f32.to_radians());
+    let euler = Quat::from_axis_angle(axis, angle).to_euler(glam::EulerRot::XYZ);
+    posture.angles[0] = Vec3::new(euler.0, euler.1, euler.2);
+    let t = bone_transforms(&c, &bones, &posture);
+    assert!(
+        t[0].abs_diff_eq(t[1], 1e-6),
+        "one rigid motion for both bones"
+    );
+    let report = body.solve_static(&t, None);
+    assert!(report.converged(), "{report:?}");
+    let worst = embeddings
+        .iter()
+        .zip(&mesh.positions)
+        .map(|(e, p)| {
+            body.lattice
+                .deform(e, &body.q)
+                .distance(t[0].transform_point3(p.as_dvec3()))
+        })
+        .fold(0.0, f64::max);
+    eprintln!("rigid motion of the skeleton: mesh off the rigid motion by at most {worst:.2e} m");
+    assert!(worst < 1e-6);
+
+    // Dynamic: bend the elbow 60° over 0.3 s, stepping at 90 Hz.
+    let mut body = body_of(&c, body.lattice.clone());
+    let bend = |theta: f32| -> Posture {
+        let mut p = c.skeleton.rest_posture();
+        p.angles[1] = Vec3::new(0.0, 0.0, theta);
+        p
+    };
+    let mut t = Vec::new();
+    for k in 1..=27 {
+        let theta = 60f32.to_radians() * (k as f32 / 27.0).min(1.0);
+        t = bone_transforms(&c, &bones, &bend(theta));
+        body.step(&t);
+        for (a, target) in body.pin_targets(&t).iter().enumerate() {
+            if body.lattice.bone_of_vertex[a].is_some() {
+                assert_eq!(body.q[a], target.unwrap(), "bone vertex {a} off its bone");
+            }
+        }
+    }
+    assert!(body.q.iter().all(|q| q.is_finite()));
+    let report = body.solve_static(&t, None);
+    assert!(report.converged(), "{report:?}");
+    // Mesh vertices past 0.45 m (the hand half of the forearm) against the
+    // forearm's rigid motion, relative to how far they moved.
+    let (mut worst, mut moved) = (0f64, f64::MAX);
+    for (e, p) in embeddings.iter().zip(&mesh.positions) {
+        if p.x > 0.45 {
+            let p = p.as_dvec3();
+            let rigid = t[1].transform_point3(p);
+            worst = worst.max(body.lattice.deform(e, &body.q).distance(rigid));
+            moved = moved.min(rigid.distance(p));
+        }
+    }
+    eprintln!(
+        "elbow bent 60°: hand-end mesh vertices moved ≥ {moved:.3} m, off the forearm's motion by ≤ {worst:.2e} m"
+    );
+    assert!(moved > 0.15);
+    assert!(worst < 0.05 * moved, "{worst}");
+}
+
+// ------------------------------------------------------------------ CLI --
+
+fn plasticine(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
+        .args(args)
+        .output()
+        .expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn fem_import_writes_a_character_that_info_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let obj = dir.path().join("arm.obj");
+    std::fs::write(&obj, obj_text(&limb_mesh())).unwrap();
+    let out = dir.path().join("arm.ron");
+    let (ok, stdout, stderr) = plasticine(&[
+        "fem-import",
+        obj.to_str().unwrap(),
+        "--skeleton",
+        "assets/limb_skeleton.ron",
+        "--out",
+        out.to_str().unwrap(),
+        "--vertices",
+        "150",
+        "--young",
+        "20000",
+    ]);
+    assert!(ok, "{stderr}");
+    eprintln!("{stdout}");
+    assert!(stdout.contains("embedded all"), "{stdout}");
+    assert!(stdout.contains("2 bones bound"), "{stdout}");
+    let (ok, info, stderr) = plasticine(&["info", out.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert!(info.contains("'arm' is valid"), "{info}");
+    let c = plasticine::io::load_character(&out).unwrap();
+    let fem = c.flesh.fem().unwrap();
+    assert_eq!(fem.young, 20000.0);
+    assert_eq!(fem.target_vertices, 150);
+    let m = fem.embedded_mesh.as_ref().unwrap();
+    assert_eq!(m.source, "arm.obj");
+    assert_eq!(m.triangles.len(), limb_mesh().triangles.len());
+    assert_eq!(c.key_postures.len(), 4);
+    assert!(c.muscles.is_empty() && c.skins.is_empty());
+}
+
+#[test]
+fn fem_import_refuses_bad_input_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.ron");
+    let run = |mesh: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "fem-import",
+            mesh.to_str().unwrap(),
+            "--skeleton",
+            "assets/limb_skeleton.ron",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        plasticine(&args)
+    };
+    // A malformed OBJ names its line.
+    let bad = dir.path().join("bad.obj");
+    std::fs::write(&bad, "v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 7\n").unwrap();
+    let (ok, _, stderr) = run(&bad, &[]);
+    assert!(
+        !ok && stderr.contains("bad.obj:4:") && stderr.contains("out of range"),
+        "{stderr}"
+    );
+    // A mesh in millimetres: the hint says --scale 1e-3.
+    let mut mm = limb_mesh();
+    mm.positions.iter_mut().for_each(|p| *p *= 1000.0);
+    let f = dir.path().join("mm.obj");
+    std::fs::write(&f, obj_text(&mm)).unwrap();
+    let (ok, _, stderr) = run(&f, &[]);
+    assert!(
+        !ok && stderr.contains("lies entirely outside the mesh"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--scale 1.000e-3"), "{stderr}");
+    // ... which fits with --scale.
+    let (ok, stdout, stderr) = run(&f, &["--scale", "0.001"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("embedded all"), "{stdout}");
+    // A mesh beside the skeleton: the hint says --translate, naming the bone.
+    let mut away = limb_mesh();
+    away.positions.iter_mut().for_each(|p| p.z += 2.0);
+    let f = dir.path().join("away.obj");
+    std::fs::write(&f, obj_text(&away)).unwrap();
+    let (ok, _, stderr) = run(&f, &[]);
+    assert!(!ok, "{stderr}");
+    assert!(
+        stderr.contains("'shoulder' to 'elbow'")
+            && stderr.contains("--translate 0.000,0.000,-2.000"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = run(&f, &["--translate", "0,0,-2"]);
+    assert!(ok, "{stderr}");
+    // A joint outside a shorter mesh is a warning only.
+    let short = capsule(-0.02, 0.45, 0.06, Vec3::new(0.0, 1.0, 0.0), 12, 3, 6);
+    let f = dir.path().join("short.obj");
+    std::fs::write(&f, obj_text(&short)).unwrap();
+    let (ok, _, stderr) = run(&f, &[]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("warning: 1 of 3 joints lie outside the mesh: 'wrist'"),
+        "{stderr}"
+    );
+    // Unknown format, missing file, bad material.
+    let (ok, _, stderr) = run(&dir.path().join("x.stl"), &[]);
+    assert!(
+        !ok && stderr.contains("expected a .obj, .glb or .gltf"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = run(&dir.path().join("missing.obj"), &[]);
+    assert!(
+        !ok && stderr.contains("missing.obj: cannot open"),
+        "{stderr}"
+    );
+    let good = dir.path().join("good.obj");
+    std::fs::write(&good, obj_text(&limb_mesh())).unwrap();
+    let (ok, _, stderr) = run(&good, &["--poisson", "0.5"]);
+    assert!(!ok && stderr.contains("poisson"), "{stderr}");
+    std::fs::remove_file(&out).unwrap();
+    let (ok, _, _) = run(&good, &["--vertices", "3"]);
+    assert!(!ok);
+    assert!(!out.exists(), "nothing written on failure");
+}
+
+/// The sample assets (written by `regenerate_sample_assets`) import, the
+/// OBJ and the GLB alike.
+#[test]
+fn the_sample_limb_assets_import_alike() {
+    let obj = load_mesh(Path::new("assets/limb.obj")).unwrap();
+    let glb = load_mesh(Path::new("assets/limb.glb")).unwrap();
+    assert_eq!(obj.triangles, glb.triangles);
+    let worst = obj
+        .positions
+        .iter()
+        .zip(&glb.positions)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0, f32::max);
+    assert!(worst < 1e-6, "{worst}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = Vec::new();
+    for f in ["assets/limb.obj", "assets/limb.glb"] {
+        let out = dir.path().join("limb.ron");
+        let (ok, stdout, stderr) = plasticine(&[
+            "fem-import",
+            f,
+            "--skeleton",
+            "assets/limb_skeleton.ron",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(ok, "{stderr}");
+        assert!(stderr.is_empty(), "no warnings: {stderr}");
+        lines.push(stdout.lines().nth(1).unwrap().to_string());
+    }
+    assert_eq!(lines[0], lines[1]);
+}
+
+/// Writes assets/limb.obj and assets/limb.glb (run with `--ignored` after
+/// changing the limb).
+#[test]
+#[ignore]
+fn regenerate_sample_assets() {
+    let mesh = limb_mesh();
+    std::fs::write("assets/limb.obj", obj_text(&mesh)).unwrap();
+    std::fs::write("assets/limb.glb", mesh_glb(&mesh, Vec3::ZERO)).unwrap();
+}
