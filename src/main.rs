@@ -743,6 +743,20 @@ fn run(cli: Cli) -> Result<()> {
                     s.points.fat.iter().copied().fold(f32::MIN, f32::max)
                 );
             }
+            if let Some(f) = c.flesh.fem() {
+                println!(
+                    "  FEM flesh: about {} lattice vertices, E {} Pa, ν {}, ρ {} kg/m³",
+                    f.target_vertices, f.young, f.poisson, f.density
+                );
+                if let Some(m) = &f.embedded_mesh {
+                    println!(
+                        "  embedded mesh '{}': {} vertices, {} triangles",
+                        m.source,
+                        m.positions.len(),
+                        m.triangles.len()
+                    );
+                }
+            }
             if c.key_postures.is_empty() {
                 println!("  no key postures");
             } else {

@@ -447,6 +447,54 @@ fn winding_number_classifies_points_of_a_sphere_and_a_box() {
     assert!(!solid.contains(DVec3::new(0.5, -0.001, 0.5)));
 }
 
+/// Voxelization against the winding number, cell by cell, on a closed
+/// sphere and on one with a hole (ten triangles cut out): the parity votes
+/// of the three axes, with the winding number where they disagree, keep
+/// exactly the cells whose centres are inside, apart from cells kept
+/// because the surface passes within half a diagonal.
+#[test]
+fn voxelization_agrees_with_the_winding_number_even_with_a_hole() {
+    let mut mesh = sphere(0.5, 20);
+    for open in [false, true] {
+        if open {
+            let k = mesh.triangles.len() / 2;
+            mesh.triangles.drain(k..k + 10);
+        }
+        let solid = MeshSolid::new(&mesh.positions, &mesh.triangles).unwrap();
+        let lattice = Lattice::from_solid(&solid, Vec::new(), 0.043, 0.5).unwrap();
+        let h = lattice.cell_size.x;
+        let reach = 0.5 * h * 3f64.sqrt() * (1.0 + 1e-6);
+        let (mut inside, mut near) = (0, 0);
+        for k in 0..lattice.dims[2] {
+            for j in 0..lattice.dims[1] {
+                for i in 0..lattice.dims[0] {
+                    let centre =
+                        lattice.origin + (DVec3::new(i as f64, j as f64, k as f64) + 0.5) * h;
+                    let kept = lattice.cell_at([i, j, k]).is_some();
+                    if solid.distance(centre) <= reach {
+                        near += 1;
+                        assert!(kept, "cell {i},{j},{k} touches the surface");
+                    } else {
+                        inside += usize::from(kept);
+                        assert_eq!(
+                            kept,
+                            solid.contains(centre),
+                            "cell {i},{j},{k}, open {open}"
+                        );
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "sphere r = 0.5 m, {} triangles{}: {inside} cells inside and {near} near the surface, of {}",
+            mesh.triangles.len(),
+            if open { " (10 cut out)" } else { "" },
+            lattice.dims.iter().product::<usize>()
+        );
+        assert!(inside > 200);
+    }
+}
+
 // --------------------------------------------------------------- lattice --
 
 fn limb_bones() -> Vec<Bone> {
@@ -734,6 +782,10 @@ fn fem_import_writes_a_character_that_info_accepts() {
     let (ok, info, stderr) = plasticine(&["info", out.to_str().unwrap()]);
     assert!(ok, "{stderr}");
     assert!(info.contains("'arm' is valid"), "{info}");
+    assert!(
+        info.contains("embedded mesh 'arm.obj': 306 vertices, 608 triangles"),
+        "{info}"
+    );
     let c = plasticine::io::load_character(&out).unwrap();
     let fem = c.flesh.fem().unwrap();
     assert_eq!(fem.young, 20000.0);

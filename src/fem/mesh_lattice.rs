@@ -11,12 +11,13 @@
 //! chosen, by bisection, for the vertex count asked for; bones then bind the
 //! vertices within half a cell, as in [`Lattice::from_character`].
 //!
-//! Inside is decided by ray parity along grid lines, on all three axes, and a
-//! majority vote: the edge functions of a shared edge are exact negatives in
-//! floating point, so a ray that does not touch an edge crosses a closed
-//! surface a consistent number of times, and a ray that does is set aside.
-//! Where the axes disagree or all touch edges (an open mesh, a ray along an
-//! edge), the generalized winding number (Jacobson et al. 2013) decides.
+//! Inside is decided by ray parity along grid lines, on all three axes: the
+//! edge functions of a shared edge are exact negatives in floating point, so
+//! a ray that does not touch an edge crosses a closed surface a consistent
+//! number of times, and a ray that does abstains. Where the three axes do
+//! not all agree (a ray touched an edge, or went through a hole of an open
+//! mesh), the generalized winding number (Jacobson et al. 2013) decides: it
+//! costs a pass over the triangles per cell, so it is kept for those.
 
 use super::lattice::{Bone, Lattice, LatticeSettings};
 use glam::{DVec2, DVec3, Vec3};
@@ -377,8 +378,8 @@ impl Grid {
         }
     }
 
-    /// Cells whose centre is inside: ray parity along each axis, majority
-    /// vote, winding number where undecided.
+    /// Cells whose centre is inside: ray parity along each axis where all
+    /// three agree, the winding number where they do not.
     fn mark_inside(&self, solid: &MeshSolid, keep: &mut [bool]) {
         let n = keep.len();
         let (mut yes, mut no) = (vec![0u8; n], vec![0u8; n]);
@@ -392,10 +393,10 @@ impl Grid {
                     if keep[g] {
                         continue;
                     }
-                    keep[g] = match yes[g].cmp(&no[g]) {
-                        std::cmp::Ordering::Greater => true,
-                        std::cmp::Ordering::Less => false,
-                        std::cmp::Ordering::Equal => solid.contains(self.centre([i, j, k])),
+                    keep[g] = match (yes[g], no[g]) {
+                        (3, _) => true,
+                        (_, 3) => false,
+                        _ => solid.contains(self.centre([i, j, k])),
                     };
                 }
             }
