@@ -367,6 +367,14 @@ fn malformed_glb_files_are_errors_not_panics() {
     let mut d = doc.clone();
     d["accessors"][0]["byteOffset"] = json!(u64::MAX);
     assert!(parse_glb(&glb(&d, &good[20 + jlen + 8..]), here()).is_err());
+    // A projective node matrix.
+    let mut d = doc.clone();
+    d["nodes"][1]["matrix"] = json!([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0.5, 0, 0, 0, 1]);
+    let e = err(&glb(&d, &good[20 + jlen + 8..]));
+    assert!(
+        e.to_string().contains("nodes[1].matrix: must be affine"),
+        "{e}"
+    );
     // A node that is its own child.
     let mut d = doc.clone();
     d["nodes"][1]["children"] = json!([0]);
@@ -448,17 +456,31 @@ fn winding_number_classifies_points_of_a_sphere_and_a_box() {
 }
 
 /// Voxelization against the winding number, cell by cell, on a closed
-/// sphere and on one with a hole (ten triangles cut out): the parity votes
-/// of the three axes, with the winding number where they disagree, keep
-/// exactly the cells whose centres are inside, apart from cells kept
-/// because the surface passes within half a diagonal.
+/// sphere, on one with a hole (ten triangles cut out), and on two spheres
+/// that overlap (a self-intersecting union, where parity would call the
+/// overlap outside): the signed crossing counts of the three axes, with the
+/// winding number where they disagree, keep exactly the cells whose centres
+/// are inside, apart from cells kept because the surface passes within half
+/// a diagonal.
 #[test]
-fn voxelization_agrees_with_the_winding_number_even_with_a_hole() {
-    let mut mesh = sphere(0.5, 20);
-    for open in [false, true] {
-        if open {
+fn voxelization_agrees_with_the_winding_number_with_holes_and_overlaps() {
+    for case in ["closed", "open", "overlapping"] {
+        let mut mesh = sphere(0.5, 20);
+        if case == "open" {
             let k = mesh.triangles.len() / 2;
             mesh.triangles.drain(k..k + 10);
+        }
+        if case == "overlapping" {
+            let other = sphere(0.4, 16);
+            let n = mesh.positions.len() as u32;
+            mesh.positions.extend(
+                other
+                    .positions
+                    .iter()
+                    .map(|p| *p + Vec3::new(0.3, 0.1, 0.0)),
+            );
+            mesh.triangles
+                .extend(other.triangles.iter().map(|t| t.map(|i| i + n)));
         }
         let solid = MeshSolid::new(&mesh.positions, &mesh.triangles).unwrap();
         let lattice = Lattice::from_solid(&solid, Vec::new(), 0.043, 0.5).unwrap();
@@ -476,19 +498,14 @@ fn voxelization_agrees_with_the_winding_number_even_with_a_hole() {
                         assert!(kept, "cell {i},{j},{k} touches the surface");
                     } else {
                         inside += usize::from(kept);
-                        assert_eq!(
-                            kept,
-                            solid.contains(centre),
-                            "cell {i},{j},{k}, open {open}"
-                        );
+                        assert_eq!(kept, solid.contains(centre), "cell {i},{j},{k}, {case}");
                     }
                 }
             }
         }
         eprintln!(
-            "sphere r = 0.5 m, {} triangles{}: {inside} cells inside and {near} near the surface, of {}",
+            "{case} sphere r = 0.5 m, {} triangles: {inside} cells inside and {near} near the surface, of {}",
             mesh.triangles.len(),
-            if open { " (10 cut out)" } else { "" },
             lattice.dims.iter().product::<usize>()
         );
         assert!(inside > 200);

@@ -11,13 +11,17 @@
 //! chosen, by bisection, for the vertex count asked for; bones then bind the
 //! vertices within half a cell, as in [`Lattice::from_character`].
 //!
-//! Inside is decided by ray parity along grid lines, on all three axes: the
-//! edge functions of a shared edge are exact negatives in floating point, so
-//! a ray that does not touch an edge crosses a closed surface a consistent
-//! number of times, and a ray that does abstains. Where the three axes do
-//! not all agree (a ray touched an edge, or went through a hole of an open
-//! mesh), the generalized winding number (Jacobson et al. 2013) decides: it
-//! costs a pass over the triangles per cell, so it is kept for those.
+//! Inside is decided by signed ray crossings along grid lines, on all three
+//! axes: the crossings below a point, counted +1 or −1 as the triangle faces,
+//! are its winding number, so shells that overlap (an artist's mesh of
+//! intersecting parts) are inside where either is, and a mesh turned inside
+//! out still has an inside. The edge functions of a shared edge are exact
+//! negatives in floating point, so a ray that does not touch an edge crosses
+//! a closed surface consistently, and a ray that does abstains. Where the
+//! three axes do not all agree (a ray touched an edge, or went through a hole
+//! of an open mesh), the generalized winding number (Jacobson et al. 2013)
+//! decides: it costs a pass over the triangles per cell, so it is kept for
+//! those.
 
 use super::lattice::{Bone, Lattice, LatticeSettings};
 use glam::{DVec2, DVec3, Vec3};
@@ -378,8 +382,8 @@ impl Grid {
         }
     }
 
-    /// Cells whose centre is inside: ray parity along each axis where all
-    /// three agree, the winding number where they do not.
+    /// Cells whose centre is inside: signed ray crossings along each axis
+    /// where all three agree, the generalized winding number where not.
     fn mark_inside(&self, solid: &MeshSolid, keep: &mut [bool]) {
         let n = keep.len();
         let (mut yes, mut no) = (vec![0u8; n], vec![0u8; n]);
@@ -403,13 +407,17 @@ impl Grid {
         }
     }
 
-    /// One axis's parity votes: a ray along `axis` through every column of
-    /// cell centres, its crossings with the surface counted below each
-    /// centre. A column whose ray touches an edge or vertex abstains.
+    /// One axis's votes: a ray along `axis` through every column of cell
+    /// centres, its crossings with the surface below each centre summed with
+    /// the sign of the triangle's facing — the winding number along the ray
+    /// (±1 inside a closed shell, 2 where two shells overlap, 0 outside). A
+    /// column whose ray touches an edge or vertex abstains.
     fn vote_along(&self, solid: &MeshSolid, axis: usize, yes: &mut [u8], no: &mut [u8]) {
         let (u, v) = ((axis + 1) % 3, (axis + 2) % 3);
         let (nu, nv) = (self.dims[u], self.dims[v]);
-        let mut crossings: Vec<Vec<f64>> = vec![Vec::new(); nu * nv];
+        // (where along the axis, +1 or −1 as the triangle faces along or
+        // against the axis)
+        let mut crossings: Vec<Vec<(f64, i32)>> = vec![Vec::new(); nu * nv];
         let mut touched = vec![false; nu * nv];
         let flat = |p: DVec3| DVec2::new(p[u], p[v]);
         let cross = |a: DVec2, b: DVec2| a.x * b.y - a.y * b.x;
@@ -449,7 +457,7 @@ impl Grid {
                     }
                     let w = (l[0] * tri[0][axis] + l[1] * tri[1][axis] + l[2] * tri[2][axis])
                         / (l[0] + l[1] + l[2]);
-                    crossings[col].push(w);
+                    crossings[col].push((w, if area > 0.0 { 1 } else { -1 }));
                 }
             }
         }
@@ -460,11 +468,12 @@ impl Grid {
                     continue;
                 }
                 let list = &mut crossings[col];
-                list.sort_by(f64::total_cmp);
-                let mut below = 0;
+                list.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let (mut below, mut winding) = (0, 0);
                 for s in 0..self.dims[axis] {
                     let centre = self.lo[axis] + (s as f64 + 0.5) * self.h;
-                    while below < list.len() && list[below] < centre {
+                    while below < list.len() && list[below].0 < centre {
+                        winding += list[below].1;
                         below += 1;
                     }
                     let mut c = [0; 3];
@@ -472,7 +481,7 @@ impl Grid {
                     c[u] = ju;
                     c[v] = jv;
                     let g = self.index(c);
-                    if below % 2 == 1 {
+                    if winding != 0 {
                         yes[g] += 1;
                     } else {
                         no[g] += 1;

@@ -406,6 +406,14 @@ fn local_transform(node: &Node, n: usize, origin: &Path) -> Result<DMat4, IoErro
         if m.iter().any(|v| !v.is_finite()) {
             return Err(invalid("matrix"));
         }
+        // Column-major: the bottom row is elements 3, 7, 11, 15.
+        if [m[3], m[7], m[11], m[15]] != [0.0, 0.0, 0.0, 1.0] {
+            return Err(IoError::Invalid {
+                path: origin.to_path_buf(),
+                field: format!("nodes[{n}].matrix"),
+                message: "must be affine (bottom row 0, 0, 0, 1)".into(),
+            });
+        }
         return Ok(DMat4::from_cols_array(&m));
     }
     let t = node.translation.unwrap_or([0.0; 3]);
