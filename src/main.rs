@@ -382,13 +382,13 @@ plasticine fem-import body.glb --skeleton assets/penguin.ron --scale 0.01 --vert
         /// About how many lattice vertices [default: the skeleton file's FEM setting, else 200].
         #[arg(long, value_name = "N")]
         vertices: Option<usize>,
-        /// Young's modulus of the flesh, Pa [default: 50000].
+        /// Young's modulus of the flesh, Pa [default: the skeleton file's FEM setting, else 50000].
         #[arg(long, value_name = "PA")]
         young: Option<f64>,
-        /// Poisson's ratio of the flesh, in [0, 0.5) [default: 0.3].
+        /// Poisson's ratio of the flesh, in [0, 0.5) [default: the skeleton file's, else 0.3].
         #[arg(long)]
         poisson: Option<f64>,
-        /// Density of the flesh, kg/m³ [default: 1000].
+        /// Density of the flesh, kg/m³ [default: the skeleton file's, else 1000].
         #[arg(long, value_name = "KG_PER_M3")]
         density: Option<f64>,
         /// Multiply the mesh's coordinates by this (e.g. 0.01 for centimetres).
@@ -1698,5 +1698,13 @@ fn fem_import(
         c.key_postures.len(),
         out.display()
     );
+    if !(source.muscles.is_empty() && source.skins.is_empty()) {
+        println!(
+            "  ({}'s {} muscles and {} skins are not kept: the mesh is the flesh and the surface)",
+            skeleton.display(),
+            source.muscles.len(),
+            source.skins.len()
+        );
+    }
     Ok(())
 }
