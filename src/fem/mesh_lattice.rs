@@ -491,3 +491,59 @@ impl Grid {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The closest-point distance against dense sampling of the triangle:
+    /// never above the sampled minimum, and within the sampling spacing of
+    /// it, for points in every Voronoi region (faces, edges, vertices) and
+    /// a sliver triangle.
+    #[test]
+    fn point_triangle_distance_matches_brute_force_sampling() {
+        let mut state = 12345u64;
+        let mut rand = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        };
+        let n = 200;
+        for case in 0..60 {
+            let mut tri = [0; 3].map(|_| DVec3::new(rand(), rand(), rand()));
+            if case % 10 == 0 {
+                tri[2] = tri[0].lerp(tri[1], 0.3) + DVec3::splat(1e-13);
+            }
+            let p = DVec3::new(rand(), rand(), rand()) * 3.0;
+            let d = point_triangle_distance(p, tri);
+            let mut sampled = f64::MAX;
+            for i in 0..=n {
+                for j in 0..=n - i {
+                    let (u, v) = (i as f64 / n as f64, j as f64 / n as f64);
+                    let q = tri[0] + (tri[1] - tri[0]) * u + (tri[2] - tri[0]) * v;
+                    sampled = sampled.min(p.distance(q));
+                }
+            }
+            let spacing = (tri[1] - tri[0]).length().max((tri[2] - tri[0]).length()) / n as f64;
+            assert!(d <= sampled + 1e-12, "case {case}: {d} above {sampled}");
+            assert!(sampled - d <= spacing, "case {case}: {d} vs {sampled}");
+        }
+    }
+
+    /// A tetrahedron, outward: winding number 1 inside, 0 outside, −1 when
+    /// its triangles are flipped.
+    #[test]
+    fn winding_number_of_a_tetrahedron() {
+        let positions = [Vec3::ZERO, Vec3::X, Vec3::Y, Vec3::Z];
+        let outward = [[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]];
+        let solid = MeshSolid::new(&positions, &outward).unwrap();
+        let inside = DVec3::splat(0.2);
+        assert!((solid.winding_number(inside) - 1.0).abs() < 1e-12);
+        assert!(solid.winding_number(DVec3::splat(0.5)).abs() < 1e-12);
+        let flipped: Vec<[u32; 3]> = outward.iter().map(|t| [t[0], t[2], t[1]]).collect();
+        let solid = MeshSolid::new(&positions, &flipped).unwrap();
+        assert!((solid.winding_number(inside) + 1.0).abs() < 1e-12);
+        assert!(solid.contains(inside));
+    }
+}
