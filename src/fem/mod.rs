@@ -14,6 +14,11 @@
 //!
 //! The twist constraint of §4.6 is an option of the regions ([`Twist`]).
 //!
+//! An imported triangle mesh gets its lattice from [`mesh_lattice`] (the
+//! mesh's inside voxelized, the cell size chosen for a vertex count), and
+//! [`import`] makes a character of it on a skeleton (`plasticine
+//! fem-import`).
+//!
 //! [`gpu::GpuFemBody`] runs the same step with the CG on the GPU (wgpu
 //! compute, f32; `tests/fem_gpu.rs` measures the agreement).
 //!
