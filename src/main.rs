@@ -358,6 +358,49 @@ plasticine export assets/penguin.ron --baked out/penguin/bake.plcache --out out/
         #[arg(long, value_name = "N", default_value_t = plasticine::io::export::DEFAULT_MORPH_LIMIT)]
         morph_limit: usize,
     },
+    /// Embed a triangle mesh (OBJ, glTF) in an automatically built FEM lattice driven by a character's skeleton.
+    #[command(
+        long_about = "Embed an imported triangle mesh in a control lattice built automatically around it \
+(Capell et al. 2002), and save a character whose flesh is that lattice, simulated with FEM and driven by the skeleton \
+of --skeleton. The mesh moves with the lattice (free-form deformation); it is what is rendered and exported.\n\n\
+The skeleton, key postures and environment come from the --skeleton character; its muscles and skins are not kept \
+(they were shaped for another body). The mesh should be closed, in the skeleton's units and pose (metres, rest \
+posture); --scale and --translate fit one that is not. Joints outside the mesh are warned about; a bone entirely \
+outside is an error.\n\n\
+Examples:\n  plasticine fem-import assets/limb.obj --skeleton assets/limb_skeleton.ron --out limb.ron\n  \
+plasticine fem-import body.glb --skeleton assets/penguin.ron --scale 0.01 --vertices 300 --out body.ron"
+    )]
+    FemImport {
+        /// Mesh file: .obj, .glb, or .gltf with embedded (data:) buffers.
+        mesh: PathBuf,
+        /// Character file (.ron) whose skeleton, key postures and environment drive the flesh.
+        #[arg(long, value_name = "CHARACTER")]
+        skeleton: PathBuf,
+        /// Where to save the new character (.ron).
+        #[arg(long)]
+        out: PathBuf,
+        /// About how many lattice vertices [default: the skeleton file's FEM setting, else 200].
+        #[arg(long, value_name = "N")]
+        vertices: Option<usize>,
+        /// Young's modulus of the flesh, Pa [default: the skeleton file's FEM setting, else 50000].
+        #[arg(long, value_name = "PA")]
+        young: Option<f64>,
+        /// Poisson's ratio of the flesh, in [0, 0.5) [default: the skeleton file's, else 0.3].
+        #[arg(long)]
+        poisson: Option<f64>,
+        /// Density of the flesh, kg/m³ [default: the skeleton file's, else 1000].
+        #[arg(long, value_name = "KG_PER_M3")]
+        density: Option<f64>,
+        /// Multiply the mesh's coordinates by this (e.g. 0.01 for centimetres).
+        #[arg(long, default_value_t = 1.0)]
+        scale: f64,
+        /// Then move the mesh by X,Y,Z metres.
+        #[arg(long, value_parser = parse_vec3, default_value = "0,0,0", allow_hyphen_values = true)]
+        translate: glam::Vec3,
+        /// Name of the character [default: the mesh file's name].
+        #[arg(long)]
+        name: Option<String>,
+    },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -426,6 +469,19 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
         return Err(format!("{w}x{h}: each side must lie in 16..=8192 pixels"));
     }
     Ok((w, h))
+}
+
+fn parse_vec3(s: &str) -> Result<glam::Vec3, String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    let v: Vec<f32> = parts
+        .iter()
+        .filter_map(|p| p.trim().parse::<f32>().ok())
+        .filter(|v| v.is_finite())
+        .collect();
+    if parts.len() != 3 || v.len() != 3 {
+        return Err(format!("'{s}': expected three numbers X,Y,Z"));
+    }
+    Ok(glam::Vec3::new(v[0], v[1], v[2]))
 }
 
 fn parse_resolution(s: &str) -> Result<(usize, usize), String> {
@@ -687,6 +743,20 @@ fn run(cli: Cli) -> Result<()> {
                     s.points.fat.iter().copied().fold(f32::MIN, f32::max)
                 );
             }
+            if let Some(f) = c.flesh.fem() {
+                println!(
+                    "  FEM flesh: about {} lattice vertices, E {} Pa, ν {}, ρ {} kg/m³",
+                    f.target_vertices, f.young, f.poisson, f.density
+                );
+                if let Some(m) = &f.embedded_mesh {
+                    println!(
+                        "  embedded mesh '{}': {} vertices, {} triangles",
+                        m.source,
+                        m.positions.len(),
+                        m.triangles.len()
+                    );
+                }
+            }
             if c.key_postures.is_empty() {
                 println!("  no key postures");
             } else {
@@ -892,6 +962,38 @@ fn run(cli: Cli) -> Result<()> {
             record,
             bake,
         )?,
+        Command::FemImport {
+            mesh,
+            skeleton,
+            out,
+            vertices,
+            young,
+            poisson,
+            density,
+            scale,
+            translate,
+            name,
+        } => {
+            let name = name.unwrap_or_else(|| {
+                mesh.file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("imported")
+                    .to_string()
+            });
+            let options = plasticine::fem::import::MeshImport {
+                name,
+                source: mesh
+                    .file_name()
+                    .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+                scale,
+                translate,
+                target_vertices: vertices,
+                young,
+                poisson,
+                density,
+            };
+            fem_import(&mesh, &skeleton, &out, &options)?;
+        }
         Command::Export {
             character,
             baked,
@@ -1532,6 +1634,77 @@ fn desk(
     }
     if let Some(p) = &report.screenshot {
         println!("  last frame saved to {}", p.display());
+    }
+    Ok(())
+}
+
+/// `plasticine fem-import`: reads the mesh and the skeleton's character,
+/// builds and checks the lattice, saves the character, says what it built.
+fn fem_import(
+    mesh_path: &Path,
+    skeleton: &Path,
+    out: &Path,
+    options: &plasticine::fem::import::MeshImport,
+) -> Result<()> {
+    let mesh = plasticine::io::import::load_mesh(mesh_path)?;
+    let source = load_character(skeleton)?;
+    let (c, r) = plasticine::fem::import::fem_character_from_mesh(
+        &mesh.positions,
+        &mesh.triangles,
+        &source,
+        options,
+    )
+    .map_err(|e| anyhow::anyhow!("{}: {e}", mesh_path.display()))?;
+    for w in &r.warnings {
+        eprintln!("warning: {w}");
+    }
+    let size = plasticine::io::character_to_string(&c)?.len() as u64;
+    if size > plasticine::io::MAX_CHARACTER_FILE_BYTES {
+        bail!(
+            "{}: the character would be {size} bytes, over the character file limit of {} bytes: decimate the mesh",
+            mesh_path.display(),
+            plasticine::io::MAX_CHARACTER_FILE_BYTES
+        );
+    }
+    save_character(out, &c)?;
+    println!(
+        "Imported {}: {} vertices, {} triangles{}",
+        mesh_path.display(),
+        r.mesh_vertices,
+        r.mesh_triangles,
+        if r.open_edges == 0 {
+            ", closed".to_string()
+        } else {
+            format!(", {} open edges", r.open_edges)
+        }
+    );
+    println!(
+        "  lattice: {} vertices, {} cells of {:.4} m; {} bones bound to {} vertices",
+        r.lattice_vertices, r.lattice_cells, r.cell_size, r.bones, r.bound_vertices
+    );
+    println!(
+        "  embedded all {} mesh vertices (trilinear reconstruction error {:.1e} m)",
+        r.embedded_vertices, r.max_embedding_error
+    );
+    println!(
+        "  FEM precompute {:.1} ms; at rest the mesh sags at most {:.4} m under gravity",
+        r.precompute_seconds * 1e3,
+        r.rest_sag
+    );
+    println!(
+        "Saved '{}' ({} joints, {} key postures) to {}",
+        c.name,
+        c.skeleton.joints.len(),
+        c.key_postures.len(),
+        out.display()
+    );
+    if !(source.muscles.is_empty() && source.skins.is_empty()) {
+        println!(
+            "  ({}'s {} muscles and {} skins are not kept: the mesh is the flesh and the surface)",
+            skeleton.display(),
+            source.muscles.len(),
+            source.skins.len()
+        );
     }
     Ok(())
 }

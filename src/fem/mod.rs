@@ -14,6 +14,11 @@
 //!
 //! The twist constraint of §4.6 is an option of the regions ([`Twist`]).
 //!
+//! An imported triangle mesh gets its lattice from [`mesh_lattice`] (the
+//! mesh's inside voxelized, the cell size chosen for a vertex count), and
+//! [`import`] makes a character of it on a skeleton (`plasticine
+//! fem-import`).
+//!
 //! [`gpu::GpuFemBody`] runs the same step with the CG on the GPU (wgpu
 //! compute, f32; `tests/fem_gpu.rs` measures the agreement).
 //!
@@ -37,7 +42,9 @@ pub mod element;
 pub mod gpu;
 pub mod gpu_bench;
 pub mod hierarchy;
+pub mod import;
 pub mod lattice;
+pub mod mesh_lattice;
 pub mod regions;
 pub mod solver;
 pub mod sparse;
@@ -47,6 +54,7 @@ pub use element::{HexElement, Material};
 pub use lattice::{
     Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
 };
+pub use mesh_lattice::{MeshLatticeError, MeshSolid};
 pub use regions::{Region, Twist, bone_weights};
 pub use solver::{
     CgReport, Energy, FemBody, FemSettings, Linearization, MassKind, PositionConstraint,

@@ -14,6 +14,7 @@
 //!   in that module's documentation.
 //! - [`export`]: a bake as glTF 2.0 (`.glb`), USD (`.usda`) or an OBJ
 //!   sequence, for the rest of a pipeline.
+//! - [`import`]: triangle meshes from OBJ and glTF (`plasticine fem-import`).
 //!
 //! Every failure is an [`IoError`] naming the file and, as applicable, the line
 //! and column, the field path or the byte offset, e.g.
@@ -30,6 +31,7 @@ pub mod cache;
 pub mod character_file;
 mod error;
 pub mod export;
+pub mod import;
 pub mod obj;
 
 pub use atomic::{AtomicFile, write_atomic};
