@@ -17,8 +17,13 @@
 //! [`gpu::GpuFemBody`] runs the same step with the CG on the GPU (wgpu
 //! compute, f32; `tests/fem_gpu.rs` measures the agreement).
 //!
+//! [`nonlinear::NonlinearBody`] is the fully nonlinear model of §3.2–3.3
+//! (Green strain, St. Venant–Kirchhoff, Newton–Raphson static solve and
+//! implicit-Euler step): the reference the linearizations are measured
+//! against (`tests/fem_nonlinear.rs`).
+//!
 //! Not here yet (issue 7): the hierarchical basis and adaptation (§3.1,
-//! §4.7) and the nonlinear (Green strain) reference.
+//! §4.7).
 //!
 //! Data flows one way: this module reads `character`, `kinematics`, `shape`
 //! and `skin::body` (the posed muscles), and nothing reads back into them.
@@ -28,6 +33,7 @@ pub mod element;
 pub mod gpu;
 pub mod gpu_bench;
 pub mod lattice;
+pub mod nonlinear;
 pub mod regions;
 pub mod solver;
 pub mod sparse;
@@ -36,6 +42,7 @@ pub use element::{HexElement, Material};
 pub use lattice::{
     Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
 };
+pub use nonlinear::{NewtonReport, NewtonSettings, NonlinearBody};
 pub use regions::{Region, Twist, bone_weights};
 pub use solver::{
     CgReport, Energy, FemBody, FemSettings, Linearization, MassKind, PositionConstraint,
