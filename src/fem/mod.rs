@@ -22,6 +22,12 @@
 //! implicit-Euler step): the reference the linearizations are measured
 //! against (`tests/fem_nonlinear.rs`).
 //!
+//! Cells that the object's surface cuts are integrated over the object only
+//! (§3.3, [`quadrature`]): sub-cells inside the object, moment-fitted to a
+//! 125-point rule per cut cell, exact for the linear and the nonlinear
+//! integrands; [`quadrature::character_lattice`] builds a character's
+//! lattice that way, [`FemBody::with_elements`] takes the elements.
+//!
 //! Not here yet (issue 7): the hierarchical basis and adaptation (§3.1,
 //! §4.7).
 //!
@@ -34,6 +40,7 @@ pub mod gpu;
 pub mod gpu_bench;
 pub mod lattice;
 pub mod nonlinear;
+pub mod quadrature;
 pub mod regions;
 pub mod solver;
 pub mod sparse;
