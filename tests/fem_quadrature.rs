@@ -232,6 +232,21 @@ fn the_nonlinear_model_integrates_cut_cells_consistently() {
 fn a_character_lattice_integrates_over_its_muscles() {
     let c = plasticine::samples::bare("penguin").expect("sample");
     let untrimmed = Lattice::from_character_with_vertices(&c, 200, 0.5);
+    // Points on the muscles' surfaces at rest: the flesh the lattice carries.
+    let posed = plasticine::skin::body::PosedBody::new(&c, &c.skeleton.rest_posture());
+    let surface: Vec<DVec3> = posed
+        .muscles
+        .iter()
+        .flat_map(|m| {
+            let mesh = m.shape.tessellate(24, 16);
+            mesh.positions
+                .iter()
+                .map(|p| m.to_world.transform_point3(*p).as_dvec3())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let outside = |l: &Lattice| surface.iter().filter(|p| l.embed(**p).is_none()).count();
+    assert_eq!(outside(&untrimmed), 0);
     let full_mass = untrimmed.cell_count() as f64 * untrimmed.cell_size.element_product() * 1000.0;
     for levels in [2, 3, 4] {
         // The quadrature alone (the lattice's bisection on the cell size is
@@ -264,6 +279,12 @@ fn a_character_lattice_integrates_over_its_muscles() {
             volume * 1000.0,
             seconds * 1e3
         );
+        eprintln!(
+            "   muscle surface points outside the trimmed lattice: {} of {}",
+            outside(&lattice),
+            surface.len()
+        );
+        assert_eq!(outside(&lattice), 0);
         assert!(volume * 1000.0 < 0.9 * full_mass);
         if levels != 3 {
             continue;

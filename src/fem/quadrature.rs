@@ -26,7 +26,10 @@
 //!
 //! Cells wholly inside share the full-cell element; cells with nothing
 //! inside carry nothing, and [`trim_to_object`] removes them from the
-//! lattice (their vertices would have neither mass nor stiffness).
+//! lattice (their vertices would have neither mass nor stiffness). Under
+//! the centre test, a cell that no sub-cell centre finds inside falls back
+//! on the any-corner test, so a cell the object only grazes keeps the
+//! sub-cells it touches rather than vanishing from under the flesh.
 
 use super::element::{CellElements, HexElement, QuadraturePoint};
 use super::lattice::{Lattice, LatticeSettings};
@@ -207,7 +210,7 @@ pub fn object_elements(
                 + DVec3::new(i as f64 + offset, j as f64 + offset, l as f64 + offset) * size
                     / k as f64
         };
-        match test {
+        let mut classify = |test: SubcellTest, kept: &mut [bool]| match test {
             SubcellTest::Centre => {
                 for l in 0..k {
                     for j in 0..k {
@@ -237,6 +240,14 @@ pub fn object_elements(
                     }
                 }
             }
+        };
+        classify(test, &mut kept);
+        // A cell that the object enters by less than one sub-cell centre
+        // still gets the sub-cells it touches: then only a cell that the
+        // object misses at every sub-cell corner carries nothing (and is
+        // trimmed), so flesh near the surface keeps a cell to ride on.
+        if test == SubcellTest::Centre && !kept.contains(&true) {
+            classify(SubcellTest::AnyCorner, &mut kept);
         }
         let count = kept.iter().filter(|&&x| x).count();
         if count == kept.len() {
