@@ -25,6 +25,7 @@
 
 pub mod demo;
 pub mod element;
+pub mod flesh;
 pub mod gpu;
 pub mod gpu_bench;
 pub mod lattice;
@@ -33,6 +34,7 @@ pub mod solver;
 pub mod sparse;
 
 pub use element::{HexElement, Material};
+pub use flesh::{FLESH_STEP, FleshError, FleshPose, FleshSim};
 pub use lattice::{
     Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
 };

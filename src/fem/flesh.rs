@@ -1,0 +1,681 @@
+//! FEM flesh at run time (issue 7): the lattice of a character's
+//! [`FemFlesh`](crate::character::FemFlesh) stepped at a fixed h, driven by
+//! the skeleton's postures (Capell §4.3: bones as known DOFs), and the flesh
+//! pose at any time of its recent window, interpolated between steps.
+//!
+//! The coupling to the muscle layer: sample points filling each muscle are
+//! embedded in the lattice at rest; at time t they move with the flesh
+//! (`(r_a + q_a) φ^a(x)`, eq. 5) and the muscle's frame follows their best
+//! rigid fit: the centroid's displacement, and the rotation R of the polar
+//! decomposition `A = R S` of their moment matrix `A = Σ (p − p̄)(x − x̄)ᵀ`
+//! (for one sample it would be the local deformation gradient's). Sampling
+//! the volume matters: a muscle centred on its joint has its centre on a
+//! bone, pinned, while its bulk jiggles. Muscles stay rigid shapes, so the
+//! skin's distance tests against them are unchanged; when the flesh moves
+//! rigidly with the muscle's bone, the muscle lands exactly where the
+//! kinematic model puts it.
+//!
+//! Grabbing (§4.4): a picked world point of the deformed flesh is mapped back
+//! to the rest lattice (inverse FFD by Newton) and held by a
+//! [`PositionConstraint`] at the hand.
+
+use super::element::{Material, trilinear_gradients};
+use super::lattice::{Embedding, Lattice, bone_transforms, to_daffine};
+use super::regions::{bone_weights, falloff};
+use super::solver::{FemBody, FemSettings, Linearization, PositionConstraint, StepReport};
+use crate::character::{Character, FemFlesh, Posture, WeightStroke};
+use crate::kinematics::forward_kinematics;
+use glam::{Affine3A, DAffine3, DMat3, DQuat, DVec3, Vec3};
+use std::collections::VecDeque;
+
+/// The flesh's fixed time step h (s).
+pub const FLESH_STEP: f64 = 1.0 / 120.0;
+/// Vertices within this many cells of a bone ride rigidly on it (§4.3).
+pub const BONE_RADIUS_CELLS: f64 = 0.5;
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FleshError {
+    #[error("the character's flesh is kinematic, not FEM")]
+    NotFem,
+    #[error(
+        "imported meshes are embedded by fem-import: the embedded mesh '{0}' needs a lattice \
+         built from it, which this build cannot make yet"
+    )]
+    ImportedMesh(String),
+    #[error("FEM flesh needs a skeleton with at least one bone (two joints)")]
+    NoBones,
+    #[error("FEM flesh needs muscles to build a lattice around; the character has none")]
+    NoMuscles,
+    #[error("weight stroke {stroke} paints bone {bone}, but the skeleton has {bones} bones")]
+    StrokeBone {
+        stroke: usize,
+        bone: usize,
+        bones: usize,
+    },
+    #[error("the posture has {got} joint angles, the skeleton {joints} joints")]
+    Posture { got: usize, joints: usize },
+}
+
+/// A muscle as the flesh carries it.
+#[derive(Clone, Debug)]
+struct MuscleAnchor {
+    joint: usize,
+    /// Muscle frame in its joint's frame.
+    local: DAffine3,
+    /// Muscle frame in the world at rest.
+    rest_frame: DAffine3,
+    /// Sample points filling the muscle, embedded in the rest lattice (empty
+    /// outside the lattice: the muscle rides rigidly), and their centroid.
+    samples: Vec<Embedding>,
+    rest_samples: Vec<DVec3>,
+    rest_centroid: DVec3,
+    /// The centroid in the rest lattice, for the local deformation gradient
+    /// where the samples are too few or flat to fix a rotation.
+    centroid_embedding: Option<Embedding>,
+}
+
+/// Sample points per axis of a muscle's bounding box.
+const MUSCLE_SAMPLES: usize = 5;
+
+/// Rest-world sample points inside a posed muscle (a grid over its local
+/// bounding box, kept where the shape's inside; the centre if none is).
+fn muscle_samples(m: &crate::skin::body::PosedMuscle) -> Vec<DVec3> {
+    let half = m.local_box.unwrap_or(Vec3::splat(m.radius));
+    let mut points = Vec::new();
+    let n = MUSCLE_SAMPLES;
+    for i in 0..n {
+        for j in 0..n {
+            for k in 0..n {
+                let s = (Vec3::new(i as f32, j as f32, k as f32) + 0.5) / n as f32 * 2.0 - 1.0;
+                let local = s * half;
+                if m.shape.signed_distance(local) <= 0.0 {
+                    points.push(m.to_world.transform_point3(local).as_dvec3());
+                }
+            }
+        }
+    }
+    if points.is_empty() {
+        points.push(m.center.as_dvec3());
+    }
+    points
+}
+
+/// A point of the flesh held at the hand (§4.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grab {
+    pub id: u64,
+    pub embedding: Embedding,
+    /// The grabbed point at rest (world).
+    pub rest: DVec3,
+    /// Where the hand holds it (world).
+    pub hand: DVec3,
+}
+
+/// The flesh at one instant, for drawing: the muscle frames' corrections and
+/// the deformed lattice (and embedded mesh).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleshPose {
+    pub time: f64,
+    /// Per muscle, the correction `L` in the muscle's own frame: the muscle's
+    /// world frame is `W_joint · local · L` (identity for a rigid muscle).
+    pub muscle_offsets: Vec<Affine3A>,
+    /// Deformed lattice vertices r_a + q_a.
+    pub lattice: Vec<Vec3>,
+    /// Lattice edges (vertex pairs), for a wireframe.
+    pub edges: std::sync::Arc<Vec<[u32; 2]>>,
+    /// The embedded mesh's deformed vertices, if the character has one.
+    pub mesh: Option<Vec<Vec3>>,
+}
+
+/// The FEM flesh of a character, stepping in simulation time.
+#[derive(Clone, Debug)]
+pub struct FleshSim {
+    pub body: FemBody,
+    /// Time of the newest step.
+    time: f64,
+    /// (time, q) of the recent steps, oldest first; never empty.
+    history: VecDeque<(f64, Vec<DVec3>)>,
+    muscles: Vec<MuscleAnchor>,
+    mesh: Option<Vec<Option<Embedding>>>,
+    edges: std::sync::Arc<Vec<[u32; 2]>>,
+    grabs: Vec<Grab>,
+    next_grab: u64,
+    /// Steps taken and their CG iterations, for cost reports.
+    pub steps: u64,
+    pub cg_iterations: u64,
+}
+
+/// The FEM settings of a character's flesh.
+pub fn fem_settings(character: &Character, flesh: &FemFlesh) -> FemSettings {
+    FemSettings {
+        time_step: FLESH_STEP,
+        mass_damping: flesh.mass_damping,
+        stiffness_damping: flesh.stiffness_damping,
+        gravity: character.environment.gravity.as_dvec3(),
+        linearization: match flesh.blend_width {
+            Some(blend_width) => Linearization::BlendedLocal { blend_width },
+            None => Linearization::Global,
+        },
+        ..FemSettings::default()
+    }
+}
+
+/// The automatic bone-region weights (§4.5) with the painted strokes applied
+/// in order, then renormalised to a partition of unity. A vertex bound to a
+/// bone keeps weight one for it (it moves rigidly with the bone); a vertex
+/// whose painted weights would all vanish keeps its automatic ones.
+pub fn painted_weights(
+    lattice: &Lattice,
+    width: f64,
+    strokes: &[WeightStroke],
+) -> Result<Vec<Vec<f64>>, FleshError> {
+    let bones = lattice.bones.len();
+    for (k, s) in strokes.iter().enumerate() {
+        if s.bone >= bones {
+            return Err(FleshError::StrokeBone {
+                stroke: k,
+                bone: s.bone,
+                bones,
+            });
+        }
+    }
+    let automatic = bone_weights(lattice, width);
+    let mut w = automatic.clone();
+    let mut touched = vec![false; lattice.vertex_count()];
+    for s in strokes {
+        let (c, radius) = (s.centre.as_dvec3(), s.radius as f64);
+        for (a, &p) in lattice.rest.iter().enumerate() {
+            let d = p.distance(c);
+            if d >= radius || lattice.bone_of_vertex[a].is_some() {
+                continue;
+            }
+            touched[a] = true;
+            let wi = &mut w[s.bone][a];
+            *wi = (*wi + s.amount as f64 * falloff(d / radius)).clamp(0.0, 1.0);
+        }
+    }
+    for a in (0..lattice.vertex_count()).filter(|&a| touched[a]) {
+        let sum: f64 = w.iter().map(|wi| wi[a]).sum();
+        for i in 0..bones {
+            w[i][a] = if sum > 0.0 {
+                w[i][a] / sum
+            } else {
+                automatic[i][a]
+            };
+        }
+    }
+    Ok(w)
+}
+
+impl FleshSim {
+    /// The flesh of an FEM character, its lattice voxelized from the muscles
+    /// with about `target_vertices` vertices, at static equilibrium under
+    /// gravity in `posture` at time `t`.
+    pub fn new(character: &Character, posture: &Posture, t: f64) -> Result<Self, FleshError> {
+        let flesh = character.flesh.fem().ok_or(FleshError::NotFem)?;
+        if let Some(mesh) = &flesh.embedded_mesh {
+            return Err(FleshError::ImportedMesh(mesh.source.clone()));
+        }
+        if character.muscles.is_empty() {
+            return Err(FleshError::NoMuscles);
+        }
+        let lattice = Lattice::from_character_with_vertices(
+            character,
+            flesh.target_vertices,
+            BONE_RADIUS_CELLS,
+        );
+        Self::with_lattice(character, lattice, posture, t)
+    }
+
+    /// The flesh on a given lattice (bones bound), e.g. one built around an
+    /// imported mesh; the character's embedded mesh, if any, is embedded in it.
+    pub fn with_lattice(
+        character: &Character,
+        lattice: Lattice,
+        posture: &Posture,
+        t: f64,
+    ) -> Result<Self, FleshError> {
+        let flesh = character.flesh.fem().ok_or(FleshError::NotFem)?;
+        if lattice.bones.is_empty() {
+            return Err(FleshError::NoBones);
+        }
+        let joints = character.skeleton.joints.len();
+        if posture.angles.len() != joints {
+            return Err(FleshError::Posture {
+                got: posture.angles.len(),
+                joints,
+            });
+        }
+        let material = Material {
+            young: flesh.young,
+            poisson: flesh.poisson,
+            density: flesh.density,
+        };
+        let mut body = FemBody::uniform(lattice, material, fem_settings(character, flesh));
+        if let Some(width) = flesh.blend_width {
+            let w = painted_weights(&body.lattice, width, &flesh.weight_strokes)?;
+            body.set_region_weights(&w);
+        }
+        let rest_body =
+            crate::skin::body::PosedBody::new(character, &character.skeleton.rest_posture());
+        let muscles = character
+            .muscles
+            .iter()
+            .zip(&rest_body.muscles)
+            .map(|(m, posed)| {
+                let local = to_daffine(Affine3A::from_rotation_translation(m.rotation, m.offset));
+                let points = muscle_samples(posed);
+                let (samples, rest_samples): (Vec<Embedding>, Vec<DVec3>) = points
+                    .iter()
+                    .filter_map(|&p| Some((body.lattice.embed(p)?, p)))
+                    .unzip();
+                let rest_centroid =
+                    rest_samples.iter().sum::<DVec3>() / rest_samples.len().max(1) as f64;
+                MuscleAnchor {
+                    centroid_embedding: body.lattice.embed(rest_centroid),
+                    joint: m.joint,
+                    local,
+                    rest_frame: to_daffine(posed.to_world),
+                    samples,
+                    rest_samples,
+                    rest_centroid,
+                }
+            })
+            .collect();
+        let mesh = flesh.embedded_mesh.as_ref().map(|m| {
+            m.positions
+                .iter()
+                .map(|p| body.lattice.embed(p.as_dvec3()))
+                .collect()
+        });
+        let edges = std::sync::Arc::new(lattice_edges(&body.lattice));
+        let bones = bone_transforms(character, &body.lattice.bones, posture);
+        settle(&mut body, &bones);
+        let q = body.q.clone();
+        Ok(Self {
+            body,
+            time: t,
+            history: VecDeque::from([(t, q)]),
+            muscles,
+            mesh,
+            edges,
+            grabs: Vec::new(),
+            next_grab: 1,
+            steps: 0,
+            cg_iterations: 0,
+        })
+    }
+
+    /// Time of the newest step.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Takes over the state (q, q̇, clock, history, grabs) of `old` when it
+    /// ran on the same lattice; returns whether it did.
+    pub fn carry_state(&mut self, old: &FleshSim) -> bool {
+        let (a, b) = (&self.body.lattice, &old.body.lattice);
+        if a.rest != b.rest || a.cells != b.cells || a.bone_of_vertex != b.bone_of_vertex {
+            return false;
+        }
+        self.body.q.clone_from(&old.body.q);
+        self.body.v.clone_from(&old.body.v);
+        self.time = old.time;
+        self.history.clone_from(&old.history);
+        self.grabs.clone_from(&old.grabs);
+        self.next_grab = old.next_grab;
+        self.body.constraints = old.body.constraints.clone();
+        true
+    }
+
+    /// Steps at h until the flesh reaches `target`, the bones following
+    /// `posture_at` (the skeleton driver) at the end of each step.
+    pub fn advance_to(
+        &mut self,
+        character: &Character,
+        posture_at: impl Fn(f64) -> Posture,
+        target: f64,
+    ) -> Vec<StepReport> {
+        let h = self.body.settings.time_step;
+        let mut reports = Vec::new();
+        while self.time < target - 1e-12 {
+            let t = self.time + h;
+            let bones = bone_transforms(character, &self.body.lattice.bones, &posture_at(t));
+            reports.push(self.step(&bones, t));
+        }
+        reports
+    }
+
+    /// One step to time `t` with the bones at `bones`.
+    fn step(&mut self, bones: &[DAffine3], t: f64) -> StepReport {
+        self.body.constraints = self
+            .grabs
+            .iter()
+            .map(|g| PositionConstraint {
+                embedding: g.embedding,
+                target: g.hand - g.rest,
+            })
+            .collect();
+        let report = self.body.step(bones);
+        self.time = t;
+        self.steps += 1;
+        self.cg_iterations += report.iterations() as u64;
+        self.history.push_back((t, self.body.q.clone()));
+        report
+    }
+
+    /// Forgets the steps no reader before time `t` needs (keeps the one at or
+    /// before t, for interpolation).
+    pub fn forget_before(&mut self, t: f64) {
+        while self.history.len() > 1 && self.history[1].0 <= t {
+            self.history.pop_front();
+        }
+    }
+
+    /// The lattice displacement q at time t, linear between steps (clamped
+    /// to the window held).
+    pub fn q_at(&self, t: f64) -> Vec<DVec3> {
+        let first = self.history.front().expect("history never empty");
+        if t <= first.0 {
+            return first.1.clone();
+        }
+        let k = self.history.partition_point(|(tk, _)| *tk <= t);
+        if k >= self.history.len() {
+            return self.history.back().expect("never empty").1.clone();
+        }
+        let (t0, q0) = &self.history[k - 1];
+        let (t1, q1) = &self.history[k];
+        let s = ((t - t0) / (t1 - t0)).clamp(0.0, 1.0);
+        q0.iter().zip(q1).map(|(a, b)| a.lerp(*b, s)).collect()
+    }
+
+    /// Each muscle's correction in its own frame at time t (see
+    /// [`FleshPose::muscle_offsets`]), the skeleton at `posture`.
+    pub fn muscle_offsets(
+        &self,
+        character: &Character,
+        posture: &Posture,
+        t: f64,
+    ) -> Vec<Affine3A> {
+        let q = self.q_at(t);
+        self.muscle_offsets_for(character, posture, &q)
+    }
+
+    /// The muscle offsets for a lattice displacement `q`.
+    pub fn muscle_offsets_for(
+        &self,
+        character: &Character,
+        posture: &Posture,
+        q: &[DVec3],
+    ) -> Vec<Affine3A> {
+        let joints = forward_kinematics(&character.skeleton, posture);
+        self.muscles
+            .iter()
+            .map(|m| {
+                let Some(joint) = joints.get(m.joint) else {
+                    return Affine3A::IDENTITY;
+                };
+                if m.samples.is_empty() {
+                    return Affine3A::IDENTITY;
+                }
+                let rigid = to_daffine(*joint) * m.local;
+                let l = &self.body.lattice;
+                let moved: Vec<DVec3> = m.samples.iter().map(|e| l.deform(e, q)).collect();
+                let centroid = moved.iter().sum::<DVec3>() / moved.len() as f64;
+                let c0 = m.rest_centroid;
+                let mut a = DMat3::ZERO;
+                for (x, p) in m.rest_samples.iter().zip(&moved) {
+                    let x = *x - c0;
+                    let d = *p - centroid;
+                    a += DMat3::from_cols(d * x.x, d * x.y, d * x.z);
+                }
+                let bone_rotation = rigid.matrix3 * m.rest_frame.matrix3.inverse();
+                let r = polar_rotation(a)
+                    .or_else(|| {
+                        let e = m.centroid_embedding.as_ref()?;
+                        polar_rotation(self.deformation_at(e, q).1)
+                    })
+                    .unwrap_or(bone_rotation);
+                // x ↦ p̄ + R (x − x̄), applied to the rest frame.
+                let moved = DAffine3 {
+                    matrix3: r * m.rest_frame.matrix3,
+                    translation: centroid + r * (m.rest_frame.translation - c0),
+                };
+                let l = rigid.inverse() * moved;
+                Affine3A::from_mat3_translation(l.matrix3.as_mat3(), l.translation.as_vec3())
+            })
+            .collect()
+    }
+
+    /// Deformed position and deformation gradient F = Σ_a (r_a + q_a) ⊗ ∇φ^a
+    /// at an embedded point.
+    pub fn deformation_at(&self, e: &Embedding, q: &[DVec3]) -> (DVec3, DMat3) {
+        let l = &self.body.lattice;
+        let cell = &l.cells[e.cell];
+        // The local coordinates from the weights: s_x = Σ of the x = 1 corners.
+        let s = DVec3::new(
+            (0..8).filter(|c| c & 1 == 1).map(|c| e.weights[c]).sum(),
+            (0..8).filter(|c| c & 2 == 2).map(|c| e.weights[c]).sum(),
+            (0..8).filter(|c| c & 4 == 4).map(|c| e.weights[c]).sum(),
+        );
+        let grads = trilinear_gradients(s, l.cell_size);
+        let mut f = DMat3::ZERO;
+        let mut p = DVec3::ZERO;
+        for (k, &a) in cell.iter().enumerate() {
+            let x = l.rest[a] + q[a];
+            p += x * e.weights[k];
+            f += DMat3::from_cols(x * grads[k].x, x * grads[k].y, x * grads[k].z);
+        }
+        (p, f)
+    }
+
+    /// The flesh at time t with the skeleton at `posture`, for drawing.
+    pub fn pose(&self, character: &Character, posture: &Posture, t: f64) -> FleshPose {
+        let q = self.q_at(t);
+        let l = &self.body.lattice;
+        let lattice = l
+            .rest
+            .iter()
+            .zip(&q)
+            .map(|(r, d)| (*r + *d).as_vec3())
+            .collect();
+        let mesh = match (&self.mesh, character.flesh.fem()) {
+            (
+                Some(emb),
+                Some(FemFlesh {
+                    embedded_mesh: Some(m),
+                    ..
+                }),
+            ) => Some(
+                emb.iter()
+                    .zip(&m.positions)
+                    .map(|(e, &p)| e.map_or(p, |e| l.deform(&e, &q).as_vec3()))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        FleshPose {
+            time: t,
+            muscle_offsets: self.muscle_offsets_for(character, posture, &q),
+            lattice,
+            edges: self.edges.clone(),
+            mesh,
+        }
+    }
+
+    /// Grabs the flesh at world point `at` of the current (newest) pose,
+    /// held at `at` until moved; None when the point is outside the flesh.
+    pub fn grab(&mut self, at: Vec3) -> Option<u64> {
+        let rest = self.rest_point_of(at.as_dvec3())?;
+        let embedding = self.body.lattice.embed(rest)?;
+        let id = self.next_grab;
+        self.next_grab += 1;
+        self.grabs.push(Grab {
+            id,
+            embedding,
+            rest,
+            hand: at.as_dvec3(),
+        });
+        Some(id)
+    }
+
+    /// Moves a grab's hand; false for an unknown grab.
+    pub fn move_grab(&mut self, id: u64, hand: Vec3) -> bool {
+        match self.grabs.iter_mut().find(|g| g.id == id) {
+            Some(g) => {
+                g.hand = hand.as_dvec3();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Lets go; false for an unknown grab.
+    pub fn release(&mut self, id: u64) -> bool {
+        let before = self.grabs.len();
+        self.grabs.retain(|g| g.id != id);
+        before != self.grabs.len()
+    }
+
+    pub fn grabs(&self) -> &[Grab] {
+        &self.grabs
+    }
+
+    /// The deformed position of a grabbed point now.
+    pub fn grabbed_position(&self, id: u64) -> Option<Vec3> {
+        let g = self.grabs.iter().find(|g| g.id == id)?;
+        Some(
+            self.body
+                .lattice
+                .deform(&g.embedding, &self.body.q)
+                .as_vec3(),
+        )
+    }
+
+    /// Inverse FFD: the rest point whose deformed place is `p` (Newton on
+    /// `deform(x) = p`, starting from `p` minus the nearest vertex's
+    /// displacement), None outside the lattice.
+    pub fn rest_point_of(&self, p: DVec3) -> Option<DVec3> {
+        let l = &self.body.lattice;
+        let q = &self.body.q;
+        let nearest = (0..l.vertex_count()).min_by(|&a, &b| {
+            (l.rest[a] + q[a])
+                .distance_squared(p)
+                .total_cmp(&(l.rest[b] + q[b]).distance_squared(p))
+        })?;
+        let mut x = p - q[nearest];
+        for _ in 0..20 {
+            let e = l.embed(x)?;
+            let (y, f) = self.deformation_at(&e, q);
+            let r = p - y;
+            if r.length() < 1e-10 {
+                return Some(x);
+            }
+            if f.determinant().abs() < 1e-12 {
+                return None;
+            }
+            x += f.inverse() * r;
+        }
+        let e = l.embed(x)?;
+        ((self.deformation_at(&e, q).0 - p).length() < 1e-6).then_some(x)
+    }
+}
+
+/// Mass damping of the settling run (1/s): about critical for the flesh's
+/// lowest modes.
+const SETTLE_DAMPING: f64 = 40.0;
+/// Simulated length of the settling run (s).
+const SETTLE_TIME: f64 = 1.5;
+
+/// Puts the flesh at rest under gravity with the bones at `bones`: starts
+/// from the bones' blended rigid motion (linear blend skinning with the
+/// region weights) and steps with heavy damping. (A static solve is
+/// ill-posed here: a region whose bone vertices lie on a line has a free
+/// rotation about it, which only the dynamics' mass regularises.)
+fn settle(body: &mut FemBody, bones: &[DAffine3]) {
+    let l = &body.lattice;
+    let mut q = vec![DVec3::ZERO; l.vertex_count()];
+    for region in &body.regions {
+        let t = region.bone.map_or(DAffine3::IDENTITY, |b| bones[b]);
+        for (k, &a) in region.vertices.iter().enumerate() {
+            let r = l.rest[a];
+            q[a] += (t.transform_point3(r) - r) * region.weights[k];
+        }
+    }
+    body.q = q;
+    body.v.iter_mut().for_each(|v| *v = DVec3::ZERO);
+    let damping = body.settings.mass_damping;
+    body.settings.mass_damping = damping.max(SETTLE_DAMPING);
+    let steps = (SETTLE_TIME / body.settings.time_step).ceil() as usize;
+    for _ in 0..steps {
+        body.step(bones);
+    }
+    body.settings.mass_damping = damping;
+    body.v.iter_mut().for_each(|v| *v = DVec3::ZERO);
+}
+
+/// The rotation R of the polar decomposition F = R S (Newton's iteration
+/// R ← ½(R + R⁻ᵀ)), None for a degenerate or inverted F.
+pub fn polar_rotation(f: DMat3) -> Option<DMat3> {
+    // The rotation is invariant to scaling F: normalise, so the test for a
+    // degenerate F does not depend on the muscle's size.
+    let norm = f.to_cols_array().iter().map(|x| x * x).sum::<f64>().sqrt();
+    if !(norm > 0.0 && (f * (1.0 / norm)).determinant() > 1e-9) {
+        return None;
+    }
+    let mut r = f * (3f64.sqrt() / norm);
+    for _ in 0..30 {
+        let next = (r + r.inverse().transpose()) * 0.5;
+        let change = (next - r)
+            .to_cols_array()
+            .iter()
+            .map(|x| x.abs())
+            .sum::<f64>();
+        r = next;
+        if change < 1e-13 {
+            break;
+        }
+    }
+    // Re-orthonormalise the last rounding away.
+    Some(DMat3::from_quat(DQuat::from_mat3(&r).normalize()))
+}
+
+/// The edges of the lattice's cells, each once.
+fn lattice_edges(l: &Lattice) -> Vec<[u32; 2]> {
+    const EDGES: [[usize; 2]; 12] = [
+        [0, 1],
+        [2, 3],
+        [4, 5],
+        [6, 7],
+        [0, 2],
+        [1, 3],
+        [4, 6],
+        [5, 7],
+        [0, 4],
+        [1, 5],
+        [2, 6],
+        [3, 7],
+    ];
+    let mut edges: Vec<[u32; 2]> = l
+        .cells
+        .iter()
+        .flat_map(|c| {
+            EDGES.map(|[a, b]| {
+                let (x, y) = (c[a] as u32, c[b] as u32);
+                [x.min(y), x.max(y)]
+            })
+        })
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
+/// Whether `a` and `b` need a different flesh simulation (its lattice,
+/// material, weights or driving skeleton differ).
+pub fn flesh_changed(a: &Character, b: &Character) -> bool {
+    a.flesh != b.flesh
+        || a.muscles != b.muscles
+        || a.skeleton != b.skeleton
+        || a.environment.gravity != b.environment.gravity
+}
