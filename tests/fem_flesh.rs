@@ -446,3 +446,162 @@ fn an_embedded_mesh_deforms_with_the_lattice() {
     assert!(moved > 0.01);
     assert!(mesh[2].distance(on_bone) < 1e-6);
 }
+
+/// Switching the backend and painting weights are commands: applied,
+/// undone and redone through the history, refused when they make no sense.
+#[test]
+fn flesh_commands_are_undoable() {
+    use plasticine::tools::{Command, History};
+    let mut c = plasticine::samples::bare("penguin").unwrap();
+    let mut h = History::new(&c);
+    let stroke = WeightStroke {
+        bone: 1,
+        centre: Vec3::new(0.0, 0.3, 0.1),
+        radius: 0.05,
+        amount: 0.5,
+    };
+    let paint = Command::PaintWeights {
+        stroke: stroke.clone(),
+    };
+    assert!(
+        h.apply(&mut c, paint.clone()).is_err(),
+        "painted kinematic flesh"
+    );
+    h.apply(
+        &mut c,
+        Command::SetFlesh {
+            flesh: Flesh::Fem(FemFlesh::default()),
+        },
+    )
+    .unwrap();
+    h.apply(&mut c, paint.clone()).unwrap();
+    h.apply(&mut c, paint).unwrap();
+    assert_eq!(
+        c.flesh.fem().unwrap().weight_strokes,
+        vec![stroke.clone(); 2]
+    );
+    let bad = Command::PaintWeights {
+        stroke: WeightStroke {
+            bone: 10,
+            ..stroke.clone()
+        },
+    };
+    assert!(
+        h.apply(&mut c, bad).is_err(),
+        "painted a bone the skeleton lacks"
+    );
+    let nan = Command::PaintWeights {
+        stroke: WeightStroke {
+            radius: f32::NAN,
+            ..stroke.clone()
+        },
+    };
+    assert!(h.apply(&mut c, nan).is_err(), "painted a NaN radius");
+    assert_eq!(c.flesh.fem().unwrap().weight_strokes.len(), 2);
+    h.undo(&mut c).unwrap();
+    assert_eq!(c.flesh.fem().unwrap().weight_strokes.len(), 1);
+    h.undo(&mut c).unwrap();
+    h.undo(&mut c).unwrap();
+    assert_eq!(c.flesh, Flesh::Kinematic);
+    h.redo(&mut c).unwrap();
+    h.redo(&mut c).unwrap();
+    assert_eq!(c.flesh.fem().unwrap().weight_strokes, vec![stroke]);
+    let bad_young = Command::SetFlesh {
+        flesh: Flesh::Fem(FemFlesh {
+            young: -1.0,
+            ..FemFlesh::default()
+        }),
+    };
+    assert!(h.apply(&mut c, bad_young).is_err());
+}
+
+/// An edit rebuilds the flesh: on the same lattice (a painted stroke) its
+/// motion goes on, on a new one (another resolution) it starts at rest; the
+/// skins keep their state either way.
+#[test]
+fn an_edit_rebuilds_the_flesh_and_keeps_the_skins() {
+    let c = plasticine::io::load_character(std::path::Path::new("assets/penguin.ron")).unwrap();
+    let c = with_fem(c);
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    let mut sim = Simulation::new(c, driver, SolverSettings::default()).unwrap();
+    sim.advance_to(0.3, None).unwrap();
+    let skins = sim.character.skins.clone();
+    let (q, flesh_time) = {
+        let f = sim.flesh().unwrap();
+        (f.body.q.clone(), f.time())
+    };
+    let mut edited = sim.character.clone();
+    if let Flesh::Fem(f) = &mut edited.flesh {
+        f.weight_strokes.push(WeightStroke {
+            bone: 0,
+            centre: Vec3::new(0.0, 0.2, 0.1),
+            radius: 0.1,
+            amount: 0.3,
+        });
+    }
+    sim.set_character(edited.clone()).unwrap();
+    assert_eq!(sim.character.skins, skins);
+    let f = sim.flesh().unwrap();
+    assert_eq!(
+        (f.body.q.clone(), f.time()),
+        (q, flesh_time),
+        "the flesh restarted"
+    );
+    if let Flesh::Fem(f) = &mut edited.flesh {
+        f.target_vertices = 400;
+    }
+    sim.set_character(edited).unwrap();
+    let f = sim.flesh().unwrap();
+    assert!(f.body.vertex_count() > 300, "{}", f.body.vertex_count());
+    assert_eq!(f.time(), sim.time());
+    assert_eq!(sim.character.skins, skins);
+    sim.advance_to(0.5, None).unwrap();
+    // Back to kinematic: no flesh.
+    let mut kinematic = sim.character.clone();
+    kinematic.flesh = Flesh::Kinematic;
+    sim.set_character(kinematic).unwrap();
+    assert!(sim.flesh().is_none() && sim.flesh_pose().is_none());
+}
+
+/// Through the simulation thread: a grab holds the picked flesh point at the
+/// hand (the snapshot shows both), and lets go.
+#[test]
+fn the_simulation_thread_grabs_and_releases_the_flesh() {
+    use plasticine::app::{FleshGrab, SimMessage, SimThread};
+    use std::time::{Duration, Instant};
+    let c = fem_penguin();
+    let belly = PosedBody::new(&c, &c.skeleton.rest_posture()).muscles[0].center;
+    let sim = SimThread::spawn(c, SolverSettings::default(), 1);
+    let wait = |what: &str, ok: &dyn Fn(&plasticine::snapshot::SceneSnapshot) -> bool| {
+        let start = Instant::now();
+        loop {
+            let s = sim.latest();
+            if ok(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "never published: {what}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    wait("the flesh", &|s| s.flesh.is_some());
+    let at = belly + Vec3::new(0.0, 0.0, 0.08);
+    let hand = at + Vec3::new(0.0, 0.0, 0.02);
+    sim.send(SimMessage::Grab(FleshGrab::Start { at })).unwrap();
+    sim.send(SimMessage::Grab(FleshGrab::Move { hand }))
+        .unwrap();
+    let s = wait("the grabbed point at the hand", &|s| {
+        s.flesh
+            .as_ref()
+            .is_some_and(|f| f.grabs.len() == 1 && f.grabs[0].0.distance(hand) < 1e-5)
+    });
+    let f = s.flesh.as_ref().unwrap();
+    assert_eq!(f.grabs[0].1, hand);
+    sim.send(SimMessage::Grab(FleshGrab::Release)).unwrap();
+    wait("the release", &|s| {
+        s.flesh.as_ref().is_some_and(|f| f.grabs.is_empty())
+    });
+    sim.shutdown();
+}

@@ -125,6 +125,8 @@ pub struct FleshPose {
     pub edges: std::sync::Arc<Vec<[u32; 2]>>,
     /// The embedded mesh's deformed vertices, if the character has one.
     pub mesh: Option<Vec<Vec3>>,
+    /// Each grab: the grabbed point now and the hand holding it.
+    pub grabs: Vec<(Vec3, Vec3)>,
 }
 
 /// The FEM flesh of a character, stepping in simulation time.
@@ -212,6 +214,19 @@ impl FleshSim {
     /// with about `target_vertices` vertices, at static equilibrium under
     /// gravity in `posture` at time `t`.
     pub fn new(character: &Character, posture: &Posture, t: f64) -> Result<Self, FleshError> {
+        Self::rebuilt(character, posture, t, None)
+    }
+
+    /// The flesh of an edited character: where the lattice is still the one
+    /// `old` ran on (a muscle reshaped inside it, a stroke painted, a
+    /// material changed), its state goes on from `old`'s; otherwise it
+    /// starts at rest as in [`new`](Self::new).
+    pub fn rebuilt(
+        character: &Character,
+        posture: &Posture,
+        t: f64,
+        old: Option<&FleshSim>,
+    ) -> Result<Self, FleshError> {
         let flesh = character.flesh.fem().ok_or(FleshError::NotFem)?;
         if let Some(mesh) = &flesh.embedded_mesh {
             return Err(FleshError::ImportedMesh(mesh.source.clone()));
@@ -224,6 +239,11 @@ impl FleshSim {
             flesh.target_vertices,
             BONE_RADIUS_CELLS,
         );
+        if let Some(old) = old.filter(|o| same_lattice(&o.body.lattice, &lattice)) {
+            let mut sim = Self::build(character, lattice, posture, t, false)?;
+            sim.carry_state(old);
+            return Ok(sim);
+        }
         Self::with_lattice(character, lattice, posture, t)
     }
 
@@ -234,6 +254,16 @@ impl FleshSim {
         lattice: Lattice,
         posture: &Posture,
         t: f64,
+    ) -> Result<Self, FleshError> {
+        Self::build(character, lattice, posture, t, true)
+    }
+
+    fn build(
+        character: &Character,
+        lattice: Lattice,
+        posture: &Posture,
+        t: f64,
+        at_rest: bool,
     ) -> Result<Self, FleshError> {
         let flesh = character.flesh.fem().ok_or(FleshError::NotFem)?;
         if lattice.bones.is_empty() {
@@ -290,7 +320,9 @@ impl FleshSim {
         });
         let edges = std::sync::Arc::new(lattice_edges(&body.lattice));
         let bones = bone_transforms(character, &body.lattice.bones, posture);
-        settle(&mut body, &bones);
+        if at_rest {
+            settle(&mut body, &bones);
+        }
         let q = body.q.clone();
         Ok(Self {
             body,
@@ -314,8 +346,7 @@ impl FleshSim {
     /// Takes over the state (q, q̇, clock, history, grabs) of `old` when it
     /// ran on the same lattice; returns whether it did.
     pub fn carry_state(&mut self, old: &FleshSim) -> bool {
-        let (a, b) = (&self.body.lattice, &old.body.lattice);
-        if a.rest != b.rest || a.cells != b.cells || a.bone_of_vertex != b.bone_of_vertex {
+        if !same_lattice(&self.body.lattice, &old.body.lattice) {
             return false;
         }
         self.body.q.clone_from(&old.body.q);
@@ -500,6 +531,11 @@ impl FleshSim {
             lattice,
             edges: self.edges.clone(),
             mesh,
+            grabs: self
+                .grabs
+                .iter()
+                .map(|g| (l.deform(&g.embedding, &q).as_vec3(), g.hand.as_vec3()))
+                .collect(),
         }
     }
 
@@ -579,6 +615,10 @@ impl FleshSim {
         let e = l.embed(x)?;
         ((self.deformation_at(&e, q).0 - p).length() < 1e-6).then_some(x)
     }
+}
+
+fn same_lattice(a: &Lattice, b: &Lattice) -> bool {
+    a.rest == b.rest && a.cells == b.cells && a.bone_of_vertex == b.bone_of_vertex
 }
 
 /// Mass damping of the settling run (1/s): about critical for the flesh's

@@ -518,11 +518,15 @@ impl Simulation {
         let t = self.time();
         let t = if t.is_finite() { t } else { 0.0 };
         if flesh_changed(&self.character, &character) || self.flesh.is_none() {
-            let mut flesh = build_flesh(&character, &self.driver, t)?;
-            if let (Some(new), Some(old)) = (&mut flesh, &self.flesh) {
-                new.carry_state(old);
-            }
-            self.flesh = flesh;
+            self.flesh = match character.flesh.is_fem() {
+                true => Some(FleshSim::rebuilt(
+                    &character,
+                    &self.driver.posture_at(t),
+                    t,
+                    self.flesh.as_ref(),
+                )?),
+                false => None,
+            };
         }
         self.character = character;
         self.reset_runtimes(if t.is_finite() { t } else { 0.0 });
