@@ -17,6 +17,7 @@
 
 pub mod desk;
 pub mod desk_input;
+pub mod flesh_grab;
 pub mod frame_log;
 pub mod frame_loop;
 pub mod headless;
