@@ -115,9 +115,12 @@ fn bone_attached_flesh_stays_on_the_bones() {
         .count();
     assert!(bound > 20, "only {bound} bone vertices");
     let mut worst = 0.0f64;
+    let mut wall = std::time::Duration::ZERO;
     for f in 1..=60 {
         let t = f as f64 / 120.0;
+        let start = std::time::Instant::now();
         flesh.advance_to(&c, |t| driver.posture_at(t), t);
+        wall += start.elapsed();
         let bones = bone_transforms(&c, &flesh.body.lattice.bones, &driver.posture_at(t));
         let l = &flesh.body.lattice;
         for (a, b) in l.bone_of_vertex.iter().enumerate() {
@@ -128,6 +131,14 @@ fn bone_attached_flesh_stays_on_the_bones() {
         }
     }
     println!("bone vertices off their bones by at most {worst:e} m");
+    // Cost (informational, never asserted): this build's profile.
+    println!(
+        "penguin flesh: {} vertices, {} regions, {:.3} ms and {:.1} CG iterations per step of 1/120 s",
+        flesh.body.vertex_count(),
+        flesh.body.regions.len(),
+        wall.as_secs_f64() * 1e3 / flesh.steps as f64,
+        flesh.cg_iterations as f64 / flesh.steps as f64
+    );
     assert!(worst < 1e-12, "{worst}");
 
     // Flesh displaced rigidly carries its muscles rigidly.
@@ -604,4 +615,54 @@ fn the_simulation_thread_grabs_and_releases_the_flesh() {
         s.flesh.as_ref().is_some_and(|f| f.grabs.is_empty())
     });
     sim.shutdown();
+}
+
+/// A bake of an FEM character follows the flesh (it differs from the
+/// kinematic bake) and, cancelled and resumed, gives the same cache bit for
+/// bit: the flesh is replayed from its deterministic start.
+#[test]
+fn an_fem_bake_resumes_to_the_same_result() {
+    use plasticine::bake::{BakeControl, BakeOptions, BakeOutcome, BakeStart, CACHE_FILE, bake};
+    let kinematic =
+        plasticine::io::load_character(std::path::Path::new("assets/penguin.ron")).unwrap();
+    let fem = with_fem(kinematic.clone());
+    let opts = BakeOptions {
+        fps: 30.0,
+        duration: Some(1.0),
+        ..BakeOptions::default()
+    };
+    let root = tempfile::tempdir().unwrap();
+    let run = |c: &Character, dir: &str, opts: &BakeOptions, cancel_at: Option<usize>| {
+        let dir = root.path().join(dir);
+        let out = bake(c.clone(), opts, &dir, |done, _| {
+            if Some(done) == cancel_at {
+                BakeControl::Cancel
+            } else {
+                BakeControl::Continue
+            }
+        })
+        .unwrap();
+        (out, dir)
+    };
+    let (out, reference) = run(&fem, "fem", &opts, None);
+    assert!(matches!(out, BakeOutcome::Finished(_)));
+    let want = std::fs::read(reference.join(CACHE_FILE)).unwrap();
+    let (_, kin) = run(&kinematic, "kinematic", &opts, None);
+    assert_ne!(
+        std::fs::read(kin.join(CACHE_FILE)).unwrap(),
+        want,
+        "the flesh changed nothing"
+    );
+    let (out, _) = run(&fem, "cut", &opts, Some(13));
+    assert!(matches!(out, BakeOutcome::Cancelled(_)));
+    let resume = BakeOptions {
+        start: BakeStart::Resume,
+        ..opts.clone()
+    };
+    let (out, dir) = run(&fem, "cut", &resume, None);
+    assert!(matches!(out, BakeOutcome::Finished(_)));
+    assert!(
+        std::fs::read(dir.join(CACHE_FILE)).unwrap() == want,
+        "the resumed bake differs"
+    );
 }

@@ -138,7 +138,10 @@ mod tests {
         let Some(FleshGrab::Move { hand: held }) = g.update(&hand(moved, true), &s) else {
             panic!("the grab did not follow the hand");
         };
-        assert!(held.distance(at + Vec3::new(0.0, 0.0, 0.03)) < 1e-6, "{held}");
+        assert!(
+            held.distance(at + Vec3::new(0.0, 0.0, 0.03)) < 1e-6,
+            "{held}"
+        );
         assert_eq!(g.update(&hand(moved, false), &s), Some(FleshGrab::Release));
         assert!(!g.is_holding());
         let air = Vec3::new(3.0, 3.0, 3.0);
