@@ -14,14 +14,22 @@
 //!
 //! The twist constraint of §4.6 is an option of the regions ([`Twist`]).
 //!
+//! [`flesh::FleshSim`] runs a character's FEM flesh in the application
+//! (issue 7): the lattice built around its muscles, painted region weights,
+//! fixed steps driven by the skeleton, the flesh pose at any time of its
+//! recent window, grabs; the muscles (and so the skin's constraints) ride
+//! on it.
+//!
 //! [`gpu::GpuFemBody`] runs the same step with the CG on the GPU (wgpu
 //! compute, f32; `tests/fem_gpu.rs` measures the agreement).
 //!
 //! Not here yet (issue 7): the hierarchical basis and adaptation (§3.1,
 //! §4.7) and the nonlinear (Green strain) reference.
 //!
-//! Data flows one way: this module reads `character`, `kinematics`, `shape`
-//! and `skin::body` (the posed muscles), and nothing reads back into them.
+//! Data flows one way, skeleton → flesh → skin: this module reads
+//! `character`, `kinematics`, `shape` and `skin::body` (the posed-muscle
+//! type of the layers under the skin); the skin reads the flesh pose from
+//! [`FleshSim`], and nothing here reads the skin.
 
 pub mod demo;
 pub mod element;

@@ -131,7 +131,12 @@ pub enum SimError {
 /// next for one skin, exactly (what a bake checkpoint saves): with it a
 /// simulation continues bit for bit as if it had never stopped.
 ///
-/// Not in it, because nothing is carried there: the constraint structures
+/// Not in it: the FEM flesh's state. A restored simulation replays the
+/// flesh from its start (t = 0, at rest) up to the skins' time on the next
+/// advance; the flesh's fixed steps are deterministic, so this reproduces
+/// its trajectory exactly (without grabs, which are interactive only).
+///
+/// Not in it either, because nothing is carried there: the constraint structures
 /// ([`Constraints`] are scratch rebuilt on every resolve), the skin system
 /// (built anew on every `advance_to`) and the integrators' buffers (see
 /// [`IntegratorState`]).
@@ -338,6 +343,9 @@ impl Simulation {
                     skin.name, st.h, st.h_cap
                 ));
             }
+        }
+        if self.flesh.is_some() {
+            self.flesh = build_flesh(&self.character, &self.driver, 0.0)?;
         }
         self.clock = state.clock;
         for ((st, skin), rt) in state
