@@ -666,3 +666,90 @@ fn an_fem_bake_resumes_to_the_same_result() {
         "the resumed bake differs"
     );
 }
+
+/// The renderer draws the muscles where the snapshot's flesh put them, the
+/// embedded mesh deformed, the lattice in wireframe and a line per grab.
+#[test]
+fn the_renderer_draws_the_flesh_pose() {
+    use plasticine::render::{Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
+    use plasticine::snapshot::SceneSnapshot;
+    use std::sync::Arc;
+    let mut c = fem_penguin();
+    let rest = c.skeleton.rest_posture();
+    let mut flesh = FleshSim::new(&c, &rest, 0.0).unwrap();
+    let shift = DVec3::new(0.05, 0.0, 0.0);
+    let q: Vec<DVec3> = vec![shift; flesh.body.vertex_count()];
+    let style = SceneStyle {
+        muscles: MuscleStyle::Opaque,
+        skin: false,
+        floor: false,
+        skeleton: false,
+        ..SceneStyle::default()
+    };
+    let centroid = |s: &SceneSnapshot, style: &SceneStyle| {
+        let mut b = GeometryBuilder::new();
+        let g = b.build(s, style, &Decorations::default()).clone();
+        let n = g.opaque.vertices.len();
+        let sum: Vec3 = g
+            .opaque
+            .vertices
+            .iter()
+            .map(|v| Vec3::from(v.position))
+            .sum();
+        (sum / n as f32, g)
+    };
+    let plain = SceneSnapshot::of(Arc::new(c.clone()), rest.clone(), 1);
+    let (before, _) = centroid(&plain, &style);
+    let mut shifted = plain.clone();
+    let mut pose = flesh.pose(&c, &rest, 0.0);
+    pose.muscle_offsets = flesh.muscle_offsets_for(&c, &rest, &q);
+    shifted.flesh = Some(Arc::new(pose.clone()));
+    let (after, g) = centroid(&shifted, &style);
+    assert!(
+        (after - before - shift.as_vec3()).length() < 1e-5,
+        "{}",
+        after - before
+    );
+    assert!(g.lines.is_empty());
+    // Wireframe: every lattice edge; a grab: one more line.
+    let wire = SceneStyle {
+        wireframe: true,
+        ..style
+    };
+    let id = flesh
+        .grab(PosedBody::new(&c, &rest).muscles[0].center)
+        .unwrap();
+    flesh.move_grab(id, Vec3::new(0.0, 0.3, 0.2));
+    let mut grabbed = plain.clone();
+    grabbed.flesh = Some(Arc::new(flesh.pose(&c, &rest, 0.0)));
+    let (_, g) = centroid(&grabbed, &wire);
+    let edges = grabbed.flesh.as_ref().unwrap().edges.len();
+    assert_eq!(g.lines.indices.len(), 2 * (edges + 1));
+    // An embedded mesh is drawn deformed.
+    if let Flesh::Fem(f) = &mut c.flesh {
+        f.embedded_mesh = Some(EmbeddedMesh {
+            source: "tri.obj".into(),
+            positions: vec![
+                Vec3::new(0.0, 0.2, 0.1),
+                Vec3::new(0.05, 0.3, 0.05),
+                Vec3::new(0.0, 0.3, 0.0),
+            ],
+            triangles: vec![[0, 1, 2]],
+        });
+    }
+    let lattice = flesh.body.lattice.clone();
+    let meshed = FleshSim::with_lattice(&c, lattice, &rest, 0.0).unwrap();
+    let mut pose = meshed.pose(&c, &rest, 0.0);
+    let mesh = pose.mesh.clone().unwrap();
+    pose.muscle_offsets.clear(); // draw the muscles kinematically
+    let mut with_mesh = SceneSnapshot::of(Arc::new(c.clone()), rest.clone(), 1);
+    with_mesh.flesh = Some(Arc::new(pose));
+    let (_, g) = centroid(&with_mesh, &style);
+    let (_, g0) = centroid(&plain, &style);
+    assert_eq!(g.opaque.indices.len(), g0.opaque.indices.len() + 3);
+    let drawn: Vec<Vec3> = g.opaque.vertices[g.opaque.vertices.len() - 3..]
+        .iter()
+        .map(|v| Vec3::from(v.position))
+        .collect();
+    assert_eq!(drawn, mesh);
+}
