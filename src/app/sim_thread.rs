@@ -52,6 +52,9 @@ pub const SIM_TICK: Duration = Duration::from_micros(8_333);
 /// Wall-clock budget of one advance: the longest a snapshot waits for the
 /// solver when it cannot keep up (then the thread reports falling behind).
 pub const ADVANCE_BUDGET: Duration = Duration::from_millis(33);
+/// FEM flesh slower than this everywhere (m/s), unheld under a still
+/// skeleton, is at rest: the thread stops ticking for it.
+pub const FLESH_REST_SPEED: f64 = 1e-5;
 /// How long the thread sleeps on its channel with nothing to simulate.
 pub const IDLE_WAIT: Duration = Duration::from_millis(100);
 /// The most real time one advance tries to cover (beyond it, e.g. after the
@@ -435,7 +438,7 @@ impl Worker {
             Some(sim) => {
                 !self.paused
                     && (!sim.character.skins.is_empty()
-                        || sim.flesh().is_some()
+                        || sim.flesh().is_some_and(|f| !f.is_at_rest(FLESH_REST_SPEED))
                         || !matches!(sim.driver, SkeletonDriver::Still(_)))
             }
         }

@@ -31,6 +31,7 @@
 //! type of the layers under the skin); the skin reads the flesh pose from
 //! [`FleshSim`], and nothing here reads the skin.
 
+pub mod coupling;
 pub mod demo;
 pub mod element;
 pub mod flesh;
