@@ -395,6 +395,7 @@ enum ToolArg {
     Ik,
     Skin,
     Liposuction,
+    Weights,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -1428,6 +1429,7 @@ fn xr(args: XrArgs) -> Result<()> {
             ToolArg::Ik => ToolKind::Ik,
             ToolArg::Skin => ToolKind::Skin,
             ToolArg::Liposuction => ToolKind::Liposuction,
+            ToolArg::Weights => ToolKind::Weights,
         },
         placement: match args.placement {
             PlacementArg::Front => Placement::Front,

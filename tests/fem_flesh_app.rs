@@ -333,3 +333,66 @@ fn the_renderer_draws_the_flesh_pose() {
         .collect();
     assert_eq!(drawn, mesh);
 }
+
+/// The weights tool: a twisted drag paints the bone nearest the tip, one
+/// stroke per frame, one undo step per drag; refused on kinematic flesh.
+#[test]
+fn the_weights_tool_paints_the_nearest_bone() {
+    use glam::Quat;
+    use plasticine::input::{HandState, InputFrame};
+    use plasticine::tools::{History, ToolContext, ToolKind, Toolbox};
+    let frame = |time: f64, twist: f32, trigger: f32| InputFrame {
+        time,
+        right: HandState {
+            // Just in front of the flipper_l's muscle, below its joint.
+            pose: (
+                Vec3::new(0.12, 0.28, 0.03),
+                Quat::from_rotation_z(-twist), // about the wand (−z)
+            ),
+            trigger,
+            buttons: 0,
+        },
+        left: HandState::default(),
+    };
+    let mut kinematic = plasticine::samples::bare("penguin").unwrap();
+    let mut h = History::new(&kinematic);
+    let mut tools = Toolbox::new();
+    let mut ctx = ToolContext {
+        character: &mut kinematic,
+        history: &mut h,
+        symmetry: None,
+    };
+    tools.set_tool(ToolKind::Weights, &mut ctx).unwrap();
+    assert!(tools.handle(&frame(0.0, 0.0, 1.0), &mut ctx).is_err());
+
+    let mut c = fem_penguin();
+    let mut h = History::new(&c);
+    let mut tools = Toolbox::new();
+    let mut ctx = ToolContext {
+        character: &mut c,
+        history: &mut h,
+        symmetry: None,
+    };
+    tools.set_tool(ToolKind::Weights, &mut ctx).unwrap();
+    tools.handle(&frame(0.0, 0.0, 1.0), &mut ctx).unwrap();
+    tools.handle(&frame(0.1, 0.5, 1.0), &mut ctx).unwrap();
+    tools.handle(&frame(0.2, 0.5, 1.0), &mut ctx).unwrap();
+    tools.handle(&frame(0.3, 0.5, 0.0), &mut ctx).unwrap();
+    let strokes = c.flesh.fem().unwrap().weight_strokes.clone();
+    assert_eq!(strokes.len(), 2, "{strokes:?}");
+    let flipper = plasticine::fem::skeleton_bones(&c)
+        .iter()
+        .position(|b| b.joint == c.skeleton.find("flipper_l").unwrap())
+        .unwrap();
+    for s in &strokes {
+        assert_eq!(s.bone, flipper);
+        assert!((s.amount - 0.2).abs() < 1e-5, "{}", s.amount);
+        // At rest the tip is where it is (the posture is the rest one).
+        assert!(s.centre.distance(Vec3::new(0.12, 0.28, 0.03)) < 1e-5);
+    }
+    h.undo(&mut c).unwrap();
+    assert!(
+        c.flesh.fem().unwrap().weight_strokes.is_empty(),
+        "one undo step per drag"
+    );
+}

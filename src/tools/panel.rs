@@ -230,6 +230,7 @@ pub fn tool_label(tool: ToolKind) -> &'static str {
         ToolKind::Ik => "IK (pose)",
         ToolKind::Skin => "skin attach",
         ToolKind::Liposuction => "liposuction",
+        ToolKind::Weights => "weights (FEM flesh)",
     }
 }
 
