@@ -78,6 +78,10 @@ enum Command {
         /// Skin resolution MxN.
         #[arg(long, value_parser = parse_resolution, default_value = "16x16")]
         resolution: (usize, usize),
+        /// The flesh under the skin: kinematic muscles, or FEM flesh (Capell 2002) with
+        /// its default settings, the muscles riding on a simulated lattice.
+        #[arg(long, value_parser = ["kinematic", "fem"], default_value = "kinematic")]
+        flesh: String,
     },
     /// Check a character file and describe it.
     Info { character: PathBuf },
@@ -434,6 +438,7 @@ enum ToolArg {
     Ik,
     Skin,
     Liposuction,
+    Weights,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -709,11 +714,17 @@ fn run(cli: Cli) -> Result<()> {
             name,
             out,
             resolution,
+            flesh,
         } => {
-            let c = plasticine::samples::build(&name, resolution.0, resolution.1)?;
+            let backend = match flesh.as_str() {
+                "fem" => plasticine::character::Flesh::Fem(Default::default()),
+                _ => plasticine::character::Flesh::Kinematic,
+            };
+            let c =
+                plasticine::samples::build_with_flesh(&name, resolution.0, resolution.1, backend)?;
             save_character(&out, &c)?;
             println!(
-                "Wrote the {name} ({} skins at {}x{}) to {}",
+                "Wrote the {name} ({} skins at {}x{}, {flesh} flesh) to {}",
                 c.skins.len(),
                 resolution.0,
                 resolution.1,
@@ -729,6 +740,19 @@ fn run(cli: Cli) -> Result<()> {
                 c.muscles.len(),
                 c.skins.len()
             );
+            if let Some(f) = c.flesh.fem() {
+                println!(
+                    "  FEM flesh: ~{} lattice vertices, E {} Pa, ν {}, ρ {} kg/m³, {} painted weight strokes{}",
+                    f.target_vertices,
+                    f.young,
+                    f.poisson,
+                    f.density,
+                    f.weight_strokes.len(),
+                    f.embedded_mesh
+                        .as_ref()
+                        .map_or(String::new(), |m| format!(", embedded mesh '{}'", m.source))
+                );
+            }
             for s in &c.skins {
                 let bands = s.points.band.iter().filter(|b| b.is_some()).count();
                 println!(
@@ -1507,6 +1531,7 @@ fn xr(args: XrArgs) -> Result<()> {
             ToolArg::Ik => ToolKind::Ik,
             ToolArg::Skin => ToolKind::Skin,
             ToolArg::Liposuction => ToolKind::Liposuction,
+            ToolArg::Weights => ToolKind::Weights,
         },
         placement: match args.placement {
             PlacementArg::Front => Placement::Front,

@@ -5,8 +5,8 @@
 //! `plasticine sample NAME --out FILE` regenerates an asset from this code.
 
 use crate::character::{
-    Character, DeformationDriver, DeformationParam, Dof, Environment, Joint, KeyPosture, Muscle,
-    Posture, Skeleton, SkinMaterial,
+    Character, DeformationDriver, DeformationParam, Dof, Environment, Flesh, Joint, KeyPosture,
+    Muscle, Posture, Skeleton, SkinMaterial,
 };
 use crate::shape::{BarrDeformation, MuscleShape};
 use crate::skin::attach::{global_attach, wrap_skin};
@@ -18,6 +18,17 @@ pub const NAMES: [&str; 3] = ["penguin", "wombat", "torso"];
 
 /// Builds a sample by name at the given skin resolution.
 pub fn build(name: &str, m: usize, n: usize) -> Result<Character, SimError> {
+    build_with_flesh(name, m, n, Flesh::Kinematic)
+}
+
+/// Builds a sample with the given flesh backend: its skins settle on that
+/// flesh (FEM flesh sags a little under gravity).
+pub fn build_with_flesh(
+    name: &str,
+    m: usize,
+    n: usize,
+    flesh: Flesh,
+) -> Result<Character, SimError> {
     let (mut c, skins) = match name {
         "penguin" => penguin(),
         "wombat" => wombat(),
@@ -29,6 +40,7 @@ pub fn build(name: &str, m: usize, n: usize) -> Result<Character, SimError> {
             )));
         }
     };
+    c.flesh = flesh;
     let rest = c.skeleton.rest_posture();
     for (skin_name, bottom, top, mat) in skins {
         let b = c.skeleton.find(bottom).expect("sample joint");

@@ -4,6 +4,7 @@
 //! waits for a step, it takes whichever snapshot is newest.
 
 use crate::character::{Character, Posture};
+use crate::fem::FleshPose;
 use glam::Vec3;
 use std::sync::Arc;
 use std::time::Instant;
@@ -45,6 +46,9 @@ pub struct SceneSnapshot {
     pub skins: Vec<SkinSurface>,
     /// Simulation time of this snapshot (seconds).
     pub sim_time: f64,
+    /// The FEM flesh at `sim_time` (muscle offsets, deformed lattice and
+    /// embedded mesh); None for kinematic flesh.
+    pub flesh: Option<Arc<FleshPose>>,
     /// Publication counter: increases by one per snapshot.
     pub sequence: u64,
     /// When the simulation thread published it (for snapshot age).
@@ -64,6 +68,7 @@ impl SceneSnapshot {
             posture,
             skins,
             sim_time: 0.0,
+            flesh: None,
             sequence: 0,
             published: Instant::now(),
         }

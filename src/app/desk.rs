@@ -482,6 +482,7 @@ impl DeskApp {
             KeyCode::Digit5 => tool(ToolKind::Skin),
             KeyCode::Digit6 => tool(ToolKind::Liposuction),
             KeyCode::Digit7 => tool(ToolKind::Deform),
+            KeyCode::Digit8 => tool(ToolKind::Weights),
             _ => None,
         };
         if let Some(kind) = chosen {

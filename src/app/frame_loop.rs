@@ -278,6 +278,8 @@ pub struct FrameLoop {
     panel_key: Option<String>,
     /// The timeline and its playback modes (`src/app/playback.rs`).
     playback: Playback,
+    /// The right hand's grip on the FEM flesh.
+    grabber: super::flesh_grab::FleshGrabber,
 }
 
 impl FrameLoop {
@@ -304,6 +306,7 @@ impl FrameLoop {
             panel: PanelDriver::default(),
             panel_key: None,
             playback: Playback::default(),
+            grabber: Default::default(),
         };
         fl.send_edits();
         fl
@@ -352,8 +355,11 @@ impl FrameLoop {
         }
         // Playback: the timeline, its mode's messages, recorded keys.
         let view = self.update_playback(start);
-        // 3. Edits to the simulation.
+        // 3. Edits to the simulation, and the hand's grip on the flesh.
         self.send_edits();
+        if let Some(g) = self.grabber.update(&input.right, &self.sim.latest()) {
+            let _ = self.sim.send(SimMessage::Grab(g));
+        }
         let tools = start.elapsed();
         let status = self.sim.status();
         let mut overlay = self.log.overlay_lines(&status);

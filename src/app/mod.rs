@@ -17,6 +17,7 @@
 
 pub mod desk;
 pub mod desk_input;
+pub mod flesh_grab;
 pub mod frame_log;
 pub mod frame_loop;
 pub mod headless;
@@ -38,7 +39,9 @@ pub use frame_loop::{
 pub use latency::{BusyRenderer, LatencyResult, MovingTracker, latency_run, latency_run_with};
 pub use playback::{BakedFrames, Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
 pub use resolution::{GovernorConfig, LoadSample, RESOLUTION_LADDER, ResolutionGovernor};
-pub use sim_thread::{SimLoad, SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state};
+pub use sim_thread::{
+    FleshGrab, SimLoad, SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state,
+};
 
 use crate::character::Character;
 

@@ -177,6 +177,9 @@ impl BakedFrames {
             posture: posture.clone(),
             skins,
             sim_time: time,
+            // The frame cache holds the skins only: baked playback draws
+            // the muscles on the skeleton.
+            flesh: None,
             sequence: *sequence,
             published: Instant::now(),
         });

@@ -40,6 +40,7 @@ use crate::character::{Character, Posture};
 use crate::skin::resample::resample;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SolverSettings};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
+use glam::Vec3;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -51,6 +52,9 @@ pub const SIM_TICK: Duration = Duration::from_micros(8_333);
 /// Wall-clock budget of one advance: the longest a snapshot waits for the
 /// solver when it cannot keep up (then the thread reports falling behind).
 pub const ADVANCE_BUDGET: Duration = Duration::from_millis(33);
+/// FEM flesh slower than this everywhere (m/s), unheld under a still
+/// skeleton, is at rest: the thread stops ticking for it.
+pub const FLESH_REST_SPEED: f64 = 1e-5;
 /// How long the thread sleeps on its channel with nothing to simulate.
 pub const IDLE_WAIT: Duration = Duration::from_millis(100);
 /// The most real time one advance tries to cover (beyond it, e.g. after the
@@ -90,10 +94,25 @@ pub enum SimMessage {
     SetStepDelay(Duration),
     /// Ends the thread (also sent by `Drop`).
     Shutdown,
+    /// Grabs the FEM flesh with a hand (Capell §4.4): a position constraint
+    /// at the picked point that follows the hand until released. Ignored
+    /// for kinematic flesh.
+    Grab(FleshGrab),
     /// Undoes [`SimMessage::Resample`]: simulates every skin at the model's
     /// own resolution again, resampling the current simulated state (so the
     /// skin goes on from where it hangs rather than jumping back).
     NativeResolution,
+}
+
+/// A hand grabbing the flesh (one grab at a time).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FleshGrab {
+    /// Takes hold of the flesh at a world point of its current pose.
+    Start { at: Vec3 },
+    /// The hand moved: the held point follows it.
+    Move { hand: Vec3 },
+    /// Lets go.
+    Release,
 }
 
 /// Cumulative solver cost, for a governor that picks the resolution from the
@@ -347,6 +366,8 @@ struct Worker {
     pending_settings: Option<SolverSettings>,
     pending_resample: bool,
     load: SimLoad,
+    /// The flesh grab held by the hand, if any.
+    grab: Option<u64>,
 }
 
 impl Worker {
@@ -379,6 +400,7 @@ impl Worker {
             pending_settings: None,
             pending_resample: false,
             load: SimLoad::default(),
+            grab: None,
         };
         match settings.validate() {
             Ok(()) => w.settings = settings,
@@ -416,6 +438,7 @@ impl Worker {
             Some(sim) => {
                 !self.paused
                     && (!sim.character.skins.is_empty()
+                        || sim.flesh().is_some_and(|f| !f.is_at_rest(FLESH_REST_SPEED))
                         || !matches!(sim.driver, SkeletonDriver::Still(_)))
             }
         }
@@ -510,8 +533,40 @@ impl Worker {
                     self.pending_resample = true;
                 }
             }
+            SimMessage::Grab(g) => self.apply_grab(g),
             SimMessage::Shutdown => {}
         }
+    }
+
+    fn apply_grab(&mut self, g: FleshGrab) {
+        let Some(flesh) = self.sim.as_mut().and_then(|s| s.flesh_mut()) else {
+            return;
+        };
+        match g {
+            FleshGrab::Start { at } => {
+                if let Some(old) = self.grab.take() {
+                    flesh.release(old);
+                }
+                self.grab = flesh.grab(at);
+                if self.grab.is_none() {
+                    self.report(format!(
+                        "nothing to grab at ({:.3}, {:.3}, {:.3}): the point is outside the flesh",
+                        at.x, at.y, at.z
+                    ));
+                }
+            }
+            FleshGrab::Move { hand } => {
+                if let Some(id) = self.grab {
+                    flesh.move_grab(id, hand);
+                }
+            }
+            FleshGrab::Release => {
+                if let Some(id) = self.grab.take() {
+                    flesh.release(id);
+                }
+            }
+        }
+        self.dirty = true;
     }
 
     fn apply_pending(&mut self) {
@@ -778,6 +833,7 @@ impl Worker {
             posture,
             skins,
             sim_time,
+            flesh: self.sim.as_ref().and_then(|s| s.flesh_pose()).map(Arc::new),
             sequence: self.sequence,
             published: Instant::now(),
         });

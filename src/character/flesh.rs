@@ -89,6 +89,11 @@ pub struct EmbeddedMesh {
 }
 
 impl Flesh {
+    /// Whether the flesh is simulated with FEM.
+    pub fn is_fem(&self) -> bool {
+        matches!(self, Flesh::Fem(_))
+    }
+
     pub fn fem(&self) -> Option<&FemFlesh> {
         match self {
             Flesh::Kinematic => None,

@@ -19,6 +19,12 @@
 //! [`import`] makes a character of it on a skeleton (`plasticine
 //! fem-import`).
 //!
+//! [`flesh::FleshSim`] runs a character's FEM flesh in the application
+//! (issue 7): the lattice built around its muscles, painted region weights,
+//! fixed steps driven by the skeleton, the flesh pose at any time of its
+//! recent window, grabs; the muscles (and so the skin's constraints) ride
+//! on it.
+//!
 //! [`gpu::GpuFemBody`] runs the same step with the CG on the GPU (wgpu
 //! compute, f32; `tests/fem_gpu.rs` measures the agreement).
 //!
@@ -42,13 +48,17 @@
 //! The adaptive body has no blended local linearization or position
 //! constraints, and no GPU path.
 //!
-//! Data flows one way: this module reads `character`, `kinematics`, `shape`
-//! and `skin::body` (the posed muscles), and nothing reads back into them.
+//! Data flows one way, skeleton → flesh → skin: this module reads
+//! `character`, `kinematics`, `shape` and `skin::body` (the posed-muscle
+//! type of the layers under the skin); the skin reads the flesh pose from
+//! [`FleshSim`], and nothing here reads the skin.
 
 pub mod adapt;
 pub mod adapt_bench;
+pub mod coupling;
 pub mod demo;
 pub mod element;
+pub mod flesh;
 pub mod gpu;
 pub mod gpu_bench;
 pub mod hierarchy;
@@ -63,6 +73,7 @@ pub mod sparse;
 
 pub use adapt::{AdaptReport, AdaptSettings, AdaptiveBody};
 pub use element::{HexElement, Material};
+pub use flesh::{FLESH_STEP, FleshError, FleshPose, FleshSim};
 pub use lattice::{
     Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
 };

@@ -205,6 +205,20 @@ pub fn build_regions_with(
         )];
     };
     let weights = bone_weights(lattice, width);
+    regions_with_weights(lattice, materials, elements, &weights, twist)
+}
+
+/// The regions of a lattice for given partition-of-unity weights
+/// `[bone][vertex]` (e.g. [`bone_weights`] corrected by painted strokes):
+/// region i holds every cell with a vertex of positive W^i.
+pub fn regions_with_weights(
+    lattice: &Lattice,
+    materials: &[Material],
+    elements: &CellElements,
+    weights: &[Vec<f64>],
+    twist: Option<Twist>,
+) -> Vec<Region> {
+    let all: Vec<usize> = (0..lattice.cell_count()).collect();
     weights
         .iter()
         .enumerate()

@@ -537,6 +537,19 @@ impl FemBody {
         }
     }
 
+    /// Replaces the automatic region weights by `weights` (`[bone][vertex]`,
+    /// a partition of unity, e.g. painted, §4.5) and rebuilds the regions.
+    pub fn set_region_weights(&mut self, weights: &[Vec<f64>]) {
+        self.regions = super::regions::regions_with_weights(
+            &self.lattice,
+            &self.materials,
+            &self.elements,
+            weights,
+            self.settings.twist,
+        );
+        self.scratch = vec![Scratch::default(); self.regions.len()];
+    }
+
     /// One material everywhere.
     pub fn uniform(lattice: Lattice, material: Material, settings: FemSettings) -> Self {
         let m = vec![material; lattice.cell_count()];

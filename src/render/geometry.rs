@@ -192,6 +192,8 @@ pub const BAND_COLOR: [f32; 4] = [0.3, 0.9, 0.5, 0.35];
 pub const FLOOR_COLOR: [f32; 4] = [0.42, 0.44, 0.46, 1.0];
 pub const GRID_COLOR: [f32; 4] = [0.30, 0.32, 0.34, 1.0];
 pub const WIRE_COLOR: [f32; 4] = [0.15, 0.10, 0.10, 1.0];
+pub const LATTICE_COLOR: [f32; 4] = [0.35, 0.55, 0.95, 0.8];
+pub const GRAB_COLOR: [f32; 4] = [1.0, 0.85, 0.1, 1.0];
 
 const MUSCLE_SLICES: usize = 24;
 const MUSCLE_STACKS: usize = 16;
@@ -254,7 +256,15 @@ impl GeometryBuilder {
         let character: &Character = &snapshot.character;
         let posture = posture.unwrap_or(&snapshot.posture);
         let posture_ok = posture.angles.len() == character.skeleton.joints.len();
-        let body = posture_ok.then(|| PosedBody::new(character, posture));
+        // FEM flesh (issue 7): the muscles ride on the snapshot's flesh pose.
+        let flesh = snapshot
+            .flesh
+            .as_deref()
+            .filter(|f| f.muscle_offsets.len() == character.muscles.len());
+        let body = posture_ok.then(|| match flesh {
+            Some(f) => PosedBody::with_flesh(character, posture, f),
+            None => PosedBody::new(character, posture),
+        });
 
         if style.floor {
             push_floor(&mut g);
@@ -274,6 +284,9 @@ impl GeometryBuilder {
             if style.bands {
                 push_bands(&mut g, character, snapshot, body);
             }
+        }
+        if let Some(f) = snapshot.flesh.as_deref() {
+            push_flesh(&mut g, character, f, style);
         }
         for c in &decorations.cursors {
             self.push_cursor(&mut g, c);
@@ -550,6 +563,56 @@ fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
                 }
             }
         }
+    }
+}
+
+/// The FEM flesh's extras: an embedded (imported) mesh, deformed, drawn
+/// like muscles; the lattice's edges in wireframe mode; a line from each
+/// grabbed point to the hand holding it.
+fn push_flesh(
+    g: &mut SceneGeometry,
+    character: &Character,
+    flesh: &crate::fem::FleshPose,
+    style: &SceneStyle,
+) {
+    let mesh = character.flesh.fem().and_then(|f| f.embedded_mesh.as_ref());
+    if let (Some(mesh), Some(points)) = (mesh, &flesh.mesh)
+        && style.muscles != MuscleStyle::Hidden
+        && points.len() == mesh.positions.len()
+    {
+        let mut normals = vec![Vec3::ZERO; points.len()];
+        for t in &mesh.triangles {
+            let [a, b, c] = t.map(|i| points[i as usize]);
+            let n = (b - a).cross(c - a);
+            for &i in t {
+                normals[i as usize] += n;
+            }
+        }
+        let tri = TriMesh {
+            positions: points.clone(),
+            normals: normals.iter().map(|n| n.normalize_or_zero()).collect(),
+            indices: mesh.triangles.clone(),
+        };
+        match style.muscles {
+            MuscleStyle::Opaque => g.opaque.push_mesh(&tri, &Affine3A::IDENTITY, MUSCLE_COLOR),
+            _ => {
+                let mut c = MUSCLE_COLOR;
+                c[3] = 0.45;
+                g.translucent.push_mesh(&tri, &Affine3A::IDENTITY, c)
+            }
+        }
+    }
+    if style.wireframe {
+        for &[a, b] in flesh.edges.iter() {
+            if let (Some(&p), Some(&q)) =
+                (flesh.lattice.get(a as usize), flesh.lattice.get(b as usize))
+            {
+                g.lines.push_line(p, q, LATTICE_COLOR);
+            }
+        }
+    }
+    for &(point, hand) in &flesh.grabs {
+        g.lines.push_line(point, hand, GRAB_COLOR);
     }
 }
 

@@ -3,6 +3,7 @@
 //! (LEMAN §3.2: each layer depends only on the ones inside it).
 
 use crate::character::{Character, Posture};
+use crate::fem::FleshPose;
 use crate::kinematics::forward_kinematics;
 use crate::shape::MuscleShape;
 use glam::{Affine3A, Vec3};
@@ -31,13 +32,33 @@ pub struct PosedBody {
 
 impl PosedBody {
     pub fn new(character: &Character, posture: &Posture) -> Self {
+        Self::with_muscle_offsets(character, posture, &[])
+    }
+
+    /// The layers with FEM flesh (issue 7): every muscle rides on the flesh
+    /// pose, its frame corrected by the pose's offset.
+    pub fn with_flesh(character: &Character, posture: &Posture, flesh: &FleshPose) -> Self {
+        Self::with_muscle_offsets(character, posture, &flesh.muscle_offsets)
+    }
+
+    /// The layers with muscle k's frame `W_joint · local · offsets[k]`
+    /// (a missing offset is the identity: the kinematic muscle).
+    pub fn with_muscle_offsets(
+        character: &Character,
+        posture: &Posture,
+        offsets: &[Affine3A],
+    ) -> Self {
         let joints = forward_kinematics(&character.skeleton, posture);
         let muscles = character
             .muscles
             .iter()
-            .map(|m| {
-                let to_world =
+            .enumerate()
+            .map(|(k, m)| {
+                let mut to_world =
                     joints[m.joint] * Affine3A::from_rotation_translation(m.rotation, m.offset);
+                if let Some(offset) = offsets.get(k) {
+                    to_world *= *offset;
+                }
                 let shape = m.posed_shape(&posture.angles);
                 PosedMuscle {
                     to_local: to_world.inverse(),

@@ -9,6 +9,8 @@ use super::integrate::{EvalCount, IntegratorKind, IntegratorState, Tolerances};
 use super::stepper::{SkinRuntime, SkinStepper};
 use super::system::SkinSystem;
 use crate::character::Character;
+use crate::fem::flesh::flesh_changed;
+use crate::fem::{FleshPose, FleshSim};
 use glam::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -121,13 +123,20 @@ pub enum SimError {
     NoMotion,
     #[error("cannot restore the solver state: {0}")]
     State(String),
+    #[error("FEM flesh: {0}")]
+    Flesh(#[from] crate::fem::FleshError),
 }
 
 /// Everything the solver carries from one [`Simulation::advance_to`] to the
 /// next for one skin, exactly (what a bake checkpoint saves): with it a
 /// simulation continues bit for bit as if it had never stopped.
 ///
-/// Not in it, because nothing is carried there: the constraint structures
+/// Not in it: the FEM flesh's state. A restored simulation replays the
+/// flesh from its start (t = 0, at rest) up to the skins' time on the next
+/// advance; the flesh's fixed steps are deterministic, so this reproduces
+/// its trajectory exactly (without grabs, which are interactive only).
+///
+/// Not in it either, because nothing is carried there: the constraint structures
 /// ([`Constraints`] are scratch rebuilt on every resolve), the skin system
 /// (built anew on every `advance_to`) and the integrators' buffers (see
 /// [`IntegratorState`]).
@@ -163,6 +172,9 @@ pub struct Simulation {
     skins: Vec<SkinRuntime>,
     /// Time reached by the last advance (what `time()` reports without skins).
     clock: f64,
+    /// The FEM flesh of an FEM character (issue 7): stepped to each target
+    /// before the skins, whose muscles ride on it.
+    flesh: Option<FleshSim>,
 }
 
 impl Simulation {
@@ -173,12 +185,14 @@ impl Simulation {
     ) -> Result<Self, SimError> {
         character.validate()?;
         settings.validate().map_err(SimError::Settings)?;
+        let flesh = build_flesh(&character, &driver, 0.0)?;
         let mut sim = Self {
             character,
             driver,
             settings,
             skins: Vec::new(),
             clock: 0.0,
+            flesh,
         };
         sim.reset_runtimes(0.0);
         // Start consistent: boundary rows on their joints.
@@ -211,7 +225,8 @@ impl Simulation {
         let mut vel = std::mem::take(&mut self.character.skins[s].points.velocity);
         {
             use super::integrate::SecondOrderSystem;
-            let mut sys = SkinSystem::new(&self.character, &self.character.skins[s], &self.driver);
+            let mut sys = SkinSystem::new(&self.character, &self.character.skins[s], &self.driver)
+                .with_flesh(self.flesh.as_ref());
             sys.prescribe(t, &mut skin, &mut vel);
         }
         self.character.skins[s].points.position = skin;
@@ -329,6 +344,9 @@ impl Simulation {
                 ));
             }
         }
+        if self.flesh.is_some() {
+            self.flesh = build_flesh(&self.character, &self.driver, 0.0)?;
+        }
         self.clock = state.clock;
         for ((st, skin), rt) in state
             .skins
@@ -378,10 +396,21 @@ impl Simulation {
         let start = Instant::now();
         let deadline = budget.map(|b| start + b);
         let mut report = AdvanceReport::default();
+        // The flesh first, one velocity offset past the target: the skins'
+        // stages read the muscles at t and t + VELOCITY_DT.
+        if let Some(flesh) = &mut self.flesh {
+            let driver = &self.driver;
+            flesh.advance_to(
+                &self.character,
+                |t| driver.posture_at(t),
+                target + super::system::VELOCITY_DT,
+            );
+        }
         // Skins are independent systems: step them in parallel. They are taken
         // out of the character meanwhile; the inner layers stay readable.
         let mut skins = std::mem::take(&mut self.character.skins);
         let (character, driver, settings) = (&self.character, &self.driver, &self.settings);
+        let flesh = self.flesh.as_ref();
         let results: Vec<Result<Vec<SimEvent>, SimError>> = skins
             .par_iter_mut()
             .zip(self.skins.par_iter_mut())
@@ -390,6 +419,7 @@ impl Simulation {
                 let mut stepper = SkinStepper {
                     character,
                     driver,
+                    flesh,
                     settings,
                     skin,
                     rt,
@@ -404,6 +434,10 @@ impl Simulation {
         }
         if self.skins.is_empty() {
             self.clock = self.clock.max(target);
+        }
+        let now = self.time();
+        if let Some(flesh) = &mut self.flesh {
+            flesh.forget_before(now);
         }
         report.reached = self.time().min(target);
         report.fell_behind = report.reached < target - 1e-12;
@@ -432,9 +466,11 @@ impl Simulation {
     pub fn deepest_penetration(&self) -> f32 {
         let mut worst = 0.0f32;
         for (s, skin) in self.character.skins.iter().enumerate() {
-            let body = super::body::PosedBody::new(
+            let body = super::system::posed_body(
                 &self.character,
-                &self.driver.posture_at(self.skins[s].time),
+                &self.driver,
+                self.flesh.as_ref(),
+                self.skins[s].time,
             );
             let grid = super::elastic::Grid::of(skin);
             worst = worst.max(super::constraints::deepest_penetration(
@@ -448,10 +484,34 @@ impl Simulation {
         worst
     }
 
+    /// The FEM flesh, for an FEM character.
+    pub fn flesh(&self) -> Option<&FleshSim> {
+        self.flesh.as_ref()
+    }
+
+    /// The FEM flesh, to grab it.
+    pub fn flesh_mut(&mut self) -> Option<&mut FleshSim> {
+        self.flesh.as_mut()
+    }
+
+    /// The flesh at the current time, for drawing (None when kinematic).
+    pub fn flesh_pose(&self) -> Option<FleshPose> {
+        let t = self.time();
+        self.flesh
+            .as_ref()
+            .map(|f| f.pose(&self.character, &self.driver.posture_at(t), t))
+    }
+
+    /// The inner layers (skeleton and muscles, on the flesh) at time t.
+    pub fn posed_body(&self, t: f64) -> super::body::PosedBody {
+        super::system::posed_body(&self.character, &self.driver, self.flesh.as_ref(), t)
+    }
+
     /// Total energy of skin `s` at its current state.
     pub fn energy(&self, s: usize) -> f64 {
         let skin = &self.character.skins[s];
-        let mut sys = SkinSystem::new(&self.character, skin, &self.driver);
+        let mut sys =
+            SkinSystem::new(&self.character, skin, &self.driver).with_flesh(self.flesh.as_ref());
         sys.energy(
             self.skins[s].time,
             &skin.points.position,
@@ -464,6 +524,18 @@ impl Simulation {
     pub fn set_character(&mut self, character: Character) -> Result<(), SimError> {
         character.validate()?;
         let t = self.time();
+        let t = if t.is_finite() { t } else { 0.0 };
+        if flesh_changed(&self.character, &character) || self.flesh.is_none() {
+            self.flesh = match character.flesh.is_fem() {
+                true => Some(FleshSim::rebuilt(
+                    &character,
+                    &self.driver.posture_at(t),
+                    t,
+                    self.flesh.as_ref(),
+                )?),
+                false => None,
+            };
+        }
         self.character = character;
         self.reset_runtimes(if t.is_finite() { t } else { 0.0 });
         for s in 0..self.skins.len() {
@@ -471,4 +543,16 @@ impl Simulation {
         }
         Ok(())
     }
+}
+
+/// The flesh simulation of an FEM character at time t (None when kinematic).
+fn build_flesh(
+    character: &Character,
+    driver: &SkeletonDriver,
+    t: f64,
+) -> Result<Option<FleshSim>, SimError> {
+    if !character.flesh.is_fem() {
+        return Ok(None);
+    }
+    Ok(Some(FleshSim::new(character, &driver.posture_at(t), t)?))
 }

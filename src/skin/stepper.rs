@@ -33,6 +33,8 @@ fn diverged(r: &[Vec3], v: &[Vec3], max_speed: f32) -> bool {
 pub(super) struct SkinStepper<'a> {
     pub(super) character: &'a Character,
     pub(super) driver: &'a SkeletonDriver,
+    /// The FEM flesh, stepped past the target already.
+    pub(super) flesh: Option<&'a crate::fem::FleshSim>,
     pub(super) settings: &'a SolverSettings,
     pub(super) skin: &'a mut Skin,
     pub(super) rt: &'a mut SkinRuntime,
@@ -100,7 +102,7 @@ impl SkinStepper<'_> {
         let mut v = std::mem::take(&mut self.skin.points.velocity);
         let skin: &Skin = self.skin;
         let rt = &mut *self.rt;
-        let mut sys = SkinSystem::new(self.character, skin, self.driver);
+        let mut sys = SkinSystem::new(self.character, skin, self.driver).with_flesh(self.flesh);
         let entry_time = rt.time;
         let mut r0 = r.clone();
         let mut v0 = v.clone();

@@ -7,6 +7,7 @@ use super::driver::SkeletonDriver;
 use super::elastic::{ElasticMaterial, Grid, Terms, add_elastic_forces, elastic_energy};
 use super::integrate::SecondOrderSystem;
 use crate::character::{Character, Skin};
+use crate::fem::FleshSim;
 use glam::Vec3;
 
 /// Time offset for velocities of kinematic things by finite differences (s).
@@ -28,8 +29,19 @@ pub struct Underlayers {
 
 impl Underlayers {
     pub fn at(character: &Character, skin: &Skin, driver: &SkeletonDriver, t: f64) -> Self {
-        let body = PosedBody::new(character, &driver.posture_at(t));
-        let later = PosedBody::new(character, &driver.posture_at(t + VELOCITY_DT));
+        Self::with_flesh(character, skin, driver, None, t)
+    }
+
+    /// As [`at`](Self::at), the muscles riding on the FEM flesh if given.
+    pub fn with_flesh(
+        character: &Character,
+        skin: &Skin,
+        driver: &SkeletonDriver,
+        flesh: Option<&FleshSim>,
+        t: f64,
+    ) -> Self {
+        let body = posed_body(character, driver, flesh, t);
+        let later = posed_body(character, driver, flesh, t + VELOCITY_DT);
         let inv_dt = (1.0 / VELOCITY_DT) as f32;
         let p = &skin.points;
         let mut anchor_position = vec![Vec3::ZERO; p.band.len()];
@@ -66,11 +78,31 @@ impl Underlayers {
     }
 }
 
+/// The inner layers at time t: the skeleton from the driver, the muscles on
+/// the FEM flesh where there is one.
+pub fn posed_body(
+    character: &Character,
+    driver: &SkeletonDriver,
+    flesh: Option<&FleshSim>,
+    t: f64,
+) -> PosedBody {
+    let posture = driver.posture_at(t);
+    match flesh {
+        Some(f) => {
+            let offsets = f.muscle_offsets(character, &posture, t);
+            PosedBody::with_muscle_offsets(character, &posture, &offsets)
+        }
+        None => PosedBody::new(character, &posture),
+    }
+}
+
 /// A skin and the layers that drive it, as the integrators see it.
 pub struct SkinSystem<'a> {
     pub character: &'a Character,
     pub skin: &'a Skin,
     pub driver: &'a SkeletonDriver,
+    /// The FEM flesh the muscles ride on, if any.
+    pub flesh: Option<&'a FleshSim>,
     pub grid: Grid,
     /// Point mass ρ·A, its inverse (0 on the boundary rows), and the velocity
     /// damping coefficient (damping density·A + global γ·mass).
@@ -112,6 +144,7 @@ impl<'a> SkinSystem<'a> {
             character,
             skin,
             driver,
+            flesh: None,
             grid,
             mass,
             inv_mass,
@@ -124,10 +157,23 @@ impl<'a> SkinSystem<'a> {
         }
     }
 
+    /// The same system with the muscles riding on `flesh`.
+    pub fn with_flesh(mut self, flesh: Option<&'a FleshSim>) -> Self {
+        self.flesh = flesh;
+        self.under = None;
+        self
+    }
+
     /// The underlying layers at time t (cached: the integrator stages revisit times).
     pub fn underlayers(&mut self, t: f64) -> &Underlayers {
         if self.under.as_ref().is_none_or(|u| u.t != t) {
-            self.under = Some(Underlayers::at(self.character, self.skin, self.driver, t));
+            self.under = Some(Underlayers::with_flesh(
+                self.character,
+                self.skin,
+                self.driver,
+                self.flesh,
+                t,
+            ));
         }
         self.under.as_ref().expect("just set")
     }

@@ -10,7 +10,8 @@
 //! rewind the skin's simulated motion the way a whole-character snapshot would.
 
 use crate::character::{
-    Band, BandDefaults, Character, Dof, Environment, Joint, KeyPosture, Muscle, Posture, Skin,
+    Band, BandDefaults, Character, Dof, Environment, Flesh, Joint, KeyPosture, Muscle, Posture,
+    Skin, WeightStroke,
 };
 use crate::kinematics::forward_kinematics;
 use crate::shape::MuscleShape;
@@ -229,6 +230,16 @@ pub enum Command {
         continuity: f32,
         bias: f32,
     },
+    /// The flesh backend (issue 7): kinematic muscles or FEM flesh with its
+    /// settings.
+    SetFlesh {
+        flesh: Flesh,
+    },
+    /// Paints the FEM flesh's region weights (Capell §4.5): appends a stroke,
+    /// applied after the earlier ones. Refused for kinematic flesh.
+    PaintWeights {
+        stroke: WeightStroke,
+    },
 }
 
 impl Command {
@@ -255,6 +266,8 @@ impl Command {
             Command::MoveKey { .. } => "move key",
             Command::DeleteKey { .. } => "delete key",
             Command::SetKeyTcb { .. } => "key tension/continuity/bias",
+            Command::SetFlesh { .. } => "flesh",
+            Command::PaintWeights { .. } => "paint weights",
         }
     }
 }
@@ -381,6 +394,10 @@ pub(crate) enum Inverse {
     },
     /// The old environment. O(1).
     Environment(Environment),
+    /// The old flesh. O(strokes + embedded mesh).
+    Flesh(Box<Flesh>),
+    /// Pop the last weight stroke. O(1).
+    WeightStroke,
     /// Key postures: remove the key at `remove` (the one the command put
     /// there), then put `insert` back at its old index. O(keys).
     Keys {
@@ -553,6 +570,28 @@ fn check_tcb(cmd: &Command, values: [(&str, f32); 3]) -> Result<(), EditError> {
         }
     }
     Ok(())
+}
+
+/// Every stroke paints a bone of the skeleton (one per parent→child pair).
+fn check_stroke_bones(
+    cmd: &Command,
+    c: &Character,
+    strokes: &[WeightStroke],
+) -> Result<(), EditError> {
+    let bones = c
+        .skeleton
+        .joints
+        .iter()
+        .filter(|j| j.parent.is_some())
+        .count();
+    match strokes.iter().find(|s| s.bone >= bones) {
+        Some(s) => Err(invalid(
+            cmd,
+            "bone",
+            format!("no bone {} (the skeleton has {bones})", s.bone),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Where a key at `time` goes to keep the keys sorted.
@@ -1019,6 +1058,32 @@ pub(crate) fn apply(
                 band_stiffness: band_old,
             })
         }
+        Command::SetFlesh { flesh } => {
+            flesh
+                .validate()
+                .map_err(|e| invalid(cmd, &e.field, e.message))?;
+            if let Some(f) = flesh.fem() {
+                check_stroke_bones(cmd, c, &f.weight_strokes)?;
+            }
+            let old = std::mem::replace(&mut c.flesh, flesh.clone());
+            Ok(Inverse::Flesh(Box::new(old)))
+        }
+        Command::PaintWeights { stroke } => {
+            check_stroke_bones(cmd, c, std::slice::from_ref(stroke))?;
+            let Flesh::Fem(f) = &mut c.flesh else {
+                return Err(refused(
+                    cmd,
+                    "the flesh is kinematic: switch it to FEM to paint its region weights",
+                ));
+            };
+            let mut painted = f.clone();
+            painted.weight_strokes.push(stroke.clone());
+            painted
+                .validate()
+                .map_err(|e| invalid(cmd, &e.field, e.message))?;
+            f.weight_strokes.push(stroke.clone());
+            Ok(Inverse::WeightStroke)
+        }
         Command::SetEnvironment {
             gravity,
             global_damping,
@@ -1287,6 +1352,12 @@ pub(crate) fn revert(c: &mut Character, posture: &mut Posture, inverse: Inverse)
             }
         }
         Inverse::Environment(old) => c.environment = old,
+        Inverse::Flesh(old) => c.flesh = *old,
+        Inverse::WeightStroke => {
+            if let Flesh::Fem(f) = &mut c.flesh {
+                f.weight_strokes.pop();
+            }
+        }
         Inverse::Keys { remove, insert } => {
             if let Some(i) = remove {
                 c.key_postures.remove(i);

@@ -24,7 +24,7 @@
 
 use super::command::{Command, EditError};
 use super::tool::{ToolContext, ToolKind, Toolbox};
-use crate::character::Character;
+use crate::character::{Character, Flesh};
 use crate::skin::{IntegratorKind, SolverSettings};
 use glam::{Mat4, Vec3};
 
@@ -55,6 +55,8 @@ pub enum Param {
     Gravity,
     /// The global damping γ.
     GlobalDamping,
+    /// The flesh backend: kinematic muscles or FEM flesh (issue 7).
+    Flesh,
     Integrator,
     /// ε(r), the adaptive integrators' position tolerance.
     Tolerance,
@@ -228,6 +230,7 @@ pub fn tool_label(tool: ToolKind) -> &'static str {
         ToolKind::Ik => "IK (pose)",
         ToolKind::Skin => "skin attach",
         ToolKind::Liposuction => "liposuction",
+        ToolKind::Weights => "weights (FEM flesh)",
     }
 }
 
@@ -247,6 +250,7 @@ impl ControlPanel {
                 Param::BandStiffness,
                 Param::Gravity,
                 Param::GlobalDamping,
+                Param::Flesh,
                 Param::Integrator,
                 Param::Tolerance,
                 Param::TimeRatio,
@@ -320,6 +324,10 @@ impl ControlPanel {
                         | Param::BandStiffness => skin_value(*p),
                         Param::Gravity => format!("{:.2} m/s2", c.environment.gravity.length()),
                         Param::GlobalDamping => format!("{:.3}", c.environment.global_damping),
+                        Param::Flesh => match c.flesh.fem() {
+                            Some(f) => format!("FEM, E {:.0} kPa", f.young * 1e-3),
+                            None => "kinematic".into(),
+                        },
                         Param::Integrator => format!("{:?}", settings.integrator),
                         Param::Tolerance => format!("{:.1e}", settings.tolerances.position),
                         Param::TimeRatio => format!("x{:.2}", settings.time_ratio),
@@ -583,6 +591,17 @@ impl ControlPanel {
                 )?;
                 Ok(PanelOutcome::Edited(format!("global damping {d:.3}")))
             }
+            Param::Flesh => {
+                // Either side toggles the backend (FEM with its defaults).
+                let flesh = match ctx.character.flesh {
+                    Flesh::Kinematic => Flesh::Fem(Default::default()),
+                    Flesh::Fem(_) => Flesh::Kinematic,
+                };
+                let name = if flesh.is_fem() { "FEM" } else { "kinematic" };
+                ctx.history
+                    .apply(ctx.character, Command::SetFlesh { flesh })?;
+                Ok(PanelOutcome::Edited(format!("{name} flesh")))
+            }
             Param::Integrator => {
                 let all = IntegratorKind::ALL;
                 let i = all
@@ -728,6 +747,7 @@ fn param_label(p: Param) -> &'static str {
         Param::BandStiffness => "tissue k_s",
         Param::Gravity => "gravity",
         Param::GlobalDamping => "damping",
+        Param::Flesh => "flesh",
         Param::Integrator => "integrator",
         Param::Tolerance => "tolerance",
         Param::TimeRatio => "sim/real",

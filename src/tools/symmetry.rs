@@ -376,8 +376,12 @@ impl Symmetry {
                     band_stiffness: *band_stiffness,
                 })
             }
-            // The environment has no side.
-            Command::SetEnvironment { .. } => None,
+            // The environment and the flesh backend have no side; painted
+            // weights are not mirrored (a stroke names a bone, whose mirror
+            // image the bones do not record).
+            Command::SetEnvironment { .. }
+            | Command::SetFlesh { .. }
+            | Command::PaintWeights { .. } => None,
             // Key postures are whole-body and on the timeline, not on a side:
             // a key stores the posture as posed (already mirrored by the IK).
             Command::SetKey { .. }

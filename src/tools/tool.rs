@@ -58,6 +58,11 @@
 //!   point plus that point's offset from the touched one, with the rest
 //!   length its current distance to the anchor.
 //! * **Liposuction** (§6.3): see [`TWIST_DEAD_ZONE`].
+//! * **Weights** (FEM flesh, Capell §4.5): with the trigger held and the
+//!   wand twisted like the liposuction tool, paints the region weight of the
+//!   bone nearest the tip up (twist one way) or down (the other), a
+//!   [`Command::PaintWeights`] stroke per frame of the brush radius, at the
+//!   tip carried back to the rest pose by that bone; one undo step per drag.
 //!
 //! Locked parts ([`Command::LockPart`], [`Toolbox::toggle_lock_current`]): a
 //! press that would reshape or deform a locked joint's muscle, or give it
@@ -123,10 +128,12 @@ pub enum ToolKind {
     Ik,
     Skin,
     Liposuction,
+    /// Paints the FEM flesh's region weights.
+    Weights,
 }
 
 impl ToolKind {
-    pub const ALL: [ToolKind; 7] = [
+    pub const ALL: [ToolKind; 8] = [
         ToolKind::Select,
         ToolKind::Sphere,
         ToolKind::Superellipse,
@@ -134,6 +141,7 @@ impl ToolKind {
         ToolKind::Ik,
         ToolKind::Skin,
         ToolKind::Liposuction,
+        ToolKind::Weights,
     ];
 
     pub fn next(self) -> Self {
@@ -282,6 +290,44 @@ enum Gesture {
         press_orientation: Quat,
         open: bool,
     },
+    /// Weight painting (FEM flesh).
+    Weights {
+        press_orientation: Quat,
+        open: bool,
+    },
+}
+
+/// Region weight painted per second of a weights drag.
+pub const WEIGHT_RATE: f32 = 2.0;
+
+/// The stroke that paints the bone nearest `tip` (world, in `posture`): its
+/// centre is the tip carried back to the rest pose by that bone. None
+/// without bones.
+pub fn weight_stroke(
+    c: &crate::character::Character,
+    posture: &crate::character::Posture,
+    tip: Vec3,
+    radius: f32,
+    amount: f32,
+) -> Option<crate::character::WeightStroke> {
+    let bones = crate::fem::skeleton_bones(c);
+    let transforms = crate::fem::bone_transforms(c, &bones, posture);
+    let (bone, centre) = bones
+        .iter()
+        .zip(&transforms)
+        .enumerate()
+        .map(|(b, (bone, t))| {
+            let at_rest = t.inverse().transform_point3(tip.as_dvec3());
+            (b, at_rest, bone.distance(at_rest))
+        })
+        .min_by(|x, y| x.2.total_cmp(&y.2))
+        .map(|(b, p, _)| (b, p.as_vec3()))?;
+    Some(crate::character::WeightStroke {
+        bone,
+        centre,
+        radius,
+        amount,
+    })
 }
 
 /// Twist about the wand axis and pitch about the lateral axis (rad) of the
@@ -686,6 +732,21 @@ impl Toolbox {
                 };
                 Ok(())
             }
+            ToolKind::Weights => {
+                if !ctx.character.flesh.is_fem() {
+                    return Err(EditError::Refused {
+                        command: "paint weights",
+                        message: "the flesh is kinematic: switch it to FEM (panel row 'flesh') \
+                                  to paint its region weights"
+                            .into(),
+                    });
+                }
+                self.gesture = Gesture::Weights {
+                    press_orientation: frame.right.orientation(),
+                    open: false,
+                };
+                Ok(())
+            }
         }
     }
 
@@ -1058,6 +1119,27 @@ impl Toolbox {
                     amount: self.state.lipo_rate * dt * twist.signum(),
                 };
                 ctx.apply(cmd, *open)?;
+                *open = true;
+                Ok(())
+            }
+            Gesture::Weights {
+                press_orientation,
+                open,
+            } => {
+                let (twist, _) = twist_and_pitch(*press_orientation, frame.right.orientation());
+                if twist.abs() < TWIST_DEAD_ZONE || dt <= 0.0 {
+                    return Ok(());
+                }
+                let Some(stroke) = weight_stroke(
+                    ctx.character,
+                    ctx.history.posture(),
+                    tip,
+                    self.state.lipo_radius,
+                    WEIGHT_RATE * dt * twist.signum(),
+                ) else {
+                    return Ok(());
+                };
+                ctx.apply(Command::PaintWeights { stroke }, *open)?;
                 *open = true;
                 Ok(())
             }

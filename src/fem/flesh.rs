@@ -1,0 +1,578 @@
+//! FEM flesh at run time (issue 7): the lattice of a character's
+//! [`FemFlesh`](crate::character::FemFlesh) stepped at a fixed h, driven by
+//! the skeleton's postures (Capell §4.3: bones as known DOFs), and the flesh
+//! pose at any time of its recent window, interpolated between steps.
+//!
+//! The muscles ride on the flesh by a best rigid fit of their volume
+//! ([`super::coupling`]).
+//!
+//! Grabbing (§4.4): a picked world point of the deformed flesh is mapped back
+//! to the rest lattice (inverse FFD by Newton) and held by a
+//! [`PositionConstraint`] at the hand.
+
+use super::coupling::{MuscleCoupling, deformation_at};
+use super::element::Material;
+use super::lattice::{Embedding, Lattice, bone_transforms};
+use super::regions::{bone_weights, falloff};
+use super::solver::{FemBody, FemSettings, Linearization, PositionConstraint, StepReport};
+use crate::character::{Character, FemFlesh, Posture, WeightStroke};
+use glam::{Affine3A, DAffine3, DMat3, DVec3, Vec3};
+use std::collections::VecDeque;
+
+/// The flesh's fixed time step h (s).
+pub const FLESH_STEP: f64 = 1.0 / 120.0;
+/// Vertices within this many cells of a bone ride rigidly on it (§4.3).
+pub const BONE_RADIUS_CELLS: f64 = 0.5;
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FleshError {
+    #[error("the character's flesh is kinematic, not FEM")]
+    NotFem,
+    #[error(
+        "imported meshes are embedded by fem-import: the embedded mesh '{0}' needs a lattice \
+         built from it, which this build cannot make yet"
+    )]
+    ImportedMesh(String),
+    #[error("FEM flesh needs a skeleton with at least one bone (two joints)")]
+    NoBones,
+    #[error("FEM flesh needs muscles to build a lattice around; the character has none")]
+    NoMuscles,
+    #[error("weight stroke {stroke} paints bone {bone}, but the skeleton has {bones} bones")]
+    StrokeBone {
+        stroke: usize,
+        bone: usize,
+        bones: usize,
+    },
+    #[error("the posture has {got} joint angles, the skeleton {joints} joints")]
+    Posture { got: usize, joints: usize },
+}
+
+/// A point of the flesh held at the hand (§4.4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grab {
+    pub id: u64,
+    pub embedding: Embedding,
+    /// The grabbed point at rest (world).
+    pub rest: DVec3,
+    /// Where the hand holds it (world).
+    pub hand: DVec3,
+}
+
+/// The flesh at one instant, for drawing: the muscle frames' corrections and
+/// the deformed lattice (and embedded mesh).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleshPose {
+    pub time: f64,
+    /// Per muscle, the correction `L` in the muscle's own frame: the muscle's
+    /// world frame is `W_joint · local · L` (identity for a rigid muscle).
+    pub muscle_offsets: Vec<Affine3A>,
+    /// Deformed lattice vertices r_a + q_a.
+    pub lattice: Vec<Vec3>,
+    /// Lattice edges (vertex pairs), for a wireframe.
+    pub edges: std::sync::Arc<Vec<[u32; 2]>>,
+    /// The embedded mesh's deformed vertices, if the character has one.
+    pub mesh: Option<Vec<Vec3>>,
+    /// Each grab: the grabbed point now and the hand holding it.
+    pub grabs: Vec<(Vec3, Vec3)>,
+}
+
+/// The FEM flesh of a character, stepping in simulation time.
+#[derive(Clone, Debug)]
+pub struct FleshSim {
+    pub body: FemBody,
+    /// Time of the newest step.
+    time: f64,
+    /// (time, q) of the recent steps, oldest first; never empty.
+    history: VecDeque<(f64, Vec<DVec3>)>,
+    muscles: MuscleCoupling,
+    mesh: Option<Vec<Option<Embedding>>>,
+    edges: std::sync::Arc<Vec<[u32; 2]>>,
+    grabs: Vec<Grab>,
+    next_grab: u64,
+    /// Steps taken and their CG iterations, for cost reports.
+    pub steps: u64,
+    pub cg_iterations: u64,
+}
+
+/// The FEM settings of a character's flesh.
+pub fn fem_settings(character: &Character, flesh: &FemFlesh) -> FemSettings {
+    FemSettings {
+        time_step: FLESH_STEP,
+        mass_damping: flesh.mass_damping,
+        stiffness_damping: flesh.stiffness_damping,
+        gravity: character.environment.gravity.as_dvec3(),
+        linearization: match flesh.blend_width {
+            Some(blend_width) => Linearization::BlendedLocal { blend_width },
+            None => Linearization::Global,
+        },
+        ..FemSettings::default()
+    }
+}
+
+/// The automatic bone-region weights (§4.5) with the painted strokes applied
+/// in order, then renormalised to a partition of unity. A vertex bound to a
+/// bone keeps weight one for it (it moves rigidly with the bone); a vertex
+/// whose painted weights would all vanish keeps its automatic ones.
+pub fn painted_weights(
+    lattice: &Lattice,
+    width: f64,
+    strokes: &[WeightStroke],
+) -> Result<Vec<Vec<f64>>, FleshError> {
+    let bones = lattice.bones.len();
+    for (k, s) in strokes.iter().enumerate() {
+        if s.bone >= bones {
+            return Err(FleshError::StrokeBone {
+                stroke: k,
+                bone: s.bone,
+                bones,
+            });
+        }
+    }
+    let automatic = bone_weights(lattice, width);
+    let mut w = automatic.clone();
+    let mut touched = vec![false; lattice.vertex_count()];
+    for s in strokes {
+        let (c, radius) = (s.centre.as_dvec3(), s.radius as f64);
+        for (a, &p) in lattice.rest.iter().enumerate() {
+            let d = p.distance(c);
+            if d >= radius || lattice.bone_of_vertex[a].is_some() {
+                continue;
+            }
+            touched[a] = true;
+            let wi = &mut w[s.bone][a];
+            *wi = (*wi + s.amount as f64 * falloff(d / radius)).clamp(0.0, 1.0);
+        }
+    }
+    for a in (0..lattice.vertex_count()).filter(|&a| touched[a]) {
+        let sum: f64 = w.iter().map(|wi| wi[a]).sum();
+        for i in 0..bones {
+            w[i][a] = if sum > 0.0 {
+                w[i][a] / sum
+            } else {
+                automatic[i][a]
+            };
+        }
+    }
+    Ok(w)
+}
+
+impl FleshSim {
+    /// The flesh of an FEM character, its lattice voxelized from the muscles
+    /// with about `target_vertices` vertices, at static equilibrium under
+    /// gravity in `posture` at time `t`.
+    pub fn new(character: &Character, posture: &Posture, t: f64) -> Result<Self, FleshError> {
+        Self::rebuilt(character, posture, t, None)
+    }
+
+    /// The flesh of an edited character: where the lattice is still the one
+    /// `old` ran on (a muscle reshaped inside it, a stroke painted, a
+    /// material changed), its state goes on from `old`'s; otherwise it
+    /// starts at rest as in [`new`](Self::new).
+    pub fn rebuilt(
+        character: &Character,
+        posture: &Posture,
+        t: f64,
+        old: Option<&FleshSim>,
+    ) -> Result<Self, FleshError> {
+        let flesh = character.flesh.fem().ok_or(FleshError::NotFem)?;
+        if let Some(mesh) = &flesh.embedded_mesh {
+            return Err(FleshError::ImportedMesh(mesh.source.clone()));
+        }
+        if character.muscles.is_empty() {
+            return Err(FleshError::NoMuscles);
+        }
+        let lattice = Lattice::from_character_with_vertices(
+            character,
+            flesh.target_vertices,
+            BONE_RADIUS_CELLS,
+        );
+        if let Some(old) = old.filter(|o| same_lattice(&o.body.lattice, &lattice)) {
+            let mut sim = Self::build(character, lattice, posture, t, false)?;
+            sim.carry_state(old);
+            return Ok(sim);
+        }
+        Self::with_lattice(character, lattice, posture, t)
+    }
+
+    /// The flesh on a given lattice (bones bound), e.g. one built around an
+    /// imported mesh; the character's embedded mesh, if any, is embedded in it.
+    pub fn with_lattice(
+        character: &Character,
+        lattice: Lattice,
+        posture: &Posture,
+        t: f64,
+    ) -> Result<Self, FleshError> {
+        Self::build(character, lattice, posture, t, true)
+    }
+
+    fn build(
+        character: &Character,
+        lattice: Lattice,
+        posture: &Posture,
+        t: f64,
+        at_rest: bool,
+    ) -> Result<Self, FleshError> {
+        let flesh = character.flesh.fem().ok_or(FleshError::NotFem)?;
+        if lattice.bones.is_empty() {
+            return Err(FleshError::NoBones);
+        }
+        let joints = character.skeleton.joints.len();
+        if posture.angles.len() != joints {
+            return Err(FleshError::Posture {
+                got: posture.angles.len(),
+                joints,
+            });
+        }
+        let material = Material {
+            young: flesh.young,
+            poisson: flesh.poisson,
+            density: flesh.density,
+        };
+        let mut body = FemBody::uniform(lattice, material, fem_settings(character, flesh));
+        if let Some(width) = flesh.blend_width {
+            let w = painted_weights(&body.lattice, width, &flesh.weight_strokes)?;
+            body.set_region_weights(&w);
+        }
+        let muscles = MuscleCoupling::new(character, &body.lattice);
+        let mesh = flesh.embedded_mesh.as_ref().map(|m| {
+            m.positions
+                .iter()
+                .map(|p| body.lattice.embed(p.as_dvec3()))
+                .collect()
+        });
+        let edges = std::sync::Arc::new(lattice_edges(&body.lattice));
+        let bones = bone_transforms(character, &body.lattice.bones, posture);
+        if at_rest {
+            settle(&mut body, &bones);
+        }
+        let q = body.q.clone();
+        Ok(Self {
+            body,
+            time: t,
+            history: VecDeque::from([(t, q)]),
+            muscles,
+            mesh,
+            edges,
+            grabs: Vec::new(),
+            next_grab: 1,
+            steps: 0,
+            cg_iterations: 0,
+        })
+    }
+
+    /// Time of the newest step.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Whether the flesh has come to rest (every vertex slower than
+    /// `speed` m/s) with nothing holding it: a still skeleton then leaves
+    /// it still, and it needs no stepping.
+    pub fn is_at_rest(&self, speed: f64) -> bool {
+        self.grabs.is_empty()
+            && self
+                .body
+                .v
+                .iter()
+                .all(|v| v.length_squared() < speed * speed)
+    }
+
+    /// Takes over the state (q, q̇, clock, history, grabs) of `old` when it
+    /// ran on the same lattice; returns whether it did.
+    pub fn carry_state(&mut self, old: &FleshSim) -> bool {
+        if !same_lattice(&self.body.lattice, &old.body.lattice) {
+            return false;
+        }
+        self.body.q.clone_from(&old.body.q);
+        self.body.v.clone_from(&old.body.v);
+        self.time = old.time;
+        self.history.clone_from(&old.history);
+        self.grabs.clone_from(&old.grabs);
+        self.next_grab = old.next_grab;
+        self.body.constraints = old.body.constraints.clone();
+        true
+    }
+
+    /// Steps at h until the flesh reaches `target`, the bones following
+    /// `posture_at` (the skeleton driver) at the end of each step.
+    pub fn advance_to(
+        &mut self,
+        character: &Character,
+        posture_at: impl Fn(f64) -> Posture,
+        target: f64,
+    ) -> Vec<StepReport> {
+        let h = self.body.settings.time_step;
+        let mut reports = Vec::new();
+        while self.time < target - 1e-12 {
+            let t = self.time + h;
+            let bones = bone_transforms(character, &self.body.lattice.bones, &posture_at(t));
+            reports.push(self.step(&bones, t));
+        }
+        reports
+    }
+
+    /// One step to time `t` with the bones at `bones`.
+    fn step(&mut self, bones: &[DAffine3], t: f64) -> StepReport {
+        self.body.constraints = self
+            .grabs
+            .iter()
+            .map(|g| PositionConstraint {
+                embedding: g.embedding,
+                target: g.hand - g.rest,
+            })
+            .collect();
+        let report = self.body.step(bones);
+        self.time = t;
+        self.steps += 1;
+        self.cg_iterations += report.iterations() as u64;
+        self.history.push_back((t, self.body.q.clone()));
+        report
+    }
+
+    /// Forgets the steps no reader before time `t` needs (keeps the one at or
+    /// before t, for interpolation).
+    pub fn forget_before(&mut self, t: f64) {
+        while self.history.len() > 1 && self.history[1].0 <= t {
+            self.history.pop_front();
+        }
+    }
+
+    /// The lattice displacement q at time t, linear between steps (clamped
+    /// to the window held).
+    pub fn q_at(&self, t: f64) -> Vec<DVec3> {
+        let first = self.history.front().expect("history never empty");
+        if t <= first.0 {
+            return first.1.clone();
+        }
+        let k = self.history.partition_point(|(tk, _)| *tk <= t);
+        if k >= self.history.len() {
+            return self.history.back().expect("never empty").1.clone();
+        }
+        let (t0, q0) = &self.history[k - 1];
+        let (t1, q1) = &self.history[k];
+        let s = ((t - t0) / (t1 - t0)).clamp(0.0, 1.0);
+        q0.iter().zip(q1).map(|(a, b)| a.lerp(*b, s)).collect()
+    }
+
+    /// Each muscle's correction in its own frame at time t (see
+    /// [`FleshPose::muscle_offsets`]), the skeleton at `posture`.
+    pub fn muscle_offsets(
+        &self,
+        character: &Character,
+        posture: &Posture,
+        t: f64,
+    ) -> Vec<Affine3A> {
+        let q = self.q_at(t);
+        self.muscle_offsets_for(character, posture, &q)
+    }
+
+    /// The muscle offsets for a lattice displacement `q`.
+    pub fn muscle_offsets_for(
+        &self,
+        character: &Character,
+        posture: &Posture,
+        q: &[DVec3],
+    ) -> Vec<Affine3A> {
+        self.muscles
+            .offsets(&self.body.lattice, character, posture, q)
+    }
+
+    /// Deformed position and deformation gradient F = Σ_a (r_a + q_a) ⊗ ∇φ^a
+    /// at an embedded point.
+    pub fn deformation_at(&self, e: &Embedding, q: &[DVec3]) -> (DVec3, DMat3) {
+        deformation_at(&self.body.lattice, e, q)
+    }
+
+    /// The flesh at time t with the skeleton at `posture`, for drawing.
+    pub fn pose(&self, character: &Character, posture: &Posture, t: f64) -> FleshPose {
+        let q = self.q_at(t);
+        let l = &self.body.lattice;
+        let lattice = l
+            .rest
+            .iter()
+            .zip(&q)
+            .map(|(r, d)| (*r + *d).as_vec3())
+            .collect();
+        let mesh = match (&self.mesh, character.flesh.fem()) {
+            (
+                Some(emb),
+                Some(FemFlesh {
+                    embedded_mesh: Some(m),
+                    ..
+                }),
+            ) => Some(
+                emb.iter()
+                    .zip(&m.positions)
+                    .map(|(e, &p)| e.map_or(p, |e| l.deform(&e, &q).as_vec3()))
+                    .collect(),
+            ),
+            _ => None,
+        };
+        FleshPose {
+            time: t,
+            muscle_offsets: self.muscle_offsets_for(character, posture, &q),
+            lattice,
+            edges: self.edges.clone(),
+            mesh,
+            grabs: self
+                .grabs
+                .iter()
+                .map(|g| (l.deform(&g.embedding, &q).as_vec3(), g.hand.as_vec3()))
+                .collect(),
+        }
+    }
+
+    /// Grabs the flesh at world point `at` of the current (newest) pose,
+    /// held at `at` until moved; None when the point is outside the flesh.
+    pub fn grab(&mut self, at: Vec3) -> Option<u64> {
+        let rest = self.rest_point_of(at.as_dvec3())?;
+        let embedding = self.body.lattice.embed(rest)?;
+        let id = self.next_grab;
+        self.next_grab += 1;
+        self.grabs.push(Grab {
+            id,
+            embedding,
+            rest,
+            hand: at.as_dvec3(),
+        });
+        Some(id)
+    }
+
+    /// Moves a grab's hand; false for an unknown grab.
+    pub fn move_grab(&mut self, id: u64, hand: Vec3) -> bool {
+        match self.grabs.iter_mut().find(|g| g.id == id) {
+            Some(g) => {
+                g.hand = hand.as_dvec3();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Lets go; false for an unknown grab.
+    pub fn release(&mut self, id: u64) -> bool {
+        let before = self.grabs.len();
+        self.grabs.retain(|g| g.id != id);
+        before != self.grabs.len()
+    }
+
+    pub fn grabs(&self) -> &[Grab] {
+        &self.grabs
+    }
+
+    /// The deformed position of a grabbed point now.
+    pub fn grabbed_position(&self, id: u64) -> Option<Vec3> {
+        let g = self.grabs.iter().find(|g| g.id == id)?;
+        Some(
+            self.body
+                .lattice
+                .deform(&g.embedding, &self.body.q)
+                .as_vec3(),
+        )
+    }
+
+    /// Inverse FFD: the rest point whose deformed place is `p` (Newton on
+    /// `deform(x) = p`, starting from `p` minus the nearest vertex's
+    /// displacement), None outside the lattice.
+    pub fn rest_point_of(&self, p: DVec3) -> Option<DVec3> {
+        let l = &self.body.lattice;
+        let q = &self.body.q;
+        let nearest = (0..l.vertex_count()).min_by(|&a, &b| {
+            (l.rest[a] + q[a])
+                .distance_squared(p)
+                .total_cmp(&(l.rest[b] + q[b]).distance_squared(p))
+        })?;
+        let mut x = p - q[nearest];
+        for _ in 0..20 {
+            let e = l.embed(x)?;
+            let (y, f) = self.deformation_at(&e, q);
+            let r = p - y;
+            if r.length() < 1e-10 {
+                return Some(x);
+            }
+            if f.determinant().abs() < 1e-12 {
+                return None;
+            }
+            x += f.inverse() * r;
+        }
+        let e = l.embed(x)?;
+        ((self.deformation_at(&e, q).0 - p).length() < 1e-6).then_some(x)
+    }
+}
+
+fn same_lattice(a: &Lattice, b: &Lattice) -> bool {
+    a.rest == b.rest && a.cells == b.cells && a.bone_of_vertex == b.bone_of_vertex
+}
+
+/// Mass damping of the settling run (1/s): about critical for the flesh's
+/// lowest modes.
+const SETTLE_DAMPING: f64 = 40.0;
+/// Simulated length of the settling run (s).
+const SETTLE_TIME: f64 = 1.5;
+
+/// Puts the flesh at rest under gravity with the bones at `bones`: starts
+/// from the bones' blended rigid motion (linear blend skinning with the
+/// region weights) and steps with heavy damping. (A static solve is
+/// ill-posed here: a region whose bone vertices lie on a line has a free
+/// rotation about it, which only the dynamics' mass regularises.)
+fn settle(body: &mut FemBody, bones: &[DAffine3]) {
+    let l = &body.lattice;
+    let mut q = vec![DVec3::ZERO; l.vertex_count()];
+    for region in &body.regions {
+        let t = region.bone.map_or(DAffine3::IDENTITY, |b| bones[b]);
+        for (k, &a) in region.vertices.iter().enumerate() {
+            let r = l.rest[a];
+            q[a] += (t.transform_point3(r) - r) * region.weights[k];
+        }
+    }
+    body.q = q;
+    body.v.iter_mut().for_each(|v| *v = DVec3::ZERO);
+    let damping = body.settings.mass_damping;
+    body.settings.mass_damping = damping.max(SETTLE_DAMPING);
+    let steps = (SETTLE_TIME / body.settings.time_step).ceil() as usize;
+    for _ in 0..steps {
+        body.step(bones);
+    }
+    body.settings.mass_damping = damping;
+    body.v.iter_mut().for_each(|v| *v = DVec3::ZERO);
+}
+
+/// The edges of the lattice's cells, each once.
+fn lattice_edges(l: &Lattice) -> Vec<[u32; 2]> {
+    const EDGES: [[usize; 2]; 12] = [
+        [0, 1],
+        [2, 3],
+        [4, 5],
+        [6, 7],
+        [0, 2],
+        [1, 3],
+        [4, 6],
+        [5, 7],
+        [0, 4],
+        [1, 5],
+        [2, 6],
+        [3, 7],
+    ];
+    let mut edges: Vec<[u32; 2]> = l
+        .cells
+        .iter()
+        .flat_map(|c| {
+            EDGES.map(|[a, b]| {
+                let (x, y) = (c[a] as u32, c[b] as u32);
+                [x.min(y), x.max(y)]
+            })
+        })
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
+/// Whether `a` and `b` need a different flesh simulation (its lattice,
+/// material, weights or driving skeleton differ).
+pub fn flesh_changed(a: &Character, b: &Character) -> bool {
+    a.flesh != b.flesh
+        || a.muscles != b.muscles
+        || a.skeleton != b.skeleton
+        || a.environment.gravity != b.environment.gravity
+}
