@@ -413,8 +413,10 @@ fn an_embedded_mesh_deforms_with_the_lattice() {
             triangles: vec![[0, 1, 2]],
         });
     }
+    // Three points are no solid: the runtime says which mesh and why.
     let e = FleshSim::new(&c, &c.skeleton.rest_posture(), 0.0).unwrap_err();
-    assert!(e.to_string().contains("fem-import"), "{e}");
+    assert!(matches!(e, FleshError::ImportedMesh { .. }), "{e}");
+    assert!(e.to_string().contains("blob.obj"), "{e}");
     let driver = swing(&c);
     let mut flesh = FleshSim::with_lattice(&c, lattice, &driver.posture_at(0.0), 0.0).unwrap();
     flesh.advance_to(&c, |t| driver.posture_at(t), 0.5);
@@ -436,4 +438,58 @@ fn an_embedded_mesh_deforms_with_the_lattice() {
     );
     assert!(moved > 0.01);
     assert!(mesh[2].distance(on_bone) < 1e-6);
+}
+
+/// The sample limb imported by `fem-import` runs as FEM flesh: its lattice is
+/// rebuilt from the mesh, every mesh vertex is embedded, and bending the
+/// elbow carries the hand end of the mesh with the forearm while the
+/// shoulder end stays.
+#[test]
+fn an_imported_mesh_runs_as_fem_flesh() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let mesh = plasticine::io::import::load_mesh(&root.join("limb.obj")).unwrap();
+    let skeleton = plasticine::io::load_character(&root.join("limb_skeleton.ron")).unwrap();
+    let options = plasticine::fem::import::MeshImport {
+        name: "limb".into(),
+        source: "limb.obj".into(),
+        scale: 1.0,
+        translate: Vec3::ZERO,
+        target_vertices: Some(150),
+        young: None,
+        poisson: None,
+        density: None,
+    };
+    let (c, _) = plasticine::fem::import::fem_character_from_mesh(
+        &mesh.positions,
+        &mesh.triangles,
+        &skeleton,
+        &options,
+    )
+    .unwrap();
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    // The second key bends the elbow 1.2 rad (the last returns to rest).
+    let end = c.key_postures[1].time as f64;
+    let mut flesh = FleshSim::new(&c, &driver.posture_at(0.0), 0.0).unwrap();
+    let rest = flesh.pose(&c, &driver.posture_at(0.0), 0.0).mesh.unwrap();
+    assert_eq!(
+        rest.len(),
+        mesh.positions.len(),
+        "every mesh vertex embedded"
+    );
+    flesh.advance_to(&c, |t| driver.posture_at(t), end);
+    let posed = flesh.pose(&c, &driver.posture_at(end), end).mesh.unwrap();
+    let moved: Vec<f32> = rest
+        .iter()
+        .zip(&posed)
+        .map(|(a, b)| a.distance(*b))
+        .collect();
+    let max = moved.iter().copied().fold(0.0f32, f32::max);
+    let min = moved.iter().copied().fold(f32::INFINITY, f32::min);
+    println!("imported limb: mesh vertices moved {min:.4} .. {max:.4} m over the keys");
+    assert!(posed.iter().all(|p| p.is_finite()));
+    assert!(max > 0.05, "the keys move the mesh ({max} m)");
+    assert!(
+        min < 0.5 * max,
+        "not everything moves alike ({min} vs {max} m)"
+    );
 }

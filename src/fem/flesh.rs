@@ -11,9 +11,10 @@
 //! [`PositionConstraint`] at the hand.
 
 use super::coupling::{MuscleCoupling, deformation_at};
-use super::element::Material;
-use super::lattice::{Embedding, Lattice, bone_transforms};
-use super::regions::{bone_weights, falloff};
+use super::element::{CellElements, HexElement, Material};
+use super::lattice::{Embedding, Lattice, bone_transforms, skeleton_bones};
+use super::quadrature::character_lattice_with_vertices;
+use super::regions::{Twist, bone_weights, falloff};
 use super::solver::{FemBody, FemSettings, Linearization, PositionConstraint, StepReport};
 use crate::character::{Character, FemFlesh, Posture, WeightStroke};
 use glam::{Affine3A, DAffine3, DMat3, DVec3, Vec3};
@@ -28,11 +29,10 @@ pub const BONE_RADIUS_CELLS: f64 = 0.5;
 pub enum FleshError {
     #[error("the character's flesh is kinematic, not FEM")]
     NotFem,
-    #[error(
-        "imported meshes are embedded by fem-import: the embedded mesh '{0}' needs a lattice \
-         built from it, which this build cannot make yet"
-    )]
-    ImportedMesh(String),
+    #[error("the embedded mesh '{mesh}' cannot be given a lattice: {message}")]
+    ImportedMesh { mesh: String, message: String },
+    #[error("the flesh's cell integrals failed: {message}")]
+    Quadrature { message: String },
     #[error("FEM flesh needs a skeleton with at least one bone (two joints)")]
     NoBones,
     #[error("FEM flesh needs muscles to build a lattice around; the character has none")]
@@ -92,6 +92,44 @@ pub struct FleshSim {
     /// Steps taken and their CG iterations, for cost reports.
     pub steps: u64,
     pub cg_iterations: u64,
+}
+
+/// Quadrature levels of the cells the muscles' surface cuts (§3.3): 4 sub-cells
+/// per axis, a few per cent on the mass, ~20 ms for a 200-vertex lattice.
+pub const OBJECT_QUADRATURE_LEVELS: u32 = 2;
+
+/// The lattice of a character's flesh and its cell integrals: around an
+/// embedded (imported) mesh, voxelized from its inside; otherwise around the
+/// muscles, trimmed to them and integrated only where they are (§3.3).
+pub fn flesh_lattice(
+    character: &Character,
+    flesh: &FemFlesh,
+) -> Result<(Lattice, CellElements), FleshError> {
+    if let Some(mesh) = &flesh.embedded_mesh {
+        let lattice = Lattice::from_mesh(
+            &mesh.positions,
+            &mesh.triangles,
+            skeleton_bones(character),
+            flesh.target_vertices,
+        )
+        .map_err(|e| FleshError::ImportedMesh {
+            mesh: mesh.source.clone(),
+            message: e.to_string(),
+        })?;
+        let elements =
+            CellElements::uniform(HexElement::new(lattice.cell_size), lattice.cell_count());
+        return Ok((lattice, elements));
+    }
+    if character.muscles.is_empty() {
+        return Err(FleshError::NoMuscles);
+    }
+    character_lattice_with_vertices(
+        character,
+        flesh.target_vertices,
+        BONE_RADIUS_CELLS,
+        OBJECT_QUADRATURE_LEVELS,
+    )
+    .map_err(|message| FleshError::Quadrature { message })
 }
 
 /// The FEM settings of a character's flesh.
@@ -175,23 +213,13 @@ impl FleshSim {
         old: Option<&FleshSim>,
     ) -> Result<Self, FleshError> {
         let flesh = character.flesh.fem().ok_or(FleshError::NotFem)?;
-        if let Some(mesh) = &flesh.embedded_mesh {
-            return Err(FleshError::ImportedMesh(mesh.source.clone()));
-        }
-        if character.muscles.is_empty() {
-            return Err(FleshError::NoMuscles);
-        }
-        let lattice = Lattice::from_character_with_vertices(
-            character,
-            flesh.target_vertices,
-            BONE_RADIUS_CELLS,
-        );
+        let (lattice, elements) = flesh_lattice(character, flesh)?;
         if let Some(old) = old.filter(|o| same_lattice(&o.body.lattice, &lattice)) {
-            let mut sim = Self::build(character, lattice, posture, t, false)?;
+            let mut sim = Self::build(character, lattice, elements, posture, t, false)?;
             sim.carry_state(old);
             return Ok(sim);
         }
-        Self::with_lattice(character, lattice, posture, t)
+        Self::build(character, lattice, elements, posture, t, true)
     }
 
     /// The flesh on a given lattice (bones bound), e.g. one built around an
@@ -202,12 +230,15 @@ impl FleshSim {
         posture: &Posture,
         t: f64,
     ) -> Result<Self, FleshError> {
-        Self::build(character, lattice, posture, t, true)
+        let elements =
+            CellElements::uniform(HexElement::new(lattice.cell_size), lattice.cell_count());
+        Self::build(character, lattice, elements, posture, t, true)
     }
 
     fn build(
         character: &Character,
         lattice: Lattice,
+        elements: CellElements,
         posture: &Posture,
         t: f64,
         at_rest: bool,
@@ -228,7 +259,19 @@ impl FleshSim {
             poisson: flesh.poisson,
             density: flesh.density,
         };
-        let mut body = FemBody::uniform(lattice, material, fem_settings(character, flesh));
+        let materials = vec![material; lattice.cell_count()];
+        let mut settings = fem_settings(character, flesh);
+        if flesh.embedded_mesh.is_some() {
+            // Bones through an imported mesh's lattice pin thin lines of
+            // vertices, which leave the flesh free to turn about them; the
+            // twist constraint (§4.6) holds it (as fem-import's check does).
+            let h = lattice.cell_size.x;
+            settings.twist = Some(Twist {
+                stiffness: 10.0 * flesh.young / (h * h),
+                radius: h,
+            });
+        }
+        let mut body = FemBody::with_elements(lattice, materials, elements, settings);
         if let Some(width) = flesh.blend_width {
             let w = painted_weights(&body.lattice, width, &flesh.weight_strokes)?;
             body.set_region_weights(&w);
