@@ -118,8 +118,39 @@ pub fn trilinear_gradients(s: DVec3, size: DVec3) -> [DVec3; 8] {
     g
 }
 
+/// A quadrature point of a cell: local coordinates `s ∈ [0, 1]³` and the
+/// volume it stands for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct QuadraturePoint {
+    pub local: DVec3,
+    pub weight: f64,
+}
+
+/// The 2×2×2 Gauss points of the sub-box `[lo, hi]` (local coordinates) of a
+/// cell of edge lengths `size`: exact for polynomials of degree ≤ 3 per axis.
+pub fn gauss_points(lo: DVec3, hi: DVec3, size: DVec3) -> [QuadraturePoint; 8] {
+    let g = 0.5 / 3f64.sqrt();
+    let extent = hi - lo;
+    // Each point carries an eighth of the sub-box's volume.
+    let weight = (extent * size).element_product() / 8.0;
+    std::array::from_fn(|i| {
+        let [a, b, c] = corner_offset(i);
+        let t = DVec3::new(a as f64, b as f64, c as f64) * (2.0 * g) + (0.5 - g);
+        QuadraturePoint {
+            local: lo + t * extent,
+            weight,
+        }
+    })
+}
+
 /// Precomputed integrals of one box cell for a unit material, as 8×8 arrays
 /// of 3×3 blocks (`[a * 8 + b]` couples corner a to corner b).
+///
+/// The integrals run over the quadrature points of the cell: 2×2×2 Gauss
+/// over the whole box for a cell inside the object ([`HexElement::new`]), or
+/// Gauss points on the sub-cells inside the object for a cell that the
+/// object's surface cuts ([`HexElement::from_quadrature`], §3.3, see
+/// [`super::quadrature`]).
 #[derive(Clone, Debug)]
 pub struct HexElement {
     pub size: DVec3,
@@ -131,40 +162,41 @@ pub struct HexElement {
     pub mass: [[f64; 8]; 8],
     /// ∫ φ^a: the lumped mass and the gravity load per unit density.
     pub integral: [f64; 8],
+    /// The points the integrals ran over (the nonlinear model integrates
+    /// its energy on the same ones, so it linearizes to exactly this K).
+    pub quadrature: Vec<QuadraturePoint>,
 }
 
 impl HexElement {
+    /// The whole box, 2×2×2 Gauss.
     pub fn new(size: DVec3) -> Self {
-        let g = 0.5 / 3f64.sqrt();
-        let points = [0.5 - g, 0.5 + g];
-        // Each of the 8 Gauss points carries an eighth of the volume.
-        let w = size.x * size.y * size.z / 8.0;
+        Self::from_quadrature(size, gauss_points(DVec3::ZERO, DVec3::ONE, size).to_vec())
+    }
+
+    /// The integrals over the given quadrature points of a box cell.
+    pub fn from_quadrature(size: DVec3, quadrature: Vec<QuadraturePoint>) -> Self {
         let mut k_lambda = vec![DMat3::ZERO; 64];
         let mut k_mu = vec![DMat3::ZERO; 64];
         let mut mass = [[0.0; 8]; 8];
         let mut integral = [0.0; 8];
-        for &x in &points {
-            for &y in &points {
-                for &z in &points {
-                    let s = DVec3::new(x, y, z);
-                    let phi = trilinear_weights(s);
-                    let grad = trilinear_gradients(s, size);
-                    for a in 0..8 {
-                        integral[a] += w * phi[a];
-                        for b in 0..8 {
-                            mass[a][b] += w * phi[a] * phi[b];
-                            let (ga, gb) = (grad[a], grad[b]);
-                            // Column j of the block is the j-th DOF of b:
-                            // K_λ[i][j] = ga_i gb_j  → outer(ga, gb) has
-                            // column j = ga * gb_j.
-                            let outer_ab = DMat3::from_cols(ga * gb.x, ga * gb.y, ga * gb.z);
-                            // μ term ∂_jφ^a ∂_iφ^b: entry (i, j) = gb_i ga_j.
-                            let outer_ba = DMat3::from_cols(gb * ga.x, gb * ga.y, gb * ga.z);
-                            k_lambda[a * 8 + b] += outer_ab * w;
-                            k_mu[a * 8 + b] +=
-                                (DMat3::from_diagonal(DVec3::splat(ga.dot(gb))) + outer_ba) * w;
-                        }
-                    }
+        for p in &quadrature {
+            let (s, w) = (p.local, p.weight);
+            let phi = trilinear_weights(s);
+            let grad = trilinear_gradients(s, size);
+            for a in 0..8 {
+                integral[a] += w * phi[a];
+                for b in 0..8 {
+                    mass[a][b] += w * phi[a] * phi[b];
+                    let (ga, gb) = (grad[a], grad[b]);
+                    // Column j of the block is the j-th DOF of b:
+                    // K_λ[i][j] = ga_i gb_j  → outer(ga, gb) has
+                    // column j = ga * gb_j.
+                    let outer_ab = DMat3::from_cols(ga * gb.x, ga * gb.y, ga * gb.z);
+                    // μ term ∂_jφ^a ∂_iφ^b: entry (i, j) = gb_i ga_j.
+                    let outer_ba = DMat3::from_cols(gb * ga.x, gb * ga.y, gb * ga.z);
+                    k_lambda[a * 8 + b] += outer_ab * w;
+                    k_mu[a * 8 + b] +=
+                        (DMat3::from_diagonal(DVec3::splat(ga.dot(gb))) + outer_ba) * w;
                 }
             }
         }
@@ -174,6 +206,7 @@ impl HexElement {
             k_mu,
             mass,
             integral,
+            quadrature,
         }
     }
 
@@ -183,8 +216,70 @@ impl HexElement {
         self.k_lambda[a * 8 + b] * m.lambda() + self.k_mu[a * 8 + b] * m.mu()
     }
 
+    /// The volume integrated over: the box for a full cell, the part inside
+    /// the object for a partial one.
     pub fn volume(&self) -> f64 {
-        self.size.x * self.size.y * self.size.z
+        self.quadrature.iter().map(|p| p.weight).sum()
+    }
+}
+
+/// The element of every cell of a lattice: the one shared full-cell element
+/// (congruent boxes, computed once) or, for a cell the object's surface
+/// cuts, the cell's own (§3.3: integrate only where the object is).
+#[derive(Clone, Debug)]
+pub struct CellElements {
+    /// The whole-box element, shared by every cell inside the object.
+    pub full: HexElement,
+    /// Per cell: None for a full cell, else its index in `partial`.
+    pub own: Vec<Option<usize>>,
+    /// The elements of the partial cells.
+    pub partial: Vec<HexElement>,
+}
+
+impl CellElements {
+    /// Every one of `cells` cells full.
+    pub fn uniform(full: HexElement, cells: usize) -> Self {
+        Self {
+            full,
+            own: vec![None; cells],
+            partial: Vec::new(),
+        }
+    }
+
+    /// The element of cell `c`.
+    #[inline]
+    pub fn get(&self, c: usize) -> &HexElement {
+        match self.own[c] {
+            Some(k) => &self.partial[k],
+            None => &self.full,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.own.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.own.is_empty()
+    }
+
+    /// The elements of a subset of the cells (a region's), in that order.
+    pub fn select(&self, cells: &[usize]) -> Self {
+        let mut partial = Vec::new();
+        let own = cells
+            .iter()
+            .map(|&c| {
+                self.own[c].map(|k| {
+                    partial.push(self.partial[k].clone());
+                    partial.len() - 1
+                })
+            })
+            .collect();
+        Self {
+            full: self.full.clone(),
+            own,
+            partial,
+        }
     }
 }
 

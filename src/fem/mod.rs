@@ -17,14 +17,24 @@
 //! [`gpu::GpuFemBody`] runs the same step with the CG on the GPU (wgpu
 //! compute, f32; `tests/fem_gpu.rs` measures the agreement).
 //!
+//! [`nonlinear::NonlinearBody`] is the fully nonlinear model of §3.2–3.3
+//! (Green strain, St. Venant–Kirchhoff, Newton–Raphson static solve and
+//! implicit-Euler step): the reference the linearizations are measured
+//! against (`tests/fem_nonlinear.rs`).
+//!
+//! Cells that the object's surface cuts are integrated over the object only
+//! (§3.3, [`quadrature`]): sub-cells inside the object, moment-fitted to a
+//! 125-point rule per cut cell, exact for the linear and the nonlinear
+//! integrands; [`quadrature::character_lattice`] builds a character's
+//! lattice that way, [`FemBody::with_elements`] takes the elements.
+//!
 //! The hierarchical basis of §3.1 and A.1 (lazy wavelets over the
 //! subdivided lattices K_j, details that vanish on the skeleton) is
 //! [`hierarchy`]; [`adapt::AdaptiveBody`] simulates on its active functions
 //! (global linear model, Galerkin-restricted K_J matrices) and refines and
 //! coarsens with hysteresis by the rotation-free strain (§4.7).
 //!
-//! Not here yet (issue 7): the nonlinear (Green strain) reference; the
-//! adaptive body has no blended local linearization or position
+//! The adaptive body has no blended local linearization or position
 //! constraints, and no GPU path.
 //!
 //! Data flows one way: this module reads `character`, `kinematics`, `shape`
@@ -38,6 +48,8 @@ pub mod gpu;
 pub mod gpu_bench;
 pub mod hierarchy;
 pub mod lattice;
+pub mod nonlinear;
+pub mod quadrature;
 pub mod regions;
 pub mod solver;
 pub mod sparse;
@@ -47,6 +59,7 @@ pub use element::{HexElement, Material};
 pub use lattice::{
     Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
 };
+pub use nonlinear::{NewtonReport, NewtonSettings, NonlinearBody};
 pub use regions::{Region, Twist, bone_weights};
 pub use solver::{
     CgReport, Energy, FemBody, FemSettings, Linearization, MassKind, PositionConstraint,

@@ -20,9 +20,9 @@
 //! exactly its row of the global one (rotated); eq. 22's rule can leave a
 //! weighted vertex outside K^i with no regional Δv to blend.
 
-use super::element::{HexElement, Material, corner_offset, trilinear_weights};
+use super::element::{CellElements, HexElement, Material, corner_offset, trilinear_weights};
 use super::lattice::Lattice;
-use super::sparse::{Assembled, assemble};
+use super::sparse::{Assembled, assemble, assemble_elements};
 use glam::{DMat3, DVec3};
 
 pub const NOT_IN_REGION: u32 = u32::MAX;
@@ -56,6 +56,49 @@ impl Region {
         element: &HexElement,
         twist: Option<Twist>,
     ) -> Self {
+        Self::build(
+            lattice,
+            cells,
+            bone,
+            global_weights,
+            materials,
+            twist,
+            |n, lc, m| assemble(n, lc, m, element),
+        )
+    }
+
+    /// As [`Region::new`], with per-cell elements (`elements` indexed by
+    /// the lattice's cells; partial cells carry their own, §3.3).
+    pub fn with_elements(
+        lattice: &Lattice,
+        cells: Vec<usize>,
+        bone: Option<usize>,
+        global_weights: &[f64],
+        materials: &[Material],
+        elements: &CellElements,
+        twist: Option<Twist>,
+    ) -> Self {
+        let local = elements.select(&cells);
+        Self::build(
+            lattice,
+            cells,
+            bone,
+            global_weights,
+            materials,
+            twist,
+            |n, lc, m| assemble_elements(n, lc, m, &local),
+        )
+    }
+
+    fn build(
+        lattice: &Lattice,
+        cells: Vec<usize>,
+        bone: Option<usize>,
+        global_weights: &[f64],
+        materials: &[Material],
+        twist: Option<Twist>,
+        assemble_cells: impl FnOnce(usize, &[[usize; 8]], &[Material]) -> Assembled,
+    ) -> Self {
         let mut local_of = vec![NOT_IN_REGION; lattice.vertex_count()];
         let mut vertices = Vec::new();
         let local_cells: Vec<[usize; 8]> = cells
@@ -71,7 +114,7 @@ impl Region {
             })
             .collect();
         let mats: Vec<Material> = cells.iter().map(|&c| materials[c]).collect();
-        let mut matrices = assemble(vertices.len(), &local_cells, &mats, element);
+        let mut matrices = assemble_cells(vertices.len(), &local_cells, &mats);
         if let Some(twist) = twist {
             let bones: Vec<usize> = match bone {
                 Some(b) => vec![b],
@@ -142,11 +185,23 @@ pub fn build_regions(
     blend_width: Option<f64>,
     twist: Option<Twist>,
 ) -> Vec<Region> {
+    let elements = CellElements::uniform(element.clone(), lattice.cell_count());
+    build_regions_with(lattice, materials, &elements, blend_width, twist)
+}
+
+/// As [`build_regions`], with per-cell elements (§3.3 partial cells).
+pub fn build_regions_with(
+    lattice: &Lattice,
+    materials: &[Material],
+    elements: &CellElements,
+    blend_width: Option<f64>,
+    twist: Option<Twist>,
+) -> Vec<Region> {
     let all: Vec<usize> = (0..lattice.cell_count()).collect();
     let Some(width) = blend_width.filter(|_| !lattice.bones.is_empty()) else {
         let ones = vec![1.0; lattice.vertex_count()];
-        return vec![Region::new(
-            lattice, all, None, &ones, materials, element, twist,
+        return vec![Region::with_elements(
+            lattice, all, None, &ones, materials, elements, twist,
         )];
     };
     let weights = bone_weights(lattice, width);
@@ -159,8 +214,9 @@ pub fn build_regions(
                 .copied()
                 .filter(|&c| lattice.cells[c].iter().any(|&a| w[a] > 0.0))
                 .collect();
-            (!cells.is_empty())
-                .then(|| Region::new(lattice, cells, Some(i), w, materials, element, twist))
+            (!cells.is_empty()).then(|| {
+                Region::with_elements(lattice, cells, Some(i), w, materials, elements, twist)
+            })
         })
         .collect()
 }

@@ -41,10 +41,10 @@
 //! the constraint (the weights need not be constant over the constraint's
 //! cell, so the blend of solutions that each meet it need not meet it).
 
-use super::element::{HexElement, Material};
+use super::element::{CellElements, HexElement, Material};
 use super::lattice::{Embedding, Lattice};
-use super::regions::{NOT_IN_REGION, Region, Twist, build_regions, partition_error};
-use super::sparse::{Assembled, BlockCsr, assemble};
+use super::regions::{NOT_IN_REGION, Region, Twist, build_regions_with, partition_error};
+use super::sparse::{Assembled, BlockCsr, assemble_elements};
 use glam::{DAffine3, DMat3, DVec3};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -456,7 +456,11 @@ pub struct FemBody {
     pub lattice: Lattice,
     /// Material of each cell (floppy or rigid cells).
     pub materials: Vec<Material>,
+    /// The shared element of the full cells (`elements.full`).
     pub element: HexElement,
+    /// Every cell's element: cells cut by the object's surface carry their
+    /// own integrals (§3.3, [`super::quadrature`]).
+    pub elements: CellElements,
     /// The whole lattice's K, M and gravity weights.
     pub global: Assembled,
     pub regions: Vec<Region>,
@@ -477,19 +481,43 @@ impl FemBody {
     /// Precomputes the integrals and regions of a lattice with per-cell
     /// materials.
     pub fn new(lattice: Lattice, materials: Vec<Material>, settings: FemSettings) -> Self {
+        let start = Instant::now();
+        let elements =
+            CellElements::uniform(HexElement::new(lattice.cell_size), lattice.cell_count());
+        let mut body = Self::with_elements(lattice, materials, elements, settings);
+        body.precompute_seconds = start.elapsed().as_secs_f64();
+        body
+    }
+
+    /// As [`FemBody::new`], with per-cell elements (cells cut by the
+    /// object's surface integrated over the object only, §3.3; see
+    /// [`super::quadrature::object_elements`]). `precompute_seconds` counts
+    /// the assembly and regions, not the building of `elements`.
+    pub fn with_elements(
+        lattice: Lattice,
+        materials: Vec<Material>,
+        elements: CellElements,
+        settings: FemSettings,
+    ) -> Self {
         assert_eq!(
             materials.len(),
             lattice.cell_count(),
             "one material per cell"
         );
+        assert_eq!(elements.len(), lattice.cell_count(), "one element per cell");
         let start = Instant::now();
-        let element = HexElement::new(lattice.cell_size);
-        let global = assemble(lattice.vertex_count(), &lattice.cells, &materials, &element);
+        let element = elements.full.clone();
+        let global = assemble_elements(
+            lattice.vertex_count(),
+            &lattice.cells,
+            &materials,
+            &elements,
+        );
         let blend = match settings.linearization {
             Linearization::Global => None,
             Linearization::BlendedLocal { blend_width } => Some(blend_width),
         };
-        let regions = build_regions(&lattice, &materials, &element, blend, settings.twist);
+        let regions = build_regions_with(&lattice, &materials, &elements, blend, settings.twist);
         let n = lattice.vertex_count();
         let scratch = vec![Scratch::default(); regions.len()];
         Self {
@@ -497,6 +525,7 @@ impl FemBody {
             lattice,
             materials,
             element,
+            elements,
             global,
             regions,
             settings,

@@ -7,7 +7,7 @@
 //! has at most 27 blocks a row. The consistent mass is scalar per block pair
 //! (`M^{ab} I₃`) and shares K's pattern.
 
-use super::element::{HexElement, Material};
+use super::element::{CellElements, HexElement, Material};
 use glam::{DMat3, DVec3};
 use rayon::prelude::*;
 
@@ -112,15 +112,32 @@ pub struct Assembled {
 
 /// Assembles the cells `cells` (each a list of eight vertex indices in
 /// `0..vertex_count`, corner order of [`super::element::corner_offset`]) with
-/// per-cell materials.
+/// per-cell materials, every cell with the same (full-cell) element.
 pub fn assemble(
     vertex_count: usize,
     cells: &[[usize; 8]],
     materials: &[Material],
     element: &HexElement,
 ) -> Assembled {
-    assert_eq!(cells.len(), materials.len());
-    // Pattern: each vertex's neighbours through shared cells, sorted.
+    assemble_with(vertex_count, cells, materials, |_| element)
+}
+
+/// As [`assemble`], with each cell's own element (`elements` indexed like
+/// `cells`): full cells share one, cells cut by the object's surface carry
+/// their own integrals (§3.3).
+pub fn assemble_elements(
+    vertex_count: usize,
+    cells: &[[usize; 8]],
+    materials: &[Material],
+    elements: &CellElements,
+) -> Assembled {
+    assert_eq!(cells.len(), elements.len(), "one element per cell");
+    assemble_with(vertex_count, cells, materials, |c| elements.get(c))
+}
+
+/// The symmetric block pattern of a set of cells: each vertex's neighbours
+/// through shared cells, sorted; the blocks zero.
+pub fn pattern(vertex_count: usize, cells: &[[usize; 8]]) -> BlockCsr {
     let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); vertex_count];
     for cell in cells {
         for &a in cell {
@@ -136,15 +153,26 @@ pub fn assemble(
         col.extend_from_slice(n);
         row_ptr.push(col.len());
     }
-    let mut stiffness = BlockCsr {
+    let blocks = vec![DMat3::ZERO; col.len()];
+    BlockCsr {
         row_ptr,
         col,
-        blocks: Vec::new(),
-    };
-    stiffness.blocks = vec![DMat3::ZERO; stiffness.col.len()];
+        blocks,
+    }
+}
+
+fn assemble_with<'a>(
+    vertex_count: usize,
+    cells: &[[usize; 8]],
+    materials: &[Material],
+    element_of: impl Fn(usize) -> &'a HexElement,
+) -> Assembled {
+    assert_eq!(cells.len(), materials.len());
+    let mut stiffness = pattern(vertex_count, cells);
     let mut mass_values = vec![0.0; stiffness.col.len()];
     let mut lumped_mass = vec![0.0; vertex_count];
-    for (cell, m) in cells.iter().zip(materials) {
+    for (c, (cell, m)) in cells.iter().zip(materials).enumerate() {
+        let element = element_of(c);
         let (lambda, mu) = (m.lambda(), m.mu());
         for a in 0..8 {
             lumped_mass[cell[a]] += m.density * element.integral[a];
