@@ -28,6 +28,10 @@
 //! integrands; [`quadrature::character_lattice`] builds a character's
 //! lattice that way, [`FemBody::with_elements`] takes the elements.
 //!
+//! Bones lie on lattice edges (§3.1 (ii), §4.3): [`snap`] conforms a chain
+//! of lattice vertices per bone onto it; the cells it moves are integrated
+//! isoparametrically and embedded in by inverting their trilinear maps.
+//!
 //! The hierarchical basis of §3.1 and A.1 (lazy wavelets over the
 //! subdivided lattices K_j, details that vanish on the skeleton) is
 //! [`hierarchy`]; [`adapt::AdaptiveBody`] simulates on its active functions
@@ -51,13 +55,15 @@ pub mod lattice;
 pub mod nonlinear;
 pub mod quadrature;
 pub mod regions;
+pub mod snap;
 pub mod solver;
 pub mod sparse;
 
 pub use adapt::{AdaptReport, AdaptSettings, AdaptiveBody};
 pub use element::{HexElement, Material};
 pub use lattice::{
-    Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
+    Bone, BoneBinding, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres,
+    skeleton_bones,
 };
 pub use nonlinear::{NewtonReport, NewtonSettings, NonlinearBody};
 pub use regions::{Region, Twist, bone_weights};
