@@ -32,10 +32,10 @@ use std::collections::BinaryHeap;
 
 /// The least Jacobian determinant a conformed cell may keep, as a fraction
 /// of its undistorted box's.
-pub const MIN_JACOBIAN: f64 = 0.2;
+pub const MIN_JACOBIAN: f64 = 0.1;
 
 /// How many vertices nearest a bone's tail are tried as its chain's end.
-const END_CANDIDATES: usize = 6;
+const END_CANDIDATES: usize = 12;
 
 /// The chain of one bone.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -123,8 +123,9 @@ impl Lattice {
     /// Snaps `bones` to chains of lattice edges (module docs): conforms the
     /// chains' vertices onto the bones where the cells allow (Jacobian
     /// ratio ≥ `min_jacobian`) and binds every chain vertex to its bone.
-    /// Earlier bones keep shared vertices (a joint). A bone whose ends find
-    /// no path binds the vertices nearest its ends and middle.
+    /// Earlier bones keep shared vertices (a joint); a chain passes through
+    /// no other bone's vertex. A bone whose ends find no path binds the
+    /// vertices nearest its ends and middle.
     pub fn snap_bones(&mut self, bones: Vec<Bone>, min_jacobian: f64) -> SnapReport {
         let n = self.vertex_count();
         let mut adjacency: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -165,7 +166,9 @@ impl Lattice {
             // edge, a fifth of a cell): the nearest few to the tail are
             // tried in turn, the first whose chain conforms whole kept
             // (else the one with the fewest vertices left off the bone).
-            let mut ends: Vec<usize> = (0..n).filter(|&a| a != start).collect();
+            let mut ends: Vec<usize> = (0..n)
+                .filter(|&a| a != start && self.bone_of_vertex[a].is_none())
+                .collect();
             ends.sort_by(|&x, &y| {
                 self.rest[x]
                     .distance(bone.tail)
@@ -296,8 +299,8 @@ impl Lattice {
         valid
     }
 
-    /// The cheapest edge path from `start` to `end` (Dijkstra), an edge
-    /// costing its length times (0.01 + mean distance of its ends from the
+    /// The cheapest edge path from `start` to `end` (Dijkstra) through
+    /// vertices no bone holds yet, an edge costing its length times (0.01 + mean distance of its ends from the
     /// bone in cells).
     fn bone_path(
         &self,
@@ -320,7 +323,11 @@ impl Lattice {
             if du > dist[u] {
                 continue;
             }
-            for &v in &adjacency[u] {
+            // The chain passes through no other bone's vertex.
+            for &v in adjacency[u]
+                .iter()
+                .filter(|&&v| self.bone_of_vertex[v].is_none())
+            {
                 let (pu, pv) = (self.rest[u], self.rest[v]);
                 let off = 0.5 * (bone.distance(pu) + bone.distance(pv)) / h;
                 let dv = du + pu.distance(pv) * (0.01 + off);
