@@ -409,3 +409,54 @@ pub fn lattice_elements(lattice: &Lattice) -> CellElements {
     let uniform = CellElements::uniform(HexElement::new(lattice.cell_size), lattice.cell_count());
     conform_elements(lattice, &uniform)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit cube with corner 7 pulled in towards corner 0 and corner 1
+    /// sheared: its least Jacobian ratio between 0.05 and 0.5 (asserted).
+    fn skewed() -> [DVec3; 8] {
+        let mut c: [DVec3; 8] = std::array::from_fn(|i| {
+            let [a, b, d] = corner_offset(i);
+            DVec3::new(a as f64, b as f64, d as f64)
+        });
+        c[7] = DVec3::new(0.7, 0.75, 0.65);
+        c[1] = DVec3::new(1.1, 0.3, -0.2);
+        c
+    }
+
+    #[test]
+    fn the_trilinear_map_inverts_to_round_off_in_a_skewed_cell() {
+        let c = skewed();
+        let q = cell_quality(&c, 1.0);
+        assert!(q > 0.05 && q < 0.5, "{q}");
+        let mut worst = 0.0f64;
+        for i in 0..=6 {
+            for j in 0..=6 {
+                for k in 0..=6 {
+                    let s = DVec3::new(i as f64, j as f64, k as f64) / 6.0;
+                    let back = invert_trilinear(&c, cell_point(&c, s)).expect("inside");
+                    worst = worst.max((back - s).abs().max_element());
+                }
+            }
+        }
+        assert!(worst < 1e-10, "{worst}");
+        // A point well outside is either not found or found outside [0, 1]³.
+        let outside = invert_trilinear(&c, DVec3::new(3.0, -2.0, 0.5));
+        assert!(outside.is_none_or(|s| s.min_element() < 0.0 || s.max_element() > 1.0));
+    }
+
+    #[test]
+    fn a_box_is_a_unit_quality_cell() {
+        let size = DVec3::new(0.3, 0.5, 0.7);
+        let c: [DVec3; 8] = std::array::from_fn(|i| {
+            let [a, b, d] = corner_offset(i);
+            DVec3::new(a as f64, b as f64, d as f64) * size
+        });
+        assert!((cell_quality(&c, size.element_product()) - 1.0).abs() < 1e-14);
+        let mut flipped = c;
+        flipped.swap(0, 1);
+        assert!(cell_quality(&flipped, size.element_product()) < 0.0);
+    }
+}
