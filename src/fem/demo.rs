@@ -8,7 +8,7 @@ use glam::{DAffine3, DQuat, DVec3};
 
 /// A limb of `[nx, ny, nz]` cells of `cell` metres, the bones on the z axis
 /// through the middle of the cross-section (nx, ny even put them on lattice
-/// edges), the elbow at half length. 4 × 4 × 8 cells make 225 vertices,
+/// edges, so snapping them moves nothing), the elbow at half length. 4 × 4 × 8 cells make 225 vertices,
 /// about Capell's kangaroo (177) and cow (214).
 pub fn limb(dims: [usize; 3], cell: f64, linearization: Linearization) -> FemBody {
     let origin = DVec3::new(
@@ -19,7 +19,7 @@ pub fn limb(dims: [usize; 3], cell: f64, linearization: Linearization) -> FemBod
     let mut lattice = Lattice::grid_box(origin, DVec3::splat(cell), dims);
     let length = dims[2] as f64 * cell;
     let elbow = DVec3::new(0.0, 0.0, length / 2.0);
-    lattice.bind_bones(
+    lattice.snap_bones(
         vec![
             Bone {
                 joint: 0,
@@ -34,7 +34,7 @@ pub fn limb(dims: [usize; 3], cell: f64, linearization: Linearization) -> FemBod
                 tail: DVec3::new(0.0, 0.0, length),
             },
         ],
-        0.5 * cell,
+        super::snap::MIN_JACOBIAN,
     );
     let settings = FemSettings {
         linearization,

@@ -118,6 +118,27 @@ pub fn trilinear_gradients(s: DVec3, size: DVec3) -> [DVec3; 8] {
     g
 }
 
+/// The Jacobian `J = ∂x/∂s` of the trilinear map `x(s) = Σ corners_a φ^a(s)`
+/// of a cell at local coordinates `s` (columns ∂x/∂s_x, ∂x/∂s_y, ∂x/∂s_z).
+/// For a box it is `diag(size)`.
+pub fn cell_jacobian(corners: &[DVec3; 8], s: DVec3) -> DMat3 {
+    let g = trilinear_gradients(s, DVec3::ONE);
+    let mut j = DMat3::ZERO;
+    for (x, ga) in corners.iter().zip(g) {
+        j += DMat3::from_cols(*x * ga.x, *x * ga.y, *x * ga.z);
+    }
+    j
+}
+
+/// The point of a cell at local coordinates `s`: `Σ corners_a φ^a(s)`.
+pub fn cell_point(corners: &[DVec3; 8], s: DVec3) -> DVec3 {
+    corners
+        .iter()
+        .zip(trilinear_weights(s))
+        .map(|(x, w)| *x * w)
+        .sum()
+}
+
 /// A quadrature point of a cell: local coordinates `s ∈ [0, 1]³` and the
 /// volume it stands for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -165,6 +186,9 @@ pub struct HexElement {
     /// The points the integrals ran over (the nonlinear model integrates
     /// its energy on the same ones, so it linearizes to exactly this K).
     pub quadrature: Vec<QuadraturePoint>,
+    /// The rest corners of an isoparametric (distorted) cell; None for a
+    /// box of edge lengths `size`.
+    pub corners: Option<[DVec3; 8]>,
 }
 
 impl HexElement {
@@ -175,14 +199,62 @@ impl HexElement {
 
     /// The integrals over the given quadrature points of a box cell.
     pub fn from_quadrature(size: DVec3, quadrature: Vec<QuadraturePoint>) -> Self {
+        let points = quadrature
+            .into_iter()
+            .map(|p| (p, trilinear_gradients(p.local, size)))
+            .collect();
+        Self::integrate(size, None, points)
+    }
+
+    /// The isoparametric element of a cell whose corners sit at `corners`
+    /// (rest, world; corner order of [`corner_offset`]): a box cell whose
+    /// vertices were moved onto a bone (§4.3, [`super::snap`]). The
+    /// trilinear map `x(s) = Σ corners_a φ^a(s)` carries the reference
+    /// rule `reference` (local coordinates, weights in volume of the box
+    /// of edge lengths `size`) onto the cell: weights scale by
+    /// `det J(s) / |box|`, gradients are `∇φ^a = J⁻ᵀ ∇_s φ^a`. On an
+    /// undistorted box it is exactly [`from_quadrature`](Self::from_quadrature).
+    pub fn isoparametric(size: DVec3, corners: [DVec3; 8], reference: &[QuadraturePoint]) -> Self {
+        let volume = size.element_product();
+        let points = reference
+            .iter()
+            .map(|p| {
+                let j = cell_jacobian(&corners, p.local);
+                let grad_s = trilinear_gradients(p.local, DVec3::ONE);
+                let inv_t = j.inverse().transpose();
+                let point = QuadraturePoint {
+                    local: p.local,
+                    weight: p.weight * j.determinant() / volume,
+                };
+                (point, grad_s.map(|g| inv_t * g))
+            })
+            .collect();
+        Self::integrate(size, Some(corners), points)
+    }
+
+    /// ∇φ^a (rest, world) at local coordinates `s` of this element's cell.
+    pub fn gradients_at(&self, s: DVec3) -> [DVec3; 8] {
+        match &self.corners {
+            None => trilinear_gradients(s, self.size),
+            Some(corners) => {
+                let inv_t = cell_jacobian(corners, s).inverse().transpose();
+                trilinear_gradients(s, DVec3::ONE).map(|g| inv_t * g)
+            }
+        }
+    }
+
+    fn integrate(
+        size: DVec3,
+        corners: Option<[DVec3; 8]>,
+        points: Vec<(QuadraturePoint, [DVec3; 8])>,
+    ) -> Self {
         let mut k_lambda = vec![DMat3::ZERO; 64];
         let mut k_mu = vec![DMat3::ZERO; 64];
         let mut mass = [[0.0; 8]; 8];
         let mut integral = [0.0; 8];
-        for p in &quadrature {
+        for (p, grad) in &points {
             let (s, w) = (p.local, p.weight);
             let phi = trilinear_weights(s);
-            let grad = trilinear_gradients(s, size);
             for a in 0..8 {
                 integral[a] += w * phi[a];
                 for b in 0..8 {
@@ -206,7 +278,8 @@ impl HexElement {
             k_mu,
             mass,
             integral,
-            quadrature,
+            quadrature: points.into_iter().map(|(p, _)| p).collect(),
+            corners,
         }
     }
 

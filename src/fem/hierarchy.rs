@@ -81,6 +81,13 @@ impl Hierarchy {
         if coarse.cell_count() == 0 {
             return Err("the lattice has no cells".into());
         }
+        if (0..coarse.cell_count()).any(|c| !coarse.is_box(c)) {
+            return Err(
+                "the hierarchy subdivides grid boxes: build the lattice with \
+                 BoneBinding::Radius (its bones are not conformed)"
+                    .into(),
+            );
+        }
         let fine = coarse.subdivide(levels);
         let f = 1usize << levels;
         let vd = fine.dims.map(|d| d + 1);

@@ -110,14 +110,27 @@ pub struct Embedding {
     pub weights: [f64; 8],
 }
 
+/// How the bones are tied to the lattice (§3.1 (ii), §4.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BoneBinding {
+    /// Every vertex within `bone_radius_cells` of a bone moves with it.
+    Radius,
+    /// A chain of lattice edges per bone, its vertices conformed onto the
+    /// bone where the cells stay valid ([`super::snap`]).
+    #[default]
+    Snapped,
+}
+
 /// How to build a lattice around a character.
 #[derive(Clone, Debug)]
 pub struct LatticeSettings {
     /// Edge length of the cubic cells, metres.
     pub cell_size: f64,
     /// Vertices closer than this to a bone are bound to it, in cells (the
-    /// brief's "within half a cell").
+    /// brief's "within half a cell"), with [`BoneBinding::Radius`].
     pub bone_radius_cells: f64,
+    /// Snapped chains or a radius.
+    pub binding: BoneBinding,
 }
 
 impl Default for LatticeSettings {
@@ -125,6 +138,7 @@ impl Default for LatticeSettings {
         Self {
             cell_size: 0.05,
             bone_radius_cells: 0.5,
+            binding: BoneBinding::default(),
         }
     }
 }
@@ -151,6 +165,8 @@ pub struct Lattice {
     pub bones: Vec<Bone>,
     /// The bone each vertex is bound to (moves rigidly with), if any.
     pub bone_of_vertex: Vec<Option<usize>>,
+    /// How the bones were bound (kept when the lattice is trimmed).
+    pub binding: BoneBinding,
     /// Dense grid of cell indices (NONE where inactive).
     cell_at: Vec<u32>,
 }
@@ -208,6 +224,7 @@ impl Lattice {
             vertex_coords,
             bones: Vec::new(),
             bone_of_vertex: vec![None; n],
+            binding: BoneBinding::Radius,
             cell_at,
         }
     }
@@ -219,7 +236,9 @@ impl Lattice {
 
     /// Voxelizes the union of the character's muscles at rest: keeps every
     /// cell that may intersect a muscle or that a bone passes through, then
-    /// binds to each bone the vertices within `bone_radius_cells` of it.
+    /// binds the bones as `settings.binding` says: snapped to chains of
+    /// edges conformed onto them ([`snap_bones`](Self::snap_bones)), or the
+    /// vertices within `bone_radius_cells` of each.
     ///
     /// A cell is kept when a muscle's signed distance at the cell centre is
     /// below the centre-to-corner half diagonal: conservative (the distance
@@ -274,7 +293,7 @@ impl Lattice {
             muscle || bones.iter().any(|b| b.distance(centre) <= half_diag)
         };
         let mut lattice = Self::from_cells(lo, cell, dims, keep);
-        lattice.bind_bones(bones, settings.bone_radius_cells * h);
+        lattice.bind(bones, settings.binding, settings.bone_radius_cells * h);
         lattice
     }
 
@@ -292,6 +311,7 @@ impl Lattice {
                 &LatticeSettings {
                     cell_size: h,
                     bone_radius_cells,
+                    binding: BoneBinding::default(),
                 },
             )
         };
@@ -315,6 +335,17 @@ impl Lattice {
             }
         }
         best
+    }
+
+    /// Binds the bones by `binding`: [`snap_bones`](Self::snap_bones) or
+    /// [`bind_bones`](Self::bind_bones) within `radius`.
+    pub fn bind(&mut self, bones: Vec<Bone>, binding: BoneBinding, radius: f64) {
+        match binding {
+            BoneBinding::Radius => self.bind_bones(bones, radius),
+            BoneBinding::Snapped => {
+                self.snap_bones(bones, super::snap::MIN_JACOBIAN);
+            }
+        }
     }
 
     /// Binds every vertex within `radius` of a bone to the nearest such bone
@@ -356,6 +387,7 @@ impl Lattice {
             }
         }
         self.bones = bones;
+        self.binding = BoneBinding::Radius;
     }
 
     /// The complex K_J of `levels` hexahedral subdivisions (Capell §3.1,
@@ -392,9 +424,30 @@ impl Lattice {
         (v != NONE).then_some(v as usize)
     }
 
+    /// Where vertex `a` sits on the regular grid (its rest position unless
+    /// it was conformed onto a bone).
+    pub fn grid_position(&self, a: usize) -> DVec3 {
+        let [i, j, k] = self.vertex_coords[a];
+        self.origin + DVec3::new(i as f64, j as f64, k as f64) * self.cell_size
+    }
+
+    /// Whether cell `c` is still its grid box (no corner conformed).
+    pub fn is_box(&self, c: usize) -> bool {
+        self.cells[c]
+            .iter()
+            .all(|&a| self.rest[a] == self.grid_position(a))
+    }
+
+    /// The rest positions of the corners of cell `c`.
+    pub fn cell_corners(&self, c: usize) -> [DVec3; 8] {
+        self.cells[c].map(|a| self.rest[a])
+    }
+
     /// The cell holding a rest-space point and its trilinear weights, or None
     /// outside the lattice. A point on a face shared by an active and an
-    /// inactive cell lands in the active one.
+    /// inactive cell lands in the active one. In a conformed cell the local
+    /// coordinates come from inverting its trilinear map
+    /// ([`super::snap::invert_trilinear`]).
     pub fn embed(&self, p: DVec3) -> Option<Embedding> {
         let g = (p - self.origin) / self.cell_size;
         let eps = 1e-9;
@@ -415,23 +468,58 @@ impl Lattice {
                 base[2] - (d as i64 & below[2] as i64),
             ];
         }
-        for cand in candidates {
+        let cell_of = |cand: [i64; 3]| {
             if cand.iter().any(|&x| x < 0) {
+                return None;
+            }
+            self.cell_at(cand.map(|x| x as usize))
+        };
+        for cand in candidates {
+            let Some(cell) = cell_of(cand) else {
+                continue;
+            };
+            if !self.is_box(cell) {
+                if let Some(e) = self.embed_in_conformed(cell, p) {
+                    return Some(e);
+                }
                 continue;
             }
-            let c = [cand[0] as usize, cand[1] as usize, cand[2] as usize];
-            if let Some(cell) = self.cell_at(c) {
-                let s = g - DVec3::new(c[0] as f64, c[1] as f64, c[2] as f64);
-                if s.min_element() < -eps || s.max_element() > 1.0 + eps {
-                    continue;
+            let s = g - DVec3::new(cand[0] as f64, cand[1] as f64, cand[2] as f64);
+            if s.min_element() < -eps || s.max_element() > 1.0 + eps {
+                continue;
+            }
+            return Some(Embedding {
+                cell,
+                weights: trilinear_weights(s.clamp(DVec3::ZERO, DVec3::ONE)),
+            });
+        }
+        // A conformed vertex moves less than a cell, so a point outside every
+        // box around it can only be in a conformed neighbour.
+        for dz in -1..=1 {
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let cand = [base[0] + dx, base[1] + dy, base[2] + dz];
+                    if let Some(cell) = cell_of(cand).filter(|&c| !self.is_box(c))
+                        && let Some(e) = self.embed_in_conformed(cell, p)
+                    {
+                        return Some(e);
+                    }
                 }
-                return Some(Embedding {
-                    cell,
-                    weights: trilinear_weights(s.clamp(DVec3::ZERO, DVec3::ONE)),
-                });
             }
         }
         None
+    }
+
+    fn embed_in_conformed(&self, cell: usize, p: DVec3) -> Option<Embedding> {
+        let s = super::snap::invert_trilinear(&self.cell_corners(cell), p)?;
+        let eps = 1e-9;
+        if s.min_element() < -eps || s.max_element() > 1.0 + eps {
+            return None;
+        }
+        Some(Embedding {
+            cell,
+            weights: trilinear_weights(s.clamp(DVec3::ZERO, DVec3::ONE)),
+        })
     }
 
     /// The displacement at an embedded point: `q_a φ^a(x)` (eq. 4).

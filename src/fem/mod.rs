@@ -39,6 +39,10 @@
 //! integrands; [`quadrature::character_lattice`] builds a character's
 //! lattice that way, [`FemBody::with_elements`] takes the elements.
 //!
+//! Bones lie on lattice edges (§3.1 (ii), §4.3): [`snap`] conforms a chain
+//! of lattice vertices per bone onto it; the cells it moves are integrated
+//! isoparametrically and embedded in by inverting their trilinear maps.
+//!
 //! The hierarchical basis of §3.1 and A.1 (lazy wavelets over the
 //! subdivided lattices K_j, details that vanish on the skeleton) is
 //! [`hierarchy`]; [`adapt::AdaptiveBody`] simulates on its active functions
@@ -68,6 +72,7 @@ pub mod mesh_lattice;
 pub mod nonlinear;
 pub mod quadrature;
 pub mod regions;
+pub mod snap;
 pub mod solver;
 pub mod sparse;
 
@@ -75,7 +80,8 @@ pub use adapt::{AdaptReport, AdaptSettings, AdaptiveBody};
 pub use element::{HexElement, Material};
 pub use flesh::{FLESH_STEP, FleshError, FleshPose, FleshSim};
 pub use lattice::{
-    Bone, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres, skeleton_bones,
+    Bone, BoneBinding, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres,
+    skeleton_bones,
 };
 pub use mesh_lattice::{MeshLatticeError, MeshSolid};
 pub use nonlinear::{NewtonReport, NewtonSettings, NonlinearBody};

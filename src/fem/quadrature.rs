@@ -33,6 +33,7 @@
 
 use super::element::{CellElements, HexElement, QuadraturePoint};
 use super::lattice::{Lattice, LatticeSettings};
+use super::snap::conform_elements;
 use crate::character::Character;
 use crate::skin::body::PosedBody;
 use glam::DVec3;
@@ -204,7 +205,9 @@ pub fn object_elements(
     let mut kept = vec![false; k * k * k];
     let mut corner = vec![false; (k + 1) * (k + 1) * (k + 1)];
     for cell in &lattice.cells {
-        let origin = lattice.rest[cell[0]];
+        // The grid box (a conformed lattice's elements are conformed after,
+        // [`super::snap::conform_elements`]).
+        let origin = lattice.grid_position(cell[0]);
         let at = |i: usize, j: usize, l: usize, offset: f64| {
             origin
                 + DVec3::new(i as f64 + offset, j as f64 + offset, l as f64 + offset) * size
@@ -266,9 +269,12 @@ pub fn object_elements(
 }
 
 /// Removes the cells with nothing inside the object (an empty element) and
-/// binds the bones again within `bone_radius` (the rule of
-/// [`Lattice::bind_bones`], so surviving vertices keep their bone and a
-/// bone left with none catches the vertices nearest to it).
+/// binds the bones again the lattice's way: within `bone_radius` (the rule
+/// of [`Lattice::bind_bones`], so surviving vertices keep their bone and a
+/// bone left with none catches the vertices nearest to it), or snapped to
+/// the trimmed lattice's edges with the conformed cells' elements made
+/// isoparametric. `elements` are the grid boxes' (as
+/// [`object_elements`] computes them).
 pub fn trim_to_object(
     lattice: &Lattice,
     elements: &CellElements,
@@ -283,8 +289,8 @@ pub fn trim_to_object(
         .iter()
         .map(|&g| lattice.cell_at(g).expect("a kept cell was active"))
         .collect();
-    trimmed.bind_bones(lattice.bones.clone(), bone_radius);
-    let trimmed_elements = elements.select(&old);
+    trimmed.bind(lattice.bones.clone(), lattice.binding, bone_radius);
+    let trimmed_elements = conform_elements(&trimmed, &elements.select(&old));
     (trimmed, trimmed_elements)
 }
 

@@ -20,7 +20,9 @@
 //! exactly its row of the global one (rotated); eq. 22's rule can leave a
 //! weighted vertex outside K^i with no regional Δv to blend.
 
-use super::element::{CellElements, HexElement, Material, corner_offset, trilinear_weights};
+use super::element::{
+    CellElements, HexElement, Material, cell_jacobian, cell_point, corner_offset, trilinear_weights,
+};
 use super::lattice::Lattice;
 use super::sparse::{Assembled, assemble, assemble_elements};
 use glam::{DMat3, DVec3};
@@ -293,14 +295,16 @@ fn add_twist(
     let size = lattice.cell_size;
     let w = size.x * size.y * size.z / (TWIST_SAMPLES * TWIST_SAMPLES * TWIST_SAMPLES) as f64;
     for (&c, local) in cells.iter().zip(local_cells) {
-        let origin = lattice.rest[lattice.cells[c][0]];
+        // The cell's own trilinear map (a conformed cell is not its box).
+        let corners = lattice.cell_corners(c);
+        let volume = size.element_product();
         let mut m = [[0.0; 8]; 8];
         let mut any = false;
         for i in 0..TWIST_SAMPLES {
             for j in 0..TWIST_SAMPLES {
                 for k in 0..TWIST_SAMPLES {
                     let s = (DVec3::new(i as f64, j as f64, k as f64) + 0.5) / TWIST_SAMPLES as f64;
-                    let p = origin + s * size;
+                    let p = cell_point(&corners, s);
                     if !bones
                         .iter()
                         .any(|&b| lattice.bones[b].distance(p) <= twist.radius)
@@ -309,9 +313,10 @@ fn add_twist(
                     }
                     any = true;
                     let phi = trilinear_weights(s);
+                    let wj = w * cell_jacobian(&corners, s).determinant() / volume;
                     for a in 0..8 {
                         for b in 0..8 {
-                            m[a][b] += w * phi[a] * phi[b];
+                            m[a][b] += wj * phi[a] * phi[b];
                         }
                     }
                 }

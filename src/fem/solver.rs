@@ -482,8 +482,7 @@ impl FemBody {
     /// materials.
     pub fn new(lattice: Lattice, materials: Vec<Material>, settings: FemSettings) -> Self {
         let start = Instant::now();
-        let elements =
-            CellElements::uniform(HexElement::new(lattice.cell_size), lattice.cell_count());
+        let elements = super::snap::lattice_elements(&lattice);
         let mut body = Self::with_elements(lattice, materials, elements, settings);
         body.precompute_seconds = start.elapsed().as_secs_f64();
         body

@@ -55,7 +55,7 @@ mod newton;
 
 pub use newton::{NewtonError, NewtonReport, NewtonSettings};
 
-use super::element::{CellElements, Material, trilinear_gradients};
+use super::element::{CellElements, Material};
 use super::lattice::Lattice;
 use super::regions::bone_weights;
 use super::solver::{FemBody, MassKind, PositionConstraint};
@@ -109,7 +109,7 @@ impl NonlinearBody {
             .full
             .quadrature
             .iter()
-            .map(|p| trilinear_gradients(p.local, body.lattice.cell_size))
+            .map(|p| elements.full.gradients_at(p.local))
             .collect();
         let pattern = &body.global.stiffness;
         let block_index = body
@@ -162,11 +162,9 @@ impl NonlinearBody {
                 }
             }
             Some(k) => {
-                for p in &self.elements.partial[k].quadrature {
-                    f(
-                        p.weight,
-                        &trilinear_gradients(p.local, self.lattice.cell_size),
-                    );
+                let e = &self.elements.partial[k];
+                for p in &e.quadrature {
+                    f(p.weight, &e.gradients_at(p.local));
                 }
             }
         }
