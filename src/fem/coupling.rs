@@ -158,12 +158,21 @@ pub fn deformation_at(l: &Lattice, e: &Embedding, q: &[DVec3]) -> (DVec3, DMat3)
         (0..8).filter(|c| c & 4 == 4).map(|c| e.weights[c]).sum(),
     );
     let grads = trilinear_gradients(s, l.cell_size);
+    // Gradients against the cell's box coordinates; a conformed cell (a bone
+    // snapped through it, §3.1 (ii)) is not that box at rest, so divide by
+    // the rest map's Jacobian J: F = (∂x/∂X_box) J⁻¹ (J = I for a box).
     let mut f = DMat3::ZERO;
+    let mut j = DMat3::ZERO;
     let mut p = DVec3::ZERO;
     for (k, &a) in cell.iter().enumerate() {
-        let x = l.rest[a] + q[a];
+        let r = l.rest[a];
+        let x = r + q[a];
         p += x * e.weights[k];
         f += DMat3::from_cols(x * grads[k].x, x * grads[k].y, x * grads[k].z);
+        j += DMat3::from_cols(r * grads[k].x, r * grads[k].y, r * grads[k].z);
+    }
+    if j.determinant().abs() > 0.0 {
+        f *= j.inverse();
     }
     (p, f)
 }
