@@ -42,6 +42,7 @@
 //! cell, so the blend of solutions that each meet it need not meet it).
 
 use super::element::{CellElements, HexElement, Material};
+use super::envelope::EnvelopeCholesky;
 use super::lattice::{Embedding, Lattice};
 use super::regions::{NOT_IN_REGION, Region, Twist, build_regions_with, partition_error};
 use super::sparse::{Assembled, BlockCsr, assemble_elements};
@@ -157,6 +158,8 @@ pub(crate) struct Scratch {
     ap: Vec<DVec3>,
     tmp: Vec<DVec3>,
     tmp2: Vec<DVec3>,
+    /// Scalar view of a vector for the envelope factor's substitutions.
+    flat: Vec<f64>,
     pub(crate) known: Vec<bool>,
     /// The regional system matrix, kept while h and the damping stay put.
     pub(crate) system: Option<SystemCache>,
@@ -186,7 +189,10 @@ impl Scratch {
 }
 
 /// The regional system matrix `S = c_m M + c_k K` in the bone's frame,
-/// assembled once per (c_m, c_k, mass kind), with its block-Jacobi inverse.
+/// assembled once per (c_m, c_k, mass kind), with its block-Jacobi inverse
+/// and, once per known-row mask, the envelope Cholesky factor of its unknown
+/// block ([`EnvelopeCholesky`], where the lattice is small enough): the
+/// factor makes CG converge in one iteration (a few with constraints).
 ///
 /// The solve runs in the bone's frame: M is a scalar times I₃ per block, so
 /// `c_m M + c_k R K Rᵀ = R (c_m M + c_k K) Rᵀ`, and `A Δv = b` becomes
@@ -198,6 +204,9 @@ pub(crate) struct SystemCache {
     key: (f64, f64, MassKind),
     matrix: BlockCsr,
     precond: Vec<DMat3>,
+    /// The envelope Cholesky factor of the unknown block and the known-row
+    /// mask it was built for (None inside: declined, block-Jacobi it is).
+    factor: Option<(Vec<bool>, Option<EnvelopeCholesky>)>,
 }
 
 impl SystemCache {
@@ -231,6 +240,25 @@ impl SystemCache {
             key: (c_mass, c_stiff, mass),
             matrix,
             precond,
+            factor: None,
+        }
+    }
+
+    /// Factors the unknown block for this known-row mask (once per mask)
+    /// so that [`projected_pcg`] preconditions with the exact inverse;
+    /// without it, or where the factor is declined, block-Jacobi.
+    pub(crate) fn prepare_factor(&mut self, known: &[bool]) {
+        if !matches!(&self.factor, Some((mask, _)) if mask.as_slice() == known) {
+            let factor = EnvelopeCholesky::new(&self.matrix, known);
+            self.factor = Some((known.to_vec(), factor));
+        }
+    }
+
+    /// The factor to precondition with for this mask, if any.
+    fn factor_for(&self, known: &[bool]) -> Option<&EnvelopeCholesky> {
+        match &self.factor {
+            Some((mask, Some(f))) if mask.as_slice() == known => Some(f),
+            _ => None,
         }
     }
 
@@ -356,7 +384,8 @@ pub(crate) fn dot(a: &[DVec3], b: &[DVec3]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x.dot(*y)).sum()
 }
 
-/// Projected, block-Jacobi preconditioned CG for `A x = b` with known
+/// Projected preconditioned CG (the envelope factor if prepared for this
+/// mask, else block-Jacobi) for `A x = b` with known
 /// entries (already in `x`, masked) and position constraints. `x` holds the
 /// start vector's known entries on input and the solution on output.
 pub(crate) fn projected_pcg(
@@ -378,6 +407,16 @@ pub(crate) fn projected_pcg(
         basis.project(v);
     };
     let (a, precond) = (&system.matrix, &system.precond);
+    let factor = system.factor_for(&s.known);
+    // z ← M⁻¹ r: the envelope factor's exact inverse or block-Jacobi.
+    let precondition = |r: &[DVec3], z: &mut [DVec3], flat: &mut Vec<f64>| match factor {
+        Some(f) => f.solve(r, z, flat),
+        None => {
+            for ((zi, ri), pi) in z.iter_mut().zip(r).zip(precond) {
+                *zi = *pi * *ri;
+            }
+        }
+    };
     a.mul(&s.x, &mut s.ap);
     for i in 0..n {
         s.r[i] = s.b[i] - s.ap[i];
@@ -396,7 +435,10 @@ pub(crate) fn projected_pcg(
     if r0 == 0.0 {
         return report;
     }
-    if warm {
+    // With the exact factor and no constraints the first iteration solves
+    // to round-off from any start, so a warm start would cost a product
+    // and save nothing.
+    if warm && (factor.is_none() || !basis.columns.is_empty()) {
         // The previous solution, filtered, keeps the known entries and the
         // constraint values: x + P w still meets them.
         s.tmp2.copy_from_slice(&s.warm);
@@ -410,9 +452,7 @@ pub(crate) fn projected_pcg(
         }
         filter(&mut s.r, &s.known);
     }
-    for i in 0..n {
-        s.z[i] = precond[i] * s.r[i];
-    }
+    precondition(&s.r, &mut s.z, &mut s.flat);
     filter(&mut s.z, &s.known);
     s.p.copy_from_slice(&s.z);
     let mut rz = dot(&s.r, &s.z);
@@ -432,9 +472,10 @@ pub(crate) fn projected_pcg(
         }
         it += 1;
         rel = dot(&s.r, &s.r).sqrt() / r0;
-        for i in 0..n {
-            s.z[i] = precond[i] * s.r[i];
+        if rel <= tolerance {
+            break;
         }
+        precondition(&s.r, &mut s.z, &mut s.flat);
         filter(&mut s.z, &s.known);
         let rz_new = dot(&s.r, &s.z);
         let beta = rz_new / rz;
@@ -689,13 +730,14 @@ impl FemBody {
                 let v = this.lattice.displacement(&c.embedding, &this.v);
                 rt * ((c.target - d) / h - v)
             });
-            let system = SystemCache::ensure(
+            let mut system = SystemCache::ensure(
                 &mut sc.system,
                 &region.matrices,
                 s.mass,
                 1.0 + h * s.mass_damping,
                 h * s.stiffness_damping + h * h,
             );
+            system.prepare_factor(&sc.known);
             let solved = projected_pcg(
                 &system,
                 sc,
@@ -838,7 +880,9 @@ impl FemBody {
                 }
             }
             let cons = self.local_constraints(region, |c| rt * c.target);
-            let system = SystemCache::ensure(&mut sc.system, &region.matrices, s.mass, 0.0, 1.0);
+            let mut system =
+                SystemCache::ensure(&mut sc.system, &region.matrices, s.mass, 0.0, 1.0);
+            system.prepare_factor(&sc.known);
             report.solves.push(projected_pcg(
                 &system,
                 sc,
