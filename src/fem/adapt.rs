@@ -14,7 +14,9 @@
 //! A step is the global linear model of [`super::solver`] (eq. 15–16) on
 //! that system, solved with the same projected block-Jacobi CG; the pinned
 //! coarse vertices (bone-bound, clamped) are the known DOFs (eq. 17–18). The
-//! details vanish on the skeleton, so they never disturb a bone.
+//! details vanish on the skeleton, so they never disturb a bone. Position
+//! constraints (§4.4, a grabbed point) are projected inside CG as in
+//! [`super::solver`], their rows built from P ([`constraints`]).
 //!
 //! ## Adaptation
 //!
@@ -38,12 +40,14 @@
 //! thresholds changes nothing, which keeps the level from oscillating
 //! (Capell, after Debunne et al. 2001).
 
+mod constraints;
+
 use super::element::{HexElement, Material, trilinear_gradients};
 use super::hierarchy::{Hierarchy, Prolongation, galerkin};
 use super::lattice::Lattice;
 use super::solver::{
-    CgReport, Energy, FemSettings, Linearization, MassKind, Scratch, SystemCache, dot, mass_mul,
-    projected_pcg,
+    CgReport, Energy, FemSettings, Linearization, MassKind, PositionConstraint, Scratch,
+    SystemCache, dot, mass_mul, projected_pcg,
 };
 use super::sparse::{Assembled, assemble};
 use glam::{DAffine3, DMat3, DVec3};
@@ -117,6 +121,9 @@ pub struct AdaptiveBody {
     /// Clamped coarse vertices (besides the bone vertices), fixed at
     /// construction: they shape the basis.
     pub fixed: Vec<Option<DVec3>>,
+    /// Points of the flesh held at displacement targets (§4.4), embedded in
+    /// K_J ([`grab`](Self::grab)).
+    pub constraints: Vec<PositionConstraint>,
     /// Coefficients q_α of the active functions (eq. 4).
     pub q: Vec<DVec3>,
     /// Velocities q̇_α.
@@ -195,6 +202,7 @@ impl AdaptiveBody {
             settings,
             adapt,
             fixed,
+            constraints: Vec::new(),
             q: Vec::new(),
             v: Vec::new(),
             active: Vec::new(),
@@ -375,9 +383,18 @@ impl AdaptiveBody {
     ) -> Result<CgReport, String> {
         let targets = self.pin_targets(bones)?;
         let f = self.restrict_load(extra_forces)?;
+        self.check_constraints()?;
         let s = &self.settings;
         let h = s.time_step;
         let n = self.dof_count();
+        // Eq. 20: Σφ Δv = (d_c(t+h) − d_c(t))/h − Σφ v.
+        let cons = self.dof_constraints(|c, row| {
+            let (d, v): (DVec3, DVec3) = row
+                .iter()
+                .map(|&(k, w)| (self.q[k] * w, self.v[k] * w))
+                .fold((DVec3::ZERO, DVec3::ZERO), |a, b| (a.0 + b.0, a.1 + b.1));
+            (c.target - d) / h - v
+        });
         // b = h [f − α M v − K (q + (β + h) v)].
         let w: Vec<DVec3> = (0..n)
             .map(|k| self.q[k] + self.v[k] * (s.stiffness_damping + h))
@@ -401,7 +418,14 @@ impl AdaptiveBody {
             1.0 + h * s.mass_damping,
             h * s.stiffness_damping + h * h,
         );
-        let report = projected_pcg(&system, sc, &[], s.cg_tolerance, s.cg_max_iterations, true);
+        let report = projected_pcg(
+            &system,
+            sc,
+            &cons,
+            s.cg_tolerance,
+            s.cg_max_iterations,
+            true,
+        );
         sc.system = Some(system);
         sc.warm.copy_from_slice(&sc.x);
         for k in 0..n {
@@ -420,7 +444,8 @@ impl AdaptiveBody {
     }
 
     /// Static equilibrium `K_h q = Pᵀ f` under gravity and the extra load,
-    /// with the pinned DOFs at their targets. Sets q, zeroes q̇.
+    /// with the pinned DOFs at their targets and the position constraints
+    /// held. Sets q, zeroes q̇.
     pub fn solve_static(
         &mut self,
         bones: &[DAffine3],
@@ -428,6 +453,8 @@ impl AdaptiveBody {
     ) -> Result<CgReport, String> {
         let targets = self.pin_targets(bones)?;
         let f = self.restrict_load(extra_forces)?;
+        self.check_constraints()?;
+        let cons = self.dof_constraints(|c, _| c.target);
         let n = self.dof_count();
         let sc = &mut self.scratch;
         sc.resize(n);
@@ -441,7 +468,7 @@ impl AdaptiveBody {
         let report = projected_pcg(
             &system,
             sc,
-            &[],
+            &cons,
             self.settings.cg_tolerance,
             self.settings.cg_max_iterations,
             false,

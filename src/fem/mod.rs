@@ -39,8 +39,8 @@
 //! (global linear model, Galerkin-restricted K_J matrices) and refines and
 //! coarsens with hysteresis by the rotation-free strain (§4.7).
 //!
-//! The adaptive body has no blended local linearization or position
-//! constraints, and no GPU path.
+//! The adaptive body holds grabbed points (§4.4, rows built from P); it has
+//! no blended local linearization or twist, and no GPU path.
 //!
 //! Data flows one way: this module reads `character`, `kinematics`, `shape`
 //! and `skin::body` (the posed muscles), and nothing reads back into them.
