@@ -39,8 +39,9 @@
 //! (global linear model, Galerkin-restricted K_J matrices) and refines and
 //! coarsens with hysteresis by the rotation-free strain (§4.7).
 //!
-//! The adaptive body holds grabbed points (§4.4, rows built from P); it has
-//! no blended local linearization or twist, and no GPU path.
+//! The adaptive body holds grabbed points (§4.4, rows built from P) and
+//! blends local linearizations over bone regions (§4.5); it has no twist
+//! constraint (§4.6) and no GPU path.
 //!
 //! Data flows one way: this module reads `character`, `kinematics`, `shape`
 //! and `skin::body` (the posed muscles), and nothing reads back into them.
