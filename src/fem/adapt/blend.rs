@@ -397,3 +397,83 @@ fn correct_blend(x: &mut [DVec3], targets: &[Option<DVec3>], cons: &[LocalConstr
     let known: Vec<bool> = targets.iter().map(Option::is_some).collect();
     ConstraintBasis::new(x.len(), &known, cons, x);
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::fem::lattice::{Bone, Lattice};
+    use crate::fem::{AdaptSettings, AdaptiveBody, FemSettings, Linearization, Material};
+    use glam::{DMat3, DVec3};
+
+    /// A function with blend weight in a region has its whole support in the
+    /// region's cells: its regional rows (stiffness, mass, gravity) are its
+    /// global ones, so the blend of the regional systems is the global
+    /// system wherever the bones agree.
+    #[test]
+    fn weighted_functions_have_their_global_rows_in_each_region() {
+        let mut l = Lattice::grid_box(DVec3::new(-0.05, -0.05, 0.0), DVec3::splat(0.05), [2, 2, 6]);
+        let bone = |z0: f64, z1: f64, j| Bone {
+            joint: j,
+            child: None,
+            head: DVec3::new(0.0, 0.0, z0),
+            tail: DVec3::new(0.0, 0.0, z1),
+        };
+        l.bind_bones(vec![bone(0.0, 0.15, 0), bone(0.15, 0.3, 1)], 0.025);
+        let settings = FemSettings {
+            linearization: Linearization::BlendedLocal { blend_width: 0.1 },
+            ..FemSettings::default()
+        };
+        let adapt = AdaptSettings {
+            levels: 2,
+            refine_threshold: vec![1.0; 2],
+            coarsen_threshold: vec![0.5; 2],
+        };
+        let fixed = vec![None; l.vertex_count()];
+        let mut body = AdaptiveBody::uniform(l, Material::FLESH, fixed, settings, adapt).unwrap();
+        body.refine_all();
+        let g = &body.system;
+        let kmax = g
+            .stiffness
+            .blocks
+            .iter()
+            .map(|b| b.to_cols_array().iter().fold(0.0f64, |m, x| m.max(x.abs())))
+            .fold(0.0, f64::max);
+        let (mut checked, mut worst) = (0, 0.0f64);
+        for r in &body.regions {
+            for (l, &k) in r.dofs.iter().enumerate() {
+                if r.weights[l] == 0.0 {
+                    continue;
+                }
+                checked += 1;
+                let rs = &r.system.stiffness;
+                let mut regional = std::collections::HashMap::new();
+                for e in rs.row_ptr[l]..rs.row_ptr[l + 1] {
+                    regional.insert(
+                        r.dofs[rs.col[e] as usize],
+                        (rs.blocks[e], r.system.consistent_mass.values[e]),
+                    );
+                }
+                for e in g.stiffness.row_ptr[k]..g.stiffness.row_ptr[k + 1] {
+                    let beta = g.stiffness.col[e] as usize;
+                    let (kb, mb) = regional.remove(&beta).unwrap_or((DMat3::ZERO, 0.0));
+                    let dk = (kb - g.stiffness.blocks[e])
+                        .to_cols_array()
+                        .iter()
+                        .fold(0.0f64, |m, x| m.max(x.abs()));
+                    worst = worst.max(dk / kmax);
+                    assert!((mb - g.consistent_mass.values[e]).abs() <= 1e-12 * g.lumped_mass[k]);
+                }
+                assert!(
+                    regional
+                        .values()
+                        .all(|(b, m)| *b == DMat3::ZERO && *m == 0.0)
+                );
+                assert!(
+                    (r.system.gravity_weight[l] - g.gravity_weight[k]).abs()
+                        <= 1e-12 * g.gravity_weight[k]
+                );
+            }
+        }
+        assert!(checked > body.dof_count());
+        assert!(worst < 1e-12, "{worst}");
+    }
+}
