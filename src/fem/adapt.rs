@@ -9,12 +9,14 @@
 //! restriction of K_J's: `K_h = Pᵀ K_J P`, `M_h = Pᵀ diag(m_J) P` (the
 //! kinetic energy of the fine field under K_J's lumped mass, so not diagonal
 //! in this basis; [`FemSettings::mass`] is not used), gravity `Pᵀ (∫ρφ) g`.
-//! Only the global linear model: a body asking for blended local
-//! linearization or the twist constraint is refused.
+//! The global linear model, or blended local linearization over bone
+//! regions ([`blend`], §4.5); the twist constraint is refused.
 //! A step is the global linear model of [`super::solver`] (eq. 15–16) on
 //! that system, solved with the same projected block-Jacobi CG; the pinned
 //! coarse vertices (bone-bound, clamped) are the known DOFs (eq. 17–18). The
-//! details vanish on the skeleton, so they never disturb a bone.
+//! details vanish on the skeleton, so they never disturb a bone. Position
+//! constraints (§4.4, a grabbed point) are projected inside CG as in
+//! [`super::solver`], their rows built from P ([`constraints`]).
 //!
 //! ## Adaptation
 //!
@@ -38,15 +40,21 @@
 //! thresholds changes nothing, which keeps the level from oscillating
 //! (Capell, after Debunne et al. 2001).
 
-use super::element::{HexElement, Material, trilinear_gradients};
+mod blend;
+mod constraints;
+mod refine;
+
+pub use refine::polar_strain;
+
+use super::element::{HexElement, Material};
 use super::hierarchy::{Hierarchy, Prolongation, galerkin};
 use super::lattice::Lattice;
 use super::solver::{
-    CgReport, Energy, FemSettings, Linearization, MassKind, Scratch, SystemCache, dot, mass_mul,
-    projected_pcg,
+    CgReport, Energy, FemSettings, Linearization, MassKind, PositionConstraint, Scratch,
+    SystemCache, dot, mass_mul, projected_pcg,
 };
 use super::sparse::{Assembled, assemble};
-use glam::{DAffine3, DMat3, DVec3};
+use glam::{DAffine3, DVec3};
 
 const NONE: u32 = u32::MAX;
 
@@ -117,6 +125,9 @@ pub struct AdaptiveBody {
     /// Clamped coarse vertices (besides the bone vertices), fixed at
     /// construction: they shape the basis.
     pub fixed: Vec<Option<DVec3>>,
+    /// Points of the flesh held at displacement targets (§4.4), embedded in
+    /// K_J ([`grab`](Self::grab)).
+    pub constraints: Vec<PositionConstraint>,
     /// Coefficients q_α of the active functions (eq. 4).
     pub q: Vec<DVec3>,
     /// Velocities q̇_α.
@@ -130,6 +141,9 @@ pub struct AdaptiveBody {
     prolongation: Prolongation,
     system: Assembled,
     scratch: Scratch,
+    /// The bone regions of blended local linearization (empty: the global
+    /// linear model).
+    regions: Vec<blend::AdaptRegion>,
 }
 
 impl AdaptiveBody {
@@ -163,12 +177,13 @@ impl AdaptiveBody {
         if !(settings.time_step.is_finite() && settings.time_step > 0.0) {
             return Err(format!("time step must be > 0, got {}", settings.time_step));
         }
-        if settings.linearization != Linearization::Global || settings.twist.is_some() {
-            return Err(
-                "the adaptive body runs the global linear model: no blended local \
-                 linearization or twist"
-                    .into(),
-            );
+        if settings.twist.is_some() {
+            return Err("the adaptive body has no twist constraint".into());
+        }
+        if let Linearization::BlendedLocal { blend_width } = settings.linearization
+            && !(blend_width.is_finite() && blend_width > 0.0)
+        {
+            return Err(format!("blend width must be > 0, got {blend_width}"));
         }
         let pinned: Vec<bool> = fixed.iter().map(Option::is_some).collect();
         let hierarchy = Hierarchy::new(coarse, adapt.levels, &pinned)?;
@@ -195,6 +210,7 @@ impl AdaptiveBody {
             settings,
             adapt,
             fixed,
+            constraints: Vec::new(),
             q: Vec::new(),
             v: Vec::new(),
             active: Vec::new(),
@@ -202,8 +218,12 @@ impl AdaptiveBody {
             prolongation: Prolongation::default(),
             system: Assembled::default(),
             scratch: Scratch::default(),
+            regions: Vec::new(),
             hierarchy,
         };
+        if let Linearization::BlendedLocal { blend_width } = body.settings.linearization {
+            body.regions = body.build_regions(blend_width);
+        }
         body.rebuild(&vec![false; body.dof_of.len()]);
         Ok(body)
     }
@@ -317,6 +337,7 @@ impl AdaptiveBody {
         self.q = q;
         self.v = v;
         self.scratch = Scratch::default();
+        self.rebuild_regions();
         report
     }
 
@@ -346,21 +367,25 @@ impl AdaptiveBody {
             .collect())
     }
 
-    /// `Pᵀ f` for a load on the K_J vertices, checked.
+    /// `Pᵀ f` for a load on the K_J vertices, checked (zero for none).
+    fn restrict_extra(&self, extra: Option<&[DVec3]>) -> Result<Vec<DVec3>, String> {
+        match extra {
+            None => Ok(vec![DVec3::ZERO; self.dof_count()]),
+            Some(extra) if extra.len() != self.hierarchy.fine.vertex_count() => Err(format!(
+                "{} forces for {} fine vertices",
+                extra.len(),
+                self.hierarchy.fine.vertex_count()
+            )),
+            Some(extra) => Ok(self.prolongation.restrict(extra)),
+        }
+    }
+
+    /// Gravity plus `Pᵀ f` for a load on the K_J vertices, checked.
     fn restrict_load(&self, extra: Option<&[DVec3]>) -> Result<Vec<DVec3>, String> {
         let g = self.settings.gravity;
-        let mut f: Vec<DVec3> = self.system.gravity_weight.iter().map(|&w| g * w).collect();
-        if let Some(extra) = extra {
-            if extra.len() != self.hierarchy.fine.vertex_count() {
-                return Err(format!(
-                    "{} forces for {} fine vertices",
-                    extra.len(),
-                    self.hierarchy.fine.vertex_count()
-                ));
-            }
-            for (fi, e) in f.iter_mut().zip(self.prolongation.restrict(extra)) {
-                *fi += e;
-            }
+        let mut f = self.restrict_extra(extra)?;
+        for (fi, &w) in f.iter_mut().zip(&self.system.gravity_weight) {
+            *fi += g * w;
         }
         Ok(f)
     }
@@ -375,9 +400,24 @@ impl AdaptiveBody {
     ) -> Result<CgReport, String> {
         let targets = self.pin_targets(bones)?;
         let f = self.restrict_load(extra_forces)?;
+        self.check_constraints()?;
         let s = &self.settings;
         let h = s.time_step;
         let n = self.dof_count();
+        // Eq. 20: Σφ Δv = (d_c(t+h) − d_c(t))/h − Σφ v.
+        let cons = self.dof_constraints(|c, row| {
+            let (d, v): (DVec3, DVec3) = row
+                .iter()
+                .map(|&(k, w)| (self.q[k] * w, self.v[k] * w))
+                .fold((DVec3::ZERO, DVec3::ZERO), |a, b| (a.0 + b.0, a.1 + b.1));
+            (c.target - d) / h - v
+        });
+        if !self.regions.is_empty() {
+            let extra = self.restrict_extra(extra_forces)?;
+            return Ok(merged(
+                self.step_blended(bones, &targets, &extra, &cons).solves,
+            ));
+        }
         // b = h [f − α M v − K (q + (β + h) v)].
         let w: Vec<DVec3> = (0..n)
             .map(|k| self.q[k] + self.v[k] * (s.stiffness_damping + h))
@@ -401,7 +441,14 @@ impl AdaptiveBody {
             1.0 + h * s.mass_damping,
             h * s.stiffness_damping + h * h,
         );
-        let report = projected_pcg(&system, sc, &[], s.cg_tolerance, s.cg_max_iterations, true);
+        let report = projected_pcg(
+            &system,
+            sc,
+            &cons,
+            s.cg_tolerance,
+            s.cg_max_iterations,
+            true,
+        );
         sc.system = Some(system);
         sc.warm.copy_from_slice(&sc.x);
         for k in 0..n {
@@ -420,7 +467,8 @@ impl AdaptiveBody {
     }
 
     /// Static equilibrium `K_h q = Pᵀ f` under gravity and the extra load,
-    /// with the pinned DOFs at their targets. Sets q, zeroes q̇.
+    /// with the pinned DOFs at their targets and the position constraints
+    /// held. Sets q, zeroes q̇.
     pub fn solve_static(
         &mut self,
         bones: &[DAffine3],
@@ -428,6 +476,15 @@ impl AdaptiveBody {
     ) -> Result<CgReport, String> {
         let targets = self.pin_targets(bones)?;
         let f = self.restrict_load(extra_forces)?;
+        self.check_constraints()?;
+        let cons = self.dof_constraints(|c, _| c.target);
+        if !self.regions.is_empty() {
+            let extra = self.restrict_extra(extra_forces)?;
+            return Ok(merged(
+                self.solve_static_blended(bones, &targets, &extra, &cons)
+                    .solves,
+            ));
+        }
         let n = self.dof_count();
         let sc = &mut self.scratch;
         sc.resize(n);
@@ -441,7 +498,7 @@ impl AdaptiveBody {
         let report = projected_pcg(
             &system,
             sc,
-            &[],
+            &cons,
             self.settings.cg_tolerance,
             self.settings.cg_max_iterations,
             false,
@@ -469,214 +526,18 @@ impl AdaptiveBody {
                 .sum::<f64>(),
         }
     }
+}
 
-    /// The distortion ‖S − I‖_F of every K_J cell (module doc).
-    pub fn distortion(&self) -> Vec<f64> {
-        let u = self.field();
-        let fine = &self.hierarchy.fine;
-        let grads = trilinear_gradients(DVec3::splat(0.5), fine.cell_size);
-        fine.cells
+/// One report for the regional solves: iterations summed, the worst
+/// residual, converged when all did.
+fn merged(solves: Vec<CgReport>) -> CgReport {
+    CgReport {
+        iterations: solves.iter().map(|s| s.iterations).sum(),
+        relative_residual: solves
             .iter()
-            .map(|cell| {
-                let mut cols = [DVec3::ZERO; 3];
-                for (c, &a) in cell.iter().enumerate() {
-                    for (j, col) in cols.iter_mut().enumerate() {
-                        *col += u[a] * grads[c][j];
-                    }
-                }
-                polar_strain(DMat3::IDENTITY + DMat3::from_cols(cols[0], cols[1], cols[2]))
-            })
-            .collect()
-    }
-
-    /// Grid shape of the cells of level j (K_j).
-    fn level_dims(&self, j: u32) -> [usize; 3] {
-        self.hierarchy.coarse.dims.map(|d| d << j)
-    }
-
-    fn level_index(&self, j: u32, w: [usize; 3]) -> Option<usize> {
-        let d = self.level_dims(j);
-        if (0..3).any(|i| w[i] >= d[i]) {
-            return None;
-        }
-        self.hierarchy.coarse.cell_at(w.map(|x| x >> j))?;
-        Some(w[0] + d[0] * (w[1] + d[1] * w[2]))
-    }
-
-    /// The level-j cells (indices) whose closure holds K_J vertex `a`.
-    fn cells_around(&self, j: u32, a: usize) -> Vec<usize> {
-        let s = self.hierarchy.spacing(j);
-        let c = self.hierarchy.fine.vertex_coords[a];
-        let mut out = Vec::with_capacity(8);
-        for corner in 0..8usize {
-            let mut w = [0usize; 3];
-            let mut ok = true;
-            for i in 0..3 {
-                let below = (corner >> i) & 1 == 1;
-                if below && !c[i].is_multiple_of(s) {
-                    // Off the level-j grid on this axis: one cell only.
-                    ok = false;
-                    break;
-                }
-                w[i] = match (below, c[i] / s) {
-                    (true, 0) => {
-                        ok = false;
-                        break;
-                    }
-                    (true, x) => x - 1,
-                    (false, x) => x,
-                };
-            }
-            if ok && let Some(idx) = self.level_index(j, w) {
-                out.push(idx);
-            }
-        }
-        out
-    }
-
-    /// Level-j cells covered by an active level-j function: all of them for
-    /// the coarse level, else those with an active level-j detail corner.
-    fn covered(&self, j: u32, on: &[bool]) -> Vec<bool> {
-        let d = self.level_dims(j);
-        let mut covered = vec![j == 0; d[0] * d[1] * d[2]];
-        if j > 0 {
-            for a in 0..on.len() {
-                if on[a] && self.hierarchy.level_of[a] as u32 == j {
-                    for idx in self.cells_around(j, a) {
-                        covered[idx] = true;
-                    }
-                }
-            }
-        }
-        covered
-    }
-
-    /// Refines and coarsens by the distortion of the current field (§4.7,
-    /// module doc), transferring the state. Returns what changed.
-    pub fn adapt(&mut self) -> AdaptReport {
-        let levels = self.adapt.levels;
-        let h = &self.hierarchy;
-        // Distortion of every cell of every level below J (max over the K_J
-        // cells inside; −∞ where there is no cell).
-        let dist = self.distortion();
-        let grids: Vec<Vec<f64>> = (0..levels)
-            .map(|j| {
-                let d = self.level_dims(j);
-                let mut g = vec![f64::NEG_INFINITY; d[0] * d[1] * d[2]];
-                for (cell, c) in h.fine.cell_coords.iter().enumerate() {
-                    let w = c.map(|x| x >> (levels - j));
-                    let idx = w[0] + d[0] * (w[1] + d[1] * w[2]);
-                    g[idx] = g[idx].max(dist[cell]);
-                }
-                g
-            })
-            .collect();
-        let mut on: Vec<bool> = (0..self.dof_of.len())
-            .map(|a| self.dof_of[a] != NONE && h.level_of[a] > 0)
-            .collect();
-        // Refine, coarse to fine: the 19 new vertices of each hot, covered
-        // level-j cell.
-        for j in 0..levels {
-            let covered = self.covered(j, &on);
-            let d = self.level_dims(j);
-            let s = h.spacing(j) as i64;
-            let half = s / 2;
-            for (idx, &hot) in grids[j as usize].iter().enumerate() {
-                if !(covered[idx] && hot > self.adapt.refine_threshold[j as usize]) {
-                    continue;
-                }
-                let w = [idx % d[0], (idx / d[0]) % d[1], idx / (d[0] * d[1])];
-                for o in 0..27 {
-                    let off = [o % 3, (o / 3) % 3, o / 9];
-                    if off.iter().all(|&x| x != 1) {
-                        continue;
-                    }
-                    let c: [i64; 3] = std::array::from_fn(|i| w[i] as i64 * s + off[i] * half);
-                    if let Some(a) = h.vertex_at(c)
-                        && h.admissible[a]
-                    {
-                        on[a] = true;
-                    }
-                }
-            }
-        }
-        // Coarsen, finest first: a level-(j+1) detail whose surrounding
-        // level-j cells are all calm.
-        for j in (0..levels).rev() {
-            for a in 0..on.len() {
-                if on[a] && h.level_of[a] as u32 == j + 1 {
-                    let calm = self.cells_around(j, a).iter().all(|&idx| {
-                        grids[j as usize][idx] < self.adapt.coarsen_threshold[j as usize]
-                    });
-                    if calm {
-                        on[a] = false;
-                    }
-                }
-            }
-        }
-        // No orphans: a level-(j+1) detail needs an active level-j function
-        // over one of its level-j cells.
-        for j in 1..levels {
-            let covered = self.covered(j, &on);
-            for a in 0..on.len() {
-                if on[a]
-                    && h.level_of[a] as u32 == j + 1
-                    && !self.cells_around(j, a).iter().any(|&idx| covered[idx])
-                {
-                    on[a] = false;
-                }
-            }
-        }
-        let unchanged =
-            (0..on.len()).all(|a| on[a] == (self.dof_of[a] != NONE && h.level_of[a] > 0));
-        if unchanged {
-            let n = levels as usize + 1;
-            return AdaptReport {
-                added: vec![0; n],
-                removed: vec![0; n],
-            };
-        }
-        self.rebuild(&on)
-    }
-}
-
-/// `‖S − I‖_F` for the polar decomposition `F = R S` (R by the iteration
-/// `R ← (R + R⁻ᵀ)/2`); infinite for an inverted or degenerate cell.
-pub fn polar_strain(f: DMat3) -> f64 {
-    if f.determinant() <= 1e-12 {
-        return f64::INFINITY;
-    }
-    let mut r = f;
-    for _ in 0..50 {
-        let next = (r + r.inverse().transpose()) * 0.5;
-        let change = frobenius(next - r);
-        r = next;
-        if change < 1e-14 {
-            break;
-        }
-    }
-    frobenius(r.transpose() * f - DMat3::IDENTITY)
-}
-
-fn frobenius(m: DMat3) -> f64 {
-    (m.x_axis.length_squared() + m.y_axis.length_squared() + m.z_axis.length_squared()).sqrt()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use glam::DQuat;
-
-    #[test]
-    fn polar_strain_ignores_rotation_and_measures_stretch() {
-        let rot = DMat3::from_quat(DQuat::from_axis_angle(
-            DVec3::new(1.0, 2.0, 0.5).normalize(),
-            1.1,
-        ));
-        assert!(polar_strain(rot) < 1e-12);
-        let stretch = DMat3::from_diagonal(DVec3::new(1.1, 1.0, 0.95));
-        let expect = (0.1f64 * 0.1 + 0.05 * 0.05).sqrt();
-        assert!((polar_strain(rot * stretch) - expect).abs() < 1e-12);
-        assert!(polar_strain(DMat3::from_diagonal(DVec3::new(-1.0, 1.0, 1.0))).is_infinite());
+            .map(|s| s.relative_residual)
+            .fold(0.0, f64::max),
+        converged: solves.iter().all(|s| s.converged),
+        dropped_constraints: solves.iter().map(|s| s.dropped_constraints).sum(),
     }
 }

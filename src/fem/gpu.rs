@@ -862,7 +862,7 @@ impl GpuFemBody {
             let cons_d: Vec<LocalConstraint> = cons
                 .iter()
                 .map(|c| LocalConstraint {
-                    support: c.support,
+                    support: c.support.clone(),
                     value: c.support.iter().fold(c.value, |v, &(l, w)| v - x[l] * w),
                 })
                 .collect();

@@ -49,11 +49,12 @@
 //! The hierarchical basis of §3.1 and A.1 (lazy wavelets over the
 //! subdivided lattices K_j, details that vanish on the skeleton) is
 //! [`hierarchy`]; [`adapt::AdaptiveBody`] simulates on its active functions
-//! (global linear model, Galerkin-restricted K_J matrices) and refines and
+//! (Galerkin-restricted K_J matrices) and refines and
 //! coarsens with hysteresis by the rotation-free strain (§4.7).
 //!
-//! The adaptive body has no blended local linearization or position
-//! constraints, and no GPU path.
+//! The adaptive body holds grabbed points (§4.4, rows built from P) and
+//! blends local linearizations over bone regions (§4.5); it has no twist
+//! constraint (§4.6) and no GPU path.
 //!
 //! Data flows one way, skeleton → flesh → skin: this module reads
 //! `character`, `kinematics`, `shape` and `skin::body` (the posed-muscle

@@ -140,10 +140,12 @@ impl StepReport {
     }
 }
 
-/// A constraint in a region's local numbering: eight (local vertex, weight)
-/// pairs and the value of `Σ φ x` it asks for.
+/// A constraint in a region's local numbering: the (local DOF, weight)
+/// pairs of `Σ φ x` (a cell's eight corners on the lattice; up to 8·(J+1)
+/// functions in the hierarchical basis) and the value it asks for.
+#[derive(Clone, Debug)]
 pub(crate) struct LocalConstraint {
-    pub(crate) support: [(usize, f64); 8],
+    pub(crate) support: Vec<(usize, f64)>,
     pub(crate) value: DVec3,
 }
 
@@ -644,9 +646,9 @@ impl FemBody {
                     return None;
                 }
                 Some(LocalConstraint {
-                    support: std::array::from_fn(|k| {
-                        (region.local_of[cell[k]] as usize, c.embedding.weights[k])
-                    }),
+                    support: (0..8)
+                        .map(|k| (region.local_of[cell[k]] as usize, c.embedding.weights[k]))
+                        .collect(),
                     value: value(c),
                 })
             })
@@ -821,7 +823,7 @@ impl FemBody {
             .map(|(c, &value)| {
                 let cell = &self.lattice.cells[c.embedding.cell];
                 LocalConstraint {
-                    support: std::array::from_fn(|k| (cell[k], c.embedding.weights[k])),
+                    support: (0..8).map(|k| (cell[k], c.embedding.weights[k])).collect(),
                     value,
                 }
             })

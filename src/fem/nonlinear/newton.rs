@@ -93,12 +93,14 @@ impl NonlinearBody {
             .constraints
             .iter()
             .map(|c| LocalConstraint {
-                support: std::array::from_fn(|k| {
-                    (
-                        self.lattice.cells[c.embedding.cell][k],
-                        c.embedding.weights[k],
-                    )
-                }),
+                support: (0..8)
+                    .map(|k| {
+                        (
+                            self.lattice.cells[c.embedding.cell][k],
+                            c.embedding.weights[k],
+                        )
+                    })
+                    .collect(),
                 value: c.target,
             })
             .collect();
