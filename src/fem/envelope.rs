@@ -255,7 +255,9 @@ mod tests {
             // A point inside a free cell held still, in local numbering.
             let cell = body.lattice.cells[body.lattice.cell_count() / 2 + 1];
             let constraint = LocalConstraint {
-                support: std::array::from_fn(|k| (region.local_of[cell[k]] as usize, 0.125)),
+                support: (0..8)
+                    .map(|k| (region.local_of[cell[k]] as usize, 0.125))
+                    .collect(),
                 value: DVec3::new(0.01, -0.02, 0.005),
             };
             for cons in [vec![], vec![constraint]] {
