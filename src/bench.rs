@@ -480,6 +480,49 @@ pub fn fem_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
     out.extend(crate::fem::adapt_bench::fem_adaptive_steps_per_second(
         quick,
     ));
+    out.push(fem_flesh_penguin(quick));
     out.extend(crate::fem::gpu_bench::fem_gpu_steps_per_second(quick));
     out
+}
+
+/// The FEM flesh of the penguin sample as the application runs it: the time
+/// to build it (lattice, object-only integrals, bones snapped, regions,
+/// factors: what an edit that rebuilds the flesh waits for), and the cost of
+/// its 1/120 s steps while the key postures drive it.
+pub fn fem_flesh_penguin(quick: bool) -> serde_json::Value {
+    use crate::character::{FemFlesh, Flesh};
+    use crate::fem::FleshSim;
+    let c = match samples::build_with_flesh("penguin", 16, 16, Flesh::Fem(FemFlesh::default())) {
+        Ok(c) => c,
+        Err(e) => return json!({"bench": "fem_flesh_penguin", "error": e.to_string()}),
+    };
+    let driver = crate::skin::SkeletonDriver::Keys(c.key_postures.clone());
+    let start = Instant::now();
+    let mut flesh = match FleshSim::new(&c, &driver.posture_at(0.0), 0.0) {
+        Ok(f) => f,
+        Err(e) => return json!({"bench": "fem_flesh_penguin", "error": e.to_string()}),
+    };
+    let build_ms = start.elapsed().as_secs_f64() * 1e3;
+    let seconds = if quick {
+        0.5
+    } else {
+        c.motion_duration().max(1.0) as f64
+    };
+    let (steps0, iterations0) = (flesh.steps, flesh.cg_iterations);
+    let start = Instant::now();
+    flesh.advance_to(&c, |t| driver.posture_at(t), seconds);
+    let wall = start.elapsed().as_secs_f64();
+    let steps = (flesh.steps - steps0).max(1);
+    json!({
+        "bench": "fem_flesh_penguin",
+        "lattice_vertices": flesh.body.vertex_count(),
+        "cells": flesh.body.lattice.cell_count(),
+        "regions": flesh.body.regions.len(),
+        "build_ms": build_ms,
+        "simulated_seconds": seconds,
+        "steps": steps,
+        "step_ms": wall * 1e3 / steps as f64,
+        "cg_iterations_per_step": (flesh.cg_iterations - iterations0) as f64 / steps as f64,
+        "simulated_seconds_per_wall_second": seconds / wall,
+    })
 }

@@ -740,19 +740,6 @@ fn run(cli: Cli) -> Result<()> {
                 c.muscles.len(),
                 c.skins.len()
             );
-            if let Some(f) = c.flesh.fem() {
-                println!(
-                    "  FEM flesh: ~{} lattice vertices, E {} Pa, ν {}, ρ {} kg/m³, {} painted weight strokes{}",
-                    f.target_vertices,
-                    f.young,
-                    f.poisson,
-                    f.density,
-                    f.weight_strokes.len(),
-                    f.embedded_mesh
-                        .as_ref()
-                        .map_or(String::new(), |m| format!(", embedded mesh '{}'", m.source))
-                );
-            }
             for s in &c.skins {
                 let bands = s.points.band.iter().filter(|b| b.is_some()).count();
                 println!(
@@ -769,8 +756,12 @@ fn run(cli: Cli) -> Result<()> {
             }
             if let Some(f) = c.flesh.fem() {
                 println!(
-                    "  FEM flesh: about {} lattice vertices, E {} Pa, ν {}, ρ {} kg/m³",
-                    f.target_vertices, f.young, f.poisson, f.density
+                    "  FEM flesh: about {} lattice vertices, E {} Pa, ν {}, ρ {} kg/m³, {} painted weight strokes",
+                    f.target_vertices,
+                    f.young,
+                    f.poisson,
+                    f.density,
+                    f.weight_strokes.len()
                 );
                 if let Some(m) = &f.embedded_mesh {
                     println!(
