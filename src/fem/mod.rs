@@ -63,6 +63,7 @@
 
 pub mod adapt;
 pub mod adapt_bench;
+pub mod cg;
 pub mod coupling;
 pub mod demo;
 pub mod element;
