@@ -211,8 +211,9 @@ fn check(character: &Character, origin: &Path) -> Result<(), IoError> {
     character.validate().map_err(invalid)
 }
 
-/// Reads a UTF-8 text file of at most `limit` bytes.
-pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, IoError> {
+/// The whole file, refusing more than `limit` bytes (checked before and
+/// while reading: the file may grow in between).
+pub(crate) fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, IoError> {
     let file = std::fs::File::open(path).map_err(|e| IoError::os(path, "open", e))?;
     let size = file
         .metadata()
@@ -236,6 +237,12 @@ pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, IoError> {
             limit,
         });
     }
+    Ok(bytes)
+}
+
+/// Reads a UTF-8 text file of at most `limit` bytes.
+pub(crate) fn read_text(path: &Path, limit: u64) -> Result<String, IoError> {
+    let bytes = read_bytes(path, limit)?;
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let good = &e.as_bytes()[..offset];

@@ -13,8 +13,8 @@ pub mod gltf;
 pub mod obj;
 
 use super::IoError;
+use super::character_file::read_bytes;
 use glam::Vec3;
-use std::io::Read;
 use std::path::Path;
 
 /// Mesh files larger than this are refused before being read (256 MiB).
@@ -51,15 +51,15 @@ pub fn load_mesh(path: &Path) -> Result<ImportedMesh, IoError> {
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("obj") => {
-            let bytes = read_limited(path, MAX_MESH_FILE_BYTES)?;
+            let bytes = read_bytes(path, MAX_MESH_FILE_BYTES)?;
             obj::parse_obj(&bytes, path)
         }
         Some("glb") => {
-            let bytes = read_limited(path, MAX_MESH_FILE_BYTES)?;
+            let bytes = read_bytes(path, MAX_MESH_FILE_BYTES)?;
             gltf::parse_glb(&bytes, path)
         }
         Some("gltf") => {
-            let bytes = read_limited(path, MAX_MESH_FILE_BYTES)?;
+            let bytes = read_bytes(path, MAX_MESH_FILE_BYTES)?;
             gltf::parse_gltf_json(&bytes, path)
         }
         _ => Err(IoError::BadInput {
@@ -67,33 +67,4 @@ pub fn load_mesh(path: &Path) -> Result<ImportedMesh, IoError> {
             message: "unknown mesh format: expected a .obj, .glb or .gltf file".into(),
         }),
     }
-}
-
-/// The whole file, refusing more than `limit` bytes (checked before and
-/// while reading).
-fn read_limited(path: &Path, limit: u64) -> Result<Vec<u8>, IoError> {
-    let file = std::fs::File::open(path).map_err(|e| IoError::os(path, "open", e))?;
-    let size = file
-        .metadata()
-        .map_err(|e| IoError::os(path, "read the size of", e))?
-        .len();
-    if size > limit {
-        return Err(IoError::TooLarge {
-            path: path.to_path_buf(),
-            size,
-            limit,
-        });
-    }
-    let mut bytes = Vec::with_capacity(size as usize);
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| IoError::os(path, "read", e))?;
-    if bytes.len() as u64 > limit {
-        return Err(IoError::TooLarge {
-            path: path.to_path_buf(),
-            size: bytes.len() as u64,
-            limit,
-        });
-    }
-    Ok(bytes)
 }
