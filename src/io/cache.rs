@@ -9,7 +9,7 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `PLSTCACH` (ASCII) |
-//! | 8 | 4 | format version, `u32`, = 1 |
+//! | 8 | 4 | format version, `u32`, = 1 (2: see below) |
 //! | 12 | 4 | frames per second, `f32`, finite and > 0 (the bake rate; frame times are authoritative) |
 //! | 16 | 8 | frame count, `u64`; `u64::MAX` while the file is being written (see below) |
 //! | 24 | 4 | skin count `S`, `u32`, at most [`MAX_CACHE_SKINS`] |
@@ -44,11 +44,32 @@
 //! accepts it and derives the frame count from the file length, ignoring a
 //! trailing partial frame, so the frames written so far can still be read
 //! ([`CacheReader::is_complete`] is then `false`).
+//!
+//! # Format, version 2: FEM flesh
+//!
+//! A character with FEM flesh (issue 7) also bakes its embedded meshes'
+//! deformed vertices and its muscles' flesh offsets. Version 2 is version 1
+//! with, after the skin records:
+//!
+//! | size | field |
+//! |---|---|
+//! | 4 | embedded mesh count `E`, `u32`, at most [`MAX_CACHE_MESHES`] |
+//! | … | `E` mesh records: vertex count `v: u32` (1 ..= [`MAX_MESH_VERTICES`]), name length `L: u32`, `L` bytes of UTF-8 name |
+//! | 4 | muscle offset count `U`, `u32`, at most [`MAX_CACHE_MUSCLES`] |
+//!
+//! and each frame continues after the skins with each mesh's `v` vertices
+//! (three `f32` each) and then `U` muscle offsets (an affine map as twelve
+//! `f32`: the matrix's columns, then the translation), so
+//! [`bytes_per_frame`] grows by 12 · Σ v + 48 · `U`. A cache with neither
+//! meshes nor muscle offsets is written as version 1; both versions are read.
 
 use super::atomic::{parent_dir, sync_dir};
 use super::{AtomicFile, IoError};
 use crate::character::Skin;
-use glam::Vec3;
+pub mod flesh;
+
+pub use flesh::{CacheFlesh, CacheMesh, MAX_CACHE_MESHES, MAX_CACHE_MUSCLES, MAX_MESH_VERTICES};
+use glam::{Affine3A, Vec3};
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -56,8 +77,9 @@ use std::path::{Path, PathBuf};
 
 /// The first 8 bytes of every cache file.
 pub const CACHE_MAGIC: [u8; 8] = *b"PLSTCACH";
-/// The format version this build writes and reads.
-pub const CACHE_FORMAT_VERSION: u32 = 1;
+/// The newest format version this build writes and reads (it writes version
+/// 1 when a cache holds no flesh, and reads both).
+pub const CACHE_FORMAT_VERSION: u32 = 2;
 /// The frame count of a file whose writer has not finished.
 pub const UNFINISHED_FRAME_COUNT: u64 = u64::MAX;
 /// Most skins a cache may hold.
@@ -95,6 +117,8 @@ pub struct CacheSummary {
     pub path: PathBuf,
     pub fps: f32,
     pub skins: Vec<CacheSkin>,
+    /// The FEM flesh stored per frame (empty for most characters).
+    pub flesh: CacheFlesh,
     pub frames: u64,
     /// Total file size.
     pub bytes: u64,
@@ -191,6 +215,7 @@ pub struct CacheWriter {
     path: PathBuf,
     fps: f32,
     skins: Vec<CacheSkin>,
+    flesh: CacheFlesh,
     header_len: u64,
     frame_bytes: u64,
     frames: u64,
@@ -204,7 +229,18 @@ pub struct CacheWriter {
 impl CacheWriter {
     /// Starts a cache for skins given as `(name, m, n)`, baked at `fps`.
     pub fn create(path: &Path, fps: f32, skins: &[(&str, usize, usize)]) -> Result<Self, IoError> {
-        let (header, list) = Self::header(path, fps, skins)?;
+        Self::create_with_flesh(path, fps, skins, &CacheFlesh::default())
+    }
+
+    /// Like [`create`](Self::create), for a cache that also holds `flesh`
+    /// per frame (written with [`write_frame_with_flesh`](Self::write_frame_with_flesh)).
+    pub fn create_with_flesh(
+        path: &Path,
+        fps: f32,
+        skins: &[(&str, usize, usize)],
+        flesh: &CacheFlesh,
+    ) -> Result<Self, IoError> {
+        let (header, list) = Self::header(path, fps, skins, flesh)?;
         let mut file = AtomicFile::create(path)?;
         file.write_all(&header)
             .map_err(|e| IoError::os(file.temp_path(), "write", e))?;
@@ -213,6 +249,7 @@ impl CacheWriter {
             path,
             fps,
             list,
+            flesh.clone(),
             header.len() as u64,
         ))
     }
@@ -228,7 +265,19 @@ impl CacheWriter {
         fps: f32,
         skins: &[(&str, usize, usize)],
     ) -> Result<Self, IoError> {
-        let (header, list) = Self::header(target, fps, skins)?;
+        Self::create_staged_with_flesh(staging, target, fps, skins, &CacheFlesh::default())
+    }
+
+    /// [`create_staged`](Self::create_staged) for a cache that also holds
+    /// `flesh` per frame.
+    pub fn create_staged_with_flesh(
+        staging: &Path,
+        target: &Path,
+        fps: f32,
+        skins: &[(&str, usize, usize)],
+        flesh: &CacheFlesh,
+    ) -> Result<Self, IoError> {
+        let (header, list) = Self::header(target, fps, skins, flesh)?;
         let dir = parent_dir(staging);
         std::fs::create_dir_all(dir).map_err(|e| IoError::os(dir, "create the directory", e))?;
         let file = File::create(staging).map_err(|e| IoError::os(staging, "create", e))?;
@@ -239,7 +288,14 @@ impl CacheWriter {
             file,
             staging: staging.to_path_buf(),
         };
-        Ok(Self::new(sink, target, fps, list, header.len() as u64))
+        Ok(Self::new(
+            sink,
+            target,
+            fps,
+            list,
+            flesh.clone(),
+            header.len() as u64,
+        ))
     }
 
     /// Reopens the staging file of an unfinished writer (see
@@ -257,7 +313,21 @@ impl CacheWriter {
         skins: &[(&str, usize, usize)],
         keep_frames: u64,
     ) -> Result<Self, IoError> {
-        let (header, list) = Self::header(target, fps, skins)?;
+        let none = CacheFlesh::default();
+        Self::resume_staged_with_flesh(staging, target, fps, skins, &none, keep_frames)
+    }
+
+    /// [`resume_staged`](Self::resume_staged) for a cache that also holds
+    /// `flesh` per frame (checked against the file's).
+    pub fn resume_staged_with_flesh(
+        staging: &Path,
+        target: &Path,
+        fps: f32,
+        skins: &[(&str, usize, usize)],
+        flesh: &CacheFlesh,
+        keep_frames: u64,
+    ) -> Result<Self, IoError> {
+        let (header, list) = Self::header(target, fps, skins, flesh)?;
         let bad = |message: String| IoError::BadInput {
             path: staging.to_path_buf(),
             message,
@@ -282,6 +352,13 @@ impl CacheWriter {
                 describe(fps, &list)
             )));
         }
+        if reader.flesh() != flesh {
+            return Err(bad(format!(
+                "holds the flesh {:?}, expected {:?}",
+                reader.flesh(),
+                flesh
+            )));
+        }
         if reader.header_len != header.len() as u64 {
             return Err(reader.corrupt(24, "the header differs from the one expected"));
         }
@@ -292,9 +369,9 @@ impl CacheWriter {
             )));
         }
         let (mut first_time, mut last_time) = (None, None::<f64>);
-        let mut frame = Vec::new();
+        let (mut frame, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
         for k in 0..keep_frames as usize {
-            let time = reader.read_frame(k, &mut frame)?;
+            let time = reader.read_frame_with_flesh(k, &mut frame, &mut meshes, &mut muscles)?;
             let offset = reader.header_len + k as u64 * reader.frame_bytes;
             if last_time.is_some_and(|t| time <= t) {
                 return Err(reader.corrupt(
@@ -302,7 +379,13 @@ impl CacheWriter {
                     format!("frame {k}: time {time} is not after the previous frame's"),
                 ));
             }
-            if frame.iter().flatten().any(|p| !p.is_finite()) {
+            if frame
+                .iter()
+                .chain(&meshes)
+                .flatten()
+                .any(|p| !p.is_finite())
+                || muscles.iter().any(|a| !a.is_finite())
+            {
                 return Err(reader.corrupt(offset, format!("frame {k}: a position is not finite")));
             }
             first_time.get_or_insert(time);
@@ -321,16 +404,25 @@ impl CacheWriter {
             file: BufWriter::with_capacity(1 << 16, file),
             staging: staging.to_path_buf(),
         };
-        let mut w = Self::new(sink, target, fps, list, header.len() as u64);
+        let mut w = Self::new(sink, target, fps, list, flesh.clone(), header.len() as u64);
         w.frames = keep_frames;
         w.first_time = first_time;
         w.last_time = last_time;
         Ok(w)
     }
 
-    fn new(file: Sink, path: &Path, fps: f32, skins: Vec<CacheSkin>, header_len: u64) -> Self {
+    fn new(
+        file: Sink,
+        path: &Path,
+        fps: f32,
+        skins: Vec<CacheSkin>,
+        flesh: CacheFlesh,
+        header_len: u64,
+    ) -> Self {
         Self {
-            frame_bytes: bytes_per_frame(skins.iter().map(CacheSkin::point_count)),
+            frame_bytes: bytes_per_frame(skins.iter().map(CacheSkin::point_count))
+                + flesh.frame_bytes(),
+            flesh,
             header_len,
             file,
             path: path.to_path_buf(),
@@ -349,6 +441,7 @@ impl CacheWriter {
         path: &Path,
         fps: f32,
         skins: &[(&str, usize, usize)],
+        flesh: &CacheFlesh,
     ) -> Result<(Vec<u8>, Vec<CacheSkin>), IoError> {
         let bad = |message: String| IoError::BadInput {
             path: path.to_path_buf(),
@@ -365,9 +458,11 @@ impl CacheWriter {
                 skins.len()
             )));
         }
+        flesh.check().map_err(bad)?;
+        let version: u32 = if flesh.is_empty() { 1 } else { 2 };
         let mut header = Vec::with_capacity(64);
         header.extend_from_slice(&CACHE_MAGIC);
-        header.extend_from_slice(&CACHE_FORMAT_VERSION.to_le_bytes());
+        header.extend_from_slice(&version.to_le_bytes());
         header.extend_from_slice(&fps.to_le_bytes());
         header.extend_from_slice(&UNFINISHED_FRAME_COUNT.to_le_bytes());
         header.extend_from_slice(&(skins.len() as u32).to_le_bytes());
@@ -384,6 +479,9 @@ impl CacheWriter {
                 m,
                 n,
             });
+        }
+        if version >= 2 {
+            flesh.encode_header(&mut header);
         }
         Ok((header, list))
     }
@@ -403,6 +501,24 @@ impl CacheWriter {
     /// increasing and that every position is finite; a refused frame writes
     /// nothing.
     pub fn write_frame(&mut self, time: f64, positions: &[&[Vec3]]) -> Result<(), IoError> {
+        self.write_frame_with_flesh(time, positions, &[], &[])
+    }
+
+    /// The flesh stored per frame, as in the header.
+    pub fn flesh(&self) -> &CacheFlesh {
+        &self.flesh
+    }
+
+    /// Like [`write_frame`](Self::write_frame), with the frame's flesh:
+    /// `meshes[e]` the embedded mesh `e`'s deformed vertices and `muscles`
+    /// the muscle offsets, as many as the header says.
+    pub fn write_frame_with_flesh(
+        &mut self,
+        time: f64,
+        positions: &[&[Vec3]],
+        meshes: &[&[Vec3]],
+        muscles: &[Affine3A],
+    ) -> Result<(), IoError> {
         let bad = |message: String| IoError::BadInput {
             path: self.path.clone(),
             message,
@@ -444,6 +560,9 @@ impl CacheWriter {
                 )));
             }
         }
+        self.flesh
+            .check_frame(frame, meshes, muscles)
+            .map_err(bad)?;
         self.broken = true; // until the whole frame is written
         let temp = self.file.path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);
@@ -459,6 +578,11 @@ impl CacheWriter {
                 }
                 self.file.write_all(&self.buf).map_err(io)?;
             }
+        }
+        if !self.flesh.is_empty() {
+            self.buf.clear();
+            CacheFlesh::encode_frame(meshes, muscles, &mut self.buf);
+            self.file.write_all(&self.buf).map_err(io)?;
         }
         self.broken = false;
         self.frames += 1;
@@ -523,6 +647,7 @@ impl CacheWriter {
             fps: self.fps,
             bytes: self.bytes(),
             skins: std::mem::take(&mut self.skins),
+            flesh: std::mem::take(&mut self.flesh),
             frames: self.frames,
             first_time: self.first_time,
             last_time: self.last_time,
@@ -555,6 +680,8 @@ pub struct CacheReader {
     file_len: u64,
     fps: f32,
     skins: Vec<CacheSkin>,
+    flesh: CacheFlesh,
+    version: u32,
     header_len: u64,
     frame_bytes: u64,
     frames: u64,
@@ -585,6 +712,8 @@ impl CacheReader {
             file_len,
             fps: 0.0,
             skins: Vec::new(),
+            flesh: CacheFlesh::default(),
+            version: 0,
             header_len: 0,
             frame_bytes: 0,
             frames: 0,
@@ -653,7 +782,7 @@ impl CacheReader {
             ));
         }
         let version = self.read_u32("the format version")?;
-        if version != CACHE_FORMAT_VERSION {
+        if !(1..=CACHE_FORMAT_VERSION).contains(&version) {
             let msg = if version > CACHE_FORMAT_VERSION {
                 format!(
                     "written by a newer Plasticine: cache version {version}, this build reads {CACHE_FORMAT_VERSION}"
@@ -696,8 +825,13 @@ impl CacheReader {
                 n: n as usize,
             });
         }
+        self.version = version;
+        if version >= 2 {
+            self.read_flesh_header()?;
+        }
         self.header_len = self.pos;
-        self.frame_bytes = bytes_per_frame(skins.iter().map(CacheSkin::point_count));
+        self.frame_bytes =
+            bytes_per_frame(skins.iter().map(CacheSkin::point_count)) + self.flesh.frame_bytes();
         self.skins = skins;
         let body = self.file_len - self.header_len;
         if stored_frames == UNFINISHED_FRAME_COUNT {
@@ -742,8 +876,57 @@ impl CacheReader {
         Ok(())
     }
 
+    /// The version-2 header section: embedded meshes and muscle count.
+    fn read_flesh_header(&mut self) -> Result<(), IoError> {
+        let at = self.pos;
+        let count = self.read_u32("the embedded mesh count")? as usize;
+        if count > MAX_CACHE_MESHES {
+            return Err(self.corrupt(
+                at,
+                format!("{count} embedded meshes, the format holds at most {MAX_CACHE_MESHES}"),
+            ));
+        }
+        let mut meshes = Vec::with_capacity(count);
+        for k in 0..count {
+            let at = self.pos;
+            let what = format!("embedded mesh {k}'s header");
+            let vertices = self.read_u32(&what)?;
+            let name_len = self.read_u32(&what)? as usize;
+            flesh::check_mesh(u64::from(vertices), name_len)
+                .map_err(|e| self.corrupt(at, format!("embedded mesh {k}: {e}")))?;
+            self.read_bytes(name_len as u64, &format!("embedded mesh {k}'s name"))?;
+            let name = String::from_utf8(std::mem::take(&mut self.buf)).map_err(|_| {
+                self.corrupt(at + 8, format!("embedded mesh {k}: name is not UTF-8"))
+            })?;
+            meshes.push(CacheMesh {
+                name,
+                vertices: vertices as usize,
+            });
+        }
+        let at = self.pos;
+        let muscles = self.read_u32("the muscle offset count")? as usize;
+        if muscles > MAX_CACHE_MUSCLES {
+            return Err(self.corrupt(
+                at,
+                format!("{muscles} muscle offsets, the format holds at most {MAX_CACHE_MUSCLES}"),
+            ));
+        }
+        self.flesh = CacheFlesh { meshes, muscles };
+        Ok(())
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The file's format version (1 or 2).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The FEM flesh stored per frame (empty for a version-1 cache).
+    pub fn flesh(&self) -> &CacheFlesh {
+        &self.flesh
     }
 
     pub fn fps(&self) -> f32 {
@@ -807,6 +990,28 @@ impl CacheReader {
     /// Reads frame `index` into `out` (resized to one `Vec` per skin, reusing
     /// its allocations) and returns its time.
     pub fn read_frame(&mut self, index: usize, out: &mut Vec<Vec<Vec3>>) -> Result<f64, IoError> {
+        self.read_frame_parts(index, out, None)
+    }
+
+    /// Like [`read_frame`](Self::read_frame), also reading the frame's flesh:
+    /// `meshes` gets one `Vec` per embedded mesh and `muscles` the muscle
+    /// offsets (both empty for a cache without flesh).
+    pub fn read_frame_with_flesh(
+        &mut self,
+        index: usize,
+        out: &mut Vec<Vec<Vec3>>,
+        meshes: &mut Vec<Vec<Vec3>>,
+        muscles: &mut Vec<Affine3A>,
+    ) -> Result<f64, IoError> {
+        self.read_frame_parts(index, out, Some((meshes, muscles)))
+    }
+
+    fn read_frame_parts(
+        &mut self,
+        index: usize,
+        out: &mut Vec<Vec<Vec3>>,
+        flesh: Option<(&mut Vec<Vec<Vec3>>, &mut Vec<Affine3A>)>,
+    ) -> Result<f64, IoError> {
         let offset = self.seek_frame(index)?;
         self.read_bytes(self.frame_bytes, &format!("frame {index}"))?;
         let time = self.read_time(index, offset)?;
@@ -820,6 +1025,9 @@ impl CacheReader {
                 Vec3::new(f(0), f(4), f(8))
             }));
             at += len;
+        }
+        if let Some((meshes, muscles)) = flesh {
+            self.flesh.decode_frame(&self.buf[at..], meshes, muscles);
         }
         Ok(time)
     }
