@@ -146,6 +146,20 @@ fn baked_fem_mesh_equals_the_flesh_simulation_and_exports() {
     );
     assert!(bent > 0.05, "the bent key moves the mesh: {bent}");
 
+    // Baked playback: the snapshot of each frame carries the cached mesh.
+    let mut playback =
+        plasticine::app::playback::BakedFrames::open(&bake.join("bake.plcache"), &character)
+            .unwrap();
+    let mut sequence = 0;
+    for (f, expected) in cached.iter().enumerate() {
+        let t = f as f64 / FPS as f64;
+        let posture = character.skeleton.rest_posture();
+        let snap = playback.snapshot(t, &posture, 0, &mut sequence).unwrap();
+        let pose = snap.flesh.as_ref().expect("a flesh pose from the bake");
+        assert_eq!(pose.mesh.as_ref(), Some(expected));
+        assert_eq!(pose.muscle_offsets.len(), character.muscles.len());
+    }
+
     // --obj 5: frames 0 and 5, the mesh's vertices as the cache has them.
     for f in [0, 5] {
         let v = obj_vertices(&bake.join("obj").join(format!("frame_{f:05}.obj")));
@@ -251,7 +265,7 @@ fn render_of_a_fem_bake_draws_the_deformed_mesh() {
     let (character, bake, _) = import_and_bake(dir.path());
     let cache = bake.join("bake.plcache");
     // The bake's frames 0 and 5 (10 fps); live at 30 fps, frames 0 and 15.
-    let render = |out: &Path, baked: bool| {
+    let render = |out: &Path, baked: bool, extra: &[&str]| {
         let mut args = vec![
             "render",
             character.to_str().unwrap(),
@@ -269,19 +283,27 @@ fn render_of_a_fem_bake_draws_the_deformed_mesh() {
         } else {
             args.extend_from_slice(&["--every", "15"]);
         }
+        args.extend_from_slice(extra);
         let (ok, stdout, stderr) = plasticine(&args);
         assert!(ok, "{stdout}{stderr}");
     };
     let baked = dir.path().join("baked");
-    render(&baked, true);
+    render(&baked, true, &[]);
     let live = dir.path().join("live");
-    render(&live, false);
+    render(&live, false, &[]);
+    // The control: the same bake with muscles (and so the mesh) hidden.
+    let hidden = dir.path().join("hidden");
+    render(&hidden, true, &["--muscles", "hidden"]);
     let mut counts = Vec::new();
     for (f, g) in [(0, 0), (5, 15)] {
         let name = format!("frame_{f:05}.png");
         let (b, b_border) = red_pixels(&baked.join(&name));
         let (l, _) = red_pixels(&live.join(format!("frame_{g:05}.png")));
-        eprintln!("{name}: {b} mesh pixels baked ({b_border} in the border), {l} live");
+        let (none, _) = red_pixels(&hidden.join(&name));
+        eprintln!(
+            "{name}: {b} mesh pixels baked ({b_border} in the border), {l} live, {none} hidden"
+        );
+        assert_eq!(none, 0, "{name}: the red pixels are the mesh's");
         assert!(b > 500, "{name}: the mesh is drawn: {b} pixels");
         assert_eq!(b_border, 0, "{name}: nothing drawn where the mesh is not");
         // The same flesh, drawn from the bake or live.
@@ -421,4 +443,120 @@ fn flesh_sections_round_trip_and_hostile_headers_are_refused() {
         matches!(err, IoError::Truncated { offset, .. } if offset == (header + 2 * frame) as u64),
         "{err:?}"
     );
+}
+
+/// A bake of the imported limb cancelled part-way and resumed writes the
+/// same cache, bit for bit, as one never interrupted: the flesh replays from
+/// its start, so the mesh frames after the checkpoint continue exactly.
+#[test]
+fn cancelled_and_resumed_fem_bake_equals_an_uninterrupted_one() {
+    use plasticine::bake::{BakeControl, BakeOptions, BakeStart, bake};
+    let dir = tempfile::tempdir().unwrap();
+    let character_path = dir.path().join("limb.ron");
+    let (ok, _, stderr) = plasticine(&[
+        "fem-import",
+        "assets/limb.obj",
+        "--skeleton",
+        "assets/limb_skeleton.ron",
+        "--out",
+        character_path.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let character = load_character(&character_path).unwrap();
+    let opts = BakeOptions {
+        fps: FPS,
+        duration: Some(0.5),
+        ..BakeOptions::default()
+    };
+    let whole = dir.path().join("whole");
+    bake(character.clone(), &opts, &whole, |_, _| {
+        BakeControl::Continue
+    })
+    .unwrap()
+    .finished()
+    .expect("finished");
+    let cut = dir.path().join("cut");
+    let outcome = bake(character.clone(), &opts, &cut, |done, _| {
+        if done == 3 {
+            BakeControl::Cancel
+        } else {
+            BakeControl::Continue
+        }
+    })
+    .unwrap();
+    assert!(outcome.finished().is_none(), "cancelled");
+    let partial = CacheReader::open(&cut.join("bake.plcache.partial")).unwrap();
+    assert_eq!(partial.frame_count(), 3);
+    assert_eq!(partial.flesh().meshes.len(), 1);
+    let resume = BakeOptions {
+        start: BakeStart::Resume,
+        ..opts.clone()
+    };
+    let summary = bake(character, &resume, &cut, |_, _| BakeControl::Continue)
+        .unwrap()
+        .finished()
+        .expect("finished");
+    assert_eq!(summary.frames, 6);
+    let a = std::fs::read(whole.join("bake.plcache")).unwrap();
+    let b = std::fs::read(cut.join("bake.plcache")).unwrap();
+    assert_eq!(a.len(), b.len());
+    assert!(a == b, "the resumed cache equals the uninterrupted one");
+}
+
+/// An FEM character with muscles and no embedded mesh (the bare penguin on
+/// FEM flesh, swung by two keys): the bake stores one flesh offset per
+/// muscle per frame, equal to the flesh simulation's, and not all rigid.
+#[test]
+fn muscle_offsets_are_baked_as_the_flesh_moves_them() {
+    use plasticine::bake::{BakeControl, BakeOptions, bake};
+    use plasticine::character::{FemFlesh, Flesh, KeyPosture};
+    let mut c = plasticine::samples::bare("penguin").unwrap();
+    c.flesh = Flesh::Fem(FemFlesh::default());
+    let rest = c.skeleton.rest_posture();
+    let mut flapped = rest.clone();
+    flapped.angles[c.skeleton.find("flipper_l").unwrap()] = Vec3::new(0.0, 0.0, 0.8);
+    let key = |time: f32, posture| KeyPosture {
+        time,
+        posture,
+        tension: 0.0,
+        continuity: 0.0,
+        bias: 0.0,
+    };
+    c.key_postures = vec![key(0.0, rest), key(0.2, flapped)];
+    let dir = tempfile::tempdir().unwrap();
+    let opts = BakeOptions {
+        fps: FPS,
+        duration: Some(0.2),
+        ..BakeOptions::default()
+    };
+    let summary = bake(c.clone(), &opts, dir.path(), |_, _| BakeControl::Continue)
+        .unwrap()
+        .finished()
+        .unwrap();
+    assert_eq!(summary.flesh.muscles, c.muscles.len());
+    assert!(summary.flesh.meshes.is_empty());
+    let mut reader = CacheReader::open(&summary.cache).unwrap();
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    let mut sim = Simulation::new(c.clone(), driver, SolverSettings::default()).unwrap();
+    let (mut skins, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
+    let mut moved = 0f32;
+    for f in 0..reader.frame_count() {
+        if f > 0 {
+            sim.advance_to(f as f64 / FPS as f64, None).unwrap();
+        }
+        reader
+            .read_frame_with_flesh(f, &mut skins, &mut meshes, &mut muscles)
+            .unwrap();
+        assert_eq!(skins.len(), c.skins.len());
+        let direct = sim.flesh_pose().unwrap().muscle_offsets;
+        assert_eq!(muscles, direct, "frame {f}: bit for bit");
+        for m in &muscles {
+            moved = moved.max(m.translation.length());
+        }
+    }
+    eprintln!(
+        "{} muscles: largest baked offset translation {moved:.2e} m",
+        c.muscles.len()
+    );
+    assert!(moved > 1e-5, "the flesh moves the muscles: {moved}");
 }
