@@ -18,7 +18,7 @@
 pub mod checkpoint;
 
 use crate::character::Character;
-use crate::io::{CacheReader, CacheWriter, IoError, write_atomic};
+use crate::io::{CacheFlesh, CacheReader, CacheWriter, IoError, write_atomic};
 use crate::skin::resample::resample;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SkinStats, SolverSettings};
 pub use checkpoint::{BakeIdentity, Checkpoint};
@@ -111,6 +111,9 @@ pub struct BakeSummary {
     /// Simulated seconds per wall second.
     pub real_time_factor: f64,
     pub skins: Vec<SkinSummary>,
+    /// What the cache holds of the FEM flesh per frame: the embedded meshes
+    /// (name, vertex count) and the number of muscle offsets.
+    pub flesh: CacheFlesh,
     /// Divergences and what was done about them.
     pub events: Vec<String>,
     pub cache: PathBuf,
@@ -236,6 +239,14 @@ pub fn bake(
         .iter()
         .map(|(s, m, n)| (s.as_str(), *m, *n))
         .collect();
+    // FEM flesh (issue 7): the embedded mesh and muscle offsets, per frame.
+    let flesh_layout = CacheFlesh::of(&character);
+    let triangles: Vec<[u32; 3]> = character
+        .flesh
+        .fem()
+        .and_then(|f| f.embedded_mesh.as_ref())
+        .map(|m| m.triangles.clone())
+        .unwrap_or_default();
     let driver = SkeletonDriver::Keys(character.key_postures.clone());
     let name = character.name.clone();
     let mut sim = Simulation::new(character, driver, opts.settings.clone())?;
@@ -256,11 +267,12 @@ pub fn bake(
     let (mut cache, first, mut obj_frames, mut events, wall_before) = match resumed {
         Some(cp) => {
             sim.restore(&cp.state)?;
-            let cache = CacheWriter::resume_staged(
+            let cache = CacheWriter::resume_staged_with_flesh(
                 &partial_path,
                 &cache_path,
                 opts.fps,
                 &layout_ref,
+                &flesh_layout,
                 cp.done,
             )?;
             (
@@ -275,8 +287,13 @@ pub fn bake(
             if start != 0.0 {
                 sim.advance_to(start, None)?;
             }
-            let cache =
-                CacheWriter::create_staged(&partial_path, &cache_path, opts.fps, &layout_ref)?;
+            let cache = CacheWriter::create_staged_with_flesh(
+                &partial_path,
+                &cache_path,
+                opts.fps,
+                &layout_ref,
+                &flesh_layout,
+            )?;
             (cache, 0, 0, Vec::new(), 0.0)
         }
     };
@@ -295,7 +312,20 @@ pub fn bake(
             .iter()
             .map(|s| s.points.position.as_slice())
             .collect();
-        cache.write_frame(t, &positions)?;
+        let flesh = (!flesh_layout.is_empty())
+            .then(|| sim.flesh_pose())
+            .flatten();
+        let mesh: Vec<&[glam::Vec3]> = flesh
+            .as_ref()
+            .and_then(|p| p.mesh.as_deref())
+            .filter(|_| !flesh_layout.meshes.is_empty())
+            .into_iter()
+            .collect();
+        let muscles = match &flesh {
+            Some(p) if flesh_layout.muscles > 0 => p.muscle_offsets.as_slice(),
+            _ => &[],
+        };
+        cache.write_frame_with_flesh(t, &positions, &mesh, muscles)?;
         // Hand every frame to the OS: a bake killed outright keeps them.
         cache.flush()?;
         if let Some(k) = opts.obj_every.filter(|&k| k > 0 && f % k == 0) {
@@ -306,7 +336,17 @@ pub fn bake(
                 .iter()
                 .map(|s| (s.name.as_str(), s.m, s.n, s.points.position.as_slice()))
                 .collect();
-            crate::io::obj::write_skins_obj(&obj_dir.join(format!("frame_{f:05}.obj")), &skins)?;
+            let meshes: Vec<crate::io::obj::ObjMesh> = flesh_layout
+                .meshes
+                .iter()
+                .zip(&mesh)
+                .map(|(m, p)| (m.name.as_str(), *p, triangles.as_slice()))
+                .collect();
+            crate::io::obj::write_frame_obj(
+                &obj_dir.join(format!("frame_{f:05}.obj")),
+                &skins,
+                &meshes,
+            )?;
             obj_frames += 1;
         }
         let done = f + 1;
@@ -373,6 +413,7 @@ pub fn bake(
                 stats: sim.stats(s),
             })
             .collect(),
+        flesh: cache_summary.flesh.clone(),
         events,
         cache: cache_path,
         cache_bytes: cache_summary.bytes,

@@ -669,6 +669,12 @@ fn run(cli: Cli) -> Result<()> {
                     k.stats.evals.full
                 );
             }
+            for m in &s.flesh.meshes {
+                println!(
+                    "  embedded mesh '{}': {} vertices per frame",
+                    m.name, m.vertices
+                );
+            }
             println!(
                 "Frame cache: {} ({} bytes); summary: {}",
                 s.cache.display(),

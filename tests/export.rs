@@ -992,3 +992,93 @@ fn blender_imports_both_layouts_frame_for_frame() {
         }
     }
 }
+
+/// An FEM character with only an imported mesh (issue 7): its bake exports
+/// the deformed mesh as morph targets and as per-frame meshes that
+/// reproduce the cache's mesh frames and validate.
+#[test]
+fn fem_embedded_mesh_exports_as_morph_targets_and_per_frame_meshes() {
+    let dir = out_dir("fem-mesh");
+    let character = dir.path().join("limb.ron");
+    let bake = dir.path().join("bake");
+    for args in [
+        vec![
+            "fem-import",
+            "assets/limb.obj",
+            "--skeleton",
+            "assets/limb_skeleton.ron",
+            "--out",
+            s(&character),
+        ],
+        vec![
+            "bake",
+            s(&character),
+            "--out",
+            s(&bake),
+            "--fps",
+            "10",
+            "--duration",
+            "0.5",
+        ],
+    ] {
+        let (ok, _, stderr) = plasticine(&args);
+        assert!(ok, "{stderr}");
+    }
+    let cache = bake.join("bake.plcache");
+    let mut reader = CacheReader::open(&cache).unwrap();
+    let (mut skins, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
+    let frames: Vec<Vec<Vec3>> = (0..reader.frame_count())
+        .map(|k| {
+            reader
+                .read_frame_with_flesh(k, &mut skins, &mut meshes, &mut muscles)
+                .unwrap();
+            meshes[0].clone()
+        })
+        .collect();
+    assert_eq!(frames.len(), 6);
+    for (name, extra) in [
+        ("morph.glb", vec![]),
+        ("frames.glb", vec!["--morph-limit", "2"]),
+    ] {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "export",
+            s(&character),
+            "--baked",
+            s(&cache),
+            "--out",
+            s(&out),
+        ];
+        args.extend_from_slice(&extra);
+        let (ok, _, stderr) = plasticine(&args);
+        assert!(ok, "{stderr}");
+        let glb = Glb::read(&out);
+        let mut worst = 0f32;
+        for (k, frame) in frames.iter().enumerate() {
+            let got: Vec<Vec3> = if extra.is_empty() {
+                let node = glb.node_named("limb_skin");
+                let mesh = glb.json["nodes"][node]["mesh"].as_u64().unwrap() as usize;
+                let prim = &glb.json["meshes"][mesh]["primitives"][0];
+                let base = glb.vec3s(&prim["attributes"]["POSITION"]);
+                let delta = glb.vec3s(&prim["targets"][k]["POSITION"]);
+                base.iter().zip(&delta).map(|(b, d)| *b + *d).collect()
+            } else {
+                let node = glb.node_named(&format!("limb_{k:05}"));
+                let mesh = glb.json["nodes"][node]["mesh"].as_u64().unwrap() as usize;
+                glb.vec3s(&glb.json["meshes"][mesh]["primitives"][0]["attributes"]["POSITION"])
+            };
+            assert_eq!(got.len(), frame.len());
+            for (a, b) in got.iter().zip(frame) {
+                worst = worst.max(a.distance(*b));
+            }
+        }
+        eprintln!(
+            "{name}: {} vertices, largest error {worst:.1e} m",
+            frames[0].len()
+        );
+        assert!(worst < 1e-5, "{name}: {worst}");
+        if let Some(tools) = tool_or_skip(gltf_validator(), "the glTF validator check") {
+            assert_valid(&validate(&tools, &out), &out);
+        }
+    }
+}

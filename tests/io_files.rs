@@ -483,7 +483,7 @@ fn truncated_or_garbage_caches_name_the_offset() {
     assert!(err.to_string().contains("not a Plasticine cache"), "{err}");
     // A newer version.
     let mut v = bytes.clone();
-    v[8..12].copy_from_slice(&2u32.to_le_bytes());
+    v[8..12].copy_from_slice(&3u32.to_le_bytes());
     let err = open(&v);
     assert!(matches!(err, IoError::Corrupt { offset: 8, .. }), "{err:?}");
     assert!(err.to_string().contains("newer Plasticine"), "{err}");

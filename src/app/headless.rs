@@ -134,7 +134,13 @@ impl OrbitRig {
     pub fn framing(snapshot: &SceneSnapshot) -> Self {
         let mut lo = Vec3::splat(f32::INFINITY);
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
-        for p in snapshot.skins.iter().flat_map(|s| s.positions.iter()) {
+        let mesh = snapshot.flesh.as_ref().and_then(|f| f.mesh.as_deref());
+        for p in snapshot
+            .skins
+            .iter()
+            .flat_map(|s| s.positions.iter())
+            .chain(mesh.into_iter().flatten())
+        {
             lo = lo.min(*p);
             hi = hi.max(*p);
         }
@@ -195,6 +201,9 @@ enum Source {
         reader: Box<CacheReader>,
         driver: Option<SkeletonDriver>,
         scratch: Vec<Vec<Vec3>>,
+        /// The frame's embedded meshes and muscle offsets (FEM flesh).
+        meshes: Vec<Vec<Vec3>>,
+        muscles: Vec<glam::Affine3A>,
     },
     Live {
         sim: Box<Simulation>,
@@ -251,6 +260,8 @@ pub fn render_character(
                     reader: Box::new(reader),
                     driver: keys,
                     scratch: Vec::new(),
+                    meshes: Vec::new(),
+                    muscles: Vec::new(),
                 },
                 fps,
                 total,
@@ -386,8 +397,13 @@ fn advance(
             reader,
             driver,
             scratch,
+            meshes,
+            muscles,
         } => {
-            let t = reader.read_frame(f, scratch)?;
+            let t = reader.read_frame_with_flesh(f, scratch, meshes, muscles)?;
+            snapshot.flesh =
+                crate::app::playback::baked_flesh_pose(&snapshot.character, t, meshes, muscles)
+                    .map(Arc::new);
             for (surface, positions) in snapshot.skins.iter_mut().zip(scratch.iter()) {
                 surface.positions.clone_from(positions);
             }
@@ -406,6 +422,7 @@ fn advance(
                 .map(|s| SkinSurface::of(&sim.character, s))
                 .collect();
             snapshot.posture = sim.driver.posture_at(t);
+            snapshot.flesh = sim.flesh_pose().map(Arc::new);
             snapshot.sim_time = t;
             Ok(t)
         }
@@ -422,6 +439,7 @@ fn check_cache_matches(
         cache: path.to_path_buf(),
         detail,
     };
+    reader.flesh().check_against(character).map_err(&mismatch)?;
     let skins = reader.skins();
     if skins.len() != character.skins.len() {
         return Err(mismatch(format!(

@@ -39,12 +39,13 @@ use super::sim_thread::{SimMessage, SimThread};
 use crate::anim::sample_posture;
 use crate::anim::timeline::{Advanced, PlaybackMode, Timeline, Transport, key_at};
 use crate::character::{Character, KeyPosture, Posture};
+use crate::fem::FleshPose;
 use crate::io::CacheReader;
 use crate::skin::resample::resample;
 use crate::skin::{SkeletonDriver, SolverSettings};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
 use crate::tools::{Command, EditError, History};
-use glam::Vec3;
+use glam::{Affine3A, Vec3};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -69,6 +70,9 @@ pub struct BakedFrames {
     first_time: f64,
     fps: f64,
     scratch: Vec<Vec<Vec3>>,
+    /// The frame's embedded meshes and muscle offsets (FEM flesh).
+    meshes: Vec<Vec<Vec3>>,
+    muscles: Vec<Affine3A>,
     /// The last frame read and the snapshot built from it.
     current: Option<(usize, Arc<SceneSnapshot>)>,
     path: PathBuf,
@@ -92,6 +96,10 @@ impl BakedFrames {
                 character.skins.len()
             ));
         }
+        reader
+            .flesh()
+            .check_against(character)
+            .map_err(|e| format!("the bake {} does not fit: {e}", path.display()))?;
         let mut c = character.clone();
         for (k, (cs, skin)) in skins.iter().zip(&mut c.skins).enumerate() {
             if cs.name != skin.name {
@@ -113,6 +121,8 @@ impl BakedFrames {
             character: Arc::new(c),
             first_time,
             scratch: Vec::new(),
+            meshes: Vec::new(),
+            muscles: Vec::new(),
             current: None,
             path: path.to_path_buf(),
         })
@@ -154,7 +164,7 @@ impl BakedFrames {
         }
         let time = self
             .reader
-            .read_frame(f, &mut self.scratch)
+            .read_frame_with_flesh(f, &mut self.scratch, &mut self.meshes, &mut self.muscles)
             .map_err(|e| format!("cannot read frame {f} of the bake: {e}"))?;
         // The positions move into the snapshot (the next read allocates
         // afresh): one copy per frame, from the file's bytes.
@@ -177,15 +187,43 @@ impl BakedFrames {
             posture: posture.clone(),
             skins,
             sim_time: time,
-            // The frame cache holds the skins only: baked playback draws
-            // the muscles on the skeleton.
-            flesh: None,
+            // FEM flesh: the muscles and embedded mesh where the bake put
+            // them (a cache without flesh draws them on the skeleton).
+            flesh: baked_flesh_pose(&self.character, time, &self.meshes, &self.muscles)
+                .map(Arc::new),
             sequence: *sequence,
             published: Instant::now(),
         });
         self.current = Some((f, snap.clone()));
         Ok(snap)
     }
+}
+
+/// The flesh pose of a baked frame (FEM flesh, issue 7): the cache's
+/// embedded mesh and muscle offsets, or None when it holds neither. Muscles
+/// without stored offsets stay rigid on the skeleton (identity offsets).
+pub fn baked_flesh_pose(
+    character: &Character,
+    time: f64,
+    meshes: &[Vec<Vec3>],
+    muscles: &[Affine3A],
+) -> Option<FleshPose> {
+    if meshes.is_empty() && muscles.is_empty() {
+        return None;
+    }
+    let muscle_offsets = if muscles.len() == character.muscles.len() {
+        muscles.to_vec()
+    } else {
+        vec![Affine3A::IDENTITY; character.muscles.len()]
+    };
+    Some(FleshPose {
+        time,
+        muscle_offsets,
+        lattice: Vec::new(),
+        edges: Arc::new(Vec::new()),
+        mesh: meshes.first().cloned(),
+        grabs: Vec::new(),
+    })
 }
 
 /// What the frame loop draws this frame instead of its defaults.

@@ -9,7 +9,7 @@
 //! | offset | size | field |
 //! |---|---|---|
 //! | 0 | 8 | magic `PLSTCACH` (ASCII) |
-//! | 8 | 4 | format version, `u32`, = 1 |
+//! | 8 | 4 | format version, `u32`, = 1 (2: see below) |
 //! | 12 | 4 | frames per second, `f32`, finite and > 0 (the bake rate; frame times are authoritative) |
 //! | 16 | 8 | frame count, `u64`; `u64::MAX` while the file is being written (see below) |
 //! | 24 | 4 | skin count `S`, `u32`, at most [`MAX_CACHE_SKINS`] |
@@ -44,20 +44,44 @@
 //! accepts it and derives the frame count from the file length, ignoring a
 //! trailing partial frame, so the frames written so far can still be read
 //! ([`CacheReader::is_complete`] is then `false`).
+//!
+//! # Format, version 2: FEM flesh
+//!
+//! A character with FEM flesh (issue 7) also bakes its embedded meshes'
+//! deformed vertices and its muscles' flesh offsets. Version 2 is version 1
+//! with, after the skin records:
+//!
+//! | size | field |
+//! |---|---|
+//! | 4 | embedded mesh count `E`, `u32`, at most [`MAX_CACHE_MESHES`] |
+//! | … | `E` mesh records: vertex count `v: u32` (1 ..= [`MAX_MESH_VERTICES`]), name length `L: u32`, `L` bytes of UTF-8 name |
+//! | 4 | muscle offset count `U`, `u32`, at most [`MAX_CACHE_MUSCLES`] |
+//!
+//! and each frame continues after the skins with each mesh's `v` vertices
+//! (three `f32` each) and then `U` muscle offsets (an affine map as twelve
+//! `f32`: the matrix's columns, then the translation), so
+//! [`bytes_per_frame`] grows by 12 · Σ v + 48 · `U`. A cache with neither
+//! meshes nor muscle offsets is written as version 1; both versions are read.
 
 use super::atomic::{parent_dir, sync_dir};
 use super::{AtomicFile, IoError};
 use crate::character::Skin;
-use glam::Vec3;
+pub mod flesh;
+mod reader;
+
+pub use flesh::{CacheFlesh, CacheMesh, MAX_CACHE_MESHES, MAX_CACHE_MUSCLES, MAX_MESH_VERTICES};
+use glam::{Affine3A, Vec3};
+pub use reader::{CacheFrame, CacheReader, Frames};
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 /// The first 8 bytes of every cache file.
 pub const CACHE_MAGIC: [u8; 8] = *b"PLSTCACH";
-/// The format version this build writes and reads.
-pub const CACHE_FORMAT_VERSION: u32 = 1;
+/// The newest format version this build writes and reads (it writes version
+/// 1 when a cache holds no flesh, and reads both).
+pub const CACHE_FORMAT_VERSION: u32 = 2;
 /// The frame count of a file whose writer has not finished.
 pub const UNFINISHED_FRAME_COUNT: u64 = u64::MAX;
 /// Most skins a cache may hold.
@@ -65,7 +89,7 @@ pub const MAX_CACHE_SKINS: usize = 1 << 16;
 /// Longest skin name, in bytes.
 pub const MAX_SKIN_NAME_BYTES: usize = 4096;
 
-const FRAME_COUNT_OFFSET: u64 = 16;
+pub(crate) const FRAME_COUNT_OFFSET: u64 = 16;
 
 /// Size in bytes of one frame for skins with the given point counts (m·n each):
 /// 8 + 12 · Σ points.
@@ -95,6 +119,8 @@ pub struct CacheSummary {
     pub path: PathBuf,
     pub fps: f32,
     pub skins: Vec<CacheSkin>,
+    /// The FEM flesh stored per frame (empty for most characters).
+    pub flesh: CacheFlesh,
     pub frames: u64,
     /// Total file size.
     pub bytes: u64,
@@ -104,7 +130,7 @@ pub struct CacheSummary {
 }
 
 /// Checks one skin entry (shared by writer and reader).
-fn check_skin(m: u64, n: u64, name_len: usize) -> Result<(), String> {
+pub(crate) fn check_skin(m: u64, n: u64, name_len: usize) -> Result<(), String> {
     if m > u64::from(u32::MAX) || n > u64::from(u32::MAX) {
         return Err(format!("resolution {m}x{n} does not fit the format"));
     }
@@ -191,6 +217,7 @@ pub struct CacheWriter {
     path: PathBuf,
     fps: f32,
     skins: Vec<CacheSkin>,
+    flesh: CacheFlesh,
     header_len: u64,
     frame_bytes: u64,
     frames: u64,
@@ -204,7 +231,18 @@ pub struct CacheWriter {
 impl CacheWriter {
     /// Starts a cache for skins given as `(name, m, n)`, baked at `fps`.
     pub fn create(path: &Path, fps: f32, skins: &[(&str, usize, usize)]) -> Result<Self, IoError> {
-        let (header, list) = Self::header(path, fps, skins)?;
+        Self::create_with_flesh(path, fps, skins, &CacheFlesh::default())
+    }
+
+    /// Like [`create`](Self::create), for a cache that also holds `flesh`
+    /// per frame (written with [`write_frame_with_flesh`](Self::write_frame_with_flesh)).
+    pub fn create_with_flesh(
+        path: &Path,
+        fps: f32,
+        skins: &[(&str, usize, usize)],
+        flesh: &CacheFlesh,
+    ) -> Result<Self, IoError> {
+        let (header, list) = Self::header(path, fps, skins, flesh)?;
         let mut file = AtomicFile::create(path)?;
         file.write_all(&header)
             .map_err(|e| IoError::os(file.temp_path(), "write", e))?;
@@ -213,6 +251,7 @@ impl CacheWriter {
             path,
             fps,
             list,
+            flesh.clone(),
             header.len() as u64,
         ))
     }
@@ -228,7 +267,19 @@ impl CacheWriter {
         fps: f32,
         skins: &[(&str, usize, usize)],
     ) -> Result<Self, IoError> {
-        let (header, list) = Self::header(target, fps, skins)?;
+        Self::create_staged_with_flesh(staging, target, fps, skins, &CacheFlesh::default())
+    }
+
+    /// [`create_staged`](Self::create_staged) for a cache that also holds
+    /// `flesh` per frame.
+    pub fn create_staged_with_flesh(
+        staging: &Path,
+        target: &Path,
+        fps: f32,
+        skins: &[(&str, usize, usize)],
+        flesh: &CacheFlesh,
+    ) -> Result<Self, IoError> {
+        let (header, list) = Self::header(target, fps, skins, flesh)?;
         let dir = parent_dir(staging);
         std::fs::create_dir_all(dir).map_err(|e| IoError::os(dir, "create the directory", e))?;
         let file = File::create(staging).map_err(|e| IoError::os(staging, "create", e))?;
@@ -239,7 +290,14 @@ impl CacheWriter {
             file,
             staging: staging.to_path_buf(),
         };
-        Ok(Self::new(sink, target, fps, list, header.len() as u64))
+        Ok(Self::new(
+            sink,
+            target,
+            fps,
+            list,
+            flesh.clone(),
+            header.len() as u64,
+        ))
     }
 
     /// Reopens the staging file of an unfinished writer (see
@@ -257,7 +315,21 @@ impl CacheWriter {
         skins: &[(&str, usize, usize)],
         keep_frames: u64,
     ) -> Result<Self, IoError> {
-        let (header, list) = Self::header(target, fps, skins)?;
+        let none = CacheFlesh::default();
+        Self::resume_staged_with_flesh(staging, target, fps, skins, &none, keep_frames)
+    }
+
+    /// [`resume_staged`](Self::resume_staged) for a cache that also holds
+    /// `flesh` per frame (checked against the file's).
+    pub fn resume_staged_with_flesh(
+        staging: &Path,
+        target: &Path,
+        fps: f32,
+        skins: &[(&str, usize, usize)],
+        flesh: &CacheFlesh,
+        keep_frames: u64,
+    ) -> Result<Self, IoError> {
+        let (header, list) = Self::header(target, fps, skins, flesh)?;
         let bad = |message: String| IoError::BadInput {
             path: staging.to_path_buf(),
             message,
@@ -282,6 +354,13 @@ impl CacheWriter {
                 describe(fps, &list)
             )));
         }
+        if reader.flesh() != flesh {
+            return Err(bad(format!(
+                "holds the flesh {:?}, expected {:?}",
+                reader.flesh(),
+                flesh
+            )));
+        }
         if reader.header_len != header.len() as u64 {
             return Err(reader.corrupt(24, "the header differs from the one expected"));
         }
@@ -292,9 +371,9 @@ impl CacheWriter {
             )));
         }
         let (mut first_time, mut last_time) = (None, None::<f64>);
-        let mut frame = Vec::new();
+        let (mut frame, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
         for k in 0..keep_frames as usize {
-            let time = reader.read_frame(k, &mut frame)?;
+            let time = reader.read_frame_with_flesh(k, &mut frame, &mut meshes, &mut muscles)?;
             let offset = reader.header_len + k as u64 * reader.frame_bytes;
             if last_time.is_some_and(|t| time <= t) {
                 return Err(reader.corrupt(
@@ -302,7 +381,13 @@ impl CacheWriter {
                     format!("frame {k}: time {time} is not after the previous frame's"),
                 ));
             }
-            if frame.iter().flatten().any(|p| !p.is_finite()) {
+            if frame
+                .iter()
+                .chain(&meshes)
+                .flatten()
+                .any(|p| !p.is_finite())
+                || muscles.iter().any(|a| !a.is_finite())
+            {
                 return Err(reader.corrupt(offset, format!("frame {k}: a position is not finite")));
             }
             first_time.get_or_insert(time);
@@ -321,16 +406,25 @@ impl CacheWriter {
             file: BufWriter::with_capacity(1 << 16, file),
             staging: staging.to_path_buf(),
         };
-        let mut w = Self::new(sink, target, fps, list, header.len() as u64);
+        let mut w = Self::new(sink, target, fps, list, flesh.clone(), header.len() as u64);
         w.frames = keep_frames;
         w.first_time = first_time;
         w.last_time = last_time;
         Ok(w)
     }
 
-    fn new(file: Sink, path: &Path, fps: f32, skins: Vec<CacheSkin>, header_len: u64) -> Self {
+    fn new(
+        file: Sink,
+        path: &Path,
+        fps: f32,
+        skins: Vec<CacheSkin>,
+        flesh: CacheFlesh,
+        header_len: u64,
+    ) -> Self {
         Self {
-            frame_bytes: bytes_per_frame(skins.iter().map(CacheSkin::point_count)),
+            frame_bytes: bytes_per_frame(skins.iter().map(CacheSkin::point_count))
+                + flesh.frame_bytes(),
+            flesh,
             header_len,
             file,
             path: path.to_path_buf(),
@@ -349,6 +443,7 @@ impl CacheWriter {
         path: &Path,
         fps: f32,
         skins: &[(&str, usize, usize)],
+        flesh: &CacheFlesh,
     ) -> Result<(Vec<u8>, Vec<CacheSkin>), IoError> {
         let bad = |message: String| IoError::BadInput {
             path: path.to_path_buf(),
@@ -365,9 +460,11 @@ impl CacheWriter {
                 skins.len()
             )));
         }
+        flesh.check().map_err(bad)?;
+        let version: u32 = if flesh.is_empty() { 1 } else { 2 };
         let mut header = Vec::with_capacity(64);
         header.extend_from_slice(&CACHE_MAGIC);
-        header.extend_from_slice(&CACHE_FORMAT_VERSION.to_le_bytes());
+        header.extend_from_slice(&version.to_le_bytes());
         header.extend_from_slice(&fps.to_le_bytes());
         header.extend_from_slice(&UNFINISHED_FRAME_COUNT.to_le_bytes());
         header.extend_from_slice(&(skins.len() as u32).to_le_bytes());
@@ -384,6 +481,9 @@ impl CacheWriter {
                 m,
                 n,
             });
+        }
+        if version >= 2 {
+            flesh.encode_header(&mut header);
         }
         Ok((header, list))
     }
@@ -403,6 +503,24 @@ impl CacheWriter {
     /// increasing and that every position is finite; a refused frame writes
     /// nothing.
     pub fn write_frame(&mut self, time: f64, positions: &[&[Vec3]]) -> Result<(), IoError> {
+        self.write_frame_with_flesh(time, positions, &[], &[])
+    }
+
+    /// The flesh stored per frame, as in the header.
+    pub fn flesh(&self) -> &CacheFlesh {
+        &self.flesh
+    }
+
+    /// Like [`write_frame`](Self::write_frame), with the frame's flesh:
+    /// `meshes[e]` the embedded mesh `e`'s deformed vertices and `muscles`
+    /// the muscle offsets, as many as the header says.
+    pub fn write_frame_with_flesh(
+        &mut self,
+        time: f64,
+        positions: &[&[Vec3]],
+        meshes: &[&[Vec3]],
+        muscles: &[Affine3A],
+    ) -> Result<(), IoError> {
         let bad = |message: String| IoError::BadInput {
             path: self.path.clone(),
             message,
@@ -444,6 +562,9 @@ impl CacheWriter {
                 )));
             }
         }
+        self.flesh
+            .check_frame(frame, meshes, muscles)
+            .map_err(bad)?;
         self.broken = true; // until the whole frame is written
         let temp = self.file.path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);
@@ -459,6 +580,11 @@ impl CacheWriter {
                 }
                 self.file.write_all(&self.buf).map_err(io)?;
             }
+        }
+        if !self.flesh.is_empty() {
+            self.buf.clear();
+            CacheFlesh::encode_frame(meshes, muscles, &mut self.buf);
+            self.file.write_all(&self.buf).map_err(io)?;
         }
         self.broken = false;
         self.frames += 1;
@@ -523,6 +649,7 @@ impl CacheWriter {
             fps: self.fps,
             bytes: self.bytes(),
             skins: std::mem::take(&mut self.skins),
+            flesh: std::mem::take(&mut self.flesh),
             frames: self.frames,
             first_time: self.first_time,
             last_time: self.last_time,
@@ -544,323 +671,3 @@ impl CacheWriter {
         Ok(summary)
     }
 }
-
-/// Reads a cache file, one frame at a time, in any order.
-#[derive(Debug)]
-pub struct CacheReader {
-    path: PathBuf,
-    file: BufReader<File>,
-    /// Current position of `file`.
-    pos: u64,
-    file_len: u64,
-    fps: f32,
-    skins: Vec<CacheSkin>,
-    header_len: u64,
-    frame_bytes: u64,
-    frames: u64,
-    complete: bool,
-    buf: Vec<u8>,
-}
-
-/// One decoded frame.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CacheFrame {
-    pub time: f64,
-    /// Per skin, its m·n positions.
-    pub positions: Vec<Vec<Vec3>>,
-}
-
-impl CacheReader {
-    /// Opens a cache and checks its header and length (see the module docs).
-    pub fn open(path: &Path) -> Result<Self, IoError> {
-        let file = File::open(path).map_err(|e| IoError::os(path, "open", e))?;
-        let file_len = file
-            .metadata()
-            .map_err(|e| IoError::os(path, "read the size of", e))?
-            .len();
-        let mut r = Self {
-            path: path.to_path_buf(),
-            file: BufReader::with_capacity(1 << 16, file),
-            pos: 0,
-            file_len,
-            fps: 0.0,
-            skins: Vec::new(),
-            header_len: 0,
-            frame_bytes: 0,
-            frames: 0,
-            complete: false,
-            buf: Vec::new(),
-        };
-        r.read_header()?;
-        Ok(r)
-    }
-
-    fn corrupt(&self, offset: u64, message: impl Into<String>) -> IoError {
-        IoError::Corrupt {
-            path: self.path.clone(),
-            offset,
-            message: message.into(),
-        }
-    }
-
-    /// Reads `n` bytes at the current position into `self.buf`, reporting a
-    /// truncation at that offset if the file is too short.
-    fn read_bytes(&mut self, n: u64, what: &str) -> Result<(), IoError> {
-        let offset = self.pos;
-        let truncated = |len: u64| IoError::Truncated {
-            path: self.path.clone(),
-            offset,
-            what: what.to_string(),
-            needed: n,
-            len,
-        };
-        if offset.checked_add(n).is_none_or(|end| end > self.file_len) {
-            return Err(truncated(self.file_len));
-        }
-        self.buf.resize(n as usize, 0);
-        match self.file.read_exact(&mut self.buf) {
-            Ok(()) => {
-                self.pos += n;
-                Ok(())
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                // The file shrank since it was opened.
-                self.pos = u64::MAX; // unknown: force a seek next time
-                let len = self.file.get_ref().metadata().map_or(0, |m| m.len());
-                Err(truncated(len))
-            }
-            Err(e) => {
-                self.pos = u64::MAX;
-                Err(IoError::os(&self.path, "read", e))
-            }
-        }
-    }
-
-    fn read_u32(&mut self, what: &str) -> Result<u32, IoError> {
-        self.read_bytes(4, what)?;
-        Ok(u32::from_le_bytes(self.buf[..4].try_into().unwrap()))
-    }
-
-    fn read_header(&mut self) -> Result<(), IoError> {
-        self.read_bytes(8, "the magic number")?;
-        if self.buf[..] != CACHE_MAGIC {
-            return Err(self.corrupt(
-                0,
-                format!(
-                    "not a Plasticine cache (magic {:?}, expected \"PLSTCACH\")",
-                    String::from_utf8_lossy(&self.buf)
-                ),
-            ));
-        }
-        let version = self.read_u32("the format version")?;
-        if version != CACHE_FORMAT_VERSION {
-            let msg = if version > CACHE_FORMAT_VERSION {
-                format!(
-                    "written by a newer Plasticine: cache version {version}, this build reads {CACHE_FORMAT_VERSION}"
-                )
-            } else {
-                format!("unknown cache version {version}")
-            };
-            return Err(self.corrupt(8, msg));
-        }
-        let fps = f32::from_bits(self.read_u32("frames per second")?);
-        if !(fps.is_finite() && fps > 0.0) {
-            return Err(self.corrupt(12, format!("frames per second {fps} is not positive")));
-        }
-        self.fps = fps;
-        self.read_bytes(8, "the frame count")?;
-        let stored_frames = u64::from_le_bytes(self.buf[..8].try_into().unwrap());
-        let skin_count = self.read_u32("the skin count")? as usize;
-        if skin_count > MAX_CACHE_SKINS {
-            return Err(self.corrupt(
-                24,
-                format!("{skin_count} skins, the format holds at most {MAX_CACHE_SKINS}"),
-            ));
-        }
-        // No allocation from the untrusted count beyond what the file can hold.
-        let mut skins = Vec::with_capacity(skin_count.min((self.file_len / 12) as usize));
-        for k in 0..skin_count {
-            let at = self.pos;
-            let what = format!("skin {k}'s header");
-            let m = self.read_u32(&what)?;
-            let n = self.read_u32(&what)?;
-            let name_len = self.read_u32(&what)? as usize;
-            check_skin(u64::from(m), u64::from(n), name_len)
-                .map_err(|e| self.corrupt(at, format!("skin {k}: {e}")))?;
-            self.read_bytes(name_len as u64, &format!("skin {k}'s name"))?;
-            let name = String::from_utf8(std::mem::take(&mut self.buf))
-                .map_err(|_| self.corrupt(at + 12, format!("skin {k}: name is not UTF-8")))?;
-            skins.push(CacheSkin {
-                name,
-                m: m as usize,
-                n: n as usize,
-            });
-        }
-        self.header_len = self.pos;
-        self.frame_bytes = bytes_per_frame(skins.iter().map(CacheSkin::point_count));
-        self.skins = skins;
-        let body = self.file_len - self.header_len;
-        if stored_frames == UNFINISHED_FRAME_COUNT {
-            // A cut-off writer's temporary file: keep the complete frames.
-            self.frames = body / self.frame_bytes;
-            self.complete = false;
-        } else {
-            let expected = stored_frames
-                .checked_mul(self.frame_bytes)
-                .and_then(|b| b.checked_add(self.header_len));
-            match expected {
-                Some(len) if len == self.file_len => {}
-                Some(len) if len > self.file_len => {
-                    let whole = body / self.frame_bytes;
-                    return Err(IoError::Truncated {
-                        path: self.path.clone(),
-                        offset: self.header_len + whole * self.frame_bytes,
-                        what: format!("frame {whole} of the {stored_frames} in the header"),
-                        needed: len - (self.header_len + whole * self.frame_bytes),
-                        len: self.file_len,
-                    });
-                }
-                Some(len) => {
-                    return Err(self.corrupt(
-                        len,
-                        format!(
-                            "{} unexpected bytes after the last of {stored_frames} frames",
-                            self.file_len - len
-                        ),
-                    ));
-                }
-                None => {
-                    return Err(self.corrupt(
-                        FRAME_COUNT_OFFSET,
-                        format!("frame count {stored_frames} is impossibly large"),
-                    ));
-                }
-            }
-            self.frames = stored_frames;
-            self.complete = true;
-        }
-        Ok(())
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn fps(&self) -> f32 {
-        self.fps
-    }
-
-    pub fn skins(&self) -> &[CacheSkin] {
-        &self.skins
-    }
-
-    /// Number of complete frames.
-    pub fn frame_count(&self) -> usize {
-        self.frames as usize
-    }
-
-    /// `false` for the temporary file of a writer that never finished.
-    pub fn is_complete(&self) -> bool {
-        self.complete
-    }
-
-    /// Size of one frame in bytes.
-    pub fn bytes_per_frame(&self) -> u64 {
-        self.frame_bytes
-    }
-
-    fn seek_frame(&mut self, index: usize) -> Result<u64, IoError> {
-        if index as u64 >= self.frames {
-            return Err(IoError::BadInput {
-                path: self.path.clone(),
-                message: format!(
-                    "frame {index} does not exist (the cache has {})",
-                    self.frames
-                ),
-            });
-        }
-        let offset = self.header_len + index as u64 * self.frame_bytes;
-        if self.pos != offset {
-            self.file
-                .seek(SeekFrom::Start(offset))
-                .map_err(|e| IoError::os(&self.path, "seek in", e))?;
-            self.pos = offset;
-        }
-        Ok(offset)
-    }
-
-    fn read_time(&mut self, index: usize, offset: u64) -> Result<f64, IoError> {
-        let time = f64::from_le_bytes(self.buf[..8].try_into().unwrap());
-        if !time.is_finite() {
-            return Err(self.corrupt(offset, format!("frame {index}: time {time} is not finite")));
-        }
-        Ok(time)
-    }
-
-    /// The time of frame `index`, reading only those 8 bytes.
-    pub fn frame_time(&mut self, index: usize) -> Result<f64, IoError> {
-        let offset = self.seek_frame(index)?;
-        self.read_bytes(8, &format!("frame {index}'s time"))?;
-        self.read_time(index, offset)
-    }
-
-    /// Reads frame `index` into `out` (resized to one `Vec` per skin, reusing
-    /// its allocations) and returns its time.
-    pub fn read_frame(&mut self, index: usize, out: &mut Vec<Vec<Vec3>>) -> Result<f64, IoError> {
-        let offset = self.seek_frame(index)?;
-        self.read_bytes(self.frame_bytes, &format!("frame {index}"))?;
-        let time = self.read_time(index, offset)?;
-        out.resize_with(self.skins.len(), Vec::new);
-        let mut at = 8;
-        for (skin, dst) in self.skins.iter().zip(out.iter_mut()) {
-            let len = skin.point_count() * 12;
-            dst.clear();
-            dst.extend(self.buf[at..at + len].chunks_exact(12).map(|c| {
-                let f = |k: usize| f32::from_le_bytes(c[k..k + 4].try_into().unwrap());
-                Vec3::new(f(0), f(4), f(8))
-            }));
-            at += len;
-        }
-        Ok(time)
-    }
-
-    /// Iterates over all frames in order, from the first.
-    pub fn frames(&mut self) -> Frames<'_> {
-        Frames {
-            reader: self,
-            next: 0,
-        }
-    }
-}
-
-/// Iterator over a cache's frames; see [`CacheReader::frames`].
-#[derive(Debug)]
-pub struct Frames<'a> {
-    reader: &'a mut CacheReader,
-    next: usize,
-}
-
-impl Iterator for Frames<'_> {
-    type Item = Result<CacheFrame, IoError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.next >= self.reader.frame_count() {
-            return None;
-        }
-        let index = self.next;
-        self.next += 1;
-        let mut positions = Vec::new();
-        Some(
-            self.reader
-                .read_frame(index, &mut positions)
-                .map(|time| CacheFrame { time, positions }),
-        )
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.reader.frame_count().saturating_sub(self.next);
-        (left, Some(left))
-    }
-}
-
-impl ExactSizeIterator for Frames<'_> {}

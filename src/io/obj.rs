@@ -11,6 +11,20 @@ pub fn write_skins_obj(
     path: &Path,
     skins: &[(&str, usize, usize, &[Vec3])],
 ) -> Result<(), IoError> {
+    write_frame_obj(path, skins, &[])
+}
+
+/// An embedded (FEM flesh) mesh in one frame: name, deformed vertices, and
+/// the character's triangles over them.
+pub type ObjMesh<'a> = (&'a str, &'a [Vec3], &'a [[u32; 3]]);
+
+/// Writes one frame's skins (as [`write_skins_obj`]) followed by the
+/// embedded meshes, each its own object.
+pub fn write_frame_obj(
+    path: &Path,
+    skins: &[(&str, usize, usize, &[Vec3])],
+    meshes: &[ObjMesh],
+) -> Result<(), IoError> {
     let mut s = String::from("# Plasticine skin frame\n");
     let mut base = 1usize;
     for (name, m, n, pos) in skins {
@@ -27,6 +41,17 @@ pub fn write_skins_obj(
                 // Counter-clockwise seen from outside (the grid's normal is T1×T2).
                 let _ = writeln!(s, "f {a} {b} {c}\nf {a} {c} {d}");
             }
+        }
+        base += pos.len();
+    }
+    for (name, pos, triangles) in meshes {
+        let _ = writeln!(s, "o {name}");
+        for p in pos.iter() {
+            let _ = writeln!(s, "v {} {} {}", p.x, p.y, p.z);
+        }
+        for t in triangles.iter() {
+            let [a, b, c] = t.map(|i| base + i as usize);
+            let _ = writeln!(s, "f {a} {b} {c}");
         }
         base += pos.len();
     }

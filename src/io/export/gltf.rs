@@ -26,8 +26,7 @@
 //! glTF's axes are Plasticine's: Y up, right-handed, metres.
 
 use super::{
-    ExportError, SecondaryMotion, Source, commit, grid_normals, grid_triangles, local_transforms,
-    posture_at, relative_times,
+    ExportError, SecondaryMotion, Source, commit, local_transforms, posture_at, relative_times,
 };
 use crate::character::Character;
 use crate::io::{AtomicFile, IoError};
@@ -261,11 +260,10 @@ pub(super) fn write_glb(
 
     // Per skin: the triangles.
     let indices: Vec<usize> = src
-        .skins
+        .surfaces
         .iter()
-        .zip(&src.flip)
-        .map(|(s, &flip)| {
-            let tris = grid_triangles(s.m, s.n, flip);
+        .map(|s| {
+            let tris = s.triangles();
             let flat = tris.iter().flatten().copied();
             let (bytes, ty): (Vec<u8>, u32) = if s.point_count() <= usize::from(u16::MAX) {
                 (
@@ -291,7 +289,7 @@ pub(super) fn write_glb(
             weights[e * count + e] = 1.0;
         }
         let output = b.floats(&weights, 1, "SCALAR", None, false);
-        for s in &src.skins {
+        for s in &src.surfaces {
             let node = nodes.len();
             nodes.push(json!({"name": format!("{}_skin", s.name), "mesh": meshes.len()}));
             scene_nodes.push(node);
@@ -334,7 +332,7 @@ pub(super) fn write_glb(
                 json!({"sampler": samplers.len(), "target": {"node": group, "path": "scale"}}),
             );
             samplers.push(json!({"input": input, "output": output, "interpolation": "STEP"}));
-            for s in &src.skins {
+            for s in &src.surfaces {
                 let child = nodes.len();
                 nodes.push(json!({"name": format!("{}_{:05}", s.name, src.frames[e]), "mesh": meshes.len()}));
                 nodes[group]["children"]
@@ -349,18 +347,18 @@ pub(super) fn write_glb(
     // The streamed frame data, reserved in the order it will be written.
     let first_skin_mesh = meshes.len()
         - if morph {
-            src.skins.len()
+            src.surfaces.len()
         } else {
-            count * src.skins.len()
+            count * src.surfaces.len()
         };
     for e in 0..count {
-        for (s, skin) in src.skins.iter().enumerate() {
+        for (s, skin) in src.surfaces.iter().enumerate() {
             let p = skin.point_count();
             let bytes = 12 * p as u64;
             let mesh_index = if morph {
                 first_skin_mesh + s
             } else {
-                first_skin_mesh + e * src.skins.len() + s
+                first_skin_mesh + e * src.surfaces.len() + s
             };
             if !morph || e == 0 {
                 let v = b.streamed_view(bytes, Some(ARRAY_BUFFER));
@@ -466,9 +464,9 @@ pub(super) fn write_glb(
     let mut base_normals: Vec<Vec<Vec3>> = Vec::new();
     for e in 0..count {
         src.read(e, &mut frame)?;
-        for (s, skin) in src.skins.iter().enumerate() {
+        for (s, skin) in src.surfaces.iter().enumerate() {
             let p = &frame[s];
-            grid_normals(skin.m, skin.n, p, src.flip[s], &mut normals);
+            skin.normals(p, &mut normals);
             buf.clear();
             if !morph || e == 0 {
                 push_vec3s(&mut buf, p.iter().copied());

@@ -29,6 +29,11 @@
 //!   film pipeline reads. Time code k is k frames after the first exported
 //!   one (`timeCodesPerSecond` = `framesPerSecond` = the cache's fps), Y up,
 //!   metres.
+//! - **FEM flesh** (issue 7): a cache of an FEM character also holds its
+//!   embedded (imported) mesh per frame; each format exports it like a
+//!   skin (its own mesh, with the character's triangles, moving the same
+//!   way: morph targets or per-frame meshes, time-sampled points, OBJ
+//!   objects), so a character with only an imported mesh exports too.
 //! - **OBJ sequence** (a folder of `frame_NNNNN.obj`, NNNNN the cache frame
 //!   index, [`super::obj`]): the simplest interchange.
 //!
@@ -43,11 +48,11 @@
 pub mod gltf;
 pub mod usd;
 
-use super::{AtomicFile, CacheReader, CacheSkin, IoError};
+use super::{AtomicFile, CacheMesh, CacheReader, CacheSkin, IoError};
 use crate::anim::sample_posture;
 use crate::character::{Character, Joint, Posture, Skeleton};
 use crate::kinematics::{clamp_angles, forward_kinematics, joint_rotation};
-use glam::{Quat, Vec3};
+use glam::{Affine3A, Quat, Vec3};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -156,6 +161,8 @@ pub struct ExportSummary {
     /// Seconds from the first to the last exported frame.
     pub duration: f64,
     pub skins: Vec<CacheSkin>,
+    /// The FEM flesh's embedded meshes exported (name, vertex count).
+    pub meshes: Vec<CacheMesh>,
     pub secondary: SecondaryMotion,
     /// Files written and their total size in bytes.
     pub files: usize,
@@ -261,15 +268,41 @@ pub fn export(
     }
     let mut first = Vec::new();
     cache.read_frame(frames[0], &mut first)?;
-    let flip = cache
+    // Per skin: reverse its winding and normals ([`grid_faces_inward`]).
+    let flip: Vec<bool> = cache
         .skins()
         .iter()
         .zip(&first)
         .map(|(s, p)| grid_faces_inward(s.m, s.n, p))
         .collect();
+    let mut surfaces: Vec<Surface> = cache
+        .skins()
+        .iter()
+        .zip(&flip)
+        .map(|(s, &flip)| Surface {
+            name: s.name.clone(),
+            points: s.point_count(),
+            topology: Topology::Grid {
+                m: s.m,
+                n: s.n,
+                flip,
+            },
+        })
+        .collect();
+    let embedded = character.flesh.fem().and_then(|f| f.embedded_mesh.as_ref());
+    for (m, mesh) in cache.flesh().meshes.iter().zip(embedded) {
+        surfaces.push(Surface {
+            name: m.name.clone(),
+            points: m.vertices,
+            topology: Topology::Mesh(mesh.triangles.clone()),
+        });
+    }
     let mut src = Source {
         character,
-        flip,
+        surfaces,
+        meshes: cache.flesh().meshes.clone(),
+        mesh_scratch: Vec::new(),
+        muscle_scratch: Vec::new(),
         skins: cache.skins().to_vec(),
         fps: cache.fps(),
         frames,
@@ -301,6 +334,7 @@ pub fn export(
         fps: src.fps,
         duration: src.times.last().expect("at least one frame") - src.times[0],
         skins: src.skins.clone(),
+        meshes: src.meshes.clone(),
         secondary,
         files,
         bytes,
@@ -314,8 +348,12 @@ pub(crate) struct Source<'a> {
     pub character: &'a Character,
     pub cache: &'a mut CacheReader,
     pub skins: Vec<CacheSkin>,
-    /// Per skin: reverse its winding and normals ([`grid_faces_inward`]).
-    pub flip: Vec<bool>,
+    /// What is exported: the skins, then the embedded meshes; a frame read
+    /// by [`read`](Self::read) holds one position list per surface.
+    pub surfaces: Vec<Surface>,
+    pub meshes: Vec<CacheMesh>,
+    mesh_scratch: Vec<Vec<Vec3>>,
+    muscle_scratch: Vec<Affine3A>,
     pub fps: f32,
     /// Cache indices of the exported frames, and their times (s).
     pub frames: Vec<usize>,
@@ -327,19 +365,94 @@ impl Source<'_> {
     /// that are not finite (a writer never stores them: the file is corrupt).
     pub fn read(&mut self, e: usize, out: &mut Vec<Vec<Vec3>>) -> Result<f64, IoError> {
         let k = self.frames[e];
-        let t = self.cache.read_frame(k, out)?;
+        let t = self.cache.read_frame_with_flesh(
+            k,
+            out,
+            &mut self.mesh_scratch,
+            &mut self.muscle_scratch,
+        )?;
+        out.truncate(self.skins.len());
+        out.extend(
+            self.mesh_scratch
+                .iter_mut()
+                .take(self.meshes.len())
+                .map(std::mem::take),
+        );
         for (s, p) in out.iter().enumerate() {
             if let Some(i) = p.iter().position(|v| !v.is_finite()) {
                 return Err(IoError::BadInput {
                     path: self.cache.path().to_path_buf(),
                     message: format!(
-                        "frame {k}: skin '{}' point {i} is not finite ({}): the cache is corrupt",
-                        self.skins[s].name, p[i]
+                        "frame {k}: {} '{}' point {i} is not finite ({}): the cache is corrupt",
+                        if s < self.skins.len() {
+                            "skin"
+                        } else {
+                            "embedded mesh"
+                        },
+                        self.surfaces[s].name,
+                        p[i]
                     ),
                 });
             }
         }
         Ok(t)
+    }
+}
+
+/// One exported surface: a skin's grid, or an embedded mesh's triangles.
+#[derive(Clone, Debug)]
+pub(crate) struct Surface {
+    pub name: String,
+    pub points: usize,
+    pub topology: Topology,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Topology {
+    /// An m×n skin grid ([`grid_triangles`]), its winding reversed if `flip`.
+    Grid { m: usize, n: usize, flip: bool },
+    /// The character's triangles of an embedded mesh.
+    Mesh(Vec<[u32; 3]>),
+}
+
+impl Surface {
+    pub fn point_count(&self) -> usize {
+        self.points
+    }
+
+    pub fn triangles(&self) -> Vec<[u32; 3]> {
+        match &self.topology {
+            Topology::Grid { m, n, flip } => grid_triangles(*m, *n, *flip),
+            Topology::Mesh(t) => t.clone(),
+        }
+    }
+
+    /// Unit vertex normals of positions `p` into `out`.
+    pub fn normals(&self, p: &[Vec3], out: &mut Vec<Vec3>) {
+        match &self.topology {
+            Topology::Grid { m, n, flip } => grid_normals(*m, *n, p, *flip, out),
+            Topology::Mesh(t) => mesh_normals(t, p, out),
+        }
+    }
+}
+
+/// Area-weighted vertex normals of a triangle mesh (+y for a vertex on no
+/// triangle or on degenerate ones only).
+pub fn mesh_normals(triangles: &[[u32; 3]], p: &[Vec3], out: &mut Vec<Vec3>) {
+    out.clear();
+    out.resize(p.len(), Vec3::ZERO);
+    for t in triangles {
+        let [a, b, c] = t.map(|i| i as usize);
+        if a.max(b).max(c) >= p.len() {
+            continue;
+        }
+        let n = (p[b] - p[a]).cross(p[c] - p[a]);
+        for i in [a, b, c] {
+            out[i] += n;
+        }
+    }
+    for n in out.iter_mut() {
+        *n = n.normalize_or(Vec3::Y);
     }
 }
 
@@ -364,6 +477,7 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
             .collect::<Vec<_>>()
             .join(", ")
     };
+    cache.flesh().check_against(character).map_err(&mismatch)?;
     let cs = cache.skins().to_vec();
     if cs.len() != character.skins.len() {
         let skins = |n: usize| format!("{n} skin{}", if n == 1 { "" } else { "s" });
@@ -574,8 +688,16 @@ fn write_obj_sequence(
             .zip(&frame)
             .map(|(s, p)| (s.name.as_str(), s.m, s.n, p.as_slice()))
             .collect();
+        let meshes: Vec<super::obj::ObjMesh> = src.surfaces[src.skins.len()..]
+            .iter()
+            .zip(&frame[src.skins.len()..])
+            .filter_map(|(s, p)| match &s.topology {
+                Topology::Mesh(t) => Some((s.name.as_str(), p.as_slice(), t.as_slice())),
+                Topology::Grid { .. } => None,
+            })
+            .collect();
         let path = dir.join(obj_frame_name(src.frames[e]));
-        super::obj::write_skins_obj(&path, &skins)?;
+        super::obj::write_frame_obj(&path, &skins, &meshes)?;
         bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
         progress(e + 1, total);
     }

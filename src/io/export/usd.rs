@@ -14,7 +14,7 @@
 //! Each skin's samples are written together, so the cache is read once per
 //! skin and attribute; only one frame is in memory at a time.
 
-use super::{ExportError, Source, commit, grid_normals, grid_quads, relative_times};
+use super::{ExportError, Source, Topology, commit, grid_quads, relative_times};
 use crate::io::{AtomicFile, IoError};
 use glam::Vec3;
 use std::collections::HashSet;
@@ -127,7 +127,7 @@ pub(super) fn write_usda(
     );
     put(&mut file, &s)?;
 
-    let skins = src.skins.clone();
+    let skins = src.surfaces.clone();
     let total = 2 * count * skins.len();
     let mut done = 0;
     let mut frame = Vec::new();
@@ -136,28 +136,44 @@ pub(super) fn write_usda(
         s.clear();
         let name = prim_name(&skin.name, &mut taken);
         let _ = writeln!(s, "    def Mesh {}\n    {{", quote(&name));
-        let quads = grid_quads(skin.m, skin.n, src.flip[k]);
+        // Skins as quads, embedded meshes as their triangles.
+        let faces: Vec<Vec<u32>> = match &skin.topology {
+            Topology::Grid { m, n, flip } => grid_quads(*m, *n, *flip)
+                .iter()
+                .map(|q| q.to_vec())
+                .collect(),
+            Topology::Mesh(t) => t.iter().map(|t| t.to_vec()).collect(),
+        };
         let _ = write!(s, "        int[] faceVertexCounts = [");
-        for q in 0..quads.len() {
-            s.push_str(if q == 0 { "4" } else { ", 4" });
+        for (q, f) in faces.iter().enumerate() {
+            let _ = write!(s, "{}{}", if q == 0 { "" } else { ", " }, f.len());
         }
         let _ = write!(s, "]\n        int[] faceVertexIndices = [");
-        for (q, quad) in quads.iter().enumerate() {
-            if q > 0 {
-                s.push_str(", ");
+        for (q, face) in faces.iter().enumerate() {
+            for (i, v) in face.iter().enumerate() {
+                let sep = if q == 0 && i == 0 { "" } else { ", " };
+                let _ = write!(s, "{sep}{v}");
             }
-            let _ = write!(s, "{}, {}, {}, {}", quad[0], quad[1], quad[2], quad[3]);
         }
         let _ = writeln!(s, "]");
         let _ = writeln!(s, "        uniform token orientation = \"rightHanded\"");
         let _ = writeln!(s, "        uniform token subdivisionScheme = \"none\"");
-        let _ = writeln!(
-            s,
-            "        custom string plasticine:skin = {}\n        custom int2 plasticine:grid = ({}, {})",
-            quote(&skin.name),
-            skin.m,
-            skin.n
-        );
+        match &skin.topology {
+            Topology::Grid { m, n, .. } => {
+                let _ = writeln!(
+                    s,
+                    "        custom string plasticine:skin = {}\n        custom int2 plasticine:grid = ({m}, {n})",
+                    quote(&skin.name),
+                );
+            }
+            Topology::Mesh(_) => {
+                let _ = writeln!(
+                    s,
+                    "        custom string plasticine:embeddedMesh = {}",
+                    quote(&skin.name),
+                );
+            }
+        }
         put(&mut file, &s)?;
 
         // Points (and the extent), then normals: one pass over the cache each.
@@ -177,7 +193,7 @@ pub(super) fn write_usda(
                 src.read(e, &mut frame)?;
                 let p = &frame[k];
                 let data: &[Vec3] = if normal {
-                    grid_normals(skin.m, skin.n, p, src.flip[k], &mut normals);
+                    skin.normals(p, &mut normals);
                     &normals
                 } else {
                     let lo = p.iter().copied().fold(Vec3::INFINITY, Vec3::min);

@@ -1,0 +1,247 @@
+//! The FEM flesh sections of a version-2 cache (issue 7): per frame, each
+//! embedded mesh's deformed vertices and each muscle's flesh offset, so that a
+//! bake of an FEM character replays (and renders, and exports) the flesh as
+//! the simulation placed it. The byte layout is in the parent module's docs.
+
+use glam::{Affine3A, Vec3};
+use serde::Serialize;
+
+/// Most embedded meshes a cache may hold.
+pub const MAX_CACHE_MESHES: usize = 1 << 8;
+/// Most vertices of one embedded mesh.
+pub const MAX_MESH_VERTICES: usize = 1 << 24;
+/// Most muscles whose offsets a cache may hold.
+pub const MAX_CACHE_MUSCLES: usize = 1 << 16;
+/// Bytes of one muscle offset: an affine map as 12 `f32`, its matrix's three
+/// columns then its translation.
+pub const MUSCLE_OFFSET_BYTES: u64 = 48;
+
+/// An embedded (imported) mesh as described in a cache header: its name and
+/// vertex count; its triangles are the character's.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CacheMesh {
+    pub name: String,
+    pub vertices: usize,
+}
+
+/// What a cache holds of the FEM flesh per frame (empty for a version-1
+/// cache, or a character without FEM flesh).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheFlesh {
+    pub meshes: Vec<CacheMesh>,
+    /// Number of muscle offsets per frame (0: none stored).
+    pub muscles: usize,
+}
+
+impl CacheFlesh {
+    /// Nothing stored: the cache is written as version 1.
+    pub fn is_empty(&self) -> bool {
+        self.meshes.is_empty() && self.muscles == 0
+    }
+
+    /// The flesh part of one frame, in bytes.
+    pub fn frame_bytes(&self) -> u64 {
+        12 * self.meshes.iter().map(|m| m.vertices as u64).sum::<u64>()
+            + MUSCLE_OFFSET_BYTES * self.muscles as u64
+    }
+
+    /// Checks the counts against the format's limits.
+    pub fn check(&self) -> Result<(), String> {
+        if self.meshes.len() > MAX_CACHE_MESHES {
+            return Err(format!(
+                "{} embedded meshes, the format holds at most {MAX_CACHE_MESHES}",
+                self.meshes.len()
+            ));
+        }
+        for (k, m) in self.meshes.iter().enumerate() {
+            check_mesh(m.vertices as u64, m.name.len())
+                .map_err(|e| format!("embedded mesh {k} ({:?}): {e}", m.name))?;
+        }
+        if self.muscles > MAX_CACHE_MUSCLES {
+            return Err(format!(
+                "{} muscle offsets, the format holds at most {MAX_CACHE_MUSCLES}",
+                self.muscles
+            ));
+        }
+        Ok(())
+    }
+
+    /// Appends the header section: mesh count, mesh records, muscle count.
+    pub fn encode_header(&self, header: &mut Vec<u8>) {
+        header.extend_from_slice(&(self.meshes.len() as u32).to_le_bytes());
+        for m in &self.meshes {
+            header.extend_from_slice(&(m.vertices as u32).to_le_bytes());
+            header.extend_from_slice(&(m.name.len() as u32).to_le_bytes());
+            header.extend_from_slice(m.name.as_bytes());
+        }
+        header.extend_from_slice(&(self.muscles as u32).to_le_bytes());
+    }
+
+    /// Checks one frame's flesh against the header; `frame` numbers the error.
+    pub fn check_frame(
+        &self,
+        frame: u64,
+        meshes: &[&[Vec3]],
+        muscles: &[Affine3A],
+    ) -> Result<(), String> {
+        if meshes.len() != self.meshes.len() {
+            return Err(format!(
+                "frame {frame}: {} embedded meshes given, the cache has {}",
+                meshes.len(),
+                self.meshes.len()
+            ));
+        }
+        for (k, (m, p)) in self.meshes.iter().zip(meshes).enumerate() {
+            if p.len() != m.vertices {
+                return Err(format!(
+                    "frame {frame}: embedded mesh {k} ({:?}) has {} vertices, the cache {}",
+                    m.name,
+                    p.len(),
+                    m.vertices
+                ));
+            }
+            if let Some(i) = p.iter().position(|v| !v.is_finite()) {
+                return Err(format!(
+                    "frame {frame}: embedded mesh {k} ({:?}) vertex {i} is not finite: {}",
+                    m.name, p[i]
+                ));
+            }
+        }
+        if muscles.len() != self.muscles {
+            return Err(format!(
+                "frame {frame}: {} muscle offsets given, the cache has {}",
+                muscles.len(),
+                self.muscles
+            ));
+        }
+        if let Some(i) = muscles.iter().position(|a| !a.is_finite()) {
+            return Err(format!("frame {frame}: muscle offset {i} is not finite"));
+        }
+        Ok(())
+    }
+
+    /// Encodes one frame's flesh (checked with [`check_frame`](Self::check_frame)).
+    pub fn encode_frame(meshes: &[&[Vec3]], muscles: &[Affine3A], buf: &mut Vec<u8>) {
+        for p in meshes {
+            for v in p.iter() {
+                for c in v.to_array() {
+                    buf.extend_from_slice(&c.to_le_bytes());
+                }
+            }
+        }
+        for a in muscles {
+            for c in a.to_cols_array() {
+                buf.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+    }
+
+    /// Decodes the flesh part of a frame (`bytes` is exactly
+    /// [`frame_bytes`](Self::frame_bytes) long).
+    pub fn decode_frame(
+        &self,
+        bytes: &[u8],
+        meshes: &mut Vec<Vec<Vec3>>,
+        muscles: &mut Vec<Affine3A>,
+    ) {
+        let f = |c: &[u8], k: usize| f32::from_le_bytes(c[k..k + 4].try_into().unwrap());
+        meshes.resize_with(self.meshes.len(), Vec::new);
+        let mut at = 0;
+        for (m, dst) in self.meshes.iter().zip(meshes.iter_mut()) {
+            let len = m.vertices * 12;
+            dst.clear();
+            dst.extend(
+                bytes[at..at + len]
+                    .chunks_exact(12)
+                    .map(|c| Vec3::new(f(c, 0), f(c, 4), f(c, 8))),
+            );
+            at += len;
+        }
+        muscles.clear();
+        muscles.extend(
+            bytes[at..]
+                .chunks_exact(MUSCLE_OFFSET_BYTES as usize)
+                .map(|c| Affine3A::from_cols_array(&std::array::from_fn(|k| f(c, 4 * k)))),
+        );
+    }
+}
+
+/// Checks one embedded-mesh entry (shared by writer and reader).
+pub fn check_mesh(vertices: u64, name_len: usize) -> Result<(), String> {
+    if vertices == 0 || vertices > MAX_MESH_VERTICES as u64 {
+        return Err(format!(
+            "{vertices} vertices, must lie in 1..={MAX_MESH_VERTICES}"
+        ));
+    }
+    if name_len > super::MAX_SKIN_NAME_BYTES {
+        return Err(format!(
+            "name is {name_len} bytes, over {}",
+            super::MAX_SKIN_NAME_BYTES
+        ));
+    }
+    Ok(())
+}
+
+impl CacheFlesh {
+    /// What a bake of `character` stores: for FEM flesh, its embedded mesh
+    /// (if any) and one offset per muscle; nothing for kinematic flesh.
+    pub fn of(character: &crate::character::Character) -> Self {
+        let Some(fem) = character.flesh.fem() else {
+            return Self::default();
+        };
+        Self {
+            meshes: fem
+                .embedded_mesh
+                .iter()
+                .map(|m| CacheMesh {
+                    name: mesh_name(m),
+                    vertices: m.positions.len(),
+                })
+                .collect(),
+            muscles: character.muscles.len(),
+        }
+    }
+
+    /// Checks that this (a cache's) flesh can be drawn on `character`: each
+    /// stored mesh is the character's embedded mesh with as many vertices,
+    /// and the muscle offsets, if any, are one per muscle.
+    pub fn check_against(&self, character: &crate::character::Character) -> Result<(), String> {
+        let own = Self::of(character);
+        if self.meshes.len() > own.meshes.len() {
+            return Err(format!(
+                "it holds {} embedded meshes, the character {}",
+                self.meshes.len(),
+                own.meshes.len()
+            ));
+        }
+        for (k, (a, b)) in self.meshes.iter().zip(&own.meshes).enumerate() {
+            if a.vertices != b.vertices {
+                return Err(format!(
+                    "embedded mesh {k} ({:?}) has {} vertices in the cache and {} in the character ({:?})",
+                    a.name, a.vertices, b.vertices, b.name
+                ));
+            }
+        }
+        if self.muscles != 0 && self.muscles != character.muscles.len() {
+            return Err(format!(
+                "it holds {} muscle offsets, the character has {} muscles",
+                self.muscles,
+                character.muscles.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The name an embedded mesh goes by in caches and exports: its source's
+/// file stem.
+pub fn mesh_name(mesh: &crate::character::EmbeddedMesh) -> String {
+    std::path::Path::new(&mesh.source)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("embedded_mesh")
+        .chars()
+        .take(super::MAX_SKIN_NAME_BYTES / 4)
+        .collect()
+}
