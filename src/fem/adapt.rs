@@ -18,6 +18,13 @@
 //! constraints (§4.4, a grabbed point) are projected inside CG as in
 //! [`super::solver`], their rows built from P ([`constraints`]).
 //!
+//! The K_J cells carry their own elements ([`AdaptiveBody::with_elements`]):
+//! isoparametric where the lattice is conformed, and, for a lattice
+//! integrated only where the object is, the moment-fitted rules of the
+//! coarse cells' kept sub-cells split among the K_J cells
+//! ([`super::quadrature::hierarchy_object_elements`]), so K_J holds the
+//! coarse lattice's volume, mass and gravity load exactly.
+//!
 //! ## Adaptation
 //!
 //! The distortion of a K_J cell is `‖S − I‖_F` at its centre, with
@@ -46,14 +53,15 @@ mod refine;
 
 pub use refine::polar_strain;
 
-use super::element::{HexElement, Material};
+use super::element::{CellElements, Material};
 use super::hierarchy::{Hierarchy, Prolongation, galerkin};
 use super::lattice::Lattice;
+use super::snap::lattice_elements;
 use super::solver::{
     CgReport, Energy, FemSettings, Linearization, MassKind, PositionConstraint, Scratch,
     SystemCache, dot, mass_mul, projected_pcg,
 };
-use super::sparse::{Assembled, assemble};
+use super::sparse::{Assembled, assemble_elements};
 use glam::{DAffine3, DVec3};
 
 const NONE: u32 = u32::MAX;
@@ -120,6 +128,8 @@ pub struct AdaptiveBody {
     pub fine_materials: Vec<Material>,
     /// K_J's stiffness, mass and gravity weights.
     pub fine_matrices: Assembled,
+    /// The element of each K_J cell.
+    pub fine_elements: CellElements,
     pub settings: FemSettings,
     pub adapt: AdaptSettings,
     /// Clamped coarse vertices (besides the bone vertices), fixed at
@@ -149,12 +159,31 @@ pub struct AdaptiveBody {
 impl AdaptiveBody {
     /// The body on `coarse` with one material per coarse cell and the clamps
     /// `fixed` (one per coarse vertex), starting with the coarse level only.
+    /// Every cell is integrated whole (isoparametrically where conformed).
     pub fn new(
         coarse: Lattice,
         materials: Vec<Material>,
         fixed: Vec<Option<DVec3>>,
         settings: FemSettings,
         adapt: AdaptSettings,
+    ) -> Result<Self, String> {
+        Self::with_elements(coarse, materials, fixed, settings, adapt, |h| {
+            Ok(lattice_elements(&h.fine))
+        })
+    }
+
+    /// As [`new`](Self::new), with the K_J cells' elements made by
+    /// `elements` from the hierarchy (e.g. integrated only where the object
+    /// is, [`super::quadrature::hierarchy_object_elements`]). A detail whose
+    /// support holds no integrated volume is left out of the basis (it would
+    /// carry neither mass nor stiffness).
+    pub fn with_elements(
+        coarse: Lattice,
+        materials: Vec<Material>,
+        fixed: Vec<Option<DVec3>>,
+        settings: FemSettings,
+        adapt: AdaptSettings,
+        elements: impl FnOnce(&Hierarchy) -> Result<CellElements, String>,
     ) -> Result<Self, String> {
         adapt.validate()?;
         if materials.len() != coarse.cell_count() {
@@ -186,7 +215,19 @@ impl AdaptiveBody {
             return Err(format!("blend width must be > 0, got {blend_width}"));
         }
         let pinned: Vec<bool> = fixed.iter().map(Option::is_some).collect();
-        let hierarchy = Hierarchy::new(coarse, adapt.levels, &pinned)?;
+        let mut hierarchy = Hierarchy::new(coarse, adapt.levels, &pinned)?;
+        let fine_elements = elements(&hierarchy)?;
+        if fine_elements.len() != hierarchy.fine.cell_count() {
+            return Err(format!(
+                "{} elements for {} fine cells",
+                fine_elements.len(),
+                hierarchy.fine.cell_count()
+            ));
+        }
+        let volumes: Vec<f64> = (0..fine_elements.len())
+            .map(|c| fine_elements.get(c).volume())
+            .collect();
+        hierarchy.exclude_empty_details(&volumes);
         let f = 1usize << adapt.levels;
         let fine_materials: Vec<Material> = hierarchy
             .fine
@@ -197,16 +238,16 @@ impl AdaptiveBody {
                 materials[coarse_cell.expect("a fine cell lies in an active coarse cell")]
             })
             .collect();
-        let element = HexElement::new(hierarchy.fine.cell_size);
-        let fine_matrices = assemble(
+        let fine_matrices = assemble_elements(
             hierarchy.fine.vertex_count(),
             &hierarchy.fine.cells,
             &fine_materials,
-            &element,
+            &fine_elements,
         );
         let mut body = Self {
             fine_materials,
             fine_matrices,
+            fine_elements,
             settings,
             adapt,
             fixed,

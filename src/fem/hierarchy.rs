@@ -19,6 +19,15 @@
 //! only known DOFs, and every detail vanishes wherever a bone dictates the
 //! displacement.
 //!
+//! A conformed lattice ([`super::snap`]: bones moved onto chains of edges,
+//! cells no longer boxes) is subdivided through each cell's trilinear map
+//! ([`Lattice::subdivide`]), and its skeleton is the chains themselves:
+//! a detail is admissible when no pinned K_J vertex lies in its open
+//! support (parametric, so it follows the distorted cells). A bone vertex
+//! that could not be conformed (bound by distance) still pins its own
+//! support, but a bone leaving its chain's edges by more than a K_J cell
+//! is not seen.
+//!
 //! The simulation lives on K_J: the active functions, evaluated at the K_J
 //! vertices, form a sparse prolongation P (K_J vertex × active function), the
 //! fine displacement is `P q`, and the active system is the Galerkin
@@ -81,13 +90,7 @@ impl Hierarchy {
         if coarse.cell_count() == 0 {
             return Err("the lattice has no cells".into());
         }
-        if (0..coarse.cell_count()).any(|c| !coarse.is_box(c)) {
-            return Err(
-                "the hierarchy subdivides grid boxes: build the lattice with \
-                 BoneBinding::Radius (its bones are not conformed)"
-                    .into(),
-            );
-        }
+        let conformed = (0..coarse.cell_count()).any(|c| !coarse.is_box(c));
         let fine = coarse.subdivide(levels);
         let f = 1usize << levels;
         let vd = fine.dims.map(|d| d + 1);
@@ -146,10 +149,33 @@ impl Hierarchy {
                 if pinned[a] {
                     return false;
                 }
+                let s = 1i64 << (levels - j);
+                if conformed {
+                    // The bones run along chains of pinned edges: S meets
+                    // the open support exactly when a pinned K_J vertex
+                    // lies inside it (a grid line through the open box of
+                    // integer half-width s passes a vertex inside it).
+                    let c = fine.vertex_coords[a].map(|x| x as i64);
+                    let vd = fine.dims.map(|d| d as i64 + 1);
+                    for dz in 1 - s..s {
+                        for dy in 1 - s..s {
+                            for dx in 1 - s..s {
+                                let g = [c[0] + dx, c[1] + dy, c[2] + dz];
+                                if (0..3).any(|i| g[i] < 0 || g[i] >= vd[i]) {
+                                    continue;
+                                }
+                                let b = vertex_at[(g[0] + vd[0] * (g[1] + vd[1] * g[2])) as usize];
+                                if b != NONE && pinned[b as usize] {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                    return true;
+                }
                 // The open support box, shrunk by a hair so a segment that
                 // only grazes its boundary (where φ^a is zero) does not count.
-                let s = (1u32 << (levels - j)) as f64;
-                let half = h * s * (1.0 - 1e-9);
+                let half = h * s as f64 * (1.0 - 1e-9);
                 let centre = fine.rest[a];
                 !coarse
                     .bones
@@ -168,6 +194,35 @@ impl Hierarchy {
             fine_of_coarse,
             vertex_at,
         })
+    }
+
+    /// Leaves out of B every detail whose support holds no integrated
+    /// volume (`volume` per K_J cell): under integration only where the
+    /// object is, a detail outside the object has no mass and no stiffness.
+    pub fn exclude_empty_details(&mut self, volume: &[f64]) {
+        for a in 0..self.fine.vertex_count() {
+            let j = self.level_of[a] as u32;
+            if j == 0 || !self.admissible[a] {
+                continue;
+            }
+            let s = self.spacing(j) as i64;
+            let c = self.fine.vertex_coords[a].map(|x| x as i64);
+            let mut any = false;
+            for dz in -s..s {
+                for dy in -s..s {
+                    for dx in -s..s {
+                        let g = [c[0] + dx, c[1] + dy, c[2] + dz];
+                        if g.iter().any(|&x| x < 0) {
+                            continue;
+                        }
+                        if let Some(cell) = self.fine.cell_at(g.map(|x| x as usize)) {
+                            any |= volume[cell] > 0.0;
+                        }
+                    }
+                }
+            }
+            self.admissible[a] = any;
+        }
     }
 
     /// The K_J vertex at fine grid coordinates, if any.

@@ -395,6 +395,14 @@ impl Lattice {
     /// region, vertex and cell numbering as [`from_cells`](Self::from_cells)
     /// gives on the finer grid. The bones are kept, bound to no vertex (the
     /// hierarchical basis pins what they carry, [`super::hierarchy`]).
+    ///
+    /// In a conformed lattice a fine vertex sits where its coarse cell's
+    /// trilinear map puts its parametric position: the multilinear
+    /// interpolation of the corners of the smallest coarse face, edge or
+    /// vertex holding it (the maps of the cells sharing that face agree on
+    /// it, so the choice of cell does not matter). Where those corners are
+    /// all still on the grid the grid position is kept bit for bit, so box
+    /// cells stay boxes.
     pub fn subdivide(&self, levels: u32) -> Lattice {
         let f = 1usize << levels;
         let mut fine = Self::from_cells(
@@ -403,6 +411,41 @@ impl Lattice {
             self.dims.map(|d| d * f),
             |c| self.cell_at(c.map(|x| x / f)).is_some(),
         );
+        for (&c, cell) in fine.cell_coords.iter().zip(&fine.cells) {
+            let parent = self
+                .cell_at(c.map(|x| x / f))
+                .expect("a fine cell lies in an active coarse cell");
+            let corners = self.cells[parent];
+            if corners
+                .iter()
+                .all(|&a| self.rest[a] == self.grid_position(a))
+            {
+                continue;
+            }
+            for &v in cell {
+                let g = fine.vertex_coords[v];
+                // Local coordinates of the vertex in the parent cell.
+                let base = self.cell_coords[parent].map(|x| x * f);
+                let t: [f64; 3] = std::array::from_fn(|i| (g[i] - base[i]) as f64 / f as f64);
+                // The smallest face: along an axis where the vertex is on a
+                // coarse grid plane only that plane's corners count.
+                let mut p = DVec3::ZERO;
+                let mut on_grid = true;
+                for (k, &a) in corners.iter().enumerate() {
+                    let o = corner_offset(k);
+                    let w: f64 = (0..3)
+                        .map(|i| if o[i] == 1 { t[i] } else { 1.0 - t[i] })
+                        .product();
+                    if w != 0.0 {
+                        p += self.rest[a] * w;
+                        on_grid &= self.rest[a] == self.grid_position(a);
+                    }
+                }
+                if !on_grid {
+                    fine.rest[v] = p;
+                }
+            }
+        }
         fine.bones = self.bones.clone();
         fine
     }

@@ -32,6 +32,7 @@
 //! sub-cells it touches rather than vanishing from under the flesh.
 
 use super::element::{CellElements, HexElement, QuadraturePoint};
+use super::hierarchy::Hierarchy;
 use super::lattice::{Lattice, LatticeSettings};
 use super::snap::conform_elements;
 use crate::character::Character;
@@ -208,50 +209,7 @@ pub fn object_elements(
         // The grid box (a conformed lattice's elements are conformed after,
         // [`super::snap::conform_elements`]).
         let origin = lattice.grid_position(cell[0]);
-        let at = |i: usize, j: usize, l: usize, offset: f64| {
-            origin
-                + DVec3::new(i as f64 + offset, j as f64 + offset, l as f64 + offset) * size
-                    / k as f64
-        };
-        let mut classify = |test: SubcellTest, kept: &mut [bool]| match test {
-            SubcellTest::Centre => {
-                for l in 0..k {
-                    for j in 0..k {
-                        for i in 0..k {
-                            kept[i + k * (j + k * l)] = inside(at(i, j, l, 0.5));
-                        }
-                    }
-                }
-            }
-            SubcellTest::AnyCorner => {
-                let n = k + 1;
-                for l in 0..n {
-                    for j in 0..n {
-                        for i in 0..n {
-                            corner[i + n * (j + n * l)] = inside(at(i, j, l, 0.0));
-                        }
-                    }
-                }
-                for l in 0..k {
-                    for j in 0..k {
-                        for i in 0..k {
-                            kept[i + k * (j + k * l)] = (0..8).any(|c| {
-                                let (a, b, d) = (c & 1, (c >> 1) & 1, (c >> 2) & 1);
-                                corner[(i + a) + n * ((j + b) + n * (l + d))]
-                            });
-                        }
-                    }
-                }
-            }
-        };
-        classify(test, &mut kept);
-        // A cell that the object enters by less than one sub-cell centre
-        // still gets the sub-cells it touches: then only a cell that the
-        // object misses at every sub-cell corner carries nothing (and is
-        // trimmed), so flesh near the surface keeps a cell to ride on.
-        if test == SubcellTest::Centre && !kept.contains(&true) {
-            classify(SubcellTest::AnyCorner, &mut kept);
-        }
+        classify_cell(&inside, origin, size, k, test, &mut kept, &mut corner);
         let count = kept.iter().filter(|&&x| x).count();
         if count == kept.len() {
             own.push(None);
@@ -266,6 +224,150 @@ pub fn object_elements(
         partial.push(HexElement::from_quadrature(size, rule));
     }
     Ok(CellElements { full, own, partial })
+}
+
+/// Which of the k³ sub-cells of the grid box at `origin` (edge lengths
+/// `size`) are inside, by `test`; under the centre test a cell that no
+/// sub-cell centre finds inside falls back on the any-corner test, so a
+/// cell the object only grazes keeps the sub-cells it touches rather than
+/// vanishing from under the flesh.
+fn classify_cell(
+    inside: &impl Fn(DVec3) -> bool,
+    origin: DVec3,
+    size: DVec3,
+    k: usize,
+    test: SubcellTest,
+    kept: &mut [bool],
+    corner: &mut [bool],
+) {
+    let at = |i: usize, j: usize, l: usize, offset: f64| {
+        origin
+            + DVec3::new(i as f64 + offset, j as f64 + offset, l as f64 + offset) * size / k as f64
+    };
+    let mut classify = |test: SubcellTest, kept: &mut [bool]| match test {
+        SubcellTest::Centre => {
+            for l in 0..k {
+                for j in 0..k {
+                    for i in 0..k {
+                        kept[i + k * (j + k * l)] = inside(at(i, j, l, 0.5));
+                    }
+                }
+            }
+        }
+        SubcellTest::AnyCorner => {
+            let n = k + 1;
+            for l in 0..n {
+                for j in 0..n {
+                    for i in 0..n {
+                        corner[i + n * (j + n * l)] = inside(at(i, j, l, 0.0));
+                    }
+                }
+            }
+            for l in 0..k {
+                for j in 0..k {
+                    for i in 0..k {
+                        kept[i + k * (j + k * l)] = (0..8).any(|c| {
+                            let (a, b, d) = (c & 1, (c >> 1) & 1, (c >> 2) & 1);
+                            corner[(i + a) + n * ((j + b) + n * (l + d))]
+                        });
+                    }
+                }
+            }
+        }
+    };
+    classify(test, kept);
+    if test == SubcellTest::Centre && !kept.contains(&true) {
+        classify(SubcellTest::AnyCorner, kept);
+    }
+}
+
+/// The elements of the cells of a hierarchy's K_J ([`Hierarchy`]) for the
+/// object `inside`: each coarse cell's sub-cells are classified exactly as
+/// [`object_elements`] does at `levels` (so the integration domain U is the
+/// coarse one's), and each K_J cell gets the moment-fitted rule of the kept
+/// sub-cells inside it, made isoparametric where the cell is conformed
+/// ([`conform_elements`]). Every integral over U of a polynomial the coarse
+/// rules integrate exactly (volume, mass, gravity) is then the same on K_J.
+/// With fewer quadrature levels than hierarchy levels, a K_J cell is full
+/// or empty as the sub-cell holding it is.
+pub fn hierarchy_object_elements(
+    h: &Hierarchy,
+    inside: impl Fn(DVec3) -> bool,
+    levels: u32,
+    test: SubcellTest,
+) -> Result<CellElements, String> {
+    if levels > MAX_LEVELS {
+        return Err(format!(
+            "quadrature levels must be at most {MAX_LEVELS}, got {levels}"
+        ));
+    }
+    let (coarse, fine) = (&h.coarse, &h.fine);
+    let size = coarse.cell_size;
+    let k = 1usize << levels;
+    let f = 1usize << h.levels;
+    let fine_size = fine.cell_size;
+    let fine_volume = fine_size.element_product();
+    let mut kept = vec![false; k * k * k];
+    let mut corner = vec![false; (k + 1) * (k + 1) * (k + 1)];
+    let mut masks: Vec<Vec<bool>> = Vec::with_capacity(coarse.cell_count());
+    for cell in &coarse.cells {
+        classify_cell(
+            &inside,
+            coarse.grid_position(cell[0]),
+            size,
+            k,
+            test,
+            &mut kept,
+            &mut corner,
+        );
+        masks.push(kept.clone());
+    }
+    // Sub-cells per K_J cell and axis (at least one: a coarser rule's
+    // sub-cell covers several K_J cells).
+    let per = (k / f).max(1);
+    let mut sub = vec![false; per * per * per];
+    let mut own = Vec::with_capacity(fine.cell_count());
+    let mut partial = Vec::new();
+    for &c in &fine.cell_coords {
+        let parent = coarse
+            .cell_at(c.map(|x| x / f))
+            .ok_or("a fine cell lies outside the coarse lattice")?;
+        let o = c.map(|x| x % f);
+        let mask = &masks[parent];
+        for l in 0..per {
+            for j in 0..per {
+                for i in 0..per {
+                    let g = [i, j, l];
+                    let q: [usize; 3] = std::array::from_fn(|a| {
+                        if k >= f {
+                            o[a] * per + g[a]
+                        } else {
+                            o[a] * k / f
+                        }
+                    });
+                    sub[i + per * (j + per * l)] = mask[q[0] + k * (q[1] + k * q[2])];
+                }
+            }
+        }
+        let count = sub.iter().filter(|&&x| x).count();
+        if count == sub.len() {
+            own.push(None);
+            continue;
+        }
+        let rule = if count == 0 {
+            Vec::new()
+        } else {
+            moment_fitted_rule(&sub, per, fine_volume)
+        };
+        own.push(Some(partial.len()));
+        partial.push(HexElement::from_quadrature(fine_size, rule));
+    }
+    let boxes = CellElements {
+        full: HexElement::new(fine_size),
+        own,
+        partial,
+    };
+    Ok(conform_elements(fine, &boxes))
 }
 
 /// Removes the cells with nothing inside the object (an empty element) and

@@ -26,14 +26,13 @@
 //! frame, blended, then corrected back onto the position constraints).
 
 use super::{AdaptiveBody, NONE};
-use crate::fem::element::HexElement;
 use crate::fem::hierarchy::{Prolongation, galerkin};
 use crate::fem::regions::bone_weights;
 use crate::fem::solver::{
     ConstraintBasis, LocalConstraint, MassKind, Scratch, StepReport, SystemCache, mass_mul,
     projected_pcg,
 };
-use crate::fem::sparse::{Assembled, assemble};
+use crate::fem::sparse::{Assembled, assemble_elements};
 use glam::{DAffine3, DVec3};
 
 /// One bone's region of the adaptive body.
@@ -72,7 +71,6 @@ impl AdaptiveBody {
                     .expect("a fine cell lies in a coarse cell")
             })
             .collect();
-        let element = HexElement::new(fine.cell_size);
         bone_weights(coarse, width)
             .into_iter()
             .enumerate()
@@ -108,7 +106,8 @@ impl AdaptiveBody {
                     .collect();
                 let local_cells: Vec<[usize; 8]> = cells.iter().map(|&c| fine.cells[c]).collect();
                 let mats: Vec<_> = cells.iter().map(|&c| self.fine_materials[c]).collect();
-                let fine_m = assemble(fine.vertex_count(), &local_cells, &mats, &element);
+                let elements = self.fine_elements.select(&cells);
+                let fine_m = assemble_elements(fine.vertex_count(), &local_cells, &mats, &elements);
                 Some(AdaptRegion {
                     bone,
                     node_weights,

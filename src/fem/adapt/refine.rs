@@ -3,7 +3,6 @@
 //! rules with hysteresis.
 
 use super::{AdaptReport, AdaptiveBody, NONE};
-use crate::fem::element::trilinear_gradients;
 use glam::{DMat3, DVec3};
 
 impl AdaptiveBody {
@@ -11,10 +10,11 @@ impl AdaptiveBody {
     pub fn distortion(&self) -> Vec<f64> {
         let u = self.field();
         let fine = &self.hierarchy.fine;
-        let grads = trilinear_gradients(DVec3::splat(0.5), fine.cell_size);
         fine.cells
             .iter()
-            .map(|cell| {
+            .enumerate()
+            .map(|(k, cell)| {
+                let grads = self.fine_elements.get(k).gradients_at(DVec3::splat(0.5));
                 let mut cols = [DVec3::ZERO; 3];
                 for (c, &a) in cell.iter().enumerate() {
                     for (j, col) in cols.iter_mut().enumerate() {
