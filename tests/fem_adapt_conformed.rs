@@ -293,3 +293,134 @@ fn the_off_grid_limb_converges_under_refinement_with_exact_bones() {
     assert!(e1 < 0.7 * e0, "{e0} {e1}");
     assert!(bones.iter().all(|&e| e < 1e-12), "{bones:?}");
 }
+
+/// The field at the K_J vertices of cells holding flesh (a vertex whose
+/// cells are all empty carries no energy, so the physics leaves it as it
+/// was: it holds no material and no embedded point).
+fn in_flesh(body: &AdaptiveBody) -> Vec<DVec3> {
+    let u = body.field();
+    let mut keep = vec![false; u.len()];
+    for (c, cell) in body.hierarchy.fine.cells.iter().enumerate() {
+        if !body.fine_elements.get(c).quadrature.is_empty() {
+            cell.iter().for_each(|&a| keep[a] = true);
+        }
+    }
+    u.into_iter()
+        .zip(keep)
+        .filter(|p| p.1)
+        .map(|p| p.0)
+        .collect()
+}
+
+/// Adapt, then solve again, until nothing changes; returns the rounds.
+fn adapt_statically(body: &mut AdaptiveBody, bones: &[DAffine3]) -> usize {
+    for round in 1..=8 {
+        if !body.adapt().changed() {
+            return round;
+        }
+        let r = body.solve_static(bones, None).unwrap();
+        assert!(r.converged, "round {round}: {r:?}");
+    }
+    panic!("adaptation did not settle in 8 rounds");
+}
+
+/// Grabbing the penguin's conformed, cut flesh and pulling draws detail to
+/// the grab (and only near it); released, the detail goes again.
+#[test]
+fn a_grab_on_the_penguin_draws_detail_and_releasing_removes_it() {
+    let (mut body, plain) = penguin(1, true);
+    body.settings.gravity = DVec3::ZERO;
+    body.adapt = AdaptSettings {
+        levels: 1,
+        refine_threshold: vec![0.15],
+        coarsen_threshold: vec![0.05],
+    };
+    let l = &plain.lattice;
+    let bones = vec![DAffine3::IDENTITY; l.bones.len()];
+    // The free coarse vertex with the most flesh around it, a little off
+    // it (so the point touches functions of both levels).
+    let v = (0..l.vertex_count())
+        .filter(|&a| l.bone_of_vertex[a].is_none())
+        .max_by(|&a, &b| plain.global.lumped_mass[a].total_cmp(&plain.global.lumped_mass[b]))
+        .expect("a free vertex");
+    let h = l.cell_size.x;
+    let at = l.rest[v] + DVec3::new(0.2, 0.15, 0.1) * h;
+    body.grab(at, DVec3::new(0.0, 0.3 * h, 0.0)).unwrap();
+    let r = body.solve_static(&bones, None).unwrap();
+    assert!(r.converged, "{r:?}");
+    let peak = body.distortion().into_iter().fold(0.0, f64::max);
+    eprintln!("penguin grab: peak distortion {peak:.3} on the coarse level");
+    let rounds = adapt_statically(&mut body, &bones);
+    let per_level = body.active_per_level();
+    let fine = &body.hierarchy.fine;
+    // The details near the grab: their mean distance from it against that
+    // of every admissible detail.
+    let mean = |set: &mut dyn Iterator<Item = usize>| {
+        let d: Vec<f64> = set.map(|a| fine.rest[a].distance(at)).collect();
+        d.iter().sum::<f64>() / d.len().max(1) as f64
+    };
+    let active_mean = mean(
+        &mut body
+            .active_functions()
+            .iter()
+            .copied()
+            .filter(|&a| body.hierarchy.level_of[a] > 0),
+    );
+    let all_mean = mean(
+        &mut (0..fine.vertex_count())
+            .filter(|&a| body.hierarchy.level_of[a] > 0 && body.hierarchy.admissible[a]),
+    );
+    let nearest_all: usize = (0..fine.vertex_count())
+        .filter(|&a| body.hierarchy.level_of[a] > 0 && body.hierarchy.admissible[a])
+        .filter(|&a| fine.rest[a].distance(at) < 1.5 * h)
+        .count();
+    let nearest_active = body
+        .active_functions()
+        .iter()
+        .filter(|&&a| body.hierarchy.level_of[a] > 0 && fine.rest[a].distance(at) < 1.5 * h)
+        .count();
+    let off = (body.displacement_at(&body.constraints[0].embedding) - body.constraints[0].target)
+        .length();
+    eprintln!(
+        "penguin grab (cell {h:.3} m, pulled {:.3} m): {rounds} rounds, active per level \
+         {per_level:?}; details' mean distance from the grab {active_mean:.3} m (all admissible \
+         {all_mean:.3} m), {nearest_active} of the {nearest_all} within 1.5 cells active; point \
+         off target {off:.1e} m",
+        0.3 * h
+    );
+    assert!(per_level[1] > 0, "detail at the grab");
+    assert!(active_mean < 0.7 * all_mean, "{active_mean} vs {all_mean}");
+    assert!(
+        2 * nearest_active > nearest_all,
+        "{nearest_active} of {nearest_all}"
+    );
+    assert!(off < 1e-9, "{off}");
+    // Released, with no load the answer is zero (a zero right-hand side:
+    // the relative residual is not a measure, the field is).
+    body.constraints.clear();
+    let rr = body.solve_static(&bones, None).unwrap();
+    assert!(rr.converged, "{rr:?}");
+    let left = max_norm(&in_flesh(&body));
+    let report = body.adapt();
+    eprintln!(
+        "released: field left {left:.1e} m, adapt removed {:?}",
+        report.removed
+    );
+    assert!(left < 1e-9 * h, "{left}");
+    assert_eq!(body.active_per_level()[1], 0, "released, the detail goes");
+}
+
+#[test]
+fn elements_of_the_wrong_count_are_an_error() {
+    let l = off_grid_limb();
+    let n = l.vertex_count();
+    let r = AdaptiveBody::with_elements(
+        l.clone(),
+        vec![Material::FLESH; l.cell_count()],
+        vec![None; n],
+        settings(DVec3::ZERO),
+        levels(1),
+        |_| Ok(plasticine::fem::snap::lattice_elements(&l)),
+    );
+    assert!(r.unwrap_err().contains("elements for"));
+}

@@ -31,7 +31,7 @@
 //! on the any-corner test, so a cell the object only grazes keeps the
 //! sub-cells it touches rather than vanishing from under the flesh.
 
-use super::element::{CellElements, HexElement, QuadraturePoint};
+use super::element::{CellElements, HexElement, QuadraturePoint, gauss_points};
 use super::hierarchy::Hierarchy;
 use super::lattice::{Lattice, LatticeSettings};
 use super::snap::conform_elements;
@@ -284,10 +284,13 @@ fn classify_cell(
 /// The elements of the cells of a hierarchy's K_J ([`Hierarchy`]) for the
 /// object `inside`: each coarse cell's sub-cells are classified exactly as
 /// [`object_elements`] does at `levels` (so the integration domain U is the
-/// coarse one's), and each K_J cell gets the moment-fitted rule of the kept
+/// coarse one's), and each K_J cell gets 2×2×2 Gauss points on the kept
 /// sub-cells inside it, made isoparametric where the cell is conformed
-/// ([`conform_elements`]). Every integral over U of a polynomial the coarse
-/// rules integrate exactly (volume, mass, gravity) is then the same on K_J.
+/// ([`conform_elements`]). Those are exact for degree ≤ 3 per axis: the
+/// volume, gravity load and lumped mass (∫ φ det J) over U are the coarse
+/// rules' to round-off, and the linear box-cell integrals are exact. (Not
+/// the moment-fitted rule: its negative weights on a conformed cell's
+/// rational stiffness integrand can make K_J indefinite.)
 /// With fewer quadrature levels than hierarchy levels, a K_J cell is full
 /// or empty as the sub-cell holding it is.
 pub fn hierarchy_object_elements(
@@ -306,7 +309,6 @@ pub fn hierarchy_object_elements(
     let k = 1usize << levels;
     let f = 1usize << h.levels;
     let fine_size = fine.cell_size;
-    let fine_volume = fine_size.element_product();
     let mut kept = vec![false; k * k * k];
     let mut corner = vec![false; (k + 1) * (k + 1) * (k + 1)];
     let mut masks: Vec<Vec<bool>> = Vec::with_capacity(coarse.cell_count());
@@ -354,11 +356,21 @@ pub fn hierarchy_object_elements(
             own.push(None);
             continue;
         }
-        let rule = if count == 0 {
-            Vec::new()
-        } else {
-            moment_fitted_rule(&sub, per, fine_volume)
-        };
+        // 2×2×2 Gauss on each kept sub-cell: positive weights, so the
+        // isoparametric stiffness (a rational integrand, which no rule
+        // integrates exactly) stays positive semi-definite.
+        let step = 1.0 / per as f64;
+        let mut rule = Vec::with_capacity(8 * count);
+        for l in 0..per {
+            for j in 0..per {
+                for i in 0..per {
+                    if sub[i + per * (j + per * l)] {
+                        let lo = DVec3::new(i as f64, j as f64, l as f64) * step;
+                        rule.extend(gauss_points(lo, lo + DVec3::splat(step), fine_size));
+                    }
+                }
+            }
+        }
         own.push(Some(partial.len()));
         partial.push(HexElement::from_quadrature(fine_size, rule));
     }

@@ -6,7 +6,10 @@ use super::{AdaptReport, AdaptiveBody, NONE};
 use glam::{DMat3, DVec3};
 
 impl AdaptiveBody {
-    /// The distortion ‖S − I‖_F of every K_J cell (module doc).
+    /// The distortion ‖S − I‖_F of every K_J cell (module doc); zero in a
+    /// cell with no flesh (integrated only where the object is, an empty
+    /// cell's field is not determined by the physics and must not draw
+    /// detail).
     pub fn distortion(&self) -> Vec<f64> {
         let u = self.field();
         let fine = &self.hierarchy.fine;
@@ -14,6 +17,9 @@ impl AdaptiveBody {
             .iter()
             .enumerate()
             .map(|(k, cell)| {
+                if self.fine_elements.get(k).quadrature.is_empty() {
+                    return 0.0;
+                }
                 let grads = self.fine_elements.get(k).gradients_at(DVec3::splat(0.5));
                 let mut cols = [DVec3::ZERO; 3];
                 for (c, &a) in cell.iter().enumerate() {
