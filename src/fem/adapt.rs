@@ -20,10 +20,11 @@
 //!
 //! The K_J cells carry their own elements ([`AdaptiveBody::with_elements`]):
 //! isoparametric where the lattice is conformed, and, for a lattice
-//! integrated only where the object is, the moment-fitted rules of the
-//! coarse cells' kept sub-cells split among the K_J cells
+//! integrated only where the object is, Gauss points on the coarse cells'
+//! kept sub-cells, split among the K_J cells
 //! ([`super::quadrature::hierarchy_object_elements`]), so K_J holds the
-//! coarse lattice's volume, mass and gravity load exactly.
+//! coarse lattice's volume, mass and gravity load to round-off. A K_J cell
+//! with no flesh has no distortion (its field is not determined).
 //!
 //! ## Adaptation
 //!
