@@ -53,8 +53,10 @@
 //! coarsens with hysteresis by the rotation-free strain (§4.7).
 //!
 //! The adaptive body holds grabbed points (§4.4, rows built from P) and
-//! blends local linearizations over bone regions (§4.5); it has no twist
-//! constraint (§4.6) and no GPU path.
+//! blends local linearizations over bone regions (§4.5), on box lattices
+//! and on characters' conformed, cut-cell ones; it has no twist constraint
+//! (§4.6) and no GPU path, and the application's [`FleshSim`] does not run
+//! it yet (issue 7).
 //!
 //! Data flows one way, skeleton → flesh → skin: this module reads
 //! `character`, `kinematics`, `shape` and `skin::body` (the posed-muscle
