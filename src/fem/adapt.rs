@@ -60,7 +60,7 @@ use super::lattice::Lattice;
 use super::snap::lattice_elements;
 use super::solver::{
     CgReport, Energy, FemSettings, Linearization, MassKind, PositionConstraint, Scratch,
-    SystemCache, dot, mass_mul, projected_pcg,
+    SystemCache, advance_state, dot, mass_mul, projected_pcg,
 };
 use super::sparse::{Assembled, assemble_elements};
 use glam::{DAffine3, DVec3};
@@ -476,13 +476,9 @@ impl AdaptiveBody {
                 sc.x[k] = (t - self.q[k]) / h - self.v[k];
             }
         }
-        let system = SystemCache::ensure(
-            &mut sc.system,
-            &self.system,
-            MassKind::Consistent,
-            1.0 + h * s.mass_damping,
-            h * s.stiffness_damping + h * h,
-        );
+        let (c_m, c_k) = s.implicit_euler_coefficients();
+        let system =
+            SystemCache::ensure(&mut sc.system, &self.system, MassKind::Consistent, c_m, c_k);
         let report = projected_pcg(
             &system,
             sc,
@@ -493,18 +489,7 @@ impl AdaptiveBody {
         );
         sc.system = Some(system);
         sc.warm.copy_from_slice(&sc.x);
-        for k in 0..n {
-            match targets[k] {
-                Some(t) => {
-                    self.v[k] = (t - self.q[k]) / h;
-                    self.q[k] = t;
-                }
-                None => {
-                    self.v[k] += sc.x[k];
-                    self.q[k] += self.v[k] * h;
-                }
-            }
-        }
+        advance_state(&mut self.q, &mut self.v, &sc.x, &targets, h);
         Ok(report)
     }
 

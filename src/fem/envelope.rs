@@ -248,8 +248,7 @@ mod tests {
             Linearization::BlendedLocal { blend_width: 0.1 },
         );
         let s = &body.settings;
-        let h = s.time_step;
-        let (c_m, c_k) = (1.0 + h * s.mass_damping, h * s.stiffness_damping + h * h);
+        let (c_m, c_k) = s.implicit_euler_coefficients();
         for region in &body.regions {
             let n = region.len();
             // A point inside a free cell held still, in local numbering.

@@ -34,6 +34,7 @@
 use super::regions::Region;
 use super::solver::{
     CgReport, ConstraintBasis, FemBody, LocalConstraint, MassKind, PositionConstraint, StepReport,
+    advance_state,
 };
 use super::sparse::Assembled;
 use crate::render::{GpuContext, RenderError};
@@ -942,17 +943,10 @@ impl GpuFemBody {
                 .local_constraints(region, |c| self.constraint_value(c, h));
             let weights = region.weights.clone();
             let vertices = region.vertices.clone();
-            report.solves.push(self.solve(
-                ri,
-                rot,
-                1.0 + h * s.mass_damping,
-                h * s.stiffness_damping + h * h,
-                &b,
-                &mut x,
-                &known,
-                &cons,
-                true,
-            )?);
+            let (c_m, c_k) = s.implicit_euler_coefficients();
+            report
+                .solves
+                .push(self.solve(ri, rot, c_m, c_k, &b, &mut x, &known, &cons, true)?);
             self.warm[ri].copy_from_slice(&x);
             for (l, &a) in vertices.iter().enumerate() {
                 dv[a] += x[l] * weights[l];
@@ -968,18 +962,7 @@ impl GpuFemBody {
             self.body.correct_blend(&mut dv, &targets, &values);
         }
         let body = &mut self.body;
-        for a in 0..nv {
-            match targets[a] {
-                Some(target) => {
-                    body.v[a] = (target - body.q[a]) / h;
-                    body.q[a] = target;
-                }
-                None => {
-                    body.v[a] += dv[a];
-                    body.q[a] += body.v[a] * h;
-                }
-            }
-        }
+        advance_state(&mut body.q, &mut body.v, &dv, &targets, h);
         Ok(report)
     }
 

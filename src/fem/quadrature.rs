@@ -182,6 +182,16 @@ pub fn moment_fitted_rule(kept: &[bool], per_axis: usize, volume: f64) -> Vec<Qu
     points
 }
 
+/// Refuses a subdivision deeper than [`MAX_LEVELS`].
+fn check_levels(levels: u32) -> Result<(), String> {
+    if levels > MAX_LEVELS {
+        return Err(format!(
+            "quadrature levels must be at most {MAX_LEVELS}, got {levels}"
+        ));
+    }
+    Ok(())
+}
+
 /// The elements of every cell of `lattice` for the object `inside` (a point
 /// predicate on rest positions, world units): full cells share one
 /// element, cut cells get their own from the sub-cells inside
@@ -192,11 +202,7 @@ pub fn object_elements(
     levels: u32,
     test: SubcellTest,
 ) -> Result<CellElements, String> {
-    if levels > MAX_LEVELS {
-        return Err(format!(
-            "quadrature levels must be at most {MAX_LEVELS}, got {levels}"
-        ));
-    }
+    check_levels(levels)?;
     let size = lattice.cell_size;
     let volume = size.element_product();
     let k = 1usize << levels;
@@ -299,11 +305,7 @@ pub fn hierarchy_object_elements(
     levels: u32,
     test: SubcellTest,
 ) -> Result<CellElements, String> {
-    if levels > MAX_LEVELS {
-        return Err(format!(
-            "quadrature levels must be at most {MAX_LEVELS}, got {levels}"
-        ));
-    }
+    check_levels(levels)?;
     let (coarse, fine) = (&h.coarse, &h.fine);
     let size = coarse.cell_size;
     let k = 1usize << levels;

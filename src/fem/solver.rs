@@ -109,6 +109,41 @@ impl Default for FemSettings {
     }
 }
 
+impl FemSettings {
+    /// The coefficients (c_m, c_k) of the implicit Euler system (eq. 16):
+    /// `(1 + hα) M + (hβ + h²) K`.
+    pub(crate) fn implicit_euler_coefficients(&self) -> (f64, f64) {
+        let h = self.time_step;
+        (
+            1.0 + h * self.mass_damping,
+            h * self.stiffness_damping + h * h,
+        )
+    }
+}
+
+/// Lines 6–7 of the §4.5 pseudocode: `v += Δv`, `q += h v`; pinned DOFs
+/// (bones, clamps) land exactly on their targets.
+pub(crate) fn advance_state(
+    q: &mut [DVec3],
+    v: &mut [DVec3],
+    dv: &[DVec3],
+    targets: &[Option<DVec3>],
+    h: f64,
+) {
+    for (k, target) in targets.iter().enumerate() {
+        match *target {
+            Some(t) => {
+                v[k] = (t - q[k]) / h;
+                q[k] = t;
+            }
+            None => {
+                v[k] += dv[k];
+                q[k] += v[k] * h;
+            }
+        }
+    }
+}
+
 /// A point of the flesh held at a displacement target (§4.4), e.g. grabbed
 /// by a controller.
 #[derive(Clone, Copy, Debug)]
@@ -373,13 +408,9 @@ impl FemBody {
                 let v = this.lattice.displacement(&c.embedding, &this.v);
                 rt * ((c.target - d) / h - v)
             });
-            let mut system = SystemCache::ensure(
-                &mut sc.system,
-                &region.matrices,
-                s.mass,
-                1.0 + h * s.mass_damping,
-                h * s.stiffness_damping + h * h,
-            );
+            let (c_m, c_k) = s.implicit_euler_coefficients();
+            let mut system =
+                SystemCache::ensure(&mut sc.system, &region.matrices, s.mass, c_m, c_k);
             system.prepare_factor(&sc.known);
             let solved = projected_pcg(
                 &system,
@@ -428,20 +459,7 @@ impl FemBody {
                 .collect();
             self.correct_blend(&mut dv, &targets, &values);
         }
-        // Lines 6–7: v += Δv, q += h v; bone and clamp vertices land exactly
-        // on their targets.
-        for a in 0..self.vertex_count() {
-            match targets[a] {
-                Some(target) => {
-                    self.v[a] = (target - self.q[a]) / h;
-                    self.q[a] = target;
-                }
-                None => {
-                    self.v[a] += dv[a];
-                    self.q[a] += self.v[a] * h;
-                }
-            }
-        }
+        advance_state(&mut self.q, &mut self.v, &dv, &targets, h);
         report
     }
 

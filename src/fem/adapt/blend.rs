@@ -29,8 +29,8 @@ use super::{AdaptiveBody, NONE};
 use crate::fem::hierarchy::{Prolongation, galerkin};
 use crate::fem::regions::bone_weights;
 use crate::fem::solver::{
-    ConstraintBasis, LocalConstraint, MassKind, Scratch, StepReport, SystemCache, mass_mul,
-    projected_pcg,
+    ConstraintBasis, LocalConstraint, MassKind, Scratch, StepReport, SystemCache, advance_state,
+    mass_mul, projected_pcg,
 };
 use crate::fem::sparse::{Assembled, assemble_elements};
 use glam::{DAffine3, DVec3};
@@ -276,13 +276,9 @@ impl AdaptiveBody {
                 }
             }
             let local = self.region_constraints(r, cons, rt);
-            let system = SystemCache::ensure(
-                &mut sc.system,
-                &r.system,
-                MassKind::Consistent,
-                1.0 + h * s.mass_damping,
-                h * s.stiffness_damping + h * h,
-            );
+            let (c_m, c_k) = s.implicit_euler_coefficients();
+            let system =
+                SystemCache::ensure(&mut sc.system, &r.system, MassKind::Consistent, c_m, c_k);
             report.solves.push(projected_pcg(
                 &system,
                 &mut sc,
@@ -300,18 +296,7 @@ impl AdaptiveBody {
         }
         self.regions = regions;
         correct_blend(&mut dv, targets, cons);
-        for k in 0..n {
-            match targets[k] {
-                Some(t) => {
-                    self.v[k] = (t - self.q[k]) / h;
-                    self.q[k] = t;
-                }
-                None => {
-                    self.v[k] += dv[k];
-                    self.q[k] += self.v[k] * h;
-                }
-            }
-        }
+        advance_state(&mut self.q, &mut self.v, &dv, targets, h);
         report
     }
 
