@@ -11,10 +11,11 @@
 //! [`PositionConstraint`] at the hand.
 
 use super::coupling::{MuscleCoupling, deformation_at};
-use super::element::{CellElements, HexElement, Material};
+use super::element::{CellElements, Material};
 use super::lattice::{Embedding, Lattice, bone_transforms, skeleton_bones};
 use super::quadrature::character_lattice_with_vertices;
 use super::regions::{Twist, bone_weights, falloff};
+use super::snap::lattice_elements;
 use super::solver::{FemBody, FemSettings, Linearization, PositionConstraint, StepReport};
 use crate::character::{Character, FemFlesh, Posture, WeightStroke};
 use glam::{Affine3A, DAffine3, DMat3, DVec3, Vec3};
@@ -116,8 +117,7 @@ pub fn flesh_lattice(
             mesh: mesh.source.clone(),
             message: e.to_string(),
         })?;
-        let elements =
-            CellElements::uniform(HexElement::new(lattice.cell_size), lattice.cell_count());
+        let elements = lattice_elements(&lattice);
         return Ok((lattice, elements));
     }
     if character.muscles.is_empty() {
@@ -230,8 +230,7 @@ impl FleshSim {
         posture: &Posture,
         t: f64,
     ) -> Result<Self, FleshError> {
-        let elements =
-            CellElements::uniform(HexElement::new(lattice.cell_size), lattice.cell_count());
+        let elements = lattice_elements(&lattice);
         Self::build(character, lattice, elements, posture, t, true)
     }
 
