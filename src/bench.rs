@@ -480,7 +480,11 @@ pub fn fem_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
     out.extend(crate::fem::adapt_bench::fem_adaptive_steps_per_second(
         quick,
     ));
-    out.push(fem_flesh_penguin(quick));
+    out.push(fem_flesh_penguin(quick, None));
+    out.push(fem_flesh_penguin(
+        quick,
+        Some(crate::character::FleshDetail::default()),
+    ));
     out.extend(crate::fem::gpu_bench::fem_gpu_steps_per_second(quick));
     out
 }
@@ -488,19 +492,31 @@ pub fn fem_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
 /// The FEM flesh of the penguin sample as the application runs it: the time
 /// to build it (lattice, object-only integrals, bones snapped, regions,
 /// factors: what an edit that rebuilds the flesh waits for), and the cost of
-/// its 1/120 s steps while the key postures drive it.
-pub fn fem_flesh_penguin(quick: bool) -> serde_json::Value {
+/// its 1/120 s steps while the key postures drive it; with adaptive detail
+/// (§4.7), also the detail it drew.
+pub fn fem_flesh_penguin(
+    quick: bool,
+    detail: Option<crate::character::FleshDetail>,
+) -> serde_json::Value {
     use crate::character::{FemFlesh, Flesh};
     use crate::fem::FleshSim;
-    let c = match samples::build_with_flesh("penguin", 16, 16, Flesh::Fem(FemFlesh::default())) {
+    let name = match detail {
+        Some(_) => "fem_flesh_penguin_adaptive",
+        None => "fem_flesh_penguin",
+    };
+    let flesh = Flesh::Fem(FemFlesh {
+        detail,
+        ..FemFlesh::default()
+    });
+    let c = match samples::build_with_flesh("penguin", 16, 16, flesh) {
         Ok(c) => c,
-        Err(e) => return json!({"bench": "fem_flesh_penguin", "error": e.to_string()}),
+        Err(e) => return json!({"bench": name, "error": e.to_string()}),
     };
     let driver = crate::skin::SkeletonDriver::Keys(c.key_postures.clone());
     let start = Instant::now();
     let mut flesh = match FleshSim::new(&c, &driver.posture_at(0.0), 0.0) {
         Ok(f) => f,
-        Err(e) => return json!({"bench": "fem_flesh_penguin", "error": e.to_string()}),
+        Err(e) => return json!({"bench": name, "error": e.to_string()}),
     };
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
     let seconds = if quick {
@@ -509,15 +525,24 @@ pub fn fem_flesh_penguin(quick: bool) -> serde_json::Value {
         c.motion_duration().max(1.0) as f64
     };
     let (steps0, iterations0) = (flesh.steps, flesh.cg_iterations);
+    let mut most_detail = 0;
     let start = Instant::now();
-    flesh.advance_to(&c, |t| driver.posture_at(t), seconds);
+    // In 1/30 s slices, to see the detail the motion draws.
+    let mut t = 0.0;
+    while t < seconds {
+        t = (t + 1.0 / 30.0).min(seconds);
+        flesh.advance_to(&c, |t| driver.posture_at(t), t);
+        most_detail = most_detail.max(flesh.body.detail_per_level().iter().sum::<usize>());
+    }
     let wall = start.elapsed().as_secs_f64();
     let steps = (flesh.steps - steps0).max(1);
+    let control = flesh.body.control_lattice();
     json!({
-        "bench": "fem_flesh_penguin",
-        "lattice_vertices": flesh.body.vertex_count(),
-        "cells": flesh.body.lattice.cell_count(),
-        "regions": flesh.body.regions.len(),
+        "bench": name,
+        "lattice_vertices": control.vertex_count(),
+        "cells": control.cell_count(),
+        "regions": flesh.body.region_count(),
+        "most_detail_functions": most_detail,
         "build_ms": build_ms,
         "simulated_seconds": seconds,
         "steps": steps,

@@ -10,7 +10,8 @@
 
 use glam::{DAffine3, DQuat, DVec3};
 use plasticine::fem::{
-    AdaptSettings, AdaptiveBody, Bone, FemSettings, Lattice, Linearization, Material,
+    AdaptSettings, AdaptiveBody, Bone, FemBody, FemSettings, Lattice, Linearization, Material,
+    Twist,
 };
 
 const BLENDED: Linearization = Linearization::BlendedLocal { blend_width: 0.1 };
@@ -165,6 +166,80 @@ fn bending_the_elbow_with_detail_distorts_the_global_model_not_the_blended_one()
     // inverted or crushed, a typical strain many times larger.
     assert!(strains[0].0.is_finite(), "{strains:?}");
     assert!(strains[0].1 < 0.25 * strains[1].1, "{strains:?}");
+}
+
+/// The twist constraint (§4.6) in the hierarchical basis: the elbow bent
+/// 90°, blended, static. A line of bone vertices lets the forearm flesh turn
+/// about its bone; the penalty on K_J holds it there with every detail
+/// active, and with no detail it is the control lattice's own twist (the
+/// same integral, sampled on finer cells).
+#[test]
+fn the_twist_constraint_holds_the_flesh_to_its_bone_with_detail() {
+    let elbow = DVec3::new(0.0, 0.0, 0.3);
+    let t1 = rotation_about(elbow, std::f64::consts::FRAC_PI_2);
+    let bones = [DAffine3::IDENTITY, t1];
+    let twist = Twist {
+        stiffness: 10.0 * Material::FLESH.young / (0.05f64 * 0.05),
+        radius: 0.05,
+    };
+    let with = |twist: Option<Twist>| {
+        let c = limb(BLENDED);
+        let settings = FemSettings {
+            twist,
+            ..c.settings.clone()
+        };
+        let coarse = c.hierarchy.coarse.clone();
+        AdaptiveBody::uniform(coarse, Material::FLESH, c.fixed, settings, c.adapt).unwrap()
+    };
+    // The outer forearm (every K_J vertex with z > 0.45) off its rigid
+    // placement, with all detail active.
+    let mut worst = Vec::new();
+    for twist in [None, Some(twist)] {
+        let mut body = with(twist);
+        body.refine_all();
+        let report = body.solve_static(&bones, None).unwrap();
+        assert!(report.converged, "{report:?}");
+        let fine = &body.hierarchy.fine;
+        let w = fine
+            .rest
+            .iter()
+            .zip(&body.field())
+            .filter(|(r, _)| r.z > 0.45)
+            .map(|(&r, &u)| (r + u).distance(t1.transform_point3(r)))
+            .fold(0.0, f64::max);
+        eprintln!(
+            "elbow bent 90°, blended, all detail ({} DOFs), twist {}: forearm flesh off its \
+             rigid placement by up to {:.2} mm",
+            body.dof_count(),
+            twist.is_some(),
+            w * 1e3
+        );
+        worst.push(w);
+    }
+    assert!(worst[0] > 1e-2, "{worst:?}");
+    assert!(worst[1] < 0.5 * worst[0], "{worst:?}");
+    // No detail: the control lattice's FemBody with the same twist.
+    let mut body = with(Some(twist));
+    body.solve_static(&bones, None).unwrap();
+    let coarse = body.hierarchy.coarse.clone();
+    let settings = FemSettings {
+        twist: Some(twist),
+        ..body.settings.clone()
+    };
+    let mut plain = FemBody::uniform(coarse, Material::FLESH, settings);
+    let report = plain.solve_static(&bones, None);
+    assert!(report.converged(), "{report:?}");
+    let field = body.field();
+    let diff = body
+        .hierarchy
+        .fine_of_coarse
+        .iter()
+        .zip(&plain.q)
+        .map(|(&x, q)| (field[x] - *q).length())
+        .fold(0.0, f64::max);
+    let scale = plain.q.iter().map(|q| q.length()).fold(0.0, f64::max);
+    eprintln!("no detail vs FemBody, both with twist: {diff:.2e} m of {scale:.3} m");
+    assert!(diff < 1e-2 * scale, "{diff} of {scale}");
 }
 
 /// Dynamics with blending, adaptation and a grab: the elbow bends 1.2 rad

@@ -7,7 +7,7 @@
 use glam::{DVec3, Vec3};
 use plasticine::character::{Character, EmbeddedMesh, FemFlesh, Flesh, Posture, WeightStroke};
 use plasticine::fem::flesh::painted_weights;
-use plasticine::fem::{FleshError, FleshSim, Lattice, bone_transforms, bone_weights};
+use plasticine::fem::{FleshBody, FleshError, FleshSim, Lattice, bone_transforms, bone_weights};
 use plasticine::skin::body::PosedBody;
 use plasticine::skin::{SimError, Simulation, SkeletonDriver, SolverSettings};
 
@@ -107,15 +107,14 @@ fn bone_attached_flesh_stays_on_the_bones() {
     let driver = swing(&c);
     let mut flesh = FleshSim::new(&c, &driver.posture_at(0.0), 0.0).unwrap();
     let bound = flesh
-        .body
-        .lattice
+        .lattice()
         .bone_of_vertex
         .iter()
         .filter(|b| b.is_some())
         .count();
     // Bones are snapped onto chains of lattice edges: every bone holds at
     // least one vertex (a chain, or a fallback bound by distance).
-    let lattice = &flesh.body.lattice;
+    let lattice = flesh.lattice();
     for b in 0..lattice.bones.len() {
         let n = lattice
             .bone_of_vertex
@@ -132,12 +131,12 @@ fn bone_attached_flesh_stays_on_the_bones() {
         let start = std::time::Instant::now();
         flesh.advance_to(&c, |t| driver.posture_at(t), t);
         wall += start.elapsed();
-        let bones = bone_transforms(&c, &flesh.body.lattice.bones, &driver.posture_at(t));
-        let l = &flesh.body.lattice;
+        let bones = bone_transforms(&c, flesh.body.bones(), &driver.posture_at(t));
+        let l = flesh.lattice();
         for (a, b) in l.bone_of_vertex.iter().enumerate() {
             if let Some(b) = b {
                 let want = bones[*b].transform_point3(l.rest[a]);
-                worst = worst.max((l.rest[a] + flesh.body.q[a] - want).length());
+                worst = worst.max((l.rest[a] + flesh.q()[a] - want).length());
             }
         }
     }
@@ -145,8 +144,8 @@ fn bone_attached_flesh_stays_on_the_bones() {
     // Cost (informational, never asserted): this build's profile.
     println!(
         "penguin flesh: {} vertices, {} regions, {:.3} ms and {:.1} CG iterations per step of 1/120 s",
-        flesh.body.vertex_count(),
-        flesh.body.regions.len(),
+        flesh.lattice().vertex_count(),
+        flesh.body.region_count(),
         wall.as_secs_f64() * 1e3 / flesh.steps as f64,
         flesh.cg_iterations as f64 / flesh.steps as f64
     );
@@ -154,7 +153,7 @@ fn bone_attached_flesh_stays_on_the_bones() {
 
     // Flesh displaced rigidly carries its muscles rigidly.
     let q: Vec<DVec3> = {
-        let l = &flesh.body.lattice;
+        let l = flesh.lattice();
         let t = glam::DAffine3::from_rotation_translation(
             glam::DQuat::from_rotation_y(0.3),
             DVec3::new(0.01, 0.02, 0.0),
@@ -247,7 +246,7 @@ fn a_grab_pulls_the_point_to_the_hand_and_lets_go() {
     let rest_posture = c.skeleton.rest_posture();
     let mut flesh = FleshSim::new(&c, &rest_posture, 0.0).unwrap();
     // The free vertex farthest from every bone: the belly's front.
-    let l = &flesh.body.lattice;
+    let l = flesh.lattice();
     let a = (0..l.vertex_count())
         .filter(|&a| l.bone_of_vertex[a].is_none())
         .max_by(|&x, &y| {
@@ -261,7 +260,7 @@ fn a_grab_pulls_the_point_to_the_hand_and_lets_go() {
         })
         .unwrap();
     // A point a little inside from it, in a cell of free flesh.
-    let start = (l.rest[a] + flesh.body.q[a]).as_vec3() * 0.97;
+    let start = (l.rest[a] + flesh.q()[a]).as_vec3() * 0.97;
     let id = flesh.grab(start).expect("the point is in the flesh");
     assert!(flesh.grabbed_position(id).unwrap().distance(start) < 1e-6);
     let hand = start + Vec3::new(0.0, 0.0, 0.02);
@@ -280,7 +279,7 @@ fn a_grab_pulls_the_point_to_the_hand_and_lets_go() {
     );
     assert!(worst_after_first < 1e-6, "{worst_after_first}");
     // The neighbourhood stretched towards the hand.
-    let pulled = flesh.body.q[a].z;
+    let pulled = flesh.q()[a].z;
     assert!(
         pulled > 0.005,
         "the flesh around the grab moved only {pulled} m"
@@ -292,11 +291,7 @@ fn a_grab_pulls_the_point_to_the_hand_and_lets_go() {
         t += 1.0 / 120.0;
         flesh.advance_to(&c, |_| rest_posture.clone(), t);
     }
-    let back = flesh
-        .body
-        .lattice
-        .deform(&embedding, &flesh.body.q)
-        .as_vec3();
+    let back = flesh.lattice().deform(&embedding, flesh.q()).as_vec3();
     println!(
         "4 s after the release the point is {:.4} mm from where it was grabbed",
         back.distance(start) * 1e3
@@ -313,7 +308,7 @@ fn a_grab_pulls_the_point_to_the_hand_and_lets_go() {
 fn a_painted_stroke_changes_the_weights_where_painted_only() {
     let c = fem_penguin();
     let flesh = FleshSim::new(&c, &c.skeleton.rest_posture(), 0.0).unwrap();
-    let l = &flesh.body.lattice;
+    let l = flesh.lattice();
     let width = 0.05;
     let auto = bone_weights(l, width);
     // Paint bone 0 (base→belly) around the free vertex nearest the chest's
@@ -365,8 +360,10 @@ fn a_painted_stroke_changes_the_weights_where_painted_only() {
     let painted_flesh = FleshSim::new(&painted_c, &c.skeleton.rest_posture(), 0.0).unwrap();
     assert!(painted_flesh.body.partition_error() < 1e-12);
     let region0 = |f: &FleshSim| {
-        f.body
-            .regions
+        let FleshBody::Lattice(body) = &f.body else {
+            panic!("no adaptive detail here")
+        };
+        body.regions
             .iter()
             .find(|r| r.bone == Some(0))
             .unwrap()
@@ -433,10 +430,10 @@ fn an_embedded_mesh_deforms_with_the_lattice() {
     flesh.advance_to(&c, |t| driver.posture_at(t), 0.5);
     let pose = flesh.pose(&c, &driver.posture_at(0.5), 0.5);
     let mesh = pose.mesh.expect("the embedded mesh is deformed");
-    let l = &flesh.body.lattice;
+    let l = flesh.lattice();
     for (p, m) in positions.iter().zip(&mesh) {
         let e = l.embed(p.as_dvec3()).unwrap();
-        assert!((l.deform(&e, &flesh.body.q).as_vec3() - *m).length() < 1e-6);
+        assert!((l.deform(&e, flesh.q()).as_vec3() - *m).length() < 1e-6);
     }
     let bones = bone_transforms(&c, &l.bones, &driver.posture_at(0.5));
     let on_bone = bones[bone]

@@ -119,7 +119,7 @@ fn an_edit_rebuilds_the_flesh_and_keeps_the_skins() {
     let skins = sim.character.skins.clone();
     let (q, flesh_time) = {
         let f = sim.flesh().unwrap();
-        (f.body.q.clone(), f.time())
+        (f.q().to_vec(), f.time())
     };
     let mut edited = sim.character.clone();
     if let Flesh::Fem(f) = &mut edited.flesh {
@@ -134,7 +134,7 @@ fn an_edit_rebuilds_the_flesh_and_keeps_the_skins() {
     assert_eq!(sim.character.skins, skins);
     let f = sim.flesh().unwrap();
     assert_eq!(
-        (f.body.q.clone(), f.time()),
+        (f.q().to_vec(), f.time()),
         (q, flesh_time),
         "the flesh restarted"
     );
@@ -143,7 +143,11 @@ fn an_edit_rebuilds_the_flesh_and_keeps_the_skins() {
     }
     sim.set_character(edited).unwrap();
     let f = sim.flesh().unwrap();
-    assert!(f.body.vertex_count() > 300, "{}", f.body.vertex_count());
+    assert!(
+        f.lattice().vertex_count() > 300,
+        "{}",
+        f.lattice().vertex_count()
+    );
     assert_eq!(f.time(), sim.time());
     assert_eq!(sim.character.skins, skins);
     sim.advance_to(0.5, None).unwrap();
@@ -258,7 +262,7 @@ fn the_renderer_draws_the_flesh_pose() {
     let rest = c.skeleton.rest_posture();
     let mut flesh = FleshSim::new(&c, &rest, 0.0).unwrap();
     let shift = DVec3::new(0.05, 0.0, 0.0);
-    let q: Vec<DVec3> = vec![shift; flesh.body.vertex_count()];
+    let q: Vec<DVec3> = vec![shift; flesh.lattice().vertex_count()];
     let style = SceneStyle {
         muscles: MuscleStyle::Opaque,
         skin: false,
@@ -317,7 +321,7 @@ fn the_renderer_draws_the_flesh_pose() {
             triangles: vec![[0, 1, 2]],
         });
     }
-    let lattice = flesh.body.lattice.clone();
+    let lattice = flesh.lattice().clone();
     let meshed = FleshSim::with_lattice(&c, lattice, &rest, 0.0).unwrap();
     let mut pose = meshed.pose(&c, &rest, 0.0);
     let mesh = pose.mesh.clone().unwrap();

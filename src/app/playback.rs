@@ -223,6 +223,7 @@ pub fn baked_flesh_pose(
         edges: Arc::new(Vec::new()),
         mesh: meshes.first().cloned(),
         grabs: Vec::new(),
+        detail: Vec::new(),
     })
 }
 

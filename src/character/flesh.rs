@@ -47,6 +47,38 @@ pub struct FemFlesh {
     /// A triangle mesh embedded in the lattice with trilinear (FFD) weights
     /// (`plasticine fem-import`); rendered and exported deformed.
     pub embedded_mesh: Option<EmbeddedMesh>,
+    /// Adaptive detail (§4.7): the lattice's subdivisions are simulated
+    /// where the flesh is distorted (a grab, a hard swing) and dropped where
+    /// it relaxes. `None` simulates the control lattice alone.
+    pub detail: Option<FleshDetail>,
+}
+
+/// Settings of adaptive detail (Capell §4.7). Distortion is the strain with
+/// the rotation removed, ‖S − I‖ of the polar factor of F, so a limb carried
+/// by its bone draws no detail.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(default)]
+pub struct FleshDetail {
+    /// Subdivision levels J of the control lattice (1 or 2): each halves
+    /// the cell size where detail is active.
+    pub levels: u32,
+    /// A cell strained more than this gets the next level's detail.
+    pub refine_strain: f64,
+    /// Detail goes where every cell around it is strained less than this;
+    /// below `refine_strain`, so a strain between the two changes nothing
+    /// (hysteresis: the level does not flicker).
+    pub coarsen_strain: f64,
+}
+
+impl Default for FleshDetail {
+    fn default() -> Self {
+        Self {
+            levels: 1,
+            refine_strain: 0.1,
+            coarsen_strain: 0.04,
+        }
+    }
 }
 
 impl Default for FemFlesh {
@@ -61,6 +93,7 @@ impl Default for FemFlesh {
             blend_width: Some(0.05),
             weight_strokes: Vec::new(),
             embedded_mesh: None,
+            detail: None,
         }
     }
 }
@@ -157,6 +190,24 @@ impl FemFlesh {
                 return bad(
                     &format!("weight_strokes[{k}]"),
                     "centre, radius (> 0) and amount must be finite".into(),
+                );
+            }
+        }
+        if let Some(d) = &self.detail {
+            if !(1..=2).contains(&d.levels) {
+                return bad("detail.levels", format!("must be 1 or 2, got {}", d.levels));
+            }
+            if !(d.coarsen_strain.is_finite()
+                && d.refine_strain.is_finite()
+                && d.coarsen_strain >= 0.0
+                && d.coarsen_strain < d.refine_strain)
+            {
+                return bad(
+                    "detail",
+                    format!(
+                        "need 0 ≤ coarsen_strain < refine_strain, got {} and {}",
+                        d.coarsen_strain, d.refine_strain
+                    ),
                 );
             }
         }

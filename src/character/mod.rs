@@ -7,7 +7,7 @@ mod muscle;
 mod skeleton;
 mod skin;
 
-pub use flesh::{EmbeddedMesh, FemFlesh, Flesh, WeightStroke};
+pub use flesh::{EmbeddedMesh, FemFlesh, Flesh, FleshDetail, WeightStroke};
 pub use muscle::{DeformationDriver, DeformationParam, Muscle};
 pub use skeleton::{Dof, Joint, Posture, Skeleton};
 pub use skin::{Band, BandDefaults, Skin, SkinMaterial, SkinPoints};

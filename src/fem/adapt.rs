@@ -10,7 +10,10 @@
 //! kinetic energy of the fine field under K_J's lumped mass, so not diagonal
 //! in this basis; [`FemSettings::mass`] is not used), gravity `Pᵀ (∫ρφ) g`.
 //! The global linear model, or blended local linearization over bone
-//! regions ([`blend`], §4.5); the twist constraint is refused.
+//! regions ([`blend`], §4.5), each with the twist constraint (§4.6) when
+//! the settings ask for it: the penalty `k ∫_{Ω_β} φ^a φ^b` is added to K_J's
+//! stiffness (the whole of it for the global model, each region's own for
+//! its bone), and so reaches every level through P.
 //! A step is the global linear model of [`super::solver`] (eq. 15–16) on
 //! that system, solved with the same projected block-Jacobi CG; the pinned
 //! coarse vertices (bone-bound, clamped) are the known DOFs (eq. 17–18). The
@@ -41,7 +44,16 @@
 //! - **Coarsen.** A level-(j+1) detail is removed when every level-j cell
 //!   around it is below `coarsen_threshold[j]`, finest level first, and
 //!   then any detail left without an active function of the level above
-//!   around it. Its coefficients are dropped.
+//!   around it. The state is then projected onto the smaller basis: q by
+//!   the energy (Ritz) projection `K_h q' = P'ᵀ K_J (P q)`, q̇ by the mass
+//!   projection `M_h q̇' = P'ᵀ diag(m_J) (P q̇)`, the pinned coarse DOFs
+//!   kept. Merely dropping the details' coefficients would leave the coarse
+//!   interpolant of the field, whose strain in cut cells (coarse vertices
+//!   barely held by flesh, their place corrected by detail) can be far
+//!   larger: measured on the penguin, a release let coarsening raise the
+//!   energy a thousandfold and the flesh blew up. The projections are the
+//!   closest fields of the new basis in the energy and kinetic norms, so
+//!   neither energy grows.
 //!
 //! A detail is added and removed on the same measure (the level-j cells
 //! around it) with `coarsen < refine`: a distortion between the two
@@ -57,6 +69,7 @@ pub use refine::polar_strain;
 use super::element::{CellElements, Material};
 use super::hierarchy::{Hierarchy, Prolongation, galerkin};
 use super::lattice::Lattice;
+use super::regions::{add_twist, bone_weights};
 use super::snap::lattice_elements;
 use super::solver::{
     CgReport, Energy, FemSettings, Linearization, MassKind, PositionConstraint, Scratch,
@@ -131,6 +144,9 @@ pub struct AdaptiveBody {
     pub fine_matrices: Assembled,
     /// The element of each K_J cell.
     pub fine_elements: CellElements,
+    /// Per DOF: a function redundant on the flesh ([`redundant_functions`]),
+    /// held where it is.
+    redundant: Vec<bool>,
     pub settings: FemSettings,
     pub adapt: AdaptSettings,
     /// Clamped coarse vertices (besides the bone vertices), fixed at
@@ -207,9 +223,6 @@ impl AdaptiveBody {
         if !(settings.time_step.is_finite() && settings.time_step > 0.0) {
             return Err(format!("time step must be > 0, got {}", settings.time_step));
         }
-        if settings.twist.is_some() {
-            return Err("the adaptive body has no twist constraint".into());
-        }
         if let Linearization::BlendedLocal { blend_width } = settings.linearization
             && !(blend_width.is_finite() && blend_width > 0.0)
         {
@@ -239,12 +252,18 @@ impl AdaptiveBody {
                 materials[coarse_cell.expect("a fine cell lies in an active coarse cell")]
             })
             .collect();
-        let fine_matrices = assemble_elements(
+        let mut fine_matrices = assemble_elements(
             hierarchy.fine.vertex_count(),
             &hierarchy.fine.cells,
             &fine_materials,
             &fine_elements,
         );
+        if let (Some(twist), Linearization::Global) = (settings.twist, settings.linearization) {
+            let fine = &hierarchy.fine;
+            let cells: Vec<usize> = (0..fine.cell_count()).collect();
+            let bones: Vec<usize> = (0..fine.bones.len()).collect();
+            add_twist(fine, &cells, &fine.cells, &bones, twist, &mut fine_matrices);
+        }
         let mut body = Self {
             fine_materials,
             fine_matrices,
@@ -258,13 +277,15 @@ impl AdaptiveBody {
             active: Vec::new(),
             dof_of: vec![NONE; hierarchy.fine.vertex_count()],
             prolongation: Prolongation::default(),
+            redundant: Vec::new(),
             system: Assembled::default(),
             scratch: Scratch::default(),
             regions: Vec::new(),
             hierarchy,
         };
         if let Linearization::BlendedLocal { blend_width } = body.settings.linearization {
-            body.regions = body.build_regions(blend_width);
+            let weights = bone_weights(&body.hierarchy.coarse, blend_width);
+            body.regions = body.build_regions(&weights);
         }
         body.rebuild(&vec![false; body.dof_of.len()]);
         Ok(body)
@@ -337,10 +358,35 @@ impl AdaptiveBody {
         self.set_details(|_| false)
     }
 
+    /// Takes over the state of `old` when it ran on the same coarse lattice
+    /// and levels (the hierarchy is then the same): its active details
+    /// (those still admissible here), their q and q̇, and its position
+    /// constraints. Returns whether it did.
+    pub fn take_state(&mut self, old: &AdaptiveBody) -> bool {
+        let (a, b) = (&self.hierarchy.coarse, &old.hierarchy.coarse);
+        if self.adapt.levels != old.adapt.levels
+            || a.rest != b.rest
+            || a.cells != b.cells
+            || a.bone_of_vertex != b.bone_of_vertex
+        {
+            return false;
+        }
+        self.set_details(|x| old.dof_of[x] != NONE);
+        for (k, &x) in self.active.iter().enumerate() {
+            if let Some(&old_k) = old.dof_of.get(x).filter(|&&d| d != NONE) {
+                self.q[k] = old.q[old_k as usize];
+                self.v[k] = old.v[old_k as usize];
+            }
+        }
+        self.constraints.clone_from(&old.constraints);
+        true
+    }
+
     /// Switches to the detail set `on` (per K_J vertex; level 0 implied):
     /// kept functions keep q and q̇, new ones start at zero, removed ones
     /// are dropped. Rebuilds P and the active system.
     fn rebuild(&mut self, on: &[bool]) -> AdaptReport {
+        let before = (!self.active.is_empty()).then(|| (self.field(), self.field_velocity()));
         let h = &self.hierarchy;
         let levels = self.adapt.levels as usize;
         let mut report = AdaptReport {
@@ -374,12 +420,19 @@ impl AdaptiveBody {
         }
         self.prolongation = h.prolongation(&active);
         self.system = galerkin(&self.fine_matrices, &self.prolongation);
+        self.redundant =
+            redundant_functions(&active, &self.prolongation, &self.fine_matrices.lumped_mass);
         self.active = active;
         self.dof_of = dof_of;
         self.q = q;
         self.v = v;
         self.scratch = Scratch::default();
         self.rebuild_regions();
+        if let Some((field, velocity)) = before
+            && report.removed.iter().any(|&n| n > 0)
+        {
+            self.project_state(&field, &velocity);
+        }
         report
     }
 
@@ -407,6 +460,21 @@ impl AdaptiveBody {
                 }
             })
             .collect())
+    }
+
+    /// [`pin_targets`](Self::pin_targets) for a dynamics step: functions
+    /// redundant on the flesh ([`redundant_functions`]) are also held where
+    /// they are (zero velocity). A static solve leaves them free: its
+    /// system is consistent along them, and holding one at a value from
+    /// before a change of load would leave its small free part strained.
+    fn step_targets(&self, bones: &[DAffine3]) -> Result<Vec<Option<DVec3>>, String> {
+        let mut targets = self.pin_targets(bones)?;
+        for ((t, &redundant), &q) in targets.iter_mut().zip(&self.redundant).zip(&self.q) {
+            if redundant && t.is_none() {
+                *t = Some(q);
+            }
+        }
+        Ok(targets)
     }
 
     /// `Pᵀ f` for a load on the K_J vertices, checked (zero for none).
@@ -440,7 +508,7 @@ impl AdaptiveBody {
         bones: &[DAffine3],
         extra_forces: Option<&[DVec3]>,
     ) -> Result<CgReport, String> {
-        let targets = self.pin_targets(bones)?;
+        let targets = self.step_targets(bones)?;
         let f = self.restrict_load(extra_forces)?;
         self.check_constraints()?;
         let s = &self.settings;
@@ -553,6 +621,47 @@ impl AdaptiveBody {
                 .sum::<f64>(),
         }
     }
+}
+
+/// Which active functions are (nearly) redundant on the flesh: a function
+/// whose own K_J vertex carries no mass (it sits outside the flesh) while
+/// the K_J vertices with mass where it is nonzero host other active
+/// functions, all but [`REDUNDANT_MASS`] of its mass `Σ_b P_bα² m_b`. The
+/// hierarchical basis is unit triangular at its nodes, so those others
+/// reproduce it on that flesh: one direction of the basis moves (almost)
+/// nothing with mass or stiffness. Exactly redundant, the system is
+/// singular along it; nearly, the small inconsistencies of the blended
+/// regions drive it with almost no inertia to resist (measured on the
+/// penguin with detail held after a grab: a coarse vertex outside the flesh
+/// drifting at 6 m/s, CG at 600 iterations a step; with 2 % of its mass
+/// free, 1.6 m/s). Holding such a function where it is costs the flesh at
+/// most that fraction of one function's freedom at its rim.
+/// See [`redundant_functions`].
+const REDUNDANT_MASS: f64 = 0.05;
+
+fn redundant_functions(active: &[usize], p: &Prolongation, mass: &[f64]) -> Vec<bool> {
+    let mut hosts = vec![false; mass.len()];
+    for &a in active {
+        hosts[a] = true;
+    }
+    active
+        .iter()
+        .zip(&p.cols)
+        .map(|(&a, col)| {
+            if mass[a] > 0.0 {
+                return false;
+            }
+            let (mut free, mut all) = (0.0, 0.0);
+            for &(b, w) in col {
+                let m = w * w * mass[b as usize];
+                all += m;
+                if b as usize != a && !hosts[b as usize] {
+                    free += m;
+                }
+            }
+            free <= REDUNDANT_MASS * all
+        })
+        .collect()
 }
 
 /// One report for the regional solves: iterations summed, the worst

@@ -9,14 +9,19 @@
 //! Grabbing (§4.4): a picked world point of the deformed flesh is mapped back
 //! to the rest lattice (inverse FFD by Newton) and held by a
 //! [`PositionConstraint`] at the hand.
+//!
+//! The simulation underneath is a [`FleshBody`]: the control lattice, or
+//! with adaptive detail (§4.7) its hierarchy. Everything here reads its
+//! displacement field on the field lattice (K or K_J).
 
 use super::coupling::{MuscleCoupling, deformation_at};
-use super::element::{CellElements, Material};
+use super::element::CellElements;
+use super::flesh_body::FleshBody;
 use super::lattice::{Embedding, Lattice, bone_transforms, skeleton_bones};
 use super::quadrature::character_lattice_with_vertices;
-use super::regions::{Twist, bone_weights, falloff};
+use super::regions::{bone_weights, falloff};
 use super::snap::lattice_elements;
-use super::solver::{FemBody, FemSettings, Linearization, PositionConstraint, StepReport};
+use super::solver::{FemSettings, Linearization, PositionConstraint, StepReport};
 use crate::character::{Character, FemFlesh, Posture, WeightStroke};
 use glam::{Affine3A, DAffine3, DMat3, DVec3, Vec3};
 use std::collections::VecDeque;
@@ -34,6 +39,8 @@ pub enum FleshError {
     ImportedMesh { mesh: String, message: String },
     #[error("the flesh's cell integrals failed: {message}")]
     Quadrature { message: String },
+    #[error("the flesh's adaptive detail cannot be built: {message}")]
+    Adaptive { message: String },
     #[error("FEM flesh needs a skeleton with at least one bone (two joints)")]
     NoBones,
     #[error("FEM flesh needs muscles to build a lattice around; the character has none")]
@@ -75,15 +82,19 @@ pub struct FleshPose {
     pub mesh: Option<Vec<Vec3>>,
     /// Each grab: the grabbed point now and the hand holding it.
     pub grabs: Vec<(Vec3, Vec3)>,
+    /// Active adaptive detail functions per level 1..=J (empty without
+    /// adaptive detail), for the status line.
+    pub detail: Vec<usize>,
 }
 
 /// The FEM flesh of a character, stepping in simulation time.
 #[derive(Clone, Debug)]
 pub struct FleshSim {
-    pub body: FemBody,
+    pub body: FleshBody,
     /// Time of the newest step.
     time: f64,
-    /// (time, q) of the recent steps, oldest first; never empty.
+    /// (time, field) of the recent steps, oldest first; never empty: the
+    /// displacement at every field-lattice vertex.
     history: VecDeque<(f64, Vec<DVec3>)>,
     muscles: MuscleCoupling,
     mesh: Option<Vec<Option<Embedding>>>,
@@ -214,12 +225,7 @@ impl FleshSim {
     ) -> Result<Self, FleshError> {
         let flesh = character.flesh.fem().ok_or(FleshError::NotFem)?;
         let (lattice, elements) = flesh_lattice(character, flesh)?;
-        if let Some(old) = old.filter(|o| same_lattice(&o.body.lattice, &lattice)) {
-            let mut sim = Self::build(character, lattice, elements, posture, t, false)?;
-            sim.carry_state(old);
-            return Ok(sim);
-        }
-        Self::build(character, lattice, elements, posture, t, true)
+        Self::build(character, lattice, elements, posture, t, old)
     }
 
     /// The flesh on a given lattice (bones bound), e.g. one built around an
@@ -231,7 +237,7 @@ impl FleshSim {
         t: f64,
     ) -> Result<Self, FleshError> {
         let elements = lattice_elements(&lattice);
-        Self::build(character, lattice, elements, posture, t, true)
+        Self::build(character, lattice, elements, posture, t, None)
     }
 
     fn build(
@@ -240,7 +246,7 @@ impl FleshSim {
         elements: CellElements,
         posture: &Posture,
         t: f64,
-        at_rest: bool,
+        old: Option<&FleshSim>,
     ) -> Result<Self, FleshError> {
         let flesh = character.flesh.fem().ok_or(FleshError::NotFem)?;
         if lattice.bones.is_empty() {
@@ -253,53 +259,45 @@ impl FleshSim {
                 joints,
             });
         }
-        let material = Material {
-            young: flesh.young,
-            poisson: flesh.poisson,
-            density: flesh.density,
-        };
-        let materials = vec![material; lattice.cell_count()];
-        let mut settings = fem_settings(character, flesh);
-        if flesh.embedded_mesh.is_some() {
-            // Bones through an imported mesh's lattice pin thin lines of
-            // vertices, which leave the flesh free to turn about them; the
-            // twist constraint (§4.6) holds it (as fem-import's check does).
-            let h = lattice.cell_size.x;
-            settings.twist = Some(Twist {
-                stiffness: 10.0 * flesh.young / (h * h),
-                radius: h,
-            });
-        }
-        let mut body = FemBody::with_elements(lattice, materials, elements, settings);
-        if let Some(width) = flesh.blend_width {
-            let w = painted_weights(&body.lattice, width, &flesh.weight_strokes)?;
-            body.set_region_weights(&w);
-        }
-        let muscles = MuscleCoupling::new(character, &body.lattice);
+        let (body, weights) = FleshBody::build(character, flesh, lattice, elements)?;
+        let field = body.lattice();
+        let muscles = MuscleCoupling::new(character, field);
         let mesh = flesh.embedded_mesh.as_ref().map(|m| {
             m.positions
                 .iter()
-                .map(|p| body.lattice.embed(p.as_dvec3()))
+                .map(|p| field.embed(p.as_dvec3()))
                 .collect()
         });
-        let edges = std::sync::Arc::new(lattice_edges(&body.lattice));
-        let bones = bone_transforms(character, &body.lattice.bones, posture);
-        if at_rest {
-            settle(&mut body, &bones);
-        }
-        let q = body.q.clone();
-        Ok(Self {
+        let mut sim = Self {
+            edges: std::sync::Arc::new(body.wire_edges()),
+            history: VecDeque::from([(t, body.field())]),
             body,
             time: t,
-            history: VecDeque::from([(t, q)]),
             muscles,
             mesh,
-            edges,
             grabs: Vec::new(),
             next_grab: 1,
             steps: 0,
             cg_iterations: 0,
-        })
+        };
+        if old.is_some_and(|old| sim.carry_state(old)) {
+            return Ok(sim);
+        }
+        let bones = bone_transforms(character, sim.body.bones(), posture);
+        sim.body.settle(&bones, weights.as_deref());
+        sim.history = VecDeque::from([(t, sim.body.field())]);
+        Ok(sim)
+    }
+
+    /// The lattice the displacement field lives on (the control lattice, or
+    /// its finest subdivision with adaptive detail).
+    pub fn lattice(&self) -> &Lattice {
+        self.body.lattice()
+    }
+
+    /// The displacement field now (newest step), per field-lattice vertex.
+    pub fn q(&self) -> &[DVec3] {
+        &self.history.back().expect("history never empty").1
     }
 
     /// Time of the newest step.
@@ -311,27 +309,20 @@ impl FleshSim {
     /// `speed` m/s) with nothing holding it: a still skeleton then leaves
     /// it still, and it needs no stepping.
     pub fn is_at_rest(&self, speed: f64) -> bool {
-        self.grabs.is_empty()
-            && self
-                .body
-                .v
-                .iter()
-                .all(|v| v.length_squared() < speed * speed)
+        self.grabs.is_empty() && self.body.is_still(speed)
     }
 
     /// Takes over the state (q, q̇, clock, history, grabs) of `old` when it
     /// ran on the same lattice; returns whether it did.
     pub fn carry_state(&mut self, old: &FleshSim) -> bool {
-        if !same_lattice(&self.body.lattice, &old.body.lattice) {
+        if !self.body.carry_state(&old.body) {
             return false;
         }
-        self.body.q.clone_from(&old.body.q);
-        self.body.v.clone_from(&old.body.v);
         self.time = old.time;
         self.history.clone_from(&old.history);
         self.grabs.clone_from(&old.grabs);
         self.next_grab = old.next_grab;
-        self.body.constraints = old.body.constraints.clone();
+        self.edges = std::sync::Arc::new(self.body.wire_edges());
         true
     }
 
@@ -343,11 +334,11 @@ impl FleshSim {
         posture_at: impl Fn(f64) -> Posture,
         target: f64,
     ) -> Vec<StepReport> {
-        let h = self.body.settings.time_step;
+        let h = FLESH_STEP;
         let mut reports = Vec::new();
         while self.time < target - 1e-12 {
             let t = self.time + h;
-            let bones = bone_transforms(character, &self.body.lattice.bones, &posture_at(t));
+            let bones = bone_transforms(character, self.body.bones(), &posture_at(t));
             reports.push(self.step(&bones, t));
         }
         reports
@@ -355,7 +346,7 @@ impl FleshSim {
 
     /// One step to time `t` with the bones at `bones`.
     fn step(&mut self, bones: &[DAffine3], t: f64) -> StepReport {
-        self.body.constraints = self
+        let constraints = self
             .grabs
             .iter()
             .map(|g| PositionConstraint {
@@ -363,11 +354,14 @@ impl FleshSim {
                 target: g.hand - g.rest,
             })
             .collect();
-        let report = self.body.step(bones);
+        let (report, detail_changed) = self.body.step(bones, constraints);
+        if detail_changed {
+            self.edges = std::sync::Arc::new(self.body.wire_edges());
+        }
         self.time = t;
         self.steps += 1;
         self.cg_iterations += report.iterations() as u64;
-        self.history.push_back((t, self.body.q.clone()));
+        self.history.push_back((t, self.body.field()));
         report
     }
 
@@ -416,19 +410,19 @@ impl FleshSim {
         q: &[DVec3],
     ) -> Vec<Affine3A> {
         self.muscles
-            .offsets(&self.body.lattice, character, posture, q)
+            .offsets(self.body.lattice(), character, posture, q)
     }
 
     /// Deformed position and deformation gradient F = Σ_a (r_a + q_a) ⊗ ∇φ^a
     /// at an embedded point.
     pub fn deformation_at(&self, e: &Embedding, q: &[DVec3]) -> (DVec3, DMat3) {
-        deformation_at(&self.body.lattice, e, q)
+        deformation_at(self.body.lattice(), e, q)
     }
 
     /// The flesh at time t with the skeleton at `posture`, for drawing.
     pub fn pose(&self, character: &Character, posture: &Posture, t: f64) -> FleshPose {
         let q = self.q_at(t);
-        let l = &self.body.lattice;
+        let l = self.body.lattice();
         let lattice = l
             .rest
             .iter()
@@ -461,6 +455,7 @@ impl FleshSim {
                 .iter()
                 .map(|g| (l.deform(&g.embedding, &q).as_vec3(), g.hand.as_vec3()))
                 .collect(),
+            detail: self.body.detail_per_level(),
         }
     }
 
@@ -468,7 +463,7 @@ impl FleshSim {
     /// held at `at` until moved; None when the point is outside the flesh.
     pub fn grab(&mut self, at: Vec3) -> Option<u64> {
         let rest = self.rest_point_of(at.as_dvec3())?;
-        let embedding = self.body.lattice.embed(rest)?;
+        let embedding = self.body.lattice().embed(rest)?;
         let id = self.next_grab;
         self.next_grab += 1;
         self.grabs.push(Grab {
@@ -505,20 +500,15 @@ impl FleshSim {
     /// The deformed position of a grabbed point now.
     pub fn grabbed_position(&self, id: u64) -> Option<Vec3> {
         let g = self.grabs.iter().find(|g| g.id == id)?;
-        Some(
-            self.body
-                .lattice
-                .deform(&g.embedding, &self.body.q)
-                .as_vec3(),
-        )
+        Some(self.body.lattice().deform(&g.embedding, self.q()).as_vec3())
     }
 
     /// Inverse FFD: the rest point whose deformed place is `p` (Newton on
     /// `deform(x) = p`, starting from `p` minus the nearest vertex's
     /// displacement), None outside the lattice.
     pub fn rest_point_of(&self, p: DVec3) -> Option<DVec3> {
-        let l = &self.body.lattice;
-        let q = &self.body.q;
+        let l = self.body.lattice();
+        let q = self.q();
         let nearest = (0..l.vertex_count()).min_by(|&a, &b| {
             (l.rest[a] + q[a])
                 .distance_squared(p)
@@ -540,74 +530,6 @@ impl FleshSim {
         let e = l.embed(x)?;
         ((self.deformation_at(&e, q).0 - p).length() < 1e-6).then_some(x)
     }
-}
-
-fn same_lattice(a: &Lattice, b: &Lattice) -> bool {
-    a.rest == b.rest && a.cells == b.cells && a.bone_of_vertex == b.bone_of_vertex
-}
-
-/// Mass damping of the settling run (1/s): about critical for the flesh's
-/// lowest modes.
-const SETTLE_DAMPING: f64 = 40.0;
-/// Simulated length of the settling run (s).
-const SETTLE_TIME: f64 = 1.5;
-
-/// Puts the flesh at rest under gravity with the bones at `bones`: starts
-/// from the bones' blended rigid motion (linear blend skinning with the
-/// region weights) and steps with heavy damping. (A static solve is
-/// ill-posed here: a region whose bone vertices lie on a line has a free
-/// rotation about it, which only the dynamics' mass regularises.)
-fn settle(body: &mut FemBody, bones: &[DAffine3]) {
-    let l = &body.lattice;
-    let mut q = vec![DVec3::ZERO; l.vertex_count()];
-    for region in &body.regions {
-        let t = region.bone.map_or(DAffine3::IDENTITY, |b| bones[b]);
-        for (k, &a) in region.vertices.iter().enumerate() {
-            let r = l.rest[a];
-            q[a] += (t.transform_point3(r) - r) * region.weights[k];
-        }
-    }
-    body.q = q;
-    body.v.iter_mut().for_each(|v| *v = DVec3::ZERO);
-    let damping = body.settings.mass_damping;
-    body.settings.mass_damping = damping.max(SETTLE_DAMPING);
-    let steps = (SETTLE_TIME / body.settings.time_step).ceil() as usize;
-    for _ in 0..steps {
-        body.step(bones);
-    }
-    body.settings.mass_damping = damping;
-    body.v.iter_mut().for_each(|v| *v = DVec3::ZERO);
-}
-
-/// The edges of the lattice's cells, each once.
-fn lattice_edges(l: &Lattice) -> Vec<[u32; 2]> {
-    const EDGES: [[usize; 2]; 12] = [
-        [0, 1],
-        [2, 3],
-        [4, 5],
-        [6, 7],
-        [0, 2],
-        [1, 3],
-        [4, 6],
-        [5, 7],
-        [0, 4],
-        [1, 5],
-        [2, 6],
-        [3, 7],
-    ];
-    let mut edges: Vec<[u32; 2]> = l
-        .cells
-        .iter()
-        .flat_map(|c| {
-            EDGES.map(|[a, b]| {
-                let (x, y) = (c[a] as u32, c[b] as u32);
-                [x.min(y), x.max(y)]
-            })
-        })
-        .collect();
-    edges.sort_unstable();
-    edges.dedup();
-    edges
 }
 
 /// Whether `a` and `b` need a different flesh simulation (its lattice,

@@ -52,11 +52,12 @@
 //! (Galerkin-restricted K_J matrices) and refines and
 //! coarsens with hysteresis by the rotation-free strain (§4.7).
 //!
-//! The adaptive body holds grabbed points (§4.4, rows built from P) and
-//! blends local linearizations over bone regions (§4.5), on box lattices
-//! and on characters' conformed, cut-cell ones; it has no twist constraint
-//! (§4.6) and no GPU path, and the application's [`FleshSim`] does not run
-//! it yet (issue 7).
+//! The adaptive body holds grabbed points (§4.4, rows built from P),
+//! blends local linearizations over bone regions (§4.5) and takes the twist
+//! constraint (§4.6), on box lattices and on characters' conformed,
+//! cut-cell ones; it has no GPU path. A character's flesh runs it when its
+//! [`FemFlesh::detail`](crate::character::FemFlesh::detail) asks for
+//! adaptive detail ([`flesh_body::FleshBody`]).
 //!
 //! Data flows one way, skeleton → flesh → skin: this module reads
 //! `character`, `kinematics`, `shape` and `skin::body` (the posed-muscle
@@ -71,6 +72,7 @@ pub mod demo;
 pub mod element;
 pub mod envelope;
 pub mod flesh;
+pub mod flesh_body;
 pub mod gpu;
 pub mod gpu_bench;
 pub mod hierarchy;
@@ -87,6 +89,7 @@ pub mod sparse;
 pub use adapt::{AdaptReport, AdaptSettings, AdaptiveBody};
 pub use element::{HexElement, Material};
 pub use flesh::{FLESH_STEP, FleshError, FleshPose, FleshSim};
+pub use flesh_body::FleshBody;
 pub use lattice::{
     Bone, BoneBinding, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres,
     skeleton_bones,

@@ -284,7 +284,7 @@ const TWIST_SAMPLES: usize = 4;
 /// rotation: `R (K + k M_β) Rᵀ = R K Rᵀ + k M_β`, and in the local frame it
 /// penalizes `u = T⁻¹(p) − r`, the displacement relative to the rigidly
 /// moved bone, as §4.6 asks.
-fn add_twist(
+pub(crate) fn add_twist(
     lattice: &Lattice,
     cells: &[usize],
     local_cells: &[[usize; 8]],

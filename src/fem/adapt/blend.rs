@@ -27,7 +27,7 @@
 
 use super::{AdaptiveBody, NONE};
 use crate::fem::hierarchy::{Prolongation, galerkin};
-use crate::fem::regions::bone_weights;
+use crate::fem::regions::add_twist;
 use crate::fem::solver::{
     ConstraintBasis, LocalConstraint, MassKind, Scratch, StepReport, SystemCache, advance_state,
     mass_mul, projected_pcg,
@@ -54,8 +54,9 @@ pub(super) struct AdaptRegion {
 }
 
 impl AdaptiveBody {
-    /// The regions for blending width `width` (none without bones).
-    pub(super) fn build_regions(&self, width: f64) -> Vec<AdaptRegion> {
+    /// The regions for the coarse vertices' bone weights `weights[bone][vertex]`
+    /// (none without bones).
+    pub(super) fn build_regions(&self, weights: &[Vec<f64>]) -> Vec<AdaptRegion> {
         let h = &self.hierarchy;
         let (coarse, fine) = (&h.coarse, &h.fine);
         if coarse.bones.is_empty() {
@@ -71,8 +72,8 @@ impl AdaptiveBody {
                     .expect("a fine cell lies in a coarse cell")
             })
             .collect();
-        bone_weights(coarse, width)
-            .into_iter()
+        weights
+            .iter()
             .enumerate()
             .filter_map(|(bone, w)| {
                 let coarse_in: Vec<bool> = coarse
@@ -107,7 +108,11 @@ impl AdaptiveBody {
                 let local_cells: Vec<[usize; 8]> = cells.iter().map(|&c| fine.cells[c]).collect();
                 let mats: Vec<_> = cells.iter().map(|&c| self.fine_materials[c]).collect();
                 let elements = self.fine_elements.select(&cells);
-                let fine_m = assemble_elements(fine.vertex_count(), &local_cells, &mats, &elements);
+                let mut fine_m =
+                    assemble_elements(fine.vertex_count(), &local_cells, &mats, &elements);
+                if let Some(twist) = self.settings.twist {
+                    add_twist(fine, &cells, &local_cells, &[bone], twist, &mut fine_m);
+                }
                 Some(AdaptRegion {
                     bone,
                     node_weights,
@@ -121,6 +126,28 @@ impl AdaptiveBody {
                 })
             })
             .collect()
+    }
+
+    /// Replaces the automatic region weights with `weights[bone][coarse
+    /// vertex]` (e.g. painted ones, a partition of unity over the coarse
+    /// vertices). Errors for the global model or a shape mismatch.
+    pub fn set_region_weights(&mut self, weights: &[Vec<f64>]) -> Result<(), String> {
+        let coarse = &self.hierarchy.coarse;
+        if self.regions.is_empty() {
+            return Err("region weights need blended local linearization".into());
+        }
+        if weights.len() != coarse.bones.len()
+            || weights.iter().any(|w| w.len() != coarse.vertex_count())
+        {
+            return Err(format!(
+                "region weights must be {} bones × {} coarse vertices",
+                coarse.bones.len(),
+                coarse.vertex_count()
+            ));
+        }
+        self.regions = self.build_regions(weights);
+        self.rebuild_regions();
+        Ok(())
     }
 
     /// Selects each region's active functions and restricts its matrices

@@ -3,6 +3,7 @@
 //! rules with hysteresis.
 
 use super::{AdaptReport, AdaptiveBody, NONE};
+use crate::fem::solver::{MassKind, Scratch, SystemCache, projected_pcg};
 use glam::{DMat3, DVec3};
 
 impl AdaptiveBody {
@@ -92,6 +93,53 @@ impl AdaptiveBody {
             }
         }
         covered
+    }
+
+    /// After detail was removed: the state that was the fine field `field`
+    /// (velocity `velocity`) projected onto the active basis (module doc,
+    /// "Coarsen"): energy projection for q, mass projection for q̇, with the
+    /// pinned coarse DOFs (and functions redundant on the flesh) held. A projection that does not converge leaves
+    /// the dropped coefficients' state as it is.
+    pub(super) fn project_state(&mut self, field: &[DVec3], velocity: &[DVec3]) {
+        let coarse = &self.hierarchy.coarse;
+        let known: Vec<bool> = self
+            .active
+            .iter()
+            .zip(&self.redundant)
+            .map(|(&a, &redundant)| {
+                redundant
+                    || self.hierarchy.coarse_vertex[a].is_some_and(|v| {
+                        coarse.bone_of_vertex[v].is_some() || self.fixed[v].is_some()
+                    })
+            })
+            .collect();
+        let fine = &self.fine_matrices;
+        let mut ku = vec![DVec3::ZERO; field.len()];
+        fine.stiffness.mul(field, &mut ku);
+        let mv: Vec<DVec3> = velocity
+            .iter()
+            .zip(&fine.lumped_mass)
+            .map(|(v, m)| *v * *m)
+            .collect();
+        let (tol, max) = (self.settings.cg_tolerance, self.settings.cg_max_iterations);
+        for (rhs, (c_m, c_k), state) in [
+            (self.prolongation.restrict(&ku), (0.0, 1.0), 0),
+            (self.prolongation.restrict(&mv), (1.0, 0.0), 1),
+        ] {
+            let x = if state == 0 { &self.q } else { &self.v };
+            let mut sc = Scratch::default();
+            sc.resize(x.len());
+            sc.b.copy_from_slice(&rhs);
+            sc.known.copy_from_slice(&known);
+            sc.x.copy_from_slice(x);
+            let system =
+                SystemCache::ensure(&mut sc.system, &self.system, MassKind::Consistent, c_m, c_k);
+            let report = projected_pcg(&system, &mut sc, &[], tol, max, false);
+            if report.converged && sc.x.iter().all(|x| x.is_finite()) {
+                let x = if state == 0 { &mut self.q } else { &mut self.v };
+                x.copy_from_slice(&sc.x);
+            }
+        }
     }
 
     /// Refines and coarsens by the distortion of the current field (§4.7,
