@@ -366,6 +366,9 @@ impl FrameLoop {
         if let Some(e) = &self.last_edit_error {
             overlay.push(e.clone());
         }
+        if let Some(n) = &self.toolbox.state.notice {
+            overlay.push(n.clone());
+        }
         // The render target, which may wait for the display: before the
         // late tracking sample, so that wait is not head-to-render latency.
         renderer.acquire().map_err(|message| FrameError {

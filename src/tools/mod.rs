@@ -50,6 +50,8 @@ mod symmetry;
 #[cfg(test)]
 mod tests;
 pub mod tool;
+#[cfg(test)]
+mod weight_symmetry_tests;
 
 pub use command::{Command, EditError, FAT_STROKE_CUTOFF, KEY_TIME_EPSILON, NewMuscle};
 pub use history::History;

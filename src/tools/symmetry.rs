@@ -20,9 +20,25 @@
 //! negates the y and z angles; that is exact when the joint frames are
 //! mirror-consistent, as those made by symmetric [`Command::AddJoint`] with
 //! the default X plane are (their rest rotations are the identity).
+//!
+//! Painted region weights ([`Command::PaintWeights`], Capell §4.5): a
+//! stroke's centre is a rest-pose point and its bone a parent→child pair, so
+//! its image is taken at rest: the centre reflected in the plane, the bone the
+//! one whose child and parent are the counterparts of its own in the rest
+//! posture ([`Symmetry::mirror_bone`]). A bone on the plane (the spine) is its
+//! own counterpart: a stroke on it within `tolerance` of the plane is its own
+//! image and is painted once; off the plane its image is painted too, and when
+//! the two brushes overlap so that each adds to the other's centre the pair's
+//! amounts are both scaled by `1/(1 + s(2d/r))` (s the stroke falloff, d the
+//! centre's distance to the plane, r the radius), so the weight change at
+//! the brush centre is the one asked for rather than up to twice it, and the
+//! pair tends continuously to the single stroke as d → 0. A bone without a
+//! counterpart is painted on its side only, and [`Symmetry::unmirrored`]
+//! says so.
 
 use super::command::{Command, NewMuscle, joint_frames};
-use crate::character::{Character, Dof, Posture, Skin};
+use crate::character::{Character, Dof, Posture, Skin, WeightStroke};
+use crate::fem::regions::falloff;
 use crate::shape::MuscleShape;
 use glam::{Affine3A, Mat3, Quat, Vec3};
 use serde::{Deserialize, Serialize};
@@ -151,6 +167,52 @@ impl Symmetry {
             .filter(|&(_, d)| d <= self.tolerance)
             .min_by(|a, b| a.1.total_cmp(&b.1))
             .map(|(k, _)| k)
+    }
+
+    /// The counterpart of bone `b` (an index into the skeleton's bones: its
+    /// parent→child pairs in joint order, as [`WeightStroke::bone`] counts
+    /// them), found at rest: the bone whose child and parent are the
+    /// counterparts ([`mirror_joint`](Self::mirror_joint)) of `b`'s. A bone
+    /// on the plane is its own; `None` when it has none.
+    pub fn mirror_bone(&self, c: &Character, b: usize) -> Option<usize> {
+        let joints = &c.skeleton.joints;
+        let children: Vec<usize> = (0..joints.len())
+            .filter(|&k| joints[k].parent.is_some())
+            .collect();
+        let child = *children.get(b)?;
+        let parent = joints[child].parent?;
+        let rest = c.skeleton.rest_posture();
+        let child2 = self.mirror_joint(c, &rest, child)?;
+        let parent2 = self.mirror_joint(c, &rest, parent)?;
+        if joints[child2].parent != Some(parent2) {
+            return None;
+        }
+        children.iter().position(|&k| k == child2)
+    }
+
+    /// Why `cmd`, an edit with a side, gets no mirror image under this
+    /// symmetry, for front ends to tell the user (the edit itself still
+    /// goes through, on its side only); `None` when it is mirrored, is its
+    /// own image or has no side. It explains weight strokes on a bone
+    /// without a counterpart.
+    pub fn unmirrored(&self, cmd: &Command, c: &Character) -> Option<String> {
+        let Command::PaintWeights { stroke } = cmd else {
+            return None;
+        };
+        let joints = &c.skeleton.joints;
+        let child = (0..joints.len())
+            .filter(|&k| joints[k].parent.is_some())
+            .nth(stroke.bone)?;
+        let parent = joints[child].parent?;
+        if self.mirror_bone(c, stroke.bone).is_some() {
+            return None;
+        }
+        Some(format!(
+            "symmetry: bone {} ('{}' → '{}') has no mirror counterpart (no _l/_r name \
+             and no joint at the mirror image at rest); its weights were painted on \
+             this side only",
+            stroke.bone, joints[parent].name, joints[child].name
+        ))
     }
 
     /// The muscle in the same place (by order) on the mirrored joint.
@@ -376,12 +438,21 @@ impl Symmetry {
                     band_stiffness: *band_stiffness,
                 })
             }
-            // The environment and the flesh backend have no side; painted
-            // weights are not mirrored (a stroke names a bone, whose mirror
-            // image the bones do not record).
-            Command::SetEnvironment { .. }
-            | Command::SetFlesh { .. }
-            | Command::PaintWeights { .. } => None,
+            Command::PaintWeights { stroke } => {
+                let bone = self.mirror_bone(c, stroke.bone)?;
+                if bone == stroke.bone && self.on_plane(stroke.centre) {
+                    return None;
+                }
+                Some(Command::PaintWeights {
+                    stroke: WeightStroke {
+                        bone,
+                        centre: self.reflect(stroke.centre),
+                        ..stroke.clone()
+                    },
+                })
+            }
+            // The environment and the flesh backend have no side.
+            Command::SetEnvironment { .. } | Command::SetFlesh { .. } => None,
             // Key postures are whole-body and on the timeline, not on a side:
             // a key stores the posture as posed (already mirrored by the IK).
             Command::SetKey { .. }
@@ -395,6 +466,8 @@ impl Symmetry {
     /// has a mirror image but no side in its name gets one (`_l` on the
     /// positive side of the plane, `_r` on the other), so both halves are
     /// named by the `_l`/`_r` convention that later edits use to pair them.
+    /// A weight stroke painted with its image on the same bone has both
+    /// amounts scaled where the brushes overlap (module docs).
     pub fn pair(
         &self,
         cmd: &Command,
@@ -430,6 +503,18 @@ impl Symmetry {
                 name.push_str(suffix);
             }
             _ => {}
+        }
+        let mut image = image;
+        if let (Command::PaintWeights { stroke: a }, Command::PaintWeights { stroke: b }) =
+            (&mut primary, &mut image)
+            && a.bone == b.bone
+        {
+            // One bone painted twice: keep the change at the brush centre
+            // the one asked for where the brushes overlap (module docs).
+            let d = a.centre.dot(self.n()).abs() as f64;
+            let k = 1.0 / (1.0 + falloff(2.0 * d / a.radius as f64));
+            a.amount = (a.amount as f64 * k) as f32;
+            b.amount = a.amount;
         }
         (primary, Some(image))
     }

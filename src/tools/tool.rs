@@ -63,6 +63,9 @@
 //!   bone nearest the tip up (twist one way) or down (the other), a
 //!   [`Command::PaintWeights`] stroke per frame of the brush radius, at the
 //!   tip carried back to the rest pose by that bone; one undo step per drag.
+//!   Under symmetry each stroke is painted mirrored too (see [`Symmetry`]);
+//!   a stroke on a bone without a counterpart is painted on its side only
+//!   and [`ToolState::notice`] says so.
 //!
 //! Locked parts ([`Command::LockPart`], [`Toolbox::toggle_lock_current`]): a
 //! press that would reshape or deform a locked joint's muscle, or give it
@@ -182,6 +185,11 @@ pub struct ToolState {
     /// How many new joints were snapped so far (front ends give feedback,
     /// e.g. a haptic pulse, when it grows).
     pub snaps: u64,
+    /// What the gesture could not do as asked, for front ends to show (a
+    /// weight stroke under symmetry on a bone without a mirror counterpart,
+    /// painted on its side only: [`Symmetry::unmirrored`]); cleared at the
+    /// next press.
+    pub notice: Option<String>,
 }
 
 impl Default for ToolState {
@@ -201,6 +209,7 @@ impl Default for ToolState {
             skin_selection: None,
             snapping: true,
             snaps: 0,
+            notice: None,
         }
     }
 }
@@ -638,6 +647,7 @@ impl Toolbox {
 
     fn press(&mut self, frame: &InputFrame, ctx: &mut ToolContext) -> Result<(), EditError> {
         let tip = frame.right.position();
+        self.state.notice = None;
         match self.kind {
             ToolKind::Select => {
                 if let Some(j) = self.touched_or_pointed_joint(
@@ -1139,7 +1149,12 @@ impl Toolbox {
                 ) else {
                     return Ok(());
                 };
-                ctx.apply(Command::PaintWeights { stroke }, *open)?;
+                let cmd = Command::PaintWeights { stroke };
+                let note = ctx.symmetry.and_then(|s| s.unmirrored(&cmd, ctx.character));
+                ctx.apply(cmd, *open)?;
+                if note.is_some() {
+                    self.state.notice = note;
+                }
                 *open = true;
                 Ok(())
             }
