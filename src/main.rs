@@ -79,8 +79,9 @@ enum Command {
         #[arg(long, value_parser = parse_resolution, default_value = "16x16")]
         resolution: (usize, usize),
         /// The flesh under the skin: kinematic muscles, or FEM flesh (Capell 2002) with
-        /// its default settings, the muscles riding on a simulated lattice.
-        #[arg(long, value_parser = ["kinematic", "fem"], default_value = "kinematic")]
+        /// its default settings, the muscles riding on a simulated lattice; fem-detail
+        /// adds adaptive detail (§4.7) where the flesh is distorted.
+        #[arg(long, value_parser = ["kinematic", "fem", "fem-detail"], default_value = "kinematic")]
         flesh: String,
     },
     /// Check a character file and describe it.
@@ -724,6 +725,12 @@ fn run(cli: Cli) -> Result<()> {
         } => {
             let backend = match flesh.as_str() {
                 "fem" => plasticine::character::Flesh::Fem(Default::default()),
+                "fem-detail" => {
+                    plasticine::character::Flesh::Fem(plasticine::character::FemFlesh {
+                        detail: Some(Default::default()),
+                        ..Default::default()
+                    })
+                }
                 _ => plasticine::character::Flesh::Kinematic,
             };
             let c =

@@ -325,3 +325,58 @@ fn held_detail_rests_after_a_release() {
     assert!(a < h && (a - b).abs() < 1e-3, "{a} → {b}");
     assert!(flesh.is_at_rest(1e-2));
 }
+
+/// Through the simulation thread, as the application runs it: a grab on the
+/// adaptive flesh draws detail (the snapshot's flesh pose reports it, and
+/// its wireframe grows by the refined cells' edges) and holds the point at
+/// the hand; released, the detail goes.
+#[test]
+fn the_simulation_thread_runs_adaptive_flesh() {
+    use plasticine::app::{FleshGrab, SimMessage, SimThread};
+    use plasticine::skin::SolverSettings;
+    use plasticine::snapshot::SceneSnapshot;
+    use std::time::{Duration, Instant};
+    let c = penguin(Some(FleshDetail::default()));
+    let flesh = FleshSim::new(&c, &c.skeleton.rest_posture(), 0.0).unwrap();
+    let at = deep_point(&c, &flesh).as_vec3();
+    let h = flesh.body.control_lattice().cell_size.x as f32;
+    let sim = SimThread::spawn(c, SolverSettings::default(), 1);
+    let wait = |what: &str, ok: &dyn Fn(&SceneSnapshot) -> bool| {
+        let start = Instant::now();
+        loop {
+            let s = sim.latest();
+            if ok(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "never published: {what}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    let detail = |s: &SceneSnapshot| s.flesh.as_ref().map(|f| f.detail.iter().sum::<usize>());
+    let s = wait("the flesh", &|s| s.flesh.is_some());
+    assert_eq!(detail(&s), Some(0));
+    let control_edges = s.flesh.as_ref().unwrap().edges.len();
+    let hand = at + Vec3::new(0.0, 0.0, 0.5 * h);
+    sim.send(SimMessage::Grab(FleshGrab::Start { at })).unwrap();
+    sim.send(SimMessage::Grab(FleshGrab::Move { hand }))
+        .unwrap();
+    let s = wait("detail at the grab", &|s| {
+        detail(s).is_some_and(|d| d > 0)
+            && s.flesh
+                .as_ref()
+                .is_some_and(|f| f.grabs.len() == 1 && f.grabs[0].0.distance(hand) < 1e-4)
+    });
+    let f = s.flesh.as_ref().unwrap();
+    eprintln!(
+        "simulation thread: detail {:?} at the grab, wireframe {} edges (control lattice {control_edges})",
+        f.detail,
+        f.edges.len()
+    );
+    assert!(f.edges.len() > control_edges);
+    sim.send(SimMessage::Grab(FleshGrab::Release)).unwrap();
+    wait("the detail gone", &|s| detail(s) == Some(0));
+    sim.shutdown();
+}

@@ -63,7 +63,7 @@ use crate::snapshot::SceneSnapshot;
 use crate::tools::panel::{PanelOutcome, Row, Scope, Side, TimelineAction, TimelineStatus};
 use crate::tools::pick::{PickFilter, PickTarget, Picker};
 use crate::tools::tool::SKIN_TOUCH_RADIUS;
-use crate::tools::{EditError, History, Symmetry, ToolContext, ToolKind, Toolbox};
+use crate::tools::{EditError, History, ToolContext, ToolKind, Toolbox};
 use glam::{Mat4, Quat, Vec3};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -257,8 +257,6 @@ pub struct FrameLoop {
     character: Character,
     history: History,
     toolbox: Toolbox,
-    /// When set, every edit is mirrored (§6.1 symmetric modelling).
-    pub symmetry: Option<Symmetry>,
     sim: SimThread,
     vehicle: Mat4,
     pending_fly: Mat4,
@@ -293,7 +291,6 @@ impl FrameLoop {
             character,
             history,
             toolbox: Toolbox::new(),
-            symmetry: None,
             sim,
             vehicle: Mat4::IDENTITY,
             pending_fly: Mat4::IDENTITY,
@@ -337,10 +334,11 @@ impl FrameLoop {
             self.sync_skins();
         }
         let input = self.panel_frame(&first, input);
+        let symmetry = self.panel.panel.symmetry;
         let mut ctx = ToolContext {
             character: &mut self.character,
             history: &mut self.history,
-            symmetry: self.symmetry.as_ref(),
+            symmetry: symmetry.as_ref(),
         };
         match self.toolbox.handle(&input, &mut ctx) {
             Err(e) => {
@@ -528,10 +526,11 @@ impl FrameLoop {
         &mut self,
         f: impl FnOnce(&mut Toolbox, &mut ToolContext) -> Result<T, EditError>,
     ) -> Result<T, EditError> {
+        let symmetry = self.panel.panel.symmetry;
         let mut ctx = ToolContext {
             character: &mut self.character,
             history: &mut self.history,
-            symmetry: self.symmetry.as_ref(),
+            symmetry: symmetry.as_ref(),
         };
         f(&mut self.toolbox, &mut ctx)
     }
@@ -571,10 +570,11 @@ impl FrameLoop {
     /// Acts on a panel row as a press of the wand on `side`, at `fraction`
     /// of the row's width, would.
     pub fn press_panel_row(&mut self, row: usize, side: Side, fraction: f32) {
+        let symmetry = self.panel.panel.symmetry;
         let mut ctx = ToolContext {
             character: &mut self.character,
             history: &mut self.history,
-            symmetry: self.symmetry.as_ref(),
+            symmetry: symmetry.as_ref(),
         };
         let outcome = self.panel.panel.press(
             row,

@@ -23,8 +23,9 @@
 //! [`History`]: super::History
 
 use super::command::{Command, EditError};
+use super::symmetry::Symmetry;
 use super::tool::{ToolContext, ToolKind, Toolbox};
-use crate::character::{Character, Flesh};
+use crate::character::{Character, FemFlesh, Flesh, FleshDetail};
 use crate::skin::{IntegratorKind, SolverSettings};
 use glam::{Mat4, Vec3};
 
@@ -68,6 +69,8 @@ pub enum Param {
     Precision,
     /// Lock (or unlock) the current joint's part against edits.
     Lock,
+    /// Symmetric modelling (LEMAN §6.1): every edit mirrored in x = 0.
+    Symmetry,
 }
 
 /// Timeline rows (issue 6, LEMAN §6.4): the panel shows them; the front
@@ -214,6 +217,8 @@ pub enum PanelOutcome {
 #[derive(Clone, Debug, Default)]
 pub struct ControlPanel {
     pub scope: Scope,
+    /// When set, every edit is mirrored (§6.1 symmetric modelling).
+    pub symmetry: Option<Symmetry>,
     /// The skin point (skin, point) the tool tip last touched.
     pub touched: Option<(usize, usize)>,
     /// The row the wand points at (highlighted).
@@ -258,6 +263,7 @@ impl ControlPanel {
                 Param::Snapping,
                 Param::Precision,
                 Param::Lock,
+                Param::Symmetry,
             ]
             .map(Row::Param),
         );
@@ -325,7 +331,11 @@ impl ControlPanel {
                         Param::Gravity => format!("{:.2} m/s2", c.environment.gravity.length()),
                         Param::GlobalDamping => format!("{:.3}", c.environment.global_damping),
                         Param::Flesh => match c.flesh.fem() {
-                            Some(f) => format!("FEM, E {:.0} kPa", f.young * 1e-3),
+                            Some(f) => format!(
+                                "FEM{}, E {:.0} kPa",
+                                if f.detail.is_some() { " + detail" } else { "" },
+                                f.young * 1e-3
+                            ),
                             None => "kinematic".into(),
                         },
                         Param::Integrator => format!("{:?}", settings.integrator),
@@ -340,6 +350,10 @@ impl ControlPanel {
                             Some(j) if j.locked => format!("{} LOCKED", j.name),
                             Some(j) => format!("{} free", j.name),
                             None => "-".into(),
+                        },
+                        Param::Symmetry => match self.symmetry {
+                            Some(_) => "mirror x = 0".into(),
+                            None => "off".into(),
                         },
                     };
                     format!("  {:<13}{value}", param_label(*p))
@@ -592,12 +606,28 @@ impl ControlPanel {
                 Ok(PanelOutcome::Edited(format!("global damping {d:.3}")))
             }
             Param::Flesh => {
-                // Either side toggles the backend (FEM with its defaults).
-                let flesh = match ctx.character.flesh {
-                    Flesh::Kinematic => Flesh::Fem(Default::default()),
-                    Flesh::Fem(_) => Flesh::Kinematic,
+                // Right steps kinematic → FEM → FEM with adaptive detail
+                // (§4.7) → kinematic, left back; FEM keeps its settings.
+                let fem = ctx.character.flesh.fem().cloned();
+                let with_detail = |detail: Option<FleshDetail>| {
+                    Flesh::Fem(FemFlesh {
+                        detail,
+                        ..fem.clone().unwrap_or_default()
+                    })
                 };
-                let name = if flesh.is_fem() { "FEM" } else { "kinematic" };
+                let detailed = fem.as_ref().is_some_and(|f| f.detail.is_some());
+                let flesh = match (&fem, detailed, up) {
+                    (None, _, true) | (Some(_), true, false) => with_detail(None),
+                    (Some(_), false, true) | (None, _, false) => {
+                        with_detail(Some(FleshDetail::default()))
+                    }
+                    (Some(_), true, true) | (Some(_), false, false) => Flesh::Kinematic,
+                };
+                let name = match flesh.fem() {
+                    Some(f) if f.detail.is_some() => "FEM (adaptive detail)",
+                    Some(_) => "FEM",
+                    None => "kinematic",
+                };
                 ctx.history
                     .apply(ctx.character, Command::SetFlesh { flesh })?;
                 Ok(PanelOutcome::Edited(format!("{name} flesh")))
@@ -662,6 +692,16 @@ impl ControlPanel {
                         "unlocked"
                     }
                 )))
+            }
+            Param::Symmetry => {
+                self.symmetry = match self.symmetry {
+                    Some(_) => None,
+                    None => Some(Symmetry::x()),
+                };
+                Ok(PanelOutcome::ToolSetting(match self.symmetry {
+                    Some(_) => "symmetric modelling: every edit mirrored in x = 0".into(),
+                    None => "symmetric modelling off".into(),
+                }))
             }
             Param::Precision => {
                 tools.precision.enabled = !tools.precision.enabled;
@@ -755,6 +795,7 @@ fn param_label(p: Param) -> &'static str {
         Param::Snapping => "snapping",
         Param::Precision => "precision",
         Param::Lock => "lock part",
+        Param::Symmetry => "symmetry",
     }
 }
 
@@ -946,6 +987,68 @@ mod tests {
                 &mut self.settings,
             )
         }
+    }
+
+    /// The flesh row steps kinematic → FEM → FEM with adaptive detail →
+    /// kinematic (right), back (left), each one undo step, FEM keeping its
+    /// settings; the symmetry row turns mirroring on and off.
+    #[test]
+    fn the_flesh_and_symmetry_rows_step_and_undo() {
+        let mut r = Rig::new();
+        let flesh_row = Row::Param(Param::Flesh);
+        let state = |c: &Character| match c.flesh.fem() {
+            None => "kinematic",
+            Some(f) if f.detail.is_some() => "detail",
+            Some(_) => "fem",
+        };
+        let mut seen = vec![state(&r.c)];
+        for _ in 0..3 {
+            r.press(flesh_row, Side::Right).unwrap();
+            seen.push(state(&r.c));
+            if let Some(f) = r.c.flesh.fem()
+                && f.detail.is_none()
+            {
+                // A changed material survives switching detail on.
+                let mut soft = f.clone();
+                soft.young = 2.0e4;
+                r.h.apply(
+                    &mut r.c,
+                    Command::SetFlesh {
+                        flesh: Flesh::Fem(soft),
+                    },
+                )
+                .unwrap();
+            }
+        }
+        assert_eq!(seen, ["kinematic", "fem", "detail", "kinematic"]);
+        r.h.undo(&mut r.c).unwrap();
+        assert_eq!(state(&r.c), "detail");
+        assert_eq!(r.c.flesh.fem().unwrap().young, 2.0e4);
+        let line = |r: &Rig| {
+            r.panel
+                .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())[row_of(flesh_row)]
+            .clone()
+        };
+        assert!(line(&r).contains("FEM + detail, E 20 kPa"), "{}", line(&r));
+        r.press(flesh_row, Side::Left).unwrap();
+        assert_eq!(state(&r.c), "fem");
+        r.press(flesh_row, Side::Left).unwrap();
+        assert_eq!(state(&r.c), "kinematic");
+        r.press(flesh_row, Side::Left).unwrap();
+        assert_eq!(state(&r.c), "detail");
+
+        let sym_row = Row::Param(Param::Symmetry);
+        let sym_line = |r: &Rig| {
+            r.panel
+                .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())[row_of(sym_row)]
+            .clone()
+        };
+        assert!(sym_line(&r).ends_with("off"));
+        r.press(sym_row, Side::Right).unwrap();
+        assert_eq!(r.panel.symmetry, Some(Symmetry::x()));
+        assert!(sym_line(&r).ends_with("mirror x = 0"), "{}", sym_line(&r));
+        r.press(sym_row, Side::Left).unwrap();
+        assert_eq!(r.panel.symmetry, None);
     }
 
     #[test]
