@@ -44,6 +44,9 @@ pub struct FemFlesh {
     /// Painted corrections to the automatic bone-region weights (§4.5),
     /// applied in order, then renormalised to a partition of unity.
     pub weight_strokes: Vec<WeightStroke>,
+    /// Parts of the flesh made softer or stiffer than `young` (§3.3's
+    /// per-cell materials: floppy ears, rigid horns), one entry per joint.
+    pub part_stiffness: Vec<PartStiffness>,
     /// A triangle mesh embedded in the lattice with trilinear (FFD) weights
     /// (`plasticine fem-import`); rendered and exported deformed.
     pub embedded_mesh: Option<EmbeddedMesh>,
@@ -92,6 +95,7 @@ impl Default for FemFlesh {
             stiffness_damping: 0.002,
             blend_width: Some(0.05),
             weight_strokes: Vec::new(),
+            part_stiffness: Vec::new(),
             embedded_mesh: None,
             detail: None,
         }
@@ -109,6 +113,46 @@ pub struct WeightStroke {
     pub centre: Vec3,
     pub radius: f32,
     pub amount: f32,
+}
+
+/// A part of the flesh with its own stiffness: every lattice cell whose
+/// centre (at rest) is nearest a bone carried by the joint `joint` (the
+/// joint's part: the bone from it to a child, where its muscles ride) has
+/// Young's modulus `young × scale`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartStiffness {
+    /// The joint's name.
+    pub joint: String,
+    pub scale: f64,
+}
+
+/// The range of a part's stiffness scale.
+pub const PART_STIFFNESS_RANGE: std::ops::RangeInclusive<f64> = 1e-3..=1e3;
+
+impl FemFlesh {
+    /// The stiffness scale of the part of joint `name` (1 when not set).
+    pub fn part_scale(&self, name: &str) -> f64 {
+        self.part_stiffness
+            .iter()
+            .find(|p| p.joint == name)
+            .map_or(1.0, |p| p.scale)
+    }
+
+    /// These settings with the part of joint `name` at `scale` (clamped to
+    /// [`PART_STIFFNESS_RANGE`]; 1 removes the entry).
+    pub fn with_part_scale(&self, name: &str, scale: f64) -> FemFlesh {
+        let mut f = self.clone();
+        let scale = scale.clamp(*PART_STIFFNESS_RANGE.start(), *PART_STIFFNESS_RANGE.end());
+        f.part_stiffness.retain(|p| p.joint != name);
+        if (scale - 1.0).abs() > 1e-9 {
+            f.part_stiffness.push(PartStiffness {
+                joint: name.to_string(),
+                scale,
+            });
+        }
+        f
+    }
 }
 
 /// An imported triangle mesh at rest (world coordinates).
@@ -190,6 +234,20 @@ impl FemFlesh {
                 return bad(
                     &format!("weight_strokes[{k}]"),
                     "centre, radius (> 0) and amount must be finite".into(),
+                );
+            }
+        }
+        for (k, p) in self.part_stiffness.iter().enumerate() {
+            if !(p.scale.is_finite() && PART_STIFFNESS_RANGE.contains(&p.scale)) {
+                return bad(
+                    &format!("part_stiffness[{k}].scale"),
+                    format!("must be in 0.001..=1000, got {}", p.scale),
+                );
+            }
+            if self.part_stiffness[..k].iter().any(|q| q.joint == p.joint) {
+                return bad(
+                    &format!("part_stiffness[{k}].joint"),
+                    format!("joint '{}' is listed twice", p.joint),
                 );
             }
         }

@@ -7,7 +7,9 @@ mod muscle;
 mod skeleton;
 mod skin;
 
-pub use flesh::{EmbeddedMesh, FemFlesh, Flesh, FleshDetail, WeightStroke};
+pub use flesh::{
+    EmbeddedMesh, FemFlesh, Flesh, FleshDetail, PART_STIFFNESS_RANGE, PartStiffness, WeightStroke,
+};
 pub use muscle::{DeformationDriver, DeformationParam, Muscle};
 pub use skeleton::{Dof, Joint, Posture, Skeleton};
 pub use skin::{Band, BandDefaults, Skin, SkinMaterial, SkinPoints};
@@ -121,6 +123,17 @@ impl Character {
                 return Err(InvalidField::new(
                     format!("flesh.Fem.weight_strokes[{k}].bone"),
                     format!("no such bone (the skeleton has {bones})"),
+                ));
+            }
+            if let Some((k, p)) = fem
+                .part_stiffness
+                .iter()
+                .enumerate()
+                .find(|(_, p)| self.skeleton.find(&p.joint).is_none())
+            {
+                return Err(InvalidField::new(
+                    format!("flesh.Fem.part_stiffness[{k}].joint"),
+                    format!("the skeleton has no joint '{}'", p.joint),
                 ));
             }
         }

@@ -41,6 +41,8 @@ pub enum FleshError {
     Quadrature { message: String },
     #[error("the flesh's adaptive detail cannot be built: {message}")]
     Adaptive { message: String },
+    #[error("the flesh's part_stiffness names joint '{joint}', which the skeleton does not have")]
+    PartJoint { joint: String },
     #[error("FEM flesh needs a skeleton with at least one bone (two joints)")]
     NoBones,
     #[error("FEM flesh needs muscles to build a lattice around; the character has none")]

@@ -41,12 +41,7 @@ impl FleshBody {
         lattice: Lattice,
         elements: CellElements,
     ) -> Result<(Self, Option<RegionWeights>), FleshError> {
-        let material = Material {
-            young: flesh.young,
-            poisson: flesh.poisson,
-            density: flesh.density,
-        };
-        let materials = vec![material; lattice.cell_count()];
+        let materials = cell_materials(character, flesh, &lattice)?;
         let mut settings = fem_settings(character, flesh);
         if flesh.embedded_mesh.is_some() {
             // Bones through an imported mesh's lattice pin thin lines of
@@ -311,6 +306,49 @@ impl FleshBody {
         edges.dedup();
         edges
     }
+}
+
+/// Each cell's material: the flesh's, with the Young's modulus of the part
+/// it belongs to scaled ([`FemFlesh::part_stiffness`]): the part of the
+/// joint carrying the bone nearest the cell's centre at rest.
+pub fn cell_materials(
+    character: &Character,
+    flesh: &FemFlesh,
+    lattice: &Lattice,
+) -> Result<Vec<Material>, FleshError> {
+    let base = Material {
+        young: flesh.young,
+        poisson: flesh.poisson,
+        density: flesh.density,
+    };
+    if flesh.part_stiffness.is_empty() || lattice.bones.is_empty() {
+        return Ok(vec![base; lattice.cell_count()]);
+    }
+    let joints = &character.skeleton.joints;
+    let mut scale_of_joint = vec![1.0; joints.len()];
+    for p in &flesh.part_stiffness {
+        let j = character
+            .skeleton
+            .find(&p.joint)
+            .ok_or_else(|| FleshError::PartJoint {
+                joint: p.joint.clone(),
+            })?;
+        scale_of_joint[j] = p.scale;
+    }
+    Ok((0..lattice.cell_count())
+        .map(|c| {
+            let centre = lattice.cell_corners(c).iter().sum::<DVec3>() / 8.0;
+            let bone = lattice
+                .bones
+                .iter()
+                .min_by(|a, b| a.distance(centre).total_cmp(&b.distance(centre)))
+                .expect("bones checked above");
+            Material {
+                young: base.young * scale_of_joint.get(bone.joint).copied().unwrap_or(1.0),
+                ..base
+            }
+        })
+        .collect())
 }
 
 fn same_lattice(a: &Lattice, b: &Lattice) -> bool {

@@ -58,6 +58,9 @@ pub enum Param {
     GlobalDamping,
     /// The flesh backend: kinematic muscles or FEM flesh (issue 7).
     Flesh,
+    /// The FEM flesh stiffness of the current joint's part (floppy ears,
+    /// rigid horns), and of its mirror image under symmetry.
+    PartStiffness,
     Integrator,
     /// ε(r), the adaptive integrators' position tolerance.
     Tolerance,
@@ -256,6 +259,7 @@ impl ControlPanel {
                 Param::Gravity,
                 Param::GlobalDamping,
                 Param::Flesh,
+                Param::PartStiffness,
                 Param::Integrator,
                 Param::Tolerance,
                 Param::TimeRatio,
@@ -338,6 +342,17 @@ impl ControlPanel {
                             ),
                             None => "kinematic".into(),
                         },
+                        Param::PartStiffness => {
+                            match (
+                                c.flesh.fem(),
+                                c.skeleton.joints.get(tools.state.current_joint),
+                            ) {
+                                (Some(f), Some(j)) => {
+                                    format!("{} x{:.2}", j.name, f.part_scale(&j.name))
+                                }
+                                _ => "- (FEM flesh)".into(),
+                            }
+                        }
                         Param::Integrator => format!("{:?}", settings.integrator),
                         Param::Tolerance => format!("{:.1e}", settings.tolerances.position),
                         Param::TimeRatio => format!("x{:.2}", settings.time_ratio),
@@ -632,6 +647,47 @@ impl ControlPanel {
                     .apply(ctx.character, Command::SetFlesh { flesh })?;
                 Ok(PanelOutcome::Edited(format!("{name} flesh")))
             }
+            Param::PartStiffness => {
+                let invalid = |message: String| EditError::Invalid {
+                    command: "parameters panel",
+                    field: "part flesh E".into(),
+                    message,
+                };
+                let c = &*ctx.character;
+                let fem = c.flesh.fem().ok_or_else(|| {
+                    invalid("the flesh is kinematic: switch it to FEM (the flesh row)".into())
+                })?;
+                let joint = tools.state.current_joint;
+                let name = c
+                    .skeleton
+                    .joints
+                    .get(joint)
+                    .ok_or_else(|| invalid("pick a joint first".into()))?
+                    .name
+                    .clone();
+                let scale =
+                    fem.part_scale(&name) * if up { STEP as f64 } else { 1.0 / STEP as f64 };
+                let mut fem = fem.with_part_scale(&name, scale);
+                let mirror = ctx
+                    .symmetry
+                    .and_then(|s| s.mirror_joint(c, &c.skeleton.rest_posture(), joint))
+                    .filter(|&m| m != joint)
+                    .map(|m| c.skeleton.joints[m].name.clone());
+                if let Some(m) = &mirror {
+                    fem = fem.with_part_scale(m, scale);
+                }
+                let now = fem.part_scale(&name);
+                ctx.history.apply(
+                    ctx.character,
+                    Command::SetFlesh {
+                        flesh: Flesh::Fem(fem),
+                    },
+                )?;
+                Ok(PanelOutcome::Edited(format!(
+                    "flesh of {name}{} x{now:.2} as stiff",
+                    mirror.map(|m| format!(" and {m}")).unwrap_or_default()
+                )))
+            }
             Param::Integrator => {
                 let all = IntegratorKind::ALL;
                 let i = all
@@ -795,6 +851,7 @@ fn param_label(p: Param) -> &'static str {
         Param::Snapping => "snapping",
         Param::Precision => "precision",
         Param::Lock => "lock part",
+        Param::PartStiffness => "part flesh E",
         Param::Symmetry => "symmetry",
     }
 }
@@ -1049,6 +1106,53 @@ mod tests {
         assert!(sym_line(&r).ends_with("mirror x = 0"), "{}", sym_line(&r));
         r.press(sym_row, Side::Left).unwrap();
         assert_eq!(r.panel.symmetry, None);
+    }
+
+    /// The part-stiffness row scales the current joint's part of the FEM
+    /// flesh (and its mirror image under symmetry) in one undo step; on
+    /// kinematic flesh it is refused and nothing changes.
+    #[test]
+    fn the_part_stiffness_row_scales_the_current_part_and_its_mirror() {
+        let mut r = Rig::new();
+        let row = Row::Param(Param::PartStiffness);
+        r.tools.state.current_joint = r.c.skeleton.find("flipper_l").unwrap();
+        assert!(r.press(row, Side::Left).is_err(), "kinematic flesh");
+        assert_eq!(r.c.flesh, Flesh::Kinematic);
+        r.press(Row::Param(Param::Flesh), Side::Right).unwrap();
+        let sym = Symmetry::x();
+        let mut ctx = ToolContext {
+            character: &mut r.c,
+            history: &mut r.h,
+            symmetry: Some(&sym),
+        };
+        for _ in 0..2 {
+            r.panel
+                .press(
+                    row_of(row),
+                    Side::Left,
+                    0.25,
+                    &mut r.tools,
+                    &mut ctx,
+                    &mut r.settings,
+                )
+                .unwrap();
+        }
+        let f = r.c.flesh.fem().unwrap();
+        let want = 1.0 / (STEP as f64 * STEP as f64);
+        for side in ["flipper_l", "flipper_r"] {
+            assert!((f.part_scale(side) - want).abs() < 1e-9, "{side}");
+        }
+        assert_eq!(f.part_scale("body"), 1.0);
+        let line = r
+            .panel
+            .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())[row_of(row)]
+        .clone();
+        assert!(line.ends_with("flipper_l x0.64"), "{line}");
+        r.h.undo(&mut r.c).unwrap();
+        let f = r.c.flesh.fem().unwrap();
+        let once = 1.0 / STEP as f64;
+        assert!((f.part_scale("flipper_l") - once).abs() < 1e-9);
+        assert!((f.part_scale("flipper_r") - once).abs() < 1e-9);
     }
 
     #[test]
