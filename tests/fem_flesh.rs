@@ -501,3 +501,42 @@ fn an_imported_mesh_runs_as_fem_flesh() {
         "not everything moves alike ({min} vs {max} m)"
     );
 }
+
+/// Within a wall-clock budget the flesh steps only as far as the budget
+/// allows (at least one step a call) and the skins never run ahead of it:
+/// the report says the simulation fell behind, and later calls catch up.
+#[test]
+fn a_flesh_over_budget_holds_the_skins_back_and_catches_up() {
+    use std::time::Duration;
+    let c = plasticine::io::load_character(std::path::Path::new("assets/penguin.ron")).unwrap();
+    let c = with_fem(c);
+    assert!(!c.skins.is_empty());
+    let driver = swing(&c);
+    let mut sim = Simulation::new(c, driver, SolverSettings::default()).unwrap();
+    let target = 0.25;
+    let report = sim.advance_to(target, Some(Duration::ZERO)).unwrap();
+    let flesh_time = sim.flesh().unwrap().time();
+    eprintln!(
+        "budget 0: flesh at {flesh_time:.4} s, skins at {:.4} s of {target} s",
+        report.reached
+    );
+    assert!(report.fell_behind);
+    assert!(flesh_time > 0.0 && flesh_time < target);
+    assert!(sim.time() <= flesh_time, "the skins ran ahead of the flesh");
+    let mut calls = 1;
+    while sim.time() < target - 1e-9 {
+        let before = sim.flesh().unwrap().time();
+        sim.advance_to(target, Some(Duration::ZERO)).unwrap();
+        assert!(sim.flesh().unwrap().time() > before || sim.time() >= target - 1e-9);
+        assert!(sim.time() <= sim.flesh().unwrap().time());
+        calls += 1;
+        assert!(calls < 200, "never caught up");
+    }
+    let report = sim.advance_to(target, None).unwrap();
+    assert!(!report.fell_behind);
+    assert!(
+        sim.deepest_penetration() < 0.01,
+        "{}",
+        sim.deepest_penetration()
+    );
+}

@@ -336,9 +336,25 @@ impl FleshSim {
         posture_at: impl Fn(f64) -> Posture,
         target: f64,
     ) -> Vec<StepReport> {
+        self.advance_within(character, posture_at, target, None)
+    }
+
+    /// As [`advance_to`](Self::advance_to), but stops stepping once the
+    /// wall clock passes `deadline` (after at least one step, so the flesh
+    /// always moves on); [`time`](Self::time) says how far it got.
+    pub fn advance_within(
+        &mut self,
+        character: &Character,
+        posture_at: impl Fn(f64) -> Posture,
+        target: f64,
+        deadline: Option<std::time::Instant>,
+    ) -> Vec<StepReport> {
         let h = FLESH_STEP;
         let mut reports = Vec::new();
         while self.time < target - 1e-12 {
+            if !reports.is_empty() && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+                break;
+            }
             let t = self.time + h;
             let bones = bone_transforms(character, self.body.bones(), &posture_at(t));
             reports.push(self.step(&bones, t));

@@ -397,14 +397,21 @@ impl Simulation {
         let deadline = budget.map(|b| start + b);
         let mut report = AdvanceReport::default();
         // The flesh first, one velocity offset past the target: the skins'
-        // stages read the muscles at t and t + VELOCITY_DT.
+        // stages read the muscles at t and t + VELOCITY_DT. Within the
+        // budget too: a flesh that cannot keep up holds the skins back to
+        // where it got (the report says it fell behind) rather than
+        // stalling the thread.
+        let mut target = target;
+        let asked = target;
         if let Some(flesh) = &mut self.flesh {
             let driver = &self.driver;
-            flesh.advance_to(
+            flesh.advance_within(
                 &self.character,
                 |t| driver.posture_at(t),
                 target + super::system::VELOCITY_DT,
+                deadline,
             );
+            target = target.min(flesh.time() - super::system::VELOCITY_DT);
         }
         // Skins are independent systems: step them in parallel. They are taken
         // out of the character meanwhile; the inner layers stay readable.
@@ -440,7 +447,7 @@ impl Simulation {
             flesh.forget_before(now);
         }
         report.reached = self.time().min(target);
-        report.fell_behind = report.reached < target - 1e-12;
+        report.fell_behind = report.reached < asked - 1e-12;
         report.wall = start.elapsed();
         Ok(report)
     }
