@@ -540,3 +540,40 @@ fn a_flesh_over_budget_holds_the_skins_back_and_catches_up() {
         sim.deepest_penetration()
     );
 }
+
+/// A hand holding the flesh through an edit that rebuilds it on another
+/// lattice keeps holding it: the grab is made again where the point is, under
+/// the same id, and the new flesh brings the point to the hand.
+#[test]
+fn a_grab_survives_a_new_lattice() {
+    let c = fem_penguin();
+    let rest = c.skeleton.rest_posture();
+    let mut flesh = FleshSim::new(&c, &rest, 0.0).unwrap();
+    let belly = PosedBody::new(&c, &rest).muscles[0].center;
+    let at = belly + Vec3::new(0.0, 0.0, 0.08);
+    let id = flesh.grab(at).expect("the belly's flesh");
+    let hand = at + Vec3::new(0.0, 0.0, 0.03);
+    flesh.move_grab(id, hand);
+    flesh.advance_to(&c, |_| rest.clone(), 0.3);
+    let mut finer = c.clone();
+    if let Flesh::Fem(f) = &mut finer.flesh {
+        f.target_vertices = 400;
+    }
+    let mut rebuilt = FleshSim::rebuilt(&finer, &rest, flesh.time(), Some(&flesh)).unwrap();
+    assert_ne!(
+        rebuilt.lattice().vertex_count(),
+        flesh.lattice().vertex_count()
+    );
+    assert_eq!(rebuilt.grabs().len(), 1);
+    assert_eq!(rebuilt.grabs()[0].id, id);
+    assert!(rebuilt.move_grab(id, hand), "the same id moves it");
+    rebuilt.advance_to(&finer, |_| rest.clone(), flesh.time() + 0.3);
+    let off = (rebuilt.grabbed_position(id).unwrap() - hand).length();
+    eprintln!(
+        "grab carried onto a {}-vertex lattice: {off:.1e} m off the hand",
+        rebuilt.lattice().vertex_count()
+    );
+    assert!(off < 1e-4, "{off}");
+    let next = rebuilt.grab(belly).unwrap();
+    assert_ne!(next, id, "new grabs get new ids");
+}

@@ -288,6 +288,9 @@ impl FleshSim {
         let bones = bone_transforms(character, sim.body.bones(), posture);
         sim.body.settle(&bones, weights.as_deref());
         sim.history = VecDeque::from([(t, sim.body.field())]);
+        if let Some(old) = old {
+            sim.take_grabs(old);
+        }
         Ok(sim)
     }
 
@@ -326,6 +329,30 @@ impl FleshSim {
         self.next_grab = old.next_grab;
         self.edges = std::sync::Arc::new(self.body.wire_edges());
         true
+    }
+
+    /// The grabs of `old` (another lattice) made again on this flesh: each
+    /// grabbed point where it is now, held by the same hand under the same
+    /// id, so a hand holding the flesh through an edit keeps holding it. A
+    /// point the new flesh does not reach is let go.
+    fn take_grabs(&mut self, old: &FleshSim) {
+        for g in &old.grabs {
+            let Some(at) = old.grabbed_position(g.id) else {
+                continue;
+            };
+            let Some(rest) = self.rest_point_of(at.as_dvec3()) else {
+                continue;
+            };
+            if let Some(embedding) = self.body.lattice().embed(rest) {
+                self.grabs.push(Grab {
+                    id: g.id,
+                    embedding,
+                    rest,
+                    hand: g.hand,
+                });
+            }
+        }
+        self.next_grab = self.next_grab.max(old.next_grab);
     }
 
     /// Steps at h until the flesh reaches `target`, the bones following
