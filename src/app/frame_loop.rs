@@ -367,6 +367,15 @@ impl FrameLoop {
         if let Some(n) = &self.toolbox.state.notice {
             overlay.push(n.clone());
         }
+        if let Some(line) = self
+            .sim
+            .latest()
+            .flesh
+            .as_deref()
+            .and_then(flesh_detail_line)
+        {
+            overlay.push(line);
+        }
         // The render target, which may wait for the display: before the
         // late tracking sample, so that wait is not head-to-render latency.
         renderer.acquire().map_err(|message| FrameError {
@@ -845,6 +854,20 @@ impl VehicleInput for FrameLoop {
     fn fly(&mut self, delta: Mat4) {
         self.pending_fly *= delta;
     }
+}
+
+/// The overlay's line on adaptive flesh detail (§4.7), when there is any.
+fn flesh_detail_line(flesh: &crate::fem::FleshPose) -> Option<String> {
+    let total: usize = flesh.detail.iter().sum();
+    (total > 0).then(|| {
+        let per_level: Vec<String> = flesh
+            .detail
+            .iter()
+            .enumerate()
+            .map(|(j, n)| format!("{n} at level {}", j + 1))
+            .collect();
+        format!("flesh detail: {}", per_level.join(", "))
+    })
 }
 
 #[cfg(test)]
