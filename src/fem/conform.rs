@@ -2,15 +2,16 @@
 //! a chain vertex cannot be moved onto its bone alone without spoiling a
 //! cell, the free vertices (no bone's) within two edges of it are moved
 //! part-way too, by a pattern search that raises the least Jacobian ratio
-//! of their cells ([`Lattice::relax_move`]).
+//! of their cells (`Lattice::relax_move`).
 //!
 //! Only interior vertices move this way (all eight cells around them in
 //! the lattice), the chain vertex too: the lattice's boundary stays put, so
 //! the region the lattice covers, and the flesh it holds, do not change
 //! (condition (iii) of §3.1; a boundary chain vertex moved onto a bone
 //! inside the flesh would dent the lattice into it, as the penguin's legs
-//! would: their tails lie 5 mm inside the feet, in a block of boundary
-//! cells with no interior vertex). Each free vertex stays within 0.9 cell
+//! would: their tails lie 5 mm inside the feet, in a layer of cells one
+//! thick whose vertices near the tails all lie on the boundary). Each free
+//! vertex stays within 0.9 cell
 //! of its grid place, so embedding still finds a point in the 27 cells
 //! around its grid cell.
 

@@ -14,12 +14,12 @@
 //! moving an interior vertex alone would spoil a cell (a short oblique bone
 //! whose tail lies deep in a cell), the free interior vertices within two
 //! edges of it are moved part-way too ([`super::conform`],
-//! [`Lattice::relax_move`]) under the same guard over every cell they
+//! `Lattice::relax_move`) under the same guard over every cell they
 //! touch. A vertex whose move still spoils a cell stays where it is and is
 //! bound to the bone by distance (the fallback of [`Lattice::bind_bones`]):
-//! so do the penguin's legs, whose tails lie inside the feet in a block of
-//! boundary cells, where a chain vertex would dent the lattice into the
-//! flesh.
+//! so do the penguin's legs, whose tails lie inside the feet near
+//! boundary vertices only, where a chain vertex would dent the lattice into
+//! the flesh.
 //!
 //! The chain's vertices are the bone's vertices: they move rigidly with it
 //! (eq. 17–18), so the flesh's displacement on a fully conformed bone is
@@ -57,7 +57,7 @@ pub struct BoneChain {
     /// How many belonged to an earlier bone already (a shared joint).
     pub shared: usize,
     /// How many free vertices around the chain were moved part-way to make
-    /// room for its vertices ([`Lattice::relax_move`]).
+    /// room for its vertices ([`super::conform`]).
     pub relaxed: usize,
 }
 
