@@ -5,7 +5,7 @@
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 use plasticine::fem::element::{CellElements, HexElement, Material, cell_point, corner_offset};
 use plasticine::fem::quadrature::character_lattice_with_vertices;
-use plasticine::fem::snap::{MIN_JACOBIAN, cell_quality, lattice_elements};
+use plasticine::fem::snap::{MIN_JACOBIAN, SnapReport, cell_quality, lattice_elements};
 use plasticine::fem::sparse::assemble_elements;
 use plasticine::fem::{
     Bone, BoneBinding, FemBody, FemSettings, Lattice, Linearization, NonlinearBody, bone_transforms,
@@ -180,12 +180,14 @@ fn the_penguin_lattice_snaps_its_bones() {
     for (b, chain) in report.chains.iter().enumerate() {
         let bone = &l.bones[b];
         eprintln!(
-            "  bone {b}: length {:.2} cells, chain {:?} ({} on the bone, {} fell back, {} shared){}",
+            "  bone {b}: length {:.2} cells, chain {:?} ({} on the bone, {} fell back, {} shared, {} \
+             free vertices relaxed){}",
             bone.head.distance(bone.tail) / l.cell_size.x,
             chain.vertices,
             chain.on_bone,
             chain.fell_back,
             chain.shared,
+            chain.relaxed,
             covered(&l, b)
                 .err()
                 .map_or(String::new(), |e| format!(": {e}"))
@@ -196,7 +198,10 @@ fn the_penguin_lattice_snaps_its_bones() {
     // The trunk, neck, head and flippers lie on their chains; the two legs
     // (0.86 cell, oblique on all three axes, ending near a cell's centre)
     // cannot: the only edges towards their feet would turn a cell inside
-    // out, so they keep their grid vertex, bound by distance.
+    // out, and their end vertices lie on the lattice's boundary, where
+    // moving the neighbours too (relaxing, which only interior vertices do)
+    // would dent the lattice into the feet. They keep their grid vertex,
+    // bound by distance.
     assert!(covered_bones.len() >= 8, "{covered_bones:?}");
 }
 
@@ -556,4 +561,152 @@ fn the_trimmed_character_lattice_is_snapped_and_conformed() {
         FemSettings::default(),
     );
     assert!(body.global.lumped_mass.iter().all(|&m| m > 0.0));
+}
+
+/// The penguin's hips inside a solid block: a trunk bone up the grid line
+/// from a vertex and two legs 0.88 cell long, oblique on all three axes,
+/// ending near cell centres (the penguin's leg geometry, here surrounded by
+/// cells).
+fn hips_in_a_block() -> (Lattice, SnapReport) {
+    let h = 0.1;
+    let mut l = Lattice::grid_box(DVec3::ZERO, DVec3::splat(h), [6, 6, 6]);
+    let root = DVec3::new(3.0, 3.0, 3.0) * h;
+    let bones = vec![
+        Bone {
+            joint: 0,
+            child: Some(1),
+            head: root,
+            tail: root + DVec3::new(0.0, 1.6, 0.0) * h,
+        },
+        Bone {
+            joint: 0,
+            child: Some(2),
+            head: root,
+            tail: root + DVec3::new(0.58, -0.46, 0.46) * h,
+        },
+        Bone {
+            joint: 0,
+            child: Some(3),
+            head: root,
+            tail: root + DVec3::new(-0.58, -0.46, 0.46) * h,
+        },
+    ];
+    let report = l.snap_bones(bones, MIN_JACOBIAN);
+    (l, report)
+}
+
+/// A leg's end vertex moved onto its tail alone turns a cell inside out;
+/// with its free interior neighbours relaxed every bone lies on its chain,
+/// every cell keeps its Jacobian guard, the boundary does not move (so the
+/// conformed cells fill the block exactly: their isoparametric volumes sum
+/// to the block's), and points of the bones, embedded at rest, follow the
+/// legs swung about the hips exactly through implicit-Euler steps.
+#[test]
+fn relaxed_neighbours_put_short_oblique_legs_on_chains() {
+    let (l, report) = hips_in_a_block();
+    // The end vertex alone, on the grid lattice.
+    let mut alone = Lattice::grid_box(l.origin, l.cell_size, l.dims);
+    let box_volume = l.cell_size.element_product();
+    let mut worst_alone = f64::INFINITY;
+    for chain in &report.chains[1..] {
+        let end = *chain.vertices.last().unwrap();
+        let saved = alone.rest[end];
+        alone.rest[end] = l.rest[end];
+        for c in (0..alone.cell_count()).filter(|&c| alone.cells[c].contains(&end)) {
+            worst_alone = worst_alone.min(cell_quality(&alone.cell_corners(c), box_volume));
+        }
+        alone.rest[end] = saved;
+    }
+    let moved: Vec<usize> = (0..l.vertex_count())
+        .filter(|&a| l.rest[a] != l.grid_position(a))
+        .collect();
+    let boundary_moved = moved
+        .iter()
+        .filter(|&&a| l.vertex_coords[a].iter().any(|&x| x == 0 || x == 6))
+        .count();
+    let farthest = moved
+        .iter()
+        .map(|&a| (l.rest[a] - l.grid_position(a)).abs().max_element() / l.cell_size.x)
+        .fold(0.0, f64::max);
+    let elements = lattice_elements(&l);
+    let volume: f64 = (0..l.cell_count()).map(|c| elements.get(c).volume()).sum();
+    let block = 216.0 * box_volume;
+    eprintln!(
+        "hips in a block: end vertex alone → least Jacobian ratio {worst_alone:.3}; relaxed: \
+         chains {:?}, {} free vertices relaxed per bone {:?}, {} vertices moved (≤ {farthest:.2} \
+         cell, {boundary_moved} on the boundary), least ratio {:.3}, volume {volume:.6} vs {block:.6} m³",
+        counts(&l),
+        report.chains.iter().map(|c| c.relaxed).sum::<usize>(),
+        report.chains.iter().map(|c| c.relaxed).collect::<Vec<_>>(),
+        moved.len(),
+        min_quality(&l)
+    );
+    assert!(worst_alone < 0.0, "{worst_alone}");
+    for (b, chain) in report.chains.iter().enumerate() {
+        covered(&l, b).unwrap();
+        assert_eq!(chain.fell_back, 0, "bone {b}: {chain:?}");
+    }
+    assert!(report.chains[1].relaxed > 0 && report.chains[2].relaxed > 0);
+    assert!(
+        counts(&l)
+            .iter()
+            .all(|&(n, on, fell)| n > 0 && on == n && fell == 0)
+    );
+    assert!(min_quality(&l) >= MIN_JACOBIAN);
+    assert!((report.min_jacobian - min_quality(&l)).abs() < 1e-15);
+    assert_eq!(boundary_moved, 0);
+    assert!(farthest < 0.9);
+    assert!(
+        (volume - block).abs() < 1e-12 * block,
+        "{volume} vs {block}"
+    );
+
+    // The legs swung about the hips (the trunk still): 21 points per bone.
+    let root = l.bones[0].head;
+    let settings = FemSettings {
+        linearization: Linearization::BlendedLocal { blend_width: 0.1 },
+        ..FemSettings::default()
+    };
+    let mut body = FemBody::uniform(l, Material::FLESH, settings);
+    let swing = |angle: f64| {
+        let about = |axis: DVec3, a: f64| {
+            DAffine3::from_translation(root)
+                * DAffine3::from_quat(DQuat::from_axis_angle(axis, a))
+                * DAffine3::from_translation(-root)
+        };
+        vec![
+            DAffine3::IDENTITY,
+            about(DVec3::X, angle),
+            about(DVec3::new(1.0, 0.0, 0.3).normalize(), -angle),
+        ]
+    };
+    let points: Vec<Vec<_>> = body
+        .lattice
+        .bones
+        .iter()
+        .map(|bone| {
+            (0..=20)
+                .map(|k| {
+                    let p = bone.head.lerp(bone.tail, k as f64 / 20.0);
+                    (p, body.lattice.embed(p).expect("bone point inside"))
+                })
+                .collect()
+        })
+        .collect();
+    let mut worst = 0.0f64;
+    for step in 1..=15 {
+        let pose = swing(0.6 * step as f64 / 15.0);
+        let r = body.step(&pose);
+        assert!(r.converged(), "step {step}: {r:?}");
+        for (b, bone_points) in points.iter().enumerate() {
+            for (p, e) in bone_points {
+                let moved = body.lattice.deform(e, &body.q);
+                worst = worst.max(moved.distance(pose[b].transform_point3(*p)));
+            }
+        }
+    }
+    eprintln!(
+        "  legs swung 0.6 rad over 15 steps: bone points off their posed bones ≤ {worst:.1e} m"
+    );
+    assert!(worst < 1e-12);
 }

@@ -305,13 +305,15 @@ impl Lattice {
         vertices: usize,
         bone_radius_cells: f64,
     ) -> Self {
+        // The count does not depend on the binding: the search binds by
+        // radius (cheap), the lattice chosen is bound the default way.
         let build = |h: f64| {
             Self::from_character(
                 character,
                 &LatticeSettings {
                     cell_size: h,
                     bone_radius_cells,
-                    binding: BoneBinding::default(),
+                    binding: BoneBinding::Radius,
                 },
             )
         };
@@ -334,6 +336,9 @@ impl Lattice {
                 break;
             }
         }
+        let bones = std::mem::take(&mut best.bones);
+        let radius = bone_radius_cells * best.cell_size.x;
+        best.bind(bones, BoneBinding::default(), radius);
         best
     }
 

@@ -67,6 +67,7 @@
 pub mod adapt;
 pub mod adapt_bench;
 pub mod cg;
+pub mod conform;
 pub mod coupling;
 pub mod demo;
 pub mod element;

@@ -10,9 +10,16 @@
 //! parameters, one at a time, each move kept
 //! only while every cell touching the vertex stays valid: the Jacobian
 //! determinant of its trilinear map, at the eight corners and the eight
-//! Gauss points, at least [`MIN_JACOBIAN`] of the undistorted box's. A
-//! vertex whose move would spoil a cell stays where it is and is bound to
-//! the bone by distance (the fallback of [`Lattice::bind_bones`]).
+//! Gauss points, at least [`MIN_JACOBIAN`] of the undistorted box's. Where
+//! moving an interior vertex alone would spoil a cell (a short oblique bone
+//! whose tail lies deep in a cell), the free interior vertices within two
+//! edges of it are moved part-way too ([`super::conform`],
+//! `Lattice::relax_move`) under the same guard over every cell they
+//! touch. A vertex whose move still spoils a cell stays where it is and is
+//! bound to the bone by distance (the fallback of [`Lattice::bind_bones`]):
+//! so do the penguin's legs, whose tails lie inside the feet near
+//! boundary vertices only, where a chain vertex would dent the lattice into
+//! the flesh.
 //!
 //! The chain's vertices are the bone's vertices: they move rigidly with it
 //! (eq. 17–18), so the flesh's displacement on a fully conformed bone is
@@ -49,6 +56,9 @@ pub struct BoneChain {
     pub fell_back: usize,
     /// How many belonged to an earlier bone already (a shared joint).
     pub shared: usize,
+    /// How many free vertices around the chain were moved part-way to make
+    /// room for its vertices ([`super::conform`]).
+    pub relaxed: usize,
 }
 
 /// What [`Lattice::snap_bones`] did, per bone.
@@ -107,6 +117,12 @@ pub fn invert_trilinear(corners: &[DVec3; 8], p: DVec3) -> Option<DVec3> {
         }
     }
     (r.length() <= 1e-11 * scale).then_some(s)
+}
+
+/// The lattice's edge graph and the cells of each vertex.
+pub(super) struct Topology<'a> {
+    pub(super) adjacency: &'a [Vec<usize>],
+    pub(super) cells_of: &'a [Vec<usize>],
 }
 
 /// The 12 edges of a cell as corner pairs.
@@ -179,13 +195,17 @@ impl Lattice {
                 ends = vec![start];
             }
             let saved = (self.rest.clone(), self.bone_of_vertex.clone());
+            let topology = Topology {
+                adjacency: &adjacency,
+                cells_of: &cells_of,
+            };
             let mut best: Option<(usize, usize)> = None;
             for (i, &end) in ends.iter().enumerate() {
                 let path = self
                     .bone_path(&adjacency, bone, start, end, h)
                     .unwrap_or_else(|| vec![start, end]);
                 let fell = self
-                    .conform_chain(bi, bone, &path, &cells_of, min_jacobian)
+                    .conform_chain(bi, bone, &path, &topology, min_jacobian)
                     .fell_back;
                 if best.is_none_or(|(f, _)| fell < f) {
                     best = Some((fell, i));
@@ -199,7 +219,7 @@ impl Lattice {
             let path = self
                 .bone_path(&adjacency, bone, start, end, h)
                 .unwrap_or_else(|| vec![start, end]);
-            let chain = self.conform_chain(bi, bone, &path, &cells_of, min_jacobian);
+            let chain = self.conform_chain(bi, bone, &path, &topology, min_jacobian);
             report.chains.push(chain);
             // A bone whose whole chain an earlier bone holds (shorter than
             // a cell, from a shared joint) binds the free vertices nearest
@@ -230,17 +250,19 @@ impl Lattice {
     }
 
     /// Binds the vertices of `path` to bone `bi` (those no earlier bone
-    /// holds) and moves each onto the bone where the cells allow: the ends
-    /// to the joints, the others to their projections (increasing along the
-    /// bone, less than 0.9 cell from the grid).
+    /// holds) and moves each onto the bone where the cells allow, alone or
+    /// with its free interior neighbours relaxed: the ends to the joints, the others
+    /// to their projections (increasing along the bone, less than 0.9 cell
+    /// from the grid).
     fn conform_chain(
         &mut self,
         bi: usize,
         bone: &Bone,
         path: &[usize],
-        cells_of: &[Vec<usize>],
+        topology: &Topology,
         min_jacobian: f64,
     ) -> BoneChain {
+        let cells_of = topology.cells_of;
         let box_volume = self.cell_size.element_product();
         let h = self.cell_size.min_element();
         let mut chain = BoneChain {
@@ -265,9 +287,13 @@ impl Lattice {
             };
             let target = bone.head + d * t;
             let grid = self.grid_position(a);
-            let ok = t > last_t
-                && (target - grid).abs().max_element() < 0.9 * h
-                && self.try_move(a, target, &cells_of[a], box_volume, min_jacobian);
+            let reachable = t > last_t && (target - grid).abs().max_element() < 0.9 * h;
+            let ok = reachable
+                && (self.try_move(a, target, &cells_of[a], box_volume, min_jacobian) || {
+                    let moved = self.relax_move(a, target, topology, min_jacobian);
+                    chain.relaxed += moved.unwrap_or(0);
+                    moved.is_some()
+                });
             if ok {
                 chain.on_bone += 1;
                 last_t = t;
