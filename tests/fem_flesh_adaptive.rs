@@ -186,7 +186,8 @@ fn without_detail_the_adaptive_flesh_sags_as_the_plain_one() {
 
 /// An edit on the same lattice (a painted stroke) keeps the adaptive
 /// flesh's motion and detail; switching detail off rebuilds the plain
-/// flesh, settled; bad detail settings are refused with the field named.
+/// flesh, settled, the grab made again; bad detail settings are refused
+/// with the field named.
 #[test]
 fn edits_keep_the_detail_and_switching_it_off_settles() {
     let c = penguin(Some(FleshDetail::default()));
@@ -221,8 +222,10 @@ fn edits_keep_the_detail_and_switching_it_off_settles() {
     }
     let plain = FleshSim::rebuilt(&off, &rest, flesh.time(), Some(&flesh)).unwrap();
     assert!(matches!(plain.body, FleshBody::Lattice(_)));
-    assert!(plain.grabs().is_empty(), "a new simulation starts at rest");
-    assert!(plain.is_at_rest(1e-3));
+    // A new simulation starts settled, the hand still holding the point.
+    assert!(plain.body.is_still(1e-3));
+    assert_eq!(plain.grabs().len(), 1, "the grab is made again");
+    assert_eq!(plain.grabs()[0].id, id);
 
     for (detail, field) in [
         (

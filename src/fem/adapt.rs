@@ -420,8 +420,14 @@ impl AdaptiveBody {
         }
         self.prolongation = h.prolongation(&active);
         self.system = galerkin(&self.fine_matrices, &self.prolongation);
-        self.redundant =
-            redundant_functions(&active, &self.prolongation, &self.fine_matrices.lumped_mass);
+        self.redundant = redundant_functions(
+            active
+                .iter()
+                .zip(&self.prolongation.cols)
+                .map(|(&a, col)| (a, col.as_slice())),
+            &hosts_of(&active, self.dof_of.len()),
+            &self.fine_matrices.lumped_mass,
+        );
         self.active = active;
         self.dof_of = dof_of;
         self.q = q;
@@ -545,6 +551,11 @@ impl AdaptiveBody {
             }
         }
         let (c_m, c_k) = s.implicit_euler_coefficients();
+        // Block-Jacobi here: the global system's DOF order (coarse first,
+        // then details) has a wide envelope, and with no bones pinning it
+        // the factor-preconditioned projected CG loses accuracy as the
+        // right-hand side shrinks (measured on a floating slab held by a
+        // grab: the residual floor rose to 1e-6, then CG broke down).
         let system =
             SystemCache::ensure(&mut sc.system, &self.system, MassKind::Consistent, c_m, c_k);
         let report = projected_pcg(
@@ -639,15 +650,18 @@ impl AdaptiveBody {
 /// See [`redundant_functions`].
 const REDUNDANT_MASS: f64 = 0.05;
 
-fn redundant_functions(active: &[usize], p: &Prolongation, mass: &[f64]) -> Vec<bool> {
-    let mut hosts = vec![false; mass.len()];
-    for &a in active {
-        hosts[a] = true;
-    }
-    active
-        .iter()
-        .zip(&p.cols)
-        .map(|(&a, col)| {
+///
+/// `functions` gives each function's node and P column, `hosts` which K_J
+/// vertices host an active function, `mass` the K_J vertices' masses (the
+/// whole flesh's, or one blending region's: a region's system is singular
+/// along the functions redundant on its own cells).
+pub(super) fn redundant_functions<'a>(
+    functions: impl Iterator<Item = (usize, &'a [(u32, f64)])>,
+    hosts: &[bool],
+    mass: &[f64],
+) -> Vec<bool> {
+    functions
+        .map(|(a, col)| {
             if mass[a] > 0.0 {
                 return false;
             }
@@ -662,6 +676,15 @@ fn redundant_functions(active: &[usize], p: &Prolongation, mass: &[f64]) -> Vec<
             free <= REDUNDANT_MASS * all
         })
         .collect()
+}
+
+/// Which K_J vertices host one of the functions `active`.
+pub(super) fn hosts_of(active: &[usize], fine_vertices: usize) -> Vec<bool> {
+    let mut hosts = vec![false; fine_vertices];
+    for &a in active {
+        hosts[a] = true;
+    }
+    hosts
 }
 
 /// One report for the regional solves: iterations summed, the worst

@@ -166,10 +166,21 @@ impl FleshBody {
             }
             Self::Adaptive(b) => {
                 b.constraints = constraints;
+                let (q, v) = (b.q.clone(), b.v.clone());
                 // The bones come from the flesh's own lattice, so a count
                 // mismatch cannot happen; report it as a failed solve.
-                let report = b.step(bones, None).unwrap_or_default();
-                let changed = b.adapt().changed();
+                let mut report = b.step(bones, None).unwrap_or_default();
+                let mut changed = false;
+                if !b.q.iter().chain(&b.v).all(|x| x.is_finite()) {
+                    // A solve broke down: back to the state before it, drop
+                    // the detail (the coarse system is well conditioned)
+                    // and step again.
+                    b.q = q;
+                    b.v = v;
+                    changed = b.coarsen_all().changed();
+                    report = b.step(bones, None).unwrap_or_default();
+                }
+                changed |= b.adapt().changed();
                 (
                     StepReport {
                         solves: vec![report],

@@ -25,7 +25,7 @@
 //! The step and the static solve are FemBody's (solved in the bone's
 //! frame, blended, then corrected back onto the position constraints).
 
-use super::{AdaptiveBody, NONE};
+use super::{AdaptiveBody, NONE, hosts_of, redundant_functions};
 use crate::fem::hierarchy::{Prolongation, galerkin};
 use crate::fem::regions::add_twist;
 use crate::fem::solver::{
@@ -49,6 +49,12 @@ pub(super) struct AdaptRegion {
     dofs: Vec<usize>,
     local_of: Vec<u32>,
     weights: Vec<f64>,
+    /// Local functions (nearly) redundant on the region's own flesh
+    /// ([`redundant_functions`] with the region's masses: a rim function
+    /// over empty cells, or one the details reproduce there): the region's
+    /// system is singular along them, so they are held out of its solve
+    /// (which also lets its Cholesky factor exist).
+    held: Vec<bool>,
     system: Assembled,
     scratch: Scratch,
 }
@@ -121,6 +127,7 @@ impl AdaptiveBody {
                     dofs: Vec::new(),
                     local_of: Vec::new(),
                     weights: Vec::new(),
+                    held: Vec::new(),
                     system: Assembled::default(),
                     scratch: Scratch::default(),
                 })
@@ -154,11 +161,17 @@ impl AdaptiveBody {
     /// (after P changed).
     pub(super) fn rebuild_regions(&mut self) {
         let mut regions = std::mem::take(&mut self.regions);
+        let hosts = hosts_of(&self.active, self.dof_of.len());
         for r in &mut regions {
             let p = &self.prolongation;
             r.dofs = (0..self.dof_count())
                 .filter(|&k| p.cols[k].iter().any(|&(b, _)| r.in_region[b as usize]))
                 .collect();
+            // Numbered by their nodes' K_J order (layer by layer), not DOF
+            // order (coarse first, details after): the region's system then
+            // has the narrow envelope of a lattice numbered by layers, and
+            // its Cholesky factor (CG's preconditioner) stays cheap.
+            r.dofs.sort_by_key(|&k| self.active[k]);
             r.local_of = vec![NONE; self.dof_count()];
             for (l, &k) in r.dofs.iter().enumerate() {
                 r.local_of[k] = l as u32;
@@ -176,6 +189,13 @@ impl AdaptiveBody {
                 }
             }
             r.system = galerkin(&r.fine, &Prolongation { rows, cols });
+            r.held = redundant_functions(
+                r.dofs
+                    .iter()
+                    .map(|&k| (self.active[k], p.cols[k].as_slice())),
+                &hosts,
+                &r.fine.lumped_mass,
+            );
             r.scratch = Scratch::default();
         }
         self.regions = regions;
@@ -300,12 +320,16 @@ impl AdaptiveBody {
                 if let Some(tk) = targets[k] {
                     sc.known[l] = true;
                     sc.x[l] = rt * ((tk - self.q[k]) / h - self.v[k]);
+                } else if r.held[l] {
+                    sc.known[l] = true;
+                    sc.x[l] = DVec3::ZERO;
                 }
             }
             let local = self.region_constraints(r, cons, rt);
             let (c_m, c_k) = s.implicit_euler_coefficients();
-            let system =
+            let mut system =
                 SystemCache::ensure(&mut sc.system, &r.system, MassKind::Consistent, c_m, c_k);
+            system.prepare_factor(&sc.known);
             report.solves.push(projected_pcg(
                 &system,
                 &mut sc,
@@ -363,12 +387,16 @@ impl AdaptiveBody {
                         sc.known[l] = true;
                         sc.x[l] = rt * tk;
                     }
-                    None => sc.x[l] = rt * self.q[k],
+                    None => {
+                        sc.known[l] = r.held[l];
+                        sc.x[l] = rt * self.q[k];
+                    }
                 }
             }
             let local = self.region_constraints(r, cons, rt);
-            let system =
+            let mut system =
                 SystemCache::ensure(&mut sc.system, &r.system, MassKind::Consistent, 0.0, 1.0);
+            system.prepare_factor(&sc.known);
             report.solves.push(projected_pcg(
                 &system,
                 &mut sc,
