@@ -216,9 +216,11 @@ impl FleshSim {
     }
 
     /// The flesh of an edited character: where the lattice is still the one
-    /// `old` ran on (a muscle reshaped inside it, a stroke painted, a
-    /// material changed), its state goes on from `old`'s; otherwise it
-    /// starts at rest as in [`new`](Self::new).
+    /// `old` ran on, the same way (a muscle reshaped inside it, a stroke
+    /// painted, a material changed), its state goes on from `old`'s, detail
+    /// and grabs included; otherwise (another lattice, adaptive detail
+    /// switched on or off) it starts at rest as in [`new`](Self::new), with
+    /// `old`'s grabs made again where their points are.
     pub fn rebuilt(
         character: &Character,
         posture: &Posture,
