@@ -62,8 +62,10 @@
 
 mod blend;
 mod constraints;
+mod redundant;
 mod refine;
 
+use redundant::{hosts_of, redundant_functions};
 pub use refine::polar_strain;
 
 use super::element::{CellElements, Material};
@@ -632,59 +634,6 @@ impl AdaptiveBody {
                 .sum::<f64>(),
         }
     }
-}
-
-/// Which active functions are (nearly) redundant on the flesh: a function
-/// whose own K_J vertex carries no mass (it sits outside the flesh) while
-/// the K_J vertices with mass where it is nonzero host other active
-/// functions, all but [`REDUNDANT_MASS`] of its mass `Σ_b P_bα² m_b`. The
-/// hierarchical basis is unit triangular at its nodes, so those others
-/// reproduce it on that flesh: one direction of the basis moves (almost)
-/// nothing with mass or stiffness. Exactly redundant, the system is
-/// singular along it; nearly, the small inconsistencies of the blended
-/// regions drive it with almost no inertia to resist (measured on the
-/// penguin with detail held after a grab: a coarse vertex outside the flesh
-/// drifting at 6 m/s, CG at 600 iterations a step; with 2 % of its mass
-/// free, 1.6 m/s). Holding such a function where it is costs the flesh at
-/// most that fraction of one function's freedom at its rim.
-/// See [`redundant_functions`].
-const REDUNDANT_MASS: f64 = 0.05;
-
-///
-/// `functions` gives each function's node and P column, `hosts` which K_J
-/// vertices host an active function, `mass` the K_J vertices' masses (the
-/// whole flesh's, or one blending region's: a region's system is singular
-/// along the functions redundant on its own cells).
-pub(super) fn redundant_functions<'a>(
-    functions: impl Iterator<Item = (usize, &'a [(u32, f64)])>,
-    hosts: &[bool],
-    mass: &[f64],
-) -> Vec<bool> {
-    functions
-        .map(|(a, col)| {
-            if mass[a] > 0.0 {
-                return false;
-            }
-            let (mut free, mut all) = (0.0, 0.0);
-            for &(b, w) in col {
-                let m = w * w * mass[b as usize];
-                all += m;
-                if b as usize != a && !hosts[b as usize] {
-                    free += m;
-                }
-            }
-            free <= REDUNDANT_MASS * all
-        })
-        .collect()
-}
-
-/// Which K_J vertices host one of the functions `active`.
-pub(super) fn hosts_of(active: &[usize], fine_vertices: usize) -> Vec<bool> {
-    let mut hosts = vec![false; fine_vertices];
-    for &a in active {
-        hosts[a] = true;
-    }
-    hosts
 }
 
 /// One report for the regional solves: iterations summed, the worst

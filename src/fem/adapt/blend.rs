@@ -25,7 +25,8 @@
 //! The step and the static solve are FemBody's (solved in the bone's
 //! frame, blended, then corrected back onto the position constraints).
 
-use super::{AdaptiveBody, NONE, hosts_of, redundant_functions};
+use super::redundant::{hosts_of, redundant_functions};
+use super::{AdaptiveBody, NONE};
 use crate::fem::hierarchy::{Prolongation, galerkin};
 use crate::fem::regions::add_twist;
 use crate::fem::solver::{
