@@ -18,7 +18,8 @@ fn fem_penguin() -> Character {
     with_fem(plasticine::samples::bare("penguin").unwrap())
 }
 
-/// The character file keeps FEM flesh, strokes and all.
+/// The character file keeps FEM flesh: strokes, part stiffness, adaptive
+/// detail and all.
 #[test]
 fn the_character_file_round_trips_fem_flesh() {
     let mut c = fem_penguin();
@@ -31,11 +32,24 @@ fn the_character_file_round_trips_fem_flesh() {
             radius: 0.04,
             amount: -0.25,
         });
+        f.part_stiffness.push(plasticine::character::PartStiffness {
+            joint: "flipper_l".into(),
+            scale: 0.2,
+        });
+        f.detail = Some(plasticine::character::FleshDetail {
+            levels: 2,
+            ..Default::default()
+        });
     }
     let text = plasticine::io::character_to_string(&c).unwrap();
     let back = plasticine::io::parse_character(&text, std::path::Path::new("mem.ron")).unwrap();
     assert_eq!(back, c);
     assert!(text.contains("Fem("));
+    // Settings written before adaptive detail and part stiffness existed
+    // still load, with neither.
+    let old: FemFlesh = ron::from_str("(young: 30000.0, blend_width: Some(0.05))").unwrap();
+    assert_eq!((old.detail, old.part_stiffness.len()), (None, 0));
+    assert_eq!(old.young, 3.0e4);
 }
 
 /// Switching the backend and painting weights are commands: applied,
