@@ -776,6 +776,15 @@ fn run(cli: Cli) -> Result<()> {
                     f.density,
                     f.weight_strokes.len()
                 );
+                if let Some(d) = &f.detail {
+                    println!(
+                        "  adaptive detail: {} level(s), refined above {} strain, coarsened below {}",
+                        d.levels, d.refine_strain, d.coarsen_strain
+                    );
+                }
+                for p in &f.part_stiffness {
+                    println!("  part '{}': E x{}", p.joint, p.scale);
+                }
                 if let Some(m) = &f.embedded_mesh {
                     println!(
                         "  embedded mesh '{}': {} vertices, {} triangles",
