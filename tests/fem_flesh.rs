@@ -4,6 +4,9 @@
 //! §4.2.3), a grab (Capell §4.4) holds its point at the hand, and painted
 //! region weights (§4.5) stay a partition of unity.
 
+#[path = "support/limb.rs"]
+mod limb;
+
 use glam::{DVec3, Vec3};
 use plasticine::character::{Character, EmbeddedMesh, FemFlesh, Flesh, Posture, WeightStroke};
 use plasticine::fem::flesh::painted_weights;
@@ -454,26 +457,7 @@ fn an_embedded_mesh_deforms_with_the_lattice() {
 /// shoulder end stays.
 #[test]
 fn an_imported_mesh_runs_as_fem_flesh() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let mesh = plasticine::io::import::load_mesh(&root.join("limb.obj")).unwrap();
-    let skeleton = plasticine::io::load_character(&root.join("limb_skeleton.ron")).unwrap();
-    let options = plasticine::fem::import::MeshImport {
-        name: "limb".into(),
-        source: "limb.obj".into(),
-        scale: 1.0,
-        translate: Vec3::ZERO,
-        target_vertices: Some(150),
-        young: None,
-        poisson: None,
-        density: None,
-    };
-    let (c, _) = plasticine::fem::import::fem_character_from_mesh(
-        &mesh.positions,
-        &mesh.triangles,
-        &skeleton,
-        &options,
-    )
-    .unwrap();
+    let (c, mesh) = limb::imported_limb();
     let driver = SkeletonDriver::Keys(c.key_postures.clone());
     // The second key bends the elbow 1.2 rad (the last returns to rest).
     let end = c.key_postures[1].time as f64;

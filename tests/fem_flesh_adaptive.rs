@@ -4,6 +4,9 @@
 //! go, the muscles riding on the fine field. Run with `--nocapture` for the
 //! numbers.
 
+#[path = "support/limb.rs"]
+mod limb;
+
 use glam::{DVec3, Vec3};
 use plasticine::character::{Character, FemFlesh, Flesh, FleshDetail, WeightStroke};
 use plasticine::fem::quadrature::character_inside;
@@ -392,26 +395,7 @@ fn the_simulation_thread_runs_adaptive_flesh() {
 #[test]
 fn an_imported_mesh_bends_with_detail_as_without() {
     use plasticine::skin::SkeletonDriver;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let mesh = plasticine::io::import::load_mesh(&root.join("limb.obj")).unwrap();
-    let skeleton = plasticine::io::load_character(&root.join("limb_skeleton.ron")).unwrap();
-    let options = plasticine::fem::import::MeshImport {
-        name: "limb".into(),
-        source: "limb.obj".into(),
-        scale: 1.0,
-        translate: Vec3::ZERO,
-        target_vertices: Some(150),
-        young: None,
-        poisson: None,
-        density: None,
-    };
-    let (plain, _) = plasticine::fem::import::fem_character_from_mesh(
-        &mesh.positions,
-        &mesh.triangles,
-        &skeleton,
-        &options,
-    )
-    .unwrap();
+    let (plain, _) = limb::imported_limb();
     let mut detailed = plain.clone();
     if let Flesh::Fem(f) = &mut detailed.flesh {
         f.detail = Some(FleshDetail::default());

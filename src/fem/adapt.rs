@@ -365,11 +365,8 @@ impl AdaptiveBody {
     /// (those still admissible here), their q and q̇, and its position
     /// constraints. Returns whether it did.
     pub fn take_state(&mut self, old: &AdaptiveBody) -> bool {
-        let (a, b) = (&self.hierarchy.coarse, &old.hierarchy.coarse);
         if self.adapt.levels != old.adapt.levels
-            || a.rest != b.rest
-            || a.cells != b.cells
-            || a.bone_of_vertex != b.bone_of_vertex
+            || !self.hierarchy.coarse.same_shape(&old.hierarchy.coarse)
         {
             return false;
         }
@@ -388,7 +385,13 @@ impl AdaptiveBody {
     /// kept functions keep q and q̇, new ones start at zero, removed ones
     /// are dropped. Rebuilds P and the active system.
     fn rebuild(&mut self, on: &[bool]) -> AdaptReport {
-        let before = (!self.active.is_empty()).then(|| (self.field(), self.field_velocity()));
+        // The old field, for projecting the state when detail goes (only
+        // then: adding detail keeps every coefficient).
+        let removing = self
+            .active
+            .iter()
+            .any(|&a| !on[a] && self.hierarchy.level_of[a] > 0);
+        let before = removing.then(|| (self.field(), self.field_velocity()));
         let h = &self.hierarchy;
         let levels = self.adapt.levels as usize;
         let mut report = AdaptReport {
@@ -436,9 +439,7 @@ impl AdaptiveBody {
         self.v = v;
         self.scratch = Scratch::default();
         self.rebuild_regions();
-        if let Some((field, velocity)) = before
-            && report.removed.iter().any(|&n| n > 0)
-        {
+        if let Some((field, velocity)) = before {
             self.project_state(&field, &velocity);
         }
         report

@@ -242,7 +242,7 @@ impl FleshBody {
     pub fn carry_state(&mut self, old: &FleshBody) -> bool {
         match (self, old) {
             (Self::Lattice(new), Self::Lattice(old)) => {
-                if !same_lattice(&new.lattice, &old.lattice) {
+                if !new.lattice.same_shape(&old.lattice) {
                     return false;
                 }
                 new.q.clone_from(&old.q);
@@ -360,10 +360,6 @@ pub fn cell_materials(
             }
         })
         .collect())
-}
-
-fn same_lattice(a: &Lattice, b: &Lattice) -> bool {
-    a.rest == b.rest && a.cells == b.cells && a.bone_of_vertex == b.bone_of_vertex
 }
 
 /// Mass damping of the settling run (1/s): about critical for the flesh's

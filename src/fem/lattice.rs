@@ -479,6 +479,14 @@ impl Lattice {
         self.origin + DVec3::new(i as f64, j as f64, k as f64) * self.cell_size
     }
 
+    /// Whether `other` is the same lattice for a simulation's state: the
+    /// same rest vertices, cells and bone bindings (so q and q̇ carry over).
+    pub fn same_shape(&self, other: &Lattice) -> bool {
+        self.rest == other.rest
+            && self.cells == other.cells
+            && self.bone_of_vertex == other.bone_of_vertex
+    }
+
     /// Whether cell `c` is still its grid box (no corner conformed).
     pub fn is_box(&self, c: usize) -> bool {
         self.cells[c]
