@@ -3,7 +3,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::Vec3;
-use plasticine::skin::elastic::{ElasticMaterial, Grid, add_elastic_forces};
+use plasticine::skin::elastic::{ElasticMaterial, Grid, Scratch, add_elastic_forces};
 use plasticine::skin::{SolverSettings, integrate::SecondOrderSystem, system::SkinSystem};
 use std::hint::black_box;
 
@@ -13,7 +13,7 @@ fn elastic_forces(c: &mut Criterion) {
         let skin = &ch.skins[0];
         let grid = Grid::of(skin);
         let mat = ElasticMaterial::of(skin);
-        let mut terms = Vec::new();
+        let mut terms = Scratch::default();
         let mut f = vec![Vec3::ZERO; grid.points()];
         c.bench_function(&format!("elastic forces {res}x{res}"), |b| {
             b.iter(|| {

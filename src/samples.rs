@@ -51,6 +51,16 @@ pub fn build_with_flesh(
     settle(c, rest)
 }
 
+/// The skins a sample wraps: (name, bottom joint, top joint, material).
+pub fn skin_specs(name: &str) -> Vec<SkinSpec> {
+    match name {
+        "penguin" => penguin().1,
+        "wombat" => wombat().1,
+        "torso" => torso().1,
+        _ => Vec::new(),
+    }
+}
+
 /// A sample's skeleton, muscles and key postures without skins (no wrapping
 /// or settling, so it is instant): what a flesh lattice is built from.
 pub fn bare(name: &str) -> Option<Character> {
@@ -68,38 +78,29 @@ pub fn material() -> SkinMaterial {
     SkinMaterial::default()
 }
 
-/// Skin for thin limbs: shrunk less, so a tube around a flat muscle does not
-/// fold onto itself.
-fn limb_material() -> SkinMaterial {
-    SkinMaterial {
-        shrink: 0.6,
-        ..SkinMaterial::default()
-    }
-}
-
-/// Lets new skins shrink onto the muscles, attaches them, and lets them settle.
+/// Attaches the wrapped skins (the wrap has shrunk them onto the muscles
+/// already), lets them settle under gravity, and takes the settled shape as
+/// their rest state (so the skin is evenly prestressed where it hangs, not
+/// where it was wrapped without weight), then settles again.
 fn settle(mut c: Character, rest: Posture) -> Result<Character, SimError> {
     let settings = SolverSettings::default();
-    let gravity = c.environment.gravity;
-    // Shrink without gravity so the skin closes evenly around the muscles.
-    c.environment.gravity = Vec3::ZERO;
-    let mut sim = Simulation::new(c, SkeletonDriver::Still(rest.clone()), settings.clone())?;
-    sim.advance_to(1.5, None)?;
-    let mut c = sim.character.clone();
     for s in 0..c.skins.len() {
         global_attach(&mut c, s, &rest, material().band);
-        for v in &mut c.skins[s].points.velocity {
-            *v = Vec3::ZERO;
-        }
     }
-    c.environment.gravity = gravity;
-    // Relax under gravity with near-critical damping (2ω for the 3 Hz bands),
-    // so the loose skin's slow modes do not ring on into the first take.
+    // Relax under gravity with near-critical damping, so the loose skin's
+    // slow modes do not ring on into the first take.
     let damping = c.environment.global_damping;
     c.environment.global_damping = 35.0;
-    let mut sim = Simulation::new(c, SkeletonDriver::Still(rest), settings)?;
-    sim.advance_to(3.0, None)?;
-    let mut c = sim.character;
+    for pass in 0..2 {
+        let mut sim = Simulation::new(c, SkeletonDriver::Still(rest.clone()), settings.clone())?;
+        sim.advance_to(if pass == 0 { 1.0 } else { 0.5 }, None)?;
+        c = sim.character;
+        if pass == 0 {
+            for skin in &mut c.skins {
+                crate::skin::attach::rest_in_place(skin, material().shrink);
+            }
+        }
+    }
     c.environment.global_damping = damping;
     for s in &mut c.skins {
         s.points.velocity.fill(Vec3::ZERO);
@@ -164,7 +165,7 @@ fn keys(c: &Character, list: &[KeySpec]) -> Vec<KeyPosture> {
 }
 
 /// (skin name, bottom joint, top joint, material).
-type SkinSpec = (&'static str, &'static str, &'static str, SkinMaterial);
+pub type SkinSpec = (&'static str, &'static str, &'static str, SkinMaterial);
 
 /// The penguin of Figure 12: one skin over body and head, one per flipper.
 fn penguin() -> (Character, Vec<SkinSpec>) {
@@ -277,8 +278,8 @@ fn penguin() -> (Character, Vec<SkinSpec>) {
         c,
         vec![
             ("body", "base", "crown", material()),
-            ("flipper_l", "flipper_l", "flipper_l_tip", limb_material()),
-            ("flipper_r", "flipper_r", "flipper_r_tip", limb_material()),
+            ("flipper_l", "flipper_l", "flipper_l_tip", material()),
+            ("flipper_r", "flipper_r", "flipper_r_tip", material()),
         ],
     )
 }
@@ -531,8 +532,8 @@ fn torso() -> (Character, Vec<SkinSpec>) {
         c,
         vec![
             ("torso", "pelvis", "neck", material()),
-            ("arm_l", "shoulder_l", "wrist_l", limb_material()),
-            ("arm_r", "shoulder_r", "wrist_r", limb_material()),
+            ("arm_l", "shoulder_l", "wrist_l", material()),
+            ("arm_r", "shoulder_r", "wrist_r", material()),
         ],
     )
 }

@@ -497,7 +497,7 @@ fn a_flesh_over_budget_holds_the_skins_back_and_catches_up() {
     assert!(!c.skins.is_empty());
     let driver = swing(&c);
     let mut sim = Simulation::new(c, driver, SolverSettings::default()).unwrap();
-    let target = 0.25;
+    let target = 0.05;
     let report = sim.advance_to(target, Some(Duration::ZERO)).unwrap();
     let flesh_time = sim.flesh().unwrap().time();
     eprintln!(
@@ -509,12 +509,14 @@ fn a_flesh_over_budget_holds_the_skins_back_and_catches_up() {
     assert!(sim.time() <= flesh_time, "the skins ran ahead of the flesh");
     let mut calls = 1;
     while sim.time() < target - 1e-9 {
-        let before = sim.flesh().unwrap().time();
+        // Every call makes progress: the flesh steps, or (once it is past
+        // the target) the skins do.
+        let before = (sim.flesh().unwrap().time(), sim.time());
         sim.advance_to(target, Some(Duration::ZERO)).unwrap();
-        assert!(sim.flesh().unwrap().time() > before || sim.time() >= target - 1e-9);
+        assert!(sim.flesh().unwrap().time() > before.0 || sim.time() > before.1);
         assert!(sim.time() <= sim.flesh().unwrap().time());
         calls += 1;
-        assert!(calls < 200, "never caught up");
+        assert!(calls < 2000, "never caught up");
     }
     let report = sim.advance_to(target, None).unwrap();
     assert!(!report.fell_behind);

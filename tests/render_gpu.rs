@@ -119,9 +119,9 @@ fn the_penguin_is_lit_in_both_eyes() {
     for eye in 0..2 {
         let img = r.gpu.read_eye(eye).unwrap();
         let (n, (cx, cy)) = lit(&img, 0, 0, size.0, size.1);
-        // The penguin (~0.6 m tall at 1.5 m) covers a good part of the image,
-        // around its centre.
-        assert!(n > 500, "eye {eye}: only {n} lit pixels");
+        // The penguin (~0.6 m tall, ~0.3 m wide at 1.5 m: ~40×20 px)
+        // covers a good part of the image, around its centre.
+        assert!(n > 350, "eye {eye}: only {n} lit pixels");
         assert!(
             (cx - 48.0).abs() < 12.0 && (cy - 48.0).abs() < 20.0,
             "eye {eye}: centroid ({cx}, {cy})"

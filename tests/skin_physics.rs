@@ -231,7 +231,7 @@ fn system_force_is_the_negative_gradient_of_the_system_energy() {
             rp[k][comp] += eps;
             rn[k][comp] -= eps;
             let fd = -(sys.energy(0.0, &rp, &v) - sys.energy(0.0, &rn, &v)) / (2.0 * eps as f64);
-            let f = (a[k][comp] * sys.mass[k]) as f64;
+            let f = (a[k][comp] * sys.inertia[k]) as f64;
             worst = worst.max((fd - f).abs());
             scale = scale.max(fd.abs());
         }

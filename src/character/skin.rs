@@ -10,10 +10,11 @@ pub struct Band {
     pub muscle: usize,
     /// Attachment point in the muscle's local frame.
     pub anchor: Vec3,
-    /// Spring constant k_s per unit u-area (the point's band has k_s·A, A = h1·h2),
-    /// so the attachment does not stiffen when the grid is refined.
+    /// Spring constant k_s per unit of skin rest area, N/m³ (the point's band
+    /// has k_s·a, a its patch's rest area), so the attachment does not
+    /// stiffen when the grid is refined.
     pub ks: f32,
-    /// Damping coefficient k_d per unit u-area.
+    /// Damping coefficient k_d per unit of skin rest area, N·s/m³.
     pub kd: f32,
     /// Rest length l⁽⁰⁾, m.
     pub rest_length: f32,
@@ -43,29 +44,37 @@ pub struct BandDefaults {
 
 impl Default for BandDefaults {
     fn default() -> Self {
-        // ω = √(k_s/ρ) ≈ 2π·3 Hz with the default ρ = 1: a static sag under
-        // gravity of g/ω² ≈ 3 cm, and a damping ratio k_d/(2√(k_s ρ)) ≈ 0.15.
-        Self { ks: 360.0, kd: 5.7 }
+        // ω = √(k_s/ρ) ≈ 2π·5 Hz with the default ρ = 1.5 kg/m²: a static
+        // sag under gravity of g/ω² ≈ 1 cm, and a damping ratio
+        // k_d/(2√(k_s ρ)) ≈ 0.15. (At 3 Hz the 3 cm sag bunches the skin
+        // at the bottom of a limb's end, where its cap crumples.)
+        Self {
+            ks: 1480.0,
+            kd: 14.0,
+        }
     }
 }
 
-/// Material given to every point of a new skin. Densities are per unit area of
-/// the material (u) coordinates, which run over [0,1)×[0,1], so the physics does
-/// not change when the grid is resampled.
+/// Material given to every point of a new skin. Densities are per unit of
+/// the skin's rest area (m²), so the physics does not change when the grid is
+/// resampled, and a small skin (a flipper) is as heavy and as stiff per
+/// square metre as a large one.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct SkinMaterial {
-    /// Mass per unit u-area, kg.
+    /// Mass per unit area, kg/m².
     pub mass_density: f32,
-    /// Damping per unit u-area, N·s/m.
+    /// Damping per unit area, N·s/m³.
     pub damping_density: f32,
-    /// Stretching elasticity η (same on the three metric components).
+    /// Stretching elasticity η, a 2D modulus (N/m), on the around and up
+    /// stretches (η/2 on the shear).
     pub stretch: f32,
-    /// Bending rigidity ξ.
+    /// Bending rigidity ξ, J (N·m).
     pub bend: f32,
-    /// The rest metric is the initial metric times `shrink²`: below 1 the new
-    /// skin is under tension and shrinks onto the muscles (LEMAN §6.2).
+    /// Prestress: the wrapped skin's rest lengths are `shrink` times its
+    /// wrapped lengths, so below 1 it sits on the muscles in a uniform
+    /// tension η(1/shrink − 1) (LEMAN §6.2's skin that shrinks onto them).
     pub shrink: f32,
     /// Initial fat thickness, m.
     pub fat: f32,
@@ -75,13 +84,12 @@ pub struct SkinMaterial {
 impl Default for SkinMaterial {
     fn default() -> Self {
         Self {
-            mass_density: 1.0,
-            damping_density: 0.2,
-            stretch: 0.02,
-            // A membrane by default: the curvature term costs half an elastic
-            // evaluation, and on the samples rigidities up to 1e-5 changed
-            // nothing visible even at 64x64. Raise it for stiff skin.
-            bend: 0.0,
+            // About skin's own: ~1.5 mm of tissue.
+            mass_density: 1.5,
+            // A slow decay of 0.2 /s on its own; the bands damp the rest.
+            damping_density: 0.3,
+            stretch: 0.75,
+            bend: 1e-6,
             shrink: 0.5,
             fat: 0.01,
             band: BandDefaults::default(),

@@ -196,6 +196,40 @@ impl MuscleShape {
         (g as f32, n.as_vec3())
     }
 
+    /// `value_and_normal` as cheaply as possible (the f32 path for undeformed
+    /// primitives).
+    #[inline]
+    pub fn fast_value_and_normal(&self, p: Vec3) -> (f32, Vec3) {
+        self.value_and_normal_f32(p)
+            .unwrap_or_else(|| self.value_and_normal(p))
+    }
+
+    /// A distance from `p` to the surface (negative inside) that can be
+    /// trusted below `near`, with the outward normal to push along: what the
+    /// fat constraint asks for every skin point near a muscle every step.
+    /// Undeformed primitives: the Taubin gauge (a lower bound on the distance
+    /// outside convex primitives), one f32 evaluation. Deformed ones: the
+    /// gauge culls, and below `near` the distance to the projected surface
+    /// point decides, with the gauge's sign, because the inverse deformation
+    /// stretches the gauge unevenly. Callers cull first by the bounding
+    /// sphere: far outside it the inverse deformation (a taper's
+    /// 1/(1 + kz)) makes the gauge meaningless (a point 30 cm from a tapered
+    /// beak read 5 mm).
+    #[inline]
+    pub fn distance_and_normal(&self, p: Vec3, near: f32) -> (f32, Vec3) {
+        if let Some(g) = self.value_and_normal_f32(p) {
+            return g;
+        }
+        let (g, n) = self.value_and_normal(p);
+        if g >= near {
+            return (g, n);
+        }
+        let q = p.as_dvec3();
+        let (x, normal) = self.project64(q);
+        let d = (q.distance(x) as f32).copysign(g);
+        (d, normal.as_vec3())
+    }
+
     /// `value_and_normal` in f32 for undeformed primitives (the same
     /// Taubin-normalised gauge, `g = (R − 1)/|∇R|`, with f32 `powf`): the
     /// constraint solver evaluates it for every resting skin point every step.

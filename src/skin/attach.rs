@@ -9,7 +9,8 @@
 //! it along the skin normal.
 
 use super::body::PosedBody;
-use super::elastic::{Grid, curvature_at, metric_at};
+use super::elastic::{Grid, rest_curvature_of, rest_metric_of};
+use super::{Simulation, SkeletonDriver, SolverSettings};
 use crate::character::{
     Band, BandDefaults, Character, InvalidField, Posture, Skin, SkinMaterial, SkinPoints,
 };
@@ -33,11 +34,80 @@ pub fn joint_path(character: &Character, a: usize, b: usize) -> Vec<usize> {
     path
 }
 
+/// How strongly the skin shrinks while it is wrapped: its rest lengths
+/// during the wrap are this fraction of the start surface's, small enough
+/// that the start (at most a few times the muscles' girth) ends stretched on
+/// every muscle, never slack.
+const WRAP_SHRINK: f32 = 0.4;
+/// Global damping during the wrap (1/s): the shrink is quasi-static.
+const WRAP_DAMPING: f32 = 25.0;
+/// The wrap has settled when no point moves faster than this many skin
+/// lengths per second.
+const WRAP_SETTLED_SPEED: f32 = 0.01;
+/// Radius of the boundary rings, relative to the start surface's.
+const RING: f32 = 0.1;
+/// The resolution the shrink is solved at (at most).
+const WRAP_RESOLUTION: usize = 24;
+/// Simulated seconds the wrap may take at most.
+const WRAP_MAX_TIME: f64 = 6.0;
+
 /// A new m×n skin wrapped around the muscles of the joints between `bottom` and
 /// `top`, in the given posture. Rows run from bottom to top, counter-clockwise
 /// about that axis (so grid normals point outward).
+///
+/// LEMAN §6.2: the skin starts as a smooth closed surface around the muscles
+/// (here a spheroid-like tube fitted to their sampled surfaces and fat, with
+/// rows evenly spaced along its meridians) and shrinks onto them. The shrink
+/// is solved here, quasi-statically, until the skin has settled; the wrapped
+/// shape is then its rest state: rest curvature as wrapped, rest metric the
+/// wrapped metric times `shrink²`, so that the skin sits on the muscles in a
+/// uniform tension 1/shrink (a taut membrane). Any other rest state leaves
+/// the skin slack somewhere (a flat muscle's girth is less than its bounding
+/// circle's), and slack skin crumples.
 #[allow(clippy::too_many_arguments)]
 pub fn wrap_skin(
+    character: &Character,
+    posture: &Posture,
+    name: &str,
+    bottom: usize,
+    top: usize,
+    m: usize,
+    n: usize,
+    material: &SkinMaterial,
+) -> Result<Skin, InvalidField> {
+    // The shrink is solved on a coarse grid (its cost grows with the cube of
+    // the resolution) and carried to m×n by cubic resampling; what the
+    // coarse grid cannot hold the simulation settles at full resolution.
+    let (mc, nc) = (m.min(WRAP_RESOLUTION), n.min(WRAP_RESOLUTION));
+    let mut skin = start_skin(character, posture, name, bottom, top, mc, nc, material)?;
+    shrink_wrap(character, posture, &mut skin)?;
+    if (mc, nc) != (m, n) {
+        skin = super::resample::resample(&skin, m, n)
+            .map_err(|e| InvalidField::new("resolution", e))?;
+    }
+    rest_in_place(&mut skin, material.shrink);
+    skin.points.velocity.fill(Vec3::ZERO);
+    Ok(skin)
+}
+
+/// Makes the skin's current shape its rest state under a prestress
+/// `shrink`: rest metric the current metric times shrink², rest curvature the
+/// current curvature.
+pub fn rest_in_place(skin: &mut Skin, shrink: f32) {
+    let grid = Grid::of(skin);
+    let s2 = shrink * shrink;
+    skin.points.rest_metric = rest_metric_of(&grid, &skin.points.position)
+        .into_iter()
+        .map(|g| g.map(|x| x * s2))
+        .collect();
+    skin.points.rest_curvature =
+        rest_curvature_of(&grid, &skin.points.position, &skin.points.rest_metric);
+}
+
+/// The skin before it shrinks: a smooth tube around the muscles (see
+/// [`wrap_skin`]), rest lengths [`WRAP_SHRINK`] of its own.
+#[allow(clippy::too_many_arguments)]
+pub fn start_skin(
     character: &Character,
     posture: &Posture,
     name: &str,
@@ -84,55 +154,51 @@ pub fn wrap_skin(
     let dir = axis.normalize();
     let (e1, e2) = dir.any_orthonormal_pair();
     let path = joint_path(character, bottom, top);
-    // The muscles to wrap, as bounding spheres: (axial position, lateral offset, radius).
     let wrapped: Vec<usize> = (0..character.muscles.len())
         .filter(|&q| path.contains(&character.muscles[q].joint))
         .collect();
-    let spheres: Vec<(f32, f32, f32)> = wrapped
-        .iter()
-        .map(|&q| &body.muscles[q])
-        .map(|pm| {
-            let d = pm.center - a;
+    // The muscles' surfaces pushed out by the fat, as (axial, radial) pairs.
+    // Where the skin will rest: the fat's depth off the muscles.
+    let margin = material.fat;
+    let mut samples: Vec<(f32, f32)> = Vec::new();
+    for &q in &wrapped {
+        let pm = &body.muscles[q];
+        let mesh = pm.shape.tessellate(24, 12);
+        for (p, nrm) in mesh.positions.iter().zip(&mesh.normals) {
+            let w = pm.to_world.transform_point3(*p)
+                + pm.to_world.transform_vector3(*nrm).normalize_or_zero() * margin;
+            let d = w - a;
             let s = d.dot(dir);
-            (s, (d - s * dir).length(), pm.radius)
+            samples.push((s, (d - s * dir).length()));
+        }
+    }
+    let len = axis.length();
+    let (s_min, s_max) = samples
+        .iter()
+        .fold((0.0f32, len), |(lo, hi), &(s, _)| (lo.min(s), hi.max(s)));
+    // The rings just past the ends of the fat-covered muscles, where the skin
+    // will rest: it closes over them like a pole instead of hanging from a
+    // ring in the air (a ring a few millimetres out leaves a concave neck
+    // that snaps through when the limb swings).
+    let gap = 0.1 * material.fat + 1e-3 * len;
+    let (s_min, s_max) = (s_min - gap, s_max + gap);
+    let (mid, half) = (0.5 * (s_min + s_max), 0.5 * (s_max - s_min));
+    // The smallest spheroid (s − mid)²/half² + ρ²/R² ≤ 1 holding every sample.
+    let radius = samples
+        .iter()
+        .map(|&(s, rho)| {
+            let t = ((s - mid) / half).clamp(-0.999, 0.999);
+            rho / (1.0 - t * t).sqrt()
         })
-        .collect();
-    let margin = material.fat + 0.02 * axis.length();
-    let (s_min, s_max, widest) = if spheres.is_empty() {
-        (0.0, axis.length(), 0.1 * axis.length())
-    } else {
-        (
-            spheres
-                .iter()
-                .map(|s| s.0 - s.2)
-                .fold(f32::MAX, f32::min)
-                .min(0.0)
-                - margin,
-            spheres
-                .iter()
-                .map(|s| s.0 + s.2)
-                .fold(f32::MIN, f32::max)
-                .max(axis.length())
-                + margin,
-            spheres.iter().map(|s| s.1 + s.2).fold(0.0, f32::max),
-        )
-    };
-    let ring = 0.15 * widest.max(1e-3);
+        .fold(0.1 * len, f32::max)
+        // Room to shrink onto them from outside.
+        * 1.1;
+    let ring = RING * radius;
+    let meridian = |v: f32| (mid - half * v.cos(), ring + (radius - ring) * v.sin());
+    let rows = pole_graded_rows(n, meridian, radius);
     let mut position = Vec::with_capacity(m * n);
-    for j in 0..n {
-        let s = s_min + (s_max - s_min) * j as f32 / (n - 1) as f32;
-        let mut rho = spheres
-            .iter()
-            .map(|&(sc, d, r)| {
-                let h = r * r - (s - sc) * (s - sc);
-                if h > 0.0 { d + h.sqrt() } else { 0.0 }
-            })
-            .fold(0.0, f32::max);
-        rho = if j == 0 || j + 1 == n {
-            ring
-        } else {
-            (rho + margin).max(ring)
-        };
+    for &v in &rows {
+        let (s, rho) = meridian(v);
         for i in 0..m {
             let phi = i as f32 / m as f32 * std::f32::consts::TAU;
             position.push(a + s * dir + rho * (phi.cos() * e1 + phi.sin() * e2));
@@ -147,13 +213,12 @@ pub fn wrap_skin(
             boundary_local.push(inv.transform_point3(position[grid.idx(i, row)]));
         }
     }
-    let s = material.shrink;
-    let rest_metric = (0..count)
-        .map(|k| metric_at(&grid, &position, k % m, k / m).map(|g| g * s * s))
+    let s2 = WRAP_SHRINK * WRAP_SHRINK;
+    let rest_metric: Vec<[f32; 3]> = rest_metric_of(&grid, &position)
+        .into_iter()
+        .map(|g| g.map(|x| x * s2))
         .collect();
-    let rest_curvature = (0..count)
-        .map(|k| curvature_at(&grid, &position, k % m, k / m).map(|c| c * s))
-        .collect();
+    let rest_curvature = rest_curvature_of(&grid, &position, &rest_metric);
     let eta = material.stretch;
     Ok(Skin {
         name: name.to_string(),
@@ -176,6 +241,113 @@ pub fn wrap_skin(
             band: vec![None; count],
         },
     })
+}
+
+/// How much the rows gather towards the poles: row spacing along the
+/// meridian ∝ ρ + POLE_GRADING·R. 0 would make every cell square (a Mercator
+/// grid, which spends most rows on the poles); ∞ spaces rows evenly along
+/// the meridian, which leaves thin wedge cells at the rings (10:1 at 64×64),
+/// the stiffest and most easily crumpled cells of the skin.
+const POLE_GRADING: f32 = 0.3;
+
+/// The meridian parameter v ∈ [0, π] of each of `n` rows along a meridian
+/// `v ↦ (axial, radial)`, graded towards the poles (see [`POLE_GRADING`]).
+fn pole_graded_rows(n: usize, meridian: impl Fn(f32) -> (f32, f32), radius: f32) -> Vec<f32> {
+    const SAMPLES: usize = 2048;
+    let v_at = |q: usize| std::f32::consts::PI * q as f32 / SAMPLES as f32;
+    let mut cumulative = vec![0.0f32; SAMPLES + 1];
+    let mut last = meridian(0.0);
+    for q in 1..=SAMPLES {
+        let here = meridian(v_at(q));
+        let arc = ((here.0 - last.0).powi(2) + (here.1 - last.1).powi(2)).sqrt();
+        let rho = 0.5 * (here.1 + last.1);
+        cumulative[q] = cumulative[q - 1] + arc / (rho + POLE_GRADING * radius);
+        last = here;
+    }
+    let total = cumulative[SAMPLES];
+    let mut q = 0;
+    (0..n)
+        .map(|j| {
+            let target = total * j as f32 / (n - 1) as f32;
+            while q + 1 < SAMPLES && cumulative[q + 1] < target {
+                q += 1;
+            }
+            let span = (cumulative[q + 1] - cumulative[q]).max(f32::MIN_POSITIVE);
+            let f = ((target - cumulative[q]) / span).clamp(0.0, 1.0);
+            if j + 1 == n {
+                std::f32::consts::PI
+            } else {
+                v_at(q) + f * (v_at(q + 1) - v_at(q))
+            }
+        })
+        .collect()
+}
+
+/// Lets `skin` shrink onto its muscles in `posture` without gravity, heavily
+/// damped, until it has settled (or [`WRAP_MAX_TIME`] has passed).
+fn shrink_wrap(
+    character: &Character,
+    posture: &Posture,
+    skin: &mut Skin,
+) -> Result<(), InvalidField> {
+    let mut c = Character {
+        skins: vec![std::mem::replace(skin, placeholder())],
+        flesh: Default::default(),
+        key_postures: Vec::new(),
+        ..character.clone()
+    };
+    c.environment.gravity = Vec3::ZERO;
+    c.environment.global_damping = WRAP_DAMPING;
+    let size = {
+        let p = &c.skins[0].points.position;
+        let (lo, hi) = p.iter().fold((Vec3::MAX, Vec3::MIN), |(lo, hi), x| {
+            (lo.min(*x), hi.max(*x))
+        });
+        (hi - lo).length()
+    };
+    let settled = WRAP_SETTLED_SPEED * size;
+    // The shrink starts fast (every edge at 1/WRAP_SHRINK of its rest
+    // length): no speed limit for divergence, only NaN.
+    let settings = SolverSettings {
+        max_speed: f32::MAX,
+        ..SolverSettings::default()
+    };
+    let mut sim = Simulation::new(c, SkeletonDriver::Still(posture.clone()), settings)
+        .map_err(|e| InvalidField::new("skin", e.to_string()))?;
+    let mut t = 0.0;
+    while t < WRAP_MAX_TIME {
+        t += 0.05;
+        sim.advance_to(t, None).map_err(|e| {
+            InvalidField::new(
+                "skin",
+                format!("the skin could not shrink onto the muscles: {e}"),
+            )
+        })?;
+        let fastest = sim.character.skins[0]
+            .points
+            .velocity
+            .iter()
+            .map(|v| v.length())
+            .fold(0.0f32, f32::max);
+        if t > 0.25 && fastest < settled {
+            break;
+        }
+    }
+    *skin = sim.character.skins.pop().expect("one skin");
+    Ok(())
+}
+
+fn placeholder() -> Skin {
+    Skin {
+        name: String::new(),
+        bottom_joint: 0,
+        top_joint: 0,
+        m: 0,
+        n: 0,
+        boundary_local: Vec::new(),
+        muscles: Vec::new(),
+        points: SkinPoints::default(),
+    }
 }
 
 /// The global "attach" command (§6.2): binds every interior skin point to the

@@ -1,13 +1,29 @@
-//! Non-penetration (LEMAN §4.1.4, §4.2.3): after an accepted step, every skin
-//! point whose fat-offset inner point r − fat·n (eq. 9) lies inside a muscle is
-//! moved out to the muscle surface (eq. 16a), and its velocity relative to the
-//! muscle is split into normal and tangential parts, v = −k∥v∥ + k⊥v⊥ (16b–d).
+//! Non-penetration and the fat layer (LEMAN §4.1.4, §4.2.3): after an
+//! accepted step, every skin point closer to a muscle than its fat thickness
+//! is moved out along the muscle's normal to that thickness (eq. 16a), and its
+//! velocity relative to the muscle is split into normal and tangential parts,
+//! v = −k∥v∥ + k⊥v⊥ (16b–d).
+//!
+//! # The fat layer as a distance
+//!
+//! LEMAN eq. 9 constrains the inner fat point r − fat·n, n the *skin*
+//! normal. Where a muscle is sharper than the fat is thick (a beak's tip, a
+//! flat flipper's end: curvature radii of 5–9 mm under 10 mm of fat) that
+//! inward offset folds over itself, and a skin normal that turns by a few
+//! degrees swings the inner point across the muscle: the projection kicks the
+//! skin one way and the other and crumples it (measured on the penguin's beak
+//! and flipper tips). Here the same layer is "the required distance out from
+//! the underlying layers" (§3.5) measured from the muscle: a point is pushed
+//! out while the muscle's gauge g(r) — Taubin's first-order distance, a lower
+//! bound on the true distance outside convex primitives — is below its fat.
+//! The level sets of g round every corner outward, never fold, and do not
+//! depend on the skin's own (possibly crumpled) normals.
 //!
 //! Culling is hierarchical, as the paper's quadtree and its §7 optimisation
 //! suggest: the grid is cut into 4×4-point blocks grouped 4×4 into super-blocks;
-//! bounding spheres of their inner points are tested against muscle bounding
-//! spheres, and only points of overlapping blocks get the inside-outside test,
-//! and only against the muscles near them.
+//! bounding spheres of their points, grown by the fat, are tested against muscle
+//! bounding spheres, and only points of overlapping blocks get the distance
+//! test, and only against the muscles near them.
 
 use super::body::PosedBody;
 use super::elastic::Grid;
@@ -18,8 +34,6 @@ use serde::{Deserialize, Serialize};
 const BLOCK: usize = 4;
 const SUPER: usize = 4;
 const PARALLEL_POINTS: usize = 2048;
-/// A second pass retests a point whose inner fat point moved more than this (m).
-const RETEST_SHIFT: f32 = 1e-4;
 
 /// How a point that hit a muscle keeps its velocity (eq. 16d).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,24 +79,17 @@ impl Sphere {
 /// Scratch and culling structures, reused across steps.
 #[derive(Default)]
 pub struct Constraints {
-    normals: Vec<Vec3>,
-    inner: Vec<Vec3>,
     blocks: Vec<Sphere>,
     /// Candidate muscles per block (flattened, with offsets).
     candidates: Vec<u16>,
     offsets: Vec<u32>,
-    /// Points a second pass must retest, and spare normals storage.
-    retest: Vec<bool>,
-    retest_normals: Vec<Vec3>,
 }
 
 impl Constraints {
-    /// Measures (`apply = false`) or enforces (`apply = true`) non-penetration at
-    /// the state (r, v). `body` is the inner layers at this time and `later`
-    /// the same a short VELOCITY_DT after (for the muscles' surface velocity).
-    /// Projection moves points, which turns their neighbours' normals and so
-    /// their inner fat points: a second pass with fresh normals removes most of
-    /// that residual (the first pass's corrections are already in r).
+    /// Measures (`apply = false`) or enforces (`apply = true`) the fat layer
+    /// at the state (r, v). `body` is the inner layers at this time and
+    /// `later` the same a short VELOCITY_DT after (for the muscles' surface
+    /// velocity).
     #[allow(clippy::too_many_arguments)]
     pub fn resolve(
         &mut self,
@@ -96,61 +103,10 @@ impl Constraints {
         response: ContactResponse,
         apply: bool,
     ) -> ConstraintReport {
-        let first = self.resolve_pass(
-            grid, fat, body, later, r, v, wrapped, response, apply, false,
-        );
-        if !apply || first.corrected == 0 {
-            return first;
-        }
-        // Retest only where an inner fat point shifted noticeably with its
-        // normal (next to the points that moved, and mostly near sharp features
-        // and the fixed boundary rings).
         let p = grid.points();
-        let mut fresh = std::mem::take(&mut self.retest_normals);
-        fresh.resize(p, Vec3::ZERO);
-        grid.normals(r, &mut fresh);
-        self.retest.clear();
-        self.retest
-            .extend((0..p).map(|k| fat[k] * (fresh[k] - self.normals[k]).length() > RETEST_SHIFT));
-        self.retest_normals = std::mem::replace(&mut self.normals, fresh);
-        if !self.retest.iter().any(|&t| t) {
-            return first;
-        }
-        let second =
-            self.resolve_pass(grid, fat, body, later, r, v, wrapped, response, apply, true);
-        ConstraintReport {
-            max_correction: first.max_correction.max(second.max_correction),
-            corrected: first.corrected,
-            tests: first.tests + second.tests,
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn resolve_pass(
-        &mut self,
-        grid: &Grid,
-        fat: &[f32],
-        body: &PosedBody,
-        later: &PosedBody,
-        r: &mut [Vec3],
-        v: &mut [Vec3],
-        wrapped: &[usize],
-        response: ContactResponse,
-        apply: bool,
-        only_retest: bool,
-    ) -> ConstraintReport {
-        let p = grid.points();
-        self.normals.resize(p, Vec3::ZERO);
-        self.inner.resize(p, Vec3::ZERO);
-        // The second pass gets fresh normals from `resolve`.
-        if !only_retest {
-            grid.normals(r, &mut self.normals);
-        }
-        for k in 0..p {
-            self.inner[k] = r[k] - fat[k] * self.normals[k];
-        }
-        self.build_candidates(grid, body, wrapped);
-        let (m, n) = (grid.m, grid.n);
+        let max_fat = fat.iter().copied().fold(0.0f32, f32::max);
+        self.build_candidates(grid, r, max_fat, body, wrapped);
+        let m = grid.m;
         let bw = m.div_ceil(BLOCK);
         let this = &*self;
         let row = |j: usize, r_row: &mut [Vec3], v_row: &mut [Vec3]| -> ConstraintReport {
@@ -166,36 +122,49 @@ impl Constraints {
                 if cands.is_empty() {
                     continue;
                 }
-                let k = grid.idx(i, j);
-                if only_retest && !this.retest[k] {
-                    continue;
-                }
-                let mut inner = this.inner[k];
+                let thickness = fat[grid.idx(i, j)];
+                let mut x = r_row[i];
                 // A second pass catches a point pushed from one muscle into another.
                 for _pass in 0..2 {
                     let mut moved = false;
                     for &q in cands {
                         let mus = &body.muscles[q as usize];
-                        let local = mus.to_local.transform_point3(inner);
-                        rep.tests += 1;
-                        if !mus.shape.is_inside(local) {
+                        let local = mus.to_local.transform_point3(x);
+                        // Cheap reject: outside the local box (or bounding
+                        // sphere) grown by the fat.
+                        let far = match mus.local_box {
+                            Some(half) => (local.abs() - half).max_element() > thickness,
+                            None => local.length() > mus.radius + thickness,
+                        };
+                        if far {
                             continue;
                         }
-                        let s = mus.shape.project_near_surface(local);
-                        let target = mus.to_world.transform_point3(s.point);
-                        let delta = target - inner;
+                        rep.tests += 1;
+                        let (g, n_local) = mus.shape.distance_and_normal(local, thickness);
+                        if g >= thickness || !n_local.is_finite() {
+                            continue;
+                        }
+                        // To the fat's depth along the muscle normal: one gauge
+                        // step, exact for spheres and to second order in the
+                        // (small, per-step) intrusion otherwise; what is left
+                        // the next step removes.
+                        let target_local = local + (thickness - g) * n_local;
+                        let target = mus.to_world.transform_point3(target_local);
+                        let delta = target - x;
                         rep.max_correction = rep.max_correction.max(delta.length());
                         rep.corrected += 1;
                         if !apply {
                             continue;
                         }
                         moved = true;
-                        inner = target;
-                        r_row[i] += delta;
-                        let normal = mus.to_world.transform_vector3(s.normal).normalize_or_zero();
-                        let surface_v =
-                            (later.muscles[q as usize].to_world.transform_point3(s.point) - target)
-                                * (1.0 / super::system::VELOCITY_DT) as f32;
+                        x = target;
+                        r_row[i] = target;
+                        let normal = mus.to_world.transform_vector3(n_local).normalize_or_zero();
+                        let surface_v = (later.muscles[q as usize]
+                            .to_world
+                            .transform_point3(target_local)
+                            - target)
+                            * (1.0 / super::system::VELOCITY_DT) as f32;
                         let rel = v_row[i] - surface_v;
                         let vn = rel.dot(normal);
                         if vn < 0.0 {
@@ -205,7 +174,8 @@ impl Constraints {
                                 surface_v - response.k_normal * v_par + response.k_tangent * v_perp;
                         }
                     }
-                    if !moved {
+                    // With a single muscle near, nothing can push it back in.
+                    if !moved || cands.len() == 1 {
                         break;
                     }
                 }
@@ -217,7 +187,6 @@ impl Constraints {
             corrected: a.corrected + b.corrected,
             tests: a.tests + b.tests,
         };
-        let _ = n;
         if p >= PARALLEL_POINTS {
             r.par_chunks_mut(m)
                 .zip(v.par_chunks_mut(m))
@@ -233,9 +202,16 @@ impl Constraints {
         }
     }
 
-    /// Bounding spheres of the inner points per block and super-block, and the
-    /// muscles whose bounding spheres touch each block.
-    fn build_candidates(&mut self, grid: &Grid, body: &PosedBody, wrapped: &[usize]) {
+    /// Bounding spheres of the points per block (grown by the thickest fat)
+    /// and super-block, and the muscles whose bounding spheres touch each block.
+    fn build_candidates(
+        &mut self,
+        grid: &Grid,
+        r: &[Vec3],
+        max_fat: f32,
+        body: &PosedBody,
+        wrapped: &[usize],
+    ) {
         let (m, n) = (grid.m, grid.n);
         let rows = n - 2;
         let (bw, bh) = (m.div_ceil(BLOCK), rows.div_ceil(BLOCK));
@@ -245,14 +221,14 @@ impl Constraints {
                 let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
                 for j in 1 + bj * BLOCK..(1 + (bj + 1) * BLOCK).min(n - 1) {
                     for i in bi * BLOCK..((bi + 1) * BLOCK).min(m) {
-                        let x = self.inner[grid.idx(i, j)];
+                        let x = r[grid.idx(i, j)];
                         lo = lo.min(x);
                         hi = hi.max(x);
                     }
                 }
                 self.blocks.push(Sphere {
                     center: 0.5 * (lo + hi),
-                    radius: 0.5 * (hi - lo).length(),
+                    radius: 0.5 * (hi - lo).length() + max_fat,
                 });
             }
         }
@@ -298,15 +274,14 @@ impl Constraints {
             }
         }
     }
-
-    /// Normals computed by the last `resolve` call.
-    pub fn normals(&self) -> &[Vec3] {
-        &self.normals
-    }
 }
 
-/// Deepest penetration of any inner fat point into any muscle (m, ≥ 0), checked
-/// by brute force against every muscle — the invariant the tests hold the solver to.
+/// Deepest intrusion of any skin point into the fat layer of any muscle it
+/// wraps (m, ≥ 0): max over points of fat − d(r), d the distance the
+/// constraint enforces ([`crate::shape::MuscleShape::distance_and_normal`]: for convex
+/// primitives at most the true distance, so the true fat is never thinner). Checked
+/// by brute force against every muscle — the invariant the tests hold the
+/// solver to.
 pub fn deepest_penetration(
     grid: &Grid,
     fat: &[f32],
@@ -314,18 +289,17 @@ pub fn deepest_penetration(
     wrapped: &[usize],
     r: &[Vec3],
 ) -> f32 {
-    let mut normals = vec![Vec3::ZERO; grid.points()];
-    grid.normals(r, &mut normals);
     let mut worst = 0.0f32;
     for j in 1..grid.n - 1 {
         for i in 0..grid.m {
             let k = grid.idx(i, j);
-            let inner = r[k] - fat[k] * normals[k];
             for mu in wrapped.iter().map(|&q| &body.muscles[q]) {
-                let d = mu
-                    .shape
-                    .signed_distance(mu.to_local.transform_point3(inner));
-                worst = worst.max(-d);
+                let local = mu.to_local.transform_point3(r[k]);
+                if local.length() > mu.radius + fat[k] {
+                    continue;
+                }
+                let (g, _) = mu.shape.distance_and_normal(local, fat[k]);
+                worst = worst.max(fat[k] - g);
             }
         }
     }

@@ -6,8 +6,10 @@ pub mod constraints;
 pub mod driver;
 pub mod elastic;
 pub mod integrate;
+pub mod quality;
 pub mod resample;
 pub mod simulation;
+pub mod stability;
 mod stepper;
 pub mod system;
 

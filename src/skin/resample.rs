@@ -1,7 +1,10 @@
 //! Changing a skin's resolution (LEMAN §6.5, "Increasing the Surface
-//! Resolution"): every per-point value of the mesh — position, velocity,
-//! densities, rest metric and curvature, elasticities, fat, connective tissue —
-//! is bilinearly interpolated in material coordinates to the new grid.
+//! Resolution"): every per-point value of the mesh — velocity, densities, rest
+//! metric and curvature, elasticities, fat, connective tissue — is bilinearly
+//! interpolated in material coordinates to the new grid; positions (and the
+//! boundary rings with them) cubically (Catmull–Rom), so that a refined skin
+//! is as smooth as the surface it samples instead of a polygon with a kink at
+//! every old point.
 //!
 //! # Mapping
 //!
@@ -85,9 +88,12 @@ pub fn resample(skin: &Skin, m: usize, n: usize) -> Result<Skin, String> {
         band: Vec::with_capacity(count),
     };
     for row in &rows {
+        let row_w = cubic_rows(skin.n, *row);
         for col in &cols {
             let c = Corners::new(skin.m, *col, *row);
-            out.position.push(c.vec3(&src.position));
+            let col_w = cubic_cols(skin.m, *col);
+            out.position
+                .push(mix_cubic(&col_w, &row_w, skin.m, &src.position));
             out.velocity.push(c.vec3(&src.velocity));
             out.mass_density.push(c.scalar(&src.mass_density));
             out.damping_density.push(c.scalar(&src.damping_density));
@@ -106,7 +112,7 @@ pub fn resample(skin: &Skin, m: usize, n: usize) -> Result<Skin, String> {
     let (bottom, top) = skin.boundary_local.split_at(skin.m);
     let ring = |r: &[Vec3]| {
         cols.iter()
-            .map(|&(lo, hi, s)| mix(&[(lo, 1.0 - s), (hi, s)], |k| r[k].as_dvec3()).as_vec3())
+            .map(|&col| mix(&cubic_cols(skin.m, col), |k| r[k].as_dvec3()).as_vec3())
             .collect::<Vec<_>>()
     };
     let mut boundary_local = ring(bottom);
@@ -255,6 +261,71 @@ impl Corners {
         }
         v[best.0]
     }
+}
+
+/// Catmull–Rom weights of the samples at −1, 0, 1, 2 for a point at s ∈ [0, 1).
+fn catmull_rom(s: f64) -> [f64; 4] {
+    let (s2, s3) = (s * s, s * s * s);
+    [
+        0.5 * (-s3 + 2.0 * s2 - s),
+        0.5 * (3.0 * s3 - 5.0 * s2 + 2.0),
+        0.5 * (-3.0 * s3 + 4.0 * s2 + s),
+        0.5 * (s3 - s2),
+    ]
+}
+
+/// Cubic (Catmull–Rom) weights of the old columns for a new column, around
+/// the ring; a point on an old column copies it.
+fn cubic_cols(m: usize, (lo, _, s): (usize, usize, f64)) -> Vec<(usize, f64)> {
+    if s == 0.0 {
+        return vec![(lo, 1.0)];
+    }
+    let w = catmull_rom(s);
+    (0..4).map(|q| ((lo + m + q - 1) % m, w[q])).collect()
+}
+
+/// Cubic weights of the old rows for a new row; past the ends the grid is
+/// continued linearly (ghost row 2r₀ − r₁), so the boundary rows stay put.
+fn cubic_rows(n: usize, (lo, _, t): (usize, usize, f64)) -> Vec<(usize, f64)> {
+    if t == 0.0 {
+        return vec![(lo, 1.0)];
+    }
+    let w = catmull_rom(t);
+    let mut out: Vec<(usize, f64)> = Vec::with_capacity(6);
+    let mut add = |row: isize, weight: f64| {
+        let (row, weight) = (row, weight);
+        let last = n as isize - 1;
+        let terms: [(isize, f64); 2] = if row < 0 {
+            [(0, 2.0 * weight), (1, -weight)]
+        } else if row > last {
+            [(last, 2.0 * weight), (last - 1, -weight)]
+        } else {
+            [(row, weight), (row, 0.0)]
+        };
+        for (r, w) in terms {
+            if w != 0.0 {
+                match out.iter_mut().find(|e| e.0 == r as usize) {
+                    Some(e) => e.1 += w,
+                    None => out.push((r as usize, w)),
+                }
+            }
+        }
+    };
+    for (q, wq) in w.iter().enumerate() {
+        add(lo as isize + q as isize - 1, *wq);
+    }
+    out
+}
+
+/// The tensor-product cubic interpolation of `v` with column and row weights.
+fn mix_cubic(cols: &[(usize, f64)], rows: &[(usize, f64)], m: usize, v: &[Vec3]) -> Vec3 {
+    let mut acc = glam::DVec3::ZERO;
+    for &(j, wj) in rows {
+        for &(i, wi) in cols {
+            acc += v[j * m + i].as_dvec3() * (wi * wj);
+        }
+    }
+    acc.as_vec3()
 }
 
 /// Σ w·f(k) in f64, so a single corner of weight 1 is copied exactly.
@@ -583,13 +654,20 @@ mod tests {
             for j2 in 0..n2 {
                 let k = j2 * m2 + i2;
                 assert!((up.points.fat[k] - (1.0 - t)).abs() < 1e-5, "({i2},{j2})");
-                // On the chord between the two seam columns, near the ring.
-                let jj = (j2 * (n - 1)) / (n2 - 1);
-                if (j2 * (n - 1)) % (n2 - 1) == 0 {
-                    let (a, b) = (s.points.position[jj * m + m - 1], s.points.position[jj * m]);
-                    assert!(up.points.position[k].distance(a.lerp(b, t)) < 1e-6);
-                }
+                // On the cylinder (cubic interpolation of a circle), at the
+                // angle between the two seam columns: across the seam.
                 let p = up.points.position[k];
+                let radius = (p.x * p.x + p.z * p.z).sqrt();
+                assert!(
+                    (radius - R).abs() < 2e-3 * R,
+                    "({i2},{j2}) off the circle: {radius}"
+                );
+                let angle = (-p.z).atan2(p.x).rem_euclid(TAU);
+                let expect = TAU * x / m as f32;
+                assert!(
+                    (angle - expect).abs() < 1e-2,
+                    "({i2},{j2}) at {angle}, not {expect}"
+                );
                 assert!(
                     (p.x * p.x + p.z * p.z).sqrt() > 0.9 * R,
                     "({i2},{j2}) fell inside"
@@ -601,7 +679,18 @@ mod tests {
                     s.boundary_local[ring * m],
                 );
                 let got = up.boundary_local[ring * m2 + i2];
-                assert!(got.distance(a.lerp(b, t)) < 1e-6, "ring {ring} column {i2}");
+                // Between the seam columns and bulging out of their chord
+                // as a circle does (the rings are interpolated like the grid).
+                let chord = a.lerp(b, t);
+                assert!(
+                    got.distance(chord) < 0.05 * a.distance(b),
+                    "ring {ring} column {i2}"
+                );
+                assert_eq!(
+                    got,
+                    up.points.position[ring * (n2 - 1) * m2 + i2],
+                    "ring {ring} matches its row"
+                );
             }
             seen += 1;
         }

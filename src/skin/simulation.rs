@@ -175,6 +175,19 @@ pub struct Simulation {
     /// The FEM flesh of an FEM character (issue 7): stepped to each target
     /// before the skins, whose muscles ride on it.
     flesh: Option<FleshSim>,
+    /// Each skin's highest frequency ω_max (rad/s) at its creation, for the
+    /// explicit integrators' stability limit ([`super::stability`]). Kept
+    /// through `restore`, so a resumed bake steps as the uninterrupted one.
+    omega: Vec<Frequency>,
+}
+
+/// A skin's highest frequency ω_max (rad/s) when it was measured, and its
+/// smallest edge stretch then: the stability limit scales with the stretch
+/// (see [`super::stepper`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Frequency {
+    pub omega: f64,
+    pub stretch: f32,
 }
 
 impl Simulation {
@@ -193,12 +206,14 @@ impl Simulation {
             skins: Vec::new(),
             clock: 0.0,
             flesh,
+            omega: Vec::new(),
         };
         sim.reset_runtimes(0.0);
         // Start consistent: boundary rows on their joints.
         for s in 0..sim.skins.len() {
             sim.prescribe_skin(s, 0.0);
         }
+        sim.measure_frequencies();
         Ok(sim)
     }
 
@@ -218,6 +233,29 @@ impl Simulation {
                 },
             })
             .collect();
+    }
+
+    /// ω_max of every skin at its current state (see [`super::stability`]).
+    fn measure_frequencies(&mut self) {
+        let (character, driver, flesh) = (&self.character, &self.driver, self.flesh.as_ref());
+        let times: Vec<f64> = self.skins.iter().map(|rt| rt.time).collect();
+        self.omega = character
+            .skins
+            .par_iter()
+            .zip(times)
+            .map(|(skin, t)| {
+                let mut sys = SkinSystem::new(character, skin, driver).with_flesh(flesh);
+                Frequency {
+                    omega: super::stability::highest_frequency(&mut sys, t, &skin.points.position),
+                    stretch: sys.min_stretch(&skin.points.position),
+                }
+            })
+            .collect();
+    }
+
+    /// Each skin's estimated highest frequency ω_max (rad/s).
+    pub fn highest_frequencies(&self) -> Vec<f64> {
+        self.omega.iter().map(|f| f.omega).collect()
     }
 
     fn prescribe_skin(&mut self, s: usize, t: f64) {
@@ -418,6 +456,7 @@ impl Simulation {
         let mut skins = std::mem::take(&mut self.character.skins);
         let (character, driver, settings) = (&self.character, &self.driver, &self.settings);
         let flesh = self.flesh.as_ref();
+        let omega = &self.omega;
         let results: Vec<Result<Vec<SimEvent>, SimError>> = skins
             .par_iter_mut()
             .zip(self.skins.par_iter_mut())
@@ -431,6 +470,7 @@ impl Simulation {
                     skin,
                     rt,
                     index: s,
+                    omega: omega.get(s).copied().unwrap_or_default(),
                 };
                 stepper.advance(target, deadline)
             })
@@ -548,6 +588,7 @@ impl Simulation {
         for s in 0..self.skins.len() {
             self.prescribe_skin(s, self.skins[s].time);
         }
+        self.measure_frequencies();
         Ok(())
     }
 }

@@ -39,6 +39,9 @@ pub(super) struct SkinStepper<'a> {
     pub(super) skin: &'a mut Skin,
     pub(super) rt: &'a mut SkinRuntime,
     pub(super) index: usize,
+    /// The skin's highest frequency ω_max (rad/s) and smallest stretch when
+    /// measured, for the stability limit.
+    pub(super) omega: super::simulation::Frequency,
 }
 
 impl SkinStepper<'_> {
@@ -98,6 +101,13 @@ impl SkinStepper<'_> {
         let settings = self.settings;
         let tol = settings.tolerances;
         let adaptive = settings.integrator.is_adaptive();
+        // The explicit integrators' stability limit (eq. 15 bounds accuracy
+        // only), measured on the skin as created; where edges have since
+        // been compressed the skin is stiffer (its bending grips a quad as
+        // 1/size, its shear as 1/length), so the limit falls in proportion.
+        let limit = super::stability::stable_h_omega(settings.integrator)
+            .filter(|_| self.omega.omega > 0.0)
+            .map(|c| c / self.omega.omega);
         let mut r = std::mem::take(&mut self.skin.points.position);
         let mut v = std::mem::take(&mut self.skin.points.velocity);
         let skin: &Skin = self.skin;
@@ -107,6 +117,14 @@ impl SkinStepper<'_> {
         let mut r0 = r.clone();
         let mut v0 = v.clone();
         let mut result = Ok(());
+        let stable_now = |sys: &SkinSystem, r: &[Vec3]| match limit {
+            Some(h) => {
+                let ratio = (sys.min_stretch(r) / self.omega.stretch.max(1e-6)).clamp(0.05, 1.0);
+                (h * ratio as f64).max(tol.min_step)
+            }
+            None => f64::INFINITY,
+        };
+        let mut stable = stable_now(&sys, &r);
         while rt.time < target - 1e-12 {
             // Out of budget: stop, but only after one step, so every call makes
             // progress even when this skin waited for a thread.
@@ -119,7 +137,8 @@ impl SkinStepper<'_> {
                 rt.h.min(rt.h_cap)
             } else {
                 tol.fixed_step.min(rt.h_cap)
-            };
+            }
+            .min(stable);
             // Land on the target without leaving a sliver of a step: split a short
             // remainder in two rather than stretching the step (which a rejected
             // step would retry forever).
@@ -209,6 +228,7 @@ impl SkinStepper<'_> {
                 };
             }
             rt.stats.max_correction = rt.stats.max_correction.max(rep.max_correction);
+            stable = stable_now(&sys, &r);
             rt.time = t + h_taken;
             rt.stats.steps += 1;
             rt.stats.smallest_step = rt.stats.smallest_step.min(h_taken);

@@ -4,11 +4,34 @@
 
 use super::body::PosedBody;
 use super::driver::SkeletonDriver;
-use super::elastic::{ElasticMaterial, Grid, Terms, add_elastic_forces, elastic_energy};
+use super::elastic::{ElasticMaterial, Grid, Scratch, add_elastic_forces, elastic_energy};
 use super::integrate::SecondOrderSystem;
 use crate::character::{Character, Skin};
 use crate::fem::FleshSim;
 use glam::Vec3;
+
+/// Inertia per point with selective mass scaling (see [`MASS_SCALING_FACTOR`]).
+fn scaled_inertia(grid: &Grid, material: &ElasticMaterial, mass: &[f32]) -> Vec<f32> {
+    let stiffness: Vec<f32> = (0..mass.len())
+        .map(|k| material.local_stiffness(grid, k))
+        .collect();
+    let mut omega2: Vec<f32> = (grid.m..mass.len() - grid.m)
+        .map(|k| stiffness[k] / mass[k])
+        .filter(|w| w.is_finite())
+        .collect();
+    if omega2.is_empty() {
+        return mass.to_vec();
+    }
+    let mid = omega2.len() / 2;
+    let median = *omega2.select_nth_unstable_by(mid, f32::total_cmp).1;
+    let cap = median * MASS_SCALING_FACTOR * MASS_SCALING_FACTOR;
+    if cap.is_nan() || cap <= 0.0 {
+        return mass.to_vec();
+    }
+    (0..mass.len())
+        .map(|k| mass[k].max(stiffness[k] / cap))
+        .collect()
+}
 
 /// Time offset for velocities of kinematic things by finite differences (s).
 pub const VELOCITY_DT: f64 = 1e-4;
@@ -104,40 +127,58 @@ pub struct SkinSystem<'a> {
     /// The FEM flesh the muscles ride on, if any.
     pub flesh: Option<&'a FleshSim>,
     pub grid: Grid,
-    /// Point mass ρ·A, its inverse (0 on the boundary rows), and the velocity
-    /// damping coefficient (damping density·A + global γ·mass).
+    /// Point mass ρ·a (a the point's rest area), its inertia (the mass, or
+    /// more where selective mass scaling caps a stiff point's frequency), the
+    /// inverse inertia (0 on the boundary rows), the share of gravity per
+    /// unit inertia (mass/inertia), and the velocity damping coefficient
+    /// (damping density·a + global γ·inertia).
     pub mass: Vec<f32>,
+    pub inertia: Vec<f32>,
     inv_mass: Vec<f32>,
+    weight: Vec<f32>,
     kinematic: Vec<bool>,
     damping: Vec<f32>,
-    terms: Vec<Terms>,
+    /// Each point's rest area (m²): densities are per unit of it.
+    area: Vec<f32>,
+    material: ElasticMaterial,
+    scratch: Scratch,
     under: Option<Underlayers>,
     /// From the last position pass, for the velocity pass: each band's unit
-    /// direction scaled by k_d·A/m (zero without a band).
+    /// direction scaled by √(k_d·a/inertia) (zero without a band).
     band_damping: Vec<Vec3>,
     pub force_evaluations: u64,
 }
 
+/// Selective mass scaling: no point's local frequency may exceed this many
+/// times the skin's median. Where a grid gathers to its rings the around
+/// edges get short and stiff; without it those few rows would set the
+/// explicit step for the whole skin (issue 13: 5× more steps on the samples).
+/// The inertia added there is a small share of the skin's mass (it is where
+/// the patches are smallest) and gravity still pulls on the true mass.
+pub const MASS_SCALING_FACTOR: f32 = 1.5;
+
 impl<'a> SkinSystem<'a> {
     pub fn new(character: &'a Character, skin: &'a Skin, driver: &'a SkeletonDriver) -> Self {
         let grid = Grid::of(skin);
-        let area = grid.area();
         let p = &skin.points;
         let gamma = character.environment.global_damping;
+        let material = ElasticMaterial::of(skin);
+        let area = super::elastic::rest_areas(&grid, &p.rest_metric);
         // Sized from the grid: the driver takes the positions out while stepping.
         let count = grid.points();
-        let mut mass = Vec::with_capacity(count);
+        let mass: Vec<f32> = (0..count).map(|k| p.mass_density[k] * area[k]).collect();
+        let inertia = scaled_inertia(&grid, &material, &mass);
         let mut inv_mass = Vec::with_capacity(count);
+        let mut weight = Vec::with_capacity(count);
         let mut damping = Vec::with_capacity(count);
         for k in 0..count {
-            let m = p.mass_density[k] * area;
-            mass.push(m);
             inv_mass.push(if grid.is_boundary_row(k / grid.m) {
                 0.0
             } else {
-                1.0 / m
+                1.0 / inertia[k]
             });
-            damping.push(p.damping_density[k] * area + gamma * m);
+            weight.push(mass[k] / inertia[k]);
+            damping.push(p.damping_density[k] * area[k] + gamma * inertia[k]);
         }
         let kinematic = inv_mass.iter().map(|&w| w == 0.0).collect();
         Self {
@@ -147,14 +188,37 @@ impl<'a> SkinSystem<'a> {
             flesh: None,
             grid,
             mass,
+            inertia,
             inv_mass,
+            weight,
             kinematic,
             damping,
-            terms: Vec::new(),
+            area,
+            material,
+            scratch: Scratch::default(),
             under: None,
             band_damping: Vec::new(),
             force_evaluations: 0,
         }
+    }
+
+    /// The smallest edge stretch of positions `r` (see [`super::elastic::min_stretch`]).
+    pub fn min_stretch(&self, r: &[Vec3]) -> f32 {
+        super::elastic::min_stretch(&self.grid, &self.material, r)
+    }
+
+    /// The share of the skin's inertia added by mass scaling (0 = none).
+    pub fn added_inertia(&self) -> f32 {
+        let free = |k: &usize| !self.kinematic[*k];
+        let m: f32 = (0..self.mass.len())
+            .filter(free)
+            .map(|k| self.mass[k])
+            .sum();
+        let i: f32 = (0..self.mass.len())
+            .filter(free)
+            .map(|k| self.inertia[k])
+            .sum();
+        if m > 0.0 { i / m - 1.0 } else { 0.0 }
     }
 
     /// The same system with the muscles riding on `flesh`.
@@ -181,18 +245,17 @@ impl<'a> SkinSystem<'a> {
     /// Total energy (J): kinetic + elastic + connective tissue + gravity.
     pub fn energy(&mut self, t: f64, r: &[Vec3], v: &[Vec3]) -> f64 {
         let g = self.character.environment.gravity;
-        let area = self.grid.area();
-        let mut e = elastic_energy(&self.grid, &ElasticMaterial::of(self.skin), r);
+        let mut e = elastic_energy(&self.grid, &self.material, r);
         let anchors = self.underlayers(t).anchor_position.clone();
         for k in 0..r.len() {
             if self.grid.is_boundary_row(k / self.grid.m) {
                 continue;
             }
-            let m = self.mass[k] as f64;
-            e += 0.5 * m * v[k].length_squared() as f64 - m * g.dot(r[k]) as f64;
+            let (m, inertia) = (self.mass[k] as f64, self.inertia[k] as f64);
+            e += 0.5 * inertia * v[k].length_squared() as f64 - m * g.dot(r[k]) as f64;
             if let Some(b) = &self.skin.points.band[k] {
                 let stretch = (r[k] - anchors[k]).length() - b.rest_length;
-                e += 0.5 * (b.ks * area) as f64 * (stretch * stretch) as f64;
+                e += 0.5 * (b.ks * self.area[k]) as f64 * (stretch * stretch) as f64;
             }
         }
         e
@@ -207,12 +270,10 @@ impl SecondOrderSystem for SkinSystem<'_> {
     fn position_acceleration(&mut self, t: f64, r: &[Vec3], a: &mut [Vec3]) {
         self.force_evaluations += 1;
         a.fill(Vec3::ZERO);
-        let mat = ElasticMaterial::of(self.skin);
-        add_elastic_forces(&self.grid, &mat, r, &mut self.terms, a);
+        add_elastic_forces(&self.grid, &self.material, r, &mut self.scratch, a);
         self.underlayers(t);
         let under = self.under.as_ref().expect("cached above");
         let gravity = self.character.environment.gravity;
-        let area = self.grid.area();
         let bands = &self.skin.points.band;
         self.band_damping.resize(r.len(), Vec3::ZERO);
         for k in 0..r.len() {
@@ -228,13 +289,14 @@ impl SecondOrderSystem for SkinSystem<'_> {
                 let d = r[k] - under.anchor_position[k];
                 let len = d.length();
                 if len > 1e-9 {
+                    let area = self.area[k];
                     f -= (b.ks * area * (len - b.rest_length) / len) * d;
-                    // d̂·√(k_d A/m): the velocity pass needs only a dot product.
+                    // d̂·√(k_d a/m): the velocity pass needs only a dot product.
                     damping_axis = d * ((b.kd * area * w).sqrt() / len);
                 }
             }
             self.band_damping[k] = damping_axis;
-            a[k] = f * w + gravity;
+            a[k] = f * w + gravity * self.weight[k];
         }
     }
 

@@ -279,7 +279,10 @@ fn joint_edits_and_skin_material_undo_exactly() {
     .unwrap();
     assert_eq!(c.skins[0].points.stretch[21], [0.05, 0.025, 0.05]);
     assert_eq!(c.skins[0].points.mass_density[22], 2.0);
-    assert_eq!(c.skins[0].points.mass_density[23], 1.0);
+    assert_eq!(
+        c.skins[0].points.mass_density[23],
+        crate::character::SkinMaterial::default().mass_density
+    );
     h.apply(
         &mut c,
         Command::SetDofs {

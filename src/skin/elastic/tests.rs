@@ -1,0 +1,368 @@
+use super::*;
+use std::f64::consts::PI;
+
+/// A surface of revolution r(u1, u2) = (ρ cos φ, z, −ρ sin φ), φ = 2πu1 +
+/// twist·z, z = H u2: counter-clockwise about +y, so its normals point out.
+fn revolution(m: usize, n: usize, radius: impl Fn(f64) -> f64, twist: f64) -> Vec<Vec3> {
+    let h = 0.6;
+    let mut r = Vec::with_capacity(m * n);
+    for j in 0..n {
+        for i in 0..m {
+            let z = h * j as f64 / (n - 1) as f64;
+            let phi = 2.0 * PI * i as f64 / m as f64 + twist * z;
+            let rho = radius(z);
+            r.push(Vec3::new(
+                (rho * phi.cos()) as f32,
+                z as f32,
+                (-rho * phi.sin()) as f32,
+            ));
+        }
+    }
+    r
+}
+
+/// Grid, positions, rest metric, rest curvature, stretch and bend of a
+/// wobbly tube with non-trivial (and different) rest state.
+fn setup(m: usize, n: usize) -> (Grid, Vec<Vec3>, ElasticMaterial) {
+    let g = Grid::new(m, n);
+    let mut r = revolution(m, n, |z| 0.3 + 0.02 * (7.0 * z).cos(), 0.4);
+    for (k, x) in r.iter_mut().enumerate() {
+        let (i, j) = (k % m, k / m);
+        let phi = i as f32 / m as f32 * std::f32::consts::TAU;
+        *x += Vec3::new(0.0, 0.01 * (2.0 * phi).cos(), 0.0)
+            + 0.04 * (3.0 * phi).sin() * (j as f32 / n as f32) * x.normalize_or_zero();
+    }
+    let rest_shape = revolution(m, n, |z| 0.25 + 0.03 * (5.0 * z).sin(), -0.2);
+    let rm = rest_metric_of(&g, &rest_shape);
+    let rc = rest_curvature_of(&g, &rest_shape, &rm);
+    let p = g.points();
+    let st: Vec<[f32; 3]> = (0..p)
+        .map(|k| [1.0 + 0.1 * (k % 4) as f32, 0.5, 0.8])
+        .collect();
+    let be: Vec<f32> = (0..p).map(|k| 0.01 + 0.001 * (k % 7) as f32).collect();
+    let mat = ElasticMaterial::new(&g, &rm, &rc, &st, &be);
+    (g, r, mat)
+}
+
+fn forces(g: &Grid, mat: &ElasticMaterial, r: &[Vec3]) -> Vec<Vec3> {
+    let mut f = vec![Vec3::ZERO; g.points()];
+    add_elastic_forces(g, mat, r, &mut Scratch::default(), &mut f);
+    f
+}
+
+/// The force is the exact negative gradient of the energy (membrane, hinges
+/// with their edge directions, twist with its normalisation), at several
+/// resolutions.
+#[test]
+fn elastic_force_is_the_negative_energy_gradient() {
+    for (m, n) in [(9, 7), (16, 12), (24, 20)] {
+        let (g, r, mat) = setup(m, n);
+        let f = forces(&g, &mat, &r);
+        let (mut worst, mut scale) = (0.0f64, 0.0f64);
+        // Every interior point at the small grids, a sample at the larger.
+        let stride = if m * n > 200 { 7 } else { 1 };
+        for k in (g.m..g.points() - g.m).step_by(stride) {
+            for c in 0..3 {
+                let eps = 2e-4f32;
+                let mut rp = r.clone();
+                rp[k][c] += eps;
+                let mut rn = r.clone();
+                rn[k][c] -= eps;
+                let fd = -(elastic_energy(&g, &mat, &rp) - elastic_energy(&g, &mat, &rn))
+                    / (2.0 * eps as f64);
+                worst = worst.max((fd - f[k][c] as f64).abs());
+                scale = scale.max(fd.abs());
+            }
+        }
+        assert!(scale > 1e-3, "{m}x{n}: the test geometry produces forces");
+        assert!(
+            worst < 3e-3 * scale,
+            "{m}x{n}: max |F + dE/dr| = {worst} vs scale {scale}"
+        );
+    }
+}
+
+/// The bending part alone (membrane off) also matches its energy: the hinge
+/// and twist terms are not hidden behind larger membrane forces.
+#[test]
+fn bending_force_alone_is_its_energy_gradient() {
+    let (g, r, _) = setup(12, 10);
+    let rest = revolution(12, 10, |z| 0.25 + 0.03 * (5.0 * z).sin(), -0.2);
+    let p = g.points();
+    let rm = rest_metric_of(&g, &rest);
+    let mat = ElasticMaterial::new(
+        &g,
+        &rm,
+        &rest_curvature_of(&g, &rest, &rm),
+        &vec![[0.0; 3]; p],
+        &vec![0.02; p],
+    );
+    let f = forces(&g, &mat, &r);
+    let (mut worst, mut scale) = (0.0f64, 0.0f64);
+    for k in g.m..p - g.m {
+        for c in 0..3 {
+            let eps = 2e-4f32;
+            let mut rp = r.clone();
+            rp[k][c] += eps;
+            let mut rn = r.clone();
+            rn[k][c] -= eps;
+            let fd = -(elastic_energy(&g, &mat, &rp) - elastic_energy(&g, &mat, &rn))
+                / (2.0 * eps as f64);
+            worst = worst.max((fd - f[k][c] as f64).abs());
+            scale = scale.max(fd.abs());
+        }
+    }
+    assert!(scale > 1e-4, "bending forces present ({scale})");
+    assert!(worst < 3e-3 * scale, "max |F + dE/dr| = {worst} vs {scale}");
+}
+
+/// Rigid motions change neither stretch nor angles: a rigidly moved rest
+/// shape feels no force and stores no energy.
+#[test]
+fn a_rigidly_moved_rest_shape_feels_no_force() {
+    let (g, r, _) = setup(12, 8);
+    let p = g.points();
+    let st = vec![[1.0, 0.5, 0.8]; p];
+    let be = vec![0.01; p];
+    let rm = rest_metric_of(&g, &r);
+    let mat = ElasticMaterial::new(&g, &rm, &rest_curvature_of(&g, &r, &rm), &st, &be);
+    let q = glam::Quat::from_euler(glam::EulerRot::XYZ, 0.3, -1.1, 0.7);
+    let moved: Vec<Vec3> = r
+        .iter()
+        .map(|p| q * *p + Vec3::new(1.0, -2.0, 0.5))
+        .collect();
+    let f = forces(&g, &mat, &moved);
+    let fmax = f.iter().map(|v| v.length()).fold(0.0, f32::max);
+    assert!(fmax < 1e-3, "max force {fmax}");
+    assert!(elastic_energy(&g, &mat, &moved) < 1e-8);
+}
+
+/// The parallel and serial paths agree.
+#[test]
+fn parallel_pass_matches_serial() {
+    let (g, r, mat) = setup(64, 40);
+    assert!(g.points() >= PARALLEL_POINTS);
+    let fp = forces(&g, &mat, &r);
+    // The same grid's points below the threshold cannot be forced serial,
+    // so compare with a per-point evaluation of the four passes.
+    let p = g.points();
+    let mut s = Scratch::default();
+    s.quads = (0..p)
+        .map(|k| pass1_point(&g, &mat, &r, k % g.m, k / g.m))
+        .collect();
+    s.hinges = (0..p)
+        .map(|k| pass2_point(&g, &mat, &r, &s.quads, k % g.m, k / g.m))
+        .collect();
+    s.diagonals = (0..p)
+        .map(|k| pass3_quad(&g, &r, &s.quads, &s.hinges, k % g.m, k / g.m))
+        .collect();
+    for j in 1..g.n - 1 {
+        for i in 0..g.m {
+            let fs = -pass4_gradient(&g, &s, true, i, j);
+            assert!((fs - fp[g.idx(i, j)]).length() <= 1e-6 * (1.0 + fs.length()));
+        }
+    }
+}
+
+/// The bending energy does not change when the surface is scaled: folding
+/// the grid up with collapsed spacing costs as much as a fold at full size.
+/// (Terzopoulos' B = n·D²r scales with the square of the spacing, which is
+/// what let a large bending rigidity shred the skin.)
+#[test]
+fn bending_energy_is_scale_invariant() {
+    let (g, r, _) = setup(16, 12);
+    let p = g.points();
+    let flat = revolution(16, 12, |_| 0.3, 0.0);
+    let rm = rest_metric_of(&g, &flat);
+    let mat = ElasticMaterial::new(
+        &g,
+        &rm,
+        &rest_curvature_of(&g, &flat, &rm),
+        &vec![[0.0; 3]; p],
+        &vec![0.05; p],
+    );
+    let e = elastic_energy(&g, &mat, &r);
+    assert!(e > 1e-4, "the wobble bends ({e})");
+    for s in [0.01f32, 0.3, 4.0, 100.0] {
+        let scaled: Vec<Vec3> = r.iter().map(|x| *x * s).collect();
+        let es = elastic_energy(&g, &mat, &scaled);
+        assert!((es - e).abs() < 1e-4 * e, "scale {s}: {es} vs {e}");
+    }
+}
+
+/// Along an edge the membrane's restoring force grows as the edge is
+/// compressed, all the way to zero length (the St Venant–Kirchhoff force
+/// fell off below l₀/√3 and vanished at 0).
+#[test]
+fn a_compressed_edge_pushes_back_harder_the_more_it_is_compressed() {
+    let (m, n) = (8, 5);
+    let g = Grid::new(m, n);
+    let rest = revolution(m, n, |_| 0.2, 0.0);
+    let p = g.points();
+    let mat = ElasticMaterial::new(
+        &g,
+        &rest_metric_of(&g, &rest),
+        &vec![[0.0; 3]; p],
+        &vec![[1.0, 0.5, 1.0]; p],
+        &vec![0.0; p],
+    );
+    // Move point (0, 2) up towards (0, 3): its up edge shortens.
+    let (k, up) = (g.idx(0, 2), g.idx(0, 3));
+    let l0 = (rest[up] - rest[k]).length();
+    let mut last = 0.0f32;
+    for frac in [0.9f32, 0.7, 0.5, 0.3, 0.1, 0.02] {
+        let mut r = rest.clone();
+        r[k] = rest[up] + (rest[k] - rest[up]) * frac;
+        let f = forces(&g, &mat, &r);
+        // The force at the moved point along the edge, away from `up`.
+        let push = f[k].dot((rest[k] - rest[up]) / l0);
+        assert!(
+            push > last,
+            "at {frac}·l0 the push {push} did not grow past {last}"
+        );
+        last = push;
+    }
+}
+
+/// The bending energy of a surface of revolution converges to the continuum
+/// ½ξ∫(κ11² + κ22²) dA with the principal curvatures κ11 = 1/(ρ√(1+ρ'²))
+/// (along the parallels) and κ22 = −ρ''/(1+ρ'²)^{3/2} (along the meridians),
+/// dA = 2πρ√(1+ρ'²) dz, at second order.
+#[test]
+fn bending_energy_converges_to_the_continuum_value() {
+    let h = 0.6f64;
+    let (r0, amp) = (0.2f64, 0.05f64);
+    let w = 2.0 * PI / h;
+    let rho = |z: f64| r0 + amp * (w * z).sin();
+    let xi = 0.01f64;
+    // The rows next to the rings do not bend (simply supported edges): the
+    // around hinges cover u2 in [h2, 1 − h2], the up hinges [1.5h2, 1 − 1.5h2].
+    let exact = |res: usize| {
+        let h2 = 1.0 / (res - 1) as f64;
+        let steps = 20000;
+        let mut s = 0.0;
+        for q in 0..steps {
+            let u = (q as f64 + 0.5) / steps as f64;
+            let z = h * u;
+            let d1 = amp * w * (w * z).cos();
+            let d2 = -amp * w * w * (w * z).sin();
+            let slope = (1.0 + d1 * d1).sqrt();
+            let k11 = 1.0 / (rho(z) * slope);
+            let k22 = -d2 / slope.powi(3);
+            let mut k2 = 0.0;
+            if u > h2 && u < 1.0 - h2 {
+                k2 += k11 * k11;
+            }
+            if u > 1.5 * h2 && u < 1.0 - 1.5 * h2 {
+                k2 += k22 * k22;
+            }
+            s += k2 * 2.0 * PI * rho(z) * slope * h / steps as f64;
+        }
+        0.5 * xi * s
+    };
+    let mut errors = Vec::new();
+    for res in [16usize, 32, 64] {
+        let g = Grid::new(res, res);
+        let r = revolution(res, res, rho, 0.0);
+        let p = g.points();
+        let rm = rest_metric_of(&g, &r);
+        let mat = ElasticMaterial::new(
+            &g,
+            &rm,
+            &vec![[0.0; 3]; p],
+            &vec![[0.0; 3]; p],
+            &vec![xi as f32; p],
+        );
+        let (_, eb) = elastic_energy_parts(&g, &mat, &r);
+        errors.push(((eb - exact(res)) / exact(res)).abs());
+    }
+    assert!(errors[2] < 5e-3, "64x64 within 0.5 %: {errors:?}");
+    for w in errors.windows(2) {
+        assert!(w[1] < 0.35 * w[0], "second-order convergence: {errors:?}");
+    }
+}
+
+/// A twisted tube (helical grid lines on a cylinder) carries twist energy,
+/// and a checkerboard of radial bumps — invisible to every quad normal —
+/// costs bending energy through the quads' warp.
+#[test]
+fn twist_and_checkerboard_modes_are_resisted() {
+    let (m, n) = (16, 16);
+    let g = Grid::new(m, n);
+    let straight = revolution(m, n, |_| 0.2, 0.0);
+    let p = g.points();
+    let rm = rest_metric_of(&g, &straight);
+    let mat = ElasticMaterial::new(
+        &g,
+        &rm,
+        &rest_curvature_of(&g, &straight, &rm),
+        &vec![[0.0; 3]; p],
+        &vec![0.01; p],
+    );
+    assert!(elastic_energy(&g, &mat, &straight) < 1e-10);
+    let twisted = revolution(m, n, |_| 0.2, 3.0);
+    assert!(elastic_energy(&g, &mat, &twisted) > 1e-4);
+    let bumps: Vec<Vec3> = straight
+        .iter()
+        .enumerate()
+        .map(|(k, x)| {
+            let s = if (k % m + k / m) % 2 == 0 { 1.0 } else { -1.0 };
+            *x + Vec3::new(x.x, 0.0, x.z).normalize() * (0.005 * s)
+        })
+        .collect();
+    let eb = elastic_energy(&g, &mat, &bumps);
+    assert!(eb > 1e-3, "checkerboard bending energy {eb}");
+}
+
+/// Quads squashed to slivers, some inside the bending fade: the force is
+/// still the gradient of the (faded) energy.
+#[test]
+fn faded_bending_is_still_the_energy_gradient() {
+    let (m, n) = (12, 10);
+    let g = Grid::new(m, n);
+    let rest = revolution(m, n, |z| 0.25 + 0.03 * (5.0 * z).sin(), -0.2);
+    let p = g.points();
+    let rm = rest_metric_of(&g, &rest);
+    let mat = ElasticMaterial::new(
+        &g,
+        &rm,
+        &rest_curvature_of(&g, &rest, &rm),
+        &vec![[0.0; 3]; p],
+        &vec![0.02; p],
+    );
+    // Shear every other column up and down: quads turn into slivers whose
+    // diagonals come near parallel, across the fade.
+    let r: Vec<Vec3> = rest
+        .iter()
+        .enumerate()
+        .map(|(k, x)| {
+            let (i, j) = (k % m, k / m);
+            let lift = if i % 2 == 0 { 1.0 } else { -1.0 } * (0.08 + 0.015 * j as f32);
+            *x + Vec3::new(0.003 * (j as f32).sin(), lift, 0.003 * (i as f32).cos())
+        })
+        .collect();
+    let fades: Vec<f64> = (0..m * (n - 1))
+        .map(|k| quad_fade(&g, &r, k % m, k / m))
+        .collect();
+    assert!(
+        fades.iter().filter(|&&f| f > 0.0 && f < 1.0).count() > 10,
+        "some quads inside the fade: {fades:?}"
+    );
+    let f = forces(&g, &mat, &r);
+    let (mut worst, mut scale) = (0.0f64, 0.0f64);
+    for k in g.m..p - g.m {
+        for c in 0..3 {
+            let eps = 1e-4f32;
+            let mut rp = r.clone();
+            rp[k][c] += eps;
+            let mut rn = r.clone();
+            rn[k][c] -= eps;
+            let fd = -(elastic_energy(&g, &mat, &rp) - elastic_energy(&g, &mat, &rn))
+                / (2.0 * eps as f64);
+            worst = worst.max((fd - f[k][c] as f64).abs());
+            scale = scale.max(fd.abs());
+        }
+    }
+    assert!(scale > 1e-4, "bending forces present ({scale})");
+    assert!(worst < 5e-3 * scale, "max |F + dE/dr| = {worst} vs {scale}");
+}
