@@ -52,6 +52,7 @@ use super::{AtomicFile, CacheMesh, CacheReader, CacheSkin, IoError};
 use crate::anim::sample_posture;
 use crate::character::{Character, Joint, Posture, Skeleton};
 use crate::kinematics::{clamp_angles, forward_kinematics, joint_rotation};
+pub use crate::skin_mesh::{grid_quads, grid_triangles};
 use glam::{Affine3A, Quat, Vec3};
 use serde::Serialize;
 use std::fmt;
@@ -593,30 +594,6 @@ pub fn local_transforms(skeleton: &Skeleton, posture: &Posture) -> Vec<(Vec3, Qu
             joint_local(j, a, posture.root_translation)
         })
         .collect()
-}
-
-/// The triangles of an m×n skin grid (periodic around, open bottom to top),
-/// two per quad of [`grid_quads`], wound the same way.
-pub fn grid_triangles(m: usize, n: usize, flip: bool) -> Vec<[u32; 3]> {
-    grid_quads(m, n, flip)
-        .into_iter()
-        .flat_map(|[a, b, c, d]| [[a, b, c], [a, c, d]])
-        .collect()
-}
-
-/// The `m·(n−1)` quads of an m×n skin grid, `(i,j), (i+1,j), (i+1,j+1),
-/// (i,j+1)`: counter-clockwise seen from the side the grid normal T1×T2
-/// points to, as in [`super::obj`]; reversed with `flip`.
-pub fn grid_quads(m: usize, n: usize, flip: bool) -> Vec<[u32; 4]> {
-    let mut q = Vec::with_capacity(m * n.saturating_sub(1));
-    for j in 0..n.saturating_sub(1) {
-        for i in 0..m {
-            let at = |i: usize, j: usize| (j * m + i % m) as u32;
-            let (a, b, c, d) = (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1));
-            q.push(if flip { [a, d, c, b] } else { [a, b, c, d] });
-        }
-    }
-    q
 }
 
 /// Whether a skin's grid normal T1×T2 points inwards (towards its
