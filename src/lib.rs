@@ -22,6 +22,7 @@ pub mod render;
 pub mod samples;
 pub mod shape;
 pub mod skin;
+pub mod skin_mesh;
 pub mod snapshot;
 pub mod tools;
 pub mod view;

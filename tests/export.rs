@@ -1,7 +1,10 @@
 //! `plasticine export` as a user and the next tool in the pipeline meet it: a
 //! penguin bake exported to glTF (checked by the Khronos glTF validator and
 //! read back here), USD (read back with Pixar's `pxr` from PyPI) and an OBJ
-//! sequence; and bad inputs refused with nothing written.
+//! sequence; and bad inputs refused with nothing written. In every format
+//! each skin is a closed surface: its grid's points, then the caps over its
+//! two boundary rings, following each frame's rings (watertight and facing
+//! out).
 //!
 //! The external readers are installed on first use under the target
 //! directory (`CARGO_TARGET_TMPDIR`): the npm package `gltf-validator` with
@@ -17,7 +20,7 @@
 
 use glam::{Affine3A, Quat, Vec3};
 use plasticine::character::Character;
-use plasticine::io::export::{joint_local, obj_frame_name};
+use plasticine::io::export::{ClosedGrid, grid_faces_inward, joint_local, obj_frame_name};
 use plasticine::io::{CacheReader, CacheWriter, load_character, save_character};
 use plasticine::kinematics::forward_kinematics;
 use serde_json::Value;
@@ -94,6 +97,51 @@ fn cache_frames(cache: &Path) -> (Vec<f64>, Vec<Vec<Vec<Vec3>>>) {
         frames.push(f);
     }
     (times, frames)
+}
+
+/// A skin's cached grid points closed by their caps as the export closes
+/// them (its winding taken from the first frame, `first`).
+fn closed(m: usize, n: usize, grid: &[Vec3], first: &[Vec3]) -> Vec<Vec3> {
+    ClosedGrid::new(m, n).closed(grid, grid_faces_inward(m, n, first))
+}
+
+/// Polygons (as vertex loops) over `p` form a closed, consistently oriented
+/// surface: every directed edge once, its twin once; and it faces out (the
+/// enclosed volume, by the divergence theorem over a fan of each polygon,
+/// is positive).
+fn assert_closed_outward(faces: &[Vec<u32>], p: &[Vec3], what: &str) {
+    let mut edges = std::collections::HashMap::new();
+    let mut volume = 0.0f64;
+    for f in faces {
+        for k in 0..f.len() {
+            assert!(
+                (f[k] as usize) < p.len(),
+                "{what}: index {} of {}",
+                f[k],
+                p.len()
+            );
+            *edges.entry((f[k], f[(k + 1) % f.len()])).or_insert(0) += 1;
+        }
+        for k in 1..f.len() - 1 {
+            let [a, b, c] = [f[0], f[k], f[k + 1]].map(|i| p[i as usize].as_dvec3());
+            volume += a.dot(b.cross(c)) / 6.0;
+        }
+    }
+    for (&(a, b), &c) in &edges {
+        assert_eq!(c, 1, "{what}: edge {a}->{b} used {c} times one way");
+        assert_eq!(
+            edges.get(&(b, a)),
+            Some(&1),
+            "{what}: edge {a}->{b} is on a hole"
+        );
+    }
+    let mut used = vec![false; p.len()];
+    faces
+        .iter()
+        .flatten()
+        .for_each(|&v| used[v as usize] = true);
+    assert!(used.iter().all(|&u| u), "{what}: a vertex on no face");
+    assert!(volume > 0.0, "{what}: encloses {volume} m³ (inside out)");
 }
 
 // ---------------------------------------------------------------------------
@@ -303,6 +351,27 @@ impl Glb {
             .collect()
     }
 
+    /// An index accessor's values as triangles.
+    fn triangles(&self, accessor: &Value) -> Vec<Vec<u32>> {
+        let a = &self.json["accessors"][accessor.as_u64().unwrap() as usize];
+        let view = &self.json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
+        let start = view["byteOffset"].as_u64().unwrap_or(0) as usize
+            + a["byteOffset"].as_u64().unwrap_or(0) as usize;
+        let count = a["count"].as_u64().unwrap() as usize;
+        let values: Vec<u32> = match a["componentType"].as_u64().unwrap() {
+            5123 => self.bin[start..start + 2 * count]
+                .chunks_exact(2)
+                .map(|c| u32::from(u16::from_le_bytes(c.try_into().unwrap())))
+                .collect(),
+            5125 => self.bin[start..start + 4 * count]
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect(),
+            t => panic!("index component type {t}"),
+        };
+        values.chunks_exact(3).map(|t| t.to_vec()).collect()
+    }
+
     fn vec3s(&self, accessor: &Value) -> Vec<Vec3> {
         self.floats(accessor)
             .chunks_exact(3)
@@ -466,16 +535,22 @@ fn short_clip_exports_morph_targets_that_round_trip_and_validate() {
         let targets = prim["targets"].as_array().unwrap();
         assert_eq!(targets.len(), frames.len());
         assert_eq!(mesh["extras"]["targetNames"][12], "frame_00012");
+        let (m, n) = (skin.m, skin.n);
+        let triangles = glb.triangles(&prim["indices"]);
+        assert_eq!(base.len(), ClosedGrid::new(m, n).vertex_count());
         for (k, frame) in frames.iter().enumerate() {
             let delta = glb.vec3s(&targets[k]["POSITION"]);
-            for (i, want) in frame[s].iter().enumerate() {
-                let got = base[i] + delta[i];
+            // The grid's points, then the caps, which follow this frame's rings.
+            let want = closed(m, n, &frame[s], &frames[0][s]);
+            let got: Vec<Vec3> = base.iter().zip(&delta).map(|(b, d)| *b + *d).collect();
+            for (i, (got, want)) in got.iter().zip(&want).enumerate() {
                 assert!(
                     got.distance(*want) < 1e-5,
                     "skin '{}' frame {k} point {i}: {got} vs {want}",
                     skin.name
                 );
             }
+            assert_closed_outward(&triangles, &got, &format!("skin '{}' frame {k}", skin.name));
         }
         // The weights are one-hot: frame k's target at frame k's time.
         let (input, output, interpolation) = glb.channel(node, "weights");
@@ -530,10 +605,14 @@ fn long_clip_exports_per_frame_meshes_that_round_trip_and_validate() {
             );
             let mesh = &glb.json["meshes"][node["mesh"].as_u64().unwrap() as usize];
             let got = glb.vec3s(&mesh["primitives"][0]["attributes"]["POSITION"]);
-            assert_eq!(got.len(), frame[s].len());
-            for (a, b) in got.iter().zip(&frame[s]) {
+            let (m, n) = (character.skins[s].m, character.skins[s].n);
+            let want = closed(m, n, &frame[s], &frames[0][s]);
+            assert_eq!(got.len(), want.len());
+            for (a, b) in got.iter().zip(&want) {
                 assert!(a.distance(*b) < 1e-5);
             }
+            let triangles = glb.triangles(&mesh["primitives"][0]["indices"]);
+            assert_closed_outward(&triangles, &got, &format!("frame {k} skin {s}"));
         }
         // Shown (scale 1) from its time until the next frame's, hidden otherwise.
         let (input, output, interpolation) = glb.channel(group, "scale");
@@ -596,20 +675,44 @@ fn usd_point_cache_parses_with_pxr_and_matches_the_cache() {
     for (s, skin) in character.skins.iter().enumerate() {
         let mesh = &usd["meshes"][format!("/penguin/{}", skin.name)];
         let (m, n) = (skin.m, skin.n);
-        let counts = mesh["counts"].as_array().unwrap();
-        assert_eq!(counts.len(), m * (n - 1));
-        assert!(counts.iter().all(|c| c == 4));
-        assert_eq!(mesh["indices"].as_array().unwrap().len(), 4 * m * (n - 1));
+        let grid = ClosedGrid::new(m, n);
+        // The grid's quads and the caps' rings as quads, then each cap's
+        // apex triangles.
+        let counts: Vec<usize> = mesh["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap() as usize)
+            .collect();
+        let quads = m * (n - 1) + 2 * grid.rings * m;
+        assert_eq!(counts.len(), quads + 2 * m);
+        assert!(counts[..quads].iter().all(|&c| c == 4));
+        assert!(counts[quads..].iter().all(|&c| c == 3));
+        let indices: Vec<u32> = mesh["indices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(indices.len(), counts.iter().sum::<usize>());
+        let mut faces = Vec::new();
+        let mut at = 0;
+        for &c in &counts {
+            faces.push(indices[at..at + c].to_vec());
+            at += c;
+        }
         assert_eq!(mesh["orientation"], "rightHanded");
         assert_eq!(mesh["normalsInterpolation"], "vertex");
         assert_eq!(mesh["times"].as_array().unwrap().len(), frames.len());
         for &k in &codes {
             let key = format!("{:?}", k as f64);
             let points = mesh["points"][&key].as_array().unwrap();
-            assert_eq!(points.len(), m * n);
+            let want = closed(m, n, &frames[k][s], &frames[0][s]);
+            assert_eq!(points.len(), want.len());
             let mut lo = Vec3::INFINITY;
             let mut hi = Vec3::NEG_INFINITY;
-            for (i, (p, want)) in points.iter().zip(&frames[k][s]).enumerate() {
+            let mut read = Vec::new();
+            for (i, (p, want)) in points.iter().zip(&want).enumerate() {
                 let got = Vec3::from_slice(
                     &p.as_array()
                         .unwrap()
@@ -624,12 +727,14 @@ fn usd_point_cache_parses_with_pxr_and_matches_the_cache() {
                 );
                 lo = lo.min(got);
                 hi = hi.max(got);
+                read.push(got);
             }
+            assert_closed_outward(&faces, &read, &format!("skin '{}' at {k}", skin.name));
             let extent = &mesh["extent"][&key];
             assert_eq!(extent[0][1].as_f64().unwrap() as f32, lo.y);
             assert_eq!(extent[1][0].as_f64().unwrap() as f32, hi.x);
             let normals = mesh["normals"][&key].as_array().unwrap();
-            assert_eq!(normals.len(), m * n);
+            assert_eq!(normals.len(), want.len());
         }
     }
 }
@@ -658,13 +763,44 @@ fn obj_sequence_writes_every_nth_frame() {
             Vec3::from_slice(&v)
         })
         .collect();
-    let want: Vec<Vec3> = frames[12].iter().flatten().copied().collect();
+    let character = penguin();
+    let want: Vec<Vec3> = character
+        .skins
+        .iter()
+        .enumerate()
+        .flat_map(|(s, k)| closed(k.m, k.n, &frames[12][s], &frames[0][s]))
+        .collect();
     assert_eq!(vertices.len(), want.len());
     for (a, b) in vertices.iter().zip(&want) {
         assert!(a.distance(*b) <= 1e-6);
     }
-    let faces = text.lines().filter(|l| l.starts_with("f ")).count();
-    assert_eq!(faces, 3 * 2 * 16 * 15);
+    // One object per skin, each closed and facing out.
+    let mut objects: Vec<Vec<Vec<u32>>> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("o ") {
+            objects.push(Vec::new());
+        } else if let Some(f) = line.strip_prefix("f ") {
+            let face = f
+                .split(' ')
+                .map(|v| v.parse::<u32>().unwrap() - 1)
+                .collect();
+            objects.last_mut().unwrap().push(face);
+        }
+    }
+    assert_eq!(objects.len(), 3);
+    let tris = ClosedGrid::new(16, 16).triangles(false).len();
+    let mut first = 0u32;
+    for (s, faces) in objects.iter().enumerate() {
+        assert_eq!(faces.len(), tris);
+        let count = ClosedGrid::new(16, 16).vertex_count() as u32;
+        let local: Vec<Vec<u32>> = faces
+            .iter()
+            .map(|f| f.iter().map(|v| v - first).collect())
+            .collect();
+        let p = &vertices[first as usize..(first + count) as usize];
+        assert_closed_outward(&local, p, &format!("OBJ skin {s}"));
+        first += count;
+    }
 }
 
 #[test]
@@ -688,7 +824,10 @@ fn a_bake_at_a_raised_resolution_exports() {
     assert!(stdout.contains("skin 'body' 24x12"), "{stdout}");
     let glb = Glb::read(&out);
     let prim = &glb.json["meshes"][1]["primitives"][0];
-    assert_eq!(glb.vec3s(&prim["attributes"]["POSITION"]).len(), 24 * 12);
+    assert_eq!(
+        glb.vec3s(&prim["attributes"]["POSITION"]).len(),
+        ClosedGrid::new(24, 12).vertex_count()
+    );
 }
 
 /// Runs `plasticine export` expecting a refusal that mentions every one of
@@ -969,8 +1108,9 @@ fn blender_imports_both_layouts_frame_for_frame() {
                 let got = shown["meshes"][&name]
                     .as_array()
                     .unwrap_or_else(|| panic!("{file}: no visible mesh {name} at frame {k}"));
-                assert_eq!(got.len(), frames[k][s].len());
-                for (i, (g, want)) in got.iter().zip(&frames[k][s]).enumerate() {
+                let want = closed(skin.m, skin.n, &frames[k][s], &frames[0][s]);
+                assert_eq!(got.len(), want.len());
+                for (i, (g, want)) in got.iter().zip(&want).enumerate() {
                     let g = json_vec3(g);
                     assert!(
                         g.distance(*want) < 1e-5,

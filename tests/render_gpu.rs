@@ -419,3 +419,79 @@ fn a_world_panel_shows_its_text_and_highlight_in_both_eyes() {
         assert!(highlight > 10, "eye {eye}: {highlight} highlighted pixels");
     }
 }
+
+/// The ends of a skin are closed (issue 13): looking straight down the axis
+/// of an open tube of skin, from above and from below, the middle of the
+/// image is the skin's cap, not the background seen through the tube, and
+/// from above (the sky's side) it is lit.
+#[test]
+fn a_skin_seen_down_its_axis_shows_its_cap_not_a_hole() {
+    use plasticine::snapshot::SkinSurface;
+    let ctx = context();
+    let mut r = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
+    r.style = SceneStyle {
+        skin: true,
+        ..bare_style()
+    };
+    // A tube of radius 0.2 m from y = 0.1 to 0.7, turning either way.
+    let (m, n) = (24, 8);
+    let mut snap = penguin_snapshot();
+    let size = (64, 64);
+    for turn in [1.0f32, -1.0] {
+        let positions = (0..n)
+            .flat_map(|j| {
+                (0..m).map(move |i| {
+                    let a = turn * std::f32::consts::TAU * i as f32 / m as f32;
+                    Vec3::new(
+                        0.2 * a.cos(),
+                        0.1 + 0.6 * j as f32 / (n - 1) as f32,
+                        0.2 * a.sin(),
+                    )
+                })
+            })
+            .collect();
+        snap.skins = vec![SkinSurface {
+            m,
+            n,
+            positions,
+            fat: vec![0.0; m * n],
+        }];
+        for (view, eye) in [("above", 2.0f32), ("below", -1.6)] {
+            // Square above or below the tube's axis; a 0.2 m ring at 1.3 m
+            // fills about a quarter of the image's width.
+            let proj = glam::camera::rh::proj::directx::perspective(0.9, 1.0, 0.05, 20.0);
+            let at = Vec3::new(0.0, eye, 0.0);
+            let cam = EyeCamera {
+                view_proj: proj
+                    * glam::camera::rh::view::look_at_mat4(at, Vec3::new(0.0, 0.4, 0.0), Vec3::Z),
+                position: at,
+            };
+            r.draw(
+                &snap,
+                &Decorations::default(),
+                &[cam, cam],
+                StereoMode::Mono,
+                size,
+                None,
+                &[],
+            );
+            let img = r.gpu.read_eye(0).unwrap();
+            let background = img.pixel(0, 0);
+            let (c, half) = (size.0 / 2, 4);
+            for y in c - half..c + half {
+                for x in c - half..c + half {
+                    let p = img.pixel(x, y);
+                    let diff: u32 = (0..3).map(|k| p[k].abs_diff(background[k]) as u32).sum();
+                    assert!(
+                        diff > 60,
+                        "seen from {view} (turn {turn}): pixel ({x}, {y}) {p:?} is the background {background:?}: a hole"
+                    );
+                }
+            }
+            if view == "above" {
+                let (lit_px, _) = lit(&img, c - half, c - half, 2 * half, 2 * half);
+                assert_eq!(lit_px, (4 * half * half) as usize, "the top cap is lit");
+            }
+        }
+    }
+}

@@ -1,12 +1,16 @@
 //! Wavefront OBJ of skin grids: the simplest interchange, one file per frame.
 
+use super::export::grid_faces_inward;
 use super::{IoError, write_atomic};
+use crate::skin_mesh::ClosedGrid;
 use glam::Vec3;
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// Writes skins (name, m, n, positions) as triangle meshes; each grid is closed
-/// around (periodic) and open at its two boundary rings.
+/// around (periodic) and at its two boundary rings by a cap
+/// ([`ClosedGrid`]: the grid's points first, then the caps'), wound
+/// counter-clockwise seen from outside.
 pub fn write_skins_obj(
     path: &Path,
     skins: &[(&str, usize, usize, &[Vec3])],
@@ -27,22 +31,20 @@ pub fn write_frame_obj(
 ) -> Result<(), IoError> {
     let mut s = String::from("# Plasticine skin frame\n");
     let mut base = 1usize;
-    for (name, m, n, pos) in skins {
+    for &(name, m, n, pos) in skins {
         let _ = writeln!(s, "o {name}");
-        for p in pos.iter() {
+        let grid = ClosedGrid::new(m, n);
+        // Counter-clockwise seen from outside, whichever way the grid turns.
+        let flip = grid_faces_inward(m, n, pos);
+        let closed = grid.closed(pos, flip);
+        for p in &closed {
             let _ = writeln!(s, "v {} {} {}", p.x, p.y, p.z);
         }
-        for j in 0..n - 1 {
-            for i in 0..*m {
-                let a = base + j * m + i;
-                let b = base + j * m + (i + 1) % m;
-                let c = base + (j + 1) * m + (i + 1) % m;
-                let d = base + (j + 1) * m + i;
-                // Counter-clockwise seen from outside (the grid's normal is T1×T2).
-                let _ = writeln!(s, "f {a} {b} {c}\nf {a} {c} {d}");
-            }
+        for t in grid.triangles(flip) {
+            let [a, b, c] = t.map(|i| base + i as usize);
+            let _ = writeln!(s, "f {a} {b} {c}");
         }
-        base += pos.len();
+        base += closed.len();
     }
     for (name, pos, triangles) in meshes {
         let _ = writeln!(s, "o {name}");

@@ -1,12 +1,14 @@
 //! What the animator sees, as plain CPU geometry built from a
-//! [`SceneSnapshot`]: the skin with smooth grid normals (optionally its
-//! wireframe and its fat thickness as colours), the muscles, the skeleton,
+//! [`SceneSnapshot`]: the skin with smooth grid normals, closed at both
+//! ends by caps that follow its boundary rings ([`ClosedGrid`]; optionally
+//! its wireframe and its fat thickness as colours), the muscles, the skeleton,
 //! the connective-tissue bands, the tool cursors with their wands, and a
 //! floor. The GPU side only uploads and draws these lists.
 
 use crate::character::{Character, Posture};
 use crate::shape::{MuscleShape, TriMesh};
 use crate::skin::body::PosedBody;
+use crate::skin_mesh::{ClosedGrid, End};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
 use bytemuck::{Pod, Zeroable};
 use glam::{Affine3A, Quat, Vec3};
@@ -192,6 +194,8 @@ pub const BAND_COLOR: [f32; 4] = [0.3, 0.9, 0.5, 0.35];
 pub const FLOOR_COLOR: [f32; 4] = [0.42, 0.44, 0.46, 1.0];
 pub const GRID_COLOR: [f32; 4] = [0.30, 0.32, 0.34, 1.0];
 pub const WIRE_COLOR: [f32; 4] = [0.15, 0.10, 0.10, 1.0];
+/// The caps' wireframe: lighter than the grid's, their points are not simulated.
+pub const CAP_WIRE_COLOR: [f32; 4] = [0.45, 0.33, 0.30, 1.0];
 pub const LATTICE_COLOR: [f32; 4] = [0.35, 0.55, 0.95, 0.8];
 pub const GRAB_COLOR: [f32; 4] = [1.0, 0.85, 0.1, 1.0];
 
@@ -469,7 +473,9 @@ pub fn push_panel(list: &mut DrawList, panel: &Panel) {
 /// Outward normals of a skin grid: central differences around (periodic)
 /// and along (one-sided at the boundary rows), oriented away from the
 /// skin's centroid so lighting is right whichever way the grid winds.
-pub fn skin_normals(skin: &SkinSurface, out: &mut Vec<Vec3>) {
+/// Returns whether they were reversed (T1×T2 points in): the `flip` of
+/// [`ClosedGrid`]'s winding.
+pub fn skin_normals(skin: &SkinSurface, out: &mut Vec<Vec3>) -> bool {
     let (m, n) = (skin.m, skin.n);
     let p = &skin.positions;
     out.clear();
@@ -487,11 +493,13 @@ pub fn skin_normals(skin: &SkinSurface, out: &mut Vec<Vec3>) {
             out.push(nrm);
         }
     }
-    if outward < 0.0 {
+    let flip = outward < 0.0;
+    if flip {
         for nrm in out.iter_mut() {
             *nrm = -*nrm;
         }
     }
+    flip
 }
 
 /// Fat thickness → colour: a perceptually ordered ramp from thin (deep
@@ -522,44 +530,67 @@ pub fn fat_color(thickness: f32, max: f32) -> [f32; 4] {
     ]
 }
 
+/// A skin closed by its caps: the grid's points with [`skin_normals`],
+/// then the caps' points with theirs, wound to face out. A cap vertex takes
+/// the fat colour of the ring point under it (an apex, the ring's mean).
 fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
     let (m, n) = (skin.m, skin.n);
     if m < 3 || n < 2 || skin.positions.len() != m * n {
         return;
     }
+    let grid = ClosedGrid::new(m, n);
     let mut normals = Vec::new();
-    skin_normals(skin, &mut normals);
+    let flip = skin_normals(skin, &mut normals);
+    let positions = grid.closed(&skin.positions, flip);
+    grid.cap_normals(&positions, flip, &mut normals);
+    let fat = |k: usize| skin.fat.get(k).copied().unwrap_or(0.0);
+    let ring_fat = |row: usize| (0..m).map(|i| fat(row * m + i)).sum::<f32>() / m as f32;
     let base = g.opaque.base();
-    for k in 0..m * n {
+    for (k, (p, nrm)) in positions.iter().zip(&normals).enumerate() {
         let color = if style.fat_map {
-            fat_color(skin.fat.get(k).copied().unwrap_or(0.0), style.fat_map_max)
+            let t = match grid.grid_point(k) {
+                Some(q) => fat(q),
+                None if k < grid.grid_len() + grid.cap_len() => ring_fat(0),
+                None => ring_fat(n - 1),
+            };
+            fat_color(t, style.fat_map_max)
         } else {
             SKIN_COLOR
         };
-        g.opaque
-            .vertices
-            .push(Vertex::new(skin.positions[k], normals[k], color));
+        g.opaque.vertices.push(Vertex::new(*p, *nrm, color));
     }
-    for j in 0..n - 1 {
-        for i in 0..m {
-            let ir = (i + 1) % m;
-            let a = base + (j * m + i) as u32;
-            let b = base + (j * m + ir) as u32;
-            let c = base + ((j + 1) * m + ir) as u32;
-            let d = base + ((j + 1) * m + i) as u32;
-            g.opaque.indices.extend_from_slice(&[a, b, c, a, c, d]);
-        }
+    for t in grid.triangles(flip) {
+        g.opaque.indices.extend(t.map(|i| base + i));
     }
     if style.wireframe {
         // Slightly off the surface along the normal so the lines win the depth test.
-        let lift = |k: usize| skin.positions[k] + normals[k] * 0.0015;
+        let lift = |k: u32| positions[k as usize] + normals[k as usize] * 0.0015;
         for j in 0..n {
             for i in 0..m {
-                let k = j * m + i;
+                let k = (j * m + i) as u32;
                 g.lines
-                    .push_line(lift(k), lift(j * m + (i + 1) % m), WIRE_COLOR);
+                    .push_line(lift(k), lift((j * m + (i + 1) % m) as u32), WIRE_COLOR);
                 if j + 1 < n {
-                    g.lines.push_line(lift(k), lift(k + m), WIRE_COLOR);
+                    g.lines.push_line(lift(k), lift(k + m as u32), WIRE_COLOR);
+                }
+            }
+        }
+        // The caps: their rings and the meridians from the boundary to the apex.
+        for end in End::BOTH {
+            let apex = grid.apex(end);
+            for i in 0..m {
+                for k in 0..=grid.rings {
+                    let v = grid.ring_vertex(end, k, i);
+                    let inner = if k < grid.rings {
+                        grid.ring_vertex(end, k + 1, i)
+                    } else {
+                        apex
+                    };
+                    g.lines.push_line(lift(v), lift(inner), CAP_WIRE_COLOR);
+                    if k > 0 {
+                        let next = grid.ring_vertex(end, k, i + 1);
+                        g.lines.push_line(lift(v), lift(next), CAP_WIRE_COLOR);
+                    }
                 }
             }
         }
@@ -731,7 +762,8 @@ mod tests {
         for reverse in [false, true] {
             let s = cylinder(32, 6, reverse);
             let mut nrm = Vec::new();
-            skin_normals(&s, &mut nrm);
+            // (cos a, y, sin a) turns clockwise seen from above: T1×T2 points in.
+            assert_eq!(skin_normals(&s, &mut nrm), !reverse);
             for (p, n) in s.positions.iter().zip(&nrm) {
                 let radial = Vec3::new(p.x, 0.0, p.z).normalize();
                 assert!(
@@ -740,6 +772,118 @@ mod tests {
                 );
             }
         }
+    }
+
+    fn penguin_snapshot() -> SceneSnapshot {
+        let ch = crate::io::character_file::load_character(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/assets/penguin.ron"
+        )))
+        .expect("penguin loads");
+        let posture = ch.skeleton.rest_posture();
+        SceneSnapshot::of(std::sync::Arc::new(ch), posture, 0)
+    }
+
+    fn skin_only() -> SceneStyle {
+        SceneStyle {
+            muscles: MuscleStyle::Hidden,
+            floor: false,
+            skeleton: false,
+            ..SceneStyle::default()
+        }
+    }
+
+    /// The drawn skins are closed: every edge of the penguin's skin
+    /// triangles has exactly one twin running the other way (no hole at
+    /// the crown, the feet or the flipper tips), each skin encloses a
+    /// positive volume (its triangles face out), and the normals agree with
+    /// the faces around them.
+    #[test]
+    fn drawn_skins_are_watertight_and_face_out() {
+        let snap = penguin_snapshot();
+        let mut b = GeometryBuilder::new();
+        let g = b
+            .build(&snap, &skin_only(), &Decorations::default())
+            .clone();
+        let list = &g.opaque;
+        let mut edges = std::collections::HashMap::new();
+        for t in list.indices.chunks_exact(3) {
+            for k in 0..3 {
+                *edges.entry((t[k], t[(k + 1) % 3])).or_insert(0) += 1;
+            }
+        }
+        for (&(a, b), &c) in &edges {
+            assert_eq!(c, 1, "edge {a}->{b} drawn {c} times one way");
+            assert_eq!(edges.get(&(b, a)), Some(&1), "edge {a}->{b}: a hole");
+        }
+        let p = |i: u32| Vec3::from(list.vertices[i as usize].position);
+        let nrm = |i: u32| Vec3::from(list.vertices[i as usize].normal);
+        let mut start = 0;
+        let mut agree = 0;
+        for skin in &snap.skins {
+            let count = 3 * ClosedGrid::new(skin.m, skin.n).triangles(false).len();
+            let tris = &list.indices[start..start + count];
+            start += count;
+            let volume: f32 = tris
+                .chunks_exact(3)
+                .map(|t| p(t[0]).dot(p(t[1]).cross(p(t[2]))) / 6.0)
+                .sum();
+            assert!(volume > 0.0, "a skin encloses {volume} m³");
+            for t in tris.chunks_exact(3) {
+                let face = (p(t[1]) - p(t[0])).cross(p(t[2]) - p(t[0]));
+                agree += t.iter().filter(|&&v| nrm(v).dot(face) > 0.0).count();
+            }
+        }
+        assert_eq!(start, list.indices.len());
+        // Smooth normals may disagree with a face on a crumple, rarely.
+        assert!(
+            agree as f32 > 0.97 * start as f32,
+            "{agree} of {start} corners"
+        );
+        assert!(
+            list.vertices
+                .iter()
+                .all(|v| Vec3::from(v.position).is_finite()
+                    && (Vec3::from(v.normal).length() - 1.0).abs() < 1e-4)
+        );
+    }
+
+    /// A skin whose top ring has collapsed to a point still draws, with no
+    /// NaN, and the wireframe covers the caps.
+    #[test]
+    fn a_collapsed_ring_draws_without_nan() {
+        let mut snap = penguin_snapshot();
+        let skin = &mut snap.skins[0];
+        let (m, n) = (skin.m, skin.n);
+        let tip = skin.positions[(n - 1) * m];
+        for i in 0..m {
+            skin.positions[(n - 1) * m + i] = tip;
+        }
+        let style = SceneStyle {
+            wireframe: true,
+            fat_map: true,
+            ..skin_only()
+        };
+        let mut b = GeometryBuilder::new();
+        let g = b.build(&snap, &style, &Decorations::default());
+        assert!(g.opaque.vertices.iter().all(|v| {
+            v.position
+                .iter()
+                .chain(&v.normal)
+                .chain(&v.color)
+                .all(|x| x.is_finite())
+        }));
+        let grid = ClosedGrid::new(m, n);
+        let wires: usize = snap
+            .skins
+            .iter()
+            .map(|s| {
+                let c = ClosedGrid::new(s.m, s.n);
+                s.m * s.n + s.m * (s.n - 1) + 2 * (c.rings + 1) * s.m + 2 * c.rings * s.m
+            })
+            .sum();
+        assert_eq!(g.lines.indices.len() / 2, wires);
+        assert!(grid.rings > 0);
     }
 
     #[test]
@@ -781,7 +925,11 @@ mod tests {
             .tessellate(MUSCLE_SLICES, MUSCLE_STACKS)
             .indices
             .len();
-        let skin_tris: usize = snap.skins.iter().map(|s| 2 * s.m * (s.n - 1)).sum();
+        let skin_tris: usize = snap
+            .skins
+            .iter()
+            .map(|s| ClosedGrid::new(s.m, s.n).triangles(false).len())
+            .sum();
         assert_eq!(g.opaque.indices.len() / 3, skin_tris + muscles * per_muscle);
         let nv = g.opaque.vertices.len() as u32;
         assert!(g.opaque.indices.iter().all(|&i| i < nv));

@@ -4,7 +4,11 @@
 //! The inputs are a frame cache ([`CacheReader`], the simulated skin in world
 //! space, frame by frame) and the character it was baked from (its skeleton
 //! and key postures; the grid topology follows from each skin's m×n, periodic
-//! around and open at the two boundary rows). Three formats:
+//! around and open at the two boundary rows). Every format exports a skin
+//! closed ([`ClosedGrid`]): its grid's m·n points first, in grid order, then
+//! a dome cap over each boundary ring, computed from each frame's ring so it
+//! moves with it (the vertex count is the same in every frame). Three
+//! formats:
 //!
 //! - **glTF 2.0 binary** (`.glb`, [`gltf`]): the skeleton as a glTF skin
 //!   (one node per joint with its rest local transform, inverse bind
@@ -24,7 +28,8 @@
 //!   otherwise), because a morph target per frame costs every engine a weight
 //!   per frame per vertex. A small bone mesh, skinned to the joints, makes
 //!   the skeleton visible in any viewer and is what uses the glTF skin.
-//! - **USD** (`.usda`, [`usd`]): ASCII USD, one `Mesh` prim per skin (quads)
+//! - **USD** (`.usda`, [`usd`]): ASCII USD, one `Mesh` prim per skin (quads,
+//!   and the caps' apex triangles)
 //!   with time-sampled `points`, `normals` and `extent`: the point cache a
 //!   film pipeline reads. Time code k is k frames after the first exported
 //!   one (`timeCodesPerSecond` = `framesPerSecond` = the cache's fps), Y up,
@@ -52,6 +57,7 @@ use super::{AtomicFile, CacheMesh, CacheReader, CacheSkin, IoError};
 use crate::anim::sample_posture;
 use crate::character::{Character, Joint, Posture, Skeleton};
 use crate::kinematics::{clamp_angles, forward_kinematics, joint_rotation};
+pub use crate::skin_mesh::{ClosedGrid, grid_quads, grid_triangles};
 use glam::{Affine3A, Quat, Vec3};
 use serde::Serialize;
 use std::fmt;
@@ -281,7 +287,7 @@ pub fn export(
         .zip(&flip)
         .map(|(s, &flip)| Surface {
             name: s.name.clone(),
-            points: s.point_count(),
+            points: ClosedGrid::new(s.m, s.n).vertex_count(),
             topology: Topology::Grid {
                 m: s.m,
                 n: s.n,
@@ -349,7 +355,8 @@ pub(crate) struct Source<'a> {
     pub cache: &'a mut CacheReader,
     pub skins: Vec<CacheSkin>,
     /// What is exported: the skins, then the embedded meshes; a frame read
-    /// by [`read`](Self::read) holds one position list per surface.
+    /// by [`read`](Self::read) holds one position list per surface (a
+    /// skin's closed by its caps).
     pub surfaces: Vec<Surface>,
     pub meshes: Vec<CacheMesh>,
     mesh_scratch: Vec<Vec<Vec3>>,
@@ -371,6 +378,7 @@ impl Source<'_> {
             &mut self.mesh_scratch,
             &mut self.muscle_scratch,
         )?;
+        // The skins' points are checked below before their caps are added.
         out.truncate(self.skins.len());
         out.extend(
             self.mesh_scratch
@@ -395,21 +403,29 @@ impl Source<'_> {
                 });
             }
         }
+        for (surface, p) in self.surfaces.iter().zip(out.iter_mut()) {
+            if let Topology::Grid { m, n, flip } = surface.topology {
+                ClosedGrid::new(m, n).close(p, flip);
+            }
+        }
         Ok(t)
     }
 }
 
-/// One exported surface: a skin's grid, or an embedded mesh's triangles.
+/// One exported surface: a skin's grid closed by its caps, or an embedded
+/// mesh's triangles.
 #[derive(Clone, Debug)]
 pub(crate) struct Surface {
     pub name: String,
+    /// Exported vertices (a skin's caps included).
     pub points: usize,
     pub topology: Topology,
 }
 
 #[derive(Clone, Debug)]
 pub(crate) enum Topology {
-    /// An m×n skin grid ([`grid_triangles`]), its winding reversed if `flip`.
+    /// An m×n skin grid closed by its caps ([`ClosedGrid`]), its winding
+    /// reversed if `flip`.
     Grid { m: usize, n: usize, flip: bool },
     /// The character's triangles of an embedded mesh.
     Mesh(Vec<[u32; 3]>),
@@ -422,18 +438,27 @@ impl Surface {
 
     pub fn triangles(&self) -> Vec<[u32; 3]> {
         match &self.topology {
-            Topology::Grid { m, n, flip } => grid_triangles(*m, *n, *flip),
+            Topology::Grid { m, n, flip } => ClosedGrid::new(*m, *n).triangles(*flip),
             Topology::Mesh(t) => t.clone(),
         }
     }
 
-    /// Unit vertex normals of positions `p` into `out`.
+    /// Unit vertex normals of positions `p` (as [`Source::read`] gives
+    /// them) into `out`.
     pub fn normals(&self, p: &[Vec3], out: &mut Vec<Vec3>) {
         match &self.topology {
-            Topology::Grid { m, n, flip } => grid_normals(*m, *n, p, *flip, out),
+            Topology::Grid { m, n, flip } => closed_grid_normals(*m, *n, p, *flip, out),
             Topology::Mesh(t) => mesh_normals(t, p, out),
         }
     }
+}
+
+/// Unit vertex normals of a skin grid closed by its caps, at closed
+/// positions `p` ([`ClosedGrid::close`]): [`grid_normals`] for the grid's
+/// points, the caps' own ([`ClosedGrid::cap_normals`]) for theirs.
+pub fn closed_grid_normals(m: usize, n: usize, p: &[Vec3], flip: bool, out: &mut Vec<Vec3>) {
+    grid_normals(m, n, &p[..m * n], flip, out);
+    ClosedGrid::new(m, n).cap_normals(p, flip, out);
 }
 
 /// Area-weighted vertex normals of a triangle mesh (+y for a vertex on no
@@ -595,30 +620,6 @@ pub fn local_transforms(skeleton: &Skeleton, posture: &Posture) -> Vec<(Vec3, Qu
         .collect()
 }
 
-/// The triangles of an m×n skin grid (periodic around, open bottom to top),
-/// two per quad of [`grid_quads`], wound the same way.
-pub fn grid_triangles(m: usize, n: usize, flip: bool) -> Vec<[u32; 3]> {
-    grid_quads(m, n, flip)
-        .into_iter()
-        .flat_map(|[a, b, c, d]| [[a, b, c], [a, c, d]])
-        .collect()
-}
-
-/// The `m·(n−1)` quads of an m×n skin grid, `(i,j), (i+1,j), (i+1,j+1),
-/// (i,j+1)`: counter-clockwise seen from the side the grid normal T1×T2
-/// points to, as in [`super::obj`]; reversed with `flip`.
-pub fn grid_quads(m: usize, n: usize, flip: bool) -> Vec<[u32; 4]> {
-    let mut q = Vec::with_capacity(m * n.saturating_sub(1));
-    for j in 0..n.saturating_sub(1) {
-        for i in 0..m {
-            let at = |i: usize, j: usize| (j * m + i % m) as u32;
-            let (a, b, c, d) = (at(i, j), at(i + 1, j), at(i + 1, j + 1), at(i, j + 1));
-            q.push(if flip { [a, d, c, b] } else { [a, b, c, d] });
-        }
-    }
-    q
-}
-
 /// Whether a skin's grid normal T1×T2 points inwards (towards its
 /// centroid, on the whole) at positions `p`: such a grid is exported with
 /// its winding and normals reversed, so every surface faces out, as the
@@ -678,26 +679,21 @@ fn write_obj_sequence(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(usize, u64), ExportError> {
     let total = src.frames.len();
+    let triangles: Vec<Vec<[u32; 3]>> = src.surfaces.iter().map(Surface::triangles).collect();
     let mut frame = Vec::new();
     let mut bytes = 0;
     for e in 0..total {
         src.read(e, &mut frame)?;
-        let skins: Vec<_> = src
-            .skins
+        // Skins (closed by their caps) and embedded meshes alike.
+        let meshes: Vec<super::obj::ObjMesh> = src
+            .surfaces
             .iter()
             .zip(&frame)
-            .map(|(s, p)| (s.name.as_str(), s.m, s.n, p.as_slice()))
-            .collect();
-        let meshes: Vec<super::obj::ObjMesh> = src.surfaces[src.skins.len()..]
-            .iter()
-            .zip(&frame[src.skins.len()..])
-            .filter_map(|(s, p)| match &s.topology {
-                Topology::Mesh(t) => Some((s.name.as_str(), p.as_slice(), t.as_slice())),
-                Topology::Grid { .. } => None,
-            })
+            .zip(&triangles)
+            .map(|((s, p), t)| (s.name.as_str(), p.as_slice(), t.as_slice()))
             .collect();
         let path = dir.join(obj_frame_name(src.frames[e]));
-        super::obj::write_frame_obj(&path, &skins, &meshes)?;
+        super::obj::write_frame_obj(&path, &[], &meshes)?;
         bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
         progress(e + 1, total);
     }

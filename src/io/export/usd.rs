@@ -2,7 +2,9 @@
 //!
 //! One `Xform` prim named after the character (the default prim), holding one
 //! `Mesh` prim per skin: `faceVertexCounts` and `faceVertexIndices` of the
-//! grid's quads (periodic around, open at the boundary rows; wound
+//! grid's quads closed by its caps ([`ClosedGrid::faces`]: the grid's quads,
+//! the caps' quads, then their apex triangles; the first m·n points are the
+//! grid's, `plasticine:capRings` says how many rings each cap has; wound
 //! counter-clockwise seen from the side the normals point to, so
 //! `orientation = "rightHanded"`), `subdivisionScheme = "none"` (the points
 //! are the simulated surface, not a cage), and time-sampled `points`,
@@ -14,7 +16,7 @@
 //! Each skin's samples are written together, so the cache is read once per
 //! skin and attribute; only one frame is in memory at a time.
 
-use super::{ExportError, Source, Topology, commit, grid_quads, relative_times};
+use super::{ClosedGrid, ExportError, Source, Topology, commit, relative_times};
 use crate::io::{AtomicFile, IoError};
 use glam::Vec3;
 use std::collections::HashSet;
@@ -136,12 +138,10 @@ pub(super) fn write_usda(
         s.clear();
         let name = prim_name(&skin.name, &mut taken);
         let _ = writeln!(s, "    def Mesh {}\n    {{", quote(&name));
-        // Skins as quads, embedded meshes as their triangles.
+        // Skins as quads (and their caps' apex triangles), embedded meshes
+        // as their triangles.
         let faces: Vec<Vec<u32>> = match &skin.topology {
-            Topology::Grid { m, n, flip } => grid_quads(*m, *n, *flip)
-                .iter()
-                .map(|q| q.to_vec())
-                .collect(),
+            Topology::Grid { m, n, flip } => ClosedGrid::new(*m, *n).faces(*flip),
             Topology::Mesh(t) => t.iter().map(|t| t.to_vec()).collect(),
         };
         let _ = write!(s, "        int[] faceVertexCounts = [");
@@ -162,8 +162,9 @@ pub(super) fn write_usda(
             Topology::Grid { m, n, .. } => {
                 let _ = writeln!(
                     s,
-                    "        custom string plasticine:skin = {}\n        custom int2 plasticine:grid = ({m}, {n})",
+                    "        custom string plasticine:skin = {}\n        custom int2 plasticine:grid = ({m}, {n})\n        custom int plasticine:capRings = {}",
                     quote(&skin.name),
+                    ClosedGrid::new(*m, *n).rings,
                 );
             }
             Topology::Mesh(_) => {
