@@ -93,7 +93,7 @@ fn settle(mut c: Character, rest: Posture) -> Result<Character, SimError> {
     c.environment.global_damping = 35.0;
     for pass in 0..2 {
         let mut sim = Simulation::new(c, SkeletonDriver::Still(rest.clone()), settings.clone())?;
-        sim.advance_to(if pass == 0 { 1.0 } else { 0.5 }, None)?;
+        sim.advance_to(if pass == 0 { 1.0 } else { 1.5 }, None)?;
         c = sim.character;
         if pass == 0 {
             for skin in &mut c.skins {

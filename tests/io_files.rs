@@ -160,7 +160,7 @@ fn character_round_trip_is_exact() {
     save_character(&path, &original).unwrap();
     let text = fs::read_to_string(&path).unwrap();
     assert!(
-        text.starts_with("(\n    format: \"plasticine-character\",\n    version: 1,\n"),
+        text.starts_with("(\n    format: \"plasticine-character\",\n    version: 2,\n"),
         "{text}"
     );
     let loaded = load_character(&path).unwrap();
@@ -188,7 +188,7 @@ fn malformed_ron_reports_file_line_and_column() {
     // Through a real file too.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.ron");
-    fs::write(&path, edited("version: 1,", "version: 1,,")).unwrap();
+    fs::write(&path, edited("version: 2,", "version: 2,,")).unwrap();
     let err = load_character(&path).unwrap_err().to_string();
     assert!(err.starts_with(&format!("{}:3:", path.display())), "{err}");
 }
@@ -272,11 +272,11 @@ fn wrong_format_and_newer_version_are_refused_clearly() {
         "assets/penguin.ron: not a plasticine-character file (its format is \"plasticine-calibration\")"
     );
 
-    let text = edited("version: 1,", "version: 7,");
+    let text = edited("version: 2,", "version: 7,");
     let err = parse_character(&text, Path::new("assets/penguin.ron")).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "assets/penguin.ron: written by a newer Plasticine: version 7, this build reads up to 1"
+        "assets/penguin.ron: written by a newer Plasticine: version 7, this build reads up to 2"
     );
 }
 
@@ -702,4 +702,52 @@ fn failed_atomic_write_keeps_the_old_file_and_no_temp() {
     drop(f);
     assert_eq!(fs::read(&file).unwrap(), b"old");
     assert!(tmp_files(dir.path()).is_empty());
+}
+
+/// A version-1 file (the skin model before issue 13: densities per u-area,
+/// Terzopoulos' metric and curvature) loads with its skin material carried
+/// over to version 2's meanings: every skin keeps its mass and its bands'
+/// total stiffness, rest curvatures turn convex-positive, and the character
+/// simulates.
+#[test]
+fn a_version_1_character_loads_with_its_material_converted() {
+    use plasticine::skin::elastic::{Grid, rest_areas};
+    let path = Path::new("tests/data/wombat_v1.ron");
+    let text = fs::read_to_string(path).unwrap();
+    assert!(text.contains("version: 1,"));
+    // The raw version-1 values, as that build read them.
+    let raw = text.replacen("version: 1,", "version: 2,", 1);
+    let old = parse_character(&raw, path).unwrap();
+    let new = load_character(path).unwrap();
+    for (o, n) in old.skins.iter().zip(&new.skins) {
+        let g = Grid::of(o);
+        let u_area = g.area() as f64;
+        let areas = rest_areas(&g, &n.points.rest_metric);
+        let interior = |k: &usize| !g.is_boundary_row(k / g.m);
+        let mass_old: f64 = (0..o.point_count())
+            .filter(interior)
+            .map(|k| o.points.mass_density[k] as f64 * u_area)
+            .sum();
+        let mass_new: f64 = (0..n.point_count())
+            .filter(interior)
+            .map(|k| (n.points.mass_density[k] * areas[k]) as f64)
+            .sum();
+        assert!(
+            (mass_new - mass_old).abs() < 1e-4 * mass_old,
+            "{mass_new} vs {mass_old} kg"
+        );
+        let ks = |s: &plasticine::character::Skin, a: &dyn Fn(usize) -> f64| -> f64 {
+            (0..s.point_count())
+                .filter_map(|k| s.points.band[k].map(|b| b.ks as f64 * a(k)))
+                .sum()
+        };
+        let (ks_old, ks_new) = (ks(o, &|_| u_area), ks(n, &|k| areas[k] as f64));
+        assert!(ks_old > 0.0 && (ks_new - ks_old).abs() < 1e-4 * ks_old);
+        // Convex-positive curvature around the body (old B⁰11 was negative).
+        let mid = (g.n / 2) * g.m;
+        assert!(o.points.rest_curvature[mid][0] < 0.0 && n.points.rest_curvature[mid][0] > 0.0);
+    }
+    let driver = plasticine::skin::SkeletonDriver::Keys(new.key_postures.clone());
+    let mut sim = plasticine::skin::Simulation::new(new, driver, Default::default()).unwrap();
+    sim.advance_to(0.3, None).unwrap();
 }

@@ -5,7 +5,7 @@
 //! ```ron
 //! (
 //!     format: "plasticine-character",
-//!     version: 1,
+//!     version: 2,
 //!     character: (
 //!         name: "penguin",
 //!         skeleton: (joints: [ ... ]),
@@ -48,7 +48,13 @@ use std::path::Path;
 /// The `format` string of a character file.
 pub const CHARACTER_FORMAT: &str = "plasticine-character";
 /// The version this build writes, and the newest it reads.
-pub const CHARACTER_FORMAT_VERSION: u32 = 1;
+///
+/// Version 2 (issue 13): the same fields, new meanings. Skin densities (mass,
+/// damping, band k_s and k_d) are per unit of the skin's rest area instead of
+/// its u-area; `stretch` is the modulus of the stretch (Biot) membrane and
+/// `bend` the rigidity of the angle bending (see `skin::elastic`); rest
+/// curvatures are normal curvatures in 1/m, convex positive.
+pub const CHARACTER_FORMAT_VERSION: u32 = 2;
 /// The oldest version this build can migrate.
 pub const OLDEST_CHARACTER_FORMAT_VERSION: u32 = 1;
 /// Files larger than this are refused before being read (512 MiB).
@@ -147,27 +153,71 @@ pub fn parse_character(text: &str, origin: &Path) -> Result<Character, IoError> 
 
 /// Brings a file of an older format `version` up to today's [`Character`].
 ///
-/// There are no older versions yet, so every call is refused. When the format
-/// changes (version 2):
-/// - move today's serde structs, frozen, into a `v1` submodule here with a
-///   `From<v1::Character> for Character` (or a `v1 -> v2` step);
-/// - bump [`CHARACTER_FORMAT_VERSION`] and add the arm
-///   `1 => parse_as::<v1::CharacterFile>(text, origin).map(Into::into)`;
-/// - keep the arm forever, and add a test loading a version-1 file.
+/// Version 1 has today's fields with the old skin model's meanings: it is
+/// parsed as it is and [`upgrade_v1`] converts the values. When the fields
+/// themselves change:
+/// - move today's serde structs, frozen, into a submodule here with a
+///   conversion to the new [`Character`];
+/// - bump [`CHARACTER_FORMAT_VERSION`] and add an arm for the old version;
+/// - keep the arms forever, each with a test loading a file of its version.
 ///
 /// The brief proposed migrating a `ron::Value`, but RON's `Value` cannot be
 /// deserialized into enums (it does not keep variant names), and the model has
 /// enums (`Primitive`, `DeformationParam`); frozen typed structs also keep line
 /// and column in migration errors.
-fn migrate(version: u32, _text: &str, origin: &Path) -> Result<Character, IoError> {
-    #[allow(clippy::match_single_binding)] // one arm per older version goes here
+fn migrate(version: u32, text: &str, origin: &Path) -> Result<Character, IoError> {
     match version {
+        1 => {
+            let file: FileIn = ron_options()
+                .from_str(text)
+                .map_err(|e| parse_error(origin, e))?;
+            let mut character = file.character;
+            for skin in &mut character.skins {
+                upgrade_v1(skin);
+            }
+            Ok(character)
+        }
         _ => Err(IoError::UnknownVersion {
             path: origin.to_path_buf(),
             version,
             oldest: OLDEST_CHARACTER_FORMAT_VERSION,
             supported: CHARACTER_FORMAT_VERSION,
         }),
+    }
+}
+
+/// Converts a version-1 skin's material to version 2's meanings, point by
+/// point, so the skin behaves as it did for small strains:
+/// - densities per u-area → per rest area: divided by J = √det G⁰ (the rest
+///   area per u-area);
+/// - `stretch`: the old energy ½η(G − G⁰)² per u-area has, for a small
+///   strain ε along a grid line, 2η G⁰² ε²; the new ½η' ε² per rest area
+///   gives η' = 4η G⁰αα²/J on the stretches and η' = η G⁰11 G⁰22/J on the
+///   shear (the cosine of the grid angle);
+/// - `bend`: ½ξ B² with B ≈ κ Gαα per u-area → ξ' = ξ (G⁰11² + G⁰22²)/(2J);
+/// - rest curvature B⁰ (u-units, convex negative) → κ⁰ = −B⁰αβ/√(G⁰αα G⁰ββ).
+pub fn upgrade_v1(skin: &mut Skin) {
+    let p = &mut skin.points;
+    for k in 0..p.position.len() {
+        let [g11, g12, g22] = p.rest_metric[k];
+        let det = (g11 * g22 - g12 * g12).max(1e-24);
+        let j = det.sqrt();
+        p.mass_density[k] /= j;
+        p.damping_density[k] /= j;
+        let [e11, e12, e22] = p.stretch[k];
+        p.stretch[k] = [
+            4.0 * e11 * g11 * g11 / j,
+            e12 * g11 * g22 / j,
+            4.0 * e22 * g22 * g22 / j,
+        ];
+        p.bend[k] *= (g11 * g11 + g22 * g22) / (2.0 * j);
+        let [b11, b12, b22] = p.rest_curvature[k];
+        let (s11, s22) = (g11.max(1e-12), g22.max(1e-12));
+        p.rest_curvature[k] = [-b11 / s11, -b12 / (s11 * s22).sqrt(), -b22 / s22];
+        if let Some(b) = &mut p.band[k] {
+            b.ks /= j;
+            b.kd /= j;
+        }
     }
 }
 
@@ -284,7 +334,7 @@ mod tests {
         let err = parse_character(text, Path::new("new.ron")).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "new.ron: written by a newer Plasticine: version 7, this build reads up to 1"
+            "new.ron: written by a newer Plasticine: version 7, this build reads up to 2"
         );
     }
 

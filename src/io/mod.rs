@@ -4,7 +4,7 @@
 //!   [`AtomicFile`] (temporary file in the same directory, `fsync`, rename,
 //!   directory `fsync`), so a crash never leaves a half-written file in place.
 //! - [`character_file`]: the versioned RON character file
-//!   (`(format: "plasticine-character", version: 1, character: (...))`),
+//!   (`(format: "plasticine-character", version: 2, character: (...))`),
 //!   with header check, migration hook, size and nesting limits, and
 //!   validation on load and save.
 //! - [`autosave`]: periodic atomic autosaves of the open document, rotated
