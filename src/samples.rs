@@ -178,9 +178,9 @@ fn penguin() -> (Character, Vec<SkinSpec>) {
                 joint("chest", Some(1), Vec3::new(0.0, 0.15, 0.0)),
                 joint("head", Some(2), Vec3::new(0.0, 0.14, 0.0)),
                 joint("crown", Some(3), Vec3::new(0.0, 0.08, 0.0)),
-                joint("flipper_l", Some(2), Vec3::new(0.12, 0.01, 0.0)),
+                joint("flipper_l", Some(2), Vec3::new(0.15, 0.01, 0.0)),
                 joint("flipper_l_tip", Some(5), Vec3::new(0.0, -0.17, 0.0)),
-                joint("flipper_r", Some(2), Vec3::new(-0.12, 0.01, 0.0)),
+                joint("flipper_r", Some(2), Vec3::new(-0.15, 0.01, 0.0)),
                 joint("flipper_r_tip", Some(7), Vec3::new(0.0, -0.17, 0.0)),
                 joint("foot_l", Some(0), Vec3::new(0.05, -0.04, 0.04)),
                 joint("foot_r", Some(0), Vec3::new(-0.05, -0.04, 0.04)),
@@ -205,11 +205,11 @@ fn penguin() -> (Character, Vec<SkinSpec>) {
                 offset: Vec3::new(0.0, 0.0, 0.09),
                 rotation: Quat::IDENTITY,
                 shape: MuscleShape::superellipsoid(
-                    Vec3::new(0.022, 0.016, 0.045),
+                    Vec3::new(0.026, 0.02, 0.045),
                     Vec2::new(1.0, 1.0),
                 )
                 .with_deformation(BarrDeformation {
-                    taper: Vec2::new(-12.0, -12.0),
+                    taper: Vec2::new(-8.0, -8.0),
                     twist: 0.0,
                     bend: 0.0,
                 }),
@@ -218,13 +218,13 @@ fn penguin() -> (Character, Vec<SkinSpec>) {
             upright(
                 5,
                 Vec3::new(0.0, -0.08, 0.0),
-                Vec3::new(0.028, 0.05, 0.085),
+                Vec3::new(0.034, 0.048, 0.085),
                 Vec2::new(1.0, 1.0),
             ),
             upright(
                 7,
                 Vec3::new(0.0, -0.08, 0.0),
-                Vec3::new(0.028, 0.05, 0.085),
+                Vec3::new(0.034, 0.048, 0.085),
                 Vec2::new(1.0, 1.0),
             ),
             sphere(9, Vec3::new(0.0, 0.0, 0.03), 0.035),
@@ -421,7 +421,7 @@ fn torso() -> (Character, Vec<SkinSpec>) {
                 0,
                 Vec3::new(0.0, 0.02, 0.0),
                 Vec3::new(0.15, 0.1, 0.09),
-                Vec2::new(0.6, 0.9),
+                Vec2::new(0.8, 0.9),
             ),
             upright(
                 1,
@@ -433,13 +433,13 @@ fn torso() -> (Character, Vec<SkinSpec>) {
                 2,
                 Vec3::new(0.07, 0.01, 0.04),
                 Vec3::new(0.08, 0.06, 0.08),
-                Vec2::new(0.6, 1.0),
+                Vec2::new(0.8, 1.0),
             ),
             upright(
                 2,
                 Vec3::new(-0.07, 0.01, 0.04),
                 Vec3::new(0.08, 0.06, 0.08),
-                Vec2::new(0.6, 1.0),
+                Vec2::new(0.8, 1.0),
             ),
             upright(
                 2,

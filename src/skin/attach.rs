@@ -45,7 +45,7 @@ const WRAP_DAMPING: f32 = 25.0;
 /// lengths per second.
 const WRAP_SETTLED_SPEED: f32 = 0.01;
 /// Radius of the boundary rings, relative to the start surface's.
-const RING: f32 = 0.1;
+const RING: f32 = 0.25;
 /// The resolution the shrink is solved at (at most).
 const WRAP_RESOLUTION: usize = 24;
 /// Simulated seconds the wrap may take at most.

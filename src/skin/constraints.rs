@@ -306,6 +306,28 @@ pub fn deepest_penetration(
     worst
 }
 
+/// How deep any interior skin point lies inside a muscle it wraps (m, ≥ 0;
+/// not the fat layer: the muscle itself). After every step the fat layer is
+/// restored, so a point inside a muscle by more than the constraint
+/// tolerance is a step gone wrong.
+pub fn deepest_sinking(grid: &Grid, body: &PosedBody, wrapped: &[usize], r: &[Vec3]) -> f32 {
+    let mut worst = 0.0f32;
+    for j in 1..grid.n - 1 {
+        for i in 0..grid.m {
+            let p = r[grid.idx(i, j)];
+            for mu in wrapped.iter().map(|&q| &body.muscles[q]) {
+                let local = mu.to_local.transform_point3(p);
+                if local.length() > mu.radius {
+                    continue;
+                }
+                let (g, _) = mu.shape.distance_and_normal(local, 0.0);
+                worst = worst.max(-g);
+            }
+        }
+    }
+    worst
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

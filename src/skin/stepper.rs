@@ -22,6 +22,22 @@ pub(super) struct SkinRuntime {
     pub(super) stats: SkinStats,
 }
 
+/// Pairs of neighbouring quads that turned from smooth (under 30°) to
+/// folded (over 120°) within one advance: a real fold forms over many
+/// frames, a skin tearing itself apart (a step past its stability limit, a
+/// force that is not a gradient) folds many pairs at once. Torn above a
+/// share of the pairs that no motion of a skin produces in one frame.
+pub(super) const TORN_SHARE: f32 = 0.005;
+
+fn torn(before: &[f32], after: &[f32]) -> bool {
+    let folded = before
+        .iter()
+        .zip(after)
+        .filter(|(b, a)| **b < 30.0 && **a > 120.0)
+        .count();
+    folded as f32 > (TORN_SHARE * before.len() as f32).max(4.0)
+}
+
 fn diverged(r: &[Vec3], v: &[Vec3], max_speed: f32) -> bool {
     let limit = max_speed * max_speed;
     r.iter().any(|x| !x.is_finite())
@@ -125,6 +141,8 @@ impl SkinStepper<'_> {
             None => f64::INFINITY,
         };
         let mut stable = stable_now(&sys, &r);
+        let grid = sys.grid;
+        let entry_angles = super::quality::neighbour_angles(&grid, &r);
         while rt.time < target - 1e-12 {
             // Out of budget: stop, but only after one step, so every call makes
             // progress even when this skin waited for a thread.
@@ -238,6 +256,17 @@ impl SkinStepper<'_> {
                 break;
             }
         }
+        // Garbage that is neither NaN nor runaway speed: a skin that tore
+        // itself apart, or sank into a muscle, in this advance.
+        if result.is_ok() && rt.time > entry_time {
+            let tore = torn(&entry_angles, &super::quality::neighbour_angles(&grid, &r));
+            let under = sys.underlayers(rt.time);
+            let sunk = super::constraints::deepest_sinking(&grid, &under.body, &skin.muscles, &r)
+                > tol.constraint;
+            if tore || sunk {
+                result = Err(rt.time);
+            }
+        }
         drop(sys);
         self.skin.points.position = r;
         self.skin.points.velocity = v;
@@ -268,4 +297,28 @@ fn enforce(
         contact,
         true,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A few pairs folding in one advance is motion; a share of the skin
+    /// folding at once is a tear.
+    #[test]
+    fn a_tear_is_many_pairs_folding_at_once() {
+        let before = vec![10.0f32; 4000];
+        let mut after = before.clone();
+        for a in after.iter_mut().take(4) {
+            *a = 170.0;
+        }
+        assert!(!torn(&before, &after), "four pairs");
+        for a in after.iter_mut().take(100) {
+            *a = 170.0;
+        }
+        assert!(torn(&before, &after), "a hundred pairs");
+        // Pairs that were already folded do not count.
+        let folded = vec![150.0f32; 4000];
+        assert!(!torn(&folded, &vec![170.0; 4000]));
+    }
 }

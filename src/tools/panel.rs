@@ -34,6 +34,12 @@ pub const ROW_HEIGHT: f32 = 0.012;
 /// Space above the first row (m), as the renderer pads the text
 /// (`render::geometry::Panel::padding`).
 pub const PAD: f32 = 0.2 * ROW_HEIGHT;
+/// The stiffest skin the panel's "skin bend" reaches, J: a bending length
+/// √(ξ/T) of ~1 cm under the default tension T = η(1/shrink − 1) = 0.75 N/m,
+/// stiff as leather on a character of the samples' size. Measured: the 16×16
+/// samples stay smooth up to it; at 10× more a flipper's rim tore (reported
+/// as divergence, never passed as a step).
+pub const BEND_MAX: f32 = 1e-4;
 /// Step factor of a parameter row (its right half; the left half divides).
 pub const STEP: f32 = 1.25;
 
@@ -572,10 +578,11 @@ impl ControlPanel {
                 };
                 let new_value = |v: f32| {
                     let n = step(v, floor);
-                    if param == Param::SkinMass {
-                        n.max(floor)
-                    } else {
-                        n
+                    match param {
+                        Param::SkinMass => n.max(floor),
+                        // Up to leather (see BEND_MAX); further is refused.
+                        Param::SkinBend => n.min(BEND_MAX),
+                        _ => n,
                     }
                 };
                 let commands =
