@@ -24,22 +24,91 @@ pub fn penguin(m: usize, n: usize) -> Result<Character, SimError> {
     Ok(c)
 }
 
+/// The penguin wrapped natively at m×n, as `plasticine sample penguin
+/// --resolution MxN` builds it (what the real-time figures are measured on).
+pub fn penguin_native(m: usize, n: usize) -> Result<Character, SimError> {
+    samples::build("penguin", m, n)
+}
+
+/// Issue 13's smoothness figure: each skin of sample `name` wrapped at m×m,
+/// its key postures played at 30 Hz; the worst frame's p95 of the
+/// neighbour-normal angle and share of creased pairs (over 30°), one JSON
+/// object per skin.
+pub fn skin_smoothness(name: &str, m: usize) -> Result<Vec<serde_json::Value>, SimError> {
+    use crate::skin::elastic::Grid;
+    use crate::skin::quality::smoothness;
+    let c = samples::build(name, m, m)?;
+    let end = c.key_postures.last().map_or(1.0, |k| k.time as f64);
+    let mut worst: Vec<_> = c
+        .skins
+        .iter()
+        .map(|s| smoothness(&Grid::of(s), &s.points.position))
+        .collect();
+    let mut sim = playback(c, SolverSettings::default())?;
+    let mut events = 0;
+    for f in 1..=(end * 30.0).round() as usize {
+        events += sim.advance_to(f as f64 / 30.0, None)?.events.len();
+        for (w, s) in worst.iter_mut().zip(&sim.character.skins) {
+            *w = w.worst(smoothness(&Grid::of(s), &s.points.position));
+        }
+    }
+    Ok(worst
+        .iter()
+        .zip(&sim.character.skins)
+        .map(|(w, s)| {
+            json!({
+                "name": "skin_smoothness",
+                "character": name,
+                "skin": s.name,
+                "resolution": format!("{m}x{m}"),
+                "p95_deg": w.p95_deg,
+                "max_deg": w.max_deg,
+                "creased_pct": w.creased_pct,
+                "divergence_events": events,
+                "goal_p95_deg": if m >= 64 { 15.0 } else { 30.0 },
+            })
+        })
+        .collect())
+}
+
+/// The skin group (`plasticine bench --only skin`): the penguin's real-time
+/// factor at 16×16, 64×64 and 128×128, and every sample's smoothness at
+/// 64×64 and 128×128 (32×32 and 64×64 with `quick`).
+pub fn skin_figures(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let scale = if quick { 0.1 } else { 1.0 };
+    for (m, seconds, goal, repeats) in [(16, 3.0, 50.0, 5), (64, 1.0, 2.0, 3), (128, 0.5, 0.5, 3)] {
+        let mut v = real_time_factor(m, m, seconds * scale, repeats)?;
+        v["goal"] = json!(goal);
+        writeln!(out, "{v}")?;
+    }
+    let sizes: &[usize] = if quick { &[32, 64] } else { &[64, 128] };
+    for &m in sizes {
+        for name in samples::NAMES {
+            for v in skin_smoothness(name, m)? {
+                writeln!(out, "{v}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A simulation of the character's key postures.
 pub fn playback(c: Character, settings: SolverSettings) -> Result<Simulation, SimError> {
     let driver = SkeletonDriver::Keys(c.key_postures.clone());
     Simulation::new(c, driver, settings)
 }
 
-/// Simulated seconds per wall second over `seconds` of the key postures,
-/// advanced frame by frame at 30 Hz as playback does. After a warm-up (thread
-/// pool, caches), the median of `repeats` runs from the same start.
+/// Simulated seconds per wall second over `seconds` of the key postures of
+/// the penguin wrapped natively at m×n, advanced frame by frame at 30 Hz as
+/// playback does. After a warm-up (thread pool, caches), the median of
+/// `repeats` runs from the same start.
 pub fn real_time_factor(
     m: usize,
     n: usize,
     seconds: f64,
     repeats: usize,
 ) -> Result<serde_json::Value, SimError> {
-    let c = penguin(m, n)?;
+    let c = penguin_native(m, n)?;
     let points: usize = c.skins.iter().map(|s| s.m * s.n).sum();
     let frames = (seconds * 30.0).round().max(1.0) as usize;
     let run = |frames: usize| -> Result<(f64, u64, usize), SimError> {
@@ -294,12 +363,7 @@ pub fn pick_event(picks: usize) -> Result<serde_json::Value, SimError> {
 
 /// Every measurement, one JSON line each.
 pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let scale = if quick { 0.1 } else { 1.0 };
-    for (m, seconds, goal, repeats) in [(16, 3.0, 50.0, 5), (64, 1.0, 2.0, 3), (128, 0.5, 0.5, 3)] {
-        let mut v = real_time_factor(m, m, seconds * scale, repeats)?;
-        v["goal"] = json!(goal);
-        writeln!(out, "{v}")?;
-    }
+    skin_figures(quick, out)?;
     for v in evals_at_equal_accuracy(if quick { 0.2 } else { 1.0 }, 1e-3)? {
         writeln!(out, "{v}")?;
     }

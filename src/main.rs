@@ -65,9 +65,10 @@ enum Command {
         /// Shorter runs (for smoke tests).
         #[arg(long)]
         quick: bool,
-        /// Only one group of figures: the lattice FEM (`fem`), or the tools and playback
-        /// (`interactive`: IK drag, picking, baked playback), not the whole suite.
-        #[arg(long, value_parser = ["fem", "interactive"])]
+        /// Only one group of figures: the skin (`skin`: the penguin's real-time
+        /// factor and every sample's smoothness), the lattice FEM (`fem`), or the
+        /// tools and playback (`interactive`: IK drag, picking, baked playback).
+        #[arg(long, value_parser = ["fem", "interactive", "skin"])]
         only: Option<String>,
     },
     /// Build one of the sample characters (penguin, wombat, torso) and save it.
@@ -693,6 +694,10 @@ fn run(cli: Cli) -> Result<()> {
         Command::Bench { quick, only: None } => {
             plasticine::bench::run_all(quick, &mut std::io::stdout())?
         }
+        Command::Bench {
+            quick,
+            only: Some(group),
+        } if group == "skin" => plasticine::bench::skin_figures(quick, &mut std::io::stdout())?,
         Command::Bench {
             quick,
             only: Some(group),

@@ -244,6 +244,21 @@ pub fn render_character(
         )));
     }
     character.validate().map_err(SimError::from)?;
+    // A bake at a raised resolution (`bake --resolution`, LEMAN §6.5) plays
+    // on the character resampled as the bake resampled it.
+    let mut character = character;
+    if let Some(path) = baked {
+        let reader = CacheReader::open(path)?;
+        let skins = reader.skins();
+        if skins.len() == character.skins.len() {
+            for (skin, cached) in character.skins.iter_mut().zip(skins) {
+                if (skin.m, skin.n) != (cached.m, cached.n) {
+                    *skin = crate::skin::resample::resample(skin, cached.m, cached.n)
+                        .map_err(HeadlessError::Options)?;
+                }
+            }
+        }
+    }
     let character = Arc::new(character);
     let posture = character.skeleton.rest_posture();
     let keys = (!character.key_postures.is_empty())

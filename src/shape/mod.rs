@@ -221,7 +221,10 @@ impl MuscleShape {
             return g;
         }
         let (g, n) = self.value_and_normal(p);
-        if g >= near {
+        // A deformation stretches the gauge: it is no lower bound on the
+        // distance (a taper's tip read a centimetre where the surface was a
+        // few millimetres away), so it only culls, with room to spare.
+        if g >= DEFORMED_GAUGE_SLACK * near.max(0.0) + 1e-3 * self.bounding_radius() {
             return (g, n);
         }
         let q = p.as_dvec3();
@@ -566,6 +569,10 @@ impl MuscleShape {
         (x, self.value_normal64(x).1)
     }
 }
+
+/// How far beyond the asked distance the gauge of a deformed shape is
+/// checked by projection (see [`MuscleShape::distance_and_normal`]).
+const DEFORMED_GAUGE_SLACK: f32 = 4.0;
 
 /// x^k for x ≥ 0, with the exponents of ellipsoid-like profiles (1, 2, ½)
 /// done without `powf`, which dominates the hot loop otherwise.

@@ -47,7 +47,7 @@ const WRAP_SETTLED_SPEED: f32 = 0.01;
 /// Radius of the boundary rings, relative to the start surface's.
 const RING: f32 = 0.25;
 /// The resolution the shrink is solved at (at most).
-const WRAP_RESOLUTION: usize = 24;
+const WRAP_RESOLUTION: usize = 64;
 /// Simulated seconds the wrap may take at most.
 const WRAP_MAX_TIME: f64 = 6.0;
 
@@ -308,8 +308,18 @@ fn shrink_wrap(
     let settled = WRAP_SETTLED_SPEED * size;
     // The shrink starts fast (every edge at 1/WRAP_SHRINK of its rest
     // length): no speed limit for divergence, only NaN.
+    // Contact sticks while wrapping: a point keeps where it first lands on
+    // a muscle, so the grid stays spread over every feature instead of
+    // sliding off a protrusion's tip and leaving one stretched quad across
+    // it (a beak then pokes through between four points). The uneven
+    // stretch this leaves does not matter: the wrapped shape becomes the
+    // rest state.
     let settings = SolverSettings {
         max_speed: f32::MAX,
+        contact: crate::skin::constraints::ContactResponse {
+            k_normal: 0.0,
+            k_tangent: 0.0,
+        },
         ..SolverSettings::default()
     };
     let mut sim = Simulation::new(c, SkeletonDriver::Still(posture.clone()), settings)

@@ -18,6 +18,8 @@ use std::path::PathBuf;
 pub const DEMO_SCENE: &str = "assets/penguin.ron";
 /// Where headless runs write their result (relative to the repository root).
 pub const DEMO_OUT: &str = "out/demo";
+/// The high-resolution sample the headless demo wraps, in [`DEMO_OUT`].
+pub const HIRES_SCENE: &str = "penguin_64x64.ron";
 
 /// What was detected about the machine.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -111,16 +113,29 @@ pub const DEMO_FRAMES: &str = "out/demo/frames";
 /// `extra` goes to the last (the front-end proper). Headless rendering first
 /// bakes the sample's animation, then renders the bake.
 pub fn plasticine_runs(frontend: Frontend, extra: &[String]) -> Vec<Vec<String>> {
-    let bake: &[&str] = &["bake", DEMO_SCENE, "--out", DEMO_OUT, "--obj", "10"];
+    // The headless demo shows the skin at 64×64, the penguin wrapped at that
+    // resolution (seconds on 2 cores); the interactive front ends open the
+    // shipped 16×16 sample, which runs in real time.
+    let hires = format!("{DEMO_OUT}/{HIRES_SCENE}");
+    let sample: Vec<&str> = vec![
+        "sample",
+        "penguin",
+        "--resolution",
+        "64x64",
+        "--out",
+        &hires,
+    ];
+    let bake: &[&str] = &["bake", &hires, "--out", DEMO_OUT, "--obj", "10"];
     let cache = format!("{DEMO_OUT}/bake.plcache");
     let runs: Vec<Vec<&str>> = match frontend {
         Frontend::Xr => vec![vec!["xr", DEMO_SCENE, "--fallback", "none"]],
         Frontend::Desk => vec![vec!["desk", DEMO_SCENE]],
         Frontend::HeadlessRender => vec![
+            sample.clone(),
             bake.to_vec(),
             vec![
                 "render",
-                DEMO_SCENE,
+                &hires,
                 "--baked",
                 &cache,
                 "--out",
@@ -131,7 +146,7 @@ pub fn plasticine_runs(frontend: Frontend, extra: &[String]) -> Vec<Vec<String>>
                 "2",
             ],
         ],
-        Frontend::HeadlessBake => vec![bake.to_vec()],
+        Frontend::HeadlessBake => vec![sample.clone(), bake.to_vec()],
     };
     let last = runs.len() - 1;
     runs.into_iter()
@@ -304,16 +319,19 @@ mod tests {
     #[test]
     fn headless_render_bakes_then_renders_the_bake() {
         let runs = plasticine_runs(Frontend::HeadlessRender, &["--size".into(), "64x64".into()]);
-        assert_eq!(runs.len(), 2);
-        assert_eq!(runs[0][0], "bake");
-        assert_eq!(runs[1][0], "render");
-        let baked = runs[1]
+        assert_eq!(runs.len(), 3);
+        assert_eq!(runs[0][..4], ["sample", "penguin", "--resolution", "64x64"]);
+        assert_eq!(runs[1][0], "bake");
+        assert_eq!(runs[2][0], "render");
+        let baked = runs[2]
             .iter()
             .position(|a| a == "--baked")
             .expect("--baked");
-        assert_eq!(runs[1][baked + 1], "out/demo/bake.plcache");
-        assert_eq!(&runs[1][runs[1].len() - 2..], ["--size", "64x64"]);
+        assert_eq!(runs[2][baked + 1], "out/demo/bake.plcache");
+        assert_eq!(runs[2][1], "out/demo/penguin_64x64.ron");
+        assert_eq!(&runs[2][runs[2].len() - 2..], ["--size", "64x64"]);
         assert!(!runs[0].contains(&"--size".to_string()));
+        assert!(!runs[1].contains(&"--size".to_string()));
     }
 
     #[test]
@@ -329,11 +347,23 @@ mod tests {
     #[test]
     fn bake_args_then_extra_args() {
         let extra = vec!["--duration".to_string(), "1".to_string()];
+        let runs = plasticine_runs(Frontend::HeadlessBake, &extra);
         assert_eq!(
-            plasticine_runs(Frontend::HeadlessBake, &extra)[0],
+            runs[0],
+            [
+                "sample",
+                "penguin",
+                "--resolution",
+                "64x64",
+                "--out",
+                "out/demo/penguin_64x64.ron"
+            ]
+        );
+        assert_eq!(
+            runs[1],
             [
                 "bake",
-                "assets/penguin.ron",
+                "out/demo/penguin_64x64.ron",
                 "--out",
                 "out/demo",
                 "--obj",
@@ -343,10 +373,10 @@ mod tests {
             ]
         );
         assert_eq!(
-            plasticine_runs(Frontend::HeadlessBake, &[])[0],
+            plasticine_runs(Frontend::HeadlessBake, &[])[1],
             [
                 "bake",
-                "assets/penguin.ron",
+                "out/demo/penguin_64x64.ron",
                 "--out",
                 "out/demo",
                 "--obj",

@@ -338,9 +338,9 @@ fn demo(extra: &[String]) -> Result<(), String> {
             let out = repo_root().join(frontend::DEMO_OUT);
             println!("\nxtask: demo output is in {}", out.display());
             println!(
-                "xtask: what it shows: the penguin waddles for two seconds and stops dead at 2 s; \
-                 its skin keeps swinging after the skeleton stops (follow-through) and slides over \
-                 the muscles. {} has every 10th frame as an OBJ mesh (open frame_00060.obj and \
+                "xtask: what it shows: the penguin, its skin wrapped at 64x64, waddles for two \
+                 seconds and stops dead at 2 s; its skin keeps swinging after the skeleton stops \
+                 (follow-through) and slides over the muscles. {} has every 10th frame as an OBJ mesh (open frame_00060.obj and \
                  later ones in any 3D viewer); bake.plcache has all frames; summary.json what the \
                  solver did.",
                 out.join("obj").display()
