@@ -114,36 +114,60 @@ fn render_pair_writes_one_image_per_eye() {
     }
 }
 
+/// A bake of another character (the wombat's one skin for the penguin's
+/// three) is refused by name and nothing is written; a bake of the same
+/// character at another resolution (`bake --resolution`) plays on the
+/// character resampled as the bake resampled it.
 #[test]
 fn render_refuses_a_cache_of_another_character_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let bake = dir.path().join("bake");
-    let (ok, _, stderr) = plasticine(&[
-        "bake",
-        "assets/penguin.ron",
-        "--out",
-        bake.to_str().unwrap(),
-        "--duration",
-        "0.1",
-        "--resolution",
-        "8x8",
-    ]);
-    assert!(ok, "{stderr}");
+    let bake = |character: &str, name: &str| {
+        let out = dir.path().join(name);
+        let (ok, _, stderr) = plasticine(&[
+            "bake",
+            character,
+            "--out",
+            out.to_str().unwrap(),
+            "--duration",
+            "0.1",
+            "--resolution",
+            "8x8",
+        ]);
+        assert!(ok, "{stderr}");
+        out.join("bake.plcache")
+    };
+    let wombat = bake("assets/wombat.ron", "wombat");
     let frames = dir.path().join("frames");
     let (ok, _, stderr) = plasticine(&[
         "render",
         "assets/penguin.ron",
         "--baked",
-        bake.join("bake.plcache").to_str().unwrap(),
+        wombat.to_str().unwrap(),
         "--out",
         frames.to_str().unwrap(),
     ]);
     assert!(!ok);
     assert!(
-        stderr.contains("does not belong to this character") && stderr.contains("8x8"),
+        stderr.contains("does not belong to this character") && stderr.contains("skins"),
         "{stderr}"
     );
     assert!(!frames.exists(), "nothing written");
+
+    let penguin = bake("assets/penguin.ron", "penguin");
+    let (ok, _, stderr) = plasticine(&[
+        "render",
+        "assets/penguin.ron",
+        "--baked",
+        penguin.to_str().unwrap(),
+        "--out",
+        frames.to_str().unwrap(),
+        "--size",
+        "64x64",
+        "--stereo",
+        "mono",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(frames.join("frame_00000.png").exists());
 
     let (ok, _, stderr) = plasticine(&[
         "render",

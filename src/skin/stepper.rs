@@ -38,6 +38,20 @@ fn torn(before: &[f32], after: &[f32]) -> bool {
     folded as f32 > (TORN_SHARE * before.len() as f32).max(4.0)
 }
 
+/// A try at an advance that went bad.
+#[derive(Clone, Copy, Debug)]
+struct Failure {
+    at: f64,
+    /// Folded many pairs at once (`torn`) rather than not finite, past the
+    /// speed limit or sunk into a muscle. A step past the stability limit
+    /// tears, and a shorter step then does not; a motion that really folds
+    /// a coarse skin does it at any step.
+    torn: bool,
+    /// The longest step the try took: the next try's limit is cut from it
+    /// (the limit it had may not have been what bounded the steps).
+    longest_step: f64,
+}
+
 fn diverged(r: &[Vec3], v: &[Vec3], max_speed: f32) -> bool {
     let limit = max_speed * max_speed;
     r.iter().any(|x| !x.is_finite())
@@ -74,31 +88,54 @@ impl SkinStepper<'_> {
         let good_v = self.skin.points.velocity.clone();
         let min_step = self.settings.tolerances.min_step;
         let mut failures = 0;
+        // A tear reported by the first try is held back until a try with a
+        // shorter step settles what it was (see `Failure::torn`).
+        let mut held_tear: Option<(SimEvent, f64)> = None;
         loop {
             match self.try_advance(target, deadline) {
-                Ok(()) => return Ok(events),
-                Err(at) => {
+                Ok(()) => {
+                    events.extend(held_tear.map(|(e, _)| e));
+                    return Ok(events);
+                }
+                Err(Failure { torn: true, .. }) if held_tear.is_some() => {
+                    // A step four times shorter folded the skin the same way:
+                    // the fold is the motion's (a coarse skin swung hard, a
+                    // muscle moved at once), not the integrator's. Keep this
+                    // try and the step limit it had before.
+                    if let Some((_, h_cap)) = held_tear {
+                        self.rt.h_cap = h_cap;
+                    }
+                    return Ok(events);
+                }
+                Err(failure) => {
+                    let at = failure.at;
                     failures += 1;
                     let rt = &mut *self.rt;
+                    let h_cap_before = rt.h_cap;
                     rt.stats.rollbacks += 1;
                     rt.time = good_time;
-                    rt.h_cap = (rt.h_cap * 0.25).max(min_step);
+                    rt.h_cap = (rt.h_cap.min(failure.longest_step) * 0.25).max(min_step);
                     rt.h = rt.h.min(rt.h_cap);
                     rt.integrator = self.settings.integrator.create();
                     self.skin.points.position.clone_from(&good_r);
                     self.skin.points.velocity.clone_from(&good_v);
-                    events.push(SimEvent::Diverged {
+                    let event = SimEvent::Diverged {
                         skin: self.index,
                         at,
                         rolled_back_to: good_time,
                         new_max_step: rt.h_cap,
-                    });
+                    };
                     tracing::warn!(
                         skin = self.index,
                         at,
                         "skin diverged: rolled back to t={good_time:.4}, step limit now {:.2e} s",
                         rt.h_cap
                     );
+                    match (failure.torn, failures) {
+                        (true, 1) => held_tear = Some((event, h_cap_before)),
+                        _ => events
+                            .extend(held_tear.take().map(|(e, _)| e).into_iter().chain([event])),
+                    }
                     if failures >= 4 || rt.h_cap <= min_step {
                         return Err(SimError::Diverged {
                             skin: self.index,
@@ -112,8 +149,8 @@ impl SkinStepper<'_> {
         }
     }
 
-    /// Steps to `target`; Err(time) if the state diverged.
-    fn try_advance(&mut self, target: f64, deadline: Option<Instant>) -> Result<(), f64> {
+    /// Steps to `target`; the failure if the state went bad.
+    fn try_advance(&mut self, target: f64, deadline: Option<Instant>) -> Result<(), Failure> {
         let settings = self.settings;
         let tol = settings.tolerances;
         let adaptive = settings.integrator.is_adaptive();
@@ -142,7 +179,13 @@ impl SkinStepper<'_> {
         };
         let mut stable = stable_now(&sys, &r);
         let grid = sys.grid;
-        let entry_angles = super::quality::neighbour_angles(&grid, &r);
+        // The tear check's reference: the skin after the advance's first
+        // step, not before it. A posture set at once (a key jumped to, a
+        // slider dragged, an undo) moves the muscles in that step and the
+        // fat layer projects the skin with them: a fold made by the user's
+        // edit, which the skin then works out over the following frames.
+        let mut entry_angles: Option<Vec<f32>> = None;
+        let mut longest_step = 0.0f64;
         while rt.time < target - 1e-12 {
             // Out of budget: stop, but only after one step, so every call makes
             // progress even when this skin waited for a thread.
@@ -251,20 +294,38 @@ impl SkinStepper<'_> {
             rt.stats.steps += 1;
             rt.stats.smallest_step = rt.stats.smallest_step.min(h_taken);
             rt.stats.largest_step = rt.stats.largest_step.max(h_taken);
+            longest_step = longest_step.max(h_taken);
+            if entry_angles.is_none() {
+                entry_angles = Some(super::quality::neighbour_angles(&grid, &r));
+            }
             if diverged(&r, &v, settings.max_speed) {
-                result = Err(rt.time);
+                result = Err(Failure {
+                    at: rt.time,
+                    torn: false,
+                    longest_step,
+                });
                 break;
             }
         }
         // Garbage that is neither NaN nor runaway speed: a skin that tore
         // itself apart, or sank into a muscle, in this advance.
-        if result.is_ok() && rt.time > entry_time {
-            let tore = torn(&entry_angles, &super::quality::neighbour_angles(&grid, &r));
+        if let (Ok(()), Some(entry_angles)) = (&result, &entry_angles) {
+            let tore = torn(entry_angles, &super::quality::neighbour_angles(&grid, &r));
             let under = sys.underlayers(rt.time);
             let sunk = super::constraints::deepest_sinking(&grid, &under.body, &skin.muscles, &r)
                 > tol.constraint;
-            if tore || sunk {
-                result = Err(rt.time);
+            if sunk {
+                result = Err(Failure {
+                    at: rt.time,
+                    torn: false,
+                    longest_step,
+                });
+            } else if tore {
+                result = Err(Failure {
+                    at: rt.time,
+                    torn: true,
+                    longest_step,
+                });
             }
         }
         drop(sys);
@@ -274,6 +335,8 @@ impl SkinStepper<'_> {
     }
 }
 
+/// Enforces non-penetration at time t with the inner layers the system already
+/// posed for that time (the integrator just prescribed the boundary there).
 /// Enforces non-penetration at time t with the inner layers the system already
 /// posed for that time (the integrator just prescribed the boundary there).
 fn enforce(
