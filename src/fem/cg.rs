@@ -8,8 +8,7 @@
 //! [`FemBody`]: super::solver::FemBody
 
 use super::envelope::EnvelopeCholesky;
-use super::solver::MassKind;
-use super::sparse::{Assembled, BlockCsr};
+use super::sparse::{Assembled, BlockCsr, MassKind};
 use glam::{DMat3, DVec3};
 
 /// What one CG solve did.

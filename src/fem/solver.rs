@@ -48,22 +48,11 @@ pub(crate) use super::cg::{
 use super::element::{CellElements, HexElement, Material};
 use super::lattice::{Embedding, Lattice};
 use super::regions::{NOT_IN_REGION, Region, Twist, build_regions_with, partition_error};
+pub use super::sparse::MassKind;
 use super::sparse::{Assembled, assemble_elements};
 use glam::{DAffine3, DVec3};
 use rayon::prelude::*;
 use std::time::Instant;
-
-/// Which mass matrix the dynamics use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MassKind {
-    /// Row-sum lumped (diagonal) mass m_a = ∫ρφ^a. The default: it keeps the
-    /// system matrix's diagonal dominant for the Jacobi preconditioner, makes
-    /// kinetic energy a per-vertex sum, and with trilinear hexes (too stiff
-    /// in bending) its lower frequencies partly offset the stiffness error.
-    Lumped,
-    /// Consistent mass M^{ab} = ∫ρφ^aφ^b (eq. 8), the Galerkin choice.
-    Consistent,
-}
 
 /// Which linearization of the strain.
 #[derive(Clone, Copy, Debug, PartialEq)]
