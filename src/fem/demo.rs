@@ -34,7 +34,7 @@ pub fn limb(dims: [usize; 3], cell: f64, linearization: Linearization) -> FemBod
                 tail: DVec3::new(0.0, 0.0, length),
             },
         ],
-        super::snap::MIN_JACOBIAN,
+        super::element::MIN_JACOBIAN,
     );
     let settings = FemSettings {
         linearization,

@@ -356,6 +356,46 @@ impl CellElements {
     }
 }
 
+/// The least Jacobian determinant a conformed cell may keep, as a fraction
+/// of its undistorted box's.
+pub const MIN_JACOBIAN: f64 = 0.1;
+
+/// The local coordinates `s` with `Σ corners_a φ^a(s) = p`, by damped
+/// Newton from the cell's centre; None when it does not converge (a point
+/// far outside the cell, or a degenerate cell). The answer may lie outside
+/// `[0, 1]³`: the caller decides whether the point is in the cell.
+pub fn invert_trilinear(corners: &[DVec3; 8], p: DVec3) -> Option<DVec3> {
+    let scale = (corners[7] - corners[0]).length().max(f64::MIN_POSITIVE);
+    let mut s = DVec3::splat(0.5);
+    let mut r = cell_point(corners, s) - p;
+    for _ in 0..50 {
+        if r.length() <= 1e-14 * scale {
+            return Some(s);
+        }
+        let j = cell_jacobian(corners, s);
+        if j.determinant().abs() < 1e-300 {
+            return None;
+        }
+        let step = j.inverse() * r;
+        // Backtrack until the residual falls (the map is only trilinear).
+        let mut t = 1.0;
+        loop {
+            let trial = s - step * t;
+            let rt = cell_point(corners, trial) - p;
+            if rt.length() < r.length() || t < 1e-6 {
+                s = trial;
+                r = rt;
+                break;
+            }
+            t *= 0.5;
+        }
+        if !s.is_finite() || s.abs().max_element() > 10.0 {
+            return None;
+        }
+    }
+    (r.length() <= 1e-11 * scale).then_some(s)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

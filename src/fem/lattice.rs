@@ -348,7 +348,7 @@ impl Lattice {
         match binding {
             BoneBinding::Radius => self.bind_bones(bones, radius),
             BoneBinding::Snapped => {
-                self.snap_bones(bones, super::snap::MIN_JACOBIAN);
+                self.snap_bones(bones, super::element::MIN_JACOBIAN);
             }
         }
     }
@@ -503,7 +503,7 @@ impl Lattice {
     /// outside the lattice. A point on a face shared by an active and an
     /// inactive cell lands in the active one. In a conformed cell the local
     /// coordinates come from inverting its trilinear map
-    /// ([`super::snap::invert_trilinear`]).
+    /// ([`super::element::invert_trilinear`]).
     pub fn embed(&self, p: DVec3) -> Option<Embedding> {
         let g = (p - self.origin) / self.cell_size;
         let eps = 1e-9;
@@ -567,7 +567,7 @@ impl Lattice {
     }
 
     fn embed_in_conformed(&self, cell: usize, p: DVec3) -> Option<Embedding> {
-        let s = super::snap::invert_trilinear(&self.cell_corners(cell), p)?;
+        let s = super::element::invert_trilinear(&self.cell_corners(cell), p)?;
         let eps = 1e-9;
         if s.min_element() < -eps || s.max_element() > 1.0 + eps {
             return None;
