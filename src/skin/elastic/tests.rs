@@ -50,6 +50,32 @@ fn forces(g: &Grid, mat: &ElasticMaterial, r: &[Vec3]) -> Vec<Vec3> {
     f
 }
 
+/// Central differences of the energy against the force, over the interior
+/// points (every `stride`th): (max |F + dE/dr|, max |dE/dr|).
+fn gradient_error(
+    g: &Grid,
+    mat: &ElasticMaterial,
+    r: &[Vec3],
+    eps: f32,
+    stride: usize,
+) -> (f64, f64) {
+    let f = forces(g, mat, r);
+    let (mut worst, mut scale) = (0.0f64, 0.0f64);
+    for k in (g.m..g.points() - g.m).step_by(stride) {
+        for c in 0..3 {
+            let mut rp = r.to_vec();
+            rp[k][c] += eps;
+            let mut rn = r.to_vec();
+            rn[k][c] -= eps;
+            let fd =
+                -(elastic_energy(g, mat, &rp) - elastic_energy(g, mat, &rn)) / (2.0 * eps as f64);
+            worst = worst.max((fd - f[k][c] as f64).abs());
+            scale = scale.max(fd.abs());
+        }
+    }
+    (worst, scale)
+}
+
 /// The force is the exact negative gradient of the energy (membrane, hinges
 /// with their edge directions, twist with its normalisation), at several
 /// resolutions.
@@ -57,23 +83,9 @@ fn forces(g: &Grid, mat: &ElasticMaterial, r: &[Vec3]) -> Vec<Vec3> {
 fn elastic_force_is_the_negative_energy_gradient() {
     for (m, n) in [(9, 7), (16, 12), (24, 20)] {
         let (g, r, mat) = setup(m, n);
-        let f = forces(&g, &mat, &r);
-        let (mut worst, mut scale) = (0.0f64, 0.0f64);
         // Every interior point at the small grids, a sample at the larger.
         let stride = if m * n > 200 { 7 } else { 1 };
-        for k in (g.m..g.points() - g.m).step_by(stride) {
-            for c in 0..3 {
-                let eps = 2e-4f32;
-                let mut rp = r.clone();
-                rp[k][c] += eps;
-                let mut rn = r.clone();
-                rn[k][c] -= eps;
-                let fd = -(elastic_energy(&g, &mat, &rp) - elastic_energy(&g, &mat, &rn))
-                    / (2.0 * eps as f64);
-                worst = worst.max((fd - f[k][c] as f64).abs());
-                scale = scale.max(fd.abs());
-            }
-        }
+        let (worst, scale) = gradient_error(&g, &mat, &r, 2e-4, stride);
         assert!(scale > 1e-3, "{m}x{n}: the test geometry produces forces");
         assert!(
             worst < 3e-3 * scale,
@@ -97,21 +109,7 @@ fn bending_force_alone_is_its_energy_gradient() {
         &vec![[0.0; 3]; p],
         &vec![0.02; p],
     );
-    let f = forces(&g, &mat, &r);
-    let (mut worst, mut scale) = (0.0f64, 0.0f64);
-    for k in g.m..p - g.m {
-        for c in 0..3 {
-            let eps = 2e-4f32;
-            let mut rp = r.clone();
-            rp[k][c] += eps;
-            let mut rn = r.clone();
-            rn[k][c] -= eps;
-            let fd = -(elastic_energy(&g, &mat, &rp) - elastic_energy(&g, &mat, &rn))
-                / (2.0 * eps as f64);
-            worst = worst.max((fd - f[k][c] as f64).abs());
-            scale = scale.max(fd.abs());
-        }
-    }
+    let (worst, scale) = gradient_error(&g, &mat, &r, 2e-4, 1);
     assert!(scale > 1e-4, "bending forces present ({scale})");
     assert!(worst < 3e-3 * scale, "max |F + dE/dr| = {worst} vs {scale}");
 }
@@ -348,21 +346,7 @@ fn faded_bending_is_still_the_energy_gradient() {
         fades.iter().filter(|&&f| f > 0.0 && f < 1.0).count() > 10,
         "some quads inside the fade: {fades:?}"
     );
-    let f = forces(&g, &mat, &r);
-    let (mut worst, mut scale) = (0.0f64, 0.0f64);
-    for k in g.m..p - g.m {
-        for c in 0..3 {
-            let eps = 1e-4f32;
-            let mut rp = r.clone();
-            rp[k][c] += eps;
-            let mut rn = r.clone();
-            rn[k][c] -= eps;
-            let fd = -(elastic_energy(&g, &mat, &rp) - elastic_energy(&g, &mat, &rn))
-                / (2.0 * eps as f64);
-            worst = worst.max((fd - f[k][c] as f64).abs());
-            scale = scale.max(fd.abs());
-        }
-    }
+    let (worst, scale) = gradient_error(&g, &mat, &r, 1e-4, 1);
     assert!(scale > 1e-4, "bending forces present ({scale})");
     assert!(worst < 5e-3 * scale, "max |F + dE/dr| = {worst} vs {scale}");
 }
