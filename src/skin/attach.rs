@@ -10,6 +10,7 @@
 
 use super::body::PosedBody;
 use super::elastic::{Grid, rest_curvature_of, rest_metric_of};
+use super::layout::Layout;
 use super::{Simulation, SkeletonDriver, SolverSettings};
 use crate::character::{
     Band, BandDefaults, Character, InvalidField, Posture, Skin, SkinMaterial, SkinPoints,
@@ -48,6 +49,8 @@ const WRAP_SETTLED_SPEED: f32 = 0.01;
 const RING: f32 = 0.25;
 /// The resolution the shrink is solved at (at most).
 const WRAP_RESOLUTION: usize = 64;
+/// The resolution of the first wrap, which measures the columns' layout.
+const LAYOUT_RESOLUTION: usize = 24;
 /// Simulated seconds the wrap may take at most.
 const WRAP_MAX_TIME: f64 = 6.0;
 
@@ -75,11 +78,29 @@ pub fn wrap_skin(
     n: usize,
     material: &SkinMaterial,
 ) -> Result<Skin, InvalidField> {
+    // A first, coarse wrap measures where the grid must turn; the second
+    // starts with its columns spread by it (see `layout`).
+    let (ml, nl) = (LAYOUT_RESOLUTION, LAYOUT_RESOLUTION);
+    let (mut first, rows) = start_skin(
+        character, posture, name, bottom, top, ml, nl, material, None,
+    )?;
+    shrink_wrap(character, posture, &mut first)?;
+    let layout = Layout::measure(&Grid::of(&first), &first.points.position, &rows);
     // The shrink is solved on a coarse grid (its cost grows with the cube of
     // the resolution) and carried to m×n by cubic resampling; what the
     // coarse grid cannot hold the simulation settles at full resolution.
     let (mc, nc) = (m.min(WRAP_RESOLUTION), n.min(WRAP_RESOLUTION));
-    let mut skin = start_skin(character, posture, name, bottom, top, mc, nc, material)?;
+    let (mut skin, _) = start_skin(
+        character,
+        posture,
+        name,
+        bottom,
+        top,
+        mc,
+        nc,
+        material,
+        Some(&layout),
+    )?;
     shrink_wrap(character, posture, &mut skin)?;
     if (mc, nc) != (m, n) {
         skin = super::resample::resample(&skin, m, n)
@@ -105,9 +126,11 @@ pub fn rest_in_place(skin: &mut Skin, shrink: f32) {
 }
 
 /// The skin before it shrinks: a smooth tube around the muscles (see
-/// [`wrap_skin`]), rest lengths [`WRAP_SHRINK`] of its own.
+/// [`wrap_skin`]), rest lengths [`WRAP_SHRINK`] of its own, with its rows
+/// graded towards the poles and its columns at equal angles, or where
+/// `layout` puts them; and its rows' meridian parameters.
 #[allow(clippy::too_many_arguments)]
-pub fn start_skin(
+fn start_skin(
     character: &Character,
     posture: &Posture,
     name: &str,
@@ -116,7 +139,8 @@ pub fn start_skin(
     m: usize,
     n: usize,
     material: &SkinMaterial,
-) -> Result<Skin, InvalidField> {
+    layout: Option<&Layout>,
+) -> Result<(Skin, Vec<f32>), InvalidField> {
     let joints = character.skeleton.joints.len();
     if bottom >= joints || top >= joints || bottom == top {
         return Err(InvalidField::new(
@@ -199,8 +223,13 @@ pub fn start_skin(
     let mut position = Vec::with_capacity(m * n);
     for &v in &rows {
         let (s, rho) = meridian(v);
-        for i in 0..m {
-            let phi = i as f32 / m as f32 * std::f32::consts::TAU;
+        let angles = match layout {
+            Some(l) => l.angles(v, m),
+            None => (0..m)
+                .map(|i| i as f32 / m as f32 * std::f32::consts::TAU)
+                .collect(),
+        };
+        for phi in angles {
             position.push(a + s * dir + rho * (phi.cos() * e1 + phi.sin() * e2));
         }
     }
@@ -220,7 +249,7 @@ pub fn start_skin(
         .collect();
     let rest_curvature = rest_curvature_of(&grid, &position, &rest_metric);
     let eta = material.stretch;
-    Ok(Skin {
+    let skin = Skin {
         name: name.to_string(),
         bottom_joint: bottom,
         top_joint: top,
@@ -240,7 +269,8 @@ pub fn start_skin(
             fat: vec![material.fat; count],
             band: vec![None; count],
         },
-    })
+    };
+    Ok((skin, rows))
 }
 
 /// How much the rows gather towards the poles: row spacing along the

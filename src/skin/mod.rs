@@ -6,6 +6,7 @@ pub mod constraints;
 pub mod driver;
 pub mod elastic;
 pub mod integrate;
+mod layout;
 pub mod quality;
 pub mod resample;
 pub mod simulation;

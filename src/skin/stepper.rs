@@ -337,8 +337,6 @@ impl SkinStepper<'_> {
 
 /// Enforces non-penetration at time t with the inner layers the system already
 /// posed for that time (the integrator just prescribed the boundary there).
-/// Enforces non-penetration at time t with the inner layers the system already
-/// posed for that time (the integrator just prescribed the boundary there).
 fn enforce(
     sys: &mut SkinSystem,
     c: &mut Constraints,
