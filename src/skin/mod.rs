@@ -9,6 +9,7 @@ pub mod integrate;
 mod layout;
 pub mod quality;
 pub mod resample;
+mod settings;
 pub mod simulation;
 pub mod stability;
 mod stepper;

@@ -5,7 +5,7 @@
 use super::constraints::{ConstraintReport, Constraints, ContactResponse};
 use super::driver::SkeletonDriver;
 use super::integrate::Integrator;
-use super::simulation::{SimError, SimEvent, SkinStats, SolverSettings};
+use super::settings::{Frequency, SimError, SimEvent, SkinStats, SolverSettings};
 use super::system::SkinSystem;
 use crate::character::{Character, Skin};
 use glam::Vec3;
@@ -71,7 +71,7 @@ pub(super) struct SkinStepper<'a> {
     pub(super) index: usize,
     /// The skin's highest frequency ω_max (rad/s) and smallest stretch when
     /// measured, for the stability limit.
-    pub(super) omega: super::simulation::Frequency,
+    pub(super) omega: Frequency,
 }
 
 impl SkinStepper<'_> {

@@ -1,0 +1,118 @@
+//! What the solver is told and what it reports, shared by the simulation
+//! (which advances every skin) and the stepper (which advances one): the
+//! user's settings, per-skin statistics and events, errors, and each skin's
+//! measured stability limit.
+
+use super::constraints::ContactResponse;
+use super::integrate::{EvalCount, IntegratorKind, Tolerances};
+use serde::{Deserialize, Serialize};
+
+/// What the user sets for the solver (the parameters panel of §6).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SolverSettings {
+    pub integrator: IntegratorKind,
+    pub tolerances: Tolerances,
+    pub contact: ContactResponse,
+    /// Simulated seconds per real second for interactive use (§8).
+    pub time_ratio: f64,
+    /// Speed above which the state counts as diverged (m/s).
+    pub max_speed: f32,
+}
+
+impl Default for SolverSettings {
+    fn default() -> Self {
+        Self {
+            integrator: IntegratorKind::Verlet,
+            tolerances: Tolerances::default(),
+            contact: ContactResponse::default(),
+            time_ratio: 1.0,
+            max_speed: 50.0,
+        }
+    }
+}
+
+impl SolverSettings {
+    pub fn validate(&self) -> Result<(), String> {
+        self.tolerances.validate()?;
+        if !(self.time_ratio.is_finite() && self.time_ratio > 0.0) {
+            return Err(format!(
+                "time_ratio must be positive, got {}",
+                self.time_ratio
+            ));
+        }
+        let c = self.contact;
+        if !((0.0..=1.0).contains(&c.k_normal) && (0.0..=1.0).contains(&c.k_tangent)) {
+            return Err("contact.k_normal and contact.k_tangent must lie in [0, 1]".into());
+        }
+        if !(self.max_speed.is_finite() && self.max_speed > 0.0) {
+            return Err(format!(
+                "max_speed must be positive, got {}",
+                self.max_speed
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Counters over a skin's life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SkinStats {
+    pub steps: u64,
+    /// Steps rejected by the error estimate (eq. 15).
+    pub error_rejections: u64,
+    /// Steps rejected because a constraint correction exceeded ε(c).
+    pub constraint_rejections: u64,
+    /// Rollbacks after divergence.
+    pub rollbacks: u64,
+    pub evals: EvalCount,
+    pub smallest_step: f64,
+    pub largest_step: f64,
+    pub max_correction: f32,
+}
+
+/// Something the user should know about, from one `advance_to`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimEvent {
+    /// The state blew up; it was rolled back and the step limit cut.
+    Diverged {
+        skin: usize,
+        at: f64,
+        rolled_back_to: f64,
+        new_max_step: f64,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("invalid solver settings: {0}")]
+    Settings(String),
+    #[error("invalid character: {0}")]
+    Character(#[from] crate::character::InvalidField),
+    #[error(
+        "skin {skin} keeps diverging near t = {at:.4} s even with steps of {step:.2e} s; \
+         its state was left at the last good time {good:.4} s. Lower the stiffness or mass ratio, \
+         or raise the damping"
+    )]
+    Diverged {
+        skin: usize,
+        at: f64,
+        good: f64,
+        step: f64,
+    },
+    #[error("the character has no key postures to play")]
+    NoMotion,
+    #[error("cannot restore the solver state: {0}")]
+    State(String),
+    #[error("FEM flesh: {0}")]
+    Flesh(#[from] crate::fem::FleshError),
+}
+
+/// A skin's highest frequency ω_max (rad/s) when it was measured, and its
+/// smallest edge stretch then: the stability limit scales with the stretch
+/// (see [`super::stepper`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Frequency {
+    pub omega: f64,
+    pub stretch: f32,
+}
