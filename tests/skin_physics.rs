@@ -15,17 +15,21 @@ use plasticine::skin::{
 };
 use std::f64::consts::TAU;
 
-/// Two joints a metre apart on +y with a sphere muscle in the middle and one
-/// m×n skin wrapped around it.
-fn ball(m: usize, n: usize, material: SkinMaterial) -> Character {
-    let joint = |name: &str, parent, y| Joint {
+/// A free joint `y` above its parent (or the origin).
+fn joint(name: &str, parent: Option<usize>, y: f32) -> Joint {
+    Joint {
         locked: false,
         name: name.into(),
         parent,
         offset: Vec3::new(0.0, y, 0.0),
         rest_rotation: Quat::IDENTITY,
         dofs: [Dof::default(); 3],
-    };
+    }
+}
+
+/// Two joints a metre apart on +y with a sphere muscle in the middle and one
+/// m×n skin wrapped around it.
+fn ball(m: usize, n: usize, material: SkinMaterial) -> Character {
     let mut c = Character {
         name: "ball".into(),
         skeleton: Skeleton {
@@ -432,14 +436,6 @@ const TUBE_LENGTH: f32 = 0.5;
 const TUBE_RADIUS: f32 = 0.1;
 
 fn tube(m: usize, n: usize, material: SkinMaterial, rest_length: f32) -> Character {
-    let joint = |name: &str, parent, y| Joint {
-        locked: false,
-        name: name.into(),
-        parent,
-        offset: Vec3::new(0.0, y, 0.0),
-        rest_rotation: Quat::IDENTITY,
-        dofs: [Dof::default(); 3],
-    };
     let mut position = Vec::with_capacity(m * n);
     for j in 0..n {
         for i in 0..m {
@@ -464,8 +460,6 @@ fn tube(m: usize, n: usize, material: SkinMaterial, rest_length: f32) -> Charact
             .iter()
             .map(|x| *x - TUBE_LENGTH * Vec3::Y),
     );
-    let count = m * n;
-    let eta = material.stretch;
     Character {
         name: "tube".into(),
         skeleton: Skeleton {
@@ -483,18 +477,7 @@ fn tube(m: usize, n: usize, material: SkinMaterial, rest_length: f32) -> Charact
             n,
             boundary_local,
             muscles: vec![],
-            points: SkinPoints {
-                velocity: vec![Vec3::ZERO; count],
-                mass_density: vec![material.mass_density; count],
-                damping_density: vec![material.damping_density; count],
-                rest_metric,
-                rest_curvature,
-                stretch: vec![[eta, 0.5 * eta, eta]; count],
-                bend: vec![material.bend; count],
-                fat: vec![material.fat; count],
-                band: vec![None; count],
-                position,
-            },
+            points: SkinPoints::uniform(position, rest_metric, rest_curvature, &material),
         }],
         environment: Environment {
             gravity: Vec3::new(0.0, -9.81, 0.0),

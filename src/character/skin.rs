@@ -122,6 +122,31 @@ pub struct SkinPoints {
 }
 
 impl SkinPoints {
+    /// Points at rest (no velocity, no connective tissue) of one material
+    /// throughout, η = (s, s/2, s) for its stretch s, with the given rest
+    /// state.
+    pub fn uniform(
+        position: Vec<Vec3>,
+        rest_metric: Vec<[f32; 3]>,
+        rest_curvature: Vec<[f32; 3]>,
+        material: &SkinMaterial,
+    ) -> Self {
+        let count = position.len();
+        let eta = material.stretch;
+        Self {
+            position,
+            velocity: vec![Vec3::ZERO; count],
+            mass_density: vec![material.mass_density; count],
+            damping_density: vec![material.damping_density; count],
+            rest_metric,
+            rest_curvature,
+            stretch: vec![[eta, 0.5 * eta, eta]; count],
+            bend: vec![material.bend; count],
+            fat: vec![material.fat; count],
+            band: vec![None; count],
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.position.len()
     }

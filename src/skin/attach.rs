@@ -80,27 +80,19 @@ pub fn wrap_skin(
 ) -> Result<Skin, InvalidField> {
     // A first, coarse wrap measures where the grid must turn; the second
     // starts with its columns spread by it (see `layout`).
-    let (ml, nl) = (LAYOUT_RESOLUTION, LAYOUT_RESOLUTION);
-    let (mut first, rows) = start_skin(
-        character, posture, name, bottom, top, ml, nl, material, None,
-    )?;
+    let start = |m, n, layout| {
+        start_skin(
+            character, posture, name, bottom, top, m, n, material, layout,
+        )
+    };
+    let (mut first, rows) = start(LAYOUT_RESOLUTION, LAYOUT_RESOLUTION, None)?;
     shrink_wrap(character, posture, &mut first)?;
     let layout = Layout::measure(&Grid::of(&first), &first.points.position, &rows);
     // The shrink is solved on a coarse grid (its cost grows with the cube of
     // the resolution) and carried to m×n by cubic resampling; what the
     // coarse grid cannot hold the simulation settles at full resolution.
     let (mc, nc) = (m.min(WRAP_RESOLUTION), n.min(WRAP_RESOLUTION));
-    let (mut skin, _) = start_skin(
-        character,
-        posture,
-        name,
-        bottom,
-        top,
-        mc,
-        nc,
-        material,
-        Some(&layout),
-    )?;
+    let (mut skin, _) = start(mc, nc, Some(&layout))?;
     shrink_wrap(character, posture, &mut skin)?;
     if (mc, nc) != (m, n) {
         skin = super::resample::resample(&skin, m, n)
@@ -234,7 +226,6 @@ fn start_skin(
         }
     }
     let grid = Grid::new(m, n);
-    let count = m * n;
     let mut boundary_local = Vec::with_capacity(2 * m);
     for (row, joint) in [(0, bottom), (n - 1, top)] {
         let inv = body.joints[joint].inverse();
@@ -248,7 +239,6 @@ fn start_skin(
         .map(|g| g.map(|x| x * s2))
         .collect();
     let rest_curvature = rest_curvature_of(&grid, &position, &rest_metric);
-    let eta = material.stretch;
     let skin = Skin {
         name: name.to_string(),
         bottom_joint: bottom,
@@ -257,18 +247,7 @@ fn start_skin(
         n,
         boundary_local,
         muscles: wrapped,
-        points: SkinPoints {
-            position,
-            velocity: vec![Vec3::ZERO; count],
-            mass_density: vec![material.mass_density; count],
-            damping_density: vec![material.damping_density; count],
-            rest_metric,
-            rest_curvature,
-            stretch: vec![[eta, 0.5 * eta, eta]; count],
-            bend: vec![material.bend; count],
-            fat: vec![material.fat; count],
-            band: vec![None; count],
-        },
+        points: SkinPoints::uniform(position, rest_metric, rest_curvature, material),
     };
     Ok((skin, rows))
 }

@@ -44,6 +44,19 @@ fn setup(m: usize, n: usize) -> (Grid, Vec<Vec3>, ElasticMaterial) {
     (g, r, mat)
 }
 
+/// Bending alone (no membrane), rigidity `xi` everywhere, at rest in `rest`.
+fn bending_only(g: &Grid, rest: &[Vec3], xi: f32) -> ElasticMaterial {
+    let p = g.points();
+    let rm = rest_metric_of(g, rest);
+    ElasticMaterial::new(
+        g,
+        &rm,
+        &rest_curvature_of(g, rest, &rm),
+        &vec![[0.0; 3]; p],
+        &vec![xi; p],
+    )
+}
+
 fn forces(g: &Grid, mat: &ElasticMaterial, r: &[Vec3]) -> Vec<Vec3> {
     let mut f = vec![Vec3::ZERO; g.points()];
     add_elastic_forces(g, mat, r, &mut Scratch::default(), &mut f);
@@ -100,15 +113,7 @@ fn elastic_force_is_the_negative_energy_gradient() {
 fn bending_force_alone_is_its_energy_gradient() {
     let (g, r, _) = setup(12, 10);
     let rest = revolution(12, 10, |z| 0.25 + 0.03 * (5.0 * z).sin(), -0.2);
-    let p = g.points();
-    let rm = rest_metric_of(&g, &rest);
-    let mat = ElasticMaterial::new(
-        &g,
-        &rm,
-        &rest_curvature_of(&g, &rest, &rm),
-        &vec![[0.0; 3]; p],
-        &vec![0.02; p],
-    );
+    let mat = bending_only(&g, &rest, 0.02);
     let (worst, scale) = gradient_error(&g, &mat, &r, 2e-4, 1);
     assert!(scale > 1e-4, "bending forces present ({scale})");
     assert!(worst < 3e-3 * scale, "max |F + dE/dr| = {worst} vs {scale}");
@@ -169,16 +174,8 @@ fn parallel_pass_matches_serial() {
 #[test]
 fn bending_energy_is_scale_invariant() {
     let (g, r, _) = setup(16, 12);
-    let p = g.points();
     let flat = revolution(16, 12, |_| 0.3, 0.0);
-    let rm = rest_metric_of(&g, &flat);
-    let mat = ElasticMaterial::new(
-        &g,
-        &rm,
-        &rest_curvature_of(&g, &flat, &rm),
-        &vec![[0.0; 3]; p],
-        &vec![0.05; p],
-    );
+    let mat = bending_only(&g, &flat, 0.05);
     let e = elastic_energy(&g, &mat, &r);
     assert!(e > 1e-4, "the wobble bends ({e})");
     for s in [0.01f32, 0.3, 4.0, 100.0] {
@@ -288,15 +285,7 @@ fn twist_and_checkerboard_modes_are_resisted() {
     let (m, n) = (16, 16);
     let g = Grid::new(m, n);
     let straight = revolution(m, n, |_| 0.2, 0.0);
-    let p = g.points();
-    let rm = rest_metric_of(&g, &straight);
-    let mat = ElasticMaterial::new(
-        &g,
-        &rm,
-        &rest_curvature_of(&g, &straight, &rm),
-        &vec![[0.0; 3]; p],
-        &vec![0.01; p],
-    );
+    let mat = bending_only(&g, &straight, 0.01);
     assert!(elastic_energy(&g, &mat, &straight) < 1e-10);
     let twisted = revolution(m, n, |_| 0.2, 3.0);
     assert!(elastic_energy(&g, &mat, &twisted) > 1e-4);
@@ -319,15 +308,7 @@ fn faded_bending_is_still_the_energy_gradient() {
     let (m, n) = (12, 10);
     let g = Grid::new(m, n);
     let rest = revolution(m, n, |z| 0.25 + 0.03 * (5.0 * z).sin(), -0.2);
-    let p = g.points();
-    let rm = rest_metric_of(&g, &rest);
-    let mat = ElasticMaterial::new(
-        &g,
-        &rm,
-        &rest_curvature_of(&g, &rest, &rm),
-        &vec![[0.0; 3]; p],
-        &vec![0.02; p],
-    );
+    let mat = bending_only(&g, &rest, 0.02);
     // Shear every other column up and down: quads turn into slivers whose
     // diagonals come near parallel, across the fade.
     let r: Vec<Vec3> = rest
