@@ -1,6 +1,7 @@
 //! `cargo xtask`: project automation (tests/CI, demo). See `cargo xtask help`.
 
 mod frontend;
+mod layers;
 mod monado;
 mod sysdeps;
 
@@ -16,7 +17,8 @@ Usage: cargo xtask <COMMAND> [ARGS...]
 Commands:
   test             Install missing system packages for the tests, check formatting
                    (cargo fmt --all -- --check, skipped without rustfmt), then run
-                   cargo test --workspace --all-targets and cargo test --workspace --doc,
+                   the layer check (see layers), cargo test --workspace --all-targets
+                   and cargo test --workspace --doc,
                    then the OpenXR tests against Monado (see xr-test).
                    This is what CI runs (.ci/run).
   xr-test          Only the OpenXR tests against Monado: build (once, cached in
@@ -29,6 +31,11 @@ Commands:
                    release and run the demo with the best front-end for this machine
                    (OpenXR → xr, display → desk, else headless). ARGS are appended to
                    the plasticine command line.
+  layers [--update]
+                   Check the library's module graph: no import cycles between files,
+                   and each top-level module imports only from the layers below it.
+                   Known violations being worked off are listed in
+                   xtask/layers-baseline.txt; --update rewrites that list.
   help             Show this message.
 ";
 
@@ -44,6 +51,7 @@ fn main() -> ExitCode {
         Some("test") => test(&rest),
         Some("xr-test") => xr_test(&rest),
         Some("demo") => demo(&rest),
+        Some("layers") => layers::run(&rest),
         // Internal: the inside of `xr-test`, under unshare.
         Some("monado-session") => monado::session(&rest),
         Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
@@ -177,6 +185,7 @@ fn test(args: &[String]) -> Result<(), String> {
         } else {
             println!("\nxtask: note: rustfmt is not installed; skipping the format check");
         }
+        steps.step("cargo xtask layers", || layers::run(&[]))?;
         steps.step("cargo test --all-targets", || {
             let mut cmd = cargo_cmd(&["test", "--workspace", "--all-targets"]);
             // The packages above include Xvfb: the window test must run, not skip.
