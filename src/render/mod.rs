@@ -13,11 +13,13 @@ pub mod context;
 pub mod geometry;
 pub mod overlay;
 pub mod renderer;
+pub mod stereo;
 
 pub use capture::{OffscreenTarget, RgbaImage};
 pub use context::GpuContext;
 pub use geometry::{Cursor, Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
-pub use renderer::{EyeCamera, FrameStats, Renderer, StereoMode, StereoPath};
+pub use renderer::{EyeCamera, FrameStats, Renderer, StereoPath};
+pub use stereo::StereoMode;
 
 use crate::character::Posture;
 use crate::snapshot::SceneSnapshot;

@@ -3,7 +3,7 @@
 //! layouts it is drawn once per eye so each eye reads it.
 
 use super::context::GpuContext;
-use super::renderer::StereoMode;
+use super::stereo::StereoMode;
 use bytemuck::{Pod, Zeroable};
 
 const GLYPH: u32 = 8;
@@ -193,11 +193,7 @@ impl Overlay {
         }
         let (w, h) = (size.0 as f32, size.1 as f32);
         // Regions (origin, scale) so each eye's half carries the overlay.
-        let regions: &[([f32; 2], [f32; 2])] = match mode {
-            StereoMode::SideBySide => &[([0.0, 0.0], [0.5, 1.0]), ([0.5, 0.0], [0.5, 1.0])],
-            StereoMode::TopBottom => &[([0.0, 0.0], [1.0, 0.5]), ([0.0, 0.5], [1.0, 0.5])],
-            _ => &[([0.0, 0.0], [1.0, 1.0])],
-        };
+        let regions = mode.regions();
         for (origin, scale) in regions {
             // Each eye's region is squeezed by the layout (`scale`); the text
             // is laid out in the region's unsqueezed pixels and cut at its edge.

@@ -9,6 +9,7 @@
 use super::context::GpuContext;
 use super::geometry::{DrawList, SceneGeometry, Vertex};
 use super::overlay::Overlay;
+use super::stereo::StereoMode;
 use super::{RenderError, RgbaImage};
 use glam::{Mat4, Vec3};
 use std::num::NonZeroU32;
@@ -33,46 +34,6 @@ const CAMERA_STRIDE: u64 = 256;
 pub struct EyeCamera {
     pub view_proj: Mat4,
     pub position: Vec3,
-}
-
-/// How the two eyes reach a desk display.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum StereoMode {
-    /// One eye (the left camera) only.
-    Mono,
-    /// Left eye in the left half, right eye in the right half.
-    #[default]
-    SideBySide,
-    /// Left eye on top, right eye below.
-    TopBottom,
-    /// Red (left) / cyan (right) glasses.
-    Anaglyph,
-}
-
-impl StereoMode {
-    fn shader_code(self) -> u32 {
-        match self {
-            StereoMode::Mono => 0,
-            StereoMode::SideBySide => 1,
-            StereoMode::TopBottom => 2,
-            StereoMode::Anaglyph => 3,
-        }
-    }
-
-    /// Eyes rendered in this mode.
-    pub fn eye_count(self) -> usize {
-        if self == StereoMode::Mono { 1 } else { 2 }
-    }
-
-    /// Size of each eye image for an output of `output` pixels.
-    pub fn eye_size(self, output: (u32, u32)) -> (u32, u32) {
-        let (w, h) = output;
-        match self {
-            StereoMode::SideBySide => ((w / 2).max(1), h.max(1)),
-            StereoMode::TopBottom => (w.max(1), (h / 2).max(1)),
-            StereoMode::Mono | StereoMode::Anaglyph => (w.max(1), h.max(1)),
-        }
-    }
 }
 
 /// How the eyes are drawn on this adapter.
