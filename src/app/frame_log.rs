@@ -2,13 +2,38 @@
 //! maximum), the overlay lines drawn in the view, and a CSV a front end can
 //! save (atomically, like every file Plasticine writes).
 
-use super::frame_loop::FrameTimings;
 use super::sim_thread::SimStatus;
 use crate::io::{IoError, write_atomic};
 use std::collections::{BTreeSet, VecDeque};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
+
+/// Timings of one frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrameTimings {
+    pub frame_index: u64,
+    /// Tracking sample the tools ran on.
+    pub first_tracking_sequence: u64,
+    /// Tracking sample the frame was rendered with.
+    pub tracking_sequence_used: u64,
+    pub snapshot_sequence: u64,
+    /// Simulated time of the snapshot drawn (s).
+    pub sim_time: f64,
+    /// Tools and edits (step 2 and 3).
+    pub tools: Duration,
+    /// The renderer's CPU time.
+    pub render_cpu: Duration,
+    /// From the second tracking sample to submission: the head/hand latency
+    /// the application adds.
+    pub tracking_age: Duration,
+    /// From the snapshot's publication to submission.
+    pub snapshot_age: Duration,
+    /// Wall time of the whole `frame` call.
+    pub frame_time: Duration,
+    /// From the previous frame's start to this one's (zero for the first).
+    pub frame_interval: Duration,
+}
 
 /// Frames kept by [`FrameLog::default`]: ten seconds at 90 Hz.
 pub const DEFAULT_CAPACITY: usize = 900;

@@ -52,10 +52,12 @@
 //! new snapshot of the same revision has arrived.
 
 use super::frame_log::FrameLog;
+pub use super::frame_log::FrameTimings;
 use super::panel_driver::{PanelAnchor, PanelDriver};
 use super::playback::{Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
 use super::sim_thread::{SimMessage, SimStatus, SimThread};
 use crate::character::{Character, Posture};
+pub use crate::input::tracking::{TrackedParts, TrackedPose, Tracker};
 use crate::input::{HandState, InputFrame};
 use crate::render::geometry::Panel;
 use crate::skin::SolverSettings;
@@ -67,72 +69,6 @@ use crate::tools::{EditError, History, ToolContext, ToolKind, Toolbox};
 use glam::{Mat4, Quat, Vec3};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// One tracking sample, in tracker space.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TrackedPose {
-    /// Head (centre eye) position and orientation, tracker space.
-    pub head: (Vec3, Quat),
-    /// Hands and buttons; hand poses in tracker space. `time` is the session
-    /// time the tools use for rates (liposuction).
-    pub input: InputFrame,
-    /// Increases with every sample.
-    pub sequence: u64,
-    pub sampled_at: Instant,
-}
-
-/// Which parts of the newest [`TrackedPose`] a tracker really measured. A
-/// part it lost keeps its last pose in the sample (so a hand that leaves the
-/// tracking volume stays where it was last seen rather than jumping).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TrackedParts {
-    pub head: bool,
-    pub left: bool,
-    pub right: bool,
-}
-
-impl TrackedParts {
-    pub const ALL: TrackedParts = TrackedParts {
-        head: true,
-        left: true,
-        right: true,
-    };
-    pub const NONE: TrackedParts = TrackedParts {
-        head: false,
-        left: false,
-        right: false,
-    };
-}
-
-/// Where poses come from: OpenXR, a desk tracker, a script, a test.
-pub trait Tracker {
-    /// The newest pose. Called twice per frame: keep it cheap.
-    fn sample(&mut self) -> TrackedPose;
-
-    /// Which parts of the last [`Tracker::sample`] were measured; by default
-    /// all of them (scripts, tests, the desk's own devices).
-    fn tracked(&self) -> TrackedParts {
-        TrackedParts::ALL
-    }
-}
-
-impl<T: Tracker + ?Sized> Tracker for &mut T {
-    fn sample(&mut self) -> TrackedPose {
-        (**self).sample()
-    }
-    fn tracked(&self) -> TrackedParts {
-        (**self).tracked()
-    }
-}
-
-impl<T: Tracker + ?Sized> Tracker for Box<T> {
-    fn sample(&mut self) -> TrackedPose {
-        (**self).sample()
-    }
-    fn tracked(&self) -> TrackedParts {
-        (**self).tracked()
-    }
-}
 
 /// Everything a renderer needs for one frame.
 #[derive(Clone, Copy, Debug)]
@@ -200,32 +136,6 @@ pub trait VehicleInput {
     /// (tracker space): `world_from_tracker ← world_from_tracker · delta`.
     /// Takes effect at the next frame, before the tools run.
     fn fly(&mut self, delta: Mat4);
-}
-
-/// Timings of one frame.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FrameTimings {
-    pub frame_index: u64,
-    /// Tracking sample the tools ran on.
-    pub first_tracking_sequence: u64,
-    /// Tracking sample the frame was rendered with.
-    pub tracking_sequence_used: u64,
-    pub snapshot_sequence: u64,
-    /// Simulated time of the snapshot drawn (s).
-    pub sim_time: f64,
-    /// Tools and edits (step 2 and 3).
-    pub tools: Duration,
-    /// The renderer's CPU time.
-    pub render_cpu: Duration,
-    /// From the second tracking sample to submission: the head/hand latency
-    /// the application adds.
-    pub tracking_age: Duration,
-    /// From the snapshot's publication to submission.
-    pub snapshot_age: Duration,
-    /// Wall time of the whole `frame` call.
-    pub frame_time: Duration,
-    /// From the previous frame's start to this one's (zero for the first).
-    pub frame_interval: Duration,
 }
 
 /// The renderer refused a frame (e.g. a lost surface); the edits of that

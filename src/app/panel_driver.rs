@@ -11,8 +11,8 @@
 //! the trigger released until it is let go, so pressing a button never
 //! also creates a joint behind it.
 
-use super::frame_loop::TrackedPose;
 use crate::input::InputFrame;
+use crate::input::tracking::TrackedPose;
 use crate::render::geometry::Panel;
 use crate::tools::panel::{ControlPanel, PanelHit, ROW_HEIGHT};
 use glam::{Mat4, Vec3};

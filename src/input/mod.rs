@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod gesture;
 pub mod precision;
+pub mod tracking;
 pub use gesture::{HistoryGesture, RollGesture};
 pub use precision::Precision;
 

@@ -53,7 +53,7 @@ use super::error::{XrError, call};
 use super::instance::{RuntimeInfo, XrPurpose, XrRuntime};
 use super::swapchain::EyeSwapchain;
 use super::vulkan::create_gpu;
-use crate::app::frame_loop::{TrackedParts, TrackedPose, Tracker};
+use crate::input::tracking::{TrackedParts, TrackedPose, Tracker};
 use crate::input::{HandState, InputFrame};
 use crate::render::{EyeCamera, GpuContext};
 use crate::view::frustum;

@@ -1,7 +1,7 @@
 //! OpenXR: the loader and runtime ([`instance`]), the hands as actions with
 //! suggested bindings ([`actions`]), [`XrTracker`], the head and hands
 //! from a headless session (`XR_MND_headless`) as a
-//! [`Tracker`](crate::app::Tracker) for the desk, and [`Headset`], a
+//! [`Tracker`](crate::input::tracking::Tracker) for the desk, and [`Headset`], a
 //! session that renders: the runtime's Vulkan device wrapped into wgpu
 //! ([`vulkan`]), an array swapchain wrapped as wgpu textures
 //! ([`swapchain`]), the session's lifecycle and frame timing

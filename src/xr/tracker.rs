@@ -28,7 +28,7 @@
 use super::actions::{HandActions, HandInputs, Side, TrackingSpaces};
 use super::error::{XrError, call};
 use super::instance::{RuntimeInfo, XrRuntime};
-use crate::app::frame_loop::{TrackedParts, TrackedPose, Tracker};
+use crate::input::tracking::{TrackedParts, TrackedPose, Tracker};
 use crate::input::{HandState, InputFrame};
 use glam::{Quat, Vec3};
 use openxr as xr;
