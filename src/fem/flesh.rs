@@ -17,45 +17,19 @@
 use super::coupling::{MuscleCoupling, deformation_at};
 use super::element::CellElements;
 use super::flesh_body::FleshBody;
+pub use super::flesh_body::{
+    FLESH_STEP, FleshError, OBJECT_QUADRATURE_LEVELS, fem_settings, painted_weights,
+};
 use super::lattice::{Embedding, Lattice, bone_transforms, skeleton_bones};
 use super::quadrature::character_lattice_with_vertices;
-use super::regions::{bone_weights, falloff};
 use super::snap::lattice_elements;
-use super::solver::{FemSettings, Linearization, PositionConstraint, StepReport};
-use crate::character::{Character, FemFlesh, Posture, WeightStroke};
+use super::solver::{PositionConstraint, StepReport};
+use crate::character::{Character, FemFlesh, Posture};
 use glam::{Affine3A, DAffine3, DMat3, DVec3, Vec3};
 use std::collections::VecDeque;
 
-/// The flesh's fixed time step h (s).
-pub const FLESH_STEP: f64 = 1.0 / 120.0;
 /// Vertices within this many cells of a bone ride rigidly on it (§4.3).
 pub const BONE_RADIUS_CELLS: f64 = 0.5;
-
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum FleshError {
-    #[error("the character's flesh is kinematic, not FEM")]
-    NotFem,
-    #[error("the embedded mesh '{mesh}' cannot be given a lattice: {message}")]
-    ImportedMesh { mesh: String, message: String },
-    #[error("the flesh's cell integrals failed: {message}")]
-    Quadrature { message: String },
-    #[error("the flesh's adaptive detail cannot be built: {message}")]
-    Adaptive { message: String },
-    #[error("the flesh's part_stiffness names joint '{joint}', which the skeleton does not have")]
-    PartJoint { joint: String },
-    #[error("FEM flesh needs a skeleton with at least one bone (two joints)")]
-    NoBones,
-    #[error("FEM flesh needs muscles to build a lattice around; the character has none")]
-    NoMuscles,
-    #[error("weight stroke {stroke} paints bone {bone}, but the skeleton has {bones} bones")]
-    StrokeBone {
-        stroke: usize,
-        bone: usize,
-        bones: usize,
-    },
-    #[error("the posture has {got} joint angles, the skeleton {joints} joints")]
-    Posture { got: usize, joints: usize },
-}
 
 /// A point of the flesh held at the hand (§4.4).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -108,10 +82,6 @@ pub struct FleshSim {
     pub cg_iterations: u64,
 }
 
-/// Quadrature levels of the cells the muscles' surface cuts (§3.3): 4 sub-cells
-/// per axis, a few per cent on the mass, ~20 ms for a 200-vertex lattice.
-pub const OBJECT_QUADRATURE_LEVELS: u32 = 2;
-
 /// The lattice of a character's flesh and its cell integrals: around an
 /// embedded (imported) mesh, voxelized from its inside; otherwise around the
 /// muscles, trimmed to them and integrated only where they are (§3.3).
@@ -143,68 +113,6 @@ pub fn flesh_lattice(
         OBJECT_QUADRATURE_LEVELS,
     )
     .map_err(|message| FleshError::Quadrature { message })
-}
-
-/// The FEM settings of a character's flesh.
-pub fn fem_settings(character: &Character, flesh: &FemFlesh) -> FemSettings {
-    FemSettings {
-        time_step: FLESH_STEP,
-        mass_damping: flesh.mass_damping,
-        stiffness_damping: flesh.stiffness_damping,
-        gravity: character.environment.gravity.as_dvec3(),
-        linearization: match flesh.blend_width {
-            Some(blend_width) => Linearization::BlendedLocal { blend_width },
-            None => Linearization::Global,
-        },
-        ..FemSettings::default()
-    }
-}
-
-/// The automatic bone-region weights (§4.5) with the painted strokes applied
-/// in order, then renormalised to a partition of unity. A vertex bound to a
-/// bone keeps weight one for it (it moves rigidly with the bone); a vertex
-/// whose painted weights would all vanish keeps its automatic ones.
-pub fn painted_weights(
-    lattice: &Lattice,
-    width: f64,
-    strokes: &[WeightStroke],
-) -> Result<Vec<Vec<f64>>, FleshError> {
-    let bones = lattice.bones.len();
-    for (k, s) in strokes.iter().enumerate() {
-        if s.bone >= bones {
-            return Err(FleshError::StrokeBone {
-                stroke: k,
-                bone: s.bone,
-                bones,
-            });
-        }
-    }
-    let automatic = bone_weights(lattice, width);
-    let mut w = automatic.clone();
-    let mut touched = vec![false; lattice.vertex_count()];
-    for s in strokes {
-        let (c, radius) = (s.centre.as_dvec3(), s.radius as f64);
-        for (a, &p) in lattice.rest.iter().enumerate() {
-            let d = p.distance(c);
-            if d >= radius || lattice.bone_of_vertex[a].is_some() {
-                continue;
-            }
-            touched[a] = true;
-            let wi = &mut w[s.bone][a];
-            *wi = (*wi + s.amount as f64 * falloff(d / radius)).clamp(0.0, 1.0);
-        }
-    }
-    for a in (0..lattice.vertex_count()).filter(|&a| touched[a]) {
-        let sum: f64 = w.iter().map(|wi| wi[a]).sum();
-        for i in 0..bones {
-            w[i][a] = if sum > 0.0 {
-                w[i][a] / sum
-            } else {
-                automatic[i][a]
-            };
-        }
-    }
-    Ok(w)
 }
 
 impl FleshSim {

@@ -10,14 +10,107 @@
 
 use super::adapt::{AdaptSettings, AdaptiveBody};
 use super::element::{CellElements, Material};
-use super::flesh::{FleshError, OBJECT_QUADRATURE_LEVELS, fem_settings, painted_weights};
 use super::lattice::{Bone, Lattice};
 use super::quadrature::{SubcellTest, character_inside, hierarchy_object_elements};
-use super::regions::Twist;
+use super::regions::{Twist, bone_weights, falloff};
 use super::snap::lattice_elements;
-use super::solver::{FemBody, PositionConstraint, StepReport};
-use crate::character::{Character, FemFlesh};
+use super::solver::{FemBody, FemSettings, Linearization, PositionConstraint, StepReport};
+use crate::character::{Character, FemFlesh, WeightStroke};
 use glam::{DAffine3, DVec3};
+
+/// The flesh's fixed time step h (s).
+pub const FLESH_STEP: f64 = 1.0 / 120.0;
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FleshError {
+    #[error("the character's flesh is kinematic, not FEM")]
+    NotFem,
+    #[error("the embedded mesh '{mesh}' cannot be given a lattice: {message}")]
+    ImportedMesh { mesh: String, message: String },
+    #[error("the flesh's cell integrals failed: {message}")]
+    Quadrature { message: String },
+    #[error("the flesh's adaptive detail cannot be built: {message}")]
+    Adaptive { message: String },
+    #[error("the flesh's part_stiffness names joint '{joint}', which the skeleton does not have")]
+    PartJoint { joint: String },
+    #[error("FEM flesh needs a skeleton with at least one bone (two joints)")]
+    NoBones,
+    #[error("FEM flesh needs muscles to build a lattice around; the character has none")]
+    NoMuscles,
+    #[error("weight stroke {stroke} paints bone {bone}, but the skeleton has {bones} bones")]
+    StrokeBone {
+        stroke: usize,
+        bone: usize,
+        bones: usize,
+    },
+    #[error("the posture has {got} joint angles, the skeleton {joints} joints")]
+    Posture { got: usize, joints: usize },
+}
+
+/// Quadrature levels of the cells the muscles' surface cuts (§3.3): 4 sub-cells
+/// per axis, a few per cent on the mass, ~20 ms for a 200-vertex lattice.
+pub const OBJECT_QUADRATURE_LEVELS: u32 = 2;
+
+/// The FEM settings of a character's flesh.
+pub fn fem_settings(character: &Character, flesh: &FemFlesh) -> FemSettings {
+    FemSettings {
+        time_step: FLESH_STEP,
+        mass_damping: flesh.mass_damping,
+        stiffness_damping: flesh.stiffness_damping,
+        gravity: character.environment.gravity.as_dvec3(),
+        linearization: match flesh.blend_width {
+            Some(blend_width) => Linearization::BlendedLocal { blend_width },
+            None => Linearization::Global,
+        },
+        ..FemSettings::default()
+    }
+}
+
+/// The automatic bone-region weights (§4.5) with the painted strokes applied
+/// in order, then renormalised to a partition of unity. A vertex bound to a
+/// bone keeps weight one for it (it moves rigidly with the bone); a vertex
+/// whose painted weights would all vanish keeps its automatic ones.
+pub fn painted_weights(
+    lattice: &Lattice,
+    width: f64,
+    strokes: &[WeightStroke],
+) -> Result<Vec<Vec<f64>>, FleshError> {
+    let bones = lattice.bones.len();
+    for (k, s) in strokes.iter().enumerate() {
+        if s.bone >= bones {
+            return Err(FleshError::StrokeBone {
+                stroke: k,
+                bone: s.bone,
+                bones,
+            });
+        }
+    }
+    let automatic = bone_weights(lattice, width);
+    let mut w = automatic.clone();
+    let mut touched = vec![false; lattice.vertex_count()];
+    for s in strokes {
+        let (c, radius) = (s.centre.as_dvec3(), s.radius as f64);
+        for (a, &p) in lattice.rest.iter().enumerate() {
+            let d = p.distance(c);
+            if d >= radius || lattice.bone_of_vertex[a].is_some() {
+                continue;
+            }
+            touched[a] = true;
+            let wi = &mut w[s.bone][a];
+            *wi = (*wi + s.amount as f64 * falloff(d / radius)).clamp(0.0, 1.0);
+        }
+    }
+    for a in (0..lattice.vertex_count()).filter(|&a| touched[a]) {
+        let sum: f64 = w.iter().map(|wi| wi[a]).sum();
+        for i in 0..bones {
+            w[i][a] = if sum > 0.0 {
+                w[i][a] / sum
+            } else {
+                automatic[i][a]
+            };
+        }
+    }
+    Ok(w)
+}
 
 /// Bone-region weights `[bone][control vertex]` (§4.5).
 pub type RegionWeights = Vec<Vec<f64>>;
