@@ -4,7 +4,7 @@
 //! The goal is ≤ 0.5 ms per pick.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use plasticine::skin::body::PosedBody;
+use plasticine::kinematics::pose::PosedBody;
 use plasticine::tools::pick::{PickFilter, Picker, demo_probes, demo_scene};
 use std::hint::black_box;
 

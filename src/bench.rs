@@ -324,7 +324,7 @@ pub fn ik_drag_event(events: usize) -> serde_json::Value {
 pub fn pick_event(picks: usize) -> Result<serde_json::Value, SimError> {
     use crate::tools::pick::{PickFilter, Picker, demo_probes, demo_scene};
     let c = demo_scene(64, 64, 30)?;
-    let body = crate::skin::body::PosedBody::new(&c, &c.skeleton.rest_posture());
+    let body = crate::kinematics::pose::PosedBody::new(&c, &c.skeleton.rest_posture());
     let picks = picks.max(1);
     let (tips, rays) = demo_probes(&c, &body, picks, 7);
     let builds = 50;

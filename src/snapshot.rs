@@ -4,10 +4,30 @@
 //! waits for a step, it takes whichever snapshot is newest.
 
 use crate::character::{Character, Posture};
-use crate::fem::FleshPose;
-use glam::Vec3;
+use glam::{Affine3A, Vec3};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// The flesh at one instant, for drawing: the muscle frames' corrections and
+/// the deformed lattice (and embedded mesh).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FleshPose {
+    pub time: f64,
+    /// Per muscle, the correction `L` in the muscle's own frame: the muscle's
+    /// world frame is `W_joint · local · L` (identity for a rigid muscle).
+    pub muscle_offsets: Vec<Affine3A>,
+    /// Deformed lattice vertices r_a + q_a.
+    pub lattice: Vec<Vec3>,
+    /// Lattice edges (vertex pairs), for a wireframe.
+    pub edges: std::sync::Arc<Vec<[u32; 2]>>,
+    /// The embedded mesh's deformed vertices, if the character has one.
+    pub mesh: Option<Vec<Vec3>>,
+    /// Each grab: the grabbed point now and the hand holding it.
+    pub grabs: Vec<(Vec3, Vec3)>,
+    /// Active adaptive detail functions per level 1..=J (empty without
+    /// adaptive detail), for the status line.
+    pub detail: Vec<usize>,
+}
 
 /// One skin's surface at the snapshot's time: an m×n grid, periodic in i
 /// (around), rows j from bottom to top, point (i, j) at `j * m + i`.

@@ -11,7 +11,7 @@ use glam::{DVec3, Vec3};
 use plasticine::character::{Character, EmbeddedMesh, FemFlesh, Flesh, Posture, WeightStroke};
 use plasticine::fem::flesh::painted_weights;
 use plasticine::fem::{FleshBody, FleshError, FleshSim, Lattice, bone_transforms, bone_weights};
-use plasticine::skin::body::PosedBody;
+use plasticine::kinematics::pose::PosedBody;
 use plasticine::skin::{SimError, Simulation, SkeletonDriver, SolverSettings};
 
 fn with_fem(mut c: Character) -> Character {

@@ -431,7 +431,7 @@ fn bone_and_position_constraints_hold_while_the_elbow_bends() {
         // muscle's top surface rides on free flesh, within centimetres of
         // where the skeleton alone would carry it (sag and lag).
         let transforms = bone_transforms(&c, &bones, &posture);
-        let posed = plasticine::skin::body::PosedBody::new(&c, &posture);
+        let posed = plasticine::kinematics::pose::PosedBody::new(&c, &posture);
         let centre = body.lattice.embed(muscle_centres(&c)[1]).expect("inside");
         let centre_off = body
             .lattice

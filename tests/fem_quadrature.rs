@@ -233,7 +233,7 @@ fn a_character_lattice_integrates_over_its_muscles() {
     let c = plasticine::samples::bare("penguin").expect("sample");
     let untrimmed = Lattice::from_character_with_vertices(&c, 200, 0.5);
     // Points on the muscles' surfaces at rest: the flesh the lattice carries.
-    let posed = plasticine::skin::body::PosedBody::new(&c, &c.skeleton.rest_posture());
+    let posed = plasticine::kinematics::pose::PosedBody::new(&c, &c.skeleton.rest_posture());
     let surface: Vec<DVec3> = posed
         .muscles
         .iter()

@@ -21,7 +21,7 @@ use glam::Vec3;
 use plasticine::app::Tracker;
 use plasticine::app::desk_input::DeskTracker;
 use plasticine::io::load_character;
-use plasticine::skin::body::PosedBody;
+use plasticine::kinematics::pose::PosedBody;
 use plasticine::view::{Calibration, Screen};
 use plasticine::xr::{SessionState, XrError, XrTracker, XrTrackerOptions};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -10,7 +10,7 @@
 
 use super::sim_thread::FleshGrab;
 use crate::input::{HandState, buttons};
-use crate::skin::body::PosedBody;
+use crate::kinematics::pose::PosedBody;
 use crate::snapshot::SceneSnapshot;
 use glam::Vec3;
 
@@ -76,7 +76,7 @@ pub fn pick(hand: &HandState, snapshot: &SceneSnapshot) -> Option<Vec3> {
     {
         return None;
     }
-    let body = PosedBody::with_flesh(c, &snapshot.posture, flesh);
+    let body = PosedBody::with_muscle_offsets(c, &snapshot.posture, &flesh.muscle_offsets);
     let (tip, orientation) = hand.pose;
     if body.distance_to_muscles(tip).is_some_and(|(d, _)| d <= 0.0) {
         return Some(tip);

@@ -633,8 +633,10 @@ impl FrameLoop {
             return input;
         }
         if self.panel.panel.scope == Scope::TouchedRegion {
-            let body =
-                crate::skin::body::PosedBody::new(&self.character, self.interactive_posture());
+            let body = crate::kinematics::pose::PosedBody::new(
+                &self.character,
+                self.interactive_posture(),
+            );
             let picker = Picker::new(&self.character, &body);
             let tip = input.right.position();
             let radius = SKIN_TOUCH_RADIUS * self.vehicle.x_axis.truncate().length();
@@ -785,7 +787,7 @@ mod tests {
     use super::*;
     use crate::character::{Dof, Environment, Joint, Skeleton};
     use crate::input::buttons;
-    use crate::skin::body::PosedBody;
+    use crate::kinematics::pose::PosedBody;
     use std::collections::VecDeque;
 
     /// A root joint only.

@@ -145,7 +145,8 @@ impl OrbitRig {
             hi = hi.max(*p);
         }
         if !lo.is_finite() {
-            let body = crate::skin::body::PosedBody::new(&snapshot.character, &snapshot.posture);
+            let body =
+                crate::kinematics::pose::PosedBody::new(&snapshot.character, &snapshot.posture);
             for j in &body.joints {
                 let p: Vec3 = j.translation.into();
                 lo = lo.min(p - Vec3::splat(0.1));

@@ -25,6 +25,7 @@ use super::quadrature::character_lattice_with_vertices;
 use super::snap::lattice_elements;
 use super::solver::{PositionConstraint, StepReport};
 use crate::character::{Character, FemFlesh, Posture};
+pub use crate::snapshot::FleshPose;
 use glam::{Affine3A, DAffine3, DMat3, DVec3, Vec3};
 use std::collections::VecDeque;
 
@@ -40,27 +41,6 @@ pub struct Grab {
     pub rest: DVec3,
     /// Where the hand holds it (world).
     pub hand: DVec3,
-}
-
-/// The flesh at one instant, for drawing: the muscle frames' corrections and
-/// the deformed lattice (and embedded mesh).
-#[derive(Clone, Debug, PartialEq)]
-pub struct FleshPose {
-    pub time: f64,
-    /// Per muscle, the correction `L` in the muscle's own frame: the muscle's
-    /// world frame is `W_joint · local · L` (identity for a rigid muscle).
-    pub muscle_offsets: Vec<Affine3A>,
-    /// Deformed lattice vertices r_a + q_a.
-    pub lattice: Vec<Vec3>,
-    /// Lattice edges (vertex pairs), for a wireframe.
-    pub edges: std::sync::Arc<Vec<[u32; 2]>>,
-    /// The embedded mesh's deformed vertices, if the character has one.
-    pub mesh: Option<Vec<Vec3>>,
-    /// Each grab: the grabbed point now and the hand holding it.
-    pub grabs: Vec<(Vec3, Vec3)>,
-    /// Active adaptive detail functions per level 1..=J (empty without
-    /// adaptive detail), for the status line.
-    pub detail: Vec<usize>,
 }
 
 /// The FEM flesh of a character, stepping in simulation time.

@@ -18,7 +18,7 @@
 use super::element::{corner_offset, trilinear_weights};
 use crate::character::{Character, Posture};
 use crate::kinematics::forward_kinematics;
-use crate::skin::body::PosedBody;
+use crate::kinematics::pose::PosedBody;
 use glam::{DAffine3, DVec3, Vec3};
 
 const NONE: u32 = u32::MAX;

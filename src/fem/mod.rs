@@ -60,8 +60,8 @@
 //! adaptive detail ([`flesh_body::FleshBody`]).
 //!
 //! Data flows one way, skeleton → flesh → skin: this module reads
-//! `character`, `kinematics`, `shape` and `skin::body` (the posed-muscle
-//! type of the layers under the skin); the skin reads the flesh pose from
+//! `character`, `kinematics` (the posed muscles), `shape` and `snapshot` (the
+//! flesh pose it publishes); the skin reads the flesh pose from
 //! [`FleshSim`], and nothing here reads the skin.
 
 pub mod adapt;

@@ -36,7 +36,7 @@ use super::hierarchy::Hierarchy;
 use super::lattice::{Lattice, LatticeSettings};
 use super::snap::conform_elements;
 use crate::character::Character;
-use crate::skin::body::PosedBody;
+use crate::kinematics::pose::PosedBody;
 use glam::DVec3;
 
 /// How a sub-cell is judged inside the object.

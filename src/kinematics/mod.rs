@@ -2,8 +2,10 @@
 //! posture tool of LEMAN §6.1).
 
 pub mod ik;
+pub mod pose;
 
 pub use ik::{IkReport, IkSettings, IkSolver, IkTarget, chain_to_branch, solve_ik};
+pub use pose::{PosedBody, PosedMuscle};
 
 use crate::character::{Posture, Skeleton};
 use glam::{Affine3A, Quat, Vec3};

@@ -6,8 +6,8 @@
 //! floor. The GPU side only uploads and draws these lists.
 
 use crate::character::{Character, Posture};
+use crate::kinematics::pose::PosedBody;
 use crate::shape::{MuscleShape, TriMesh};
-use crate::skin::body::PosedBody;
 use crate::skin_mesh::{ClosedGrid, End};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
 use bytemuck::{Pod, Zeroable};
@@ -266,7 +266,7 @@ impl GeometryBuilder {
             .as_deref()
             .filter(|f| f.muscle_offsets.len() == character.muscles.len());
         let body = posture_ok.then(|| match flesh {
-            Some(f) => PosedBody::with_flesh(character, posture, f),
+            Some(f) => PosedBody::with_muscle_offsets(character, posture, &f.muscle_offsets),
             None => PosedBody::new(character, posture),
         });
 

@@ -8,13 +8,13 @@
 //! connective tissue from every skin point to the muscle point straight below
 //! it along the skin normal.
 
-use super::body::PosedBody;
 use super::elastic::{Grid, rest_curvature_of, rest_metric_of};
 use super::layout::Layout;
 use super::{Simulation, SkeletonDriver, SolverSettings};
 use crate::character::{
     Band, BandDefaults, Character, InvalidField, Posture, Skin, SkinMaterial, SkinPoints,
 };
+use crate::kinematics::pose::PosedBody;
 use glam::Vec3;
 
 /// Joints on the path from `a` to `b` in the hierarchy (both included).

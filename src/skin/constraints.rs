@@ -25,8 +25,8 @@
 //! bounding spheres, and only points of overlapping blocks get the distance
 //! test, and only against the muscles near them.
 
-use super::body::PosedBody;
 use super::elastic::Grid;
+use crate::kinematics::pose::PosedBody;
 use glam::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -441,7 +441,7 @@ impl Simulation {
     }
 
     /// The inner layers (skeleton and muscles, on the flesh) at time t.
-    pub fn posed_body(&self, t: f64) -> super::body::PosedBody {
+    pub fn posed_body(&self, t: f64) -> crate::kinematics::pose::PosedBody {
         super::system::posed_body(&self.character, &self.driver, self.flesh.as_ref(), t)
     }
 

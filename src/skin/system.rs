@@ -2,12 +2,12 @@
 //! (eq. 5), connective tissue (eq. 6), gravity and global damping (eq. 7–8),
 //! with the boundary rows riding on their joints.
 
-use super::body::PosedBody;
 use super::driver::SkeletonDriver;
 use super::elastic::{ElasticMaterial, Grid, Scratch, add_elastic_forces, elastic_energy};
 use super::integrate::SecondOrderSystem;
 use crate::character::{Character, Skin};
 use crate::fem::FleshSim;
+use crate::kinematics::pose::PosedBody;
 use glam::Vec3;
 
 /// Inertia per point with selective mass scaling (see [`MASS_SCALING_FACTOR`]).

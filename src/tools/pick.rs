@@ -21,9 +21,9 @@
 //! ray distances are in metres along the ray.
 
 use crate::character::{Character, Muscle, Skin};
+use crate::kinematics::pose::PosedBody;
 use crate::shape::MuscleShape;
 use crate::skin::SimError;
-use crate::skin::body::PosedBody;
 use glam::{Quat, Vec3};
 use std::cmp::Ordering;
 

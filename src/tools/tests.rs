@@ -1,8 +1,8 @@
 use super::*;
 use crate::character::{Character, Dof, Environment, Joint, KeyPosture, Posture, Skeleton};
 use crate::kinematics::forward_kinematics;
+use crate::kinematics::pose::PosedBody;
 use crate::shape::{BarrDeformation, MuscleShape};
-use crate::skin::body::PosedBody;
 use glam::{Quat, Vec2, Vec3};
 
 /// An empty penguin: the root joint only, and one key posture (so that the

@@ -85,8 +85,8 @@ use super::symmetry::Symmetry;
 use crate::character::{Band, Character, Posture, SkinMaterial};
 use crate::input::{HandState, HistoryGesture, InputFrame, Precision, RollGesture, buttons};
 use crate::kinematics::ik::{IkSettings, IkSolver, IkTarget, chain_to_branch};
+use crate::kinematics::pose::PosedBody;
 use crate::shape::{BarrDeformation, MuscleShape, Primitive};
-use crate::skin::body::PosedBody;
 use glam::{Quat, Vec2, Vec3};
 use std::f32::consts::{FRAC_PI_2, PI};
 

@@ -1,10 +1,11 @@
 //! The inner layers at one instant: the skeleton posed by forward kinematics and
-//! its muscles placed in the world. The skin reads this; it never writes it
-//! (LEMAN §3.2: each layer depends only on the ones inside it).
+//! its muscles placed in the world (riding on FEM flesh where the flesh pose's
+//! muscle offsets say so). The skin, the flesh, the tools and the renderer
+//! read this; none writes it (LEMAN §3.2: each layer depends only on the ones
+//! inside it).
 
+use super::forward_kinematics;
 use crate::character::{Character, Posture};
-use crate::fem::FleshPose;
-use crate::kinematics::forward_kinematics;
 use crate::shape::MuscleShape;
 use glam::{Affine3A, Vec3};
 
@@ -33,12 +34,6 @@ pub struct PosedBody {
 impl PosedBody {
     pub fn new(character: &Character, posture: &Posture) -> Self {
         Self::with_muscle_offsets(character, posture, &[])
-    }
-
-    /// The layers with FEM flesh (issue 7): every muscle rides on the flesh
-    /// pose, its frame corrected by the pose's offset.
-    pub fn with_flesh(character: &Character, posture: &Posture, flesh: &FleshPose) -> Self {
-        Self::with_muscle_offsets(character, posture, &flesh.muscle_offsets)
     }
 
     /// The layers with muscle k's frame `W_joint · local · offsets[k]`
