@@ -18,8 +18,8 @@
 pub mod checkpoint;
 
 use crate::character::Character;
+use crate::character::resample::resample;
 use crate::io::{CacheFlesh, CacheReader, CacheWriter, IoError, write_atomic};
-use crate::skin::resample::resample;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SkinStats, SolverSettings};
 pub use checkpoint::{BakeIdentity, Checkpoint};
 use serde::Serialize;

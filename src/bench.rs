@@ -2,9 +2,9 @@
 //! one JSON object per line (machine-readable), on the penguin sample with its
 //! key postures and default tolerances.
 
+use crate::character::resample::resample;
 use crate::character::{Band, Character};
 use crate::samples;
-use crate::skin::resample::resample;
 use crate::skin::{
     IntegratorKind, SimError, Simulation, SkeletonDriver, SolverSettings, Tolerances,
 };

@@ -881,7 +881,7 @@ fn run(cli: Cli) -> Result<()> {
                 bail!("{} has no skins to resample", character.display());
             }
             for s in &mut c.skins {
-                *s = plasticine::skin::resample::resample(s, resolution.0, resolution.1)
+                *s = plasticine::character::resample::resample(s, resolution.0, resolution.1)
                     .map_err(anyhow::Error::msg)?;
             }
             save_character(&out, &c)?;

@@ -254,7 +254,7 @@ pub fn render_character(
         if skins.len() == character.skins.len() {
             for (skin, cached) in character.skins.iter_mut().zip(skins) {
                 if (skin.m, skin.n) != (cached.m, cached.n) {
-                    *skin = crate::skin::resample::resample(skin, cached.m, cached.n)
+                    *skin = crate::character::resample::resample(skin, cached.m, cached.n)
                         .map_err(HeadlessError::Options)?;
                 }
             }

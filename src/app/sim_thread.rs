@@ -36,8 +36,8 @@
 //! reason goes to [`SimStatus::message`] as a sentence a user can act on. The
 //! thread goes on publishing.
 
+use crate::character::resample::resample;
 use crate::character::{Character, Posture};
-use crate::skin::resample::resample;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SolverSettings};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
 use glam::Vec3;

@@ -4,6 +4,7 @@
 
 mod flesh;
 mod muscle;
+pub mod resample;
 mod skeleton;
 mod skin;
 

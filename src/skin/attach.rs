@@ -95,7 +95,7 @@ pub fn wrap_skin(
     let (mut skin, _) = start(mc, nc, Some(&layout))?;
     shrink_wrap(character, posture, &mut skin)?;
     if (mc, nc) != (m, n) {
-        skin = super::resample::resample(&skin, m, n)
+        skin = crate::character::resample::resample(&skin, m, n)
             .map_err(|e| InvalidField::new("resolution", e))?;
     }
     rest_in_place(&mut skin, material.shrink);

@@ -7,7 +7,6 @@ pub mod elastic;
 pub mod integrate;
 mod layout;
 pub mod quality;
-pub mod resample;
 mod settings;
 pub mod simulation;
 pub mod stability;

@@ -390,7 +390,7 @@ impl Simulation {
         let t = self.time();
         let mut c = self.character.clone();
         for s in &mut c.skins {
-            *s = super::resample::resample(s, m, n).map_err(SimError::Settings)?;
+            *s = crate::character::resample::resample(s, m, n).map_err(SimError::Settings)?;
         }
         self.set_character(c)?;
         for rt in &mut self.skins {

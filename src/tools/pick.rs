@@ -645,8 +645,8 @@ pub fn demo_probes(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::character::resample::resample;
     use crate::io::parse_character;
-    use crate::skin::resample::resample;
     use std::path::Path;
 
     /// The shipped penguin (no settling needed), resampled to m×n so blocks

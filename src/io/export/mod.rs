@@ -527,7 +527,7 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
             rings.push(k.boundary_local.clone());
         } else {
             // Baked after resampling (§6.5): resample the character's skin alike.
-            let up = crate::skin::resample::resample(k, c.m, c.n).map_err(|e| {
+            let up = crate::character::resample::resample(k, c.m, c.n).map_err(|e| {
                 mismatch(format!(
                     "skin '{}' is {}x{} in the cache but {}x{} in the character, and cannot be resampled to it: {e}",
                     c.name, c.m, c.n, k.m, k.n
