@@ -5,7 +5,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use plasticine::kinematics::pose::PosedBody;
-use plasticine::tools::pick::{PickFilter, Picker, demo_probes, demo_scene};
+use plasticine::samples::pick_scene::{demo_probes, demo_scene};
+use plasticine::tools::pick::{PickFilter, Picker};
 use std::hint::black_box;
 
 fn pick(c: &mut Criterion) {

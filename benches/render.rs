@@ -4,7 +4,7 @@
 //! region. Needs a wgpu adapter (lavapipe works).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use plasticine::render::bench::scene;
+use plasticine::bench::render::scene;
 use plasticine::render::{Decorations, GpuContext, OffscreenTarget, SceneRenderer, StereoMode};
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,8 @@
 //! one JSON object per line (machine-readable), on the penguin sample with its
 //! key postures and default tolerances.
 
-use crate::character::resample::resample;
+pub mod render;
+
 use crate::character::{Band, Character};
 use crate::samples;
 use crate::skin::{
@@ -15,13 +16,7 @@ use std::time::Instant;
 
 /// The penguin, settled at 16×16 and resampled to m×n (LEMAN §6.5).
 pub fn penguin(m: usize, n: usize) -> Result<Character, SimError> {
-    let mut c = samples::build("penguin", 16, 16)?;
-    if (m, n) != (16, 16) {
-        for s in &mut c.skins {
-            *s = resample(s, m, n).map_err(SimError::Settings)?;
-        }
-    }
-    Ok(c)
+    samples::resampled("penguin", m, n)
 }
 
 /// The penguin wrapped natively at m×n, as `plasticine sample penguin
@@ -322,7 +317,8 @@ pub fn ik_drag_event(events: usize) -> serde_json::Value {
 /// radius) and one wand ray (`pick_ray`) against every kind of target, each
 /// the mean over `picks` probes. The goal is ≤ 0.5 ms per pick.
 pub fn pick_event(picks: usize) -> Result<serde_json::Value, SimError> {
-    use crate::tools::pick::{PickFilter, Picker, demo_probes, demo_scene};
+    use crate::samples::pick_scene::{demo_probes, demo_scene};
+    use crate::tools::pick::{PickFilter, Picker};
     let c = demo_scene(64, 64, 30)?;
     let body = crate::kinematics::pose::PosedBody::new(&c, &c.skeleton.rest_posture());
     let picks = picks.max(1);
@@ -383,7 +379,7 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     for v in fem_steps_per_second(quick) {
         writeln!(out, "{v}")?;
     }
-    for v in crate::render::bench::run(quick) {
+    for v in render::run(quick) {
         writeln!(out, "{v}")?;
     }
     Ok(())

@@ -14,9 +14,23 @@ use crate::skin::{SimError, Simulation, SkeletonDriver, SolverSettings};
 use glam::{Quat, Vec2, Vec3};
 use std::f32::consts::FRAC_PI_2;
 
+pub mod pick_scene;
+
 pub const NAMES: [&str; 3] = ["penguin", "wombat", "torso"];
 
 /// Builds a sample by name at the given skin resolution.
+/// Sample `name` wrapped at 16×16 and resampled to m×n (LEMAN §6.5): the
+/// same character at every resolution, quickly.
+pub fn resampled(name: &str, m: usize, n: usize) -> Result<Character, SimError> {
+    let mut c = build(name, 16, 16)?;
+    if (m, n) != (16, 16) {
+        for s in &mut c.skins {
+            *s = crate::character::resample::resample(s, m, n).map_err(SimError::Settings)?;
+        }
+    }
+    Ok(c)
+}
+
 pub fn build(name: &str, m: usize, n: usize) -> Result<Character, SimError> {
     build_with_flesh(name, m, n, Flesh::Kinematic)
 }

@@ -7,7 +7,6 @@
 //! the display ([`StereoMode`]) and draws the overlay. [`capture`] reads
 //! images back for tests and headless output.
 
-pub mod bench;
 pub mod capture;
 pub mod context;
 pub mod geometry;

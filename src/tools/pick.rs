@@ -20,11 +20,9 @@
 //! Everything is in world space; ray directions need not be unit length, and
 //! ray distances are in metres along the ray.
 
-use crate::character::{Character, Muscle, Skin};
+use crate::character::{Character, Skin};
 use crate::kinematics::pose::PosedBody;
-use crate::shape::MuscleShape;
-use crate::skin::SimError;
-use glam::{Quat, Vec3};
+use glam::Vec3;
 use std::cmp::Ordering;
 
 /// Skin points per side of a culling block: 8×8 keeps a 64×64 skin at 64
@@ -530,123 +528,12 @@ impl<'a> Picker<'a> {
     }
 }
 
-/// The picking scenario: the sample penguin with m×n skins and
-/// small spheres added on its joints (two rings of them, the second offset)
-/// until it has `muscles` muscles.
-pub fn demo_scene(m: usize, n: usize, muscles: usize) -> Result<Character, SimError> {
-    let mut c = crate::bench::penguin(m, n)?;
-    let joints = c.skeleton.joints.len();
-    let mut k = 0;
-    while c.muscles.len() < muscles {
-        let ring = (k / joints) as f32;
-        c.muscles.push(Muscle {
-            joint: k % joints,
-            offset: Vec3::new(0.0, 0.02, 0.03) * ring,
-            rotation: Quat::IDENTITY,
-            shape: MuscleShape::sphere(0.015),
-            drivers: Vec::new(),
-        });
-        k += 1;
-    }
-    Ok(c)
-}
-
-/// SplitMix64: reproducible probes without a random-number dependency.
-#[derive(Clone, Debug)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    /// Uniform in the cube [−h, h]³.
-    fn cube(&mut self, h: f32) -> Vec3 {
-        Vec3::new(self.unit(), self.unit(), self.unit()) * (2.0 * h) - Vec3::splat(h)
-    }
-
-    fn direction(&mut self) -> Vec3 {
-        loop {
-            let v = self.cube(1.0);
-            if (1e-3..=1.0).contains(&v.length_squared()) {
-                return v.normalize();
-            }
-        }
-    }
-}
-
-/// Reproducible tool tips and wand rays `(origin, dir)` around a posed
-/// character, as a tool would produce them: tips near skin points, joints
-/// and muscles or anywhere about the body; rays from about a metre away
-/// aimed near those, and a few from inside the body.
-pub fn demo_probes(
-    character: &Character,
-    body: &PosedBody,
-    count: usize,
-    seed: u64,
-) -> (Vec<Vec3>, Vec<(Vec3, Vec3)>) {
-    let mut rng = Rng(seed);
-    let skin_points: Vec<Vec3> = character
-        .skins
-        .iter()
-        .flat_map(|s| s.points.position.iter().copied())
-        .collect();
-    let joints: Vec<Vec3> = body.joints.iter().map(|x| x.translation.into()).collect();
-    let (lo, hi) = skin_points
-        .iter()
-        .chain(&joints)
-        .fold((Vec3::MAX, Vec3::MIN), |(lo, hi), p| {
-            (lo.min(*p), hi.max(*p))
-        });
-    let (lo, hi) = (lo - Vec3::splat(0.05), hi + Vec3::splat(0.05));
-    let centre = 0.5 * (lo + hi);
-    let near = |rng: &mut Rng, spread: f32| -> Vec3 {
-        match rng.below(4) {
-            0 | 1 if !skin_points.is_empty() => {
-                skin_points[rng.below(skin_points.len())] + rng.cube(spread)
-            }
-            2 if !body.muscles.is_empty() => {
-                let mu = &body.muscles[rng.below(body.muscles.len())];
-                mu.center + rng.cube(mu.radius.min(3.0 * spread))
-            }
-            3 if !joints.is_empty() => joints[rng.below(joints.len())] + rng.cube(spread),
-            _ => lo + Vec3::new(rng.unit(), rng.unit(), rng.unit()) * (hi - lo),
-        }
-    };
-    let tips = (0..count).map(|_| near(&mut rng, 0.03)).collect();
-    let rays = (0..count)
-        .map(|k| {
-            if k % 8 == 7 {
-                let o = near(&mut rng, 0.02);
-                (o, rng.direction())
-            } else {
-                let o = centre + rng.direction() * 1.0;
-                let target = near(&mut rng, 0.02);
-                (o, target - o)
-            }
-        })
-        .collect();
-    (tips, rays)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::character::resample::resample;
     use crate::io::parse_character;
+    use crate::samples::pick_scene::demo_probes;
     use std::path::Path;
 
     /// The shipped penguin (no settling needed), resampled to m×n so blocks

@@ -5,12 +5,12 @@
 //! waited for outside the CPU timings, so they do not include the adapter's
 //! work (which on lavapipe is CPU work on other threads).
 
-use super::{
+use crate::app::headless::OrbitRig;
+use crate::character::Character;
+use crate::render::{
     Decorations, EyeCamera, GpuContext, OffscreenTarget, RenderError, SceneRenderer, SceneStyle,
     StereoMode,
 };
-use crate::app::headless::OrbitRig;
-use crate::character::Character;
 use crate::snapshot::SceneSnapshot;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -88,7 +88,7 @@ pub fn skin_upload(
 ) -> Result<Value, RenderError> {
     let mut r = SceneRenderer::new(ctx, OffscreenTarget::FORMAT)?;
     r.style = SceneStyle {
-        muscles: super::MuscleStyle::Hidden,
+        muscles: crate::render::MuscleStyle::Hidden,
         skeleton: false,
         floor: false,
         ..SceneStyle::default()
@@ -164,7 +164,7 @@ pub fn run(quick: bool) -> Vec<Value> {
         }
         Err(e) => json!({"name": "render", "error": e.to_string()}),
     };
-    match crate::bench::penguin(64, 64) {
+    match crate::samples::resampled("penguin", 64, 64) {
         Ok(c) => {
             let (snap, cams) = scene(c);
             out.push(with(
@@ -178,7 +178,7 @@ pub fn run(quick: bool) -> Vec<Value> {
         }
         Err(e) => out.push(json!({"name": "render", "error": e.to_string()})),
     }
-    match crate::bench::penguin(128, 128) {
+    match crate::samples::resampled("penguin", 128, 128) {
         Ok(c) => {
             let (snap, cams) = scene(c);
             let eye = if quick { (504, 560) } else { (2016, 2240) };
