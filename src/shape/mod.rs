@@ -46,31 +46,18 @@
 //! Deformations are applied taper → twist → bend; see [`BarrDeformation`].
 
 mod barr;
+mod primitive;
 mod superquadric;
 mod tessellate;
 #[cfg(test)]
 mod tests;
 
 pub use barr::BarrDeformation;
+pub use primitive::Primitive;
 
 use glam::{DVec3, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 use superquadric::Superquadric;
-
-/// The undeformed primitive.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Primitive {
-    Sphere {
-        radius: f32,
-    },
-    /// Barr's superellipsoid: radii along local x, y, z and the two exponents
-    /// `(e1, e2)`: e1 shapes the north–south (z) profile, e2 the east–west (xy) one.
-    /// 1 is an ellipsoid, → 0 a box, 2 an octahedron.
-    Superellipsoid {
-        radii: Vec3,
-        exponents: Vec2,
-    },
-}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -437,12 +424,6 @@ impl MuscleShape {
             t = t_next;
             g = g_next;
         }
-    }
-
-    /// Closed triangle mesh of the deformed surface (see `tessellate.rs`):
-    /// `slices` around z (at least 3) by `stacks` from pole to pole (at least 2).
-    pub fn tessellate(&self, slices: usize, stacks: usize) -> TriMesh {
-        tessellate::tessellate(self, slices, stacks)
     }
 
     // ---- f64 internals -------------------------------------------------

@@ -13,7 +13,7 @@
 //!
 //! Everything here is `f64`: the shape code converts once at the public API.
 
-use super::Primitive;
+use super::primitive::Primitive;
 use glam::DVec3;
 
 /// A superellipsoid (a sphere is radii `(r, r, r)`, exponents `(1, 1)`).

@@ -13,7 +13,15 @@ use super::{MuscleShape, TriMesh};
 use glam::DVec3;
 use std::f64::consts::{FRAC_PI_2, PI};
 
-pub(super) fn tessellate(shape: &MuscleShape, slices: usize, stacks: usize) -> TriMesh {
+impl MuscleShape {
+    /// Closed triangle mesh of the deformed surface: `slices` around z (at
+    /// least 3) by `stacks` from pole to pole (at least 2).
+    pub fn tessellate(&self, slices: usize, stacks: usize) -> TriMesh {
+        tessellate(self, slices, stacks)
+    }
+}
+
+fn tessellate(shape: &MuscleShape, slices: usize, stacks: usize) -> TriMesh {
     let slices = slices.max(3);
     let stacks = stacks.max(2);
     let sq = shape.superquadric();
