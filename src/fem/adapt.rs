@@ -64,6 +64,7 @@ mod blend;
 mod constraints;
 mod redundant;
 mod refine;
+mod region;
 
 use redundant::{hosts_of, redundant_functions};
 pub use refine::polar_strain;
@@ -172,7 +173,7 @@ pub struct AdaptiveBody {
     scratch: Scratch,
     /// The bone regions of blended local linearization (empty: the global
     /// linear model).
-    regions: Vec<blend::AdaptRegion>,
+    regions: Vec<region::AdaptRegion>,
 }
 
 impl AdaptiveBody {

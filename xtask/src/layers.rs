@@ -12,11 +12,6 @@
 //!   component is a violation);
 //! - a top-level module imports only from the tiers below its own
 //!   ([`TIERS`]).
-//!
-//! Violations that are known and being worked off are listed in
-//! `xtask/layers-baseline.txt`: the check fails on any violation not in it,
-//! and on any line of it that no longer occurs (so the list only shrinks).
-//! `cargo xtask layers --update` rewrites it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -40,8 +35,6 @@ pub const TIERS: &[&[&str]] = &[
     &["character"],
     &["shape", "input", "gpu", "skin_mesh"],
 ];
-
-const BASELINE: &str = "xtask/layers-baseline.txt";
 
 /// One source file: its module path and what it defines and re-exports.
 #[derive(Default, Debug)]
@@ -529,76 +522,34 @@ fn strongly_connected(adj: &[Vec<usize>]) -> Vec<usize> {
     s.comp
 }
 
-/// `cargo xtask layers [--update]`.
+/// `cargo xtask layers`.
 pub fn run(args: &[String]) -> Result<(), String> {
-    let update = match args {
-        [] => false,
-        [a] if a == "--update" => true,
-        _ => {
-            return Err(format!(
-                "`cargo xtask layers` takes only --update (got: {})",
-                args.join(" ")
-            ));
-        }
-    };
+    if !args.is_empty() {
+        return Err(format!(
+            "`cargo xtask layers` takes no arguments (got: {})",
+            args.join(" ")
+        ));
+    }
     let root = crate::repo_root();
     let c = Crate::load(&root.join("src"))?;
     let found = violations(&c);
-    let baseline_path = root.join(BASELINE);
-    if update {
-        let mut text = String::from(
-            "# Known violations of the layer rules (cargo xtask layers), being worked off.\n\
-             # The check fails on any violation not listed here and on any line here that\n\
-             # no longer occurs. Rewrite with `cargo xtask layers --update`.\n",
-        );
-        for line in found.keys() {
-            text.push_str(line);
-            text.push('\n');
-        }
-        std::fs::write(&baseline_path, text)
-            .map_err(|e| format!("cannot write {}: {e}", baseline_path.display()))?;
-        println!(
-            "layers: {} known violations written to {BASELINE}",
-            found.len()
-        );
+    println!(
+        "layers: {} modules, {} violations of the layer rules",
+        c.modules.len(),
+        found.len()
+    );
+    if found.is_empty() {
         return Ok(());
     }
-    let baseline: BTreeSet<String> = std::fs::read_to_string(&baseline_path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(str::to_string)
-        .collect();
-    let new: Vec<_> = found
+    let lines: Vec<String> = found
         .iter()
-        .filter(|(l, _)| !baseline.contains(*l))
+        .map(|(l, at)| format!("{l}   (at {at})"))
         .collect();
-    let gone: Vec<_> = baseline
-        .iter()
-        .filter(|l| !found.contains_key(*l))
-        .collect();
-    let cycles = found.keys().filter(|l| l.starts_with("cycle")).count();
-    println!(
-        "layers: {} modules; {} known violations ({} cycle edges, {} against the order)",
-        c.modules.len(),
-        found.len() - new.len(),
-        cycles,
-        found.len() - cycles
-    );
-    let mut problems = Vec::new();
-    for (line, at) in &new {
-        problems.push(format!("new: {line}   (at {at})"));
-    }
-    for line in &gone {
-        problems.push(format!(
-            "fixed, so remove it from {BASELINE} (or run `cargo xtask layers --update`): {line}"
-        ));
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("the layer rules:\n  {}", problems.join("\n  ")))
-    }
+    Err(format!(
+        "the layer rules (no import cycle between files; each top-level module imports \
+         only from the tiers below its own, see xtask/src/layers.rs):\n  {}",
+        lines.join("\n  ")
+    ))
 }
 
 #[cfg(test)]

@@ -31,11 +31,9 @@ Commands:
                    release and run the demo with the best front-end for this machine
                    (OpenXR → xr, display → desk, else headless). ARGS are appended to
                    the plasticine command line.
-  layers [--update]
-                   Check the library's module graph: no import cycles between files,
-                   and each top-level module imports only from the layers below it.
-                   Known violations being worked off are listed in
-                   xtask/layers-baseline.txt; --update rewrites that list.
+  layers           Check the library's module graph: no import cycles between files,
+                   and each top-level module imports only from the layers below it
+                   (the order is in xtask/src/layers.rs).
   help             Show this message.
 ";
 

@@ -26,6 +26,7 @@
 //! frame, blended, then corrected back onto the position constraints).
 
 use super::redundant::{hosts_of, redundant_functions};
+use super::region::AdaptRegion;
 use super::{AdaptiveBody, NONE};
 use crate::fem::hierarchy::{Prolongation, galerkin};
 use crate::fem::regions::add_twist;
@@ -35,30 +36,6 @@ use crate::fem::solver::{
 };
 use crate::fem::sparse::{Assembled, assemble_elements};
 use glam::{DAffine3, DVec3};
-
-/// One bone's region of the adaptive body.
-#[derive(Clone, Debug)]
-pub(super) struct AdaptRegion {
-    bone: usize,
-    /// W^i at every K_J vertex (interpolated from the coarse weights).
-    node_weights: Vec<f64>,
-    /// Whether each K_J vertex is a corner of a region K_J cell.
-    in_region: Vec<bool>,
-    /// K_J's matrices over the region's K_J cells (K_J numbering).
-    fine: Assembled,
-    /// Global DOF of each local function; local index of each DOF.
-    dofs: Vec<usize>,
-    local_of: Vec<u32>,
-    weights: Vec<f64>,
-    /// Local functions (nearly) redundant on the region's own flesh
-    /// ([`redundant_functions`] with the region's masses: a rim function
-    /// over empty cells, or one the details reproduce there): the region's
-    /// system is singular along them, so they are held out of its solve
-    /// (which also lets its Cholesky factor exist).
-    held: Vec<bool>,
-    system: Assembled,
-    scratch: Scratch,
-}
 
 impl AdaptiveBody {
     /// The regions for the coarse vertices' bone weights `weights[bone][vertex]`

@@ -52,6 +52,7 @@
 
 pub mod gltf;
 pub mod usd;
+mod write;
 
 use super::{AtomicFile, CacheMesh, CacheReader, CacheSkin, IoError};
 use crate::anim::sample_posture;
@@ -62,6 +63,7 @@ use glam::{Affine3A, Quat, Vec3};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
+pub use write::export;
 
 /// Clips of at most this many exported frames get morph targets by default.
 pub const DEFAULT_MORPH_LIMIT: usize = 120;
@@ -233,120 +235,6 @@ pub fn resolve_format(
             None => "no extension: write FILE.glb (glTF 2.0) or FILE.usda (USD), or a folder with --format obj".into(),
         })),
     }
-}
-
-/// Exports the frames of `cache` (baked from `character`) to `out`.
-/// `progress(done, total)` is called as frames are processed.
-pub fn export(
-    character: &Character,
-    cache: &mut CacheReader,
-    out: &Path,
-    opts: &ExportOptions,
-    mut progress: impl FnMut(usize, usize),
-) -> Result<ExportSummary, ExportError> {
-    let format = resolve_format(out, opts.format)?;
-    if opts.every == 0 {
-        return Err(ExportError::Refused {
-            path: out.to_path_buf(),
-            message: "--every must be at least 1".into(),
-        });
-    }
-    match format {
-        ExportFormat::Obj if out.is_file() => {
-            return Err(ExportError::Refused {
-                path: out.to_path_buf(),
-                message: "is a file: the OBJ sequence goes into a folder".into(),
-            });
-        }
-        ExportFormat::Glb | ExportFormat::Usda if out.is_dir() => {
-            return Err(ExportError::Refused {
-                path: out.to_path_buf(),
-                message: format!("is a folder: give a .{format} file to write"),
-            });
-        }
-        _ => {}
-    }
-    let boundary_error = check_cache(character, cache)?;
-    let frames: Vec<usize> = (0..cache.frame_count()).step_by(opts.every).collect();
-    let mut times = Vec::with_capacity(frames.len());
-    for &k in &frames {
-        times.push(cache.frame_time(k)?);
-    }
-    let mut first = Vec::new();
-    cache.read_frame(frames[0], &mut first)?;
-    // Per skin: reverse its winding and normals ([`grid_faces_inward`]).
-    let flip: Vec<bool> = cache
-        .skins()
-        .iter()
-        .zip(&first)
-        .map(|(s, p)| grid_faces_inward(s.m, s.n, p))
-        .collect();
-    let mut surfaces: Vec<Surface> = cache
-        .skins()
-        .iter()
-        .zip(&flip)
-        .map(|(s, &flip)| Surface {
-            name: s.name.clone(),
-            points: ClosedGrid::new(s.m, s.n).vertex_count(),
-            topology: Topology::Grid {
-                m: s.m,
-                n: s.n,
-                flip,
-            },
-        })
-        .collect();
-    let embedded = character.flesh.fem().and_then(|f| f.embedded_mesh.as_ref());
-    for (m, mesh) in cache.flesh().meshes.iter().zip(embedded) {
-        surfaces.push(Surface {
-            name: m.name.clone(),
-            points: m.vertices,
-            topology: Topology::Mesh(mesh.triangles.clone()),
-        });
-    }
-    let mut src = Source {
-        character,
-        surfaces,
-        meshes: cache.flesh().meshes.clone(),
-        mesh_scratch: Vec::new(),
-        muscle_scratch: Vec::new(),
-        skins: cache.skins().to_vec(),
-        fps: cache.fps(),
-        frames,
-        times,
-        cache,
-    };
-    let (secondary, files, bytes) = match format {
-        ExportFormat::Glb => {
-            let (s, b) = gltf::write_glb(&mut src, out, opts.morph_limit, &mut progress)?;
-            (s, 1, b)
-        }
-        ExportFormat::Usda => (
-            SecondaryMotion::TimeSampledPoints,
-            1,
-            usd::write_usda(&mut src, out, &mut progress)?,
-        ),
-        ExportFormat::Obj => {
-            let (files, bytes) = write_obj_sequence(&mut src, out, &mut progress)?;
-            (SecondaryMotion::FileSequence, files, bytes)
-        }
-    };
-    Ok(ExportSummary {
-        format,
-        out: out.to_path_buf(),
-        frames: src.frames.len(),
-        first_frame: src.frames[0],
-        last_frame: *src.frames.last().expect("at least one frame"),
-        every: opts.every,
-        fps: src.fps,
-        duration: src.times.last().expect("at least one frame") - src.times[0],
-        skins: src.skins.clone(),
-        meshes: src.meshes.clone(),
-        secondary,
-        files,
-        bytes,
-        boundary_error,
-        complete_cache: src.cache.is_complete(),
-    })
 }
 
 /// The checked inputs every writer works from.
@@ -670,34 +558,6 @@ pub fn grid_normals(m: usize, n: usize, p: &[Vec3], flip: bool, out: &mut Vec<Ve
                 .unwrap_or(Vec3::Y);
         }
     }
-}
-
-/// `frame_NNNNN.obj` for every exported frame in `dir`.
-fn write_obj_sequence(
-    src: &mut Source,
-    dir: &Path,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<(usize, u64), ExportError> {
-    let total = src.frames.len();
-    let triangles: Vec<Vec<[u32; 3]>> = src.surfaces.iter().map(Surface::triangles).collect();
-    let mut frame = Vec::new();
-    let mut bytes = 0;
-    for e in 0..total {
-        src.read(e, &mut frame)?;
-        // Skins (closed by their caps) and embedded meshes alike.
-        let meshes: Vec<super::obj::ObjMesh> = src
-            .surfaces
-            .iter()
-            .zip(&frame)
-            .zip(&triangles)
-            .map(|((s, p), t)| (s.name.as_str(), p.as_slice(), t.as_slice()))
-            .collect();
-        let path = dir.join(obj_frame_name(src.frames[e]));
-        super::obj::write_frame_obj(&path, &[], &meshes)?;
-        bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
-        progress(e + 1, total);
-    }
-    Ok((total, bytes))
 }
 
 /// The file name of cache frame `k` in an OBJ sequence.

@@ -11,7 +11,8 @@
 //! strides are honoured and every range is checked against its buffer view
 //! and buffer, so a hostile file gets an error, never an out-of-bounds read.
 
-use super::{ImportedMesh, IoError, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES};
+use super::mesh::{ImportedMesh, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES};
+use crate::io::IoError;
 use glam::{DMat4, DQuat, DVec3};
 use serde::Deserialize;
 use std::borrow::Cow;

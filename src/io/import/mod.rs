@@ -10,38 +10,14 @@
 //! field.
 
 pub mod gltf;
+mod mesh;
 pub mod obj;
+
+pub use mesh::{ImportedMesh, MAX_MESH_FILE_BYTES, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES};
 
 use super::IoError;
 use super::character_file::read_bytes;
-use glam::Vec3;
 use std::path::Path;
-
-/// Mesh files larger than this are refused before being read (256 MiB).
-pub const MAX_MESH_FILE_BYTES: u64 = 256 << 20;
-/// At most this many vertices (positions) in an imported mesh.
-pub const MAX_MESH_VERTICES: usize = 8_000_000;
-/// At most this many triangles in an imported mesh.
-pub const MAX_MESH_TRIANGLES: usize = 16_000_000;
-
-/// A triangle mesh as read: positions and vertex-index triples.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ImportedMesh {
-    pub positions: Vec<Vec3>,
-    pub triangles: Vec<[u32; 3]>,
-}
-
-impl ImportedMesh {
-    /// Axis-aligned bounds (min, max) of the positions, if any.
-    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
-        let first = *self.positions.first()?;
-        Some(
-            self.positions
-                .iter()
-                .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
-        )
-    }
-}
 
 /// Reads a mesh, choosing the reader by extension: `.obj`, `.glb`, `.gltf`.
 pub fn load_mesh(path: &Path) -> Result<ImportedMesh, IoError> {

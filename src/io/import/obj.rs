@@ -6,7 +6,8 @@
 //! other statement (`vt`, `vn`, `o`, `g`, `s`, `usemtl`, `mtllib`, `l`, ...)
 //! and comments are ignored. Errors name the line and column.
 
-use super::{ImportedMesh, IoError, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES};
+use super::mesh::{ImportedMesh, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES};
+use crate::io::IoError;
 use glam::Vec3;
 use std::path::Path;
 
