@@ -1,0 +1,106 @@
+//! Value parsers and the choices (enums) the subcommands share.
+
+use anyhow::Result;
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum DeskStereo {
+    /// Red/cyan glasses on any monitor.
+    Anaglyph,
+    /// Left eye in the left half (3D monitors and TVs).
+    SideBySide,
+    /// Left eye in the top half.
+    TopBottom,
+    /// No stereo.
+    Mono,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum DeskTracker {
+    /// OpenXR if it is there, else none (says which).
+    Auto,
+    /// OpenXR, or fail saying why not.
+    Openxr,
+    /// The calibration's fixed head and the mouse.
+    None,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum ToolArg {
+    Select,
+    Sphere,
+    Superellipse,
+    Deform,
+    Ik,
+    Skin,
+    Liposuction,
+    Weights,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum PlacementArg {
+    Front,
+    Tracker,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FallbackArg {
+    Desk,
+    None,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum MusclesArg {
+    Opaque,
+    Translucent,
+    Hidden,
+}
+
+pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected WxH such as 960x540, got '{s}'"))?;
+    let parse = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{v}' is not a whole number"))
+    };
+    let (w, h) = (parse(w)?, parse(h)?);
+    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
+        return Err(format!("{w}x{h}: each side must lie in 16..=8192 pixels"));
+    }
+    Ok((w, h))
+}
+
+pub(crate) fn parse_vec3(s: &str) -> Result<glam::Vec3, String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    let v: Vec<f32> = parts
+        .iter()
+        .filter_map(|p| p.trim().parse::<f32>().ok())
+        .filter(|v| v.is_finite())
+        .collect();
+    if parts.len() != 3 || v.len() != 3 {
+        return Err(format!("'{s}': expected three numbers X,Y,Z"));
+    }
+    Ok(glam::Vec3::new(v[0], v[1], v[2]))
+}
+
+pub(crate) fn parse_resolution(s: &str) -> Result<(usize, usize), String> {
+    let (m, n) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected MxN such as 32x32, got '{s}'"))?;
+    let m: usize = m
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{m}' is not a whole number"))?;
+    let n: usize = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{n}' is not a whole number"))?;
+    if m < 4 || n < 4 || m.saturating_mul(n) > plasticine::character::Skin::MAX_POINTS {
+        return Err(format!(
+            "{m}x{n}: each side must be at least 4 and the grid at most {} points",
+            plasticine::character::Skin::MAX_POINTS
+        ));
+    }
+    Ok((m, n))
+}

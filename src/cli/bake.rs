@@ -1,0 +1,210 @@
+//! `plasticine bake`.
+
+use super::args::parse_resolution;
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use plasticine::bake::{BakeOptions, bake};
+use plasticine::io::load_character;
+use plasticine::skin::{IntegratorKind, SolverSettings};
+use std::path::PathBuf;
+
+/// The arguments of `plasticine bake`.
+#[derive(clap::Args)]
+pub struct BakeArgs {
+    /// Character file (.ron), e.g. assets/penguin.ron.
+    character: PathBuf,
+    /// Output folder: bake.plcache (frames), summary.json, and obj/ with --obj.
+    #[arg(long)]
+    out: PathBuf,
+    /// Resample every skin to MxN points (around x bottom-to-top) before baking, e.g. 64x64.
+    #[arg(long, value_parser = parse_resolution)]
+    resolution: Option<(usize, usize)>,
+    /// Time integrator [default: verlet, or the one in --settings].
+    #[arg(long, value_enum)]
+    integrator: Option<IntegratorKind>,
+    /// Frames per second of the cache.
+    #[arg(long, default_value_t = 30.0)]
+    fps: f32,
+    /// Seconds to bake (default: the span of the key postures).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Also write every Nth frame as a Wavefront OBJ (viewable in any 3D tool).
+    #[arg(long, value_name = "N")]
+    obj: Option<usize>,
+    /// Solver settings file (RON, see README), overriding the defaults.
+    #[arg(long)]
+    settings: Option<PathBuf>,
+    /// Continue the bake cancelled in OUT (Ctrl+C leaves bake.resume and
+    /// bake.plcache.partial there), with the same character and options.
+    #[arg(long, conflicts_with = "restart")]
+    resume: bool,
+    /// Discard a bake cancelled in OUT and start over.
+    #[arg(long)]
+    restart: bool,
+}
+
+impl BakeArgs {
+    pub fn run(self) -> Result<()> {
+        let Self {
+            character,
+            out,
+            resolution,
+            integrator,
+            fps,
+            duration,
+            obj,
+            settings,
+            resume,
+            restart,
+        } = self;
+
+        let c = load_character(&character)?;
+        let mut solver = match settings {
+            Some(p) => {
+                let text = std::fs::read_to_string(&p)
+                    .with_context(|| format!("reading {}", p.display()))?;
+                ron::from_str::<SolverSettings>(&text)
+                    .map_err(|e| anyhow::anyhow!("{}:{e}", p.display()))?
+            }
+            None => SolverSettings::default(),
+        };
+        if let Some(kind) = integrator {
+            solver.integrator = kind;
+        }
+        solver
+            .validate()
+            .map_err(|e| anyhow::anyhow!("solver settings: {e}"))?;
+        // Ctrl+C (SIGINT) or SIGTERM: finish the frame, leave a checkpoint.
+        // A second one stops at once.
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = cancel.clone();
+        ctrlc::set_handler(move || {
+            if flag.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                eprintln!("\nstopped at once: the frames since the last checkpoint are lost");
+                std::process::exit(130);
+            }
+            eprintln!("\ncancelling after the current frame (press Ctrl+C again to stop at once)");
+        })
+        .context("installing the Ctrl+C handler")?;
+        let opts = BakeOptions {
+            resolution,
+            settings: solver,
+            fps,
+            duration,
+            obj_every: obj,
+            start: if resume {
+                plasticine::bake::BakeStart::Resume
+            } else if restart {
+                plasticine::bake::BakeStart::Restart
+            } else {
+                plasticine::bake::BakeStart::Fresh
+            },
+            cancel: Some(cancel),
+            ..BakeOptions::default()
+        };
+        let bar = ProgressBar::new(0).with_style(
+            ProgressStyle::with_template(
+                "baking {bar:40} {pos}/{len} frames, {elapsed} elapsed, eta {eta}",
+            )
+            .expect("valid template"),
+        );
+        let outcome = bake(c, &opts, &out, |f, total| {
+            bar.set_length(total as u64);
+            bar.set_position(f as u64);
+            plasticine::bake::BakeControl::Continue
+        })
+        .map_err(|e| {
+            use plasticine::bake::BakeError;
+            match e {
+                BakeError::Unfinished { .. } => {
+                    anyhow::anyhow!("{e}; continue it with --resume, or discard it with --restart")
+                }
+                BakeError::Mismatch { .. } => anyhow::anyhow!(
+                    "{e}. Resume with the same character and options, or start over with --restart"
+                ),
+                e => e.into(),
+            }
+        })?;
+        bar.finish_and_clear();
+        let s = match outcome {
+            plasticine::bake::BakeOutcome::Finished(s) => s,
+            plasticine::bake::BakeOutcome::Cancelled(c) => {
+                // The command to continue: this one, with --resume.
+                let quote = |a: String| {
+                    if !a.is_empty()
+                        && a.chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+                    {
+                        a
+                    } else {
+                        format!("'{}'", a.replace('\'', "'\\''"))
+                    }
+                };
+                let mut args: Vec<String> = std::env::args()
+                    .skip(1)
+                    .filter(|a| a != "--restart" && a != "--resume")
+                    .map(quote)
+                    .collect();
+                args.insert(0, "plasticine".into());
+                args.push("--resume".into());
+                eprintln!(
+                    "bake cancelled at frame {}/{}; run `{}` to continue (checkpoint {}, frames so far in {})",
+                    c.done,
+                    c.frames,
+                    args.join(" "),
+                    c.checkpoint.display(),
+                    c.partial.display()
+                );
+                std::process::exit(130);
+            }
+        };
+        for e in &s.events {
+            eprintln!("warning: {e}");
+        }
+        println!(
+            "Baked {} frames ({:.2} s simulated at {} fps) of '{}' with {} in {:.2} s wall: {:.1}x real time.",
+            s.frames,
+            s.simulated_seconds,
+            s.fps,
+            s.character,
+            s.integrator,
+            s.wall_seconds,
+            s.real_time_factor
+        );
+        for k in &s.skins {
+            println!(
+                "  skin '{}' {}x{}: {} steps (h {:.2e}..{:.2e} s), {} rejected by error, {} by constraints, {} force evaluations",
+                k.name,
+                k.m,
+                k.n,
+                k.stats.steps,
+                k.stats.smallest_step,
+                k.stats.largest_step,
+                k.stats.error_rejections,
+                k.stats.constraint_rejections,
+                k.stats.evals.full
+            );
+        }
+        for m in &s.flesh.meshes {
+            println!(
+                "  embedded mesh '{}': {} vertices per frame",
+                m.name, m.vertices
+            );
+        }
+        println!(
+            "Frame cache: {} ({} bytes); summary: {}",
+            s.cache.display(),
+            s.cache_bytes,
+            out.join("summary.json").display()
+        );
+        if s.obj_frames > 0 {
+            println!(
+                "{} OBJ frames in {}",
+                s.obj_frames,
+                out.join("obj").display()
+            );
+        }
+
+        Ok(())
+    }
+}

@@ -1,0 +1,55 @@
+//! `plasticine bench`.
+
+use anyhow::Result;
+
+/// The arguments of `plasticine bench`.
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Shorter runs (for smoke tests).
+    #[arg(long)]
+    quick: bool,
+    /// Only one group of figures: the skin (`skin`: the penguin's real-time
+    /// factor and every sample's smoothness), the lattice FEM (`fem`), or the
+    /// tools and playback (`interactive`: IK drag, picking, baked playback).
+    #[arg(long, value_parser = ["fem", "interactive", "skin"])]
+    only: Option<String>,
+}
+
+impl BenchArgs {
+    pub fn run(self) -> Result<()> {
+        match self {
+            Self { quick, only: None } => {
+                plasticine::bench::run_all(quick, &mut std::io::stdout())?
+            }
+            Self {
+                quick,
+                only: Some(group),
+            } if group == "skin" => plasticine::bench::skin_figures(quick, &mut std::io::stdout())?,
+            Self {
+                quick,
+                only: Some(group),
+            } if group == "interactive" => {
+                let frames = if quick { 10 } else { 60 };
+                println!("{}", plasticine::bench::ik_drag_event(1000));
+                println!("{}", plasticine::bench::pick_event(1000)?);
+                println!(
+                    "{}",
+                    plasticine::bench::baked_playback_frame(128, 128, frames)?
+                );
+                println!(
+                    "{}",
+                    plasticine::bench::baked_playback_snapshot(128, 128, frames)?
+                );
+            }
+            Self {
+                quick,
+                only: Some(_),
+            } => {
+                for v in plasticine::bench::fem_steps_per_second(quick) {
+                    println!("{v}");
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,118 @@
+//! `plasticine export`.
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use plasticine::io::load_character;
+use std::path::{Path, PathBuf};
+
+/// The arguments of `plasticine export`.
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// Character file (.ron) the cache was baked from: its skeleton and key postures.
+    character: PathBuf,
+    /// Frame cache from `plasticine bake` (e.g. out/penguin/bake.plcache).
+    #[arg(long, value_name = "CACHE")]
+    baked: PathBuf,
+    /// Output: FILE.glb, FILE.usda, or a folder with --format obj.
+    #[arg(long)]
+    out: PathBuf,
+    /// glb, usda or obj [default: from --out's extension].
+    #[arg(long)]
+    format: Option<plasticine::io::export::ExportFormat>,
+    /// Export every Nth frame of the cache.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    every: usize,
+    /// glTF: morph targets for clips of at most N exported frames, per-frame meshes above (0: always per-frame meshes).
+    #[arg(long, value_name = "N", default_value_t = plasticine::io::export::DEFAULT_MORPH_LIMIT)]
+    morph_limit: usize,
+}
+
+impl ExportArgs {
+    pub fn run(self) -> Result<()> {
+        let Self {
+            character,
+            baked,
+            out,
+            format,
+            every,
+            morph_limit,
+        } = self;
+        export(&character, &baked, &out, format, every, morph_limit)?;
+        Ok(())
+    }
+}
+
+/// `plasticine export`.
+fn export(
+    character: &Path,
+    baked: &Path,
+    out: &Path,
+    format: Option<plasticine::io::export::ExportFormat>,
+    every: usize,
+    morph_limit: usize,
+) -> Result<()> {
+    use plasticine::io::export::{ExportOptions, SecondaryMotion, export, resolve_format};
+    // Refuse a bad --out before reading anything.
+    resolve_format(out, format)?;
+    let c = load_character(character)?;
+    let mut cache = plasticine::io::CacheReader::open(baked)?;
+    let opts = ExportOptions {
+        format,
+        every,
+        morph_limit,
+    };
+    let bar = ProgressBar::new(0).with_style(
+        ProgressStyle::with_template("exporting {bar:40} {pos}/{len}, eta {eta}")
+            .expect("valid template"),
+    );
+    let s = export(&c, &mut cache, out, &opts, |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    })
+    .with_context(|| {
+        format!(
+            "cannot export {} with {}",
+            baked.display(),
+            character.display()
+        )
+    })?;
+    bar.finish_and_clear();
+    if !s.complete_cache {
+        eprintln!(
+            "note: {} is the unfinished file of a bake that was cut off; exported its {} complete frames",
+            baked.display(),
+            cache.frame_count()
+        );
+    }
+    let how = match s.secondary {
+        SecondaryMotion::MorphTargets => format!(
+            "skin motion as {} morph targets (clips up to --morph-limit {morph_limit})",
+            s.frames
+        ),
+        SecondaryMotion::PerFrameMeshes => format!(
+            "skin motion as {} per-frame meshes (over --morph-limit {morph_limit})",
+            s.frames
+        ),
+        SecondaryMotion::TimeSampledPoints => "time-sampled points".into(),
+        SecondaryMotion::FileSequence => "one file per frame".into(),
+    };
+    println!(
+        "Exported {} frames ({:.2} s at {} fps, cache frames {}..={} every {}) of '{}' as {}: {}",
+        s.frames, s.duration, s.fps, s.first_frame, s.last_frame, s.every, c.name, s.format, how
+    );
+    for k in &s.skins {
+        println!("  skin '{}' {}x{}", k.name, k.m, k.n);
+    }
+    println!(
+        "  the cache's boundary rows are within {:.1e} m of the character's joints",
+        s.boundary_error
+    );
+    println!(
+        "Wrote {} ({} file{}, {} bytes)",
+        s.out.display(),
+        s.files,
+        if s.files == 1 { "" } else { "s" },
+        s.bytes
+    );
+    Ok(())
+}

@@ -1,0 +1,108 @@
+//! `plasticine render`.
+
+use super::args::{MusclesArg, parse_size};
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+use plasticine::io::load_character;
+use std::path::PathBuf;
+
+/// The arguments of `plasticine render`.
+#[derive(clap::Args)]
+pub struct RenderArgs {
+    /// Character file (.ron).
+    character: PathBuf,
+    /// Frame cache from `plasticine bake` (e.g. out/penguin/bake.plcache).
+    #[arg(long)]
+    baked: Option<PathBuf>,
+    /// Output folder for frame_NNNNN.png (or frame_NNNNN_left/right.png with --stereo pair).
+    #[arg(long)]
+    out: PathBuf,
+    /// How the two eyes are laid out.
+    #[arg(long, value_enum, default_value = "side-by-side")]
+    stereo: plasticine::app::headless::HeadlessStereo,
+    /// Image size WxH in pixels (each eye's image with --stereo pair).
+    #[arg(long, value_parser = parse_size, default_value = "960x540")]
+    size: (u32, u32),
+    /// Orbit the viewpoint around the character at this many degrees per second.
+    #[arg(long, default_value_t = 0.0)]
+    orbit: f32,
+    /// Render every Nth frame.
+    #[arg(long, default_value_t = 1)]
+    every: usize,
+    /// Stop after this many images.
+    #[arg(long)]
+    frames: Option<usize>,
+    /// Colour the skin by fat thickness.
+    #[arg(long)]
+    fat_map: bool,
+    /// Draw the skin's grid.
+    #[arg(long)]
+    wireframe: bool,
+    /// Draw the connective-tissue bands.
+    #[arg(long)]
+    bands: bool,
+    /// How to draw muscles.
+    #[arg(long, value_enum, default_value = "translucent")]
+    muscles: MusclesArg,
+}
+
+impl RenderArgs {
+    pub fn run(self) -> Result<()> {
+        let Self {
+            character,
+            baked,
+            out,
+            stereo,
+            size,
+            orbit,
+            every,
+            frames,
+            fat_map,
+            wireframe,
+            bands,
+            muscles,
+        } = self;
+
+        use plasticine::app::headless::{HeadlessOptions, render_character};
+        use plasticine::render::MuscleStyle;
+        let c = load_character(&character)?;
+        let mut opts = HeadlessOptions {
+            size,
+            stereo,
+            orbit_degrees_per_second: orbit,
+            every,
+            max_frames: frames,
+            ..HeadlessOptions::default()
+        };
+        opts.style.fat_map = fat_map;
+        opts.style.wireframe = wireframe;
+        opts.style.bands = bands;
+        opts.style.muscles = match muscles {
+            MusclesArg::Opaque => MuscleStyle::Opaque,
+            MusclesArg::Translucent => MuscleStyle::Translucent,
+            MusclesArg::Hidden => MuscleStyle::Hidden,
+        };
+        let bar = ProgressBar::new(0).with_style(
+            ProgressStyle::with_template("rendering {bar:40} {pos}/{len} images, eta {eta}")
+                .expect("valid template"),
+        );
+        let s = render_character(c, baked.as_deref(), &out, &opts, |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        })?;
+        bar.finish_and_clear();
+        println!(
+            "Rendered {} frames of {} on {} ({:.2} ms CPU per frame) into {}/",
+            s.frames,
+            s.source,
+            s.adapter,
+            s.mean_cpu_ms,
+            out.display()
+        );
+        if let (Some(first), Some(last)) = (s.images.first(), s.images.last()) {
+            println!("  first: {}\n  last:  {}", first.display(), last.display());
+        }
+
+        Ok(())
+    }
+}

@@ -1,0 +1,53 @@
+//! `plasticine sample`.
+
+use super::args::parse_resolution;
+use anyhow::Result;
+use plasticine::io::save_character;
+use std::path::PathBuf;
+
+/// The arguments of `plasticine sample`.
+#[derive(clap::Args)]
+pub struct SampleArgs {
+    name: String,
+    #[arg(long)]
+    out: PathBuf,
+    /// Skin resolution MxN.
+    #[arg(long, value_parser = parse_resolution, default_value = "16x16")]
+    resolution: (usize, usize),
+    /// The flesh under the skin: kinematic muscles, or FEM flesh (Capell 2002) with
+    /// its default settings, the muscles riding on a simulated lattice; fem-detail
+    /// adds adaptive detail (§4.7) where the flesh is distorted.
+    #[arg(long, value_parser = ["kinematic", "fem", "fem-detail"], default_value = "kinematic")]
+    flesh: String,
+}
+
+impl SampleArgs {
+    pub fn run(self) -> Result<()> {
+        let Self {
+            name,
+            out,
+            resolution,
+            flesh,
+        } = self;
+
+        let backend = match flesh.as_str() {
+            "fem" => plasticine::character::Flesh::Fem(Default::default()),
+            "fem-detail" => plasticine::character::Flesh::Fem(plasticine::character::FemFlesh {
+                detail: Some(Default::default()),
+                ..Default::default()
+            }),
+            _ => plasticine::character::Flesh::Kinematic,
+        };
+        let c = plasticine::samples::build_with_flesh(&name, resolution.0, resolution.1, backend)?;
+        save_character(&out, &c)?;
+        println!(
+            "Wrote the {name} ({} skins at {}x{}, {flesh} flesh) to {}",
+            c.skins.len(),
+            resolution.0,
+            resolution.1,
+            out.display()
+        );
+
+        Ok(())
+    }
+}
