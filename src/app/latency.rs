@@ -1,7 +1,7 @@
 //! The latency measurement of ARCHITECTURE.md ("head and hand
 //! motion-to-photon latency is set by rendering alone, never by the
 //! simulation's cost"), as a function any renderer can be run through: the
-//! test stand-in [`BusyRenderer`] in `tests/frame_loop.rs`, and the real wgpu
+//! test stand-in [`BusyRenderer`] in `tests/it/frame_loop.rs`, and the real wgpu
 //! renderer in its own test.
 //!
 //! [`latency_run`] drives a [`FrameLoop`] on the sample penguin playing its

@@ -97,12 +97,7 @@ const CORNER_WARNING: f64 = 0.01;
 
 /// `plasticine calibrate --samples`: fit the screen to the corner presses of
 /// a recorded input script and write the calibration.
-fn calibrate(
-    samples: &Path,
-    base: Option<&Path>,
-    ipd: Option<f32>,
-    out: &Path,
-) -> Result<()> {
+fn calibrate(samples: &Path, base: Option<&Path>, ipd: Option<f32>, out: &Path) -> Result<()> {
     use plasticine::input::{InputError, InputScript};
     use plasticine::view::CornerCapture;
     let text = std::fs::read_to_string(samples)

@@ -16,7 +16,7 @@
 //! Capell's eq. (10) omits the ½ in Green's strain, so his A₁, A₂, B of A.2
 //! carry `4G…` and equal twice these (his V is four times the usual energy);
 //! we keep the engineering convention so that Young's modulus means what a
-//! cantilever test says it means (`tests/fem_physics.rs`). Then
+//! cantilever test says it means (`tests/it/fem_physics.rs`). Then
 //! `A₁ ↔ λ ∂φ^a⊗∂φ^b`, `A₂ ↔ μ ∂φ^b⊗∂φ^a`, `B ↔ μ ∂φ^a·∂φ^b` up to that factor 2.
 
 use glam::{DMat3, DVec3};

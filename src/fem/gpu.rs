@@ -28,7 +28,7 @@
 //! a system within ~1e-7 relative of the CPU's, to the same relative
 //! residual. With the CG tolerance τ (≥ 1e-5: f32 CG cannot be asked much
 //! below that), both solutions lie within about τ·cond of the exact one;
-//! `tests/fem_gpu.rs` measures the displacement difference against the
+//! `tests/it/fem_gpu.rs` measures the displacement difference against the
 //! displacement scale.
 
 use super::regions::Region;

@@ -29,12 +29,12 @@
 //! on it.
 //!
 //! [`gpu::GpuFemBody`] runs the same step with the CG on the GPU (wgpu
-//! compute, f32; `tests/fem_gpu.rs` measures the agreement).
+//! compute, f32; `tests/it/fem_gpu.rs` measures the agreement).
 //!
 //! [`nonlinear::NonlinearBody`] is the fully nonlinear model of §3.2–3.3
 //! (Green strain, St. Venant–Kirchhoff, Newton–Raphson static solve and
 //! implicit-Euler step): the reference the linearizations are measured
-//! against (`tests/fem_nonlinear.rs`).
+//! against (`tests/it/fem_nonlinear.rs`).
 //!
 //! Cells that the object's surface cuts are integrated over the object only
 //! (§3.3, [`quadrature`]): sub-cells inside the object, moment-fitted to a

@@ -564,7 +564,7 @@ impl FemBody {
     /// Total energy of the global linear model: kinetic ½ vᵀMv, elastic
     /// ½ qᵀKq (the rest stiffness, without the twist penalty) and
     /// gravitational −Σ m_a g·q_a. Implicit Euler on this model never
-    /// increases it (`tests/fem_physics.rs`).
+    /// increases it (`tests/it/fem_physics.rs`).
     pub fn energy(&self) -> Energy {
         let n = self.vertex_count();
         let mut mv = vec![DVec3::ZERO; n];

@@ -2,7 +2,7 @@
 //! appendix A.2): St. Venant–Kirchhoff elasticity with Green's strain, solved
 //! by Newton–Raphson, statically or with implicit Euler. The interactive
 //! solver ([`super::solver`]) linearizes this model; this one is the
-//! reference it is measured against (`tests/fem_nonlinear.rs`).
+//! reference it is measured against (`tests/it/fem_nonlinear.rs`).
 //!
 //! ## Energy
 //!

@@ -6,8 +6,7 @@
 //! truncation and thousands of corrupted bytes), which give errors, never
 //! panics.
 
-#[path = "support/meshes.rs"]
-mod meshes;
+use crate::support::meshes;
 
 use glam::{Quat, Vec3};
 use meshes::{base64, capsule, glb, mesh_glb};

@@ -3,8 +3,7 @@
 //! a skeleton, and the command end to end (the readers are in
 //! `tests/mesh_import.rs`). Run with `--nocapture` for the numbers.
 
-#[path = "support/meshes.rs"]
-mod meshes;
+use crate::support::meshes;
 
 use glam::{DVec3, Quat, Vec3};
 use meshes::{capsule, limb_mesh, mesh_glb, obj_text, sphere};

@@ -4,8 +4,7 @@
 //! go, the muscles riding on the fine field. Run with `--nocapture` for the
 //! numbers.
 
-#[path = "support/limb.rs"]
-mod limb;
+use crate::support::limb;
 
 use glam::{DVec3, Vec3};
 use plasticine::character::{Character, FemFlesh, Flesh, FleshDetail, WeightStroke};

@@ -4,8 +4,7 @@
 //! §4.2.3), a grab (Capell §4.4) holds its point at the hand, and painted
 //! region weights (§4.5) stay a partition of unity.
 
-#[path = "support/limb.rs"]
-mod limb;
+use crate::support::limb;
 
 use glam::{DVec3, Vec3};
 use plasticine::character::{Character, EmbeddedMesh, FemFlesh, Flesh, Posture, WeightStroke};
