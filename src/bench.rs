@@ -2,6 +2,8 @@
 //! one JSON object per line (machine-readable), on the penguin sample with its
 //! key postures and default tolerances.
 
+pub mod fem_adapt;
+pub mod fem_gpu;
 pub mod render;
 
 use crate::character::{Band, Character};
@@ -498,7 +500,7 @@ pub fn baked_playback_snapshot(
 /// about 200 vertices.
 pub fn fem_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
     use crate::fem::Linearization;
-    use crate::fem::demo::{limb, limb_pose};
+    use crate::samples::limb::{limb, limb_pose};
     let seconds = if quick { 0.3 } else { 2.0 };
     let mut out = Vec::new();
     for dims in [[4, 4, 8], [8, 8, 16], [16, 16, 32]] {
@@ -537,15 +539,13 @@ pub fn fem_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
             }));
         }
     }
-    out.extend(crate::fem::adapt_bench::fem_adaptive_steps_per_second(
-        quick,
-    ));
+    out.extend(fem_adapt::fem_adaptive_steps_per_second(quick));
     out.push(fem_flesh_penguin(quick, None));
     out.push(fem_flesh_penguin(
         quick,
         Some(crate::character::FleshDetail::default()),
     ));
-    out.extend(crate::fem::gpu_bench::fem_gpu_steps_per_second(quick));
+    out.extend(fem_gpu::fem_gpu_steps_per_second(quick));
     out
 }
 

@@ -33,7 +33,7 @@ const SWING: f32 = 0.8;
 /// end tangents equal the cyclic ones and the keyed motion *is* the cyclic
 /// spline.
 fn flapping(cycles: usize) -> (Character, Vec<KeyPosture>) {
-    let mut c = crate::app::sample_penguin();
+    let mut c = crate::samples::shipped_penguin();
     let l = c.skeleton.find("flipper_l").unwrap();
     let r = c.skeleton.find("flipper_r").unwrap();
     let rest = c.skeleton.rest_posture();

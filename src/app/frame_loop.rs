@@ -939,7 +939,7 @@ mod tests {
 
     #[test]
     fn skin_tools_see_the_simulated_skin() {
-        let c = crate::app::sample_penguin();
+        let c = crate::samples::shipped_penguin();
         let file_positions = c.skins[0].points.position.clone();
         let mut fl = FrameLoop::new(c, SolverSettings::default());
         let mut tracker = Script::new([]);

@@ -15,9 +15,9 @@ use super::frame_log::FrameSummary;
 use super::frame_loop::{
     FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedPose, Tracker,
 };
-use super::sample_penguin;
 use super::sim_thread::{SimMessage, SimStatus};
 use crate::input::{HandState, InputFrame};
+use crate::samples::shipped_penguin;
 use crate::skin::{SkeletonDriver, SolverSettings};
 use glam::{Mat4, Quat, Vec3, Vec4};
 use std::sync::Arc;
@@ -313,7 +313,7 @@ pub fn latency_run_with<R: FrameRenderer>(
     vehicle: Mat4,
     tracker_offset: Vec3,
 ) -> LatencyResult {
-    let penguin = sample_penguin();
+    let penguin = shipped_penguin();
     // Play the waddle, so the solver has real work (skin in motion, contact).
     let waddle = SkeletonDriver::Keys(penguin.key_postures.clone());
     let mut fl = FrameLoop::new(penguin, SolverSettings::default());

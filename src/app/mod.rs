@@ -42,15 +42,3 @@ pub use resolution::{GovernorConfig, LoadSample, RESOLUTION_LADDER, ResolutionGo
 pub use sim_thread::{
     FleshGrab, SimLoad, SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state,
 };
-
-use crate::character::Character;
-
-/// The sample penguin, from `assets/penguin.ron` (built from code if the file
-/// is not there).
-pub fn sample_penguin() -> Character {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/penguin.ron");
-    match crate::io::load_character(&path) {
-        Ok(c) => c,
-        Err(_) => crate::samples::build("penguin", 16, 16).expect("the penguin sample builds"),
-    }
-}

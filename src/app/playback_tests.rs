@@ -14,6 +14,7 @@ use crate::character::Posture;
 use crate::input::{HandState, InputFrame};
 use crate::io::CacheReader;
 use crate::kinematics::pose::PosedBody;
+use crate::samples::shipped_penguin;
 use crate::skin::SolverSettings;
 use crate::tools::{Command, ToolKind};
 use glam::{Quat, Vec3};
@@ -126,7 +127,7 @@ fn all(side: usize, n: usize) -> Vec<(usize, usize)> {
 
 #[test]
 fn every_mode_switch_while_playing_shows_its_effect_and_editing_resumes() {
-    let c = sample_penguin();
+    let c = shipped_penguin();
     let keys = c.key_postures.clone();
     let native: Vec<(usize, usize)> = c.skins.iter().map(|s| (s.m, s.n)).collect();
     assert_eq!(native, all(16, 3));
@@ -323,7 +324,7 @@ fn every_mode_switch_while_playing_shows_its_effect_and_editing_resumes() {
 
 #[test]
 fn the_governor_lowers_the_resolution_of_a_solver_made_slow() {
-    let c = sample_penguin();
+    let c = shipped_penguin();
     let sim = SimThread::spawn(c, SolverSettings::default(), 0);
     sim.send(SimMessage::Resample { m: 24, n: 24 }).unwrap();
     let mut gov = ResolutionGovernor::new(GovernorConfig::default(), 24);
@@ -365,7 +366,7 @@ fn the_governor_lowers_the_resolution_of_a_solver_made_slow() {
 
 #[test]
 fn a_performance_lays_keys_down_in_one_undo_step() {
-    let mut c = sample_penguin();
+    let mut c = shipped_penguin();
     c.key_postures.clear();
     let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
     fl.set_tool(ToolKind::Ik).unwrap();
@@ -444,7 +445,7 @@ fn a_performance_lays_keys_down_in_one_undo_step() {
 
 #[test]
 fn live_mode_with_auto_resolution_lowers_the_resolution_when_the_solver_is_slow() {
-    let c = sample_penguin();
+    let c = shipped_penguin();
     let nskins = c.skins.len();
     let mut fl = FrameLoop::new(c, SolverSettings::default());
     let (mut hands, mut seen) = (Hands::still(), Seen::default());
@@ -490,7 +491,7 @@ fn live_mode_with_auto_resolution_lowers_the_resolution_when_the_solver_is_slow(
 
 #[test]
 fn key_editing_controls_go_through_the_history() {
-    let mut c = sample_penguin();
+    let mut c = shipped_penguin();
     c.key_postures.clear();
     let rest = c.skeleton.rest_posture();
     let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
@@ -549,7 +550,7 @@ fn key_editing_controls_go_through_the_history() {
 fn a_performance_is_layered_over_the_keys_motion() {
     // Keys turn the right flipper from 0 to 1.5 rad over 3 s; the left one
     // is performed with the IK tool while the timeline plays live.
-    let mut c = sample_penguin();
+    let mut c = shipped_penguin();
     let (l, r) = (
         c.skeleton.find("flipper_l").unwrap(),
         c.skeleton.find("flipper_r").unwrap(),
@@ -649,7 +650,7 @@ fn a_performance_is_layered_over_the_keys_motion() {
 fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
     use super::panel_driver::PanelAnchor;
     use crate::tools::panel::{ControlPanel, Row, TimelineRow};
-    let mut c = sample_penguin();
+    let mut c = shipped_penguin();
     c.key_postures.clear();
     let joints_before = c.skeleton.joints.len();
     let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());

@@ -854,7 +854,7 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::sample_penguin;
+    use crate::samples::shipped_penguin;
     use glam::Vec3;
 
     /// Generous bound for waiting on the thread; only a hang reaches it.
@@ -929,7 +929,7 @@ mod tests {
 
     #[test]
     fn carrying_state_keeps_same_skins_and_leaves_resized_ones() {
-        let mut old = sample_penguin();
+        let mut old = shipped_penguin();
         for skin in &mut old.skins {
             for (p, v) in skin
                 .points
@@ -941,7 +941,7 @@ mod tests {
                 *v = Vec3::new(0.5, 0.0, 0.0);
             }
         }
-        let fresh = edited(&sample_penguin());
+        let fresh = edited(&shipped_penguin());
         let mut new = fresh.clone();
         let kept = carry_skin_state(&old, &mut new);
         assert_eq!(
@@ -971,7 +971,7 @@ mod tests {
 
     #[test]
     fn set_character_keeps_unchanged_skins_and_resets_resized_ones() {
-        let c = sample_penguin();
+        let c = shipped_penguin();
         let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
         sim.send(SimMessage::SetPosture(flipper_out(&c))).unwrap();
         wait_snapshot(&sim, "0.3 s simulated", |s| s.sim_time >= 0.3);
@@ -1013,7 +1013,7 @@ mod tests {
 
     #[test]
     fn set_posture_moves_the_published_skin() {
-        let c = sample_penguin();
+        let c = shipped_penguin();
         let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
         let start = wait_snapshot(&sim, "some simulated time", |s| s.sim_time > 0.02);
         let target = flipper_out(&c);
@@ -1034,7 +1034,7 @@ mod tests {
 
     #[test]
     fn snapshot_sequences_strictly_increase() {
-        let sim = SimThread::spawn(sample_penguin(), SolverSettings::default(), 0);
+        let sim = SimThread::spawn(shipped_penguin(), SolverSettings::default(), 0);
         let mut last = sim.latest();
         let mut seen = 1;
         let start = Instant::now();
@@ -1062,7 +1062,7 @@ mod tests {
     #[test]
     fn shutdown_does_not_wait_out_the_step_delay() {
         for delay in [Duration::from_millis(200), Duration::from_secs(20)] {
-            let sim = SimThread::spawn(sample_penguin(), SolverSettings::default(), 0);
+            let sim = SimThread::spawn(shipped_penguin(), SolverSettings::default(), 0);
             sim.send(SimMessage::SetStepDelay(delay)).unwrap();
             // The delay is published with the advance it follows: from then
             // on the thread waits out the delay.
@@ -1080,7 +1080,7 @@ mod tests {
 
     #[test]
     fn divergence_and_bad_edits_become_messages_and_the_thread_goes_on() {
-        let c = sample_penguin();
+        let c = shipped_penguin();
         let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
         wait_snapshot(&sim, "a first advance", |s| s.sim_time > 0.0);
 
@@ -1141,7 +1141,7 @@ mod tests {
 
     #[test]
     fn without_skins_the_thread_idles_and_still_takes_postures() {
-        let mut c = sample_penguin();
+        let mut c = shipped_penguin();
         c.skins.clear();
         let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
         let first = wait_snapshot(&sim, "start", |s| s.sequence >= 1);
@@ -1165,7 +1165,7 @@ mod tests {
 
     #[test]
     fn resample_changes_the_simulated_resolution_and_sticks_across_edits() {
-        let c = sample_penguin();
+        let c = shipped_penguin();
         let sim = SimThread::spawn(c.clone(), SolverSettings::default(), 0);
         sim.send(SimMessage::Resample { m: 8, n: 8 }).unwrap();
         let s = wait_snapshot(&sim, "8×8", |s| {
@@ -1192,7 +1192,7 @@ mod tests {
             time_ratio: 1e4,
             ..SolverSettings::default()
         };
-        let sim = SimThread::spawn(sample_penguin(), settings, 0);
+        let sim = SimThread::spawn(shipped_penguin(), settings, 0);
         let st = wait_status(&sim, "falling behind", |s| s.fell_behind && s.sequence > 3);
         assert!(st.achieved_ratio < st.time_ratio, "{st:?}");
         // At a sane ratio it catches up again.

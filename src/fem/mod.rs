@@ -65,17 +65,14 @@
 //! [`FleshSim`], and nothing here reads the skin.
 
 pub mod adapt;
-pub mod adapt_bench;
 pub mod cg;
 pub mod conform;
 pub mod coupling;
-pub mod demo;
 pub mod element;
 pub mod envelope;
 pub mod flesh;
 pub mod flesh_body;
 pub mod gpu;
-pub mod gpu_bench;
 pub mod hierarchy;
 pub mod import;
 pub mod lattice;

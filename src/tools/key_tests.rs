@@ -7,7 +7,7 @@ use glam::Vec3;
 
 /// The sample penguin without its keys.
 fn penguin() -> Character {
-    let mut c = crate::app::sample_penguin();
+    let mut c = crate::samples::shipped_penguin();
     c.key_postures.clear();
     c
 }

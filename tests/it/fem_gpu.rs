@@ -7,12 +7,12 @@
 //! Run with `--nocapture` to see the measured agreement.
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
-use plasticine::fem::demo::{limb, limb_pose};
 use plasticine::fem::gpu::{FemBackend, GpuFemBody};
 use plasticine::fem::{
     FemBody, FemSettings, Lattice, Linearization, MassKind, Material, PositionConstraint,
 };
 use plasticine::render::GpuContext;
+use plasticine::samples::limb::{limb, limb_pose};
 
 fn context() -> Option<GpuContext> {
     match GpuContext::headless() {
@@ -412,7 +412,7 @@ fn bone_vertices_land_exactly_on_targets() {
 #[ignore]
 fn bench_figures() {
     let full = std::env::var_os("PLASTICINE_FEM_GPU_BENCH_FULL").is_some();
-    for v in plasticine::fem::gpu_bench::fem_gpu_steps_per_second(!full) {
+    for v in plasticine::bench::fem_gpu::fem_gpu_steps_per_second(!full) {
         println!("{v}");
     }
     for dims in [[4, 4, 8], [8, 8, 16], [16, 16, 32]] {

@@ -4,9 +4,9 @@
 //! measured numbers.
 
 use glam::{DAffine3, DQuat, DVec3};
-use plasticine::fem::demo::{limb, limb_pose};
 use plasticine::fem::nonlinear::{NewtonReport, NonlinearBody};
 use plasticine::fem::{FemBody, FemSettings, Lattice, Linearization, Material};
+use plasticine::samples::limb::{limb, limb_pose};
 use std::time::Instant;
 
 const L: f64 = 1.0;
@@ -337,7 +337,7 @@ fn fit_slope(xy: &[(f64, f64)]) -> f64 {
     sxy / sxx
 }
 
-/// Figure 5 against the reference: the limb of `demo::limb` with the
+/// Figure 5 against the reference: the limb of `samples::limb` with the
 /// forearm at the top of its `limb_pose` swing (0.8 rad), no gravity,
 /// static. Distances of the linear models' lattices from the nonlinear
 /// equilibrium: blended local linearization is about three times closer

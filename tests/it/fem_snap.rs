@@ -120,7 +120,7 @@ fn distorted_block() -> Lattice {
 
 #[test]
 fn the_demo_limb_and_an_off_grid_limb_lie_on_chains_of_edges() {
-    let demo = plasticine::fem::demo::limb([4, 4, 8], 0.05, Linearization::Global);
+    let demo = plasticine::samples::limb::limb([4, 4, 8], 0.05, Linearization::Global);
     let l = &demo.lattice;
     eprintln!(
         "demo limb (bone vertices, on bone, fell back): {:?}",

@@ -29,6 +29,7 @@ mod io_files;
 mod mesh_import;
 mod render_cli;
 mod render_gpu;
+mod samples;
 mod skin_fidelity;
 mod skin_physics;
 mod tools_script;
