@@ -5,7 +5,7 @@
 //! autosave, and the frame-timing overlay.
 //!
 //! Keys: W/S A/D Q/E fly (forward/back, left/right, down/up), arrows turn,
-//! Home resets the view; left mouse = trigger, wheel = cursor depth, [ and ]
+//! Home resets the view; left mouse = trigger, wheel = cursor depth, `[` and `]`
 //! twist the wand; Shift held = precision mode; Tab or 1–6 pick the tool;
 //! Ctrl+Z / Ctrl+Y undo and redo; Ctrl+S saves; M cycles the stereo layout;
 //! F1 hides the overlay; F2 skin grid, F3 fat map, F4 muscles

@@ -8,7 +8,7 @@
 //!
 //! # Mapping
 //!
-//! Material coordinates run over u1 ∈ [0,1) around (periodic) and u2 ∈ [0,1]
+//! Material coordinates run over u1 ∈ \[0,1) around (periodic) and u2 ∈ \[0,1\]
 //! from bottom to top. New point (i2, j2) of an m2×n2 grid sits at
 //! u1 = i2/m2, u2 = j2/(n2−1). In old grid units that is x = u1·m between
 //! columns ⌊x⌋ and ⌊x⌋+1 (mod m: the seam cell from column m−1 to column 0

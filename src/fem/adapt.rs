@@ -10,7 +10,7 @@
 //! kinetic energy of the fine field under K_J's lumped mass, so not diagonal
 //! in this basis; [`FemSettings::mass`] is not used), gravity `Pᵀ (∫ρφ) g`.
 //! The global linear model, or blended local linearization over bone
-//! regions ([`blend`], §4.5), each with the twist constraint (§4.6) when
+//! regions (`blend.rs`, §4.5), each with the twist constraint (§4.6) when
 //! the settings ask for it: the penalty `k ∫_{Ω_β} φ^a φ^b` is added to K_J's
 //! stiffness (the whole of it for the global model, each region's own for
 //! its bone), and so reaches every level through P.
@@ -19,7 +19,7 @@
 //! coarse vertices (bone-bound, clamped) are the known DOFs (eq. 17–18). The
 //! details vanish on the skeleton, so they never disturb a bone. Position
 //! constraints (§4.4, a grabbed point) are projected inside CG as in
-//! [`super::solver`], their rows built from P ([`constraints`]).
+//! [`super::solver`], their rows built from P (`constraints.rs`).
 //!
 //! The K_J cells carry their own elements ([`AdaptiveBody::with_elements`]):
 //! isoparametric where the lattice is conformed, and, for a lattice

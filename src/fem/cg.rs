@@ -3,7 +3,7 @@
 //! preconditioners, and projected preconditioned CG with known entries
 //! (bones, eq. 17–18) masked and position constraints projected out
 //! (Baraff & Witkin's filter, the QR of §4.4). [`FemBody`] and the adaptive
-//! body build their systems and call [`projected_pcg`].
+//! body build their systems and call `solver::projected_pcg`.
 //!
 //! [`FemBody`]: super::solver::FemBody
 

@@ -1,7 +1,7 @@
 //! Drawing the layered character in stereo with wgpu (WGSL in `shaders/`).
 //!
 //! The pipeline per frame: [`geometry`] turns an immutable
-//! [`SceneSnapshot`](crate::snapshot::SceneSnapshot) into draw lists on the
+//! [`SceneSnapshot`] into draw lists on the
 //! CPU; [`Renderer`] uploads them and draws each eye into its layer of an
 //! eye array texture (per-eye passes with MSAA), then lays the eyes out for
 //! the display ([`StereoMode`]) and draws the overlay. [`capture`] reads

@@ -4,7 +4,7 @@
 //! energy).
 //!
 //! Material coordinates u = (u1, u2) run over [0,1) around (periodic) and
-//! [0,1] from bottom to top, so h1 = 1/m, h2 = 1/(n−1). Every point carries
+//! \[0,1\] from bottom to top, so h1 = 1/m, h2 = 1/(n−1). Every point carries
 //! its patch's physical rest area a = h1·h2·√det G⁰, and every modulus (like
 //! every density of the skin) is per unit of that area: the same skin
 //! resampled to any resolution is the same continuum, and a flipper's skin is

@@ -110,7 +110,7 @@ pub enum SimError {
 
 /// A skin's highest frequency ω_max (rad/s) when it was measured, and its
 /// smallest edge stretch then: the stability limit scales with the stretch
-/// (see [`super::stepper`]).
+/// (see `stepper.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Frequency {
     pub omega: f64,

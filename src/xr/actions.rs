@@ -4,7 +4,7 @@
 //! (B/Y) buttons, menu, the thumbstick and its click, and the haptic
 //! output; and the bindings we suggest for the controllers we know.
 //!
-//! What a [`HandState`] gets from them: the tool tip is the **aim** pose
+//! What a [`HandState`](crate::input::HandState) gets from them: the tool tip is the **aim** pose
 //! (its −z points along the controller, OpenXR's convention and ours); the
 //! trigger is the trigger value; the buttons are primary → [`buttons::A`],
 //! secondary → [`buttons::B`], menu → [`buttons::MENU`], squeeze at or above

@@ -17,7 +17,8 @@ Usage: cargo xtask <COMMAND> [ARGS...]
 Commands:
   test             Install missing system packages for the tests, check formatting
                    (cargo fmt --all -- --check, skipped without rustfmt), then run
-                   the layer check (see layers), cargo test --workspace --all-targets
+                   the layer check (see layers), cargo clippy (warnings are errors),
+                   cargo doc (warnings are errors), cargo test --workspace --all-targets
                    and cargo test --workspace --doc,
                    then the OpenXR tests against Monado (see xr-test).
                    This is what CI runs (.ci/run).
@@ -151,12 +152,31 @@ fn fmt_duration(d: Duration) -> String {
 }
 
 fn rustfmt_available() -> bool {
-    cargo_cmd(&["fmt", "--version"])
+    cargo_succeeds(&["fmt", "--version"])
+}
+
+/// Whether `cargo ARGS` runs and succeeds (quietly).
+fn cargo_succeeds(args: &[&str]) -> bool {
+    cargo_cmd(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+/// Whether clippy is installed, adding it with rustup where it is not (CI's
+/// fresh machine has the toolchain's default profile, which may lack it).
+fn clippy_available() -> bool {
+    if cargo_succeeds(&["clippy", "--version"]) {
+        return true;
+    }
+    let added = Command::new("rustup")
+        .args(["component", "add", "clippy"])
+        .stdin(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    added && cargo_succeeds(&["clippy", "--version"])
 }
 
 fn test(args: &[String]) -> Result<(), String> {
@@ -184,6 +204,25 @@ fn test(args: &[String]) -> Result<(), String> {
             println!("\nxtask: note: rustfmt is not installed; skipping the format check");
         }
         steps.step("cargo xtask layers", || layers::run(&[]))?;
+        if clippy_available() {
+            steps.step("cargo clippy -D warnings", || {
+                run(cargo_cmd(&[
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings",
+                ]))
+            })?;
+        } else {
+            println!("\nxtask: note: clippy is not installed; skipping the lint check");
+        }
+        steps.step("cargo doc -D warnings", || {
+            let mut cmd = cargo_cmd(&["doc", "--workspace", "--no-deps"]);
+            cmd.env("RUSTDOCFLAGS", "-D warnings");
+            run(cmd)
+        })?;
         steps.step("cargo test --all-targets", || {
             let mut cmd = cargo_cmd(&["test", "--workspace", "--all-targets"]);
             // The packages above include Xvfb: the window test must run, not skip.
