@@ -16,6 +16,19 @@ use serde_json::json;
 use std::io::Write;
 use std::time::Instant;
 
+/// What stopped a benchmark.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Files(#[from] crate::io::IoError),
+    #[error("baked playback: {0}")]
+    Playback(String),
+}
+
 /// The penguin, settled at 16×16 and resampled to m×n (LEMAN §6.5).
 pub fn penguin(m: usize, n: usize) -> Result<Character, SimError> {
     samples::resampled("penguin", m, n)
@@ -71,7 +84,7 @@ pub fn skin_smoothness(name: &str, m: usize) -> Result<Vec<serde_json::Value>, S
 /// The skin group (`plasticine bench --only skin`): the penguin's real-time
 /// factor at 16×16, 64×64 and 128×128, and every sample's smoothness at
 /// 64×64 and 128×128 (32×32 and 64×64 with `quick`).
-pub fn skin_figures(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn skin_figures(quick: bool, out: &mut dyn Write) -> Result<(), BenchError> {
     let scale = if quick { 0.1 } else { 1.0 };
     for (m, seconds, goal, repeats) in [(16, 3.0, 50.0, 5), (64, 1.0, 2.0, 3), (128, 0.5, 0.5, 3)] {
         let mut v = real_time_factor(m, m, seconds * scale, repeats)?;
@@ -360,7 +373,7 @@ pub fn pick_event(picks: usize) -> Result<serde_json::Value, SimError> {
 }
 
 /// Every measurement, one JSON line each.
-pub fn run_all(quick: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn run_all(quick: bool, out: &mut dyn Write) -> Result<(), BenchError> {
     skin_figures(quick, out)?;
     for v in evals_at_equal_accuracy(if quick { 0.2 } else { 1.0 }, 1e-3)? {
         writeln!(out, "{v}")?;
@@ -394,7 +407,7 @@ pub fn baked_playback_frame(
     m: usize,
     n: usize,
     frames: usize,
-) -> anyhow::Result<serde_json::Value> {
+) -> Result<serde_json::Value, BenchError> {
     use crate::io::{CacheReader, CacheWriter};
     let dir = std::env::temp_dir().join(format!("plasticine-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -442,7 +455,7 @@ pub fn baked_playback_snapshot(
     m: usize,
     n: usize,
     frames: usize,
-) -> anyhow::Result<serde_json::Value> {
+) -> Result<serde_json::Value, BenchError> {
     use crate::app::playback::BakedFrames;
     use crate::io::CacheWriter;
     let c = penguin(16, 16)?;
@@ -458,18 +471,18 @@ pub fn baked_playback_snapshot(
         w.write_frame(f as f64 / 30.0, &per_skin)?;
     }
     w.finish()?;
-    let mut baked = BakedFrames::open(&path, &c).map_err(anyhow::Error::msg)?;
+    let mut baked = BakedFrames::open(&path, &c).map_err(BenchError::Playback)?;
     let posture = c.skeleton.rest_posture();
     let mut seq = 0;
     let time_of = |f: usize| f as f64 / 30.0;
     baked
         .snapshot(time_of(frames - 1), &posture, 0, &mut seq)
-        .map_err(anyhow::Error::msg)?;
+        .map_err(BenchError::Playback)?;
     let t0 = Instant::now();
     for f in 0..frames {
         baked
             .snapshot(time_of(f), &posture, 0, &mut seq)
-            .map_err(anyhow::Error::msg)?;
+            .map_err(BenchError::Playback)?;
     }
     let sequential = t0.elapsed().as_secs_f64() * 1e3 / frames as f64;
     let t1 = Instant::now();
@@ -478,7 +491,7 @@ pub fn baked_playback_snapshot(
         k = (k * 31 + 17) % frames;
         baked
             .snapshot(time_of(k), &posture, 0, &mut seq)
-            .map_err(anyhow::Error::msg)?;
+            .map_err(BenchError::Playback)?;
     }
     let random = t1.elapsed().as_secs_f64() * 1e3 / frames as f64;
     drop(baked);
