@@ -239,7 +239,7 @@ pub fn bake(
         .iter()
         .map(|(s, m, n)| (s.as_str(), *m, *n))
         .collect();
-    // FEM flesh (issue 7): the embedded mesh and muscle offsets, per frame.
+    // FEM flesh: the embedded mesh and muscle offsets, per frame.
     let flesh_layout = CacheFlesh::of(&character);
     let triangles: Vec<[u32; 3]> = character
         .flesh

@@ -40,7 +40,7 @@ pub fn penguin_native(m: usize, n: usize) -> Result<Character, SimError> {
     samples::build("penguin", m, n)
 }
 
-/// Issue 13's smoothness figure: each skin of sample `name` wrapped at m×m,
+/// The smoothness figure: each skin of sample `name` wrapped at m×m,
 /// its key postures played at 30 Hz; the worst frame's p95 of the
 /// neighbour-normal angle and share of creased pairs (over 30°), one JSON
 /// object per skin.
@@ -330,7 +330,7 @@ pub fn ik_drag_event(events: usize) -> serde_json::Value {
 /// Wall time of tool picking (LEMAN §6.1–6.3) on the penguin with 64×64 skins
 /// and 30 muscles: building the per-frame picker, one touch (`pick_near`, 2 cm
 /// radius) and one wand ray (`pick_ray`) against every kind of target, each
-/// the mean over `picks` probes. The issue's goal is ≤ 0.5 ms per pick.
+/// the mean over `picks` probes. The goal is ≤ 0.5 ms per pick.
 pub fn pick_event(picks: usize) -> Result<serde_json::Value, SimError> {
     use crate::samples::pick_scene::{demo_probes, demo_scene};
     use crate::tools::pick::{PickFilter, Picker};
@@ -505,7 +505,7 @@ pub fn baked_playback_snapshot(
     }))
 }
 
-/// The lattice FEM (issue 7): implicit Euler steps per wall second of the
+/// The lattice FEM: implicit Euler steps per wall second of the
 /// demonstration limb (two bones, elbow swinging, h = 1/90 s) at three
 /// sizes, global linear and blended local, with the precompute time and the
 /// lattice vertices a second of stepping moves (vertices × steps/s; a lattice

@@ -12,7 +12,7 @@
 //! - the skin is not: positions one period apart (RMS over all skin points)
 //!   differ by far more than the solver's own error, measured the same way
 //!   between this bake and one with a 4× tighter position tolerance (LEMAN
-//!   eq. 15). Measured on the taut skin of issue 13 at 16×16: up to 4.5 mm
+//!   eq. 15). Measured on the taut skin at 16×16: up to 4.5 mm
 //!   apart, solver error 0.7 mm (the floppy skin before it: 8–33 mm apart).
 
 use super::{sample_posture, sample_posture_cyclic};

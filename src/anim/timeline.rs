@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 /// another key.
 pub const KEY_TIME_EPSILON: f32 = 1e-3;
 
-/// How the motion is shown while the timeline plays (issue 6; LEMAN §6.4–6.5, §8).
+/// How the motion is shown while the timeline plays (LEMAN §6.4–6.5, §8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum PlaybackMode {
     /// The skeleton at the spline posture, at full speed; the simulation is

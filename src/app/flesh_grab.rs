@@ -1,4 +1,4 @@
-//! Grabbing the FEM flesh with the right hand (Capell §4.4, issue 7): while
+//! Grabbing the FEM flesh with the right hand (Capell §4.4): while
 //! the grip is held (a headset's squeeze, the desk's right mouse button) the
 //! flesh point picked along the wand follows the hand, through the
 //! simulation thread's [`FleshGrab`] messages; letting go releases it.

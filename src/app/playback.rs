@@ -1,4 +1,4 @@
-//! Playing the key postures back (issue 6; LEMAN §6.4–6.5, §8): the
+//! Playing the key postures back (LEMAN §6.4–6.5, §8): the
 //! [`Timeline`] drives the simulation thread in one of four
 //! [`PlaybackMode`]s, switchable while playing, and tells the frame loop
 //! what to draw.
@@ -199,7 +199,7 @@ impl BakedFrames {
     }
 }
 
-/// The flesh pose of a baked frame (FEM flesh, issue 7): the cache's
+/// The flesh pose of a baked frame (FEM flesh): the cache's
 /// embedded mesh and muscle offsets, or None when it holds neither. Muscles
 /// without stored offsets stay rigid on the skeleton (identity offsets).
 pub fn baked_flesh_pose(

@@ -1,4 +1,4 @@
-//! Render-thread cost, as the issue measures it: CPU time per stereo frame
+//! Render-thread cost: CPU time per stereo frame
 //! (geometry, uploads, encoding, submission) for the penguin at 64×64, the
 //! upload cost of one skin snapshot, and the whole frame time (CPU and GPU)
 //! at a modern headset's 2×2016×2240 for the penguin at 128×128. The GPU is

@@ -1,4 +1,4 @@
-//! The flesh backend of a character (issue 7): LEMAN's kinematic muscles, or
+//! The flesh backend of a character: LEMAN's kinematic muscles, or
 //! Capell's skeleton-driven lattice FEM giving the muscle layer its own
 //! dynamics. Plain data; `crate::fem` builds and runs the lattice from it.
 

@@ -67,7 +67,7 @@ pub struct Character {
     pub environment: Environment,
     #[serde(default)]
     pub key_postures: Vec<KeyPosture>,
-    /// Kinematic muscles, or FEM flesh (issue 7).
+    /// Kinematic muscles, or FEM flesh.
     #[serde(default)]
     pub flesh: Flesh,
 }

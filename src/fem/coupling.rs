@@ -1,4 +1,4 @@
-//! The muscles riding on the FEM flesh (issue 7): sample points filling each
+//! The muscles riding on the FEM flesh: sample points filling each
 //! muscle are embedded in the rest lattice; at any lattice displacement q the
 //! muscle's frame follows their best rigid fit — the centroid's
 //! displacement, and the rotation R of the polar decomposition `A = R S` of

@@ -1,4 +1,4 @@
-//! FEM flesh at run time (issue 7): the lattice of a character's
+//! FEM flesh at run time: the lattice of a character's
 //! [`FemFlesh`] stepped at a fixed h, driven by
 //! the skeleton's postures (Capell §4.3: bones as known DOFs), and the flesh
 //! pose at any time of its recent window, interpolated between steps.

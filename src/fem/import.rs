@@ -1,5 +1,5 @@
 //! A character whose flesh is an imported mesh embedded in an FEM lattice
-//! (`plasticine fem-import`, issue 7).
+//! (`plasticine fem-import`).
 //!
 //! The skeleton, key postures and environment come from an existing
 //! character; the imported mesh replaces its muscles and skins. The muscles

@@ -93,8 +93,8 @@ pub fn to_daffine(a: glam::Affine3A) -> DAffine3 {
 }
 
 /// Rest (world) centres of the character's muscles: embed these once, then
-/// [`Lattice::deform`] moves them with the flesh (the coupling of issue 7:
-/// muscle shapes follow the FEM displacement).
+/// [`Lattice::deform`] moves them with the flesh (the muscle
+/// shapes follow the FEM displacement).
 pub fn muscle_centres(character: &Character) -> Vec<DVec3> {
     PosedBody::new(character, &character.skeleton.rest_posture())
         .muscles

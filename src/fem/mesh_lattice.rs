@@ -1,5 +1,5 @@
-//! A control lattice around an imported triangle mesh (issue 7,
-//! `plasticine fem-import`): the mesh's inside, voxelized, becomes the
+//! A control lattice around an imported triangle mesh
+//! (`plasticine fem-import`): the mesh's inside, voxelized, becomes the
 //! lattice K of Capell §3.1, built automatically where Capell built it by
 //! hand.
 //!

@@ -22,8 +22,8 @@
 //! [`import`] makes a character of it on a skeleton (`plasticine
 //! fem-import`).
 //!
-//! [`flesh::FleshSim`] runs a character's FEM flesh in the application
-//! (issue 7): the lattice built around its muscles, painted region weights,
+//! [`flesh::FleshSim`] runs a character's FEM flesh in the application:
+//! the lattice built around its muscles, painted region weights,
 //! fixed steps driven by the skeleton, the flesh pose at any time of its
 //! recent window, grabs; the muscles (and so the skin's constraints) ride
 //! on it.

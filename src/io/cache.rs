@@ -47,7 +47,7 @@
 //!
 //! # Format, version 2: FEM flesh
 //!
-//! A character with FEM flesh (issue 7) also bakes its embedded meshes'
+//! A character with FEM flesh also bakes its embedded meshes'
 //! deformed vertices and its muscles' flesh offsets. Version 2 is version 1
 //! with, after the skin records:
 //!

@@ -49,7 +49,7 @@ use std::path::Path;
 pub const CHARACTER_FORMAT: &str = "plasticine-character";
 /// The version this build writes, and the newest it reads.
 ///
-/// Version 2 (issue 13): the same fields, new meanings. Skin densities (mass,
+/// Version 2: the same fields, new meanings. Skin densities (mass,
 /// damping, band k_s and k_d) are per unit of the skin's rest area instead of
 /// its u-area; `stretch` is the modulus of the stretch (Biot) membrane and
 /// `bend` the rigidity of the angle bending (see `skin::elastic`); rest

@@ -260,7 +260,7 @@ impl GeometryBuilder {
         let character: &Character = &snapshot.character;
         let posture = posture.unwrap_or(&snapshot.posture);
         let posture_ok = posture.angles.len() == character.skeleton.joints.len();
-        // FEM flesh (issue 7): the muscles ride on the snapshot's flesh pose.
+        // FEM flesh: the muscles ride on the snapshot's flesh pose.
         let flesh = snapshot
             .flesh
             .as_deref()

@@ -7,7 +7,7 @@ use crate::shape::MuscleShape;
 use crate::skin::SimError;
 use glam::{Quat, Vec3};
 
-/// The picking scenario: the sample penguin with m×n skins and
+/// The picking scenario: the sample penguin with m×n skins and
 /// small spheres added on its joints (two rings of them, the second offset)
 /// until it has `muscles` muscles.
 pub fn demo_scene(m: usize, n: usize, muscles: usize) -> Result<Character, SimError> {

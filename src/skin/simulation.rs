@@ -72,7 +72,7 @@ pub struct Simulation {
     skins: Vec<SkinRuntime>,
     /// Time reached by the last advance (what `time()` reports without skins).
     clock: f64,
-    /// The FEM flesh of an FEM character (issue 7): stepped to each target
+    /// The FEM flesh of an FEM character: stepped to each target
     /// before the skins, whose muscles ride on it.
     flesh: Option<FleshSim>,
     /// Each skin's highest frequency ω_max (rad/s) at its creation, for the

@@ -152,7 +152,7 @@ pub struct SkinSystem<'a> {
 /// Selective mass scaling: no point's local frequency may exceed this many
 /// times the skin's median. Where a grid gathers to its rings the around
 /// edges get short and stiff; without it those few rows would set the
-/// explicit step for the whole skin (issue 13: 5× more steps on the samples).
+/// explicit step for the whole skin (measured: 5× more steps on the samples).
 /// The inertia added there is a small share of the skin's mass (it is where
 /// the patches are smallest) and gravity still pulls on the true mass.
 pub const MASS_SCALING_FACTOR: f32 = 1.5;

@@ -230,7 +230,7 @@ pub enum Command {
         continuity: f32,
         bias: f32,
     },
-    /// The flesh backend (issue 7): kinematic muscles or FEM flesh with its
+    /// The flesh backend: kinematic muscles or FEM flesh with its
     /// settings.
     SetFlesh {
         flesh: Flesh,

@@ -62,7 +62,7 @@ pub enum Param {
     Gravity,
     /// The global damping γ.
     GlobalDamping,
-    /// The flesh backend: kinematic muscles or FEM flesh (issue 7).
+    /// The flesh backend: kinematic muscles or FEM flesh.
     Flesh,
     /// The FEM flesh stiffness of the current joint's part (floppy ears,
     /// rigid horns), and of its mirror image under symmetry.
@@ -82,7 +82,7 @@ pub enum Param {
     Symmetry,
 }
 
-/// Timeline rows (issue 6, LEMAN §6.4): the panel shows them; the front
+/// Timeline rows (LEMAN §6.4): the panel shows them; the front
 /// end's playback acts on them ([`PanelOutcome::Timeline`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimelineRow {

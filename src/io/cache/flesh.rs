@@ -1,4 +1,4 @@
-//! The FEM flesh sections of a version-2 cache (issue 7): per frame, each
+//! The FEM flesh sections of a version-2 cache: per frame, each
 //! embedded mesh's deformed vertices and each muscle's flesh offset, so that a
 //! bake of an FEM character replays (and renders, and exports) the flesh as
 //! the simulation placed it. The byte layout is in the parent module's docs.

@@ -34,7 +34,7 @@
 //!   film pipeline reads. Time code k is k frames after the first exported
 //!   one (`timeCodesPerSecond` = `framesPerSecond` = the cache's fps), Y up,
 //!   metres.
-//! - **FEM flesh** (issue 7): a cache of an FEM character also holds its
+//! - **FEM flesh**: a cache of an FEM character also holds its
 //!   embedded (imported) mesh per frame; each format exports it like a
 //!   skin (its own mesh, with the character's triangles, moving the same
 //!   way: morph targets or per-frame meshes, time-sampled points, OBJ
