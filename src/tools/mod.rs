@@ -40,6 +40,8 @@
 //! a deterministic function of the state, which undo restores exactly.
 
 mod command;
+#[cfg(test)]
+mod gesture_tests;
 mod history;
 #[cfg(test)]
 mod key_tests;

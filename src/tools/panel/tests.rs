@@ -1,0 +1,447 @@
+use super::*;
+use crate::samples;
+use crate::tools::History;
+use glam::Quat;
+
+fn penguin() -> Character {
+    samples::build("penguin", 8, 8).expect("the penguin sample")
+}
+
+fn row_of(target: Row) -> usize {
+    ControlPanel::rows()
+        .iter()
+        .position(|&r| r == target)
+        .expect("the row exists")
+}
+
+/// A panel turned 30° about y and lifted, as the left hand holds it.
+fn pose() -> Mat4 {
+    Mat4::from_translation(Vec3::new(-0.3, 1.4, -0.4)) * Mat4::from_quat(Quat::from_rotation_y(0.5))
+}
+
+#[test]
+fn a_ray_through_a_rows_middle_hits_that_row_and_side() {
+    let m = pose();
+    let width = 0.16;
+    for row in [0, 3, 11] {
+        for (x, side) in [(0.03, Side::Left), (0.13, Side::Right)] {
+            let target =
+                m.transform_point3(Vec3::new(x, -PAD - (row as f32 + 0.5) * ROW_HEIGHT, 0.0));
+            let normal = m.transform_vector3(Vec3::Z).normalize();
+            let origin = target + normal * 0.3 + m.transform_vector3(Vec3::X) * 0.05;
+            let hit = ControlPanel::hit(&m, width, origin, (target - origin).normalize())
+                .expect("the ray meets the panel");
+            assert_eq!((hit.row, hit.side), (row, side));
+            assert!((hit.distance - target.distance(origin)).abs() < 1e-4);
+        }
+    }
+}
+
+#[test]
+fn rays_beside_behind_or_away_from_the_panel_miss() {
+    let m = pose();
+    let normal = m.transform_vector3(Vec3::Z).normalize();
+    let centre = m.transform_point3(Vec3::new(0.08, -0.05, 0.0));
+    // Beside: to the right of the panel's width.
+    let beside = m.transform_point3(Vec3::new(0.2, -0.05, 0.0));
+    assert!(ControlPanel::hit(&m, 0.16, beside + normal * 0.2, -normal).is_none());
+    // Below the last row.
+    let rows = ControlPanel::rows().len() as f32;
+    let below = m.transform_point3(Vec3::new(0.08, -(rows + 0.5) * ROW_HEIGHT, 0.0));
+    assert!(ControlPanel::hit(&m, 0.16, below + normal * 0.2, -normal).is_none());
+    // From behind, and pointing away.
+    assert!(ControlPanel::hit(&m, 0.16, centre - normal * 0.2, normal).is_none());
+    assert!(ControlPanel::hit(&m, 0.16, centre + normal * 0.2, normal).is_none());
+    // The same from the front hits.
+    assert!(ControlPanel::hit(&m, 0.16, centre + normal * 0.2, -normal).is_some());
+}
+
+struct Rig {
+    c: Character,
+    h: History,
+    tools: Toolbox,
+    panel: ControlPanel,
+    settings: SolverSettings,
+}
+
+impl Rig {
+    fn new() -> Self {
+        let c = penguin();
+        let h = History::new(&c);
+        Self {
+            c,
+            h,
+            tools: Toolbox::new(),
+            panel: ControlPanel::default(),
+            settings: SolverSettings::default(),
+        }
+    }
+    fn press(&mut self, row: Row, side: Side) -> Result<PanelOutcome, EditError> {
+        let mut ctx = ToolContext {
+            character: &mut self.c,
+            history: &mut self.h,
+            symmetry: None,
+        };
+        self.panel.press(
+            row_of(row),
+            side,
+            if side == Side::Left { 0.25 } else { 0.75 },
+            &mut self.tools,
+            &mut ctx,
+            &mut self.settings,
+        )
+    }
+}
+
+/// The flesh row steps kinematic → FEM → FEM with adaptive detail →
+/// kinematic (right), back (left), each one undo step, FEM keeping its
+/// settings; the symmetry row turns mirroring on and off.
+#[test]
+fn the_flesh_and_symmetry_rows_step_and_undo() {
+    let mut r = Rig::new();
+    let flesh_row = Row::Param(Param::Flesh);
+    let state = |c: &Character| match c.flesh.fem() {
+        None => "kinematic",
+        Some(f) if f.detail.is_some() => "detail",
+        Some(_) => "fem",
+    };
+    let mut seen = vec![state(&r.c)];
+    for _ in 0..3 {
+        r.press(flesh_row, Side::Right).unwrap();
+        seen.push(state(&r.c));
+        if let Some(f) = r.c.flesh.fem()
+            && f.detail.is_none()
+        {
+            // A changed material survives switching detail on.
+            let mut soft = f.clone();
+            soft.young = 2.0e4;
+            r.h.apply(
+                &mut r.c,
+                Command::SetFlesh {
+                    flesh: Flesh::Fem(soft),
+                },
+            )
+            .unwrap();
+        }
+    }
+    assert_eq!(seen, ["kinematic", "fem", "detail", "kinematic"]);
+    r.h.undo(&mut r.c).unwrap();
+    assert_eq!(state(&r.c), "detail");
+    assert_eq!(r.c.flesh.fem().unwrap().young, 2.0e4);
+    let line = |r: &Rig| {
+        r.panel
+            .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())[row_of(flesh_row)]
+        .clone()
+    };
+    assert!(line(&r).contains("FEM + detail, E 20 kPa"), "{}", line(&r));
+    r.press(flesh_row, Side::Left).unwrap();
+    assert_eq!(state(&r.c), "fem");
+    r.press(flesh_row, Side::Left).unwrap();
+    assert_eq!(state(&r.c), "kinematic");
+    r.press(flesh_row, Side::Left).unwrap();
+    assert_eq!(state(&r.c), "detail");
+
+    let sym_row = Row::Param(Param::Symmetry);
+    let sym_line = |r: &Rig| {
+        r.panel
+            .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())[row_of(sym_row)]
+        .clone()
+    };
+    assert!(sym_line(&r).ends_with("off"));
+    r.press(sym_row, Side::Right).unwrap();
+    assert_eq!(r.panel.symmetry, Some(Symmetry::x()));
+    assert!(sym_line(&r).ends_with("mirror x = 0"), "{}", sym_line(&r));
+    r.press(sym_row, Side::Left).unwrap();
+    assert_eq!(r.panel.symmetry, None);
+}
+
+/// The part-stiffness row scales the current joint's part of the FEM
+/// flesh (and its mirror image under symmetry) in one undo step; on
+/// kinematic flesh it is refused and nothing changes.
+#[test]
+fn the_part_stiffness_row_scales_the_current_part_and_its_mirror() {
+    let mut r = Rig::new();
+    let row = Row::Param(Param::PartStiffness);
+    r.tools.state.current_joint = r.c.skeleton.find("flipper_l").unwrap();
+    assert!(r.press(row, Side::Left).is_err(), "kinematic flesh");
+    assert_eq!(r.c.flesh, Flesh::Kinematic);
+    r.press(Row::Param(Param::Flesh), Side::Right).unwrap();
+    let sym = Symmetry::x();
+    let mut ctx = ToolContext {
+        character: &mut r.c,
+        history: &mut r.h,
+        symmetry: Some(&sym),
+    };
+    for _ in 0..2 {
+        r.panel
+            .press(
+                row_of(row),
+                Side::Left,
+                0.25,
+                &mut r.tools,
+                &mut ctx,
+                &mut r.settings,
+            )
+            .unwrap();
+    }
+    let f = r.c.flesh.fem().unwrap();
+    let want = 1.0 / (STEP as f64 * STEP as f64);
+    for side in ["flipper_l", "flipper_r"] {
+        assert!((f.part_scale(side) - want).abs() < 1e-9, "{side}");
+    }
+    assert_eq!(f.part_scale("body"), 1.0);
+    let line = r
+        .panel
+        .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())[row_of(row)]
+    .clone();
+    assert!(line.ends_with("flipper_l x0.64"), "{line}");
+    r.h.undo(&mut r.c).unwrap();
+    let f = r.c.flesh.fem().unwrap();
+    let once = 1.0 / STEP as f64;
+    assert!((f.part_scale("flipper_l") - once).abs() < 1e-9);
+    assert!((f.part_scale("flipper_r") - once).abs() < 1e-9);
+}
+
+#[test]
+fn pointing_at_a_tool_row_makes_it_current() {
+    let mut r = Rig::new();
+    for k in ToolKind::ALL {
+        assert_eq!(
+            r.press(Row::Tool(k), Side::Left).unwrap(),
+            PanelOutcome::Tool(k)
+        );
+        assert_eq!(r.tools.tool(), k);
+        let lines = r
+            .panel
+            .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default());
+        assert!(lines[row_of(Row::Tool(k))].starts_with("> "));
+    }
+}
+
+#[test]
+fn global_stiffness_steps_every_skin_point_and_undoes_exactly() {
+    let mut r = Rig::new();
+    let before = r.c.clone();
+    let old = mean_value(&r.c, Param::SkinStretch, None).unwrap();
+    let out = r
+        .press(Row::Param(Param::SkinStretch), Side::Right)
+        .unwrap();
+    assert!(matches!(out, PanelOutcome::Edited(_)), "{out:?}");
+    for skin in &r.c.skins {
+        for e in &skin.points.stretch {
+            assert!((e[0] - old * STEP).abs() < 1e-6 * old, "{e:?}");
+            assert_eq!(e[1], 0.5 * e[0]);
+        }
+    }
+    // One step however many skins.
+    r.h.undo(&mut r.c).unwrap();
+    assert_eq!(r.c, before);
+    // Down divides.
+    r.press(Row::Param(Param::SkinDamping), Side::Left).unwrap();
+    let d0 = mean_value(&before, Param::SkinDamping, None).unwrap();
+    let d1 = mean_value(&r.c, Param::SkinDamping, None).unwrap();
+    assert!((d1 - d0 / STEP).abs() < 1e-6);
+}
+
+#[test]
+fn a_global_step_keeps_a_painted_region_stiffer_than_the_rest() {
+    let mut r = Rig::new();
+    r.h.apply(
+        &mut r.c,
+        Command::SetSkinMaterial {
+            skin: 0,
+            region: Some(vec![5, 6, 7]),
+            stretch: Some(0.08),
+            damping: None,
+            mass: None,
+            bend: None,
+            band_stiffness: None,
+        },
+    )
+    .unwrap();
+    let before = r.c.clone();
+    r.press(Row::Param(Param::SkinStretch), Side::Right)
+        .unwrap();
+    for (a, b) in before.skins.iter().zip(&r.c.skins) {
+        for (ea, eb) in a.points.stretch.iter().zip(&b.points.stretch) {
+            assert!(
+                (eb[0] - ea[0] * STEP).abs() <= 1e-6 * ea[0],
+                "{ea:?} -> {eb:?}"
+            );
+        }
+    }
+    assert_eq!(r.c.skins[0].points.stretch[6][0], 0.08 * STEP);
+    r.h.undo(&mut r.c).unwrap();
+    assert_eq!(r.c, before);
+}
+
+#[test]
+fn the_touched_region_scope_changes_only_points_near_the_touch() {
+    let mut r = Rig::new();
+    // No touch yet: a clear refusal, nothing changed.
+    r.press(Row::Param(Param::Scope), Side::Left).unwrap();
+    let before = r.c.clone();
+    let err = r
+        .press(Row::Param(Param::BandStiffness), Side::Right)
+        .unwrap_err();
+    assert!(err.to_string().contains("touch the skin"), "{err}");
+    assert_eq!(r.c, before);
+    // Touch a point of skin 0.
+    let centre_point = r.c.skins[0].point_count() / 2;
+    r.panel.touched = Some((0, centre_point));
+    r.tools.state.lipo_radius = 0.1;
+    r.press(Row::Param(Param::BandStiffness), Side::Right)
+        .unwrap();
+    let centre = before.skins[0].points.position[centre_point];
+    let mut changed = 0;
+    for (s, skin) in r.c.skins.iter().enumerate() {
+        for k in 0..skin.point_count() {
+            let (a, b) = (&before.skins[s].points.band[k], &skin.points.band[k]);
+            let near = s == 0 && skin.points.position[k].distance(centre) <= 0.1;
+            if near && a.is_some() {
+                changed += 1;
+                assert_ne!(a, b, "point {k} is in the region");
+            } else {
+                assert_eq!(a, b, "skin {s} point {k} is outside the region");
+            }
+        }
+    }
+    assert!(changed >= 3, "a region of a few points: {changed}");
+    r.h.undo(&mut r.c).unwrap();
+    assert_eq!(r.c, before);
+}
+
+#[test]
+fn the_lock_row_locks_the_current_part_and_edits_are_then_refused() {
+    let mut r = Rig::new();
+    r.tools.state.current_joint = 1;
+    let out = r.press(Row::Param(Param::Lock), Side::Left).unwrap();
+    assert!(matches!(out, PanelOutcome::Edited(m) if m.contains("locked")));
+    assert!(r.c.skeleton.joints[1].locked);
+    let lines = r
+        .panel
+        .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default());
+    assert!(lines[row_of(Row::Param(Param::Lock))].contains("LOCKED"));
+    let k =
+        r.c.muscles
+            .iter()
+            .position(|m| m.joint == 1)
+            .expect("joint 1 has a muscle");
+    let shape = r.c.muscles[k].shape.clone();
+    let err =
+        r.h.apply(&mut r.c, Command::EditMuscle { muscle: k, shape })
+            .unwrap_err();
+    assert!(matches!(err, EditError::Locked { .. }), "{err}");
+    r.press(Row::Param(Param::Lock), Side::Left).unwrap();
+    assert!(!r.c.skeleton.joints[1].locked);
+}
+
+#[test]
+fn timeline_rows_ask_the_playback_and_the_scrubber_seeks_where_pointed() {
+    let mut r = Rig::new();
+    let before = r.c.clone();
+    let mut ctx = ToolContext {
+        character: &mut r.c,
+        history: &mut r.h,
+        symmetry: None,
+    };
+    let scrub = row_of(Row::Timeline(TimelineRow::Scrubber));
+    let out = r
+        .panel
+        .press(
+            scrub,
+            Side::Right,
+            0.7,
+            &mut r.tools,
+            &mut ctx,
+            &mut r.settings,
+        )
+        .unwrap();
+    assert_eq!(out, PanelOutcome::Timeline(TimelineAction::Seek(0.7)));
+    for (row, side, want) in [
+        (
+            TimelineRow::Transport,
+            Side::Right,
+            TimelineAction::TogglePlay,
+        ),
+        (TimelineRow::Transport, Side::Left, TimelineAction::Stop),
+        (TimelineRow::Key, Side::Right, TimelineAction::StoreKey),
+        (TimelineRow::Key, Side::Left, TimelineAction::DeleteKey),
+        (
+            TimelineRow::MoveKey,
+            Side::Left,
+            TimelineAction::MoveKey(-KEY_NUDGE),
+        ),
+        (TimelineRow::SelectKey, Side::Right, TimelineAction::NextKey),
+    ] {
+        let out = r
+            .panel
+            .press(
+                row_of(Row::Timeline(row)),
+                side,
+                0.5,
+                &mut r.tools,
+                &mut ctx,
+                &mut r.settings,
+            )
+            .unwrap();
+        assert_eq!(out, PanelOutcome::Timeline(want), "{row:?} {side:?}");
+    }
+    assert_eq!(r.c, before, "the panel itself changes nothing");
+    // The track: keys at their places, the selected one upper case, the playhead.
+    let status = TimelineStatus {
+        time: 1.0,
+        range: (0.0, 2.0),
+        keys: vec![0.0, 0.5, 2.0],
+        selected: Some(1),
+        ..TimelineStatus::default()
+    };
+    let lines = r.panel.lines(&r.tools, &r.c, &r.settings, &status);
+    let track: Vec<char> = lines[scrub].chars().collect();
+    assert_eq!(track.len(), SCRUBBER_CHARS);
+    assert_eq!((track[0], track[7], track[29]), ('k', 'K', 'k'));
+    assert_eq!(track[15], '|');
+}
+
+#[test]
+fn gravity_and_damping_are_undoable_environment_edits() {
+    let mut r = Rig::new();
+    let g0 = r.c.environment.gravity;
+    r.press(Row::Param(Param::Gravity), Side::Left).unwrap();
+    assert!((r.c.environment.gravity - g0 / STEP).length() < 1e-5);
+    r.press(Row::Param(Param::GlobalDamping), Side::Right)
+        .unwrap();
+    r.h.undo(&mut r.c).unwrap();
+    r.h.undo(&mut r.c).unwrap();
+    assert_eq!(r.c.environment.gravity, g0);
+    // Stepping down to nothing, then up again: straight down.
+    for _ in 0..40 {
+        r.press(Row::Param(Param::Gravity), Side::Left).unwrap();
+    }
+    assert_eq!(r.c.environment.gravity, Vec3::ZERO);
+    r.press(Row::Param(Param::Gravity), Side::Right).unwrap();
+    assert_eq!(r.c.environment.gravity, Vec3::new(0.0, -0.5, 0.0));
+}
+
+#[test]
+fn solver_rows_change_the_sessions_settings_not_the_character() {
+    let mut r = Rig::new();
+    let before = r.c.clone();
+    let kind = r.settings.integrator;
+    let out = r.press(Row::Param(Param::Integrator), Side::Right).unwrap();
+    assert!(matches!(out, PanelOutcome::Settings(_)));
+    assert_ne!(r.settings.integrator, kind);
+    r.press(Row::Param(Param::Integrator), Side::Left).unwrap();
+    assert_eq!(r.settings.integrator, kind);
+    let ratio = r.settings.time_ratio;
+    r.press(Row::Param(Param::TimeRatio), Side::Left).unwrap();
+    assert!((r.settings.time_ratio - ratio / STEP as f64).abs() < 1e-9);
+    assert!(r.settings.validate().is_ok());
+    assert_eq!(r.c, before);
+    assert!(!r.h.can_undo());
+    // Mass never reaches zero, however far it is stepped down.
+    for _ in 0..60 {
+        r.press(Row::Param(Param::SkinMass), Side::Left).unwrap();
+    }
+    assert!(mean_value(&r.c, Param::SkinMass, None).unwrap() > 0.0);
+}
