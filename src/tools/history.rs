@@ -1,6 +1,7 @@
 //! Undo/redo over [`Command`]s, with the working posture and an edit counter.
 
-use super::command::{self, Command, EditError, Inverse};
+use super::apply::{self, Inverse};
+use super::command::{Command, EditError};
 use super::symmetry::Symmetry;
 use crate::character::{Character, Posture};
 
@@ -111,7 +112,7 @@ impl History {
         let Some(last) = self.done.last_mut() else {
             return self.apply(character, cmd);
         };
-        let inverse = command::apply(character, &mut self.posture, &cmd)?;
+        let inverse = apply::apply(character, &mut self.posture, &cmd)?;
         last.commands.push(cmd);
         last.inverses.push(inverse);
         self.undone.clear();
@@ -155,7 +156,7 @@ impl History {
     pub fn undo(&mut self, character: &mut Character) -> Result<(), EditError> {
         let step = self.done.pop().ok_or(EditError::NothingToUndo)?;
         for inverse in step.inverses.into_iter().rev() {
-            command::revert(character, &mut self.posture, inverse);
+            apply::revert(character, &mut self.posture, inverse);
         }
         self.undone.push(step.commands);
         self.revision += 1;
@@ -187,11 +188,11 @@ impl History {
     ) -> Result<Vec<Inverse>, EditError> {
         let mut inverses = Vec::with_capacity(commands.len());
         for cmd in commands {
-            match command::apply(character, &mut self.posture, cmd) {
+            match apply::apply(character, &mut self.posture, cmd) {
                 Ok(inv) => inverses.push(inv),
                 Err(e) => {
                     for inv in inverses.into_iter().rev() {
-                        command::revert(character, &mut self.posture, inv);
+                        apply::revert(character, &mut self.posture, inv);
                     }
                     return Err(e);
                 }

@@ -39,6 +39,7 @@
 //! Redo keeps only the undone commands and re-applies them: every command is
 //! a deterministic function of the state, which undo restores exactly.
 
+mod apply;
 mod command;
 #[cfg(test)]
 mod gesture_tests;
