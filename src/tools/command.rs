@@ -126,7 +126,7 @@ pub enum Command {
     },
     /// Skin attachment tool (§6.2): a new skin between `bottom` and `top`,
     /// wrapped around the muscles on the path between them in the working
-    /// posture ([`wrap_skin`]).
+    /// posture ([`wrap_skin`](crate::skin::attach::wrap_skin)).
     AddSkin {
         name: String,
         bottom: usize,
@@ -139,7 +139,7 @@ pub enum Command {
     DeleteSkin {
         skin: usize,
     },
-    /// The global "attach" command (§6.2, [`global_attach`]) in the working
+    /// The global "attach" command (§6.2, [`global_attach`](crate::skin::attach::global_attach)) in the working
     /// posture: replaces every band of the skin.
     GlobalAttach {
         skin: usize,
@@ -168,7 +168,7 @@ pub enum Command {
     /// Parameters panel: material of the points in `region` (all when
     /// `None`). Each field left `None` is unchanged. Densities are per unit
     /// u-area as in [`crate::character::SkinPoints`]; `stretch` sets
-    /// η = (s, s/2, s) as [`wrap_skin`] does.
+    /// η = (s, s/2, s) as [`wrap_skin`](crate::skin::attach::wrap_skin) does.
     SetSkinMaterial {
         skin: usize,
         #[serde(default)]
