@@ -14,7 +14,10 @@
 
 // Numerical kernels index several parallel arrays by the same point index;
 // iterator zips of four or five slices would read worse.
-#![allow(clippy::needless_range_loop)]
+#![allow(
+    clippy::needless_range_loop,
+    reason = "numerical kernels index several parallel arrays by one point index"
+)]
 
 pub mod anim;
 pub mod app;

@@ -550,7 +550,7 @@ mod tests {
     }
 
     /// A cylinder closed by its caps encloses the cylinder plus two half
-    /// ellipsoids of semi-axis h = CAP_BULGE·r: V = πr²L + (4/3)πr²h, up to
+    /// ellipsoids of semi-axis h = `CAP_BULGE·r`: V = πr²L + (4/3)πr²h, up to
     /// the polygons' chord error; positive, so the caps face out.
     #[test]
     fn a_closed_cylinder_has_the_volume_of_cylinder_and_domes() {
@@ -688,8 +688,8 @@ mod tests {
     }
 
     /// A cap continues the skin without a crease, whether the skin reaches
-    /// its ring straight (a cylinder: half ellipsoid of height CAP_BULGE·r)
-    /// or closing in at 45° (a cone: a lower dome, CAP_BULGE·r·tan 22.5°),
+    /// its ring straight (a cylinder: half ellipsoid of height `CAP_BULGE·r`)
+    /// or closing in at 45° (a cone: a lower dome, `CAP_BULGE·r·tan` 22.5°),
     /// and comes smooth to its apex.
     #[test]
     fn caps_continue_the_skin_without_a_crease() {

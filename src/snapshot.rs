@@ -16,7 +16,7 @@ pub struct FleshPose {
     /// Per muscle, the correction `L` in the muscle's own frame: the muscle's
     /// world frame is `W_joint · local · L` (identity for a rigid muscle).
     pub muscle_offsets: Vec<Affine3A>,
-    /// Deformed lattice vertices r_a + q_a.
+    /// Deformed lattice vertices `r_a` + `q_a`.
     pub lattice: Vec<Vec3>,
     /// Lattice edges (vertex pairs), for a wireframe.
     pub edges: std::sync::Arc<Vec<[u32; 2]>>,

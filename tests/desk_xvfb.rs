@@ -153,7 +153,7 @@ fn with_no_display_the_desk_says_what_to_do() {
     assert!(stderr.contains("plasticine render"), "{stderr}");
 }
 
-/// `plasticine xr` with no OpenXR loader (a path that is not there) says
+/// `plasticine xr` with no `OpenXR` loader (a path that is not there) says
 /// why there is no headset and runs the desk on the display instead, for
 /// the frames asked.
 #[test]

@@ -1,4 +1,4 @@
-//! The OpenXR tracker and the headset front end (`plasticine xr`) against a
+//! The `OpenXR` tracker and the headset front end (`plasticine xr`) against a
 //! real runtime: Monado (the service, with the null compositor) and its
 //! simulated devices, and its remote driver for scripted controllers; and
 //! what happens with no runtime at all.
@@ -180,7 +180,7 @@ fn the_simple_controllers_are_tracked_still_and_press_nothing() {
     assert!(inputs[0].active && inputs[1].active, "{inputs:?}");
 }
 
-/// The desk's tracker with OpenXR as its source: the head is the tracked
+/// The desk's tracker with `OpenXR` as its source: the head is the tracked
 /// one (not the calibration's fixed head) and the right hand is the right
 /// controller (not the mouse ray).
 #[test]
@@ -920,7 +920,7 @@ fn with_no_runtime_xr_says_why_and_turns_to_the_desk() {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
-/// A scripted session through real OpenXR actions, with Monado's remote
+/// A scripted session through real `OpenXR` actions, with Monado's remote
 /// driver (Index controllers): the sphere tool's trigger pressed at a known
 /// right-controller pose creates a joint there (after the sphere tool was
 /// picked by pointing the wand at the tool panel above the left hand); the left squeeze held
@@ -1030,10 +1030,12 @@ fn remote_controllers_create_joints_and_drag_the_world() {
     remote.right(tip, false);
     remote.send();
     settle();
-    // SAFETY: sending SIGINT to our own child process.
-    unsafe {
-        libc::kill(child.0.id() as libc::pid_t, libc::SIGINT);
-    }
+    // Ctrl+C, as a user presses it.
+    let sent = Command::new("kill")
+        .args(["-INT", &child.0.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "SIGINT sent to the headset session");
     transcript.extend(wait_line(&rx, "Headset session:", Duration::from_secs(20)));
     let start = Instant::now();
     let status = loop {

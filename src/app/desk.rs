@@ -14,11 +14,11 @@
 //! # Tracking
 //!
 //! [`DeskOptions::tracker`] says where the head and the right hand come
-//! from ([`choose_tracker`]): with OpenXR (an [`XrTracker`] on a headless
+//! from ([`choose_tracker`]): with `OpenXR` (an [`XrTracker`] on a headless
 //! session), the head follows the headset or tracker while it is tracked and
 //! the right hand follows the right controller while it is tracked; the
 //! rest of the time the head sits at the calibration's fixed position and
-//! the right hand is the mouse ray. The OpenXR tracker's space (`STAGE`,
+//! the right hand is the mouse ray. The `OpenXR` tracker's space (`STAGE`,
 //! else `LOCAL`) is then the calibration's tracker space, so the calibration
 //! must have been measured with it: `plasticine calibrate --live`.
 
@@ -76,11 +76,11 @@ pub struct DeskOptions {
 /// Which tracker the desk uses for the head and the right hand.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TrackerChoice {
-    /// OpenXR when a loader and an active runtime with headless sessions
+    /// `OpenXR` when a loader and an active runtime with headless sessions
     /// are there, else none.
     #[default]
     Auto,
-    /// OpenXR, or fail saying why not.
+    /// `OpenXR`, or fail saying why not.
     OpenXr,
     /// None: the fixed head and the mouse.
     None,
@@ -115,7 +115,7 @@ pub fn choose_tracker<T>(
     }
 }
 
-/// The line [`run_desk`] prints for an opened OpenXR tracker.
+/// The line [`run_desk`] prints for an opened `OpenXR` tracker.
 pub fn describe_xr_tracker(t: &XrTracker) -> String {
     format!(
         "tracker: OpenXR, {} ({:?} space): the head follows it while tracked (else the \

@@ -9,7 +9,7 @@
 //!
 //! # A tracker as a source
 //!
-//! [`DeskTracker::with_source`] adds a [`Tracker`] (OpenXR's
+//! [`DeskTracker::with_source`] adds a [`Tracker`] (`OpenXR`'s
 //! [`XrTracker`](crate::xr::XrTracker), or a test's) that is sampled with
 //! every desk sample: while it tracks the head, the head comes from it (else
 //! the calibration's fixed head); while it tracks the right hand, the right

@@ -516,7 +516,7 @@ impl FrameLoop {
                 self.panel.messages.push(m);
             }
             Ok(PanelOutcome::Edited(m) | PanelOutcome::ToolSetting(m)) => {
-                self.panel.messages.push(m)
+                self.panel.messages.push(m);
             }
             Ok(PanelOutcome::Timeline(action)) => self.timeline_action(action),
             Err(e) => {

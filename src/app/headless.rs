@@ -39,9 +39,8 @@ impl HeadlessStereo {
         match self {
             HeadlessStereo::SideBySide => StereoMode::SideBySide,
             HeadlessStereo::TopBottom => StereoMode::TopBottom,
-            HeadlessStereo::Anaglyph => StereoMode::Anaglyph,
             // Pair draws both eyes; the compose result is not used.
-            HeadlessStereo::Pair => StereoMode::Anaglyph,
+            HeadlessStereo::Anaglyph | HeadlessStereo::Pair => StereoMode::Anaglyph,
             HeadlessStereo::Mono => StereoMode::Mono,
         }
     }

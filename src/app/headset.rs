@@ -322,6 +322,10 @@ fn panel_settings(fl: &FrameLoop, messages: &[String]) -> Vec<String> {
 }
 
 /// The main thread's CPU time so far.
+#[allow(
+    unsafe_code,
+    reason = "clock_gettime is the C library's; std has no thread CPU clock"
+)]
 fn thread_cpu_time() -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -921,7 +925,7 @@ mod tests {
     }
 
     /// The recentred character: its centre at arm's length in front of the
-    /// head at chest height, its largest extent COMFORTABLE_SIZE, its front
+    /// head at chest height, its largest extent `COMFORTABLE_SIZE`, its front
     /// (+z) towards the user, whichever way the user faces.
     #[test]
     fn recentring_puts_the_character_at_arms_length() {

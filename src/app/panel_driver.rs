@@ -175,7 +175,7 @@ impl PanelDriver {
     }
 
     /// The panel's columns to draw, world space (`vehicle` =
-    /// world_from_tracker), for the tracking sample the frame is drawn
+    /// `world_from_tracker`), for the tracking sample the frame is drawn
     /// with; `highlight` is the current tool's row. The status lines hang
     /// under the first column.
     pub fn view(

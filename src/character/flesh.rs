@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 use super::InvalidField;
 
 /// How the muscle layer moves.
-// One per character, plain data: the variants' sizes do not matter.
-#[allow(clippy::large_enum_variant)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per character, plain data: the variants' sizes do not matter"
+)]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum Flesh {
     /// Muscles ride rigidly on their joints (LEMAN §4).

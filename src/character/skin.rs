@@ -10,11 +10,11 @@ pub struct Band {
     pub muscle: usize,
     /// Attachment point in the muscle's local frame.
     pub anchor: Vec3,
-    /// Spring constant k_s per unit of skin rest area, N/m³ (the point's band
-    /// has k_s·a, a its patch's rest area), so the attachment does not
+    /// Spring constant `k_s` per unit of skin rest area, N/m³ (the point's band
+    /// has `k_s·a`, a its patch's rest area), so the attachment does not
     /// stiffen when the grid is refined.
     pub ks: f32,
-    /// Damping coefficient k_d per unit of skin rest area, N·s/m³.
+    /// Damping coefficient `k_d` per unit of skin rest area, N·s/m³.
     pub kd: f32,
     /// Rest length l⁽⁰⁾, m.
     pub rest_length: f32,

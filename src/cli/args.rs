@@ -16,9 +16,9 @@ pub(crate) enum DeskStereo {
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub(crate) enum DeskTracker {
-    /// OpenXR if it is there, else none (says which).
+    /// `OpenXR` if it is there, else none (says which).
     Auto,
-    /// OpenXR, or fail saying why not.
+    /// `OpenXR`, or fail saying why not.
     Openxr,
     /// The calibration's fixed head and the mouse.
     None,

@@ -16,7 +16,7 @@ pub struct BakeArgs {
     /// Output folder: bake.plcache (frames), summary.json, and obj/ with --obj.
     #[arg(long)]
     out: PathBuf,
-    /// Resample every skin to MxN points (around x bottom-to-top) before baking, e.g. 64x64.
+    /// Resample every skin to `MxN` points (around x bottom-to-top) before baking, e.g. 64x64.
     #[arg(long, value_parser = parse_resolution)]
     resolution: Option<(usize, usize)>,
     /// Time integrator [default: verlet, or the one in --settings].

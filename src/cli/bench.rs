@@ -19,7 +19,7 @@ impl BenchArgs {
     pub fn run(self) -> Result<()> {
         match self {
             Self { quick, only: None } => {
-                plasticine::bench::run_all(quick, &mut std::io::stdout())?
+                plasticine::bench::run_all(quick, &mut std::io::stdout())?;
             }
             Self {
                 quick,

@@ -15,7 +15,7 @@ pub struct CalibrateArgs {
             conflicts_with_all = ["check", "live"]
         )]
     samples: Option<PathBuf>,
-    /// Measure the corners now with the right controller of an OpenXR tracker.
+    /// Measure the corners now with the right controller of an `OpenXR` tracker.
     #[arg(long, requires = "out", conflicts_with = "check")]
     live: bool,
     /// With --live: rounds of 4 corners to measure (averaged per corner).
@@ -135,7 +135,7 @@ fn base_calibration(
 }
 
 /// `plasticine calibrate --live`: measure the corners with the right
-/// controller of an OpenXR tracker, fit, and write the calibration.
+/// controller of an `OpenXR` tracker, fit, and write the calibration.
 fn calibrate_live(
     base: Option<&Path>,
     ipd: Option<f32>,
@@ -276,7 +276,7 @@ fn write_calibration(
     Ok(())
 }
 
-/// `plasticine tracker`: what the OpenXR tracker sees.
+/// `plasticine tracker`: what the `OpenXR` tracker sees.
 fn show_tracker(seconds: f64, rate: f64) -> Result<()> {
     use plasticine::app::Tracker;
     use plasticine::xr::{XrTracker, XrTrackerOptions};

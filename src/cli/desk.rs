@@ -16,7 +16,7 @@ pub struct DeskArgs {
     calibration: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "anaglyph")]
     stereo: DeskStereo,
-    /// Window size WxH in pixels.
+    /// Window size `WxH` in pixels.
     #[arg(long, value_parser = parse_size, default_value = "1280x720")]
     size: (u32, u32),
     /// Quit after this many frames.
@@ -34,9 +34,9 @@ pub struct DeskArgs {
     /// Open the newest autosave of this character instead (after a crash).
     #[arg(long)]
     recover: bool,
-    /// Where the head and the right hand come from: auto = OpenXR when a runtime with
+    /// Where the head and the right hand come from: auto = `OpenXR` when a runtime with
     /// headless sessions is there (e.g. Monado), else the fixed head and the mouse.
-    /// With OpenXR, use a calibration measured with it (`plasticine calibrate --live`).
+    /// With `OpenXR`, use a calibration measured with it (`plasticine calibrate --live`).
     #[arg(long, value_enum, default_value = "auto")]
     tracker: DeskTracker,
     /// Record the editing session to this file (RON), with the starting character beside
@@ -83,7 +83,10 @@ impl DeskArgs {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the desk's command-line options, one by one (xr falls back to it with its own)"
+)]
 pub(crate) fn desk(
     character: Option<PathBuf>,
     calibration: Option<PathBuf>,

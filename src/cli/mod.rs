@@ -71,7 +71,7 @@ plasticine calibrate --check calibration/my-desk.ron"
     )]
     #[command(group = clap::ArgGroup::new("measure").args(["samples", "live"]))]
     Calibrate(calibrate::CalibrateArgs),
-    /// Check the OpenXR tracker: open a headless session (e.g. with Monado), say which runtime,
+    /// Check the `OpenXR` tracker: open a headless session (e.g. with Monado), say which runtime,
     /// headset, controllers and tracking space it has, and print the head and hands for a while.
     Tracker(calibrate::TrackerArgs),
     /// Change the resolution of every skin (bilinear resampling of every per-point field).
@@ -82,11 +82,11 @@ plasticine calibrate --check calibration/my-desk.ron"
     /// hides it) pick tools, L locks the current part, Ctrl+Z/Ctrl+Y
     /// undo/redo, Ctrl+S saves, M changes the stereo layout, Esc quits.
     Desk(desk::DeskArgs),
-    /// Open the headset front end (OpenXR with Vulkan): the character in front of you at arm's
+    /// Open the headset front end (`OpenXR` with Vulkan): the character in front of you at arm's
     /// length. Tool hand (right; left with --left-handed): trigger = tool, B = next tool, A = the
     /// skin tool's attach, thumbstick = the tool's parameter. Other hand: A/B = undo/redo,
     /// thumbstick = fly and turn, click = recentre. Either hand: menu = next tool, squeeze = grab the
-    /// world (both hands: scale and turn it). With no OpenXR runtime it says why and opens the desk.
+    /// world (both hands: scale and turn it). With no `OpenXR` runtime it says why and opens the desk.
     #[command(
         long_about = "Open the headset front end: an OpenXR session rendering with Vulkan (the \
 runtime creates the device, wgpu draws into its swapchain), the skin simulated on its own thread.\n\n\

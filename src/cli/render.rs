@@ -14,13 +14,13 @@ pub struct RenderArgs {
     /// Frame cache from `plasticine bake` (e.g. out/penguin/bake.plcache).
     #[arg(long)]
     baked: Option<PathBuf>,
-    /// Output folder for frame_NNNNN.png (or frame_NNNNN_left/right.png with --stereo pair).
+    /// Output folder for `frame_NNNNN.png` (or `frame_NNNNN_left/right.png` with --stereo pair).
     #[arg(long)]
     out: PathBuf,
     /// How the two eyes are laid out.
     #[arg(long, value_enum, default_value = "side-by-side")]
     stereo: plasticine::app::headless::HeadlessStereo,
-    /// Image size WxH in pixels (each eye's image with --stereo pair).
+    /// Image size `WxH` in pixels (each eye's image with --stereo pair).
     #[arg(long, value_parser = parse_size, default_value = "960x540")]
     size: (u32, u32),
     /// Orbit the viewpoint around the character at this many degrees per second.

@@ -11,7 +11,7 @@ pub struct SampleArgs {
     name: String,
     #[arg(long)]
     out: PathBuf,
-    /// Skin resolution MxN.
+    /// Skin resolution `MxN`.
     #[arg(long, value_parser = parse_resolution, default_value = "16x16")]
     resolution: (usize, usize),
     /// The flesh under the skin: kinematic muscles, or FEM flesh (Capell 2002) with

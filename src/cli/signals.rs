@@ -8,7 +8,7 @@ pub(crate) static XR_STOP: AtomicBool = AtomicBool::new(false);
 
 /// Ctrl+C (and SIGTERM) end the headset or desk session cleanly: the
 /// session is asked to exit and the character saved. `ctrlc` installs its
-/// handler with SA_RESTART, so the runtime's blocking calls (xrWaitFrame
+/// handler with `SA_RESTART`, so the runtime's blocking calls (xrWaitFrame
 /// over IPC) do not fail with EINTR. Installed once: `plasticine xr` falls
 /// back to the desk, which asks again.
 pub(crate) fn stop_xr_on_signals() {

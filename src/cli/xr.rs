@@ -33,7 +33,7 @@ pub struct XrArgs {
     /// front: the character at arm's length in front of you; tracker: world = tracking space.
     #[arg(long, value_enum, default_value = "front")]
     placement: PlacementArg,
-    /// Seconds to wait for the OpenXR session to start.
+    /// Seconds to wait for the `OpenXR` session to start.
     #[arg(long, default_value_t = 10.0)]
     start_timeout: f64,
     /// Save per-frame timings as CSV on exit.

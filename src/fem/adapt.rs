@@ -4,14 +4,14 @@
 //!
 //! ## The simulation
 //!
-//! The DOFs are the coefficients q_α of the active functions; the fine
-//! displacement on K_J is `P q`. The active system is the Galerkin
-//! restriction of K_J's: `K_h = Pᵀ K_J P`, `M_h = Pᵀ diag(m_J) P` (the
-//! kinetic energy of the fine field under K_J's lumped mass, so not diagonal
+//! The DOFs are the coefficients `q_α` of the active functions; the fine
+//! displacement on `K_J` is `P q`. The active system is the Galerkin
+//! restriction of `K_J`'s: `K_h = Pᵀ K_J P`, `M_h = Pᵀ diag(m_J) P` (the
+//! kinetic energy of the fine field under `K_J`'s lumped mass, so not diagonal
 //! in this basis; [`FemSettings::mass`] is not used), gravity `Pᵀ (∫ρφ) g`.
 //! The global linear model, or blended local linearization over bone
 //! regions (`blend.rs`, §4.5), each with the twist constraint (§4.6) when
-//! the settings ask for it: the penalty `k ∫_{Ω_β} φ^a φ^b` is added to K_J's
+//! the settings ask for it: the penalty `k ∫_{Ω_β} φ^a φ^b` is added to `K_J`'s
 //! stiffness (the whole of it for the global model, each region's own for
 //! its bone), and so reaches every level through P.
 //! A step is the global linear model of [`super::solver`] (eq. 15–16) on
@@ -21,21 +21,21 @@
 //! constraints (§4.4, a grabbed point) are projected inside CG as in
 //! [`super::solver`], their rows built from P (`constraints.rs`).
 //!
-//! The K_J cells carry their own elements ([`AdaptiveBody::with_elements`]):
+//! The `K_J` cells carry their own elements ([`AdaptiveBody::with_elements`]):
 //! isoparametric where the lattice is conformed, and, for a lattice
 //! integrated only where the object is, Gauss points on the coarse cells'
-//! kept sub-cells, split among the K_J cells
-//! ([`super::quadrature::hierarchy_object_elements`]), so K_J holds the
-//! coarse lattice's volume, mass and gravity load to round-off. A K_J cell
+//! kept sub-cells, split among the `K_J` cells
+//! ([`super::quadrature::hierarchy_object_elements`]), so `K_J` holds the
+//! coarse lattice's volume, mass and gravity load to round-off. A `K_J` cell
 //! with no flesh has no distortion (its field is not determined).
 //!
 //! ## Adaptation
 //!
-//! The distortion of a K_J cell is `‖S − I‖_F` at its centre, with
+//! The distortion of a `K_J` cell is `‖S − I‖_F` at its centre, with
 //! `F = I + ∇(P q)` and `S = Rᵀ F` its symmetric polar factor: the strain
 //! with the best-fit rotation removed, so a limb carried by its bone is not
-//! "distorted". A cell of level j (a cell of K_j) takes the largest
-//! distortion of the K_J cells inside it.
+//! "distorted". A cell of level j (a cell of `K_j`) takes the largest
+//! distortion of the `K_J` cells inside it.
 //!
 //! - **Refine.** Where an active level-j function covers a level-j cell
 //!   whose distortion exceeds `refine_threshold[j]`, every admissible
@@ -141,11 +141,11 @@ impl AdaptReport {
 #[derive(Clone, Debug)]
 pub struct AdaptiveBody {
     pub hierarchy: Hierarchy,
-    /// The material of each K_J cell (its coarse cell's).
+    /// The material of each `K_J` cell (its coarse cell's).
     pub fine_materials: Vec<Material>,
-    /// K_J's stiffness, mass and gravity weights.
+    /// `K_J`'s stiffness, mass and gravity weights.
     pub fine_matrices: Assembled,
-    /// The element of each K_J cell.
+    /// The element of each `K_J` cell.
     pub fine_elements: CellElements,
     /// Per DOF: a function redundant on the flesh ([`redundant_functions`]),
     /// held where it is.
@@ -156,17 +156,17 @@ pub struct AdaptiveBody {
     /// construction: they shape the basis.
     pub fixed: Vec<Option<DVec3>>,
     /// Points of the flesh held at displacement targets (§4.4), embedded in
-    /// K_J ([`grab`](Self::grab)).
+    /// `K_J` ([`grab`](Self::grab)).
     pub constraints: Vec<PositionConstraint>,
-    /// Coefficients q_α of the active functions (eq. 4).
+    /// Coefficients `q_α` of the active functions (eq. 4).
     pub q: Vec<DVec3>,
-    /// Velocities q̇_α.
+    /// Velocities `q̇_α`.
     pub v: Vec<DVec3>,
-    /// The K_J vertex of each active function: the coarse vertices first, in
+    /// The `K_J` vertex of each active function: the coarse vertices first, in
     /// K's order (so `q[..K.vertex_count()]` are the coarse vertices'), then
-    /// the details in K_J order.
+    /// the details in `K_J` order.
     active: Vec<usize>,
-    /// The DOF of each K_J vertex's function, or NONE when inactive.
+    /// The DOF of each `K_J` vertex's function, or NONE when inactive.
     dof_of: Vec<u32>,
     prolongation: Prolongation,
     system: Assembled,
@@ -192,7 +192,7 @@ impl AdaptiveBody {
         })
     }
 
-    /// As [`new`](Self::new), with the K_J cells' elements made by
+    /// As [`new`](Self::new), with the `K_J` cells' elements made by
     /// `elements` from the hierarchy (e.g. integrated only where the object
     /// is, [`super::quadrature::hierarchy_object_elements`]). A detail whose
     /// support holds no integrated volume is left out of the basis (it would
@@ -311,7 +311,7 @@ impl AdaptiveBody {
         self.active.len()
     }
 
-    /// The K_J vertex hosting each active function, in DOF order.
+    /// The `K_J` vertex hosting each active function, in DOF order.
     pub fn active_functions(&self) -> &[usize] {
         &self.active
     }
@@ -325,12 +325,12 @@ impl AdaptiveBody {
         n
     }
 
-    /// The displacement at every K_J vertex, `P q`.
+    /// The displacement at every `K_J` vertex, `P q`.
     pub fn field(&self) -> Vec<DVec3> {
         self.prolongation.apply(&self.q)
     }
 
-    /// The velocity at every K_J vertex, `P q̇`.
+    /// The velocity at every `K_J` vertex, `P q̇`.
     pub fn field_velocity(&self) -> Vec<DVec3> {
         self.prolongation.apply(&self.v)
     }
@@ -351,7 +351,7 @@ impl AdaptiveBody {
         self.rebuild(&on)
     }
 
-    /// Every admissible detail active: the basis spans V_J (less S).
+    /// Every admissible detail active: the basis spans `V_J` (less S).
     pub fn refine_all(&mut self) -> AdaptReport {
         self.set_details(|_| true)
     }
@@ -382,7 +382,7 @@ impl AdaptiveBody {
         true
     }
 
-    /// Switches to the detail set `on` (per K_J vertex; level 0 implied):
+    /// Switches to the detail set `on` (per `K_J` vertex; level 0 implied):
     /// kept functions keep q and q̇, new ones start at zero, removed ones
     /// are dropped. Rebuilds P and the active system.
     fn rebuild(&mut self, on: &[bool]) -> AdaptReport {
@@ -487,7 +487,7 @@ impl AdaptiveBody {
         Ok(targets)
     }
 
-    /// `Pᵀ f` for a load on the K_J vertices, checked (zero for none).
+    /// `Pᵀ f` for a load on the `K_J` vertices, checked (zero for none).
     fn restrict_extra(&self, extra: Option<&[DVec3]>) -> Result<Vec<DVec3>, String> {
         match extra {
             None => Ok(vec![DVec3::ZERO; self.dof_count()]),
@@ -500,7 +500,7 @@ impl AdaptiveBody {
         }
     }
 
-    /// Gravity plus `Pᵀ f` for a load on the K_J vertices, checked.
+    /// Gravity plus `Pᵀ f` for a load on the `K_J` vertices, checked.
     fn restrict_load(&self, extra: Option<&[DVec3]>) -> Result<Vec<DVec3>, String> {
         let g = self.settings.gravity;
         let mut f = self.restrict_extra(extra)?;
@@ -512,7 +512,7 @@ impl AdaptiveBody {
 
     /// One step of linearized implicit Euler (eq. 15–16, global linear
     /// model) to the bone transforms `bones`, with an optional extra load on
-    /// the K_J vertices (newtons). Does not adapt: call [`adapt`](Self::adapt).
+    /// the `K_J` vertices (newtons). Does not adapt: call [`adapt`](Self::adapt).
     pub fn step(
         &mut self,
         bones: &[DAffine3],
@@ -619,8 +619,8 @@ impl AdaptiveBody {
         Ok(report)
     }
 
-    /// Energies of the field: kinetic ½ q̇ᵀM_h q̇, elastic ½ qᵀK_h q,
-    /// gravitational −Σ g·q_α ∫ρφ^α. All three are functions of the fine
+    /// Energies of the field: kinetic ½ `q̇ᵀM_h` q̇, elastic ½ `qᵀK_h` q,
+    /// gravitational −Σ `g·q_α` ∫ρφ^α. All three are functions of the fine
     /// field `P q`, so refining leaves them exactly as they were.
     pub fn energy(&self) -> Energy {
         let n = self.dof_count();

@@ -72,7 +72,7 @@ impl Scratch {
 }
 
 /// The regional system matrix `S = c_m M + c_k K` in the bone's frame,
-/// assembled once per (c_m, c_k, mass kind), with its block-Jacobi inverse
+/// assembled once per (`c_m`, `c_k`, mass kind), with its block-Jacobi inverse
 /// and, once per known-row mask, the envelope Cholesky factor of its unknown
 /// block ([`EnvelopeCholesky`], where the lattice is small enough): the
 /// factor makes CG converge in one iteration (a few with constraints).

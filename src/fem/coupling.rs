@@ -147,7 +147,7 @@ impl MuscleCoupling {
     }
 }
 
-/// Deformed position and deformation gradient F = Σ_a (r_a + q_a) ⊗ ∇φ^a
+/// Deformed position and deformation gradient F = `Σ_a` (`r_a` + `q_a`) ⊗ ∇φ^a
 /// at an embedded point.
 pub fn deformation_at(l: &Lattice, e: &Embedding, q: &[DVec3]) -> (DVec3, DMat3) {
     let cell = &l.cells[e.cell];

@@ -119,7 +119,7 @@ pub fn trilinear_gradients(s: DVec3, size: DVec3) -> [DVec3; 8] {
 }
 
 /// The Jacobian `J = ∂x/∂s` of the trilinear map `x(s) = Σ corners_a φ^a(s)`
-/// of a cell at local coordinates `s` (columns ∂x/∂s_x, ∂x/∂s_y, ∂x/∂s_z).
+/// of a cell at local coordinates `s` (columns ∂`x/∂s_x`, ∂`x/∂s_y`, ∂`x/∂s_z`).
 /// For a box it is `diag(size)`.
 pub fn cell_jacobian(corners: &[DVec3; 8], s: DVec3) -> DMat3 {
     let g = trilinear_gradients(s, DVec3::ONE);
@@ -177,7 +177,7 @@ pub struct HexElement {
     pub size: DVec3,
     /// ∫ ∂_iφ^a ∂_jφ^b: multiplies λ.
     pub k_lambda: Vec<DMat3>,
-    /// ∫ δ_ij ∇φ^a·∇φ^b + ∂_jφ^a ∂_iφ^b: multiplies μ.
+    /// ∫ `δ_ij` ∇φ^a·∇φ^b + ∂_jφ^a ∂_iφ^b: multiplies μ.
     pub k_mu: Vec<DMat3>,
     /// Consistent mass ∫ φ^a φ^b (scalar, times I₃), unit density.
     pub mass: [[f64; 8]; 8],
@@ -438,8 +438,8 @@ mod tests {
         }
     }
 
-    /// A uniform stretch ε_xx = e: the nodal forces on the +x face sum to the
-    /// traction σ_xx × area with σ_xx = (λ + 2μ) e (laterally constrained
+    /// A uniform stretch `ε_xx` = e: the nodal forces on the +x face sum to the
+    /// traction `σ_xx` × area with `σ_xx` = (λ + 2μ) e (laterally constrained
     /// strain state, u = (e x, 0, 0)).
     #[test]
     fn uniaxial_strain_gives_the_analytic_traction() {

@@ -12,7 +12,7 @@
 //!
 //! The simulation underneath is a [`FleshBody`]: the control lattice, or
 //! with adaptive detail (§4.7) its hierarchy. Everything here reads its
-//! displacement field on the field lattice (K or K_J).
+//! displacement field on the field lattice (K or `K_J`).
 
 use super::coupling::{MuscleCoupling, deformation_at};
 use super::element::CellElements;
@@ -348,7 +348,7 @@ impl FleshSim {
             .offsets(self.body.lattice(), character, posture, q)
     }
 
-    /// Deformed position and deformation gradient F = Σ_a (r_a + q_a) ⊗ ∇φ^a
+    /// Deformed position and deformation gradient F = `Σ_a` (`r_a` + `q_a`) ⊗ ∇φ^a
     /// at an embedded point.
     pub fn deformation_at(&self, e: &Embedding, q: &[DVec3]) -> (DVec3, DMat3) {
         deformation_at(self.body.lattice(), e, q)

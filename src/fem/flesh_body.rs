@@ -3,7 +3,7 @@
 //! lattice's hierarchy ([`AdaptiveBody`], Capell §4.7).
 //!
 //! Both are read the same way, as a displacement field on the *field
-//! lattice*: the control lattice K for the first, its finest subdivision K_J
+//! lattice*: the control lattice K for the first, its finest subdivision `K_J`
 //! for the second (`P q`, exact for every active function). So the flesh's
 //! muscles, embedded mesh, grabs and history ([`super::flesh::FleshSim`])
 //! never ask which one runs.
@@ -188,7 +188,7 @@ impl FleshBody {
         Ok((Self::Adaptive(Box::new(body)), weights))
     }
 
-    /// The lattice the displacement field lives on: K, or K_J.
+    /// The lattice the displacement field lives on: K, or `K_J`.
     pub fn lattice(&self) -> &Lattice {
         match self {
             Self::Lattice(b) => &b.lattice,
@@ -383,7 +383,7 @@ impl FleshBody {
     }
 
     /// The edges to draw: the control lattice's, and for the adaptive body
-    /// those of the K_J cells with an active detail at a corner, so the
+    /// those of the `K_J` cells with an active detail at a corner, so the
     /// animator sees where detail is (indices into the field lattice).
     pub fn wire_edges(&self) -> Vec<[u32; 2]> {
         let control = self.control_vertices();

@@ -128,7 +128,7 @@ impl GpuFemBody {
         self.body.vertex_count()
     }
 
-    /// Deformed vertex positions r_a + q_a.
+    /// Deformed vertex positions `r_a` + `q_a`.
     pub fn positions(&self) -> Vec<DVec3> {
         self.body.positions()
     }
@@ -180,7 +180,10 @@ impl GpuFemBody {
     /// Solves region `ri`'s `A x = b` with `x` holding the known entries
     /// (and the start of the unknown ones) on input, like the CPU's
     /// `projected_pcg`; returns the report and leaves the solution in `x`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one solve's right-hand side, constraints and tolerances, as the CPU solver takes them"
+    )]
     fn solve(
         &mut self,
         ri: usize,
@@ -285,7 +288,10 @@ impl GpuFemBody {
     /// f64 and the correction solved on the GPU, `static_refinement` times
     /// or until the f64 relative residual meets the tolerance. The report's
     /// residual is the f64 one, relative to the start's.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one solve's right-hand side, constraints and tolerances, as the CPU solver takes them"
+    )]
     fn solve_refined(
         &mut self,
         ri: usize,

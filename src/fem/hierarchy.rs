@@ -1,18 +1,18 @@
 //! The hierarchical basis of Capell §3.1 and appendix A.1 on a regular
-//! lattice: lazy wavelets over the nested spaces V₀ ⊂ V₁ ⊂ … ⊂ V_J of
-//! piecewise trilinear functions on the subdivided complexes K_j.
+//! lattice: lazy wavelets over the nested spaces V₀ ⊂ V₁ ⊂ … ⊂ `V_J` of
+//! piecewise trilinear functions on the subdivided complexes `K_j`.
 //!
-//! Every vertex of the finest complex K_J hosts exactly one function of the
+//! Every vertex of the finest complex `K_J` hosts exactly one function of the
 //! basis B: a vertex of K itself carries its level-0 hat φ^a ∈ V₀, and a
-//! vertex that first appears in K_j (j ≥ 1) carries the level-j hat, the
-//! function of V_j that is one there and zero at every other vertex of K_j
-//! (a detail function). Functions are therefore named by their K_J vertex.
+//! vertex that first appears in `K_j` (j ≥ 1) carries the level-j hat, the
+//! function of `V_j` that is one there and zero at every other vertex of `K_j`
+//! (a detail function). Functions are therefore named by their `K_J` vertex.
 //!
 //! A detail function joins B only if it vanishes on the skeleton ("include
 //! φ^a if ... its restriction to S is zero"). Here S is the bone segments
 //! and the pinned set: the closed faces, edges and cells of K all of whose
 //! corners are bound to a bone or clamped (the lattice's "three-dimensional
-//! bones", §4.3). A detail's support is the open box of half-width h_j around
+//! bones", §4.3). A detail's support is the open box of half-width `h_j` around
 //! its vertex; on the grid it meets a closed grid-aligned face exactly when
 //! the vertex lies on that face, so the rule is "not on the pinned set, and
 //! no bone segment through the support". Pinned coarse vertices are then the
@@ -22,17 +22,17 @@
 //! A conformed lattice ([`super::snap`]: bones moved onto chains of edges,
 //! cells no longer boxes) is subdivided through each cell's trilinear map
 //! ([`Lattice::subdivide`]), and its skeleton is the chains themselves:
-//! a detail is admissible when no pinned K_J vertex lies in its open
+//! a detail is admissible when no pinned `K_J` vertex lies in its open
 //! support (parametric, so it follows the distorted cells). A bone vertex
 //! that could not be conformed (bound by distance) still pins its own
-//! support, but a bone leaving its chain's edges by more than a K_J cell
+//! support, but a bone leaving its chain's edges by more than a `K_J` cell
 //! is not seen.
 //!
-//! The simulation lives on K_J: the active functions, evaluated at the K_J
-//! vertices, form a sparse prolongation P (K_J vertex × active function), the
+//! The simulation lives on `K_J`: the active functions, evaluated at the `K_J`
+//! vertices, form a sparse prolongation P (`K_J` vertex × active function), the
 //! fine displacement is `P q`, and the active system is the Galerkin
 //! restriction `Pᵀ K_J P` ([`galerkin`]). With every detail active, B spans
-//! V_J (less the functions pinned by S), the plain FEM space of K_J.
+//! `V_J` (less the functions pinned by S), the plain FEM space of `K_J`.
 
 use super::lattice::Lattice;
 use super::sparse::{Assembled, BlockCsr, ScalarOnPattern};
@@ -44,7 +44,7 @@ const NONE: u32 = u32::MAX;
 /// axis is already 4096 fine cells per coarse one.
 pub const MAX_LEVELS: u32 = 4;
 
-/// The basis: the coarse lattice K, its subdivision K_J, and which K_J
+/// The basis: the coarse lattice K, its subdivision `K_J`, and which `K_J`
 /// vertices host an admissible function.
 #[derive(Clone, Debug)]
 pub struct Hierarchy {
@@ -52,21 +52,21 @@ pub struct Hierarchy {
     pub levels: u32,
     /// The control lattice K (bones bound to its vertices).
     pub coarse: Lattice,
-    /// K_J, the integration lattice.
+    /// `K_J`, the integration lattice.
     pub fine: Lattice,
-    /// The level at which each K_J vertex first appears (0: a vertex of K).
+    /// The level at which each `K_J` vertex first appears (0: a vertex of K).
     pub level_of: Vec<u8>,
-    /// Whether each K_J vertex lies on the pinned set (there the field is
+    /// Whether each `K_J` vertex lies on the pinned set (there the field is
     /// the level-0 interpolation of the pinned coarse vertices).
     pub pinned: Vec<bool>,
-    /// Whether the function of each K_J vertex belongs to B: every level-0
+    /// Whether the function of each `K_J` vertex belongs to B: every level-0
     /// function, and the details that vanish on S.
     pub admissible: Vec<bool>,
-    /// The K vertex of each level-0 K_J vertex.
+    /// The K vertex of each level-0 `K_J` vertex.
     pub coarse_vertex: Vec<Option<usize>>,
-    /// The K_J vertex of each K vertex.
+    /// The `K_J` vertex of each K vertex.
     pub fine_of_coarse: Vec<usize>,
-    /// Dense grid of K_J vertex indices (NONE where absent).
+    /// Dense grid of `K_J` vertex indices (NONE where absent).
     vertex_at: Vec<u32>,
 }
 
@@ -197,7 +197,7 @@ impl Hierarchy {
     }
 
     /// Leaves out of B every detail whose support holds no integrated
-    /// volume (`volume` per K_J cell): under integration only where the
+    /// volume (`volume` per `K_J` cell): under integration only where the
     /// object is, a detail outside the object has no mass and no stiffness.
     pub fn exclude_empty_details(&mut self, volume: &[f64]) {
         for a in 0..self.fine.vertex_count() {
@@ -225,7 +225,7 @@ impl Hierarchy {
         }
     }
 
-    /// The K_J vertex at fine grid coordinates, if any.
+    /// The `K_J` vertex at fine grid coordinates, if any.
     pub fn vertex_at(&self, c: [i64; 3]) -> Option<usize> {
         let vd = self.fine.dims.map(|d| d as i64 + 1);
         if (0..3).any(|i| c[i] < 0 || c[i] >= vd[i]) {
@@ -235,12 +235,12 @@ impl Hierarchy {
         (v != NONE).then_some(v as usize)
     }
 
-    /// Half-width of a level-j function's support, in K_J cells: 2^(J − j).
+    /// Half-width of a level-j function's support, in `K_J` cells: 2^(J − j).
     pub fn spacing(&self, level: u32) -> usize {
         1 << (self.levels - level)
     }
 
-    /// The function hosted by K_J vertex `a`, evaluated at the K_J vertices
+    /// The function hosted by `K_J` vertex `a`, evaluated at the `K_J` vertices
     /// of its support: (vertex, φ^a there), the product of hats
     /// `Π (1 − |Δ|/s)` (A.1).
     pub fn function_values(&self, a: usize) -> Vec<(usize, f64)> {
@@ -260,7 +260,7 @@ impl Hierarchy {
         out
     }
 
-    /// The prolongation of the active functions (K_J vertex indices, in the
+    /// The prolongation of the active functions (`K_J` vertex indices, in the
     /// order of the DOFs).
     pub fn prolongation(&self, active: &[usize]) -> Prolongation {
         let mut rows = vec![Vec::new(); self.fine.vertex_count()];
@@ -279,7 +279,7 @@ impl Hierarchy {
     }
 }
 
-/// P as both its rows (K_J vertex → (DOF, φ)) and columns (DOF → (K_J
+/// P as both its rows (`K_J` vertex → (DOF, φ)) and columns (DOF → (`K_J`
 /// vertex, φ)).
 #[derive(Clone, Debug, Default)]
 pub struct Prolongation {
@@ -305,9 +305,9 @@ impl Prolongation {
     }
 }
 
-/// The Galerkin restriction of the K_J matrices to the active space:
+/// The Galerkin restriction of the `K_J` matrices to the active space:
 /// stiffness `Pᵀ K_J P`, mass `Pᵀ diag(m_J) P` (the kinetic energy of the
-/// fine field with K_J's lumped mass, stored as the consistent mass), its
+/// fine field with `K_J`'s lumped mass, stored as the consistent mass), its
 /// row sums as the lumped mass, and gravity weights `Pᵀ (∫ρφ)`.
 pub fn galerkin(fine: &Assembled, p: &Prolongation) -> Assembled {
     let n = p.cols.len();

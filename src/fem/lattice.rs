@@ -69,7 +69,7 @@ pub fn skeleton_bones(character: &Character) -> Vec<Bone> {
         .collect()
 }
 
-/// The rigid transform T_i of every bone from its rest placement to the
+/// The rigid transform `T_i` of every bone from its rest placement to the
 /// posture: `W_joint(posture) · W_joint(rest)⁻¹` (Capell §4.5, eq. 24).
 pub fn bone_transforms(character: &Character, bones: &[Bone], posture: &Posture) -> Vec<DAffine3> {
     let rest = forward_kinematics(&character.skeleton, &character.skeleton.rest_posture());
@@ -157,7 +157,7 @@ pub struct Lattice {
     pub cells: Vec<[usize; 8]>,
     /// Grid coordinates of each active cell.
     pub cell_coords: Vec<[usize; 3]>,
-    /// Rest positions r_a of the vertices.
+    /// Rest positions `r_a` of the vertices.
     pub rest: Vec<DVec3>,
     /// Grid coordinates of each vertex.
     pub vertex_coords: Vec<[usize; 3]>,
@@ -395,7 +395,7 @@ impl Lattice {
         self.binding = BoneBinding::Radius;
     }
 
-    /// The complex K_J of `levels` hexahedral subdivisions (Capell §3.1,
+    /// The complex `K_J` of `levels` hexahedral subdivisions (Capell §3.1,
     /// A.1): every active cell split into 2^J cells per axis over the same
     /// region, vertex and cell numbering as [`from_cells`](Self::from_cells)
     /// gives on the finer grid. The bones are kept, bound to no vertex (the

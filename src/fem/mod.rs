@@ -47,9 +47,9 @@
 //! isoparametrically and embedded in by inverting their trilinear maps.
 //!
 //! The hierarchical basis of §3.1 and A.1 (lazy wavelets over the
-//! subdivided lattices K_j, details that vanish on the skeleton) is
+//! subdivided lattices `K_j`, details that vanish on the skeleton) is
 //! [`hierarchy`]; [`adapt::AdaptiveBody`] simulates on its active functions
-//! (Galerkin-restricted K_J matrices) and refines and
+//! (Galerkin-restricted `K_J` matrices) and refines and
 //! coarsens with hysteresis by the rotation-free strain (§4.7).
 //!
 //! The adaptive body holds grabbed points (§4.4, rows built from P),

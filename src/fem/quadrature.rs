@@ -287,17 +287,17 @@ fn classify_cell(
     }
 }
 
-/// The elements of the cells of a hierarchy's K_J ([`Hierarchy`]) for the
+/// The elements of the cells of a hierarchy's `K_J` ([`Hierarchy`]) for the
 /// object `inside`: each coarse cell's sub-cells are classified exactly as
 /// [`object_elements`] does at `levels` (so the integration domain U is the
-/// coarse one's), and each K_J cell gets 2×2×2 Gauss points on the kept
+/// coarse one's), and each `K_J` cell gets 2×2×2 Gauss points on the kept
 /// sub-cells inside it, made isoparametric where the cell is conformed
 /// ([`conform_elements`]). Those are exact for degree ≤ 3 per axis: the
 /// volume, gravity load and lumped mass (∫ φ det J) over U are the coarse
 /// rules' to round-off, and the linear box-cell integrals are exact. (Not
 /// the moment-fitted rule: its negative weights on a conformed cell's
-/// rational stiffness integrand can make K_J indefinite.)
-/// With fewer quadrature levels than hierarchy levels, a K_J cell is full
+/// rational stiffness integrand can make `K_J` indefinite.)
+/// With fewer quadrature levels than hierarchy levels, a `K_J` cell is full
 /// or empty as the sub-cell holding it is.
 pub fn hierarchy_object_elements(
     h: &Hierarchy,

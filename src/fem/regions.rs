@@ -7,7 +7,7 @@
 //! one".
 //!
 //! Weights are computed automatically from the skeleton (Capell lets the user
-//! set them by hand; §4.5 asks for automation): with d_i the distance from a
+//! set them by hand; §4.5 asks for automation): with `d_i` the distance from a
 //! vertex to bone i and d* the distance to the nearest bone,
 //! `w_i = s((d_i − d*) / width)`, `s(t) = (1 − t²)³` for t < 1 and 0 beyond,
 //! normalised to sum to one. The nearest bone always has w = 1 before
@@ -37,7 +37,7 @@ pub struct Region {
     pub bone: Option<usize>,
     /// Global index of each local vertex (Capell's selection matrix Q^i).
     pub vertices: Vec<usize>,
-    /// Local index of each global vertex, or NOT_IN_REGION.
+    /// Local index of each global vertex, or `NOT_IN_REGION`.
     pub local_of: Vec<u32>,
     /// Global indices of the region's cells.
     pub cells: Vec<usize>,
@@ -154,7 +154,7 @@ pub fn falloff(t: f64) -> f64 {
     }
 }
 
-/// Partition-of-unity weights W^i_a, `[bone][vertex]`, from distances to the
+/// Partition-of-unity weights `W^i_a`, `[bone][vertex]`, from distances to the
 /// bones (module docs). `width` is the blending width in metres.
 pub fn bone_weights(lattice: &Lattice, width: f64) -> Vec<Vec<f64>> {
     let nb = lattice.bones.len();
@@ -237,7 +237,7 @@ pub fn regions_with_weights(
         .collect()
 }
 
-/// Checks the partition of unity: Σ_i W^i_a = 1 at every vertex.
+/// Checks the partition of unity: `Σ_i` `W^i_a` = 1 at every vertex.
 pub fn partition_error(lattice: &Lattice, regions: &[Region]) -> f64 {
     let mut sum = vec![0.0; lattice.vertex_count()];
     for r in regions {
@@ -274,7 +274,7 @@ pub struct Twist {
     pub radius: f64,
 }
 
-/// Samples per cell axis for the Ω_β integral: the region boundary (a
+/// Samples per cell axis for the `Ω_β` integral: the region boundary (a
 /// cylinder) cuts cells, so the integrand is not polynomial; midpoint
 /// sampling on 4³ sub-cells resolves it to a few per cent.
 const TWIST_SAMPLES: usize = 4;

@@ -25,7 +25,7 @@
 //!   in the start vector and masked out of every residual and search
 //!   direction. After the step the bone vertices are set to their targets
 //!   exactly.
-//! - **Position constraints (§4.4, eq. 19–21).** A point x_c held at a
+//! - **Position constraints (§4.4, eq. 19–21).** A point `x_c` held at a
 //!   displacement target: `Σ_a φ^a(x_c) Δv_a = a_c`. The columns c of C are
 //!   orthonormalised (Gram–Schmidt: the QR of §4.4), Δv starts on the
 //!   constraint set, and every residual and preconditioned residual is
@@ -99,7 +99,7 @@ impl Default for FemSettings {
 }
 
 impl FemSettings {
-    /// The coefficients (c_m, c_k) of the implicit Euler system (eq. 16):
+    /// The coefficients (`c_m`, `c_k`) of the implicit Euler system (eq. 16):
     /// `(1 + hα) M + (hβ + h²) K`.
     pub(crate) fn implicit_euler_coefficients(&self) -> (f64, f64) {
         let h = self.time_step;
@@ -138,7 +138,7 @@ pub(crate) fn advance_state(
 #[derive(Clone, Copy, Debug)]
 pub struct PositionConstraint {
     pub embedding: Embedding,
-    /// Target displacement d_c of the point (position − rest position).
+    /// Target displacement `d_c` of the point (position − rest position).
     pub target: DVec3,
 }
 
@@ -173,9 +173,9 @@ pub struct FemBody {
     pub global: Assembled,
     pub regions: Vec<Region>,
     pub settings: FemSettings,
-    /// Displacements q_a of the vertices (eq. 4).
+    /// Displacements `q_a` of the vertices (eq. 4).
     pub q: Vec<DVec3>,
-    /// Velocities q̇_a.
+    /// Velocities `q̇_a`.
     pub v: Vec<DVec3>,
     /// Vertices held at a fixed displacement (clamps), besides bone vertices.
     pub fixed: Vec<Option<DVec3>>,
@@ -267,7 +267,7 @@ impl FemBody {
         self.lattice.vertex_count()
     }
 
-    /// Deformed vertex positions r_a + q_a.
+    /// Deformed vertex positions `r_a` + `q_a`.
     pub fn positions(&self) -> Vec<DVec3> {
         self.lattice
             .rest
@@ -563,7 +563,7 @@ impl FemBody {
 
     /// Total energy of the global linear model: kinetic ½ vᵀMv, elastic
     /// ½ qᵀKq (the rest stiffness, without the twist penalty) and
-    /// gravitational −Σ m_a g·q_a. Implicit Euler on this model never
+    /// gravitational −Σ `m_a` `g·q_a`. Implicit Euler on this model never
     /// increases it (`tests/it/fem_physics.rs`).
     pub fn energy(&self) -> Energy {
         let n = self.vertex_count();
@@ -577,7 +577,7 @@ impl FemBody {
             MassKind::Consistent => {
                 self.global
                     .consistent_mass
-                    .mul(&self.global.stiffness, &self.v, &mut mv)
+                    .mul(&self.global.stiffness, &self.v, &mut mv);
             }
         }
         let mut kq = vec![DVec3::ZERO; n];

@@ -1,5 +1,5 @@
 //! Sparse global matrices of the lattice: 3×3 block CSR, one block row per
-//! lattice vertex (a basis function φ^a carries the 3-vector q_a), and the
+//! lattice vertex (a basis function φ^a carries the 3-vector `q_a`), and the
 //! assembly of the cell integrals into the stiffness K, the consistent and
 //! lumped mass M and the gravity load (Capell eq. 8, 14).
 //!
@@ -14,7 +14,7 @@ use rayon::prelude::*;
 /// Which mass matrix the dynamics use (both are assembled here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MassKind {
-    /// Row-sum lumped (diagonal) mass m_a = ∫ρφ^a. The default: it keeps the
+    /// Row-sum lumped (diagonal) mass `m_a` = ∫ρφ^a. The default: it keeps the
     /// system matrix's diagonal dominant for the Jacobi preconditioner, makes
     /// kinetic energy a per-vertex sum, and with trilinear hexes (too stiff
     /// in bending) its lower frequencies partly offset the stiffness error.
@@ -116,7 +116,7 @@ pub struct Assembled {
     pub stiffness: BlockCsr,
     /// Consistent mass M^{ab} = ∫ρ φ^a φ^b on the stiffness pattern.
     pub consistent_mass: ScalarOnPattern,
-    /// Lumped (row-sum) mass m_a = ∫ρ φ^a.
+    /// Lumped (row-sum) mass `m_a` = ∫ρ φ^a.
     pub lumped_mass: Vec<f64>,
     /// ∫ρ φ^a: the gravity load is this times g (eq. 14).
     pub gravity_weight: Vec<f64>,

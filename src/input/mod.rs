@@ -1,5 +1,5 @@
 //! Device-agnostic input (LEMAN §5.1): each frame, the pose of the tool tip
-//! held in each hand, the trigger and the buttons. Front ends (OpenXR, a desk
+//! held in each hand, the trigger and the buttons. Front ends (`OpenXR`, a desk
 //! set-up with a 3D mouse) produce [`InputFrame`]s; the tools consume only
 //! these, so a recorded [`InputScript`] replays a modelling session exactly
 //! and the tests drive the tools without any device.
@@ -30,7 +30,7 @@ pub mod buttons {
 pub const TRIGGER_PRESSED: f32 = 0.5;
 
 /// The tool tip of one hand. The wand points along the tip frame's −z axis
-/// (the OpenXR "aim" convention), so the "twist" a tool reads is the rotation
+/// (the `OpenXR` "aim" convention), so the "twist" a tool reads is the rotation
 /// about `orientation * −Z`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

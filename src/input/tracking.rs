@@ -1,6 +1,6 @@
 //! Where poses come from: one tracking sample ([`TrackedPose`]) of the head
 //! and hands, which parts of it were measured, and the [`Tracker`] a front
-//! end reads them from (OpenXR, the desk's mouse, a script, a test).
+//! end reads them from (`OpenXR`, the desk's mouse, a script, a test).
 
 use super::InputFrame;
 use glam::{Quat, Vec3};
@@ -42,7 +42,7 @@ impl TrackedParts {
     };
 }
 
-/// Where poses come from: OpenXR, a desk tracker, a script, a test.
+/// Where poses come from: `OpenXR`, a desk tracker, a script, a test.
 pub trait Tracker {
     /// The newest pose. Called twice per frame: keep it cheap.
     fn sample(&mut self) -> TrackedPose;

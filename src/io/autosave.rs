@@ -40,7 +40,7 @@
 //! # Change detection
 //!
 //! The autosaver hashes the serialized character (compact RON streamed into a
-//! 64-bit SipHash, no text kept) and saves only when the hash differs from the
+//! 64-bit `SipHash`, no text kept) and saves only when the hash differs from the
 //! last autosave's. Nothing depends on the caller remembering to mark the
 //! character dirty, and undoing back to the saved state counts as unchanged.
 //! The hash is computed only once the interval has passed, so calling

@@ -50,7 +50,7 @@ pub const CHARACTER_FORMAT: &str = "plasticine-character";
 /// The version this build writes, and the newest it reads.
 ///
 /// Version 2: the same fields, new meanings. Skin densities (mass,
-/// damping, band k_s and k_d) are per unit of the skin's rest area instead of
+/// damping, band `k_s` and `k_d`) are per unit of the skin's rest area instead of
 /// its u-area; `stretch` is the modulus of the stretch (Biot) membrane and
 /// `bend` the rigidity of the angle bending (see `skin::elastic`); rest
 /// curvatures are normal curvatures in 1/m, convex positive.

@@ -825,8 +825,8 @@ mod tests {
         assert_ne!(p.angles[2], Vec3::ZERO);
     }
 
-    /// pelvis ─ spine ─ chest ┬ l_shoulder ─ l_elbow ─ l_hand
-    ///    │                   └ r_shoulder ─ r_elbow ─ r_hand
+    /// pelvis ─ spine ─ chest ┬ `l_shoulder` ─ `l_elbow` ─ `l_hand`
+    ///    │                   └ `r_shoulder` ─ `r_elbow` ─ `r_hand`
     ///    └ hip ─ knee
     fn tree() -> Skeleton {
         let f = [dof(-2.0, 2.0); 3];

@@ -325,7 +325,7 @@ impl GeometryBuilder {
                 MuscleStyle::Translucent => {
                     let mut c = MUSCLE_COLOR;
                     c[3] = 0.45;
-                    g.translucent.push_mesh(mesh, &m.to_world, c)
+                    g.translucent.push_mesh(mesh, &m.to_world, c);
                 }
                 MuscleStyle::Hidden => {}
             }
@@ -629,7 +629,7 @@ fn push_flesh(
             _ => {
                 let mut c = MUSCLE_COLOR;
                 c[3] = 0.45;
-                g.translucent.push_mesh(&tri, &Affine3A::IDENTITY, c)
+                g.translucent.push_mesh(&tri, &Affine3A::IDENTITY, c);
             }
         }
     }

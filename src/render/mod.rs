@@ -56,7 +56,10 @@ impl SceneRenderer {
     }
 
     /// Builds, uploads and draws one stereo frame of `snapshot`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one frame's scene, eyes, overlay and target, as the renderer takes them"
+    )]
     pub fn draw(
         &mut self,
         snapshot: &SceneSnapshot,
@@ -80,7 +83,10 @@ impl SceneRenderer {
     }
 
     /// As [`draw`](Self::draw), with the skeleton and muscles at `posture`.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one frame's scene, eyes, overlay and target, as the renderer takes them"
+    )]
     pub fn draw_posed(
         &mut self,
         snapshot: &SceneSnapshot,

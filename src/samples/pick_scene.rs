@@ -28,7 +28,7 @@ pub fn demo_scene(m: usize, n: usize, muscles: usize) -> Result<Character, SimEr
     Ok(c)
 }
 
-/// SplitMix64: reproducible probes without a random-number dependency.
+/// `SplitMix64`: reproducible probes without a random-number dependency.
 #[derive(Clone, Debug)]
 struct Rng(u64);
 

@@ -343,7 +343,7 @@ impl MuscleShape {
     /// Half-extents of a box about the local origin that contains the shape,
     /// where one is known tighter than the bounding sphere: every superellipsoid
     /// lies in |x| ≤ a1, |y| ≤ a2, |z| ≤ a3 whatever its exponents (each term
-    /// of F bounds one |u_i|). `None` for deformed shapes.
+    /// of F bounds one |`u_i`|). `None` for deformed shapes.
     pub fn bounding_box(&self) -> Option<Vec3> {
         if !self.deformation.is_identity() {
             return None;
@@ -361,7 +361,7 @@ impl MuscleShape {
     }
 
     /// First crossing of the ray `origin + t dir` (dir unit) into the shape,
-    /// t in [0, max_t]; `Some(0)` when the origin is already inside.
+    /// t in [0, `max_t`]; `Some(0)` when the origin is already inside.
     ///
     /// The ray is clipped to the bounding sphere, then marched with steps of
     /// 0.9·g (sphere tracing, safe because g underestimates the distance)

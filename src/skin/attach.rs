@@ -67,7 +67,10 @@ const WRAP_MAX_TIME: f64 = 6.0;
 /// uniform tension 1/shrink (a taut membrane). Any other rest state leaves
 /// the skin slack somewhere (a flat muscle's girth is less than its bounding
 /// circle's), and slack skin crumples.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "a wrap is asked for by its joints, resolution and material, as the skin tool takes them"
+)]
 pub fn wrap_skin(
     character: &Character,
     posture: &Posture,
@@ -121,7 +124,10 @@ pub fn rest_in_place(skin: &mut Skin, shrink: f32) {
 /// [`wrap_skin`]), rest lengths [`WRAP_SHRINK`] of its own, with its rows
 /// graded towards the poles and its columns at equal angles, or where
 /// `layout` puts them; and its rows' meridian parameters.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "a wrap is asked for by its joints, resolution and material, as the skin tool takes them"
+)]
 fn start_skin(
     character: &Character,
     posture: &Posture,
@@ -253,7 +259,7 @@ fn start_skin(
 }
 
 /// How much the rows gather towards the poles: row spacing along the
-/// meridian ∝ ρ + POLE_GRADING·R. 0 would make every cell square (a Mercator
+/// meridian ∝ ρ + `POLE_GRADING·R`. 0 would make every cell square (a Mercator
 /// grid, which spends most rows on the poles); ∞ spaces rows evenly along
 /// the meridian, which leaves thin wedge cells at the rings (10:1 at 64×64),
 /// the stiffest and most easily crumpled cells of the skin.

@@ -88,9 +88,12 @@ pub struct Constraints {
 impl Constraints {
     /// Measures (`apply = false`) or enforces (`apply = true`) the fat layer
     /// at the state (r, v). `body` is the inner layers at this time and
-    /// `later` the same a short VELOCITY_DT after (for the muscles' surface
+    /// `later` the same a short `VELOCITY_DT` after (for the muscles' surface
     /// velocity).
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the state, the layers at two times and the response, as the stepper holds them"
+    )]
     pub fn resolve(
         &mut self,
         grid: &Grid,

@@ -20,7 +20,7 @@
 //! measured in stretch (Biot strain) instead:
 //!
 //! λ1 = |a|/ℓ1, λ2 = |b|/ℓ2, σ = cos φ − cos φ⁰,
-//! E_m = a [½η11 (λ1 − 1)² + ½η22 (λ2 − 1)² + η12 σ²]
+//! `E_m` = a [½η11 (λ1 − 1)² + ½η22 (λ2 − 1)² + η12 σ²]
 //!
 //! with a = D1⁺r, b = D2⁺r the forward edges, ℓα = hα√G⁰αα their rest
 //! lengths, φ the angle between the grid lines (cos φ = â·b̂) and
@@ -28,8 +28,8 @@
 //! so a prestretched skin is not stiffer in shear than in stretch. Along an
 //! edge the stiffness is η/ℓ² at any length: compression is resisted as much
 //! as tension, and a collapsing edge meets a finite, growing restoring force.
-//! η is a 2D modulus (N/m): for small strains E_m is the old energy per unit
-//! u-area with η_old = η √det G⁰ / (4 G⁰²).
+//! η is a 2D modulus (N/m): for small strains `E_m` is the old energy per unit
+//! u-area with `η_old` = η √det G⁰ / (4 G⁰²).
 //!
 //! # Bending: angles, which collapsing cannot lower
 //!
@@ -50,7 +50,7 @@
 //! θ/ℓα and τ/√(ℓ1ℓ2) (ℓ the rest edge lengths) are the turning of the
 //! normal per metre, so with rest curvatures κ⁰ = (κ⁰11, κ⁰12, κ⁰22) in 1/m
 //!
-//! E_b = ξ (ℓ2/ℓ1) c(θ_a − κ⁰11 ℓ1) + ξ (ℓ1/ℓ2) c(θ_u − κ⁰22 ℓ2) + ξ (τ − κ⁰12 √(ℓ1ℓ2))²
+//! `E_b = ξ (ℓ2/ℓ1) c(θ_a − κ⁰11 ℓ1) + ξ (ℓ1/ℓ2) c(θ_u − κ⁰22 ℓ2) + ξ (τ − κ⁰12 √(ℓ1ℓ2))²`
 //!
 //! per point, with c(x) = 1 − cos x = x²/2 + O(x⁴): smooth through a fold,
 //! where the signed angle wraps from π to −π (a quadratic in the angle would
@@ -205,10 +205,10 @@ pub fn rest_metric_of(g: &Grid, r: &[Vec3]) -> Vec<[f32; 3]> {
 }
 
 /// The bending measures at point (i, j), in f64 (for energies and rest
-/// states, not the force loop): around-hinge angle θ_a and quad twist τ
-/// (where [`Grid::bends`]), up-hinge angle θ_u (where
+/// states, not the force loop): around-hinge angle `θ_a` and quad twist τ
+/// (where [`Grid::bends`]), up-hinge angle `θ_u` (where
 /// [`Grid::has_up_hinge`]), zero elsewhere. Convex is positive for a grid running counter-clockwise
-/// about its bottom→top axis. Returns [θ_a, τ, θ_u].
+/// about its bottom→top axis. Returns [`θ_a`, τ, `θ_u`].
 pub fn bending_at(g: &Grid, r: &[Vec3], i: usize, j: usize) -> [f64; 3] {
     let mut out = [0.0; 3];
     if !g.bends(j) {
@@ -304,10 +304,10 @@ struct PointMaterial {
     kb_a: f32,
     kb_u: f32,
     kb_t: f32,
-    /// Rest θ_a, θ_u, τ.
+    /// Rest `θ_a`, `θ_u`, τ.
     theta_a: f32,
     theta_u: f32,
-    /// (cos, sin) of θ⁰_a and θ⁰_u: the hinge force needs no trigonometry.
+    /// (cos, sin) of `θ⁰_a` and `θ⁰_u`: the hinge force needs no trigonometry.
     rest_a: (f32, f32),
     rest_u: (f32, f32),
     tau: f32,
@@ -342,7 +342,7 @@ fn fade(x: f32) -> (f32, f32) {
 /// ring through a single row of membrane, buckles there when the limb swings
 /// (measured: the penguin's flipper tip). Bending therefore tapers out over
 /// the rows whose around edge is under [`POLE_TAPER`] of the skin's median,
-/// as s(x) = 3x² − 2x³ of x = ℓ1/(POLE_TAPER·median). The pole caps are a
+/// as s(x) = 3x² − 2x³ of x = `ℓ1/(POLE_TAPER·median)`. The pole caps are a
 /// small share of the skin and the membrane keeps them taut.
 pub const POLE_TAPER: f32 = 0.5;
 
@@ -469,7 +469,7 @@ struct QuadTerms {
     fade_x: f32,
     fade: f32,
     dfade: f32,
-    /// ∂E_twist/∂n, ∂E_twist/∂x (through the fade), and the twist's direct
+    /// ∂`E_twist/∂n`, ∂`E_twist/∂x` (through the fade), and the twist's direct
     /// corner term (∂E/∂w)·n/s.
     g_twist: Vec3,
     c_twist: f32,

@@ -108,7 +108,7 @@ pub enum SimError {
     Flesh(#[from] crate::fem::FleshError),
 }
 
-/// A skin's highest frequency ω_max (rad/s) when it was measured, and its
+/// A skin's highest frequency `ω_max` (rad/s) when it was measured, and its
 /// smallest edge stretch then: the stability limit scales with the stretch
 /// (see `stepper.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

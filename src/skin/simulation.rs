@@ -75,7 +75,7 @@ pub struct Simulation {
     /// The FEM flesh of an FEM character: stepped to each target
     /// before the skins, whose muscles ride on it.
     flesh: Option<FleshSim>,
-    /// Each skin's highest frequency ω_max (rad/s) at its creation, for the
+    /// Each skin's highest frequency `ω_max` (rad/s) at its creation, for the
     /// explicit integrators' stability limit ([`super::stability`]). Kept
     /// through `restore`, so a resumed bake steps as the uninterrupted one.
     omega: Vec<Frequency>,
@@ -126,7 +126,7 @@ impl Simulation {
             .collect();
     }
 
-    /// ω_max of every skin at its current state (see [`super::stability`]).
+    /// `ω_max` of every skin at its current state (see [`super::stability`]).
     fn measure_frequencies(&mut self) {
         let (character, driver, flesh) = (&self.character, &self.driver, self.flesh.as_ref());
         let times: Vec<f64> = self.skins.iter().map(|rt| rt.time).collect();
@@ -144,7 +144,7 @@ impl Simulation {
             .collect();
     }
 
-    /// Each skin's estimated highest frequency ω_max (rad/s).
+    /// Each skin's estimated highest frequency `ω_max` (rad/s).
     pub fn highest_frequencies(&self) -> Vec<f64> {
         self.omega.iter().map(|f| f.omega).collect()
     }

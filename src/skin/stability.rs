@@ -1,12 +1,12 @@
 //! The stability limit of the explicit integrators (LEMAN eq. 15 bounds the
 //! local error, not stability): a leapfrog step is stable only while
-//! h·ω_max < 2, with ω_max the highest angular frequency of the skin's
+//! `h·ω_max` < 2, with `ω_max` the highest angular frequency of the skin's
 //! linearised undamped motion. Stiff material (a large bend, or the short
-//! edges round a small ring) puts ω_max far above what the error estimate
+//! edges round a small ring) puts `ω_max` far above what the error estimate
 //! notices, and a step past the limit does not blow up at once: it grows a
 //! grid-scale jitter that crumples the skin.
 //!
-//! ω_max² is the largest eigenvalue of M⁻¹K, K = −∂f/∂r. It is estimated by
+//! `ω_max²` is the largest eigenvalue of M⁻¹K, K = −∂f/∂r. It is estimated by
 //! power iteration on directional differences of the position-dependent
 //! acceleration, so it covers every force the system has (membrane, bending,
 //! connective tissue) without a hand-derived bound for each.
@@ -16,10 +16,10 @@ use glam::Vec3;
 
 /// Power iterations (each two force evaluations).
 const ITERATIONS: usize = 40;
-/// Power iteration approaches ω_max² from below; this covers what is left.
+/// Power iteration approaches `ω_max²` from below; this covers what is left.
 const UNDERESTIMATE: f64 = 1.25;
 
-/// The largest h·ω_max at which `kind` stays stable on an undamped
+/// The largest `h·ω_max` at which `kind` stays stable on an undamped
 /// oscillation (2 for the leapfrog, 2√2 for RK4), with a margin, or `None`
 /// where stability does not limit the step (the implicit methods). The
 /// stepper lowers it further where edges are compressed. Explicit Euler and Heun are unstable on a pure
@@ -33,7 +33,7 @@ pub fn stable_h_omega(kind: IntegratorKind) -> Option<f64> {
     }
 }
 
-/// Estimated ω_max (rad/s) of `sys` linearised at (t, r); 0 for a system
+/// Estimated `ω_max` (rad/s) of `sys` linearised at (t, r); 0 for a system
 /// with no free point.
 pub fn highest_frequency(sys: &mut dyn SecondOrderSystem, t: f64, r: &[Vec3]) -> f64 {
     let n = r.len();

@@ -69,7 +69,7 @@ pub(super) struct SkinStepper<'a> {
     pub(super) skin: &'a mut Skin,
     pub(super) rt: &'a mut SkinRuntime,
     pub(super) index: usize,
-    /// The skin's highest frequency ω_max (rad/s) and smallest stretch when
+    /// The skin's highest frequency `ω_max` (rad/s) and smallest stretch when
     /// measured, for the stability limit.
     pub(super) omega: Frequency,
 }

@@ -40,7 +40,7 @@ pub const VELOCITY_DT: f64 = 1e-4;
 pub struct Underlayers {
     pub t: f64,
     pub body: PosedBody,
-    /// The same layers VELOCITY_DT later (for velocities of kinematic things).
+    /// The same layers `VELOCITY_DT` later (for velocities of kinematic things).
     pub later: PosedBody,
     /// World position and velocity of each point's band anchor (zero without a band).
     pub anchor_position: Vec<Vec3>,
@@ -144,7 +144,7 @@ pub struct SkinSystem<'a> {
     scratch: Scratch,
     under: Option<Underlayers>,
     /// From the last position pass, for the velocity pass: each band's unit
-    /// direction scaled by √(k_d·a/inertia) (zero without a band).
+    /// direction scaled by √(`k_d·a/inertia`) (zero without a band).
     band_damping: Vec<Vec3>,
     pub force_evaluations: u64,
 }

@@ -70,7 +70,7 @@ pub(crate) enum Inverse {
         damping: Option<Vec<f32>>,
         mass: Option<Vec<f32>>,
         bend: Option<Vec<f32>>,
-        /// Old k_s of the region's bands (`None` for unattached points).
+        /// Old `k_s` of the region's bands (`None` for unattached points).
         band_stiffness: Option<Vec<Option<f32>>>,
     },
     /// The old environment. O(1).

@@ -181,7 +181,7 @@ pub enum Command {
         mass: Option<f32>,
         #[serde(default)]
         bend: Option<f32>,
-        /// Connective tissue: the spring constant k_s (per unit u-area) of
+        /// Connective tissue: the spring constant `k_s` (per unit u-area) of
         /// the bands of the region's attached points; unattached points are
         /// left alone.
         #[serde(default)]

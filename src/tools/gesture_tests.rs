@@ -1,4 +1,4 @@
-//! Locking, AddMuscle, the deformation tool, IK orientation, wand rays and
+//! Locking, `AddMuscle`, the deformation tool, IK orientation, wand rays and
 //! the left hand's roll gesture, fed frame by frame through a toolbox.
 
 use super::tests::{
@@ -56,7 +56,10 @@ impl Hand {
 
     /// Press at `from` (hand orientation `q0`), move to `to` turning the hand
     /// to `q1` in `steps` frames, release there.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "a test helper that spells out one frame of both hands"
+    )]
     fn drag(
         &mut self,
         c: &mut Character,

@@ -56,7 +56,7 @@ pub enum Param {
     SkinDamping,
     /// Skin mass per unit u-area.
     SkinMass,
-    /// Connective tissue: the bands' spring constant k_s.
+    /// Connective tissue: the bands' spring constant `k_s`.
     BandStiffness,
     /// |g|, along the current direction (straight down from zero).
     Gravity,

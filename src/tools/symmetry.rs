@@ -325,7 +325,6 @@ impl Symmetry {
                 joint: other_joint(*joint)?,
                 locked: *locked,
             }),
-            Command::SetPosture { .. } => None,
             Command::AddSkin {
                 name,
                 bottom,
@@ -451,11 +450,14 @@ impl Symmetry {
                     },
                 })
             }
-            // The environment and the flesh backend have no side.
-            Command::SetEnvironment { .. } | Command::SetFlesh { .. } => None,
-            // Key postures are whole-body and on the timeline, not on a side:
-            // a key stores the posture as posed (already mirrored by the IK).
-            Command::SetKey { .. }
+            // No mirror: a posture is the whole body's; the environment and
+            // the flesh backend have no side; key postures are whole-body
+            // and on the timeline (a key stores the posture as posed,
+            // already mirrored by the IK).
+            Command::SetPosture { .. }
+            | Command::SetEnvironment { .. }
+            | Command::SetFlesh { .. }
+            | Command::SetKey { .. }
             | Command::MoveKey { .. }
             | Command::DeleteKey { .. }
             | Command::SetKeyTcb { .. } => None,

@@ -54,7 +54,7 @@ fn mirror_vertices(lattice: &Lattice, tol: f64) -> Option<Vec<usize>> {
         .collect()
 }
 
-/// Largest |W_i(a) − W_i'(a')| over bones i and vertices a (i' and a' their
+/// Largest |`W_i(a)` − `W_i`'(a')| over bones i and vertices a (i' and a' their
 /// mirror images).
 fn asymmetry(w: &[Vec<f64>], vertex: &[usize], bone: &[usize]) -> f64 {
     let mut worst = 0.0f64;

@@ -58,7 +58,7 @@ pub const MAX_SKEW_DEGREES: f32 = 1.0;
 pub const COINCIDENT_CORNERS: f64 = 0.005;
 
 /// The two eye positions in the head frame (metres): x right, y up, z
-/// backwards (the head looks down −z, as OpenXR's view space).
+/// backwards (the head looks down −z, as `OpenXR`'s view space).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EyeOffsets {
@@ -500,9 +500,15 @@ struct Header {
 #[derive(Deserialize)]
 #[serde(rename = "CalibrationFile", deny_unknown_fields)]
 struct FileIn {
-    #[allow(dead_code)] // checked through `Header`
+    #[allow(
+        dead_code,
+        reason = "read to be refused if wrong; checked through `Header`"
+    )]
     format: String,
-    #[allow(dead_code)]
+    #[allow(
+        dead_code,
+        reason = "read to be refused if wrong; checked through `Header`"
+    )]
     version: u32,
     calibration: Calibration,
 }

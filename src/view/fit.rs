@@ -319,7 +319,7 @@ mod tests {
     use super::*;
     use glam::{DMat3, Quat};
 
-    /// A small deterministic generator (SplitMix64) with Gaussian samples, so
+    /// A small deterministic generator (`SplitMix64`) with Gaussian samples, so
     /// the noise tests are reproducible without a dependency.
     struct Rng(u64);
 

@@ -13,7 +13,7 @@
 //! - **Tracker space**: where the tracker reports the head and hands, in
 //!   metres. The calibration's screen corners and fixed head are in it. The
 //!   default monitor calibration takes x right, y up, z out of the screen.
-//! - **Head frame**: x right, y up, looking down −z (OpenXR view space); the
+//! - **Head frame**: x right, y up, looking down −z (`OpenXR` view space); the
 //!   eye offsets are in it.
 //! - **World space**: where the characters are: right-handed, y up, feet at
 //!   y = 0, a character 0.5–1 m tall. `world_from_tracker =

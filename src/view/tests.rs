@@ -167,10 +167,10 @@ fn centred_eye_is_a_symmetric_perspective() {
     assert_mat_close(v.view_projection(), glam_projection * glam_view, 1e-5);
 }
 
-/// Motion parallax by similar triangles. Screen in z = 0, eye at (x_e, 0, D).
+/// Motion parallax by similar triangles. Screen in z = 0, eye at (`x_e`, 0, D).
 /// The ray from the eye through a point (0, 0, z) meets the screen plane at
-/// x = −x_e·z/(D − z), which is NDC x = 2x/w. So with the eye moved right
-/// (x_e > 0), a point in front of the screen (0 < z < D) moves left on the
+/// `x = −x_e·z/(D − z)`, which is NDC x = 2x/w. So with the eye moved right
+/// (`x_e` > 0), a point in front of the screen (0 < z < D) moves left on the
 /// screen, a point behind it (z < 0) moves right, and a point on the screen
 /// stays put.
 #[test]

@@ -1,11 +1,11 @@
-//! The hands as OpenXR actions: one action set with, for each hand (as
+//! The hands as `OpenXR` actions: one action set with, for each hand (as
 //! subaction paths `/user/hand/left` and `/user/hand/right`), the aim pose,
 //! the grip pose, the trigger, the squeeze, the primary (A/X) and secondary
 //! (B/Y) buttons, menu, the thumbstick and its click, and the haptic
 //! output; and the bindings we suggest for the controllers we know.
 //!
 //! What a [`HandState`](crate::input::HandState) gets from them: the tool tip is the **aim** pose
-//! (its −z points along the controller, OpenXR's convention and ours); the
+//! (its −z points along the controller, `OpenXR`'s convention and ours); the
 //! trigger is the trigger value; the buttons are primary → [`buttons::A`],
 //! secondary → [`buttons::B`], menu → [`buttons::MENU`], squeeze at or above
 //! [`TRIGGER_PRESSED`] → [`buttons::GRIP`], thumbstick click →

@@ -1,11 +1,11 @@
-//! What can go wrong with OpenXR, in words a user can act on.
+//! What can go wrong with `OpenXR`, in words a user can act on.
 
 use openxr as xr;
 
-/// The OpenXR loader's file name on Linux (what `Entry::load` opens).
+/// The `OpenXR` loader's file name on Linux (what `Entry::load` opens).
 pub const LOADER_LIBRARY: &str = "libopenxr_loader.so.1";
 
-/// Why there is no OpenXR tracker, or why it stopped.
+/// Why there is no `OpenXR` tracker, or why it stopped.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum XrError {
     /// The loader library cannot be opened.
@@ -89,7 +89,7 @@ impl XrError {
         }
     }
 
-    /// Whether this says that OpenXR is simply not there (no loader, no
+    /// Whether this says that `OpenXR` is simply not there (no loader, no
     /// runtime, no running service, no headless sessions or no Vulkan
     /// rendering, no device), as
     /// opposed to something breaking in a runtime that is there.
@@ -107,8 +107,8 @@ impl XrError {
     }
 }
 
-/// An OpenXR result as its name and its description, e.g.
-/// "XR_ERROR_RUNTIME_FAILURE (the runtime failed ...)".
+/// An `OpenXR` result as its name and its description, e.g.
+/// "`XR_ERROR_RUNTIME_FAILURE` (the runtime failed ...)".
 pub fn describe_result(r: xr::sys::Result) -> String {
     format!("XR_{r:?} ({r})")
 }

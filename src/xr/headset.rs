@@ -1,4 +1,4 @@
-//! [`Headset`]: an OpenXR session that renders, on the Vulkan device the
+//! [`Headset`]: an `OpenXR` session that renders, on the Vulkan device the
 //! runtime made ([`super::vulkan`]), into an array swapchain
 //! ([`super::swapchain`]), with the session's lifecycle, its frame timing
 //! and the hands as actions.
@@ -228,7 +228,7 @@ struct FrameInProgress {
     located_at: Option<Instant>,
 }
 
-/// An OpenXR session rendering with wgpu (see the module documentation).
+/// An `OpenXR` session rendering with wgpu (see the module documentation).
 pub struct Headset {
     // Field order is drop order (after `Drop::drop`): the swapchain, the
     // spaces and the actions before the session (its frame waiter and
@@ -635,7 +635,7 @@ impl Headset {
                     }
                 }
                 Event::EventsLost(e) => {
-                    tracing::warn!("OpenXR: {} events lost", e.lost_event_count())
+                    tracing::warn!("OpenXR: {} events lost", e.lost_event_count());
                 }
                 _ => {}
             }

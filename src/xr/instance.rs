@@ -1,4 +1,4 @@
-//! The OpenXR loader, the active runtime, an instance with the extensions
+//! The `OpenXR` loader, the active runtime, an instance with the extensions
 //! the desk tracker needs, and the head-mounted system.
 //!
 //! Every step that can fail because something is not installed or not
@@ -8,7 +8,7 @@ use super::error::{LOADER_LIBRARY, XrError, call, describe_result};
 use openxr as xr;
 use std::path::{Path, PathBuf};
 
-/// Environment variable naming another OpenXR loader library to open
+/// Environment variable naming another `OpenXR` loader library to open
 /// instead of `libopenxr_loader.so.1` from the library search path.
 pub const LOADER_ENV: &str = "PLASTICINE_OPENXR_LOADER";
 
@@ -33,7 +33,7 @@ impl std::fmt::Display for RuntimeInfo {
     }
 }
 
-/// An OpenXR instance with `XR_MND_headless` and
+/// An `OpenXR` instance with `XR_MND_headless` and
 /// `XR_KHR_convert_timespec_time` enabled, and the head-mounted system.
 pub struct XrRuntime {
     pub(crate) instance: xr::Instance,
@@ -62,7 +62,7 @@ pub fn loader_path(loader: Option<&Path>) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(LOADER_LIBRARY))
 }
 
-/// Opens the OpenXR loader (at run time: nothing links it at build time).
+/// Opens the `OpenXR` loader (at run time: nothing links it at build time).
 pub fn load_entry(loader: Option<&Path>) -> Result<xr::Entry, XrError> {
     let path = loader_path(loader);
     // SAFETY: the library is an OpenXR loader (the file the OpenXR loader

@@ -1,4 +1,4 @@
-//! OpenXR: the loader and runtime ([`instance`]), the hands as actions with
+//! `OpenXR`: the loader and runtime ([`instance`]), the hands as actions with
 //! suggested bindings ([`actions`]), [`XrTracker`], the head and hands
 //! from a headless session (`XR_MND_headless`) as a
 //! [`Tracker`](crate::input::tracking::Tracker) for the desk, and [`Headset`], a
@@ -46,7 +46,7 @@
 //!   (no upper limit); with the null compositor it picks lavapipe (Mesa
 //!   25.0.7 in trixie), which offers multiview, and the renderer's
 //!   self-test passes there, so both eyes go in one pass.
-//! - The simulated HMD recommends 320×240 per eye; R8G8B8A8_SRGB is
+//! - The simulated HMD recommends 320×240 per eye; `R8G8B8A8_SRGB` is
 //!   offered; an array swapchain of 2 layers gets 3 images.
 //! - The session is READY as soon as it is created; after `xrBeginSession`
 //!   the first frames take it through SYNCHRONIZED and VISIBLE to FOCUSED
@@ -61,6 +61,11 @@
 //! - On lavapipe, `vkQueueSubmit` runs the rendering before it returns, so
 //!   the main thread's *wall* time per frame includes the software GPU's
 //!   work; its own CPU time does not.
+
+#![allow(
+    unsafe_code,
+    reason = "OpenXR and its Vulkan interop are C APIs: every call crosses FFI"
+)]
 
 pub mod actions;
 pub mod error;

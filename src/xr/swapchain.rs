@@ -1,10 +1,10 @@
-//! The headset's colour swapchain: one OpenXR swapchain of two array
+//! The headset's colour swapchain: one `OpenXR` swapchain of two array
 //! layers (layer 0 the left eye, 1 the right), its Vulkan images wrapped as
 //! wgpu textures that wgpu never frees (the runtime owns them).
 //!
 //! The renderer draws each eye into its own eye texture at the swapchain's
 //! size; [`EyeSwapchain::copy_eyes`] copies them into the acquired image's
-//! layers. OpenXR hands an acquired colour image over in
+//! layers. `OpenXR` hands an acquired colour image over in
 //! `COLOR_ATTACHMENT_OPTIMAL` and wants it back in that layout at release,
 //! so every image is tracked by wgpu as a colour target (its initial state)
 //! and transitioned back to one after the copy (and after a read-back).

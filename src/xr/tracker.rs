@@ -1,4 +1,4 @@
-//! [`XrTracker`]: the head and both hands from an OpenXR runtime, through a
+//! [`XrTracker`]: the head and both hands from an `OpenXR` runtime, through a
 //! headless session (`XR_MND_headless`), as a [`Tracker`].
 //!
 //! The session has no graphics: the desk renders with its own wgpu device,
@@ -56,7 +56,7 @@ impl Default for XrTrackerOptions {
     }
 }
 
-/// The head and the hands from OpenXR (see the module documentation).
+/// The head and the hands from `OpenXR` (see the module documentation).
 pub struct XrTracker {
     // Field order is drop order: spaces and actions before the session,
     // the session before the instance.
@@ -270,7 +270,7 @@ impl XrTracker {
                 }
                 Event::InteractionProfileChanged(_) => self.profiles_stale = true,
                 Event::EventsLost(e) => {
-                    tracing::warn!("OpenXR: {} events lost", e.lost_event_count())
+                    tracing::warn!("OpenXR: {} events lost", e.lost_event_count());
                 }
                 _ => {}
             }

@@ -1,4 +1,4 @@
-//! The headset's GPU: the OpenXR runtime creates the Vulkan instance and
+//! The headset's GPU: the `OpenXR` runtime creates the Vulkan instance and
 //! device (`XR_KHR_vulkan_enable2`) with the extensions and features
 //! wgpu-hal asks for, and wgpu wraps them, so the renderer draws with the
 //! same device the compositor reads the swapchain images from.
@@ -21,7 +21,7 @@
 //!    objects, as a [`GpuContext`] the existing renderer takes unchanged.
 //!
 //! wgpu owns the `VkInstance` and `VkDevice` from then on and destroys them
-//! when the last wgpu handle goes: the OpenXR session (which uses the
+//! when the last wgpu handle goes: the `OpenXR` session (which uses the
 //! device) must be destroyed before that, see
 //! [`Headset`](super::headset::Headset).
 
@@ -38,7 +38,7 @@ use wgpu::hal::api::Vulkan as HalVulkan;
 pub const VULKAN_VERSION: u32 = vk::API_VERSION_1_2;
 
 /// What [`create_gpu`] made: the wgpu context, and the Vulkan handles the
-/// OpenXR session is created with.
+/// `OpenXR` session is created with.
 pub struct XrGpu {
     pub ctx: GpuContext,
     pub session_info: xr::vulkan::SessionCreateInfo,
@@ -258,9 +258,12 @@ pub fn create_gpu(instance: &xr::Instance, system: xr::SystemId) -> Result<XrGpu
     }
     .map_err(|e| graphics(format!("wrapping the Vulkan device: {e}")))?;
 
-    // SAFETY: the hal objects are valid and belong together.
+    // SAFETY: the hal instance is valid and owns its Vulkan instance.
     let wgpu_instance = unsafe { wgpu::Instance::from_hal::<HalVulkan>(hal_instance) };
+    // SAFETY: `exposed` was enumerated from that same hal instance.
     let adapter = unsafe { wgpu_instance.create_adapter_from_hal(exposed) };
+    // SAFETY: `open` is the device the runtime asked for, opened on that
+    // adapter's physical device with the features and limits given here.
     let (device, queue) = unsafe {
         adapter.create_device_from_hal(
             open,

@@ -1,6 +1,6 @@
 //! `plasticine export` as a user and the next tool in the pipeline meet it: a
 //! penguin bake exported to glTF (checked by the Khronos glTF validator and
-//! read back here), USD (read back with Pixar's `pxr` from PyPI) and an OBJ
+//! read back here), USD (read back with Pixar's `pxr` from `PyPI`) and an OBJ
 //! sequence; and bad inputs refused with nothing written. In every format
 //! each skin is a closed surface: its grid's points, then the caps over its
 //! two boundary rings, following each frame's rings (watertight and facing
@@ -8,13 +8,13 @@
 //!
 //! The external readers are installed on first use under the target
 //! directory (`CARGO_TARGET_TMPDIR`): the npm package `gltf-validator` with
-//! the machine's Node.js, and the PyPI package `usd-core` into a Python venv.
+//! the machine's Node.js, and the `PyPI` package `usd-core` into a Python venv.
 //! When Node.js, Python or the registry is missing those tests are skipped
 //! with a note, unless `PLASTICINE_REQUIRE_TOOLS` is set (as `cargo xtask
 //! test` does), when they fail.
 //!
 //! With `PLASTICINE_BLENDER=1`, both glTF layouts are also imported into
-//! Blender (the PyPI package `bpy`, Blender as a Python module: a ~350 MB
+//! Blender (the `PyPI` package `bpy`, Blender as a Python module: a ~350 MB
 //! download, ~1 GB installed, into a venv under the target directory) and
 //! what Blender shows at some frames is checked against the cache.
 
@@ -31,7 +31,7 @@ use std::time::Instant;
 
 const GLTF_VALIDATOR: &str = "gltf-validator@2.0.0-dev.3.10";
 const USD_CORE: &str = "usd-core==26.11";
-/// Blender 4.5 LTS as a Python module (for CPython 3.11).
+/// Blender 4.5 LTS as a Python module (for `CPython` 3.11).
 const BPY: &str = "bpy==4.5.15";
 
 fn plasticine(args: &[&str]) -> (bool, String, String) {

@@ -1,8 +1,8 @@
 //! The hierarchical basis and adaptation (Capell §3.1, A.1, §4.7; issue 7).
 //! Run with `--nocapture` to see the measured numbers.
 //!
-//! The checks: the basis spans V_J with every detail on and V₀ with none
-//! (against plain lattice FEM on K_J and K); a concentrated load draws
+//! The checks: the basis spans `V_J` with every detail on and V₀ with none
+//! (against plain lattice FEM on `K_J` and K); a concentrated load draws
 //! detail to itself and nowhere else, and the adapted answer is closer to
 //! the fine one with a fraction of its DOFs; detail leaves when the load
 //! does; a strain between the thresholds changes nothing (hysteresis);
@@ -61,7 +61,7 @@ fn slab() -> (Lattice, Vec<Option<DVec3>>) {
 
 const LOAD_AT: DVec3 = DVec3::new(0.0375, 0.1, 0.0375);
 
-/// A downward point load at `LOAD_AT` on the K_J vertices.
+/// A downward point load at `LOAD_AT` on the `K_J` vertices.
 fn point_load(body: &AdaptiveBody, newtons: f64) -> Vec<DVec3> {
     let fine = &body.hierarchy.fine;
     let at = (0..fine.vertex_count())
@@ -76,7 +76,7 @@ fn max_distortion(body: &AdaptiveBody) -> f64 {
     body.distortion().into_iter().fold(0.0, f64::max)
 }
 
-/// (1) Every detail on: the static sag under gravity is plain FEM on K_J;
+/// (1) Every detail on: the static sag under gravity is plain FEM on `K_J`;
 /// no detail: it is plain FEM on K.
 #[test]
 fn the_basis_spans_the_fine_space_with_all_detail_and_the_coarse_one_without() {

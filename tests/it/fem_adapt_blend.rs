@@ -17,7 +17,7 @@ use plasticine::fem::{
 const BLENDED: Linearization = Linearization::BlendedLocal { blend_width: 0.1 };
 const G: f64 = 9.81;
 
-/// The limb of tests/fem_physics.rs: two bones along z (joint at z = 0.3)
+/// The limb of `tests/fem_physics.rs`: two bones along z (joint at z = 0.3)
 /// in a 4 × 4 × 12-cell box of 5 cm cells, one level of detail.
 fn limb(linearization: Linearization) -> AdaptiveBody {
     let c = 0.05;
@@ -76,7 +76,7 @@ fn blend_weights_are_a_partition_of_unity_over_the_active_functions() {
 
 /// The whole limb turned rigidly by 90° (field `T(x) − x`, details zero):
 /// no elastic force with blending, several times the limb's weight without
-/// (generalized forces on the DOFs, `Pᵀ f` of the K_J nodal forces).
+/// (generalized forces on the DOFs, `Pᵀ f` of the `K_J` nodal forces).
 #[test]
 fn rigid_rotation_is_force_free_only_with_blending_with_detail_active() {
     let t = rotation_about(DVec3::new(0.0, 0.0, 0.3), std::f64::consts::FRAC_PI_2);
@@ -170,7 +170,7 @@ fn bending_the_elbow_with_detail_distorts_the_global_model_not_the_blended_one()
 
 /// The twist constraint (§4.6) in the hierarchical basis: the elbow bent
 /// 90°, blended, static. A line of bone vertices lets the forearm flesh turn
-/// about its bone; the penalty on K_J holds it there with every detail
+/// about its bone; the penalty on `K_J` holds it there with every detail
 /// active, and with no detail it is the control lattice's own twist (the
 /// same integral, sampled on finer cells).
 #[test]

@@ -1,5 +1,5 @@
 //! The hierarchical basis on a conformed, cut-cell lattice (Capell §3.1,
-//! §3.3, §4.7): K_J subdivided through each cell's trilinear map, its cells
+//! §3.3, §4.7): `K_J` subdivided through each cell's trilinear map, its cells
 //! integrated only where the object is. Run with `--nocapture` for the
 //! numbers.
 
@@ -37,7 +37,7 @@ fn max_norm(v: &[DVec3]) -> f64 {
 }
 
 /// The penguin's trimmed, snapped lattice (about 200 vertices) in the
-/// hierarchy of `j` levels, its K_J cells integrated over the muscles.
+/// hierarchy of `j` levels, its `K_J` cells integrated over the muscles.
 fn penguin(j: u32, snapped: bool) -> (AdaptiveBody, FemBody) {
     let c = plasticine::samples::bare("penguin").expect("sample");
     let (l, elements) = if snapped {
@@ -71,7 +71,7 @@ fn penguin(j: u32, snapped: bool) -> (AdaptiveBody, FemBody) {
 }
 
 /// No detail on a cut lattice of boxes (bones bound by radius): the coarse
-/// space integrated on K_J is exactly the coarse FEM body (the sub-cell
+/// space integrated on `K_J` is exactly the coarse FEM body (the sub-cell
 /// rules integrate the same polynomials over the same union of sub-cells).
 #[test]
 fn with_no_detail_a_cut_box_lattice_is_the_plain_body() {
@@ -94,7 +94,7 @@ fn with_no_detail_a_cut_box_lattice_is_the_plain_body() {
     assert!(diff < 1e-6 * scale);
 }
 
-/// Object-only integration survives the subdivision: K_J holds the coarse
+/// Object-only integration survives the subdivision: `K_J` holds the coarse
 /// lattice's mass and gravity load; with no detail the adaptive answer is
 /// the plain FEM body's on the same conformed, cut lattice, up to the
 /// quadrature of the isoparametric stiffness (a rational integrand: the
@@ -175,7 +175,7 @@ fn the_penguins_hierarchy_keeps_its_mass_and_its_coarse_answer() {
     assert!(added[1] > 0);
 }
 
-/// The off-grid limb of tests/fem_snap.rs: two bones conformed onto chains
+/// The off-grid limb of `tests/fem_snap.rs`: two bones conformed onto chains
 /// of edges, every cell inside the object.
 fn off_grid_limb() -> Lattice {
     let h = 0.05;
@@ -211,7 +211,7 @@ fn elbow_pose(l: &Lattice, angle: f64) -> Vec<DAffine3> {
     ]
 }
 
-/// Largest distance of 21 points per bone, embedded in K_J at rest, from
+/// Largest distance of 21 points per bone, embedded in `K_J` at rest, from
 /// their rigidly posed places.
 fn bone_error(body: &AdaptiveBody, pose: &[DAffine3]) -> f64 {
     let fine = &body.hierarchy.fine;
@@ -227,7 +227,7 @@ fn bone_error(body: &AdaptiveBody, pose: &[DAffine3]) -> f64 {
     worst
 }
 
-/// The posed elbow, the limb under gravity: K_J's vertices follow the
+/// The posed elbow, the limb under gravity: `K_J`'s vertices follow the
 /// cells' trilinear maps, the bones stay exact with every detail, and the
 /// answer converges as the levels grow.
 #[test]
@@ -294,7 +294,7 @@ fn the_off_grid_limb_converges_under_refinement_with_exact_bones() {
     assert!(bones.iter().all(|&e| e < 1e-12), "{bones:?}");
 }
 
-/// The field at the K_J vertices of cells holding flesh (a vertex whose
+/// The field at the `K_J` vertices of cells holding flesh (a vertex whose
 /// cells are all empty carries no energy, so the physics leaves it as it
 /// was: it holds no material and no embedded point).
 fn in_flesh(body: &AdaptiveBody) -> Vec<DVec3> {

@@ -111,7 +111,7 @@ fn adapt_statically(body: &mut AdaptiveBody) -> usize {
     panic!("adaptation did not settle in 8 rounds");
 }
 
-/// The elastic energy of the difference of two fields on K_J, `eᵀ K_J e`.
+/// The elastic energy of the difference of two fields on `K_J`, `eᵀ K_J e`.
 fn energy_norm2(body: &AdaptiveBody, a: &[DVec3], b: &[DVec3]) -> f64 {
     let e: Vec<DVec3> = a.iter().zip(b).map(|(x, y)| *x - *y).collect();
     let mut ke = vec![DVec3::ZERO; e.len()];

@@ -148,7 +148,7 @@ fn a_grab_draws_detail_and_releasing_removes_it() {
 
 /// With no detail active the adaptive flesh is the control lattice's own:
 /// settled under gravity in the rest posture, both put the muscles in the
-/// same place (K_J integrates the same flesh; only the cut cells' sampling
+/// same place (`K_J` integrates the same flesh; only the cut cells' sampling
 /// differs).
 #[test]
 fn without_detail_the_adaptive_flesh_sags_as_the_plain_one() {
@@ -390,7 +390,7 @@ fn the_simulation_thread_runs_adaptive_flesh() {
 
 /// An imported mesh's flesh (`fem-import`) with adaptive detail: its
 /// lattice's bones pin thin lines of vertices, so it runs with the twist
-/// constraint (§4.6), which the adaptive body takes on K_J. Bending the
+/// constraint (§4.6), which the adaptive body takes on `K_J`. Bending the
 /// elbow, the embedded mesh lands where the control lattice alone puts it,
 /// up to the detail's own (small) correction.
 #[test]

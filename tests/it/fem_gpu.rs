@@ -56,7 +56,7 @@ fn cantilever(settings: FemSettings) -> FemBody {
     body
 }
 
-/// CPU reference of the CG's product c_m M x + c_s R K Rᵀ x for region `ri`.
+/// CPU reference of the CG's product `c_m` M x + `c_s` R K Rᵀ x for region `ri`.
 fn cpu_apply(
     body: &FemBody,
     ri: usize,
@@ -84,9 +84,9 @@ fn cpu_apply(
         .collect()
 }
 
-/// The block SpMV on the GPU equals the CPU's within f32 rounding, for both
+/// The block `SpMV` on the GPU equals the CPU's within f32 rounding, for both
 /// mass kinds, with and without a region rotation: the error is measured
-/// against Σ_k ‖K_k‖ ‖x_k‖ of the row (the sum f32 rounds), and is below
+/// against `Σ_k` ‖`K_k`‖ ‖`x_k`‖ of the row (the sum f32 rounds), and is below
 /// 1e-5 of it (27 f32 products and sums: a few 1e-7 expected).
 #[test]
 fn spmv_on_gpu_equals_cpu_within_f32_rounding() {
@@ -272,7 +272,7 @@ fn cantilever_steps_agree_with_cpu() {
 /// relative residual 1e-4 measured in f64 on the CPU: from rest the step's
 /// unknown is Δv = q/h (clamped rows: 0), the system is
 /// `[(1 + hα) M + (hβ + h²) K] Δv = h f_g`, and the cold start's residual is
-/// ‖h f_g‖ over the free rows.
+/// ‖h `f_g`‖ over the free rows.
 #[test]
 fn cg_reaches_requested_relative_residual() {
     let Some(ctx) = context() else { return };

@@ -2,7 +2,7 @@
 //! analytic results. Run with `--nocapture` to see the measured numbers.
 //!
 //! The cantilever: a square beam of length L = 1 m and side H = 0.1 m
-//! (slender, L/H = 10), E = 10 MPa, ν = 0 (no Poisson coupling, so the 3D
+//! (slender, L/H = 10), E = 10 `MPa`, ν = 0 (no Poisson coupling, so the 3D
 //! solution is the beam's up to shear deformation), ρ = 1000 kg/m³, clamped
 //! at x = 0 by fixing the vertices of that face. Trilinear hexes lock in
 //! bending (parasitic shear ∝ (cell length / beam height)²), so the

@@ -406,7 +406,7 @@ fn bone_vertices_sit_on_their_bones_through_a_posed_sequence() {
 
 /// The limb with its bones off the grid, its elbow bent 45° over 20
 /// implicit-Euler steps under gravity: every step converges, and every point of each bone,
-/// embedded at rest, lands exactly on the posed bone (p_S linear along the
+/// embedded at rest, lands exactly on the posed bone (`p_S` linear along the
 /// bone, eq. 6, because the bone is made of lattice edges whose ends move
 /// with it). The same limb bound by radius instead misses by millimetres.
 #[test]

@@ -1,5 +1,5 @@
 //! The integration tests, one binary: each file is a module, `support` holds
-//! their shared fixtures. (The OpenXR tests against Monado and the desk
+//! their shared fixtures. (The `OpenXR` tests against Monado and the desk
 //! window tests under Xvfb are binaries of their own: they start servers
 //! and run in their own environments.)
 

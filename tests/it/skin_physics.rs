@@ -58,7 +58,7 @@ fn still(c: &Character) -> SkeletonDriver {
 }
 
 /// With elasticity, gravity and damping off, every bound point is a mass on a
-/// spring: ω² = k_s/ρ (both per unit u-area, so the grid size drops out).
+/// spring: ω² = `k_s/ρ` (both per unit u-area, so the grid size drops out).
 #[test]
 fn connective_tissue_oscillates_at_the_analytic_period() {
     let material = SkinMaterial {

@@ -5,15 +5,15 @@
 //! cells with a vertex of positive weight W^i, the weights from
 //! [`bone_weights`] on K. In the hierarchical basis:
 //!
-//! - **Region functions.** The active functions nonzero on a K_J cell inside
+//! - **Region functions.** The active functions nonzero on a `K_J` cell inside
 //!   the region's coarse cells (Capell's selection Q^i). A function with
 //!   W^i > 0 at its node has its whole support there (its node's smallest
 //!   coarse face has a corner of positive weight, and every coarse cell
 //!   around that face is in the region), so its regional row is its global
-//!   one; functions on the region's rim get partial rows, like FemBody's rim
+//!   one; functions on the region's rim get partial rows, like `FemBody`'s rim
 //!   vertices.
-//! - **Region matrices.** The Galerkin restriction `P_iᵀ K_J^i P_i` of K_J's
-//!   matrices assembled over the region's K_J cells, rebuilt with P.
+//! - **Region matrices.** The Galerkin restriction `P_iᵀ K_J^i P_i` of `K_J`'s
+//!   matrices assembled over the region's `K_J` cells, rebuilt with P.
 //! - **Weights.** W^i of a function is the coarse weights' trilinear
 //!   interpolant at its node (the vertex weight for level 0). The coarse
 //!   weights sum to one, so these do at every node.
@@ -22,7 +22,7 @@
 //!   `u_α = T⁻¹(r_a + q_a) − r_a` for a level-0 function and `Rᵀ q_α` for a
 //!   detail. A rigid motion of the region is strain-free exactly.
 //!
-//! The step and the static solve are FemBody's (solved in the bone's
+//! The step and the static solve are `FemBody`'s (solved in the bone's
 //! frame, blended, then corrected back onto the position constraints).
 
 use super::redundant::{hosts_of, redundant_functions};
@@ -179,7 +179,7 @@ impl AdaptiveBody {
         self.regions = regions;
     }
 
-    /// Largest deviation of Σ_i W^i from one over the active functions
+    /// Largest deviation of `Σ_i` W^i from one over the active functions
     /// (zero for the global model).
     pub fn partition_error(&self) -> f64 {
         if self.regions.is_empty() {

@@ -1,14 +1,14 @@
 //! Position constraints on the adaptive body (Capell §4.4 in the
-//! hierarchical basis): a point x_c of the flesh held at a displacement
+//! hierarchical basis): a point `x_c` of the flesh held at a displacement
 //! target, `Σ_α φ^α(x_c) q_α = d_c` over the active functions.
 //!
-//! Every function of the basis is trilinear on the cells of K_J, so with x_c
-//! embedded in a K_J cell (corner weights w_b), `φ^α(x_c) = Σ_b w_b P_bα`:
+//! Every function of the basis is trilinear on the cells of `K_J`, so with `x_c`
+//! embedded in a `K_J` cell (corner weights `w_b`), `φ^α(x_c) = Σ_b w_b P_bα`:
 //! the constraint's row is the embedding's weights times the rows of P. A
 //! point lies in the support of at most eight functions per level, so the
 //! row has at most 8·(J+1) entries. It is rebuilt from the current P at every
 //! solve, so the constraint survives refinement and coarsening unchanged
-//! (the field at x_c does not change when detail comes or goes with zero
+//! (the field at `x_c` does not change when detail comes or goes with zero
 //! coefficient). The solve projects CG onto the constraint set exactly as
 //! [`super::super::solver`] does.
 
@@ -19,7 +19,7 @@ use glam::DVec3;
 
 impl AdaptiveBody {
     /// Holds the flesh point `point` (rest space) at the displacement
-    /// `target`; the point is embedded in K_J. Returns the constraint's
+    /// `target`; the point is embedded in `K_J`. Returns the constraint's
     /// index in [`constraints`](Self::constraints).
     pub fn grab(&mut self, point: DVec3, target: DVec3) -> Result<usize, String> {
         if !(point.is_finite() && target.is_finite()) {
@@ -35,7 +35,7 @@ impl AdaptiveBody {
         Ok(self.constraints.len() - 1)
     }
 
-    /// The displacement of the field `P q` at an embedded K_J point.
+    /// The displacement of the field `P q` at an embedded `K_J` point.
     pub fn displacement_at(&self, e: &Embedding) -> DVec3 {
         self.constraint_row(e)
             .iter()
@@ -43,7 +43,7 @@ impl AdaptiveBody {
             .sum()
     }
 
-    /// How many active functions are nonzero at an embedded K_J point (at
+    /// How many active functions are nonzero at an embedded `K_J` point (at
     /// most 8·(J+1)).
     pub fn displacement_row_len(&self, e: &Embedding) -> usize {
         self.constraint_row(e).len()
@@ -75,7 +75,7 @@ impl AdaptiveBody {
         row
     }
 
-    /// Checks the constraints against K_J: an embedding from another
+    /// Checks the constraints against `K_J`: an embedding from another
     /// lattice, or a non-finite target, is an error.
     pub(super) fn check_constraints(&self) -> Result<(), String> {
         let cells = self.hierarchy.fine.cell_count();

@@ -7,8 +7,8 @@
 const REDUNDANT_MASS: f64 = 0.05;
 
 /// Which active functions are (nearly) redundant on the flesh: a function
-/// whose own K_J vertex carries no mass (it sits outside the flesh) while
-/// the K_J vertices with mass where it is nonzero host other active
+/// whose own `K_J` vertex carries no mass (it sits outside the flesh) while
+/// the `K_J` vertices with mass where it is nonzero host other active
 /// functions, all but [`REDUNDANT_MASS`] of its mass `Σ_b P_bα² m_b`. The
 /// hierarchical basis is unit triangular at its nodes, so those others
 /// reproduce it on that flesh: one direction of the basis moves (almost)
@@ -20,8 +20,8 @@ const REDUNDANT_MASS: f64 = 0.05;
 /// free, 1.6 m/s). Holding such a function where it is costs the flesh at
 /// most that fraction of one function's freedom at its rim.
 ///
-/// `functions` gives each function's node and P column, `hosts` which K_J
-/// vertices host an active function, `mass` the K_J vertices' masses (the
+/// `functions` gives each function's node and P column, `hosts` which `K_J`
+/// vertices host an active function, `mass` the `K_J` vertices' masses (the
 /// whole flesh's, or one blending region's: a region's system is singular
 /// along the functions redundant on its own cells).
 pub(crate) fn redundant_functions<'a>(
@@ -47,7 +47,7 @@ pub(crate) fn redundant_functions<'a>(
         .collect()
 }
 
-/// Which K_J vertices host one of the functions `active`.
+/// Which `K_J` vertices host one of the functions `active`.
 pub(crate) fn hosts_of(active: &[usize], fine_vertices: usize) -> Vec<bool> {
     let mut hosts = vec![false; fine_vertices];
     for &a in active {

@@ -1,5 +1,5 @@
 //! Adaptation (Capell §4.7, see [`super`]'s module doc): the rotation-free
-//! distortion of the K_J cells, gathered per level, and the refine/coarsen
+//! distortion of the `K_J` cells, gathered per level, and the refine/coarsen
 //! rules with hysteresis.
 
 use super::{AdaptReport, AdaptiveBody, NONE};
@@ -7,7 +7,7 @@ use crate::fem::solver::{MassKind, Scratch, SystemCache, projected_pcg};
 use glam::{DMat3, DVec3};
 
 impl AdaptiveBody {
-    /// The distortion ‖S − I‖_F of every K_J cell (module doc); zero in a
+    /// The distortion ‖S − I‖_F of every `K_J` cell (module doc); zero in a
     /// cell with no flesh (integrated only where the object is, an empty
     /// cell's field is not determined by the physics and must not draw
     /// detail).
@@ -33,7 +33,7 @@ impl AdaptiveBody {
             .collect()
     }
 
-    /// Grid shape of the cells of level j (K_j).
+    /// Grid shape of the cells of level j (`K_j`).
     fn level_dims(&self, j: u32) -> [usize; 3] {
         self.hierarchy.coarse.dims.map(|d| d << j)
     }
@@ -47,7 +47,7 @@ impl AdaptiveBody {
         Some(w[0] + d[0] * (w[1] + d[1] * w[2]))
     }
 
-    /// The level-j cells (indices) whose closure holds K_J vertex `a`.
+    /// The level-j cells (indices) whose closure holds `K_J` vertex `a`.
     fn cells_around(&self, j: u32, a: usize) -> Vec<usize> {
         let s = self.hierarchy.spacing(j);
         let c = self.hierarchy.fine.vertex_coords[a];

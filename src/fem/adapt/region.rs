@@ -9,11 +9,11 @@ use crate::fem::sparse::Assembled;
 #[derive(Clone, Debug)]
 pub(super) struct AdaptRegion {
     pub(super) bone: usize,
-    /// W^i at every K_J vertex (interpolated from the coarse weights).
+    /// W^i at every `K_J` vertex (interpolated from the coarse weights).
     pub(super) node_weights: Vec<f64>,
-    /// Whether each K_J vertex is a corner of a region K_J cell.
+    /// Whether each `K_J` vertex is a corner of a region `K_J` cell.
     pub(super) in_region: Vec<bool>,
-    /// K_J's matrices over the region's K_J cells (K_J numbering).
+    /// `K_J`'s matrices over the region's `K_J` cells (`K_J` numbering).
     pub(super) fine: Assembled,
     /// Global DOF of each local function; local index of each DOF.
     pub(super) dofs: Vec<usize>,

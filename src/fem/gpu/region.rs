@@ -145,9 +145,9 @@ pub(super) struct RegionGpu {
     pub(super) n: usize,
     pub(super) nnz: usize,
     pub(super) mass_kind: MassKind,
-    /// u32 words of mat_u before the constraint data (row_ptr, col, mask).
+    /// u32 words of `mat_u` before the constraint data (`row_ptr`, col, mask).
     pub(super) u_static: usize,
-    /// f32 words of mat_f before the constraint data (K, mass, precond).
+    /// f32 words of `mat_f` before the constraint data (K, mass, precond).
     pub(super) f_static: usize,
     pub(super) off_mask: usize,
     pub(super) off_mass: usize,
@@ -164,9 +164,9 @@ pub(super) struct RegionGpu {
     pub(super) bind: wgpu::BindGroup,
     /// The mask now on the GPU.
     pub(super) mask: Vec<u32>,
-    /// (c_mass, c_stiff) the preconditioner on the GPU was built for.
+    /// (`c_mass`, `c_stiff`) the preconditioner on the GPU was built for.
     pub(super) precond_for: Option<(f64, f64)>,
-    /// The preconditioner's unrotated diagonal blocks c_m m + c_s K_aa.
+    /// The preconditioner's unrotated diagonal blocks `c_m` m + `c_s` `K_aa`.
     pub(super) diag_k: Vec<DMat3>,
     pub(super) diag_m: Vec<f64>,
     /// Iterations of the last solve: the first batch's length.
@@ -407,7 +407,10 @@ impl RegionGpu {
     }
 
     /// Uploads the constraint basis and the parameters of one solve.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the kernels' parameter block, field by field"
+    )]
     pub(super) fn set_params(
         &mut self,
         ctx: &GpuContext,

@@ -67,7 +67,7 @@ use glam::{DAffine3, DMat3, DVec3};
 struct Inertia {
     c_mass: f64,
     q_start: Vec<DVec3>,
-    /// M v_n / h.
+    /// M `v_n` / h.
     momentum: Vec<DVec3>,
 }
 
@@ -87,7 +87,7 @@ pub struct NonlinearBody {
     /// Mass-proportional damping α, 1/s (the force −α M v).
     pub mass_damping: f64,
     pub newton: NewtonSettings,
-    /// Displacements q_a and velocities q̇_a.
+    /// Displacements `q_a` and velocities `q̇_a`.
     pub q: Vec<DVec3>,
     pub v: Vec<DVec3>,
     pub fixed: Vec<Option<DVec3>>,
@@ -279,12 +279,12 @@ impl NonlinearBody {
             MassKind::Consistent => {
                 self.matrices
                     .consistent_mass
-                    .mul(&self.matrices.stiffness, x, y)
+                    .mul(&self.matrices.stiffness, x, y);
             }
         }
     }
 
-    /// Kinetic ½vᵀMv, elastic V(q) and gravitational −Σ m_a g·q_a energy.
+    /// Kinetic ½vᵀMv, elastic V(q) and gravitational −Σ `m_a` `g·q_a` energy.
     pub fn energy(&self) -> (f64, f64, f64) {
         let mut mv = vec![DVec3::ZERO; self.vertex_count()];
         self.mass_mul(&self.v, &mut mv);
@@ -383,7 +383,7 @@ impl NonlinearBody {
         Ok(report)
     }
 
-    /// The applied load f_g + extra.
+    /// The applied load `f_g` + extra.
     fn load(&self, extra: Option<&[DVec3]>) -> Vec<DVec3> {
         (0..self.vertex_count())
             .map(|a| {
@@ -443,7 +443,7 @@ impl NonlinearBody {
     }
 }
 
-/// `u ⊗ v`: entry (i, j) = u_i v_j.
+/// `u ⊗ v`: entry (i, j) = `u_i` `v_j`.
 #[inline]
 fn outer(u: DVec3, v: DVec3) -> DMat3 {
     DMat3::from_cols(u * v.x, u * v.y, u * v.z)

@@ -44,7 +44,7 @@ pub struct NewtonReport {
     pub negative_curvature: usize,
     /// Step halvings of the line search, over all iterations.
     pub line_search_cuts: usize,
-    /// ‖q_{k+1} − q_k‖ of each iteration (near the solution, the error).
+    /// ‖q_{k+1} − `q_k`‖ of each iteration (near the solution, the error).
     pub steps: Vec<f64>,
 }
 

@@ -564,9 +564,9 @@ impl Reader<'_> {
                 for k in 0..indices.len().saturating_sub(2) {
                     let (a, b, c) = (indices[k], indices[k + 1], indices[k + 2]);
                     if k % 2 == 0 {
-                        push(a, b, c)?
+                        push(a, b, c)?;
                     } else {
-                        push(b, a, c)?
+                        push(b, a, c)?;
                     }
                 }
             }

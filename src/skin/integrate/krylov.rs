@@ -1,4 +1,4 @@
-//! Matrix-free BiCGSTAB for the linear systems of the implicit integrators.
+//! Matrix-free `BiCGSTAB` for the linear systems of the implicit integrators.
 //! The operators (I − h∂a/∂v − h²∂a/∂r, or I − γhJ) are applied through
 //! finite-difference directional derivatives of the forces, so no Jacobian is
 //! ever assembled.
@@ -82,7 +82,7 @@ pub fn bicgstab(
     (max_iter, res)
 }
 
-/// max |x_k| over components, for sizing finite-difference perturbations.
+/// max |`x_k`| over components, for sizing finite-difference perturbations.
 pub fn max_abs(x: &[Vec3]) -> f32 {
     x.iter().map(|v| v.abs().max_element()).fold(0.0, f32::max)
 }

@@ -30,11 +30,11 @@ pub trait SecondOrderSystem {
         self.len() == 0
     }
 
-    /// Position-dependent acceleration M⁻¹ f_r(r, t) written into `a`
+    /// Position-dependent acceleration M⁻¹ `f_r(r, t)` written into `a`
     /// (kinematic points get zero).
     fn position_acceleration(&mut self, t: f64, r: &[Vec3], a: &mut [Vec3]);
 
-    /// Adds the velocity-dependent acceleration M⁻¹ f_v(r, v, t) to `a`.
+    /// Adds the velocity-dependent acceleration M⁻¹ `f_v(r, v, t)` to `a`.
     /// Contract: called after `position_acceleration` with the same t and r
     /// (Verlet's fixed point calls it repeatedly for one r), so a system may
     /// reuse what the position pass computed.
@@ -190,7 +190,7 @@ pub trait Integrator: Send {
 pub enum IntegratorKind {
     /// Explicit Euler, fixed step.
     Euler,
-    /// Linearized implicit Euler, fixed step (matrix-free BiCGSTAB).
+    /// Linearized implicit Euler, fixed step (matrix-free `BiCGSTAB`).
     ImplicitEuler,
     /// Adaptive Verlet leapfrog with velocity fixed point (eq. 10–15). The default.
     Verlet,

@@ -1,7 +1,7 @@
 //! Fourth-order adaptive Rosenbrock method (Kaps–Rentrop form with Shampine's
 //! parameters, Numerical Recipes `stiff`) on y = (r, v), for stiff settings
 //! (LEMAN §4.2.1). The Jacobian is applied matrix-free by finite differences
-//! and each stage's linear system (I − γhJ) g = γh·rhs is solved by BiCGSTAB.
+//! and each stage's linear system (I − γhJ) g = γh·rhs is solved by `BiCGSTAB`.
 
 use super::krylov::{FD_STEP, bicgstab, max_abs};
 use super::{

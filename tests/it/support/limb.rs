@@ -1,7 +1,7 @@
 //! The sample limb (`assets/limb.obj` on `assets/limb_skeleton.ron`) made
 //! into an FEM character as `plasticine fem-import` makes it.
 
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test module uses some of the fixtures")]
 
 use glam::Vec3;
 use plasticine::character::Character;

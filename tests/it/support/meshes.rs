@@ -1,7 +1,7 @@
 //! Meshes for the import tests, written from code: a capsule (and a
 //! sphere, a capsule of zero length), as OBJ text and as GLB bytes.
 
-#![allow(dead_code)]
+#![allow(dead_code, reason = "each test module uses some of the fixtures")]
 
 use glam::Vec3;
 use plasticine::io::import::ImportedMesh;
