@@ -495,6 +495,7 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::{Rng, SeedableRng};
 
     /// The closest-point distance against dense sampling of the triangle:
     /// never above the sampled minimum, and within the sampling spacing of
@@ -502,13 +503,8 @@ mod tests {
     /// a sliver triangle.
     #[test]
     fn point_triangle_distance_matches_brute_force_sampling() {
-        let mut state = 12345u64;
-        let mut rand = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-        };
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(12345);
+        let mut rand = || rng.random::<f64>() - 0.5;
         let n = 200;
         for case in 0..60 {
             let mut tri = [0; 3].map(|_| DVec3::new(rand(), rand(), rand()));

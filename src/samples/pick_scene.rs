@@ -6,6 +6,8 @@ use crate::kinematics::pose::PosedBody;
 use crate::shape::MuscleShape;
 use crate::skin::SimError;
 use glam::{Quat, Vec3};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 
 /// The picking scenario: the sample penguin with m×n skins and
 /// small spheres added on its joints (two rings of them, the second offset)
@@ -28,31 +30,26 @@ pub fn demo_scene(m: usize, n: usize, muscles: usize) -> Result<Character, SimEr
     Ok(c)
 }
 
-/// `SplitMix64`: reproducible probes without a random-number dependency.
-#[derive(Clone, Debug)]
-struct Rng(u64);
+/// Reproducible probes: a seeded PCG and what the probes draw from it.
+struct Probes(Pcg64Mcg);
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 24) as f32
-    }
-
+impl Probes {
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.0.random_range(0..n.max(1))
     }
 
     /// Uniform in the cube [−h, h]³.
     fn cube(&mut self, h: f32) -> Vec3 {
-        Vec3::new(self.unit(), self.unit(), self.unit()) * (2.0 * h) - Vec3::splat(h)
+        Vec3::new(
+            self.0.random_range(-h..=h),
+            self.0.random_range(-h..=h),
+            self.0.random_range(-h..=h),
+        )
+    }
+
+    /// Uniform in the box [lo, hi].
+    fn in_box(&mut self, lo: Vec3, hi: Vec3) -> Vec3 {
+        lo + Vec3::new(self.0.random(), self.0.random(), self.0.random()) * (hi - lo)
     }
 
     fn direction(&mut self) -> Vec3 {
@@ -75,7 +72,7 @@ pub fn demo_probes(
     count: usize,
     seed: u64,
 ) -> (Vec<Vec3>, Vec<(Vec3, Vec3)>) {
-    let mut rng = Rng(seed);
+    let mut rng = Probes(Pcg64Mcg::seed_from_u64(seed));
     let skin_points: Vec<Vec3> = character
         .skins
         .iter()
@@ -90,7 +87,7 @@ pub fn demo_probes(
         });
     let (lo, hi) = (lo - Vec3::splat(0.05), hi + Vec3::splat(0.05));
     let centre = 0.5 * (lo + hi);
-    let near = |rng: &mut Rng, spread: f32| -> Vec3 {
+    let near = |rng: &mut Probes, spread: f32| -> Vec3 {
         match rng.below(4) {
             0 | 1 if !skin_points.is_empty() => {
                 skin_points[rng.below(skin_points.len())] + rng.cube(spread)
@@ -100,7 +97,7 @@ pub fn demo_probes(
                 mu.center + rng.cube(mu.radius.min(3.0 * spread))
             }
             3 if !joints.is_empty() => joints[rng.below(joints.len())] + rng.cube(spread),
-            _ => lo + Vec3::new(rng.unit(), rng.unit(), rng.unit()) * (hi - lo),
+            _ => rng.in_box(lo, hi),
         }
     };
     let tips = (0..count).map(|_| near(&mut rng, 0.03)).collect();

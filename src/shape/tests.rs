@@ -2,19 +2,15 @@ use super::*;
 use std::collections::HashMap;
 use std::f64::consts::PI;
 
-/// Tiny deterministic generator (Knuth's MMIX LCG), uniform in [0, 1).
-struct Lcg(u64);
+/// Reproducible samples: a seeded PCG.
+struct Samples(rand_pcg::Pcg64Mcg);
 
-impl Lcg {
-    fn next(&mut self) -> f64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+impl Samples {
+    fn new(seed: u64) -> Self {
+        Self(rand::SeedableRng::seed_from_u64(seed))
     }
     fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
+        lo + (hi - lo) * rand::Rng::random::<f64>(&mut self.0)
     }
     fn unit(&mut self) -> DVec3 {
         loop {
@@ -119,12 +115,12 @@ fn size(shape: &MuscleShape) -> f32 {
 
 /// Surface points from the parametrisation, away from the coordinate planes
 /// of the primitive (where the bicone and pinched shapes have creases).
-fn surface_samples(shape: &MuscleShape, rng: &mut Lcg, n: usize) -> Vec<DVec3> {
+fn surface_samples(shape: &MuscleShape, rng: &mut Samples, n: usize) -> Vec<DVec3> {
     let sq = shape.superquadric();
     (0..n)
         .map(|_| {
-            let eta = rng.range(0.3, 1.2) * if rng.next() < 0.5 { 1.0 } else { -1.0 };
-            let quadrant = (rng.next() * 4.0).floor();
+            let eta = rng.range(0.3, 1.2) * if rng.range(0.0, 1.0) < 0.5 { 1.0 } else { -1.0 };
+            let quadrant = (rng.range(0.0, 1.0) * 4.0).floor();
             let omega = -PI + quadrant * PI / 2.0 + rng.range(0.3, PI / 2.0 - 0.3);
             shape.deformation.forward(sq.point(eta, omega))
         })
@@ -153,7 +149,7 @@ fn tessellated_vertices_lie_on_the_surface() {
 #[test]
 fn sign_matches_barr_inside_outside_function() {
     // Undeformed: the sign of g must be the sign of F − 1 everywhere.
-    let mut rng = Lcg(7);
+    let mut rng = Samples::new(7);
     for (name, shape) in primitives() {
         let sq = shape.superquadric();
         for _ in 0..2000 {
@@ -178,7 +174,7 @@ fn sign_matches_barr_inside_outside_function() {
 
 #[test]
 fn gradient_matches_finite_differences() {
-    let mut rng = Lcg(42);
+    let mut rng = Samples::new(42);
     for (name, shape) in all_shapes() {
         let s = size(&shape);
         for p in surface_samples(&shape, &mut rng, 40) {
@@ -207,7 +203,7 @@ fn gradient_matches_finite_differences() {
 
 #[test]
 fn cheap_normal_is_the_gradient_direction_on_the_surface() {
-    let mut rng = Lcg(3);
+    let mut rng = Samples::new(3);
     for (name, shape) in all_shapes() {
         for p in surface_samples(&shape, &mut rng, 10) {
             let (g, n) = shape.value_and_normal(p.as_vec3());
@@ -258,7 +254,7 @@ fn ellipsoid_distance_estimates_bracket_the_true_distance() {
     let radii = Vec3::new(0.04, 0.03, 0.12);
     let shape = MuscleShape::superellipsoid(radii, Vec2::ONE);
     let min_curvature_radius = 0.03f64 * 0.03 / 0.12;
-    let mut rng = Lcg(11);
+    let mut rng = Samples::new(11);
     for s in surface_samples(&shape, &mut rng, 200) {
         let (_, n, _) = shape.value_normal64(s);
         for delta in [0.2, 0.5, -0.2, -0.5].map(|k| k * min_curvature_radius) {
@@ -312,7 +308,7 @@ fn check_projection(name: &str, shape: &MuscleShape, p: Vec3) {
 
 #[test]
 fn projection_lands_on_the_surface_with_an_outward_normal() {
-    let mut rng = Lcg(5);
+    let mut rng = Samples::new(5);
     for (name, shape) in all_shapes() {
         let s = size(&shape) as f64;
         let mut points = vec![Vec3::ZERO];
@@ -336,7 +332,7 @@ fn projection_lands_on_the_surface_with_an_outward_normal() {
 #[test]
 fn sphere_projection_is_the_nearest_point() {
     let shape = MuscleShape::sphere(0.5);
-    let mut rng = Lcg(9);
+    let mut rng = Samples::new(9);
     for _ in 0..100 {
         let p = rng.unit() * rng.range(0.01, 2.0);
         let sp = shape.project_to_surface(p.as_vec3());
@@ -352,7 +348,7 @@ fn sphere_projection_is_the_nearest_point() {
 
 #[test]
 fn deformation_inverse_round_trips() {
-    let mut rng = Lcg(13);
+    let mut rng = Samples::new(13);
     let radii = DVec3::new(0.04, 0.03, 0.12);
     for (name, def) in deformations() {
         for _ in 0..500 {
@@ -385,7 +381,7 @@ fn deformation_inverse_round_trips() {
 fn inverse_jacobian_matches_finite_differences() {
     // pull_back(e_k) = row k of the inverse Jacobian's transpose, i.e. the
     // gradient of the k-th undeformed coordinate with respect to p.
-    let mut rng = Lcg(17);
+    let mut rng = Samples::new(17);
     for (name, def) in deformations() {
         for _ in 0..50 {
             let p = DVec3::new(
@@ -444,7 +440,7 @@ fn bounding_radius_contains_the_deformed_shape() {
         assert!(max <= r, "{name}: vertex at {max} outside radius {r}");
         assert!(r < 2.0 * max, "{name}: radius {r} is very loose ({max})");
         // And g is positive just outside the bounding sphere.
-        let mut rng = Lcg(1);
+        let mut rng = Samples::new(1);
         for _ in 0..50 {
             let p = (rng.unit() * r as f64 * 1.001).as_vec3();
             assert!(shape.inside_outside(p) > 0.0, "{name}: {p}");
@@ -586,7 +582,7 @@ fn ray_hits_a_sphere_at_the_analytic_distance() {
 
 #[test]
 fn ray_hits_deformed_shapes_on_their_surface() {
-    let mut rng = Lcg(23);
+    let mut rng = Samples::new(23);
     for (name, shape) in all_shapes() {
         let s = size(&shape);
         for _ in 0..10 {
@@ -709,7 +705,7 @@ fn serde_representation_is_unchanged() {
 #[test]
 fn extreme_exponents_and_points_stay_finite() {
     let radii = Vec3::new(0.04, 0.03, 0.12);
-    let mut rng = Lcg(29);
+    let mut rng = Samples::new(29);
     for e in [
         Vec2::new(0.05, 0.05),
         Vec2::new(4.0, 4.0),
@@ -777,13 +773,8 @@ fn fast_inside_test_agrees_with_the_inside_outside_function() {
                 bend: 0.5,
             }),
     ];
-    let mut seed = 12345u64;
-    let mut rnd = || {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((seed >> 33) as f32 / (1u64 << 31) as f32) * 2.0 - 1.0
-    };
+    let mut rng = Samples::new(12345);
+    let mut rnd = || rng.range(-1.0, 1.0) as f32;
     for shape in &shapes {
         let (mut inside, mut outside) = (0, 0);
         for _ in 0..4000 {

@@ -14,6 +14,7 @@ use plasticine::fem::{
     Twist, bone_transforms,
 };
 use plasticine::io::import::load_mesh;
+use rand::{Rng, SeedableRng};
 use std::path::Path;
 use std::process::Command;
 
@@ -23,13 +24,8 @@ use std::process::Command;
 fn winding_number_classifies_points_of_a_sphere_and_a_box() {
     let mesh = sphere(1.0, 24);
     let solid = MeshSolid::new(&mesh.positions, &mesh.triangles).unwrap();
-    let mut state = 7u64;
-    let mut rand = || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (state >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+    let mut rand = || rng.random::<f64>();
     let (mut inside_min, mut outside_max) = (f64::MAX, 0f64);
     for _ in 0..200 {
         let d = DVec3::new(rand() - 0.5, rand() - 0.5, rand() - 0.5).normalize();
