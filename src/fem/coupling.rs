@@ -177,8 +177,8 @@ pub fn deformation_at(l: &Lattice, e: &Embedding, q: &[DVec3]) -> (DVec3, DMat3)
     (p, f)
 }
 
-/// The rotation R of the polar decomposition F = R S (Newton's iteration
-/// R ← ½(R + R⁻ᵀ)), None for a degenerate or inverted F.
+/// The rotation R of the polar decomposition F = R S (R = U Vᵀ from
+/// nalgebra's SVD F = U Σ Vᵀ), None for a degenerate or inverted F.
 pub fn polar_rotation(f: DMat3) -> Option<DMat3> {
     // The rotation is invariant to scaling F: normalise, so the test for a
     // degenerate F does not depend on the muscle's size.
@@ -186,19 +186,9 @@ pub fn polar_rotation(f: DMat3) -> Option<DMat3> {
     if !(norm > 0.0 && (f * (1.0 / norm)).determinant() > 1e-9) {
         return None;
     }
-    let mut r = f * (3f64.sqrt() / norm);
-    for _ in 0..30 {
-        let next = (r + r.inverse().transpose()) * 0.5;
-        let change = (next - r)
-            .to_cols_array()
-            .iter()
-            .map(|x| x.abs())
-            .sum::<f64>();
-        r = next;
-        if change < 1e-13 {
-            break;
-        }
-    }
+    let svd = crate::fem::element::to_nalgebra(f).svd(true, true);
+    let (u, v_t) = (svd.u?, svd.v_t?);
+    let r = crate::fem::element::from_nalgebra(&(u * v_t));
     // Re-orthonormalise the last rounding away.
     Some(DMat3::from_quat(DQuat::from_mat3(&r).normalize()))
 }

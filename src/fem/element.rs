@@ -396,6 +396,26 @@ pub fn invert_trilinear(corners: &[DVec3; 8], p: DVec3) -> Option<DVec3> {
     (r.length() <= 1e-11 * scale).then_some(s)
 }
 
+/// A glam matrix as nalgebra's (for its decompositions).
+pub fn to_nalgebra(m: DMat3) -> nalgebra::Matrix3<f64> {
+    nalgebra::Matrix3::from_fn(|i, j| m.col(j)[i])
+}
+
+/// A nalgebra matrix as glam's.
+pub fn from_nalgebra(m: &nalgebra::Matrix3<f64>) -> DMat3 {
+    DMat3::from_cols_array(&[
+        m[(0, 0)],
+        m[(1, 0)],
+        m[(2, 0)],
+        m[(0, 1)],
+        m[(1, 1)],
+        m[(2, 1)],
+        m[(0, 2)],
+        m[(1, 2)],
+        m[(2, 2)],
+    ])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -400,7 +400,7 @@ impl IkSolver {
                 a[i * 6 + i] += lambda2;
             }
             let mut y = e;
-            if !cholesky_solve(&mut a, &mut y, m) {
+            if !cholesky_solve(&a, &mut y, m) {
                 return None;
             }
             let mut dropped = false;
@@ -477,41 +477,20 @@ fn rotation_vector(q: Quat) -> (Vec3, f32) {
 }
 
 /// Solves `A x = b` for a symmetric positive definite `m×m` matrix (lower
-/// triangle stored row-major with stride 6), in place: `b` becomes `x`.
-/// Returns false if `A` is not numerically positive definite.
-fn cholesky_solve(a: &mut [f32; 36], b: &mut [f32; 6], m: usize) -> bool {
-    for j in 0..m {
-        let mut d = a[j * 6 + j];
-        for k in 0..j {
-            d -= a[j * 6 + k] * a[j * 6 + k];
-        }
-        if d.is_nan() || d <= 0.0 {
-            return false;
-        }
-        let d = d.sqrt();
-        a[j * 6 + j] = d;
-        for i in j + 1..m {
-            let mut s = a[i * 6 + j];
-            for k in 0..j {
-                s -= a[i * 6 + k] * a[j * 6 + k];
-            }
-            a[i * 6 + j] = s / d;
-        }
+/// triangle stored row-major with stride 6), by nalgebra's Cholesky
+/// factorization: `b` becomes `x`. Returns false if `A` is not numerically
+/// positive definite.
+fn cholesky_solve(a: &[f32; 36], b: &mut [f32; 6], m: usize) -> bool {
+    let lower = |i: usize, j: usize| a[i.max(j) * 6 + i.min(j)];
+    let matrix = nalgebra::DMatrix::from_fn(m, m, lower);
+    let Some(factor) = matrix.cholesky() else {
+        return false;
+    };
+    let x = factor.solve(&nalgebra::DVector::from_column_slice(&b[..m]));
+    if x.iter().any(|v| !v.is_finite()) {
+        return false;
     }
-    for i in 0..m {
-        let mut s = b[i];
-        for k in 0..i {
-            s -= a[i * 6 + k] * b[k];
-        }
-        b[i] = s / a[i * 6 + i];
-    }
-    for i in (0..m).rev() {
-        let mut s = b[i];
-        for k in i + 1..m {
-            s -= a[k * 6 + i] * b[k];
-        }
-        b[i] = s / a[i * 6 + i];
-    }
+    b[..m].copy_from_slice(x.as_slice());
     true
 }
 

@@ -270,47 +270,17 @@ fn check_order(q: &[DVec2; 4]) -> Result<(), CalibrationError> {
     Ok(())
 }
 
-/// Eigenvalues (descending) and unit eigenvectors of a symmetric 3×3 matrix,
-/// by cyclic Jacobi rotations.
+/// Eigenvalues (descending) and unit eigenvectors of a symmetric 3×3 matrix
+/// (nalgebra's symmetric eigensolver).
 pub(crate) fn symmetric_eigen(m: [[f64; 3]; 3]) -> ([f64; 3], [DVec3; 3]) {
-    let mut a = m;
-    let mut v = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
-    let norm: f64 = a.iter().flatten().map(|x| x * x).sum::<f64>().sqrt();
-    for _sweep in 0..64 {
-        let off = a[0][1].powi(2) + a[0][2].powi(2) + a[1][2].powi(2);
-        if off <= (1e-30 * norm).powi(2) || off == 0.0 {
-            break;
-        }
-        for (p, q) in [(0, 1), (0, 2), (1, 2)] {
-            if a[p][q] == 0.0 {
-                continue;
-            }
-            let theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
-            let sign = if theta >= 0.0 { 1.0 } else { -1.0 };
-            let t = sign / (theta.abs() + (theta * theta + 1.0).sqrt());
-            let c = 1.0 / (t * t + 1.0).sqrt();
-            let s = t * c;
-            for k in 0..3 {
-                let (akp, akq) = (a[k][p], a[k][q]);
-                a[k][p] = c * akp - s * akq;
-                a[k][q] = s * akp + c * akq;
-            }
-            for k in 0..3 {
-                let (apk, aqk) = (a[p][k], a[q][k]);
-                a[p][k] = c * apk - s * aqk;
-                a[q][k] = s * apk + c * aqk;
-            }
-            for row in &mut v {
-                let (vkp, vkq) = (row[p], row[q]);
-                row[p] = c * vkp - s * vkq;
-                row[q] = s * vkp + c * vkq;
-            }
-        }
-    }
+    let e = nalgebra::Matrix3::from_fn(|i, j| m[i][j]).symmetric_eigen();
     let mut order = [0, 1, 2];
-    order.sort_by(|&i, &j| a[j][j].total_cmp(&a[i][i]));
-    let values = order.map(|i| a[i][i]);
-    let vectors = order.map(|i| DVec3::new(v[0][i], v[1][i], v[2][i]).normalize());
+    order.sort_by(|&i, &j| e.eigenvalues[j].total_cmp(&e.eigenvalues[i]));
+    let values = order.map(|i| e.eigenvalues[i]);
+    let vectors = order.map(|i| {
+        let c = e.eigenvectors.column(i);
+        DVec3::new(c[0], c[1], c[2]).normalize()
+    });
     (values, vectors)
 }
 
@@ -361,7 +331,7 @@ mod tests {
     }
 
     #[test]
-    fn jacobi_solves_a_symmetric_eigenproblem() {
+    fn the_eigensolver_solves_a_symmetric_eigenproblem() {
         let mut rng = Rng::new(7);
         for _ in 0..20 {
             let r: [[f64; 3]; 3] = std::array::from_fn(|_| std::array::from_fn(|_| rng.gaussian()));

@@ -231,26 +231,15 @@ impl AdaptiveBody {
     }
 }
 
-/// `‖S − I‖_F` for the polar decomposition `F = R S` (R by the iteration
-/// `R ← (R + R⁻ᵀ)/2`); infinite for an inverted or degenerate cell.
+/// `‖S − I‖_F` for the polar decomposition `F = R S`: with the SVD
+/// `F = U Σ Vᵀ`, `S = V Σ Vᵀ`, so it is `√Σ(σᵢ − 1)²`; infinite for an
+/// inverted or degenerate cell.
 pub fn polar_strain(f: DMat3) -> f64 {
     if f.determinant() <= 1e-12 {
         return f64::INFINITY;
     }
-    let mut r = f;
-    for _ in 0..50 {
-        let next = (r + r.inverse().transpose()) * 0.5;
-        let change = frobenius(next - r);
-        r = next;
-        if change < 1e-14 {
-            break;
-        }
-    }
-    frobenius(r.transpose() * f - DMat3::IDENTITY)
-}
-
-fn frobenius(m: DMat3) -> f64 {
-    (m.x_axis.length_squared() + m.y_axis.length_squared() + m.z_axis.length_squared()).sqrt()
+    let sigma = crate::fem::element::to_nalgebra(f).singular_values();
+    sigma.iter().map(|s| (s - 1.0).powi(2)).sum::<f64>().sqrt()
 }
 
 #[cfg(test)]
