@@ -6,7 +6,8 @@
 //! durable. Readers therefore see either the old file or the complete new one,
 //! never a mix, even across a crash or power loss.
 //!
-//! Temporary files are named `.<target name>.<pid>.<counter>.tmp`. On any error,
+//! Temporary files (`tempfile`'s, in the target's directory) are named
+//! `.<target name>.<random>.tmp`. On any error,
 //! and when an [`AtomicFile`] is dropped without [`AtomicFile::commit`], the
 //! temporary file is removed and the target is left untouched. Only a process
 //! killed outright (no destructors) leaves a temporary file behind; it is
@@ -14,10 +15,10 @@
 //! prefix recoverable (see [`crate::io::cache`]).
 
 use super::IoError;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use tempfile::NamedTempFile;
 
 /// Writes `bytes` to `path` atomically (see the module docs). Creates the
 /// parent directories if needed.
@@ -27,8 +28,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
         .map_err(|e| IoError::os(file.temp_path(), "write", e))?;
     file.commit()
 }
-
-static COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// The directory holding `path` (`.` for a bare file name).
 pub(crate) fn parent_dir(path: &Path) -> &Path {
@@ -46,8 +45,7 @@ pub(crate) fn parent_dir(path: &Path) -> &Path {
 #[derive(Debug)]
 pub struct AtomicFile {
     target: PathBuf,
-    temp: PathBuf,
-    file: Option<BufWriter<File>>,
+    file: Option<BufWriter<NamedTempFile>>,
 }
 
 impl AtomicFile {
@@ -60,35 +58,31 @@ impl AtomicFile {
         })?;
         let dir = parent_dir(target);
         fs::create_dir_all(dir).map_err(|e| IoError::os(dir, "create the directory", e))?;
-        let pid = std::process::id();
-        let mut attempt = 0;
-        loop {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let mut temp_name = std::ffi::OsString::from(".");
-            temp_name.push(name);
-            temp_name.push(format!(".{pid}.{n}.tmp"));
-            let temp = dir.join(temp_name);
-            match OpenOptions::new().write(true).create_new(true).open(&temp) {
-                Ok(file) => {
-                    // Keep the permissions of the file being replaced.
-                    if let Ok(meta) = fs::metadata(target)
-                        && meta.is_file()
-                    {
-                        let _ = file.set_permissions(meta.permissions());
-                    }
-                    return Ok(Self {
-                        target: target.to_path_buf(),
-                        temp,
-                        file: Some(BufWriter::with_capacity(1 << 16, file)),
-                    });
-                }
-                // Left over by a killed process with a recycled pid: try the next name.
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempt < 16 => {
-                    attempt += 1;
-                }
-                Err(e) => return Err(IoError::os(&temp, "create a temporary file", e)),
-            }
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        // As an ordinary new file (0o666 less the umask), not tempfile's
+        // private 0o600: exports are read by other programs and users.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(fs::Permissions::from_mode(0o666));
         }
+        let file = builder
+            .tempfile_in(dir)
+            .map_err(|e| IoError::os(dir, "create a temporary file", e))?;
+        // Keep the permissions of the file being replaced.
+        if let Ok(meta) = fs::metadata(target)
+            && meta.is_file()
+        {
+            let _ = file.as_file().set_permissions(meta.permissions());
+        }
+        Ok(Self {
+            target: target.to_path_buf(),
+            file: Some(BufWriter::with_capacity(1 << 16, file)),
+        })
     }
 
     /// The file that will be replaced.
@@ -98,7 +92,11 @@ impl AtomicFile {
 
     /// The temporary file being written.
     pub fn temp_path(&self) -> &Path {
-        &self.temp
+        self.file
+            .as_ref()
+            .expect("file present until commit or drop")
+            .get_ref()
+            .path()
     }
 
     /// Flushes, syncs and renames the temporary file over the target, then
@@ -106,30 +104,20 @@ impl AtomicFile {
     /// file removed.
     pub fn commit(mut self) -> Result<(), IoError> {
         let writer = self.file.take().expect("file present until commit or drop");
-        let file = match writer.into_inner() {
-            Ok(f) => f,
-            Err(e) => {
-                let err = IoError::os(&self.temp, "write", e.into_error());
-                let _ = fs::remove_file(&self.temp);
-                return Err(err);
-            }
-        };
-        let result = file
+        let temp = writer.get_ref().path().to_path_buf();
+        // Dropping the temporary file on any error below removes it.
+        let file = writer
+            .into_inner()
+            .map_err(|e| IoError::os(&temp, "write", e.into_error()))?;
+        file.as_file()
             .sync_all()
-            .map_err(|e| IoError::os(&self.temp, "sync", e))
-            .and_then(|()| {
-                drop(file);
-                fs::rename(&self.temp, &self.target)
-                    .map_err(|e| IoError::os(&self.target, "replace the file", e))
-            });
-        if let Err(e) = result {
-            let _ = fs::remove_file(&self.temp);
-            return Err(e);
-        }
+            .map_err(|e| IoError::os(&temp, "sync", e))?;
+        file.persist(&self.target)
+            .map_err(|e| IoError::os(&self.target, "replace the file", e.error))?;
         sync_dir(parent_dir(&self.target))
     }
 
-    fn writer(&mut self) -> &mut BufWriter<File> {
+    fn writer(&mut self) -> &mut BufWriter<NamedTempFile> {
         self.file
             .as_mut()
             .expect("file present until commit or drop")
@@ -173,9 +161,9 @@ impl Seek for AtomicFile {
 impl Drop for AtomicFile {
     fn drop(&mut self) {
         if let Some(writer) = self.file.take() {
-            // Not committed: throw the partial file away.
+            // Not committed: throw the partial file away, unflushed
+            // (dropping the temporary file removes it).
             drop(writer.into_parts());
-            let _ = fs::remove_file(&self.temp);
         }
     }
 }

@@ -36,7 +36,7 @@
 //!
 //! While being written the count is `u64::MAX` ("unfinished"). Such a file is
 //! only ever seen under a name other than the target's: the temporary name
-//! (`.<name>.<pid>.<counter>.tmp`, next to the target) of a writer made by
+//! (`.<name>.<random>.tmp`, next to the target) of a writer made by
 //! [`CacheWriter::create`], left behind when the process was killed outright,
 //! or the staging name (e.g. `bake.plcache.partial`) of a writer made by
 //! [`CacheWriter::create_staged`], which a cancelled bake keeps on purpose and
