@@ -32,7 +32,7 @@ fn steps(c: &mut Criterion) {
                 k += 1;
                 let pose = limb_pose(&body, k as f64 * h);
                 black_box(body.step(&pose))
-            })
+            });
         });
     }
     c.bench_function("fem precompute 225-vertex limb, blended local", |b| {
@@ -42,7 +42,7 @@ fn steps(c: &mut Criterion) {
                 0.05,
                 Linearization::BlendedLocal { blend_width: 0.1 },
             ))
-        })
+        });
     });
 }
 

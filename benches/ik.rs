@@ -32,7 +32,7 @@ fn drag_event(c: &mut Criterion) {
                 black_box(&target),
                 &settings,
             ))
-        })
+        });
     });
 }
 

@@ -19,14 +19,14 @@ fn pick(c: &mut Criterion) {
         b.iter(|| {
             k = (k + 1) % tips.len();
             black_box(picker.pick_near(black_box(tips[k]), 0.02, PickFilter::ALL))
-        })
+        });
     });
     c.bench_function("pick 64x64 skin + 30 muscles: ray", |b| {
         b.iter(|| {
             k = (k + 1) % rays.len();
             let (o, d) = rays[k];
             black_box(picker.pick_ray(black_box(o), d, 10.0, PickFilter::ALL))
-        })
+        });
     });
     c.bench_function("pick 64x64 skin + 30 muscles: build + near + ray", |b| {
         b.iter(|| {
@@ -35,10 +35,10 @@ fn pick(c: &mut Criterion) {
             let (o, d) = rays[k];
             black_box(picker.pick_near(tips[k], 0.02, PickFilter::ALL));
             black_box(picker.pick_ray(o, d, 10.0, PickFilter::ALL))
-        })
+        });
     });
     c.bench_function("pick 64x64 skin + 30 muscles: build", |b| {
-        b.iter(|| black_box(Picker::new(&ch, black_box(&body))))
+        b.iter(|| black_box(Picker::new(&ch, black_box(&body))));
     });
 }
 

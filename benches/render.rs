@@ -32,7 +32,7 @@ fn render(c: &mut Criterion) {
                 ctx.wait_idle().unwrap();
             }
             total
-        })
+        });
     });
     c.bench_function("skin snapshot build + upload, penguin 64x64", |b| {
         b.iter_custom(|iters| {
@@ -45,7 +45,7 @@ fn render(c: &mut Criterion) {
                 ctx.wait_idle().unwrap();
             }
             total
-        })
+        });
     });
 }
 

@@ -25,7 +25,7 @@ fn elastic_forces(c: &mut Criterion) {
                     &mut terms,
                     &mut f,
                 );
-            })
+            });
         });
     }
 }
@@ -43,8 +43,8 @@ fn full_acceleration(c: &mut Criterion) {
                 black_box(&skin.points.position),
                 &skin.points.velocity,
                 &mut a,
-            )
-        })
+            );
+        });
     });
 }
 
@@ -58,7 +58,7 @@ fn penguin_playback(c: &mut Criterion) {
                 || plasticine::bench::playback(ch.clone(), SolverSettings::default()).expect("sim"),
                 |mut sim| sim.advance_to(1.0 / 30.0, None).expect("advances"),
                 criterion::BatchSize::LargeInput,
-            )
+            );
         });
     }
     g.finish();
