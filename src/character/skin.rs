@@ -263,47 +263,92 @@ impl Skin {
                 ));
             }
         }
-        let bad = |name: &str, k: usize, why: &str| {
-            Err(InvalidField::new(
-                format!("points.{name}[{k}]"),
-                why.to_string(),
-            ))
+        let bad = |name: &str, k: usize, why: String| {
+            Err(InvalidField::new(format!("points.{name}[{k}]"), why))
+        };
+        // What was read, saying why a value is not usable as a number.
+        let read = |x: f32| {
+            if x.is_nan() {
+                "NaN (not a number)".to_string()
+            } else if x.is_infinite() {
+                format!("{x} (not finite: beyond a 32-bit float's range, about 3.4e38)")
+            } else {
+                format!("{x}")
+            }
         };
         for k in 0..count {
             if !p.position[k].is_finite() || !p.velocity[k].is_finite() {
-                return bad("position", k, "position and velocity must be finite");
+                return bad(
+                    "position",
+                    k,
+                    format!(
+                        "position and velocity must be finite, got {} and {}",
+                        p.position[k], p.velocity[k]
+                    ),
+                );
             }
-            if !(p.mass_density[k].is_finite() && p.mass_density[k] > 0.0) {
-                return bad("mass_density", k, "mass must be positive");
+            let checks = [
+                (
+                    "mass_density",
+                    p.mass_density[k],
+                    true,
+                    "the mass per m² of rest area (kg/m²)",
+                ),
+                (
+                    "damping_density",
+                    p.damping_density[k],
+                    false,
+                    "the damping per m² of rest area",
+                ),
+                ("fat", p.fat[k], false, "the fat thickness (m)"),
+                ("bend", p.bend[k], false, "the bending rigidity"),
+            ];
+            for (name, x, above_zero, what) in checks {
+                let ok = x.is_finite() && if above_zero { x > 0.0 } else { x >= 0.0 };
+                if !ok {
+                    let range = if above_zero { "above 0" } else { "0 or more" };
+                    return bad(
+                        name,
+                        k,
+                        format!("{what} must be a finite number {range}, got {}", read(x)),
+                    );
+                }
             }
-            if !(p.damping_density[k].is_finite() && p.damping_density[k] >= 0.0) {
-                return bad("damping_density", k, "damping must be non-negative");
-            }
-            if !(p.fat[k].is_finite() && p.fat[k] >= 0.0) {
-                return bad("fat", k, "fat thickness must be non-negative");
-            }
-            if !(p.bend[k].is_finite() && p.bend[k] >= 0.0) {
-                return bad("bend", k, "bending rigidity must be non-negative");
-            }
-            if p.stretch[k].iter().any(|x| !(x.is_finite() && *x >= 0.0)) {
-                return bad("stretch", k, "elasticity must be non-negative");
+            if let Some(&x) = p.stretch[k].iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
+                return bad(
+                    "stretch",
+                    k,
+                    format!(
+                        "the stretching elasticity must be finite numbers 0 or more, got {}",
+                        read(x)
+                    ),
+                );
             }
             if p.rest_metric[k]
                 .iter()
                 .chain(&p.rest_curvature[k])
                 .any(|x| !x.is_finite())
             {
-                return bad("rest_metric", k, "rest metric and curvature must be finite");
+                return bad(
+                    "rest_metric",
+                    k,
+                    "rest metric and curvature must be finite".to_string(),
+                );
             }
             if let Some(b) = &p.band[k] {
                 if !self.muscles.contains(&b.muscle) {
-                    return bad("band", k, "band names a muscle this skin does not wrap");
+                    return bad(
+                        "band",
+                        k,
+                        "band names a muscle this skin does not wrap".to_string(),
+                    );
                 }
                 if !b.is_physical() {
                     return bad(
                         "band",
                         k,
-                        "band needs a finite anchor and non-negative ks, kd, rest length",
+                        "band needs a finite anchor and non-negative ks, kd, rest length"
+                            .to_string(),
                     );
                 }
             }

@@ -21,7 +21,7 @@
 //!
 //! ```text
 //! assets/penguin.ron:12:7: Unexpected missing field named `skeleton` in `Character`
-//! assets/penguin.ron: skins[0].points.fat[17]: fat thickness must be non-negative
+//! assets/penguin.ron: skins[0].points.fat[17]: the fat thickness (m) must be a finite number 0 or more, got -0.5
 //! bake/walk.plcache: truncated at byte 1460: frame 3 of the 4 in the header needs 380 more bytes, the file has 1500 bytes
 //! ```
 

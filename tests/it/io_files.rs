@@ -223,11 +223,26 @@ fn invalid_values_report_the_field_path() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: skins[0].points.fat[7]: fat thickness must be non-negative",
+            "{}: skins[0].points.fat[7]: the fat thickness (m) must be a finite number 0 or \
+             more, got -0.5",
             path.display()
         )
     );
     assert!(matches!(err, IoError::Invalid { ref field, .. } if field == "skins[0].points.fat[7]"));
+
+    // A mass too big for a 32-bit float reads as infinite: the message says
+    // that, not only that it must be positive.
+    let text = character_to_string(&small_character()).unwrap();
+    let at = text.find("mass_density: [").unwrap();
+    let one = at + text[at..].find("1.0").unwrap();
+    let huge = format!("{}1e300{}", &text[..one], &text[one + 3..]);
+    let err = parse_character(&huge, Path::new("h.ron")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "h.ron: skins[0].points.mass_density[0]: the mass per m² of rest area (kg/m²) must be \
+         a finite number above 0, got inf (not finite: beyond a 32-bit float's range, about \
+         3.4e38)"
+    );
 
     let mut c = small_character();
     c.muscles[0].joint = 9;
