@@ -19,6 +19,7 @@ Commands:
                    (cargo fmt --all -- --check, skipped without rustfmt), then run
                    the layer check (see layers), cargo clippy (warnings are errors),
                    cargo doc (warnings are errors), cargo test --workspace --all-targets
+                   in the test profile and again in release
                    and cargo test --workspace --doc,
                    then the OpenXR tests against Monado (see xr-test).
                    This is what CI runs (.ci/run).
@@ -223,19 +224,28 @@ fn test(args: &[String]) -> Result<(), String> {
             cmd.env("RUSTDOCFLAGS", "-D warnings");
             run(cmd)
         })?;
-        steps.step("cargo test --all-targets", || {
-            let mut cmd = cargo_cmd(&["test", "--workspace", "--all-targets"]);
-            // The packages above include Xvfb: the window test must run, not skip.
-            cmd.env("PLASTICINE_REQUIRE_XVFB", "1");
-            // The export tests' validators must run, not skip: the Khronos
-            // glTF validator (npm), a USD reader (usd-core) and Blender's
-            // glTF importer (bpy), installed under target/ on first use.
-            cmd.env("PLASTICINE_REQUIRE_TOOLS", "1");
-            cmd.env("PLASTICINE_BLENDER", "1");
-            // The GPU back end's tests run on lavapipe: they must not skip.
-            cmd.env("PLASTICINE_REQUIRE_GPU_TESTS", "1");
-            run(cmd)
-        })?;
+        // Both builds: the optimised one rounds differently, so every
+        // tolerance must be relative to the magnitudes involved.
+        for (name, profile) in [
+            ("cargo test --all-targets", &[][..]),
+            ("cargo test --release --all-targets", &["--release"][..]),
+        ] {
+            steps.step(name, || {
+                let mut args = vec!["test", "--workspace", "--all-targets"];
+                args.extend_from_slice(profile);
+                let mut cmd = cargo_cmd(&args);
+                // The packages above include Xvfb: the window test must run, not skip.
+                cmd.env("PLASTICINE_REQUIRE_XVFB", "1");
+                // The export tests' validators must run, not skip: the Khronos
+                // glTF validator (npm), a USD reader (usd-core) and Blender's
+                // glTF importer (bpy), installed under target/ on first use.
+                cmd.env("PLASTICINE_REQUIRE_TOOLS", "1");
+                cmd.env("PLASTICINE_BLENDER", "1");
+                // The GPU back end's tests run on lavapipe: they must not skip.
+                cmd.env("PLASTICINE_REQUIRE_GPU_TESTS", "1");
+                run(cmd)
+            })?;
+        }
         steps.step("cargo test --doc", || {
             run(cargo_cmd(&["test", "--workspace", "--doc"]))
         })?;
