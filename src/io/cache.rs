@@ -60,8 +60,18 @@
 //! and each frame continues after the skins with each mesh's `v` vertices
 //! (three `f32` each) and then `U` muscle offsets (an affine map as twelve
 //! `f32`: the matrix's columns, then the translation), so
-//! [`bytes_per_frame`] grows by 12 · Σ v + 48 · `U`. A cache with neither
-//! meshes nor muscle offsets is written as version 1; both versions are read.
+//! [`bytes_per_frame`] grows by 12 · Σ v + 48 · `U`.
+//!
+//! # Format, version 3: checksums
+//!
+//! Version 2's layout (the flesh section always present, with `E` and `U`
+//! zero for a character without flesh), with a CRC-32 ([`CHECKSUM_BYTES`],
+//! `u32`) after the header, over the header's bytes with the frame count read
+//! as zeros (it is patched last), and one after each frame, over that frame's
+//! bytes. A reader refuses a header or a frame whose bytes do not match, naming
+//! it: a disk, a copy or a hand that changed the file after it was written.
+//! This build writes version 3 and reads all three; an older cache loads with
+//! a warning that its corruption cannot be detected.
 
 use super::atomic::{parent_dir, sync_dir};
 use super::{AtomicFile, IoError};
@@ -79,9 +89,10 @@ use std::path::{Path, PathBuf};
 
 /// The first 8 bytes of every cache file.
 pub const CACHE_MAGIC: [u8; 8] = *b"PLSTCACH";
-/// The newest format version this build writes and reads (it writes version
-/// 1 when a cache holds no flesh, and reads both).
-pub const CACHE_FORMAT_VERSION: u32 = 2;
+/// The format version this build writes; it reads versions 1 to this.
+pub const CACHE_FORMAT_VERSION: u32 = 3;
+/// Bytes of the CRC-32 after the header and after each frame (version 3).
+pub const CHECKSUM_BYTES: u64 = 4;
 /// The frame count of a file whose writer has not finished.
 pub const UNFINISHED_FRAME_COUNT: u64 = u64::MAX;
 /// Most skins a cache may hold.
@@ -91,10 +102,21 @@ pub const MAX_SKIN_NAME_BYTES: usize = 4096;
 
 pub(crate) const FRAME_COUNT_OFFSET: u64 = 16;
 
-/// Size in bytes of one frame for skins with the given point counts (m·n each):
-/// 8 + 12 · Σ points.
+/// Size in bytes of one frame, as this build writes it, for skins with the
+/// given point counts (m·n each) and no flesh: 8 + 12 · Σ points + the
+/// frame's checksum.
 pub fn bytes_per_frame<I: IntoIterator<Item = usize>>(points_per_skin: I) -> u64 {
-    8 + 12 * points_per_skin.into_iter().map(|p| p as u64).sum::<u64>()
+    8 + 12 * points_per_skin.into_iter().map(|p| p as u64).sum::<u64>() + CHECKSUM_BYTES
+}
+
+/// The CRC-32 of a header: every byte but the frame count, which is
+/// patched when the writer finishes (read as zeros).
+pub(crate) fn header_checksum(header: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&header[..FRAME_COUNT_OFFSET as usize]);
+    h.update(&[0; 8]);
+    h.update(&header[FRAME_COUNT_OFFSET as usize + 8..]);
+    h.finalize()
 }
 
 /// A skin as described in a cache header.
@@ -461,7 +483,7 @@ impl CacheWriter {
             )));
         }
         flesh.check().map_err(bad)?;
-        let version: u32 = if flesh.is_empty() { 1 } else { 2 };
+        let version = CACHE_FORMAT_VERSION;
         let mut header = Vec::with_capacity(64);
         header.extend_from_slice(&CACHE_MAGIC);
         header.extend_from_slice(&version.to_le_bytes());
@@ -482,9 +504,9 @@ impl CacheWriter {
                 n,
             });
         }
-        if version >= 2 {
-            flesh.encode_header(&mut header);
-        }
+        flesh.encode_header(&mut header);
+        let checksum = header_checksum(&header);
+        header.extend_from_slice(&checksum.to_le_bytes());
         Ok((header, list))
     }
 
@@ -568,6 +590,8 @@ impl CacheWriter {
         self.broken = true; // until the whole frame is written
         let temp = self.file.path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);
+        let mut checksum = crc32fast::Hasher::new();
+        checksum.update(&time.to_le_bytes());
         self.file.write_all(&time.to_le_bytes()).map_err(io)?;
         for p in positions {
             // Encode in bounded chunks: no second copy of a big skin.
@@ -578,14 +602,19 @@ impl CacheWriter {
                         self.buf.extend_from_slice(&c.to_le_bytes());
                     }
                 }
+                checksum.update(&self.buf);
                 self.file.write_all(&self.buf).map_err(io)?;
             }
         }
         if !self.flesh.is_empty() {
             self.buf.clear();
             CacheFlesh::encode_frame(meshes, muscles, &mut self.buf);
+            checksum.update(&self.buf);
             self.file.write_all(&self.buf).map_err(io)?;
         }
+        self.file
+            .write_all(&checksum.finalize().to_le_bytes())
+            .map_err(io)?;
         self.broken = false;
         self.frames += 1;
         self.first_time.get_or_insert(time);

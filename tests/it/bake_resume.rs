@@ -410,11 +410,24 @@ fn a_damaged_checkpoint_or_partial_cache_gives_a_clear_error() {
         e.contains("holds 5 whole frames") && e.contains("at frame 6"),
         "{e}"
     );
+    // The last frame's last coordinate changed and its checksum made to
+    // match: a consistent cache, but not the state the checkpoint saved.
+    std::fs::write(dir.join(PARTIAL_FILE), &partial).unwrap();
+    let frame_bytes = CacheReader::open(&dir.join(PARTIAL_FILE))
+        .unwrap()
+        .bytes_per_frame() as usize;
     let mut other = partial.clone();
     let n = other.len();
-    other[n - 4] ^= 0x01; // the last frame's last coordinate
+    other[n - 8] ^= 0x01;
+    let checksum = crc32fast::hash(&other[n - frame_bytes..n - 4]);
+    other[n - 4..].copy_from_slice(&checksum.to_le_bytes());
     let e = attempt(&checkpoint, Some(&other));
     assert!(e.contains("is not the state saved in"), "{e}");
+    // The same change with the checksum left as written: the cache names the
+    // damaged frame.
+    other[n - 4..].copy_from_slice(&partial[n - 4..]);
+    let e = attempt(&checkpoint, Some(&other));
+    assert!(e.contains("its checksum does not match"), "{e}");
     // Intact again: resumes.
     std::fs::write(dir.join(CHECKPOINT_FILE), &checkpoint).unwrap();
     std::fs::write(dir.join(PARTIAL_FILE), &partial).unwrap();

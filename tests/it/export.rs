@@ -989,7 +989,8 @@ fn bad_inputs_are_refused_with_clear_errors_and_nothing_written() {
         ],
         &["0.0500 m from where the character's joints put it"],
     );
-    // A corrupt frame (a NaN inside a skin) in an otherwise good cache.
+    // A corrupt frame (a NaN inside a skin) in an otherwise good cache: the
+    // frame's checksum names it.
     let corrupt = d.join("corrupt.plcache");
     let mut bytes = std::fs::read(cache).unwrap();
     let reader = CacheReader::open(cache).unwrap();
@@ -999,7 +1000,7 @@ fn bad_inputs_are_refused_with_clear_errors_and_nothing_written() {
     std::fs::write(&corrupt, bytes).unwrap();
     run(
         with_cache(&corrupt, "c.glb"),
-        &["frame 3: skin 'body' point 83 is not finite", "corrupt"],
+        &["frame 3: its checksum does not match its bytes"],
     );
     // A missing cache names the file.
     run(

@@ -95,11 +95,11 @@ fn baked_fem_mesh_equals_the_flesh_simulation_and_exports() {
         "{stdout}"
     );
 
-    // The cache: a version-2 file with the mesh in every frame.
+    // The cache: a version-3 file (checksummed) with the mesh in every frame.
     let mut reader = CacheReader::open(&bake.join("bake.plcache")).unwrap();
     let frames = reader.frame_count();
     assert_eq!(frames, 6, "0.5 s at 10 fps, both ends");
-    assert_eq!(reader.version(), 2);
+    assert_eq!(reader.version(), 3);
     assert_eq!(reader.flesh().meshes.len(), 1);
     assert_eq!(reader.flesh().meshes[0].vertices, vertices);
     assert_eq!(reader.flesh().muscles, character.muscles.len());
@@ -314,20 +314,34 @@ fn render_of_a_fem_bake_draws_the_deformed_mesh() {
     assert_ne!(counts[0], counts[1], "the bent mesh covers other pixels");
 }
 
-/// A version-1 cache (as written before FEM flesh was baked, and still for
-/// characters without it) opens and reads, with no flesh.
+/// A version-1 cache (as written before FEM flesh was baked and before
+/// checksums) opens and reads, with no flesh.
 #[test]
 fn old_format_cache_still_reads() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.plcache");
     let points: Vec<Vec3> = (0..12).map(|i| Vec3::splat(i as f32)).collect();
-    let mut w = CacheWriter::create(&path, 24.0, &[("body", 4, 3)]).unwrap();
-    w.write_frame(0.0, &[&points]).unwrap();
-    w.write_frame(0.5, &[&points]).unwrap();
-    w.finish().unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    assert_eq!(u32::from_le_bytes(bytes[8..12].try_into().unwrap()), 1);
+    // The version-1 layout, byte by byte: magic, version, fps, frame count,
+    // one skin record (m, n, name), then frames of a time and 12 points.
+    let mut bytes = b"PLSTCACH".to_vec();
+    bytes.extend_from_slice(&1u32.to_le_bytes());
+    bytes.extend_from_slice(&24f32.to_le_bytes());
+    bytes.extend_from_slice(&2u64.to_le_bytes());
+    bytes.extend_from_slice(&1u32.to_le_bytes());
+    for x in [4u32, 3, 4] {
+        bytes.extend_from_slice(&x.to_le_bytes());
+    }
+    bytes.extend_from_slice(b"body");
+    for t in [0.0f64, 0.5] {
+        bytes.extend_from_slice(&t.to_le_bytes());
+        for p in &points {
+            for c in p.to_array() {
+                bytes.extend_from_slice(&c.to_le_bytes());
+            }
+        }
+    }
     assert_eq!(bytes.len(), 28 + 12 + 4 + 2 * (8 + 12 * 12));
+    std::fs::write(&path, &bytes).unwrap();
     let mut r = CacheReader::open(&path).unwrap();
     assert_eq!(r.version(), 1);
     assert!(r.flesh().is_empty());
@@ -340,7 +354,7 @@ fn old_format_cache_still_reads() {
     assert!(meshes.is_empty() && muscles.is_empty());
 }
 
-/// A version-2 cache round-trips its flesh exactly, its writer refuses
+/// A cache with flesh round-trips it exactly, its writer refuses
 /// frames that do not fit the header, and damaged flesh headers or frames
 /// are reported with their offset, never a panic.
 #[test]
@@ -391,12 +405,14 @@ fn flesh_sections_round_trip_and_hostile_headers_are_refused() {
     }
     let summary = w.finish().unwrap();
     assert_eq!(summary.flesh, flesh);
-    let header = 28 + (12 + 1) + 4 + (8 + 4) + 4;
-    let frame = 8 + 12 * 12 + 12 * 5 + 48 * 2;
+    // The fields, then the header's checksum; each frame ends with its own.
+    let fields = 28 + (12 + 1) + 4 + (8 + 4) + 4;
+    let header = fields + 4;
+    let frame = 8 + 12 * 12 + 12 * 5 + 48 * 2 + 4;
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), header + 3 * frame);
     let mut r = CacheReader::open(&path).unwrap();
-    assert_eq!((r.version(), r.flesh()), (2, &flesh));
+    assert_eq!((r.version(), r.flesh()), (3, &flesh));
     let (mut s, mut m, mut u) = (Vec::new(), Vec::new(), Vec::new());
     for k in [2, 0, 1] {
         r.read_frame_with_flesh(k, &mut s, &mut m, &mut u).unwrap();
@@ -431,11 +447,11 @@ fn flesh_sections_round_trip_and_hostile_headers_are_refused() {
     v[mesh_count_at + 12] = 0xff;
     assert!(open(&v).to_string().contains("not UTF-8"));
     let mut v = bytes.clone();
-    v[header - 4..header].copy_from_slice(&u32::MAX.to_le_bytes());
+    v[fields - 4..fields].copy_from_slice(&u32::MAX.to_le_bytes());
     assert!(open(&v).to_string().contains("muscle offsets"));
     // Cut in the flesh header, and in the last frame's muscle offsets.
     assert!(matches!(
-        open(&bytes[..header - 2]),
+        open(&bytes[..fields - 2]),
         IoError::Truncated { .. }
     ));
     let err = open(&bytes[..bytes.len() - 10]);

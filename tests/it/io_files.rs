@@ -379,8 +379,15 @@ fn write_cache(path: &Path, frames: usize) -> plasticine::io::CacheSummary {
     w.finish().unwrap()
 }
 
-fn header_len() -> u64 {
+/// Where the skin records of `write_cache`'s header end.
+fn skins_end() -> u64 {
     28 + (12 + 1) + (12 + "bé".len() as u64)
+}
+
+/// The header: the skin records, the (empty) flesh section's two counts and
+/// the header's checksum.
+fn header_len() -> u64 {
+    skins_end() + 4 + 4 + 4
 }
 
 #[test]
@@ -389,7 +396,7 @@ fn cache_round_trip_with_random_access() {
     let path = dir.path().join("bake/leg.plcache");
     let summary = write_cache(&path, 10);
     let frame_bytes = bytes_per_frame([16, 15]);
-    assert_eq!(frame_bytes, 8 + 12 * 31);
+    assert_eq!(frame_bytes, 8 + 12 * 31 + 4, "time, points, checksum");
     assert_eq!(summary.frames, 10);
     assert_eq!(summary.bytes, header_len() + 10 * frame_bytes);
     assert_eq!(fs::metadata(&path).unwrap().len(), summary.bytes);
@@ -481,9 +488,9 @@ fn truncated_or_garbage_caches_name_the_offset() {
     );
 
     // Cut inside the header (in the second skin's name).
-    let err = open(&bytes[..(h - 1) as usize]);
+    let err = open(&bytes[..(skins_end() - 1) as usize]);
     assert!(
-        matches!(err, IoError::Truncated { offset, .. } if offset == h - 3),
+        matches!(err, IoError::Truncated { offset, .. } if offset == skins_end() - 3),
         "{err:?}"
     );
     // Empty file.
@@ -498,7 +505,7 @@ fn truncated_or_garbage_caches_name_the_offset() {
     assert!(err.to_string().contains("not a Plasticine cache"), "{err}");
     // A newer version.
     let mut v = bytes.clone();
-    v[8..12].copy_from_slice(&3u32.to_le_bytes());
+    v[8..12].copy_from_slice(&4u32.to_le_bytes());
     let err = open(&v);
     assert!(matches!(err, IoError::Corrupt { offset: 8, .. }), "{err:?}");
     assert!(err.to_string().contains("newer Plasticine"), "{err}");
@@ -537,6 +544,32 @@ fn truncated_or_garbage_caches_name_the_offset() {
     assert!(
         matches!(err, IoError::Corrupt { offset, .. } if offset == h + fb),
         "{err:?}"
+    );
+    // One bit flipped in a point of frame 2, the value still a plausible
+    // float: the frame's checksum names it; the other frames still read.
+    let mut v = bytes.clone();
+    let at = (h + 2 * fb + 8 + 12 * 5) as usize;
+    v[at] ^= 0x01;
+    fs::write(&bad, &v).unwrap();
+    let mut r = CacheReader::open(&bad).unwrap();
+    let err = r.read_frame(2, &mut Vec::new()).unwrap_err();
+    assert!(
+        matches!(err, IoError::Corrupt { offset, .. } if offset == h + 2 * fb),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("frame 2: its checksum does not match"),
+        "{err}"
+    );
+    assert!(r.read_frame(1, &mut Vec::new()).is_ok());
+    // A changed frame rate (still a valid one): the header's checksum.
+    let mut v = bytes.clone();
+    v[12..16].copy_from_slice(&25f32.to_le_bytes());
+    let err = open(&v);
+    assert!(
+        err.to_string().contains("header's checksum does not match"),
+        "{err}"
     );
 }
 
@@ -653,9 +686,13 @@ fn staged_cache_writer_appends_and_finishes_to_the_same_file() {
         matches!(e, IoError::Corrupt { offset, .. } if offset == h + 2 * fb),
         "{e:?}"
     );
+    // (Its checksum made to match, so the time check itself is reached.)
     let mut back = before.clone();
     let at = (h + 4 * fb) as usize;
     back[at..at + 8].copy_from_slice(&0.0f64.to_le_bytes());
+    let end = at + fb as usize - 4;
+    let checksum = crc32fast::hash(&back[at..end]);
+    back[end..end + 4].copy_from_slice(&checksum.to_le_bytes());
     fs::write(&staging, &back).unwrap();
     let e = CacheWriter::resume_staged(&staging, &target, 24.0, &skins, 6).unwrap_err();
     assert!(e.to_string().contains("frame 4: time 0"), "{e}");

@@ -4,8 +4,8 @@
 
 use super::flesh::{self, CacheFlesh, CacheMesh, MAX_CACHE_MESHES, MAX_CACHE_MUSCLES};
 use super::{
-    CACHE_FORMAT_VERSION, CACHE_MAGIC, CacheSkin, FRAME_COUNT_OFFSET, MAX_CACHE_SKINS,
-    UNFINISHED_FRAME_COUNT, bytes_per_frame, check_skin,
+    CACHE_FORMAT_VERSION, CACHE_MAGIC, CHECKSUM_BYTES, CacheSkin, FRAME_COUNT_OFFSET,
+    MAX_CACHE_SKINS, UNFINISHED_FRAME_COUNT, bytes_per_frame, check_skin, header_checksum,
 };
 use crate::io::IoError;
 use glam::{Affine3A, Vec3};
@@ -172,9 +172,22 @@ impl CacheReader {
         if version >= 2 {
             self.read_flesh_header()?;
         }
+        let checksum = if version >= 3 {
+            self.check_header_checksum()?;
+            CHECKSUM_BYTES
+        } else {
+            tracing::warn!(
+                "{}: a cache of version {version}, written without checksums: a change to its \
+                 bytes cannot be detected (bake again to add them)",
+                self.path.display()
+            );
+            0
+        };
         self.header_len = self.pos;
-        self.frame_bytes =
-            bytes_per_frame(skins.iter().map(CacheSkin::point_count)) + self.flesh.frame_bytes();
+        self.frame_bytes = bytes_per_frame(skins.iter().map(CacheSkin::point_count))
+            - CHECKSUM_BYTES
+            + checksum
+            + self.flesh.frame_bytes();
         self.skins = skins;
         let body = self.file_len - self.header_len;
         if stored_frames == UNFINISHED_FRAME_COUNT {
@@ -215,6 +228,29 @@ impl CacheReader {
             }
             self.frames = stored_frames;
             self.complete = true;
+        }
+        Ok(())
+    }
+
+    /// Reads the header's CRC-32 (version 3) and checks it against the
+    /// header's bytes before it.
+    fn check_header_checksum(&mut self) -> Result<(), IoError> {
+        let end = self.pos;
+        let stored = self.read_u32("the header's checksum")?;
+        self.file
+            .seek(SeekFrom::Start(0))
+            .map_err(|e| IoError::os(&self.path, "seek in", e))?;
+        self.pos = 0;
+        self.read_bytes(end, "the header")?;
+        let actual = header_checksum(&self.buf);
+        self.read_bytes(CHECKSUM_BYTES, "the header's checksum")?;
+        if actual != stored {
+            return Err(self.corrupt(
+                end,
+                "the header's checksum does not match its bytes: the file was changed after \
+                 it was written (a disk or copy error)"
+                    .to_string(),
+            ));
         }
         Ok(())
     }
@@ -295,6 +331,15 @@ impl CacheReader {
         self.frame_bytes
     }
 
+    /// Bytes of the checksum at the end of each frame (none before version 3).
+    fn checksum_bytes(&self) -> usize {
+        if self.version >= 3 {
+            CHECKSUM_BYTES as usize
+        } else {
+            0
+        }
+    }
+
     fn seek_frame(&mut self, index: usize) -> Result<u64, IoError> {
         if index as u64 >= self.frames {
             return Err(IoError::BadInput {
@@ -357,6 +402,19 @@ impl CacheReader {
     ) -> Result<f64, IoError> {
         let offset = self.seek_frame(index)?;
         self.read_bytes(self.frame_bytes, &format!("frame {index}"))?;
+        if self.checksum_bytes() > 0 {
+            let body = self.frame_bytes as usize - self.checksum_bytes();
+            let stored = u32::from_le_bytes(self.buf[body..].try_into().unwrap());
+            if crc32fast::hash(&self.buf[..body]) != stored {
+                return Err(self.corrupt(
+                    offset,
+                    format!(
+                        "frame {index}: its checksum does not match its bytes: the file was \
+                         changed after it was written (a disk or copy error)"
+                    ),
+                ));
+            }
+        }
         let time = self.read_time(index, offset)?;
         out.resize_with(self.skins.len(), Vec::new);
         let mut at = 8;
@@ -370,7 +428,8 @@ impl CacheReader {
             at += len;
         }
         if let Some((meshes, muscles)) = flesh {
-            self.flesh.decode_frame(&self.buf[at..], meshes, muscles);
+            let end = self.frame_bytes as usize - self.checksum_bytes();
+            self.flesh.decode_frame(&self.buf[at..end], meshes, muscles);
         }
         Ok(time)
     }
