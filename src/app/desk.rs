@@ -201,7 +201,16 @@ pub fn run_desk(character: Character, options: DeskOptions) -> Result<DeskReport
             "neither DISPLAY nor WAYLAND_DISPLAY is set".into(),
         ));
     }
-    let event_loop = EventLoop::new().map_err(|e| DeskError::NoDisplay(e.to_string()))?;
+    // X11 straight away when there is no Wayland session: probing for one
+    // prints an alarming "XDG_RUNTIME_DIR is invalid" line from libwayland.
+    let mut builder = EventLoop::builder();
+    if std::env::var_os("WAYLAND_DISPLAY").is_none_or(|v| v.is_empty()) {
+        use winit::platform::x11::EventLoopBuilderExtX11;
+        builder.with_x11();
+    }
+    let event_loop = builder
+        .build()
+        .map_err(|e| DeskError::NoDisplay(e.to_string()))?;
     event_loop.set_control_flow(ControlFlow::Poll);
     let recorder = options
         .record
@@ -253,13 +262,26 @@ impl Surface {
                 .create_window(attributes)
                 .map_err(|e| DeskError::Window(e.to_string()))?,
         );
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        desc.display = Some(Box::new(event_loop.owned_display_handle()));
-        let instance = wgpu::Instance::new(desc);
-        let surface = instance
-            .create_surface(window.clone())
-            .map_err(|e| DeskError::Window(e.to_string()))?;
-        let ctx = GpuContext::with_instance(instance, Some(&surface))?;
+        // The primary backends first (see `instance_descriptor`), GL if
+        // none of them can present to the window.
+        let open = |primary: bool| -> Result<_, DeskError> {
+            let mut desc = crate::render::context::instance_descriptor(primary);
+            desc.display = Some(Box::new(event_loop.owned_display_handle()));
+            let instance = wgpu::Instance::new(desc);
+            let surface = instance
+                .create_surface(window.clone())
+                .map_err(|e| DeskError::Window(e.to_string()))?;
+            let ctx = GpuContext::with_instance(instance, Some(&surface))?;
+            Ok((surface, ctx))
+        };
+        let (surface, ctx) = match open(true) {
+            Err(DeskError::Render(crate::render::RenderError::NoAdapter(_)))
+                if crate::render::context::backends_defaulted() =>
+            {
+                open(false)?
+            }
+            other => other?,
+        };
         let caps = surface.get_capabilities(&ctx.adapter);
         let format = caps
             .formats

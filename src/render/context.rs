@@ -35,14 +35,36 @@ impl std::fmt::Display for AdapterSummary {
     }
 }
 
+/// Whether the backends are ours to choose (`WGPU_BACKEND` not set).
+pub fn backends_defaulted() -> bool {
+    std::env::var_os("WGPU_BACKEND").is_none_or(|v| v.is_empty())
+}
+
+/// The instance wgpu reads from the environment, asking only for the
+/// primary backends (Vulkan on Linux) when `primary` and the user did not
+/// choose: probing GL first connects to Wayland, which prints an alarming
+/// "XDG_RUNTIME_DIR is invalid" line on every run without a session. GL is
+/// the second try, when no primary adapter exists.
+pub fn instance_descriptor(primary: bool) -> wgpu::InstanceDescriptor {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    if primary && backends_defaulted() {
+        desc.backends = wgpu::Backends::PRIMARY;
+    }
+    desc
+}
+
 impl GpuContext {
     /// A context with no window: the first adapter wgpu offers (Vulkan first,
     /// then GL), honouring `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` from the
     /// environment.
     pub fn headless() -> Result<Self, RenderError> {
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
-        Self::with_instance(instance, None)
+        let primary = Self::with_instance(wgpu::Instance::new(instance_descriptor(true)), None);
+        match primary {
+            Err(RenderError::NoAdapter(_)) if backends_defaulted() => {
+                Self::with_instance(wgpu::Instance::new(instance_descriptor(false)), None)
+            }
+            other => other,
+        }
     }
 
     /// A context for `instance`, able to present to `surface` when given.
