@@ -29,7 +29,7 @@ fn main() {
 /// Without a session runtime directory there is no Wayland compositor to
 /// find, yet Mesa's device-select Vulkan layer looks for one whenever the
 /// Wayland surface extension is on, and libwayland then prints "error:
-/// XDG_RUNTIME_DIR is invalid or not set" on every run. The layer only
+/// `XDG_RUNTIME_DIR` is invalid or not set" on every run. The layer only
 /// orders GPUs (wgpu asks for the high-performance one itself): turn it off
 /// in that case, unless the user set it.
 #[allow(

@@ -43,7 +43,7 @@ pub fn backends_defaulted() -> bool {
 /// The instance wgpu reads from the environment, asking only for the
 /// primary backends (Vulkan on Linux) when `primary` and the user did not
 /// choose: probing GL first connects to Wayland, which prints an alarming
-/// "XDG_RUNTIME_DIR is invalid" line on every run without a session. GL is
+/// "`XDG_RUNTIME_DIR` is invalid" line on every run without a session. GL is
 /// the second try, when no primary adapter exists.
 pub fn instance_descriptor(primary: bool) -> wgpu::InstanceDescriptor {
     let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
