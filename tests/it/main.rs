@@ -32,5 +32,6 @@ mod render_gpu;
 mod samples;
 mod skin_fidelity;
 mod skin_physics;
+mod tool_abuse;
 mod tools_script;
 mod view_calibration;
