@@ -1,6 +1,7 @@
 //! `cargo xtask`: project automation (tests/CI, demo). See `cargo xtask help`.
 
 mod frontend;
+mod fuzz;
 mod layers;
 mod monado;
 mod sysdeps;
@@ -36,6 +37,11 @@ Commands:
   layers           Check the library's module graph: no import cycles between files,
                    and each top-level module imports only from the layers below it
                    (the order is in xtask/src/layers.rs).
+  fuzz [TARGET] [--seconds N]
+                   Fuzz the loaders (fuzz/: character, cache, checkpoint, mesh,
+                   calibration, session; all when none is named) for N seconds each
+                   (default 60), installing cargo-fuzz if needed. Findings go to
+                   fuzz/artifacts/TARGET.
   help             Show this message.
 ";
 
@@ -52,6 +58,7 @@ fn main() -> ExitCode {
         Some("xr-test") => xr_test(&rest),
         Some("demo") => demo(&rest),
         Some("layers") => layers::run(&rest),
+        Some("fuzz") => fuzz::run(&rest),
         // Internal: the inside of `xr-test`, under unshare.
         Some("monado-session") => monado::session(&rest),
         Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),

@@ -1,0 +1,106 @@
+//! `cargo xtask fuzz [TARGET] [--seconds N]`: runs the fuzz targets of
+//! `fuzz/` (cargo-fuzz with libFuzzer) on their seeds, installing
+//! cargo-fuzz when it is missing. libFuzzer's instrumentation needs
+//! unstable compiler flags: with the stable toolchain they are allowed
+//! through `RUSTC_BOOTSTRAP=1`, for this build only.
+
+use std::process::{Command, Stdio};
+
+/// The fuzz targets, each a file the program reads (see fuzz/README.md).
+pub const TARGETS: &[&str] = &[
+    "character",
+    "cache",
+    "checkpoint",
+    "mesh",
+    "calibration",
+    "session",
+];
+
+/// Parses `[TARGET] [--seconds N]`.
+pub fn parse(args: &[String]) -> Result<(Vec<&'static str>, u64), String> {
+    let mut targets = Vec::new();
+    let mut seconds = 60;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--seconds" {
+            let n = it.next().ok_or("--seconds needs a number")?;
+            seconds =
+                n.parse().ok().filter(|&s| s > 0).ok_or_else(|| {
+                    format!("--seconds must be a positive whole number, got {n:?}")
+                })?;
+        } else if let Some(t) = TARGETS.iter().find(|t| **t == a.as_str()) {
+            targets.push(*t);
+        } else {
+            return Err(format!(
+                "unknown fuzz target {a:?}: choose from {}",
+                TARGETS.join(", ")
+            ));
+        }
+    }
+    if targets.is_empty() {
+        targets = TARGETS.to_vec();
+    }
+    Ok((targets, seconds))
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let (targets, seconds) = parse(args)?;
+    let root = crate::repo_root();
+    let fuzz_dir = root.join("fuzz");
+    let have = Command::new(crate::cargo())
+        .args(["fuzz", "--version"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have {
+        println!("xtask: installing cargo-fuzz (once)");
+        let mut cmd = Command::new(crate::cargo());
+        cmd.args(["install", "cargo-fuzz", "--locked"]);
+        crate::run(cmd)?;
+    }
+    for target in targets {
+        let corpus = fuzz_dir.join("corpus").join(target);
+        let seeds = fuzz_dir.join("seeds").join(target);
+        std::fs::create_dir_all(&corpus)
+            .map_err(|e| format!("cannot create {}: {e}", corpus.display()))?;
+        let mut cmd = Command::new(crate::cargo());
+        cmd.current_dir(&fuzz_dir)
+            .env("RUSTC_BOOTSTRAP", "1")
+            .args(["fuzz", "run", "-O", target])
+            .arg(&corpus)
+            .arg(&seeds)
+            .arg("--")
+            .arg(format!("-max_total_time={seconds}"))
+            // A file that makes the loader allocate over 1 GiB or take
+            // over 2 s is a finding, like a crash.
+            .args(["-rss_limit_mb=1024", "-timeout=2", "-print_final_stats=1"]);
+        crate::run(cmd)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn targets_and_seconds_are_read_and_bad_ones_refused() {
+        assert_eq!(parse(&[]).unwrap(), (TARGETS.to_vec(), 60));
+        assert_eq!(
+            parse(&s(&["cache", "--seconds", "5"])).unwrap(),
+            (vec!["cache"], 5)
+        );
+        assert!(
+            parse(&s(&["cash"]))
+                .unwrap_err()
+                .contains("unknown fuzz target")
+        );
+        assert!(parse(&s(&["--seconds", "0"])).is_err());
+        assert!(parse(&s(&["--seconds"])).is_err());
+    }
+}
