@@ -1,4 +1,4 @@
-//! `cargo xtask fuzz [TARGET] [--seconds N]`: runs the fuzz targets of
+//! `cargo xtask fuzz [TARGET] [--seconds N | --runs N]`: runs the fuzz targets of
 //! `fuzz/` (cargo-fuzz with libFuzzer) on their seeds, installing
 //! cargo-fuzz when it is missing. libFuzzer's instrumentation needs
 //! unstable compiler flags: with the stable toolchain they are allowed
@@ -16,18 +16,34 @@ pub const TARGETS: &[&str] = &[
     "session",
 ];
 
-/// Parses `[TARGET] [--seconds N]`.
-pub fn parse(args: &[String]) -> Result<(Vec<&'static str>, u64), String> {
+/// How long each target runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// Wall-clock seconds: for long runs by hand.
+    Seconds(u64),
+    /// A fixed number of inputs from a fixed seed: the same run every time
+    /// (what CI uses, so it cannot fail by chance).
+    Runs(u64),
+}
+
+/// Parses `[TARGET] [--seconds N | --runs N]`.
+pub fn parse(args: &[String]) -> Result<(Vec<&'static str>, Budget), String> {
     let mut targets = Vec::new();
-    let mut seconds = 60;
+    let mut budget = Budget::Seconds(60);
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        if a == "--seconds" {
-            let n = it.next().ok_or("--seconds needs a number")?;
-            seconds =
-                n.parse().ok().filter(|&s| s > 0).ok_or_else(|| {
-                    format!("--seconds must be a positive whole number, got {n:?}")
-                })?;
+        if a == "--seconds" || a == "--runs" {
+            let n = it.next().ok_or_else(|| format!("{a} needs a number"))?;
+            let n = n
+                .parse()
+                .ok()
+                .filter(|&s: &u64| s > 0)
+                .ok_or_else(|| format!("{a} must be a positive whole number, got {n:?}"))?;
+            budget = if a == "--runs" {
+                Budget::Runs(n)
+            } else {
+                Budget::Seconds(n)
+            };
         } else if let Some(t) = TARGETS.iter().find(|t| **t == a.as_str()) {
             targets.push(*t);
         } else {
@@ -40,11 +56,11 @@ pub fn parse(args: &[String]) -> Result<(Vec<&'static str>, u64), String> {
     if targets.is_empty() {
         targets = TARGETS.to_vec();
     }
-    Ok((targets, seconds))
+    Ok((targets, budget))
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let (targets, seconds) = parse(args)?;
+    let (targets, budget) = parse(args)?;
     let root = crate::repo_root();
     let fuzz_dir = root.join("fuzz");
     let have = Command::new(crate::cargo())
@@ -70,8 +86,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
             .args(["fuzz", "run", "-O", target])
             .arg(&corpus)
             .arg(&seeds)
-            .arg("--")
-            .arg(format!("-max_total_time={seconds}"))
+            .arg("--");
+        match budget {
+            Budget::Seconds(s) => cmd.arg(format!("-max_total_time={s}")),
+            Budget::Runs(n) => cmd.args([format!("-runs={n}"), "-seed=1".into()]),
+        };
+        cmd
             // A file that makes the loader allocate over 1 GiB or take
             // over 2 s is a finding, like a crash.
             .args(["-rss_limit_mb=1024", "-timeout=2", "-print_final_stats=1"]);
@@ -90,10 +110,14 @@ mod tests {
 
     #[test]
     fn targets_and_seconds_are_read_and_bad_ones_refused() {
-        assert_eq!(parse(&[]).unwrap(), (TARGETS.to_vec(), 60));
+        assert_eq!(parse(&[]).unwrap(), (TARGETS.to_vec(), Budget::Seconds(60)));
         assert_eq!(
             parse(&s(&["cache", "--seconds", "5"])).unwrap(),
-            (vec!["cache"], 5)
+            (vec!["cache"], Budget::Seconds(5))
+        );
+        assert_eq!(
+            parse(&s(&["--runs", "100"])).unwrap(),
+            (TARGETS.to_vec(), Budget::Runs(100))
         );
         assert!(
             parse(&s(&["cash"]))

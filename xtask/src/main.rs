@@ -20,7 +20,8 @@ Commands:
                    (cargo fmt --all -- --check, skipped without rustfmt), then run
                    the layer check (see layers), cargo clippy (warnings are errors),
                    cargo doc (warnings are errors), cargo test --workspace --all-targets
-                   in the test profile and again in release
+                   in the test profile and again in release, a short reproducible fuzz
+                   run of every loader (see fuzz)
                    and cargo test --workspace --doc,
                    then the OpenXR tests against Monado (see xr-test).
                    This is what CI runs (.ci/run).
@@ -37,10 +38,11 @@ Commands:
   layers           Check the library's module graph: no import cycles between files,
                    and each top-level module imports only from the layers below it
                    (the order is in xtask/src/layers.rs).
-  fuzz [TARGET] [--seconds N]
+  fuzz [TARGET] [--seconds N | --runs N]
                    Fuzz the loaders (fuzz/: character, cache, checkpoint, mesh,
                    calibration, session; all when none is named) for N seconds each
-                   (default 60), installing cargo-fuzz if needed. Findings go to
+                   (default 60), or N inputs from a fixed seed (reproducible),
+                   installing cargo-fuzz if needed. Findings go to
                    fuzz/artifacts/TARGET.
   help             Show this message.
 ";
@@ -255,6 +257,11 @@ fn test(args: &[String]) -> Result<(), String> {
         }
         steps.step("cargo test --doc", || {
             run(cargo_cmd(&["test", "--workspace", "--doc"]))
+        })?;
+        // Every loader fuzzed briefly and reproducibly (a fixed seed and
+        // number of inputs); the long runs are `cargo xtask fuzz` by hand.
+        steps.step("cargo xtask fuzz --runs 20000", || {
+            fuzz::run(&["--runs".into(), "20000".into()])
         })?;
         monado_steps(&mut steps)
     })();
