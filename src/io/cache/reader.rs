@@ -172,21 +172,20 @@ impl CacheReader {
         if version >= 2 {
             self.read_flesh_header()?;
         }
-        let checksum = if version >= 3 {
+        if self.checksum_bytes() > 0 {
             self.check_header_checksum()?;
-            CHECKSUM_BYTES
         } else {
             tracing::warn!(
                 "{}: a cache of version {version}, written without checksums: a change to its \
                  bytes cannot be detected (bake again to add them)",
                 self.path.display()
             );
-            0
-        };
+        }
         self.header_len = self.pos;
+        // `bytes_per_frame` is this build's frame, checksum included.
         self.frame_bytes = bytes_per_frame(skins.iter().map(CacheSkin::point_count))
             - CHECKSUM_BYTES
-            + checksum
+            + self.checksum_bytes() as u64
             + self.flesh.frame_bytes();
         self.skins = skins;
         let body = self.file_len - self.header_len;
