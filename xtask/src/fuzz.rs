@@ -90,6 +90,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
             cmd.arg(&seeds);
         }
         cmd.arg("--");
+        // Keywords of the target's format (field names, OBJ and glTF keys),
+        // so mutations reach past the parser into validation.
+        let dict = fuzz_dir.join("dicts").join(format!("{target}.dict"));
+        if dict.is_file() {
+            cmd.arg(format!("-dict={}", dict.display()));
+        }
         match budget {
             Budget::Seconds(s) => cmd.arg(format!("-max_total_time={s}")),
             Budget::Runs(n) => cmd.args([format!("-runs={n}"), "-seed=1".into()]),
