@@ -90,6 +90,13 @@ pub fn skin_figures(quick: bool, out: &mut dyn Write) -> Result<(), BenchError> 
         let mut v = real_time_factor(m, m, seconds * scale, repeats)?;
         v["goal"] = json!(goal);
         writeln!(out, "{v}")?;
+        if m <= 64 {
+            writeln!(
+                out,
+                "{}",
+                skin_contact_cost(m, seconds * scale, repeats, &v)?
+            )?;
+        }
     }
     let sizes: &[usize] = if quick { &[32, 64] } else { &[64, 128] };
     for &m in sizes {
@@ -100,6 +107,33 @@ pub fn skin_figures(quick: bool, out: &mut dyn Write) -> Result<(), BenchError> 
         }
     }
     Ok(())
+}
+
+/// What skin–skin contact costs: the penguin's real-time factor with it
+/// (`with`, a [`real_time_factor`] line) against the same run without.
+fn skin_contact_cost(
+    m: usize,
+    seconds: f64,
+    repeats: usize,
+    with: &serde_json::Value,
+) -> Result<serde_json::Value, SimError> {
+    let settings = SolverSettings {
+        skin_contact: false,
+        ..SolverSettings::default()
+    };
+    let without = real_time_factor_with(m, m, seconds, repeats, &settings)?;
+    let (on, off) = (
+        with["real_time_factor"].as_f64().unwrap_or(f64::NAN),
+        without["real_time_factor"].as_f64().unwrap_or(f64::NAN),
+    );
+    Ok(json!({
+        "name": "skin_contact",
+        "character": "penguin",
+        "resolution": format!("{m}x{m}"),
+        "rtf": on,
+        "rtf_without_contact": off,
+        "cost_pct": 100.0 * (off / on - 1.0),
+    }))
 }
 
 /// A simulation of the character's key postures.
@@ -118,11 +152,22 @@ pub fn real_time_factor(
     seconds: f64,
     repeats: usize,
 ) -> Result<serde_json::Value, SimError> {
+    real_time_factor_with(m, n, seconds, repeats, &SolverSettings::default())
+}
+
+/// [`real_time_factor`] with the given solver settings.
+pub fn real_time_factor_with(
+    m: usize,
+    n: usize,
+    seconds: f64,
+    repeats: usize,
+    settings: &SolverSettings,
+) -> Result<serde_json::Value, SimError> {
     let c = penguin_native(m, n)?;
     let points: usize = c.skins.iter().map(|s| s.m * s.n).sum();
     let frames = (seconds * 30.0).round().max(1.0) as usize;
     let run = |frames: usize| -> Result<(f64, u64, usize), SimError> {
-        let mut sim = playback(c.clone(), SolverSettings::default())?;
+        let mut sim = playback(c.clone(), settings.clone())?;
         let start = Instant::now();
         for f in 1..=frames {
             sim.advance_to(f as f64 / 30.0, None)?;
@@ -150,6 +195,7 @@ pub fn real_time_factor(
         "skins": skins,
         "points": points,
         "integrator": "verlet",
+        "skin_contact": settings.skin_contact,
         "threads": rayon::current_num_threads(),
         "simulated_s": frames as f64 / 30.0,
         "repeats": walls.len(),

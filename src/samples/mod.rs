@@ -119,7 +119,13 @@ pub fn bare(name: &str) -> Option<Character> {
 /// their rest state (so the skin is evenly prestressed where it hangs, not
 /// where it was wrapped without weight), then settles again.
 fn settle(mut c: Character, rest: Posture) -> Result<Character, SimError> {
-    let settings = SolverSettings::default();
+    // The rest shape is found without skin contact: at rest the skins meet
+    // only at their junctions, and a coarse skin's rim pushed apart while
+    // it settles would become its rest curvature.
+    let settings = SolverSettings {
+        skin_contact: false,
+        ..SolverSettings::default()
+    };
     for s in 0..c.skins.len() {
         global_attach(&mut c, s, &rest, material().band);
     }

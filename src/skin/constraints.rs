@@ -296,17 +296,50 @@ pub fn deepest_penetration(
     for j in 1..grid.n - 1 {
         for i in 0..grid.m {
             let k = grid.idx(i, j);
-            for mu in wrapped.iter().map(|&q| &body.muscles[q]) {
-                let local = mu.to_local.transform_point3(r[k]);
-                if local.length() > mu.radius + fat[k] {
-                    continue;
-                }
-                let (g, _) = mu.shape.distance_and_normal(local, fat[k]);
-                worst = worst.max(fat[k] - g);
-            }
+            worst = worst.max(fat_depth(fat[k], body, wrapped, r[k]));
         }
     }
     worst
+}
+
+/// How deep point `p`, with fat thickness `fat`, lies inside the fat layer
+/// of the muscles it wraps (m, ≥ 0).
+pub fn fat_depth(fat: f32, body: &PosedBody, wrapped: &[usize], p: Vec3) -> f32 {
+    let mut worst = 0.0f32;
+    for mu in wrapped.iter().map(|&q| &body.muscles[q]) {
+        let local = mu.to_local.transform_point3(p);
+        if local.length() > mu.radius + fat {
+            continue;
+        }
+        let (g, _) = mu.shape.distance_and_normal(local, fat);
+        worst = worst.max(fat - g);
+    }
+    worst
+}
+
+/// Where point `p` rests on the muscles it wraps: the nearest surface point
+/// of the nearest of them. A skin point sits a fat thickness out from here;
+/// where this lies inside another skin, the muscles themselves have entered
+/// it (a limb swung into the body), and no position of the point keeps both
+/// its fat layer and the other skin ([`super::contact`]).
+pub fn anchor(body: &PosedBody, wrapped: &[usize], p: Vec3) -> Vec3 {
+    let mut best = (f32::INFINITY, p);
+    for mu in wrapped.iter().map(|&q| &body.muscles[q]) {
+        // The bounding sphere bounds the distance from below: a muscle
+        // further than the best found cannot be nearer.
+        if p.distance(mu.center) - mu.radius > best.0 {
+            continue;
+        }
+        let local = mu.to_local.transform_point3(p);
+        let foot = mu
+            .to_world
+            .transform_point3(mu.shape.project_to_surface(local).point);
+        let d = p.distance(foot);
+        if d < best.0 {
+            best = (d, foot);
+        }
+    }
+    best.1
 }
 
 /// How deep any interior skin point lies inside a muscle it wraps (m, ≥ 0;

@@ -2,6 +2,7 @@
 //! resampling and the driver that advances a character's skins in time.
 
 pub mod constraints;
+pub mod contact;
 pub mod driver;
 pub mod elastic;
 pub mod integrate;

@@ -18,6 +18,9 @@ pub struct SolverSettings {
     pub time_ratio: f64,
     /// Speed above which the state counts as diverged (m/s).
     pub max_speed: f32,
+    /// Skins kept from passing through each other and through themselves
+    /// where they fold ([`super::contact`]).
+    pub skin_contact: bool,
 }
 
 impl Default for SolverSettings {
@@ -28,6 +31,7 @@ impl Default for SolverSettings {
             contact: ContactResponse::default(),
             time_ratio: 1.0,
             max_speed: 50.0,
+            skin_contact: true,
         }
     }
 }

@@ -79,6 +79,9 @@ pub struct Simulation {
     /// explicit integrators' stability limit ([`super::stability`]). Kept
     /// through `restore`, so a resumed bake steps as the uninterrupted one.
     omega: Vec<Frequency>,
+    /// Where the skins cross as the character was given (a limb's root inside
+    /// the body): left out of skin contact. Kept through `restore` too.
+    junctions: super::contact::Junctions,
 }
 
 impl Simulation {
@@ -98,6 +101,7 @@ impl Simulation {
             clock: 0.0,
             flesh,
             omega: Vec::new(),
+            junctions: Default::default(),
         };
         sim.reset_runtimes(0.0);
         // Start consistent: boundary rows on their joints.
@@ -126,8 +130,65 @@ impl Simulation {
             .collect();
     }
 
-    /// `ω_max` of every skin at its current state (see [`super::stability`]).
+    /// The skins as obstacles to each other for an advance from `t0` to `t1`.
+    fn obstacles(&self, t0: f64, t1: f64) -> super::contact::Obstacles {
+        let skins: Vec<_> = self
+            .character
+            .skins
+            .iter()
+            .map(|s| {
+                (
+                    super::elastic::Grid::of(s),
+                    &s.points.position[..],
+                    &s.points.velocity[..],
+                )
+            })
+            .collect();
+        super::contact::Obstacles::new(t0, t1 - t0, &skins)
+    }
+
+    /// The skins as they are now, to check later states against with
+    /// [`Simulation::crossings_since`].
+    pub fn skins_now(&self) -> super::contact::Obstacles {
+        let t = self.time();
+        self.obstacles(t, t)
+    }
+
+    /// Every point of a skin that was outside another skin (or another
+    /// sheet of itself) in `start` and is inside it now, by brute force:
+    /// the invariant skin contact keeps ([`super::contact`]). Left out, as
+    /// the solver leaves them: the junctions as the character was built,
+    /// and points whose own muscles have come within the gap of the other
+    /// skin (a limb swung into the body), with a few grid steps around.
+    pub fn crossings_since(
+        &self,
+        start: &super::contact::Obstacles,
+    ) -> Vec<super::contact::Crossing> {
+        use super::contact::{Junctions, SKIN_GAP, crossings};
+        let body = self.posed_body(self.time());
+        let anchors: Vec<Vec<Vec3>> = self
+            .character
+            .skins
+            .iter()
+            .map(|s| {
+                s.points
+                    .position
+                    .iter()
+                    .map(|&p| super::constraints::anchor(&body, &s.muscles, p))
+                    .collect()
+            })
+            .collect();
+        let probes: Vec<&[Vec3]> = anchors.iter().map(|a| &a[..]).collect();
+        let now = self.skins_now();
+        let joined = Junctions::where_inside(&now, &probes, SKIN_GAP).union(&self.junctions);
+        crossings(start, &now, &joined)
+    }
+
+    /// `ω_max` of every skin at its current state (see [`super::stability`]),
+    /// and where the skins cross.
     fn measure_frequencies(&mut self) {
+        let t = self.time();
+        self.junctions = super::contact::Junctions::new(&self.obstacles(t, t));
         let (character, driver, flesh) = (&self.character, &self.driver, self.flesh.as_ref());
         let times: Vec<f64> = self.skins.iter().map(|rt| rt.time).collect();
         self.omega = character
@@ -348,6 +409,25 @@ impl Simulation {
         let (character, driver, settings) = (&self.character, &self.driver, &self.settings);
         let flesh = self.flesh.as_ref();
         let omega = &self.omega;
+        let obstacles = (self.settings.skin_contact && !skins.is_empty()).then(|| {
+            let skins: Vec<_> = skins
+                .iter()
+                .map(|s| {
+                    (
+                        super::elastic::Grid::of(s),
+                        &s.points.position[..],
+                        &s.points.velocity[..],
+                    )
+                })
+                .collect();
+            let t0 = self
+                .skins
+                .iter()
+                .map(|rt| rt.time)
+                .fold(f64::INFINITY, f64::min);
+            super::contact::Obstacles::new(t0, target - t0, &skins)
+        });
+        let junctions = &self.junctions;
         let results: Vec<Result<Vec<SimEvent>, SimError>> = skins
             .par_iter_mut()
             .zip(self.skins.par_iter_mut())
@@ -362,6 +442,7 @@ impl Simulation {
                     rt,
                     index: s,
                     omega: omega.get(s).copied().unwrap_or_default(),
+                    contact: obstacles.as_ref().map(|o| (o, junctions)),
                 };
                 stepper.advance(target, deadline)
             })

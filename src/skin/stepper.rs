@@ -3,6 +3,7 @@
 //! state diverges. `Simulation` runs one of these per skin, in parallel.
 
 use super::constraints::{ConstraintReport, Constraints, ContactResponse};
+use super::contact::{ContactPlan, Junctions, Obstacles};
 use super::driver::SkeletonDriver;
 use super::integrate::Integrator;
 use super::settings::{Frequency, SimError, SimEvent, SkinStats, SolverSettings};
@@ -72,6 +73,9 @@ pub(super) struct SkinStepper<'a> {
     /// The skin's highest frequency `ω_max` (rad/s) and smallest stretch when
     /// measured, for the stability limit.
     pub(super) omega: Frequency,
+    /// The other skins (and this one) as they were at the start of the
+    /// advance, when skins keep out of each other.
+    pub(super) contact: Option<(&'a Obstacles, &'a Junctions)>,
 }
 
 impl SkinStepper<'_> {
@@ -179,6 +183,23 @@ impl SkinStepper<'_> {
         };
         let mut stable = stable_now(&sys, &r);
         let grid = sys.grid;
+        let mut plan = match self.contact {
+            Some((obstacles, junctions)) => {
+                let body = &sys.underlayers(rt.time).body;
+                let anchor = |k: usize| super::constraints::anchor(body, &skin.muscles, r[k]);
+                let fat = &skin.points.fat;
+                let plan =
+                    ContactPlan::new(self.index, &grid, &r, &v, obstacles, junctions, fat, anchor);
+                Some((plan, obstacles))
+            }
+            None => None,
+        };
+        // The fat layer for this advance: squeezed where a limb presses
+        // against another skin (see `ContactPlan::squeeze`).
+        let mut fat = std::borrow::Cow::Borrowed(&skin.points.fat[..]);
+        if let Some((plan, _)) = &plan {
+            plan.squeeze(fat.to_mut());
+        }
         // The tear check's reference: the skin after the advance's first
         // step, not before it. A posture set at once (a key jumped to, a
         // slider dragged, an undo) moves the muscles in that step and the
@@ -222,6 +243,8 @@ impl SkinStepper<'_> {
             let mut rep = enforce(
                 &mut sys,
                 &mut rt.constraints,
+                plan.as_mut(),
+                &fat,
                 settings.contact,
                 t + h,
                 &mut r,
@@ -241,6 +264,8 @@ impl SkinStepper<'_> {
                         enforce(
                             &mut sys,
                             &mut rt.constraints,
+                            plan.as_mut(),
+                            &fat,
                             settings.contact,
                             t + mid,
                             &mut r,
@@ -337,9 +362,18 @@ impl SkinStepper<'_> {
 
 /// Enforces non-penetration at time t with the inner layers the system already
 /// posed for that time (the integrator just prescribed the boundary there).
+/// The muscles first, then the other skins, as far as the muscles allow:
+/// where the two disagree (a skin squeezed between its muscle and another
+/// skin) the muscle wins, and the skin never sinks into it.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one step's state and each layer it is held to, all used once"
+)]
 fn enforce(
     sys: &mut SkinSystem,
     c: &mut Constraints,
+    plan: Option<&mut (ContactPlan, &Obstacles)>,
+    fat: &[f32],
     contact: ContactResponse,
     t: f64,
     r: &mut [Vec3],
@@ -347,9 +381,9 @@ fn enforce(
 ) -> ConstraintReport {
     let (grid, skin) = (sys.grid, sys.skin);
     let under = sys.underlayers(t);
-    c.resolve(
+    let report = c.resolve(
         &grid,
-        &skin.points.fat,
+        fat,
         &under.body,
         &under.later,
         r,
@@ -357,7 +391,16 @@ fn enforce(
         &skin.muscles,
         contact,
         true,
-    )
+    );
+    if let Some((plan, obstacles)) = plan {
+        // The fat may give all the way within an advance (the room for it
+        // was measured at the start, and a limb moving in takes more), the
+        // muscle never.
+        plan.enforce(obstacles, t, r, v, |_, p| {
+            super::constraints::fat_depth(0.0, &under.body, &skin.muscles, p) <= 0.0
+        });
+    }
+    report
 }
 
 #[cfg(test)]

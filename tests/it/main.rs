@@ -30,6 +30,7 @@ mod mesh_import;
 mod render_cli;
 mod render_gpu;
 mod samples;
+mod skin_contact;
 mod skin_fidelity;
 mod skin_physics;
 mod tool_abuse;
