@@ -137,75 +137,82 @@ impl Obstacles {
     /// quads (the nearest quad decides), leaving out, for `o == s`, the
     /// quads near grid point `k` of `s` and those not facing it.
     fn nearest(&self, s: usize, k: usize, p: Vec3, o: usize) -> Option<f32> {
-        let ob = &self.skins[o];
-        let g = &self.skins[s].grid;
-        let (i, j) = (k % g.m, k / g.m);
-        let own = self.skins[s].normal[g.idx(i, j.min(g.n - 2))];
         // Blocks nearest first, until a block's box is further than the
         // nearest quad found.
-        let mut order: Vec<(f32, usize)> = ob
+        let mut order: Vec<(f32, usize)> = self.skins[o]
             .blocks
             .iter()
             .enumerate()
             .map(|(b, &(lo, hi, _))| ((p - p.clamp(lo, hi)).length(), b))
             .collect();
         order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-        let og = &ob.grid;
         let mut best: Option<f32> = None;
         for (bound, b) in order {
             if best.is_some_and(|d| bound > d.abs()) {
                 break;
             }
-            let (obi, obj) = (b % ob.blocks_around, b / ob.blocks_around);
-            for qj in obj * BLOCK..((obj + 1) * BLOCK).min(og.n - 1) {
-                for qi in obi * BLOCK..((obi + 1) * BLOCK).min(og.m) {
-                    let q = og.idx(qi, qj);
-                    if o == s && (near_in_grid(g, i, j, qi, qj) || own.dot(ob.normal[q]) > FACING) {
-                        continue;
-                    }
-                    if let Some((d, _)) = quad_distance(og, q, p, |c| ob.position[c])
-                        && best.is_none_or(|b| d.abs() < b.abs())
-                    {
-                        best = Some(d);
-                    }
-                }
+            self.nearest_in_block(s, k, p, o, b, f32::INFINITY, &mut best);
+        }
+        best
+    }
+
+    /// [`Obstacles::nearest`] among the quads within `radius` of `p` only
+    /// (their blocks' boxes by distance, unsorted): None when none is.
+    fn nearest_within(&self, s: usize, k: usize, p: Vec3, o: usize, radius: f32) -> Option<f32> {
+        let mut best: Option<f32> = None;
+        for (b, &(lo, hi, _)) in self.skins[o].blocks.iter().enumerate() {
+            if (p - p.clamp(lo, hi)).length_squared() <= radius * radius {
+                self.nearest_in_block(s, k, p, o, b, radius, &mut best);
             }
         }
         best
     }
-}
 
-impl Obstacles {
-    /// [`Obstacles::nearest`] among the quads within `radius` of `p` only
-    /// (their blocks' boxes by distance, unsorted): None when none is.
-    fn nearest_within(&self, s: usize, k: usize, p: Vec3, o: usize, radius: f32) -> Option<f32> {
+    /// Lowers `best` to the signed distance of `p` (point `k` of skin `s`)
+    /// from the quads of block `b` of skin `o`, those within `radius`.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the query of `nearest`, one block of it, and the running best"
+    )]
+    fn nearest_in_block(
+        &self,
+        s: usize,
+        k: usize,
+        p: Vec3,
+        o: usize,
+        b: usize,
+        radius: f32,
+        best: &mut Option<f32>,
+    ) {
         let ob = &self.skins[o];
         let g = &self.skins[s].grid;
         let (i, j) = (k % g.m, k / g.m);
         let own = self.skins[s].normal[g.idx(i, j.min(g.n - 2))];
         let og = &ob.grid;
-        let mut best: Option<f32> = None;
-        for (b, &(lo, hi, _)) in ob.blocks.iter().enumerate() {
-            if (p - p.clamp(lo, hi)).length_squared() > radius * radius {
-                continue;
-            }
-            let (obi, obj) = (b % ob.blocks_around, b / ob.blocks_around);
-            for qj in obj * BLOCK..((obj + 1) * BLOCK).min(og.n - 1) {
-                for qi in obi * BLOCK..((obi + 1) * BLOCK).min(og.m) {
-                    let q = og.idx(qi, qj);
-                    if o == s && (near_in_grid(g, i, j, qi, qj) || own.dot(ob.normal[q]) > FACING) {
-                        continue;
-                    }
-                    if let Some((d, _)) = quad_distance(og, q, p, |c| ob.position[c])
-                        && d.abs() <= radius
-                        && best.is_none_or(|b| d.abs() < b.abs())
-                    {
-                        best = Some(d);
-                    }
+        let (obi, obj) = (b % ob.blocks_around, b / ob.blocks_around);
+        for qj in obj * BLOCK..((obj + 1) * BLOCK).min(og.n - 1) {
+            for qi in obi * BLOCK..((obi + 1) * BLOCK).min(og.m) {
+                let q = og.idx(qi, qj);
+                if o == s && (near_in_grid(g, i, j, qi, qj) || own.dot(ob.normal[q]) > FACING) {
+                    continue;
+                }
+                if let Some((d, _)) = quad_distance(og, q, p, |c| ob.position[c])
+                    && d.abs() <= radius
+                    && best.is_none_or(|b| d.abs() < b.abs())
+                {
+                    *best = Some(d);
                 }
             }
         }
-        best
+    }
+
+    /// Every skin of `skins` as an obstacle (see [`Obstacles::new`]).
+    pub fn of_skins(t0: f64, span: f64, skins: &[crate::character::Skin]) -> Self {
+        let skins: Vec<_> = skins
+            .iter()
+            .map(|s| (Grid::of(s), &s.points.position[..], &s.points.velocity[..]))
+            .collect();
+        Self::new(t0, span, &skins)
     }
 }
 

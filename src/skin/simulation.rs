@@ -132,19 +132,7 @@ impl Simulation {
 
     /// The skins as obstacles to each other for an advance from `t0` to `t1`.
     fn obstacles(&self, t0: f64, t1: f64) -> super::contact::Obstacles {
-        let skins: Vec<_> = self
-            .character
-            .skins
-            .iter()
-            .map(|s| {
-                (
-                    super::elastic::Grid::of(s),
-                    &s.points.position[..],
-                    &s.points.velocity[..],
-                )
-            })
-            .collect();
-        super::contact::Obstacles::new(t0, t1 - t0, &skins)
+        super::contact::Obstacles::of_skins(t0, t1 - t0, &self.character.skins)
     }
 
     /// The skins as they are now, to check later states against with
@@ -410,22 +398,12 @@ impl Simulation {
         let flesh = self.flesh.as_ref();
         let omega = &self.omega;
         let obstacles = (self.settings.skin_contact && !skins.is_empty()).then(|| {
-            let skins: Vec<_> = skins
-                .iter()
-                .map(|s| {
-                    (
-                        super::elastic::Grid::of(s),
-                        &s.points.position[..],
-                        &s.points.velocity[..],
-                    )
-                })
-                .collect();
             let t0 = self
                 .skins
                 .iter()
                 .map(|rt| rt.time)
                 .fold(f64::INFINITY, f64::min);
-            super::contact::Obstacles::new(t0, target - t0, &skins)
+            super::contact::Obstacles::of_skins(t0, target - t0, &skins)
         });
         let junctions = &self.junctions;
         let results: Vec<Result<Vec<SimEvent>, SimError>> = skins
