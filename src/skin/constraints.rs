@@ -350,15 +350,8 @@ pub fn deepest_sinking(grid: &Grid, body: &PosedBody, wrapped: &[usize], r: &[Ve
     let mut worst = 0.0f32;
     for j in 1..grid.n - 1 {
         for i in 0..grid.m {
-            let p = r[grid.idx(i, j)];
-            for mu in wrapped.iter().map(|&q| &body.muscles[q]) {
-                let local = mu.to_local.transform_point3(p);
-                if local.length() > mu.radius {
-                    continue;
-                }
-                let (g, _) = mu.shape.distance_and_normal(local, 0.0);
-                worst = worst.max(-g);
-            }
+            // A fat layer of nothing: the muscle itself.
+            worst = worst.max(fat_depth(0.0, body, wrapped, r[grid.idx(i, j)]));
         }
     }
     worst

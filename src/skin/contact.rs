@@ -73,8 +73,9 @@ pub struct ObstacleSkin {
     position: Vec<Vec3>,
     velocity: Vec<Vec3>,
     normal: Vec<Vec3>,
-    /// Per block of quads (rows of `blocks_around`): (lo, hi, mean normal).
-    blocks: Vec<(Vec3, Vec3, Vec3)>,
+    /// Per block of quads (rows of `blocks_around`): its bounding box (lo,
+    /// hi) swept over the advance.
+    blocks: Vec<(Vec3, Vec3)>,
     blocks_around: usize,
     speed: f32,
 }
@@ -101,21 +102,19 @@ impl Obstacles {
                 let mut blocks = Vec::with_capacity(ba * bu);
                 for bj in 0..bu {
                     for bi in 0..ba {
-                        let (mut lo, mut hi, mut nsum) = (Vec3::MAX, Vec3::MIN, Vec3::ZERO);
+                        let (mut lo, mut hi) = (Vec3::MAX, Vec3::MIN);
                         for j in bj * BLOCK..((bj + 1) * BLOCK).min(grid.n - 1) {
                             for i in bi * BLOCK..((bi + 1) * BLOCK).min(grid.m) {
-                                nsum += normal[grid.idx(i, j)];
-                                for (ci, cj) in [(i, j), (grid.right(i), j + 1)] {
-                                    for ck in [grid.idx(ci, j), grid.idx(ci, cj)] {
-                                        let a = position[ck];
-                                        let b = a + velocity[ck] * span;
-                                        lo = lo.min(a).min(b);
-                                        hi = hi.max(a).max(b);
-                                    }
+                                let ir = grid.right(i);
+                                for (ci, cj) in [(i, j), (ir, j), (ir, j + 1), (i, j + 1)] {
+                                    let a = position[grid.idx(ci, cj)];
+                                    let b = a + velocity[grid.idx(ci, cj)] * span;
+                                    lo = lo.min(a).min(b);
+                                    hi = hi.max(a).max(b);
                                 }
                             }
                         }
-                        blocks.push((lo, hi, nsum.normalize_or_zero()));
+                        blocks.push((lo, hi));
                     }
                 }
                 let speed = velocity.iter().map(|v| v.length()).fold(0.0, f32::max);
@@ -143,7 +142,7 @@ impl Obstacles {
             .blocks
             .iter()
             .enumerate()
-            .map(|(b, &(lo, hi, _))| ((p - p.clamp(lo, hi)).length(), b))
+            .map(|(b, &(lo, hi))| ((p - p.clamp(lo, hi)).length(), b))
             .collect();
         order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
         let mut best: Option<f32> = None;
@@ -160,7 +159,7 @@ impl Obstacles {
     /// (their blocks' boxes by distance, unsorted): None when none is.
     fn nearest_within(&self, s: usize, k: usize, p: Vec3, o: usize, radius: f32) -> Option<f32> {
         let mut best: Option<f32> = None;
-        for (b, &(lo, hi, _)) in self.skins[o].blocks.iter().enumerate() {
+        for (b, &(lo, hi)) in self.skins[o].blocks.iter().enumerate() {
             if (p - p.clamp(lo, hi)).length_squared() <= radius * radius {
                 self.nearest_in_block(s, k, p, o, b, radius, &mut best);
             }
@@ -436,9 +435,6 @@ impl ContactPlan {
     ) -> Self {
         let own_speed = v.iter().map(|x| x.length()).fold(0.0, f32::max);
         let mut candidates: Vec<(u32, u16, u32, f32)> = Vec::new();
-        let normal: Vec<Vec3> = (0..g.m * (g.n - 1))
-            .map(|q| quad_normal(g, r, q % g.m, q / g.m))
-            .collect();
         let (ba, bu) = (g.m.div_ceil(BLOCK), (g.n - 2).div_ceil(BLOCK));
         for (o, obstacle) in obstacles.skins.iter().enumerate() {
             // A skin against itself is not planned: telling a fold from the
@@ -455,23 +451,16 @@ impl ContactPlan {
                 for bi in 0..ba {
                     let rows = 1 + bj * BLOCK..(1 + (bj + 1) * BLOCK).min(g.n - 1);
                     let cols = bi * BLOCK..((bi + 1) * BLOCK).min(g.m);
-                    let (mut lo, mut hi, mut nsum) = (Vec3::MAX, Vec3::MIN, Vec3::ZERO);
+                    let (mut lo, mut hi) = (Vec3::MAX, Vec3::MIN);
                     for j in rows.clone() {
                         for i in cols.clone() {
                             lo = lo.min(r[g.idx(i, j)]);
                             hi = hi.max(r[g.idx(i, j)]);
-                            nsum += normal[g.idx(i, j.min(g.n - 2))];
                         }
                     }
                     let (lo, hi) = (lo - Vec3::splat(reach), hi + Vec3::splat(reach));
-                    let block_normal = nsum.normalize_or_zero();
-                    for (b, &(blo, bhi, bn)) in obstacle.blocks.iter().enumerate() {
+                    for (b, &(blo, bhi)) in obstacle.blocks.iter().enumerate() {
                         if (blo.cmpgt(hi) | bhi.cmplt(lo)).any() {
-                            continue;
-                        }
-                        // Two patches of one skin that face the same way
-                        // are its curvature, not a fold.
-                        if o == s && block_normal.dot(bn) > 0.5 {
                             continue;
                         }
                         let (obi, obj) = (b % obstacle.blocks_around, b / obstacle.blocks_around);
@@ -481,7 +470,7 @@ impl ContactPlan {
                                 if junctions.exempt(s, k, o) {
                                     continue;
                                 }
-                                let (p, own) = (r[k], normal[g.idx(i, j.min(g.n - 2))]);
+                                let p = r[k];
                                 // The block's box is swept over the advance
                                 // already: only this point's own motion
                                 // needs room.
@@ -494,12 +483,6 @@ impl ContactPlan {
                                 for qj in obj * BLOCK..((obj + 1) * BLOCK).min(og.n - 1) {
                                     for qi in obi * BLOCK..((obi + 1) * BLOCK).min(og.m) {
                                         let q = og.idx(qi, qj);
-                                        if o == s
-                                            && (near_in_grid(g, i, j, qi, qj)
-                                                || own.dot(obstacle.normal[q]) > FACING)
-                                        {
-                                            continue;
-                                        }
                                         let Some((d, _)) =
                                             quad_distance(og, q, p, |c| obstacle.position[c])
                                         else {
@@ -527,8 +510,8 @@ impl ContactPlan {
         // Where this skin's own muscles have entered the other skin (a
         // flipper swung into the body), its points cannot keep both their
         // fat layer and the gap: they join the other skin there, as at a
-        // junction, with a few grid steps around, so the skin is not
-        // pushed out in one place and left in the next.
+        // junction, with a junction's width around (`grow_into`), so the
+        // skin is not pushed out in one place and left in the next.
         let mut joined: Vec<Vec<bool>> = Vec::new();
         let mut squeezed: Vec<(u32, f32)> = Vec::new();
         for &(k, o, _, _) in &candidates {
@@ -599,7 +582,7 @@ impl ContactPlan {
     /// Keeps every planned point [`SKIN_GAP`] outside its surface at time
     /// `t`, with the inelastic normal response (the normal velocity relative
     /// to the surface taken out); returns the largest correction (m). A
-    /// correction that `allowed(point, position)` refuses (it would put the
+    /// correction that `allowed(position)` refuses (it would put the
     /// point into its muscle), or one larger than
     /// [`MAX_PUSH`] (the surface is already past the point), gives the
     /// entry up.
@@ -609,7 +592,7 @@ impl ContactPlan {
         t: f64,
         r: &mut [Vec3],
         v: &mut [Vec3],
-        allowed: impl Fn(usize, Vec3) -> bool,
+        allowed: impl Fn(Vec3) -> bool,
     ) -> f32 {
         let dt = (t - obstacles.t0) as f32;
         let mut worst = 0.0f32;
@@ -628,7 +611,7 @@ impl ContactPlan {
             }
             let push = e.gap - d;
             let to = r[k] + push * n;
-            if push > MAX_PUSH || !allowed(k, to) {
+            if push > MAX_PUSH || !allowed(to) {
                 *given_up = true;
                 continue;
             }

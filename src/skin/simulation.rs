@@ -130,16 +130,10 @@ impl Simulation {
             .collect();
     }
 
-    /// The skins as obstacles to each other for an advance from `t0` to `t1`.
-    fn obstacles(&self, t0: f64, t1: f64) -> super::contact::Obstacles {
-        super::contact::Obstacles::of_skins(t0, t1 - t0, &self.character.skins)
-    }
-
     /// The skins as they are now, to check later states against with
     /// [`Simulation::crossings_since`].
     pub fn skins_now(&self) -> super::contact::Obstacles {
-        let t = self.time();
-        self.obstacles(t, t)
+        super::contact::Obstacles::of_skins(self.time(), 0.0, &self.character.skins)
     }
 
     /// Every point of a skin that was outside another skin (or another
@@ -175,8 +169,7 @@ impl Simulation {
     /// `ω_max` of every skin at its current state (see [`super::stability`]),
     /// and where the skins cross.
     fn measure_frequencies(&mut self) {
-        let t = self.time();
-        self.junctions = super::contact::Junctions::new(&self.obstacles(t, t));
+        self.junctions = super::contact::Junctions::new(&self.skins_now());
         let (character, driver, flesh) = (&self.character, &self.driver, self.flesh.as_ref());
         let times: Vec<f64> = self.skins.iter().map(|rt| rt.time).collect();
         self.omega = character

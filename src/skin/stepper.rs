@@ -73,8 +73,8 @@ pub(super) struct SkinStepper<'a> {
     /// The skin's highest frequency `ω_max` (rad/s) and smallest stretch when
     /// measured, for the stability limit.
     pub(super) omega: Frequency,
-    /// The other skins (and this one) as they were at the start of the
-    /// advance, when skins keep out of each other.
+    /// The other skins as they were at the start of the advance, and where
+    /// this one joins them, when skins keep out of each other.
     pub(super) contact: Option<(&'a Obstacles, &'a Junctions)>,
 }
 
@@ -396,7 +396,7 @@ fn enforce(
         // The fat may give all the way within an advance (the room for it
         // was measured at the start, and a limb moving in takes more), the
         // muscle never.
-        plan.enforce(obstacles, t, r, v, |_, p| {
+        plan.enforce(obstacles, t, r, v, |p| {
             super::constraints::fat_depth(0.0, &under.body, &skin.muscles, p) <= 0.0
         });
     }
