@@ -555,9 +555,8 @@ impl AdaptiveBody {
             }
         }
         let (c_m, c_k) = s.implicit_euler_coefficients();
-        // Block-Jacobi here: the global system's DOF order (coarse first,
-        // then details) has a wide envelope, and with no bones pinning it
-        // the factor-preconditioned projected CG loses accuracy as the
+        // Block-Jacobi here: with no bones pinning the global system, the
+        // factor-preconditioned projected CG loses accuracy as the
         // right-hand side shrinks (measured on a floating slab held by a
         // grab: the residual floor rose to 1e-6, then CG broke down).
         let system =

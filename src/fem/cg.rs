@@ -7,7 +7,7 @@
 //!
 //! [`FemBody`]: super::solver::FemBody
 
-use super::envelope::EnvelopeCholesky;
+use super::factor::SparseCholesky;
 use super::sparse::{Assembled, BlockCsr, MassKind};
 use glam::{DMat3, DVec3};
 
@@ -41,7 +41,7 @@ pub(crate) struct Scratch {
     pub(crate) ap: Vec<DVec3>,
     pub(crate) tmp: Vec<DVec3>,
     pub(crate) tmp2: Vec<DVec3>,
-    /// Scalar view of a vector for the envelope factor's substitutions.
+    /// Scalar view of a vector for the factor's substitutions.
     pub(crate) flat: Vec<f64>,
     pub(crate) known: Vec<bool>,
     /// The regional system matrix, kept while h and the damping stay put.
@@ -73,8 +73,8 @@ impl Scratch {
 
 /// The regional system matrix `S = c_m M + c_k K` in the bone's frame,
 /// assembled once per (`c_m`, `c_k`, mass kind), with its block-Jacobi inverse
-/// and, once per known-row mask, the envelope Cholesky factor of its unknown
-/// block ([`EnvelopeCholesky`], where the lattice is small enough): the
+/// and, once per known-row mask, the sparse Cholesky factor of its unknown
+/// block ([`SparseCholesky`], where it fits its memory budget): the
 /// factor makes CG converge in one iteration (a few with constraints).
 ///
 /// The solve runs in the bone's frame: M is a scalar times I₃ per block, so
@@ -87,9 +87,9 @@ pub(crate) struct SystemCache {
     pub(crate) key: (f64, f64, MassKind),
     pub(crate) matrix: BlockCsr,
     pub(crate) precond: Vec<DMat3>,
-    /// The envelope Cholesky factor of the unknown block and the known-row
+    /// The sparse Cholesky factor of the unknown block and the known-row
     /// mask it was built for (None inside: declined, block-Jacobi it is).
-    pub(crate) factor: Option<(Vec<bool>, Option<EnvelopeCholesky>)>,
+    pub(crate) factor: Option<(Vec<bool>, Option<SparseCholesky>)>,
 }
 
 impl SystemCache {
@@ -132,13 +132,13 @@ impl SystemCache {
     /// without it, or where the factor is declined, block-Jacobi.
     pub(crate) fn prepare_factor(&mut self, known: &[bool]) {
         if !matches!(&self.factor, Some((mask, _)) if mask.as_slice() == known) {
-            let factor = EnvelopeCholesky::new(&self.matrix, known);
+            let factor = SparseCholesky::new(&self.matrix, known);
             self.factor = Some((known.to_vec(), factor));
         }
     }
 
     /// The factor to precondition with for this mask, if any.
-    fn factor_for(&self, known: &[bool]) -> Option<&EnvelopeCholesky> {
+    fn factor_for(&self, known: &[bool]) -> Option<&SparseCholesky> {
         match &self.factor {
             Some((mask, Some(f))) if mask.as_slice() == known => Some(f),
             _ => None,
@@ -267,7 +267,7 @@ pub(crate) fn dot(a: &[DVec3], b: &[DVec3]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x.dot(*y)).sum()
 }
 
-/// Projected preconditioned CG (the envelope factor if prepared for this
+/// Projected preconditioned CG (the Cholesky factor if prepared for this
 /// mask, else block-Jacobi) for `A x = b` with known
 /// entries (already in `x`, masked) and position constraints. `x` holds the
 /// start vector's known entries on input and the solution on output.
@@ -291,7 +291,7 @@ pub(crate) fn projected_pcg(
     };
     let (a, precond) = (&system.matrix, &system.precond);
     let factor = system.factor_for(&s.known);
-    // z ← M⁻¹ r: the envelope factor's exact inverse or block-Jacobi.
+    // z ← M⁻¹ r: the factor's exact inverse or block-Jacobi.
     let precondition = |r: &[DVec3], z: &mut [DVec3], flat: &mut Vec<f64>| match factor {
         Some(f) => f.solve(r, z, flat),
         None => {

@@ -11,8 +11,8 @@
 //! conjugate gradients ([`solver`]): bones as known DOFs (eq. 17–18),
 //! position constraints projected inside CG (§4.4, eq. 19–21), and blended
 //! local linearization over bone regions (§4.5, [`regions`]).
-//! Each region's system is constant in the bone's frame, so small lattices
-//! factor it once ([`envelope`], a skyline Cholesky) and precondition CG
+//! Each region's system is constant in the bone's frame, so it is factored
+//! once ([`factor`], a sparse Cholesky) and precondition CG
 //! with the exact inverse.
 //!
 //! The twist constraint of §4.6 is an option of the regions ([`Twist`]).
@@ -69,7 +69,7 @@ pub mod cg;
 pub mod conform;
 pub mod coupling;
 pub mod element;
-pub mod envelope;
+pub mod factor;
 pub mod flesh;
 pub mod flesh_body;
 pub mod gpu;

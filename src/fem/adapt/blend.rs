@@ -146,9 +146,8 @@ impl AdaptiveBody {
                 .filter(|&k| p.cols[k].iter().any(|&(b, _)| r.in_region[b as usize]))
                 .collect();
             // Numbered by their nodes' K_J order (layer by layer), not DOF
-            // order (coarse first, details after): the region's system then
-            // has the narrow envelope of a lattice numbered by layers, and
-            // its Cholesky factor (CG's preconditioner) stays cheap.
+            // order (coarse first, details after): neighbours sit near each
+            // other in memory for the matrix products.
             r.dofs.sort_by_key(|&k| self.active[k]);
             r.local_of = vec![NONE; self.dof_count()];
             for (l, &k) in r.dofs.iter().enumerate() {

@@ -1,83 +1,69 @@
-//! Envelope (skyline) Cholesky factor of a region's system matrix, the CG
-//! preconditioner of small lattices.
+//! Sparse Cholesky factor of a region's system matrix, CG's preconditioner
+//! (faer's supernodal `LLᵀ` with an AMD fill-reducing ordering).
 //!
 //! A region's system `S = c_m M + c_k K` is constant while h, the damping
 //! and the bone/clamp set stay put (the solve runs in the bone's frame, see
 //! `solver::SystemCache`), so it can be factored once and reused every step.
 //! With the exact factor as preconditioner, projected CG (§4.4) converges in
 //! one iteration without position constraints and in a few with them (the
-//! projection is a low-rank change), where block-Jacobi takes 20–40. Known
+//! projection is a low-rank change), where block-Jacobi takes 20–180. Known
 //! rows (bone and clamp vertices, eq. 17–18) are decoupled: their rows and
 //! columns are replaced by the identity, i.e. the factor is that of the
 //! unknown block A₂₂ that CG actually solves.
 //!
-//! A regular lattice numbered layer by layer has a narrow envelope (a row
-//! reaches back about one layer of vertices), so the factor costs a few
-//! matrix products to apply. Wide envelopes (large lattices) cost more than
-//! they save: [`EnvelopeCholesky::new`] declines beyond a fill budget, and
-//! also when the matrix is not positive definite (a static solve with no
-//! pins), leaving block-Jacobi in charge.
+//! The ordering keeps the fill low whatever the numbering. A 3D lattice's
+//! factor still grows faster than the lattice, so [`SparseCholesky::new`]
+//! declines one past a fill budget, and a matrix that is not positive
+//! definite (a static solve with no pins), leaving block-Jacobi in charge.
 
 use super::sparse::BlockCsr;
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::LltRegularization;
+use faer::sparse::linalg::cholesky::{
+    LltRef, SymbolicCholesky, SymmetricOrdering, factorize_symbolic_cholesky,
+};
+use faer::sparse::{SparseColMat, Triplet};
+use faer::{Conj, MatMut, Par, Side};
 use glam::DVec3;
+use std::sync::Arc;
 
 /// Largest factor, in stored scalars, relative to the matrix's scalar
-/// non-zeros: applying the factor costs 2·envelope multiply-adds, a matrix
-/// product 9·blocks, so at this ratio one application is about eight
-/// products (measured: the 225-vertex limb needs ~1.6, 1377 vertices ~4).
+/// non-zeros. One application reads the factor twice, about as much memory
+/// traffic as this many matrix products. Measured on the limb: 5.3× at
+/// 1,377 vertices (one CG iteration instead of the envelope factor's
+/// slower substitutions: 1,705 steps/s, was 1,252), 16× at 9,537 (34 M
+/// scalars; two substitutions then cost about what block-Jacobi's 85
+/// iterations do, so the factor would not pay).
 pub const MAX_FILL_RATIO: usize = 8;
 /// Absolute cap on the factor's size, scalars (64 MB of f64).
-pub const MAX_ENVELOPE: usize = 8 << 20;
+pub const MAX_STORED: usize = 8 << 20;
 
-/// Lower-triangular L with `L Lᵀ = A` (unknown block, identity on known
-/// rows), stored row by row from each row's first structural non-zero.
+/// `L Lᵀ = P A Pᵀ` of the unknown block (identity on known rows).
+/// (The symbolic part is shared: a cached system is cloned with its factor.)
 #[derive(Clone, Debug)]
-pub struct EnvelopeCholesky {
-    /// First stored column of each scalar row.
-    first: Vec<usize>,
-    /// Offset of each scalar row in `values` (one past the end at `n`).
-    offset: Vec<usize>,
-    /// Row i holds `L[i][first[i]..=i]`, the diagonal last.
+pub struct SparseCholesky {
+    symbolic: Arc<SymbolicCholesky<u32>>,
     values: Vec<f64>,
 }
 
-impl EnvelopeCholesky {
+impl SparseCholesky {
     /// Factors the block matrix `a` with the rows and columns of `known`
-    /// block rows replaced by the identity. None if the envelope is over the
-    /// fill budget or a pivot is not safely positive.
+    /// block rows replaced by the identity. None if the factor is over the
+    /// fill budget or the matrix is not positive definite.
     pub fn new(a: &BlockCsr, known: &[bool]) -> Option<Self> {
         let rows = a.rows();
         if known.len() != rows {
             return None;
         }
         let n = 3 * rows;
-        let mut first = vec![0usize; n];
-        let mut offset = vec![0usize; n + 1];
-        for row in 0..rows {
-            let block_first = if known[row] {
-                row
-            } else {
-                (a.row_ptr[row]..a.row_ptr[row + 1])
-                    .map(|k| a.col[k] as usize)
-                    .find(|&c| !known[c])
-                    .unwrap_or(row)
-                    .min(row)
-            };
-            for k in 0..3 {
-                let i = 3 * row + k;
-                first[i] = if known[row] { i } else { 3 * block_first };
-                offset[i + 1] = offset[i] + (i - first[i] + 1);
-            }
-        }
-        let envelope = offset[n];
-        if envelope > MAX_ENVELOPE || envelope > MAX_FILL_RATIO * 9 * a.blocks.len() {
-            return None;
-        }
-        let mut values = vec![0.0; envelope];
+        // The lower triangle, column-major in faer's terms: A is symmetric,
+        // so block (row, col) with col ≤ row is entry (i, j) with j ≤ i.
+        let mut entries = Vec::with_capacity(9 * a.blocks.len() / 2 + n);
         for row in 0..rows {
             if known[row] {
                 for r in 0..3 {
-                    values[offset[3 * row + r]] = 1.0;
+                    let i = (3 * row + r) as u32;
+                    entries.push(Triplet::new(i, i, 1.0));
                 }
                 continue;
             }
@@ -88,76 +74,67 @@ impl EnvelopeCholesky {
                 }
                 let block = a.blocks[k];
                 for r in 0..3 {
-                    let i = 3 * row + r;
                     for c in 0..3 {
-                        let j = 3 * col + c;
+                        let (i, j) = (3 * row + r, 3 * col + c);
                         if j <= i {
                             // glam is column-major: entry (r, c) is col(c)[r].
-                            values[offset[i] + j - first[i]] = block.col(c)[r];
+                            entries.push(Triplet::new(i as u32, j as u32, block.col(c)[r]));
                         }
                     }
                 }
             }
         }
-        // Up-looking Cholesky: row i from the finished rows above it.
-        for i in 0..n {
-            let (done, rest) = values.split_at_mut(offset[i]);
-            let row_i = &mut rest[..offset[i + 1] - offset[i]];
-            let fi = first[i];
-            for j in fi..i {
-                let row_j = &done[offset[j]..offset[j + 1]];
-                let start = fi.max(first[j]);
-                let s: f64 = row_i[start - fi..j - fi]
-                    .iter()
-                    .zip(&row_j[start - first[j]..j - first[j]])
-                    .map(|(x, y)| x * y)
-                    .sum();
-                row_i[j - fi] = (row_i[j - fi] - s) / row_j[j - first[j]];
-            }
-            let diag = row_i[i - fi];
-            let s: f64 = row_i[..i - fi].iter().map(|x| x * x).sum();
-            let pivot = diag - s;
-            if !pivot.is_finite() || pivot <= 1e-12 * diag.abs() {
-                return None;
-            }
-            row_i[i - fi] = pivot.sqrt();
+        let matrix = SparseColMat::<u32, f64>::try_new_from_triplets(n, n, &entries).ok()?;
+        let symbolic = factorize_symbolic_cholesky(
+            matrix.symbolic(),
+            Side::Lower,
+            SymmetricOrdering::Amd,
+            Default::default(),
+        )
+        .ok()?;
+        let stored = symbolic.len_val();
+        if stored > MAX_STORED || stored > MAX_FILL_RATIO * 9 * a.blocks.len() {
+            return None;
         }
+        let mut values = vec![0.0; stored];
+        let par = Par::Seq;
+        let mut buffer = MemBuffer::try_new(
+            symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
+        )
+        .ok()?;
+        symbolic
+            .factorize_numeric_llt(
+                &mut values,
+                matrix.as_ref(),
+                Side::Lower,
+                LltRegularization::default(),
+                par,
+                MemStack::new(&mut buffer),
+                Default::default(),
+            )
+            .ok()?;
         Some(Self {
-            first,
-            offset,
+            symbolic: Arc::new(symbolic),
             values,
         })
     }
 
     /// Stored scalars of the factor.
-    pub fn envelope(&self) -> usize {
+    pub fn stored(&self) -> usize {
         self.values.len()
     }
 
-    /// x ← A⁻¹ x (forward then backward substitution), in place on the
-    /// scalar view `flat` of the block vector.
+    /// x ← A⁻¹ x, in place on the scalar view `flat` of the block vector.
     pub fn solve_flat(&self, x: &mut [f64]) {
-        let n = self.first.len();
-        debug_assert_eq!(x.len(), n);
-        for i in 0..n {
-            let row = &self.values[self.offset[i]..self.offset[i + 1]];
-            let fi = self.first[i];
-            let s: f64 = row[..i - fi]
-                .iter()
-                .zip(&x[fi..i])
-                .map(|(l, y)| l * y)
-                .sum();
-            x[i] = (x[i] - s) / row[i - fi];
-        }
-        for i in (0..n).rev() {
-            let row = &self.values[self.offset[i]..self.offset[i + 1]];
-            let fi = self.first[i];
-            let xi = x[i] / row[i - fi];
-            x[i] = xi;
-            for (xk, l) in x[fi..i].iter_mut().zip(&row[..i - fi]) {
-                *xk -= l * xi;
-            }
-        }
+        let n = x.len();
+        let par = Par::Seq;
+        let mut buffer = MemBuffer::new(self.symbolic.solve_in_place_scratch::<f64>(1, par));
+        LltRef::new(&self.symbolic, &self.values).solve_in_place_with_conj(
+            Conj::No,
+            MatMut::from_column_major_slice_mut(x, n, 1),
+            par,
+            MemStack::new(&mut buffer),
+        );
     }
 
     /// z = A⁻¹ r for block vectors, with `flat` as scratch.
@@ -207,7 +184,7 @@ mod tests {
     fn solves_the_unknown_block_and_passes_known_rows_through() {
         let a = chain(6);
         let known = [false, false, true, false, false, false];
-        let f = EnvelopeCholesky::new(&a, &known).expect("SPD");
+        let f = SparseCholesky::new(&a, &known).expect("SPD");
         // x with zero known entries: (A x) restricted to unknown rows, then
         // solved back, returns x.
         let x: Vec<DVec3> = (0..6)
@@ -311,8 +288,8 @@ mod tests {
         let mut a = chain(3);
         let d = a.find(1, 1).unwrap();
         a.blocks[d] = -a.blocks[d];
-        assert!(EnvelopeCholesky::new(&a, &[false; 3]).is_none());
+        assert!(SparseCholesky::new(&a, &[false; 3]).is_none());
         // With the bad row known, the rest is SPD again.
-        assert!(EnvelopeCholesky::new(&a, &[false, true, false]).is_some());
+        assert!(SparseCholesky::new(&a, &[false, true, false]).is_some());
     }
 }
