@@ -478,7 +478,12 @@ fn resume_point(
             }
         )));
     }
-    let cp = Checkpoint::read(checkpoint_path)?;
+    let cp = Checkpoint::read(checkpoint_path).map_err(|e| match e {
+        IoError::UnknownVersion { .. } => BakeError::Resume(format!(
+            "{e}; a checkpoint only carries a bake over to the build that wrote it: bake again with --restart"
+        )),
+        e => e.into(),
+    })?;
     let differences = cp.identity.differences(identity);
     if !differences.is_empty() {
         return Err(BakeError::Mismatch {

@@ -40,7 +40,7 @@ pub struct AdvanceReport {
 /// ([`Constraints`] are scratch rebuilt on every resolve), the skin system
 /// (built anew on every `advance_to`) and the integrators' buffers (see
 /// [`IntegratorState`]).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SkinState {
     pub position: Vec<Vec3>,
     pub velocity: Vec<Vec3>,
@@ -55,7 +55,7 @@ pub struct SkinState {
 }
 
 /// The solver state of a whole [`Simulation`] (see [`SkinState`]).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SimState {
     /// The clock of a character without skins.
     pub clock: f64,

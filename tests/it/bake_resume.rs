@@ -401,6 +401,15 @@ fn a_damaged_checkpoint_or_partial_cache_gives_a_clear_error() {
         e.contains("newer Plasticine") && e.contains("version 9"),
         "{e}"
     );
+    // One from an older build (the checkpoint's format changed): refused,
+    // pointing to a fresh bake.
+    let mut older = checkpoint.clone();
+    older[8] = 1;
+    let e = attempt(&older, Some(&partial));
+    assert!(
+        e.contains("format version 1") && e.contains("--restart"),
+        "{e}"
+    );
     // The partial cache gone, cut before the checkpoint's frame, or of
     // another bake.
     let e = attempt(&checkpoint, None);
