@@ -53,21 +53,26 @@ pub enum BakeStart {
 /// What the progress callback wants next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BakeControl {
+    /// Go on with the next frame.
     Continue,
     /// Stop after this frame, leaving a checkpoint to resume from.
     Cancel,
 }
 
+/// How to bake: skin resolution, solver settings, frame rate, duration and how to start.
 #[derive(Clone, Debug)]
 pub struct BakeOptions {
     /// Resample every skin to m×n first (§6.5), or keep each skin's own.
     pub resolution: Option<(usize, usize)>,
+    /// Solver settings of the simulation that is baked.
     pub settings: SolverSettings,
+    /// Frames per simulated second written to the cache.
     pub fps: f32,
     /// Simulated seconds to bake; defaults to the key postures' span.
     pub duration: Option<f64>,
     /// Also write every k-th frame as OBJ.
     pub obj_every: Option<usize>,
+    /// Whether to bake from the start or continue a cancelled bake.
     pub start: BakeStart,
     /// Set (from any thread, or a signal handler) to cancel after the frame
     /// being baked.
@@ -92,43 +97,61 @@ impl Default for BakeOptions {
     }
 }
 
+/// What a bake did for one skin: its resolution and the solver's counters.
 #[derive(Clone, Debug, Serialize)]
 pub struct SkinSummary {
+    /// Name of the skin.
     pub name: String,
+    /// Points around the skin (periodic).
     pub m: usize,
+    /// Rows of the skin, bottom to top.
     pub n: usize,
+    /// The solver's counters for this skin.
     pub stats: SkinStats,
 }
 
+/// What a finished bake did; also written to `summary.json` in the output folder.
 #[derive(Clone, Debug, Serialize)]
 pub struct BakeSummary {
+    /// Name of the baked character.
     pub character: String,
+    /// Name of the integrator used (such as `rk4`).
     pub integrator: String,
+    /// Frames in the cache.
     pub frames: usize,
+    /// Frames per simulated second.
     pub fps: f32,
+    /// Simulated time baked, in s.
     pub simulated_seconds: f64,
+    /// Wall time spent baking, in s, including the parts before any resume.
     pub wall_seconds: f64,
     /// Simulated seconds per wall second.
     pub real_time_factor: f64,
+    /// One summary per skin, in the character's order.
     pub skins: Vec<SkinSummary>,
     /// What the cache holds of the FEM flesh per frame: the embedded meshes
     /// (name, vertex count) and the number of muscle offsets.
     pub flesh: CacheFlesh,
     /// Divergences and what was done about them.
     pub events: Vec<String>,
+    /// Path of the finished frame cache.
     pub cache: PathBuf,
+    /// Size of the finished frame cache, in bytes.
     pub cache_bytes: u64,
+    /// Frames also written as OBJ.
     pub obj_frames: usize,
 }
 
 /// A bake stopped between two frames, resumable with [`BakeStart::Resume`].
 #[derive(Clone, Debug, Serialize)]
 pub struct BakeCancelled {
+    /// Name of the character being baked.
     pub character: String,
     /// Frames baked (the first `done` of the cache).
     pub done: usize,
     /// Frames the finished bake has.
     pub frames: usize,
+    /// Path of the checkpoint to resume from.
     pub checkpoint: PathBuf,
     /// The partial cache, readable as it is.
     pub partial: PathBuf,
@@ -137,7 +160,9 @@ pub struct BakeCancelled {
 /// How a bake ended (errors aside).
 #[derive(Clone, Debug)]
 pub enum BakeOutcome {
+    /// Every frame was baked and the cache is in place.
     Finished(BakeSummary),
+    /// Cancelled between two frames, leaving a checkpoint.
     Cancelled(BakeCancelled),
 }
 
@@ -151,12 +176,16 @@ impl BakeOutcome {
     }
 }
 
+/// Why a bake failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BakeError {
+    /// Reading or writing a file failed.
     #[error(transparent)]
     Io(#[from] IoError),
+    /// The simulation could not start, restore its state or go on.
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// The bake options are invalid (frame rate, duration or resolution).
     #[error("{0}")]
     Options(String),
     /// A fresh bake would throw away a cancelled one.
@@ -164,7 +193,12 @@ pub enum BakeError {
         "{} holds a cancelled bake{detail}: resume it, or start over discarding it",
         dir.display()
     )]
-    Unfinished { dir: PathBuf, detail: String },
+    Unfinished {
+        /// The output folder.
+        dir: PathBuf,
+        /// What the cancelled bake is of, or why its checkpoint is unreadable.
+        detail: String,
+    },
     /// Nothing to resume, or the checkpoint and partial cache do not fit together.
     #[error("cannot resume: {0}")]
     Resume(String),
@@ -175,7 +209,9 @@ pub enum BakeError {
         differences.join("; ")
     )]
     Mismatch {
+        /// The output folder holding the cancelled bake.
         dir: PathBuf,
+        /// How the cancelled bake differs from this one, one item each.
         differences: Vec<String>,
     },
 }
@@ -476,6 +512,18 @@ fn resume_point(
             } else {
                 String::new()
             }
+        )));
+    }
+    let finished = out_dir.join(CACHE_FILE);
+    if !partial_path.exists() && CacheReader::open(&finished).is_ok_and(|r| r.is_complete()) {
+        // A bake killed after its cache was moved into place but before
+        // its checkpoint was removed: it had finished.
+        std::fs::remove_file(checkpoint_path)
+            .map_err(|e| IoError::os(checkpoint_path, "remove", e))?;
+        return Err(BakeError::Resume(format!(
+            "the bake in {} had already finished ({} is complete); its stale checkpoint was removed",
+            out_dir.display(),
+            finished.display()
         )));
     }
     let cp = Checkpoint::read(checkpoint_path).map_err(|e| match e {

@@ -59,23 +59,31 @@ pub fn fingerprint(character: &Character) -> u64 {
 /// What a bake is of: a checkpoint continues only a bake with the same.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BakeIdentity {
+    /// Name of the character.
     pub character: String,
+    /// The character's `fingerprint`: the CRC-32 of its compact RON.
     pub fingerprint: u64,
     /// The solver settings as JSON (exact: floats print as the shortest text
     /// that reads back to the same bits).
     pub settings: String,
+    /// The m×n every skin was resampled to, or `None` to keep each skin's own.
     pub resolution: Option<(usize, usize)>,
+    /// Frames per simulated second.
     pub fps: f32,
+    /// Simulated time baked, in s.
     pub duration: f64,
+    /// Simulation time of the first frame (the first key posture's), in s.
     pub start: f64,
     /// Frames in the finished cache.
     pub frames: u64,
+    /// Also write every k-th frame as OBJ, if set.
     pub obj_every: Option<usize>,
     /// Skins as baked (after resampling): name, m, n.
     pub skins: Vec<(String, usize, usize)>,
 }
 
 impl BakeIdentity {
+    /// The solver settings as JSON, as kept in `settings`.
     pub fn settings_json(settings: &SolverSettings) -> String {
         serde_json::to_string(settings).expect("settings serialize")
     }
@@ -177,6 +185,7 @@ fn json_differences(
 /// Everything a cancelled bake needs to continue.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
+    /// What the bake is of.
     pub identity: BakeIdentity,
     /// Frames written (0 .. done), at least 1.
     pub done: u64,
@@ -184,13 +193,18 @@ pub struct Checkpoint {
     pub last_time: f64,
     /// Length of the partial cache holding those frames.
     pub cache_bytes: u64,
+    /// Frames written as OBJ so far.
     pub obj_frames: u64,
+    /// Wall time spent baking so far, in s.
     pub wall_seconds: f64,
+    /// Divergences so far and what was done about them.
     pub events: Vec<String>,
+    /// The solver state after frame `done - 1`.
     pub state: SimState,
 }
 
 impl Checkpoint {
+    /// The checkpoint in its file format (see the module docs).
     pub fn to_bytes(&self) -> Vec<u8> {
         let body = postcard::to_allocvec(self).expect("a checkpoint serializes");
         let mut out = Vec::with_capacity(body.len() + PREAMBLE + TRAILER);

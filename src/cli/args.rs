@@ -104,3 +104,15 @@ pub(crate) fn parse_resolution(s: &str) -> Result<(usize, usize), String> {
     }
     Ok((m, n))
 }
+
+/// A wall-clock interval in seconds: finite, not negative, at most a day.
+pub(crate) fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(0.0..=86_400.0).contains(&x) {
+        return Err(format!("{s}: expected 0 to 86400 seconds"));
+    }
+    Ok(std::time::Duration::from_secs_f64(x))
+}

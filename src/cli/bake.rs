@@ -1,6 +1,6 @@
 //! `plasticine bake`.
 
-use super::args::parse_resolution;
+use super::args::{parse_interval, parse_resolution};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use plasticine::bake::{BakeOptions, bake};
@@ -41,6 +41,12 @@ pub struct BakeArgs {
     /// Discard a bake cancelled in OUT and start over.
     #[arg(long)]
     restart: bool,
+    /// Also leave a checkpoint after the frame that ends every SECONDS of
+    /// wall time, so that a bake killed outright (power loss, the
+    /// out-of-memory killer) continues from there with --resume; 0 leaves
+    /// one after every frame.
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_interval)]
+    checkpoint_every: std::time::Duration,
 }
 
 impl BakeArgs {
@@ -56,6 +62,7 @@ impl BakeArgs {
             settings,
             resume,
             restart,
+            checkpoint_every,
         } = self;
 
         let c = load_character(&character)?;
@@ -100,7 +107,7 @@ impl BakeArgs {
                 plasticine::bake::BakeStart::Fresh
             },
             cancel: Some(cancel),
-            ..BakeOptions::default()
+            checkpoint_every: Some(checkpoint_every),
         };
         let bar = ProgressBar::new(0).with_style(
             ProgressStyle::with_template(

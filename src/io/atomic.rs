@@ -25,7 +25,7 @@ use tempfile::NamedTempFile;
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
     let mut file = AtomicFile::create(path)?;
     file.write_all(bytes)
-        .map_err(|e| IoError::os(file.temp_path(), "write", e))?;
+        .map_err(|e| IoError::os(path, "write", e))?;
     file.commit()
 }
 
@@ -72,7 +72,7 @@ impl AtomicFile {
         }
         let file = builder
             .tempfile_in(dir)
-            .map_err(|e| IoError::os(dir, "create a temporary file", e))?;
+            .map_err(|e| IoError::os(target, "write", e))?;
         // Keep the permissions of the file being replaced.
         if let Ok(meta) = fs::metadata(target)
             && meta.is_file()
@@ -104,14 +104,13 @@ impl AtomicFile {
     /// file removed.
     pub fn commit(mut self) -> Result<(), IoError> {
         let writer = self.file.take().expect("file present until commit or drop");
-        let temp = writer.get_ref().path().to_path_buf();
         // Dropping the temporary file on any error below removes it.
         let file = writer
             .into_inner()
-            .map_err(|e| IoError::os(&temp, "write", e.into_error()))?;
+            .map_err(|e| IoError::os(&self.target, "write", e.into_error()))?;
         file.as_file()
             .sync_all()
-            .map_err(|e| IoError::os(&temp, "sync", e))?;
+            .map_err(|e| IoError::os(&self.target, "sync", e))?;
         file.persist(&self.target)
             .map_err(|e| IoError::os(&self.target, "replace the file", e.error))?;
         sync_dir(parent_dir(&self.target))
@@ -122,6 +121,33 @@ impl AtomicFile {
             .as_mut()
             .expect("file present until commit or drop")
     }
+}
+
+/// Bytes an ordinary user can still write on the file system holding
+/// `dir`, if the system says.
+#[cfg(unix)]
+#[allow(
+    unsafe_code,
+    reason = "statvfs(3) is the C call that reports a file system's free space"
+)]
+pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs is plain old data, for which all zeroes is a value.
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated and outlives the call; `stat` is a
+    // valid, writable statvfs.
+    let rc = unsafe { libc::statvfs(path.as_ptr(), &mut stat) };
+    #[allow(
+        clippy::unnecessary_cast,
+        reason = "the field types differ between platforms"
+    )]
+    (rc == 0).then(|| stat.f_bavail as u64 * stat.f_frsize as u64)
+}
+
+#[cfg(not(unix))]
+pub(crate) fn free_bytes(_dir: &Path) -> Option<u64> {
+    None
 }
 
 #[cfg(unix)]

@@ -122,6 +122,7 @@ pub(crate) fn header_checksum(header: &[u8]) -> u32 {
 /// A skin as described in a cache header.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CacheSkin {
+    /// Name of the skin.
     pub name: String,
     /// Points around.
     pub m: usize,
@@ -130,6 +131,7 @@ pub struct CacheSkin {
 }
 
 impl CacheSkin {
+    /// Number of points of the skin, m·n.
     pub fn point_count(&self) -> usize {
         self.m * self.n
     }
@@ -138,16 +140,21 @@ impl CacheSkin {
 /// What a finished cache holds (serializable, for a bake report).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CacheSummary {
+    /// The cache file written (the writer's target).
     pub path: PathBuf,
+    /// Frames per second of the bake.
     pub fps: f32,
+    /// The skins, in header order.
     pub skins: Vec<CacheSkin>,
     /// The FEM flesh stored per frame (empty for most characters).
     pub flesh: CacheFlesh,
+    /// Number of frames written.
     pub frames: u64,
     /// Total file size.
     pub bytes: u64,
     /// Time of the first and last frame, if any.
     pub first_time: Option<f64>,
+    /// Time of the last frame in s, if any.
     pub last_time: Option<f64>,
 }
 
@@ -183,6 +190,8 @@ enum Sink {
 }
 
 impl Sink {
+    /// The file the bytes go to: the staging file, or the temporary file
+    /// (not shown to the user; see [`CacheWriter::shown_path`]).
     fn path(&self) -> &Path {
         match self {
             Sink::Atomic(f) => f.temp_path(),
@@ -267,7 +276,7 @@ impl CacheWriter {
         let (header, list) = Self::header(path, fps, skins, flesh)?;
         let mut file = AtomicFile::create(path)?;
         file.write_all(&header)
-            .map_err(|e| IoError::os(file.temp_path(), "write", e))?;
+            .map_err(|e| IoError::os(path, "write", e))?;
         Ok(Self::new(
             Sink::Atomic(file),
             path,
@@ -357,11 +366,11 @@ impl CacheWriter {
             message,
         };
         let mut reader = CacheReader::open(staging)?;
-        if reader.is_complete() {
-            return Err(bad(
-                "is a finished cache, not the staging file of an unfinished one".into(),
-            ));
-        }
+        // A staging file already finished was left by a writer killed
+        // between `finish` patching the frame count and the rename: its
+        // frames are whole, so it resumes like any other (the frame count
+        // is outside the header's checksum, and is reset below).
+        let finished = reader.is_complete();
         if reader.fps().to_bits() != fps.to_bits() || reader.skins() != list.as_slice() {
             let describe = |fps: f32, skins: &[CacheSkin]| {
                 let s: Vec<String> = skins
@@ -421,6 +430,11 @@ impl CacheWriter {
             .write(true)
             .open(staging)
             .map_err(|e| IoError::os(staging, "open", e))?;
+        if finished {
+            file.seek(SeekFrom::Start(FRAME_COUNT_OFFSET))
+                .and_then(|_| file.write_all(&UNFINISHED_FRAME_COUNT.to_le_bytes()))
+                .map_err(|e| IoError::os(staging, "reopen", e))?;
+        }
         file.set_len(len)
             .and_then(|()| file.seek(SeekFrom::Start(len)).map(drop))
             .map_err(|e| IoError::os(staging, "cut back", e))?;
@@ -588,7 +602,7 @@ impl CacheWriter {
             .check_frame(frame, meshes, muscles)
             .map_err(bad)?;
         self.broken = true; // until the whole frame is written
-        let temp = self.file.path().to_path_buf();
+        let temp = self.shown_path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);
         let mut checksum = crc32fast::Hasher::new();
         checksum.update(&time.to_le_bytes());
@@ -629,7 +643,7 @@ impl CacheWriter {
     pub fn flush(&mut self) -> Result<(), IoError> {
         self.file
             .flush()
-            .map_err(|e| IoError::os(self.file.path(), "write", e))
+            .map_err(|e| IoError::os(self.shown_path(), "write", e))
     }
 
     /// Flushes and, for a staging file, makes the frames written so far
@@ -656,6 +670,16 @@ impl CacheWriter {
         self.file.path()
     }
 
+    /// The file errors name: the staging file the user sees beside a
+    /// cancelled bake, or the cache being written (never the hidden
+    /// temporary file of an atomic write).
+    fn shown_path(&self) -> &Path {
+        match &self.file {
+            Sink::Atomic(_) => &self.path,
+            Sink::Staged { staging, .. } => staging,
+        }
+    }
+
     /// Patches the frame count into the header and atomically moves the file
     /// into place.
     pub fn finish(mut self) -> Result<CacheSummary, IoError> {
@@ -665,7 +689,7 @@ impl CacheWriter {
                 message: "an earlier write failed; the cache was not written".into(),
             });
         }
-        let temp = self.file.path().to_path_buf();
+        let temp = self.shown_path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);
         self.file
             .seek(SeekFrom::Start(FRAME_COUNT_OFFSET))

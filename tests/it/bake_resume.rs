@@ -559,3 +559,25 @@ fn the_bake_does_not_depend_on_the_number_of_threads() {
     one.install(|| full(&resume(&opts), &dir));
     assert!(std::fs::read(dir.join(CACHE_FILE)).unwrap() == caches[0]);
 }
+
+/// Killed after the finished cache was moved into place but before the
+/// checkpoint was removed: `--resume` says the bake had finished, removes
+/// the stale checkpoint and leaves the cache alone.
+#[test]
+fn a_checkpoint_left_beside_a_finished_bake_is_stale() {
+    let opts = options(IntegratorKind::Verlet, None);
+    let root = tempfile::tempdir().unwrap();
+    let cut = root.path().join("cut");
+    assert!(matches!(until(&opts, &cut, 6), BakeOutcome::Cancelled(_)));
+    let dir = root.path().join("done");
+    full(&opts, &dir);
+    std::fs::copy(cut.join(CHECKPOINT_FILE), dir.join(CHECKPOINT_FILE)).unwrap();
+    let want = std::fs::read(dir.join(CACHE_FILE)).unwrap();
+    let e = bake(penguin(), &resume(&opts), &dir, |_, _| {
+        BakeControl::Continue
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("had already finished"), "{e}");
+    assert!(!dir.join(CHECKPOINT_FILE).exists());
+    assert!(std::fs::read(dir.join(CACHE_FILE)).unwrap() == want);
+}

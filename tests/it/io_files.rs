@@ -670,12 +670,17 @@ fn staged_cache_writer_appends_and_finishes_to_the_same_file() {
     assert!(e.contains("\"bé\" 3x5") && e.contains("\"b\" 3x5"), "{e}");
     let e = refuse(24.0, &skins, 7);
     assert!(e.contains("holds 6 whole frames, 7 expected"), "{e}");
-    assert!(
-        CacheWriter::resume_staged(&reference, &target, 24.0, &skins, 2)
-            .unwrap_err()
-            .to_string()
-            .contains("is a finished cache")
-    );
+    // Finished but never moved into place (a writer killed between
+    // `finish` patching the frame count and the rename): reopened as
+    // unfinished, cut back to the frames kept.
+    let finished = dir.path().join("finished.plcache.partial");
+    fs::copy(&reference, &finished).unwrap();
+    let elsewhere = dir.path().join("elsewhere.plcache");
+    drop(CacheWriter::resume_staged(&finished, &elsewhere, 24.0, &skins, 2).unwrap());
+    let r = CacheReader::open(&finished).unwrap();
+    assert!(!r.is_complete());
+    assert_eq!(r.frame_count(), 2);
+    assert!(fs::read(&finished).unwrap()[16 + 8..] == want[16 + 8..(h + 2 * fb) as usize]);
     // A non-finite position or a time going backwards in a kept frame.
     let mut nan = before.clone();
     let at = (h + 2 * fb + 8) as usize;

@@ -7,6 +7,8 @@ mod support;
 
 mod bake_resume;
 mod cli;
+mod crash_kill;
+mod disk_full;
 mod export;
 mod fem_adapt;
 mod fem_adapt_blend;

@@ -20,7 +20,9 @@ pub const MUSCLE_OFFSET_BYTES: u64 = 48;
 /// vertex count; its triangles are the character's.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CacheMesh {
+    /// Name of the embedded mesh.
     pub name: String,
+    /// Number of vertices stored per frame.
     pub vertices: usize,
 }
 
@@ -28,6 +30,7 @@ pub struct CacheMesh {
 /// cache, or a character without FEM flesh).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CacheFlesh {
+    /// The embedded meshes whose deformed vertices are stored, in header order.
     pub meshes: Vec<CacheMesh>,
     /// Number of muscle offsets per frame (0: none stored).
     pub muscles: usize,

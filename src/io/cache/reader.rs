@@ -35,6 +35,7 @@ pub struct CacheReader {
 /// One decoded frame.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CacheFrame {
+    /// Time of the frame, in s.
     pub time: f64,
     /// Per skin, its m·n positions.
     pub positions: Vec<Vec<Vec3>>,
@@ -293,6 +294,7 @@ impl CacheReader {
         Ok(())
     }
 
+    /// The cache file being read.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -307,10 +309,12 @@ impl CacheReader {
         &self.flesh
     }
 
+    /// Frames per second of the bake, from the header.
     pub fn fps(&self) -> f32 {
         self.fps
     }
 
+    /// The skins described in the header, in header order.
     pub fn skins(&self) -> &[CacheSkin] {
         &self.skins
     }

@@ -438,8 +438,7 @@ pub(super) fn write_glb(
 
     // Pass 2: write.
     let mut file = AtomicFile::create(out)?;
-    let temp = file.temp_path().to_path_buf();
-    let io = |e| IoError::os(&temp, "write", e);
+    let io = |e| IoError::os(out, "write", e);
     let mut head = Vec::with_capacity(28);
     for w in [
         GLB_MAGIC,

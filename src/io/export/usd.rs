@@ -89,12 +89,11 @@ pub(super) fn write_usda(
     let mut taken = HashSet::new();
     let root = prim_name(&character.name, &mut taken);
     let mut file = AtomicFile::create(out)?;
-    let temp = file.temp_path().to_path_buf();
     let mut bytes = 0u64;
     let mut put = |file: &mut AtomicFile, s: &str| -> Result<(), IoError> {
         bytes += s.len() as u64;
         file.write_all(s.as_bytes())
-            .map_err(|e| IoError::os(&temp, "write", e))
+            .map_err(|e| IoError::os(out, "write", e))
     };
 
     let mut s = String::new();
