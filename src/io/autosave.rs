@@ -75,6 +75,11 @@ impl Default for AutosaveSettings {
     }
 }
 
+/// After a failed autosave the next try waits this long: a full disk or a
+/// lost network folder is not fixed within a frame, and trying every frame
+/// would serialize the character 90 times a second.
+pub const RETRY_AFTER: Duration = Duration::from_secs(10);
+
 /// Autosaves one document (see the module docs).
 ///
 /// Dropping it without [`close_cleanly`](Self::close_cleanly) leaves the
@@ -92,6 +97,10 @@ pub struct Autosaver {
     saved_hash: Option<u64>,
     /// Autosaves written by this session, oldest first.
     written: VecDeque<PathBuf>,
+    /// After a failure: when to try again, and that the failure was
+    /// reported (once per run of failures).
+    retry_at: Option<SystemTime>,
+    failing: bool,
 }
 
 impl Autosaver {
@@ -111,6 +120,8 @@ impl Autosaver {
             clock: None,
             saved_hash: None,
             written: VecDeque::new(),
+            retry_at: None,
+            failing: false,
         })
     }
 
@@ -147,9 +158,13 @@ impl Autosaver {
     /// autosave (or since the first call, for the first one) and the character
     /// changed since then; returns the file written.
     ///
-    /// On error nothing is deleted and the interval is not restarted, so the
-    /// next call tries again. A clock that went backwards counts as the
-    /// interval having passed: waiting for it to catch up could lose an hour.
+    /// On error nothing is deleted and the interval is not restarted: the
+    /// save is tried again [`RETRY_AFTER`] later, and again, until it
+    /// works. Only the first failure of such a run is returned (the caller
+    /// warns once); the later ones return `Ok(None)`, and
+    /// [`is_failing`](Self::is_failing) says the last try failed. A clock
+    /// that went backwards counts as the interval having passed: waiting
+    /// for it to catch up could lose an hour.
     pub fn maybe_save(
         &mut self,
         character: &Character,
@@ -159,14 +174,41 @@ impl Autosaver {
         let due = now
             .duration_since(start)
             .map_or(true, |elapsed| elapsed >= self.settings.interval);
-        if !due {
+        let waiting = self.retry_at.is_some_and(|at| {
+            at.duration_since(now)
+                .is_ok_and(|left| left > Duration::ZERO && left <= RETRY_AFTER)
+        });
+        if !due || waiting {
             return Ok(None);
         }
         let hash = self.fingerprint(character)?;
         if self.saved_hash == Some(hash) {
             return Ok(None);
         }
-        self.write(character, hash, now).map(Some)
+        match self.write(character, hash, now) {
+            Ok(path) => {
+                if std::mem::take(&mut self.failing) {
+                    tracing::info!("autosave works again: {}", path.display());
+                }
+                self.retry_at = None;
+                Ok(Some(path))
+            }
+            Err(e) => {
+                self.retry_at = Some(now + RETRY_AFTER);
+                if std::mem::replace(&mut self.failing, true) {
+                    tracing::debug!("autosave still failing: {e}");
+                    Ok(None)
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    /// Whether the last autosave tried failed (it is being retried every
+    /// [`RETRY_AFTER`]; the edits are safe in memory meanwhile).
+    pub fn is_failing(&self) -> bool {
+        self.failing
     }
 
     /// Autosaves `character` now, changed or not (e.g. before a risky
@@ -279,11 +321,13 @@ pub fn autosave_file_name(document: &str, sequence: u64, saved_at: SystemTime) -
 /// One autosave found by [`find_recovery`].
 #[derive(Debug)]
 pub struct AutosaveCandidate {
+    /// The autosave file.
     pub path: PathBuf,
     /// Higher is newer.
     pub sequence: u64,
     /// When it was saved (from its name, to the millisecond).
     pub saved_at: SystemTime,
+    /// Whether it loaded and validated when found, and if not, why.
     pub status: AutosaveStatus,
 }
 
@@ -319,7 +363,9 @@ impl AutosaveCandidate {
 /// What [`find_recovery`] found for one document.
 #[derive(Debug)]
 pub struct RecoveryReport {
+    /// The directory searched for autosaves.
     pub dir: PathBuf,
+    /// The document stem, the `DOCUMENT` part of the autosave file names.
     pub document: String,
     /// Every autosave of the document, newest first.
     pub candidates: Vec<AutosaveCandidate>,

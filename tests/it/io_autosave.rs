@@ -364,6 +364,11 @@ fn a_failed_save_returns_the_error_and_keeps_the_previous_autosaves() {
     assert!(matches!(err, IoError::Os { .. }), "{err}");
     assert!(err.path().starts_with(&dir), "{err}");
     assert_eq!(fs::read(&dir).unwrap(), b"not a directory");
+    assert!(saver.is_failing());
+    // Reported once: the next tries wait RETRY_AFTER, then fail quietly.
+    assert!(saver.maybe_save(&edited(3), t(125)).unwrap().is_none());
+    assert!(saver.maybe_save(&edited(3), t(130)).unwrap().is_none());
+    assert!(saver.is_failing());
     fs::remove_file(&dir).unwrap();
     fs::rename(&moved, &dir).unwrap();
 
@@ -372,9 +377,11 @@ fn a_failed_save_returns_the_error_and_keeps_the_previous_autosaves() {
     assert_eq!(sequences(&report), [1]);
     assert_eq!(report.recover().unwrap(), Some(edited(1)));
 
-    // The failed save did not restart the interval: the next call retries,
-    // and rotation resumes with one generation.
-    let retried = saver.maybe_save(&edited(3), t(121)).unwrap().unwrap();
+    // The failed saves did not restart the interval: the first call after
+    // RETRY_AFTER retries, and rotation resumes with one generation.
+    assert!(saver.maybe_save(&edited(3), t(135)).unwrap().is_none());
+    let retried = saver.maybe_save(&edited(3), t(140)).unwrap().unwrap();
+    assert!(!saver.is_failing());
     assert_eq!(
         listing(&dir),
         [retried.file_name().unwrap().to_str().unwrap()]
