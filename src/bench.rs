@@ -19,12 +19,16 @@ use std::time::Instant;
 /// What stopped a benchmark.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
+    /// Building or simulating a sample character failed.
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// An I/O error: writing the JSON lines out, or making the temporary directory.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+    /// Writing or reading the benchmark's cache file failed.
     #[error(transparent)]
     Files(#[from] crate::io::IoError),
+    /// Playing back the baked cache failed (the message says why).
     #[error("baked playback: {0}")]
     Playback(String),
 }

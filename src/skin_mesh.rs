@@ -84,6 +84,7 @@ pub enum End {
 }
 
 impl End {
+    /// Both ends, bottom first.
     pub const BOTH: [End; 2] = [End::Bottom, End::Top];
 }
 
@@ -103,18 +104,22 @@ pub struct CapFrame {
 /// n < 2) get no caps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClosedGrid {
+    /// Points around the grid (periodic).
     pub m: usize,
+    /// Rows of the grid, bottom to top.
     pub n: usize,
     /// Concentric rings per cap between the boundary ring and the apex.
     pub rings: usize,
 }
 
 impl ClosedGrid {
+    /// The closed mesh of an `m`×`n` grid, with caps if it has a ring.
     pub fn new(m: usize, n: usize) -> Self {
         let rings = if m >= 3 && n >= 2 { cap_rings(m) } else { 0 };
         Self { m, n, rings }
     }
 
+    /// Whether the grid has caps (m ≥ 3 and n ≥ 2).
     pub fn has_caps(&self) -> bool {
         self.m >= 3 && self.n >= 2
     }

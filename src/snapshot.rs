@@ -12,6 +12,7 @@ use std::time::Instant;
 /// the deformed lattice (and embedded mesh).
 #[derive(Clone, Debug, PartialEq)]
 pub struct FleshPose {
+    /// Simulation time of this pose, in s.
     pub time: f64,
     /// Per muscle, the correction `L` in the muscle's own frame: the muscle's
     /// world frame is `W_joint · local · L` (identity for a rigid muscle).
@@ -33,8 +34,11 @@ pub struct FleshPose {
 /// (around), rows j from bottom to top, point (i, j) at `j * m + i`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SkinSurface {
+    /// Points around the skin (periodic in i).
     pub m: usize,
+    /// Rows of the skin, bottom to top.
     pub n: usize,
+    /// Point positions (m), point (i, j) at `j * m + i`.
     pub positions: Vec<Vec3>,
     /// Fat thickness per point (metres), for the fat colour map.
     pub fat: Vec<f32>,
@@ -63,6 +67,7 @@ pub struct SceneSnapshot {
     pub revision: u64,
     /// Skeleton posture at `sim_time`.
     pub posture: Posture,
+    /// The skins' surfaces at `sim_time`, one per skin of `character`.
     pub skins: Vec<SkinSurface>,
     /// Simulation time of this snapshot (seconds).
     pub sim_time: f64,

@@ -63,8 +63,11 @@ impl<T> KbValue for T where T: Copy + Add<Output = T> + Sub<Output = T> + Mul<f3
 ///   key), −1 from the outgoing one (anticipation before it).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Tcb {
+    /// Tension `T`: 1 stops the curve at the key, −1 doubles the tangent.
     pub tension: f32,
+    /// Continuity `C`: nonzero makes the incoming and outgoing tangents differ.
     pub continuity: f32,
+    /// Bias `B`: 1 favours the incoming chord (overshoot), −1 the outgoing (anticipation).
     pub bias: f32,
 }
 
@@ -104,15 +107,20 @@ pub enum Wrap {
 
 /// A key's time and shape parameters: what the spline needs besides values.
 pub trait Knot {
+    /// The key's time; times are strictly increasing along a spline.
     fn time(&self) -> f32;
+    /// The key's tension, continuity and bias.
     fn tcb(&self) -> Tcb;
 }
 
 /// A key of a spline over values of type `T`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct KbKey<T> {
+    /// The key's time; times are strictly increasing along a spline.
     pub time: f32,
+    /// The value the spline passes through at `time`.
     pub value: T,
+    /// The key's tension, continuity and bias.
     pub tcb: Tcb,
 }
 
@@ -132,8 +140,11 @@ impl<T> Knot for KbKey<T> {
 /// every channel of a multi-channel key (e.g. all joint angles of a posture).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KbBlend {
+    /// Indices of the (up to four) keys whose values are combined.
     pub indices: [usize; 4],
+    /// Weight of each key in `indices` for the interpolated value.
     pub value_weights: [f32; 4],
+    /// Weight of each key in `indices` for the time derivative.
     pub velocity_weights: [f32; 4],
 }
 

@@ -33,6 +33,7 @@ pub enum PlaybackMode {
 }
 
 impl PlaybackMode {
+    /// Every playback mode, in the order the "mode" button cycles through them.
     pub const ALL: [PlaybackMode; 4] = [
         PlaybackMode::SkeletonOnly,
         PlaybackMode::LiveLowRes,
@@ -73,6 +74,7 @@ pub enum Transport {
     /// current time is only where the next key goes.
     #[default]
     Stopped,
+    /// Playing: the current time advances and the motion is shown in the playback mode.
     Playing,
     /// Holding the current time's frame (scrubbing moves it).
     Paused,
@@ -83,8 +85,11 @@ pub enum Transport {
 pub struct Timeline {
     /// Current time (s, on the keys' axis).
     pub time: f64,
+    /// Whether the timeline is stopped, playing or paused.
     pub transport: Transport,
+    /// Whether playback wraps from the end of the range to its start.
     pub looping: bool,
+    /// How the motion is shown while playing.
     pub mode: PlaybackMode,
     /// The selected key, by time (a key found within [`KEY_TIME_EPSILON`]).
     pub selected: Option<f32>,
@@ -129,10 +134,12 @@ impl Timeline {
         }
     }
 
+    /// Whether the transport is [`Transport::Playing`].
     pub fn is_playing(&self) -> bool {
         self.transport == Transport::Playing
     }
 
+    /// Whether the transport is [`Transport::Stopped`] (interactive editing).
     pub fn is_stopped(&self) -> bool {
         self.transport == Transport::Stopped
     }

@@ -49,8 +49,11 @@ use winit::window::{Window, WindowId};
 pub struct DeskOptions {
     /// The document: loaded at start, written by Ctrl+S.
     pub document: Option<PathBuf>,
+    /// The monitor's calibration: where the screen and the fixed head are in tracker space.
     pub calibration: Calibration,
+    /// How the two eyes' views share the window (M cycles it at run time).
     pub stereo: StereoMode,
+    /// The window's initial size in pixels (width, height).
     pub size: (u32, u32),
     /// Quit after this many frames (demos, tests).
     pub frames: Option<u64>,
@@ -63,7 +66,9 @@ pub struct DeskOptions {
     pub timings_csv: Option<PathBuf>,
     /// Record the editing session here (`plasticine replay` plays it).
     pub record: Option<PathBuf>,
+    /// The folder for autosaves; `None` turns autosave off.
     pub autosave_dir: Option<PathBuf>,
+    /// The skin solver's settings for the simulation thread.
     pub settings: SolverSettings,
     /// Where the head and the right hand come from.
     pub tracker: TrackerChoice,
@@ -147,22 +152,29 @@ impl Default for DeskOptions {
     }
 }
 
+/// Why a desk session could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
 pub enum DeskError {
+    /// There is no display to open the window on; the text says why.
     #[error(
         "no display to open a window on ({0}). Set DISPLAY (X11) or WAYLAND_DISPLAY, run under \
          Xvfb (`xvfb-run plasticine desk ...`), or render without a window: \
          `plasticine render CHARACTER --out DIR`"
     )]
     NoDisplay(String),
+    /// The GPU or the renderer failed.
     #[error(transparent)]
     Render(#[from] RenderError),
+    /// Reading or writing a character file failed.
     #[error(transparent)]
     Io(#[from] IoError),
+    /// Creating or running the window (or its surface) failed; the text says how.
     #[error("the window failed: {0}")]
     Window(String),
+    /// `--tracker openxr` was asked for and the `OpenXR` tracker could not be opened.
     #[error(transparent)]
     Tracker(#[from] XrError),
+    /// The session recording (`DeskOptions::record`) could not be started.
     #[error(transparent)]
     Record(#[from] SessionError),
 }
@@ -170,10 +182,15 @@ pub enum DeskError {
 /// What a desk session did.
 #[derive(Clone, Debug, Default)]
 pub struct DeskReport {
+    /// How many frames were shown.
     pub frames: u64,
+    /// The GPU adapter the window rendered with, as `GpuContext::summary` describes it.
     pub adapter: String,
+    /// Where the last frame was saved as a PNG, if it was.
     pub screenshot: Option<PathBuf>,
+    /// Closing lines for the user: the frame-timing summary, then the session recording's.
     pub summary: Vec<String>,
+    /// The autosave files written during the session, in order.
     pub autosaves: Vec<PathBuf>,
 }
 

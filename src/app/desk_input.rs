@@ -26,6 +26,7 @@ use std::time::Instant;
 
 /// Vehicle speeds, in physical units (tracker space) per second.
 pub const FLY_SPEED: f32 = 0.3;
+/// Vehicle turning speed at full deflection, in rad/s.
 pub const TURN_SPEED: f32 = 1.2;
 /// Each wheel notch moves the cursor this fraction of its distance.
 pub const WHEEL_STEP: f32 = 0.05;
@@ -48,6 +49,7 @@ pub struct VehicleAxes {
 }
 
 impl VehicleAxes {
+    /// Adds two sets of commands (the keys' and the gamepad's), each axis clamped to −1..1.
     pub fn combined(self, o: VehicleAxes) -> Self {
         let c = |a: f32, b: f32| (a + b).clamp(-1.0, 1.0);
         Self {
@@ -59,6 +61,7 @@ impl VehicleAxes {
         }
     }
 
+    /// Whether every axis is zero, so the vehicle does not move this frame.
     pub fn is_idle(&self) -> bool {
         *self == Self::default()
     }
@@ -89,7 +92,9 @@ pub struct DeskTracker {
     /// Right-hand cursor distance from the head, as a fraction of the
     /// head-to-screen distance along the ray (1 = on the screen glass).
     pub depth: f32,
+    /// The mouse hand's wand twist about the ray (rad); `[` and `]` change it.
     pub twist: f32,
+    /// Whether the right hand's trigger is held (the left mouse button).
     pub trigger: bool,
     /// Right-hand buttons held (bits of [`buttons`]).
     pub right_buttons: u32,
@@ -123,6 +128,8 @@ impl std::fmt::Debug for DeskTracker {
 }
 
 impl DeskTracker {
+    /// A desk tracker for `calibration` and a window of `window` pixels (width, height): the mouse
+    /// centred, the cursor on the screen glass, no source.
     pub fn new(calibration: Calibration, window: (u32, u32)) -> Self {
         let window = Vec2::new(window.0.max(1) as f32, window.1.max(1) as f32);
         Self {
@@ -149,6 +156,7 @@ impl DeskTracker {
         self
     }
 
+    /// Whether a tracker source was added with [`DeskTracker::with_source`].
     pub fn has_source(&self) -> bool {
         self.source.is_some()
     }
@@ -177,10 +185,12 @@ impl DeskTracker {
         format!("head {head}, right hand {right}")
     }
 
+    /// Tells the tracker the window's new size in pixels (width, height).
     pub fn resize(&mut self, size: (u32, u32)) {
         self.window = Vec2::new(size.0.max(1) as f32, size.1.max(1) as f32);
     }
 
+    /// Moves the mouse to (`x`, `y`) in window pixels, y down.
     pub fn mouse_moved(&mut self, x: f32, y: f32) {
         self.mouse = Vec2::new(x, y);
     }
@@ -290,6 +300,7 @@ impl Tracker for DeskTracker {
 
 /// Undo and redo, as the left hand's buttons.
 pub const UNDO: u32 = buttons::A;
+/// Redo, as the left hand's B button.
 pub const REDO: u32 = buttons::B;
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ pub struct FleshGrabber {
 }
 
 impl FleshGrabber {
+    /// Whether the grip is holding a flesh point now.
     pub fn is_holding(&self) -> bool {
         matches!(self.state, State::Holding { .. })
     }

@@ -12,11 +12,13 @@ use std::time::Duration;
 /// Timings of one frame.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FrameTimings {
+    /// The frame's index, counted from 0 by the frame loop.
     pub frame_index: u64,
     /// Tracking sample the tools ran on.
     pub first_tracking_sequence: u64,
     /// Tracking sample the frame was rendered with.
     pub tracking_sequence_used: u64,
+    /// Sequence number of the simulation snapshot the frame drew.
     pub snapshot_sequence: u64,
     /// Simulated time of the snapshot drawn (s).
     pub sim_time: f64,
@@ -43,12 +45,16 @@ pub const OVERLAY_WINDOW: usize = 90;
 /// Mean, 95th percentile and maximum of one duration.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Stats {
+    /// The mean.
     pub mean: Duration,
+    /// The 95th percentile (nearest rank).
     pub p95: Duration,
+    /// The largest value.
     pub max: Duration,
 }
 
 impl Stats {
+    /// The statistics of `values` (all zero when there are none).
     pub fn of(values: impl IntoIterator<Item = Duration>) -> Self {
         let mut v: Vec<Duration> = values.into_iter().collect();
         if v.is_empty() {
@@ -81,18 +87,26 @@ impl std::fmt::Display for Stats {
 /// Summary of the frames in a log.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FrameSummary {
+    /// How many frames were summarised.
     pub frames: usize,
     /// Distinct snapshots drawn.
     pub distinct_snapshots: usize,
+    /// Time spent in the tools and edits.
     pub tools: Stats,
+    /// The renderer's CPU time.
     pub render_cpu: Stats,
+    /// From the second tracking sample to submission (head and hand latency).
     pub tracking_age: Stats,
+    /// From the snapshot's publication to submission.
     pub snapshot_age: Stats,
+    /// Wall time of the whole `frame` call.
     pub frame_time: Stats,
+    /// Start-to-start time between frames (the first frame, which has none, left out).
     pub frame_interval: Stats,
 }
 
 impl FrameSummary {
+    /// The summary of `frames`.
     pub fn of<'a>(frames: impl IntoIterator<Item = &'a FrameTimings>) -> Self {
         let v: Vec<&FrameTimings> = frames.into_iter().collect();
         let stat = |get: fn(&FrameTimings) -> Duration| Stats::of(v.iter().map(|t| get(t)));
@@ -152,6 +166,7 @@ impl Default for FrameLog {
 }
 
 impl FrameLog {
+    /// An empty log that keeps the last `capacity` frames (at least one).
     pub fn new(capacity: usize) -> Self {
         Self {
             frames: VecDeque::with_capacity(capacity.max(1)),
@@ -167,14 +182,17 @@ impl FrameLog {
         self.frames.push_back(t);
     }
 
+    /// How many frames are kept.
     pub fn len(&self) -> usize {
         self.frames.len()
     }
 
+    /// Whether no frame has been recorded.
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
     }
 
+    /// The newest frame's timings, if any.
     pub fn last(&self) -> Option<&FrameTimings> {
         self.frames.back()
     }

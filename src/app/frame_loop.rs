@@ -73,6 +73,7 @@ use std::time::{Duration, Instant};
 /// Everything a renderer needs for one frame.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameInputs<'a> {
+    /// The frame's index, counted from 0 by the frame loop.
     pub frame_index: u64,
     /// The newest simulation snapshot: draw its skins (and, for consistency
     /// with them, its skeleton posture).
@@ -89,9 +90,11 @@ pub struct FrameInputs<'a> {
     pub vehicle: Mat4,
     /// Sequence and time of the tracking sample `head` and `hands` come from.
     pub tracking_sequence: u64,
+    /// When that tracking sample was taken.
     pub tracking_sampled_at: Instant,
     /// For highlighting: the active tool and the selected joint.
     pub tool: ToolKind,
+    /// The selected joint (an index into the skeleton's joints), highlighted when drawn.
     pub current_joint: usize,
     /// Timing and status lines to draw.
     pub overlay: &'a [String],
@@ -117,6 +120,8 @@ pub trait FrameRenderer {
     fn acquire(&mut self) -> Result<(), String> {
         Ok(())
     }
+    /// Draws the frame described by `frame` and says what it cost and when it was submitted; an
+    /// `Err` says why the frame was not drawn.
     fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String>;
 }
 
@@ -143,7 +148,9 @@ pub trait VehicleInput {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("frame {frame_index} was not rendered: {message}")]
 pub struct FrameError {
+    /// The frame that was not rendered.
     pub frame_index: u64,
+    /// The renderer's reason.
     pub message: String,
 }
 
@@ -464,6 +471,7 @@ impl FrameLoop {
         self.panel.anchor = anchor;
     }
 
+    /// The toolbar and parameters panel: where it stands, its state and its lines.
     pub fn panel(&self) -> &PanelDriver {
         &self.panel
     }
@@ -684,6 +692,7 @@ impl FrameLoop {
         input
     }
 
+    /// The character being edited: the edit side's model.
     pub fn character(&self) -> &Character {
         &self.character
     }
@@ -715,10 +724,12 @@ impl FrameLoop {
         playback.update(now, &mut env)
     }
 
+    /// The edit history: undo, redo, revisions and the working posture.
     pub fn history(&self) -> &History {
         &self.history
     }
 
+    /// The tools: which one is active and its state.
     pub fn toolbox(&self) -> &Toolbox {
         &self.toolbox
     }
@@ -733,6 +744,7 @@ impl FrameLoop {
         &self.sim
     }
 
+    /// The simulation thread's current status (simulated time, speed, paused, messages).
     pub fn sim_status(&self) -> SimStatus {
         self.sim.status()
     }
@@ -748,6 +760,7 @@ impl FrameLoop {
         self.pending_fly = Mat4::IDENTITY;
     }
 
+    /// The timings of the recent frames.
     pub fn log(&self) -> &FrameLog {
         &self.log
     }
@@ -757,6 +770,7 @@ impl FrameLoop {
         self.last_edit_error.as_deref()
     }
 
+    /// Clears the refused-edit message, so the overlay no longer shows it.
     pub fn clear_edit_error(&mut self) {
         self.last_edit_error = None;
     }

@@ -46,10 +46,12 @@ impl HeadlessStereo {
     }
 }
 
+/// What `plasticine render` was asked to do.
 #[derive(Clone, Debug)]
 pub struct HeadlessOptions {
     /// Image size in pixels (each eye's image for `Pair`).
     pub size: (u32, u32),
+    /// How the two eyes end up in files.
     pub stereo: HeadlessStereo,
     /// Orbit speed of the viewpoint around the character (degrees per second
     /// of animation time); 0 keeps it fixed.
@@ -62,9 +64,11 @@ pub struct HeadlessOptions {
     pub fps: f32,
     /// Seconds to simulate live (default: the key postures' span).
     pub duration: Option<f64>,
+    /// What to draw (skin, wireframe, fat map, muscles, skeleton...).
     pub style: SceneStyle,
     /// Interpupillary distance, metres.
     pub ipd: f32,
+    /// The skin solver's settings when simulating live.
     pub settings: SolverSettings,
 }
 
@@ -85,32 +89,49 @@ impl Default for HeadlessOptions {
     }
 }
 
+/// Why a headless render failed.
 #[derive(Debug, thiserror::Error)]
 pub enum HeadlessError {
+    /// The GPU or the renderer failed.
     #[error(transparent)]
     Render(#[from] RenderError),
+    /// Reading the bake or writing the images failed.
     #[error(transparent)]
     Io(#[from] IoError),
+    /// The character is invalid, or the live simulation failed.
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// A bake failed; the inner error says why.
     #[error(transparent)]
     Bake(#[from] BakeError),
+    /// An option is out of range, or there is nothing to render; the text says which.
     #[error("{0}")]
     Options(String),
+    /// The bake's cache does not belong to this character.
     #[error(
         "the cache {cache} does not belong to this character: {detail}. Bake it again with `plasticine bake`"
     )]
-    Mismatch { cache: PathBuf, detail: String },
+    Mismatch {
+        /// The cache file.
+        cache: PathBuf,
+        /// What differs between the cache and the character.
+        detail: String,
+    },
 }
 
 /// What a headless render produced.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct HeadlessSummary {
+    /// The PNG files written, in frame order.
     pub images: Vec<PathBuf>,
+    /// How many frames were rendered (each writes two images with `HeadlessStereo::Pair`).
     pub frames: usize,
+    /// The GPU adapter that rendered, as `GpuContext::summary` describes it.
     pub adapter: String,
     /// Render-thread CPU per frame (geometry, upload, encoding), mean.
     pub mean_cpu_ms: f64,
+    /// Where the frames came from, as a phrase for the user: the bake, the key postures
+    /// simulated live, or the still pose.
     pub source: String,
 }
 
@@ -120,9 +141,11 @@ pub struct HeadlessSummary {
 /// character appears at screen depth and the eyes' frusta are off-axis.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct OrbitRig {
+    /// The point the viewpoint circles and looks at, centre of the virtual screen (world space).
     pub target: Vec3,
     /// Height of the virtual screen (world units), a little more than the character.
     pub screen_height: f32,
+    /// Distance from the target to the eyes (world units).
     pub distance: f32,
     /// Eye height above the target, as a fraction of the distance.
     pub elevation: f32,

@@ -61,6 +61,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 /// Near and far clipping distances, in tracker (physical) metres.
 pub const NEAR: f32 = 0.05;
+/// Far clipping distance, in tracker (physical) metres.
 pub const FAR: f32 = 100.0;
 /// Where the recentred character stands: this far in front of the head...
 pub const ARM_LENGTH: f32 = 0.6;
@@ -91,6 +92,7 @@ pub enum Placement {
 pub struct XrOptions {
     /// The document (named in messages and autosaves).
     pub document: Option<PathBuf>,
+    /// How to open the headset: the loader, timeouts, swapchain resolution, handedness.
     pub headset: HeadsetOptions,
     /// Ask the runtime to end the session after this many rendered frames.
     pub frames: Option<u64>,
@@ -99,10 +101,13 @@ pub struct XrOptions {
     pub screenshot_eyes: Option<PathBuf>,
     /// Save the character here when the session ends, however it ends.
     pub save_on_exit: Option<PathBuf>,
+    /// The folder for autosaves; `None` turns autosave off.
     pub autosave_dir: Option<PathBuf>,
+    /// The skin solver's settings for the simulation thread.
     pub settings: SolverSettings,
     /// The tool in hand at the start.
     pub tool: ToolKind,
+    /// How the world is placed in the room at the start.
     pub placement: Placement,
     /// Save the frame timings as CSV on exit.
     pub timings_csv: Option<PathBuf>,
@@ -135,6 +140,7 @@ impl Default for XrOptions {
     }
 }
 
+/// Why the headset front end could not run, or how its session failed.
 #[derive(Debug, thiserror::Error)]
 pub enum XrFrontError {
     /// There is no headset to use (no loader, no runtime, no Vulkan
@@ -145,11 +151,19 @@ pub enum XrFrontError {
     /// The session was lost while running; the work was saved as `saved`
     /// says.
     #[error("{end}; {saved}")]
-    Lost { end: XrError, saved: String },
+    Lost {
+        /// Why the session was lost.
+        end: XrError,
+        /// Where the work went, for people (as [`XrReport::saved`]).
+        saved: String,
+    },
+    /// The GPU or the renderer failed.
     #[error(transparent)]
     Render(#[from] RenderError),
+    /// Creating the folder for the eye screenshots failed.
     #[error(transparent)]
     Io(#[from] IoError),
+    /// The session recording (`XrOptions::record`) could not be started.
     #[error(transparent)]
     Record(#[from] SessionError),
 }
@@ -157,15 +171,22 @@ pub enum XrFrontError {
 /// What a headset session did.
 #[derive(Clone, Debug, Default)]
 pub struct XrReport {
+    /// The `OpenXR` runtime's name and version.
     pub runtime: String,
+    /// The system's (headset's) name.
     pub system: String,
+    /// The GPU the headset's frames are rendered on, as `GpuContext::summary` describes it.
     pub adapter: String,
+    /// How the two eyes are drawn: multiview in one pass, or one pass per eye and why.
     pub stereo_path: String,
+    /// The tracker space: `STAGE` where the runtime has one, else `LOCAL`.
     pub reference_space: String,
+    /// Each eye's image size in pixels (width, height).
     pub eye_size: (u32, u32),
     /// Frames rendered into the swapchain, and frames the runtime did not
     /// want rendered (ended with no layers).
     pub frames: u64,
+    /// Frames the runtime did not want rendered (ended with no layers).
     pub skipped_frames: u64,
     /// Every session state the runtime reported, in order.
     pub states: Vec<String>,
@@ -175,6 +196,7 @@ pub struct XrReport {
     pub saved: String,
     /// What `--record` wrote, when it was given.
     pub recorded: Option<String>,
+    /// The file the character was saved to (`--save-on-exit` or an autosave), if it was saved.
     pub saved_to: Option<PathBuf>,
     /// Main-thread wall time per rendered frame from `xrWaitFrame`'s return
     /// to `xrEndFrame`'s (everything but the wait).
@@ -191,7 +213,9 @@ pub struct XrReport {
     pub render_cpu: Stats,
     /// From one frame's start to the next (the runtime's pacing).
     pub frame_interval: Stats,
+    /// The eye images written for `XrOptions::screenshot_eyes` (`left.png`, `right.png`).
     pub screenshots: Vec<PathBuf>,
+    /// The autosave files written during the session, in order.
     pub autosaves: Vec<PathBuf>,
     /// The interaction profile changes seen.
     pub profile_changes: Vec<String>,
@@ -229,13 +253,17 @@ impl XrReport {
 
 /// Draws the frame loop's frames into the headset's swapchain.
 pub struct HeadsetRenderer<'a> {
+    /// The headset whose swapchain the frames go to (shared with the tracker).
     pub headset: &'a RefCell<Headset>,
+    /// The scene renderer that draws both eyes.
     pub scene: SceneRenderer,
     /// Read the swapchain image back on the next frame (screenshots, tests).
     pub capture: bool,
+    /// The swapchain images read back (left, right), once a capture was asked for.
     pub captured: Option<[RgbaImage; 2]>,
     /// locate → submit of each frame rendered.
     pub locate_to_submit: Vec<Duration>,
+    /// Wall time of each frame rendered: drawing and the copy into the swapchain.
     pub render_cpu: Vec<Duration>,
 }
 

@@ -45,6 +45,7 @@ impl Default for MovingTracker {
 }
 
 impl MovingTracker {
+    /// The moving tracker with no offset: the head starts at (0, 1.6, 0.5) m in tracker space.
     pub fn new() -> Self {
         Self::with_offset(Vec3::ZERO)
     }
@@ -105,12 +106,14 @@ impl Tracker for MovingTracker {
 /// times. Its cost depends on the work, not on the solver.
 #[derive(Clone, Debug)]
 pub struct BusyRenderer {
+    /// How many times each frame projects every skin point.
     pub passes: usize,
     /// Keeps the work from being optimised away.
     pub checksum: f32,
 }
 
 impl BusyRenderer {
+    /// A renderer that projects every skin point `passes` times per frame.
     pub fn new(passes: usize) -> Self {
         Self {
             passes,
@@ -187,8 +190,11 @@ impl<R: FrameRenderer> FrameRenderer for Checked<R> {
 /// What a latency run measured.
 #[derive(Clone, Debug)]
 pub struct LatencyResult {
+    /// The delay the solver was slowed down by at every advance.
     pub step_delay: Duration,
+    /// Every frame's timings, in order.
     pub frames: Vec<FrameTimings>,
+    /// The summary of those frames.
     pub summary: FrameSummary,
     /// Frames rendered with a tracking sample that was not the tracker's
     /// newest at render time.

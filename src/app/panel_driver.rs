@@ -38,7 +38,9 @@ pub const PANEL_REACH: f32 = 2.0;
 /// The panel's state in a front end.
 #[derive(Clone, Debug, Default)]
 pub struct PanelDriver {
+    /// Where the panel stands.
     pub anchor: PanelAnchor,
+    /// The panel's state: scope, symmetry, the touched skin point and the hovered row.
     pub panel: ControlPanel,
     /// Lines shown under the controls (status, messages); not clickable.
     pub status: Vec<String>,
@@ -54,6 +56,7 @@ pub struct PanelDriver {
 }
 
 impl PanelDriver {
+    /// A panel standing at `anchor`, with no lines built yet.
     pub fn new(anchor: PanelAnchor) -> Self {
         Self {
             anchor,

@@ -128,10 +128,12 @@ impl BakedFrames {
         })
     }
 
+    /// Where the bake was opened from.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// How many frames the bake holds.
     pub fn frame_count(&self) -> usize {
         self.reader.frame_count()
     }
@@ -240,6 +242,7 @@ pub struct PlaybackView {
 /// The playback state: the timeline, what the simulation thread has been
 /// told, the governor, the recording and the loaded bake.
 pub struct Playback {
+    /// The timeline: current time, transport, loop, mode and selected key.
     pub timeline: Timeline,
     /// Live mode's resolution per side when the governor is off.
     pub live_side: usize,
@@ -248,6 +251,7 @@ pub struct Playback {
     /// Simulation-time mode's resolution per side (`None`: each skin's own),
     /// e.g. the bake's resolution to preview it.
     pub simulation_side: Option<usize>,
+    /// Picks live mode's resolution when `auto_resolution` is on.
     pub governor: ResolutionGovernor,
     /// Lay keys down while the IK tool drags during playback.
     pub recording: bool,
@@ -307,8 +311,11 @@ impl Default for Playback {
 
 /// The parts of the frame loop playback works on.
 pub struct PlaybackEnv<'a> {
+    /// The character being edited; its key postures are the timeline's keys.
     pub character: &'a mut Character,
+    /// The edit history that key edits go through, as undoable steps.
     pub history: &'a mut History,
+    /// The simulation thread that playback drives.
     pub sim: &'a SimThread,
     /// The session's solver settings (restored when playback stops).
     pub settings: &'a SolverSettings,
@@ -333,6 +340,7 @@ impl Playback {
         !self.timeline.is_stopped()
     }
 
+    /// The bake loaded for baked playback, if any.
     pub fn bake(&self) -> Option<&BakedFrames> {
         self.bake.as_ref()
     }
@@ -679,7 +687,9 @@ fn key_tcb(keys: &[KeyPosture], time: f32) -> (f32, f32, f32) {
 /// returns a short message to show. Get one with `FrameLoop::playback_mut`;
 /// what they change reaches the simulation at the next frame.
 pub struct PlaybackCtl<'a> {
+    /// The playback state the controls change.
     pub playback: &'a mut Playback,
+    /// The parts of the frame loop the controls work on.
     pub env: PlaybackEnv<'a>,
 }
 
@@ -692,6 +702,7 @@ impl PlaybackCtl<'_> {
         &self.env.character.key_postures
     }
 
+    /// The timeline: current time, transport, loop, mode and selected key.
     pub fn timeline(&self) -> &Timeline {
         &self.playback.timeline
     }
@@ -706,6 +717,8 @@ impl PlaybackCtl<'_> {
         }
     }
 
+    /// Plays from the current time (from the start when outside the range or at its end); refused
+    /// without keys, or in baked mode without a loaded bake.
     pub fn play(&mut self) -> String {
         let Some((start, end)) = self.playback.timeline.range(self.keys()) else {
             return self.say("nothing to play: store a key posture first");
@@ -723,6 +736,7 @@ impl PlaybackCtl<'_> {
         self.say(format!("playing ({mode})"))
     }
 
+    /// Pauses at the current time; says so and does nothing when stopped.
     pub fn pause(&mut self) -> String {
         if self.playback.timeline.is_stopped() {
             return self.say("not playing");
@@ -756,6 +770,7 @@ impl PlaybackCtl<'_> {
         self.set_mode(m)
     }
 
+    /// Turns looping at the end of the range on or off.
     pub fn toggle_loop(&mut self) -> String {
         let tl = &mut self.playback.timeline;
         tl.looping = !tl.looping;
@@ -813,6 +828,8 @@ impl PlaybackCtl<'_> {
         self.store_key_at_current_time(p)
     }
 
+    /// Selects the first key after the current time (wrapping) and moves the time to it; while
+    /// editing, also poses the character in it (one undo step).
     pub fn select_next_key(&mut self) -> String {
         let keys = self.env.character.key_postures.clone();
         match self.playback.timeline.select_next_key(&keys) {
@@ -821,6 +838,8 @@ impl PlaybackCtl<'_> {
         }
     }
 
+    /// Selects the last key before the current time (wrapping) and moves the time to it; while
+    /// editing, also poses the character in it (one undo step).
     pub fn select_previous_key(&mut self) -> String {
         let keys = self.env.character.key_postures.clone();
         match self.playback.timeline.select_previous_key(&keys) {
@@ -853,6 +872,7 @@ impl PlaybackCtl<'_> {
         Some(self.keys()[i].time)
     }
 
+    /// Deletes the selected key, as one undo step.
     pub fn delete_selected_key(&mut self) -> String {
         let Some(time) = self.selected_time() else {
             return self.say("no key selected");
@@ -891,6 +911,7 @@ impl PlaybackCtl<'_> {
         self.store_key_at_current_time(posture)
     }
 
+    /// Sets the selected key's tension, continuity and bias (its Kochanek–Bartels parameters).
     pub fn set_selected_key_tcb(&mut self, tension: f32, continuity: f32, bias: f32) -> String {
         let Some(time) = self.selected_time() else {
             return self.say("no key selected");
@@ -935,6 +956,8 @@ impl PlaybackCtl<'_> {
         }
     }
 
+    /// Fixes live mode's resolution at `side` × `side` skin points (clamped to
+    /// `Skin::MIN_M`..=256) and turns the governor off.
     pub fn set_live_side(&mut self, side: usize) -> String {
         self.playback.live_side = side.clamp(crate::character::Skin::MIN_M, 256);
         let s = self.playback.live_side;
@@ -954,6 +977,8 @@ impl PlaybackCtl<'_> {
         }
     }
 
+    /// Turns performance recording on or off (see the module docs); keys recorded afterwards
+    /// start a new undo step.
     pub fn set_recording(&mut self, on: bool) -> String {
         self.playback.recording = on;
         self.playback.end_drag();
@@ -967,6 +992,7 @@ impl PlaybackCtl<'_> {
         }
     }
 
+    /// Sets the timeline seconds between recorded keys; refused under 0.01 s.
     pub fn set_record_every(&mut self, seconds: f64) -> String {
         if !(seconds.is_finite() && seconds >= 1e-2) {
             return self.say(format!("refused: a key every {seconds} s"));

@@ -68,6 +68,7 @@ impl From<SimLoad> for LoadSample {
     }
 }
 
+/// How the [`ResolutionGovernor`] chooses: its ladder, its thresholds and its measurement window.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GovernorConfig {
     /// Sides to choose from, increasing.
@@ -95,6 +96,7 @@ impl Default for GovernorConfig {
 /// module docs).
 #[derive(Clone, Debug)]
 pub struct ResolutionGovernor {
+    /// The ladder and thresholds it decides with.
     pub config: GovernorConfig,
     rung: usize,
     window_start: Option<LoadSample>,

@@ -71,7 +71,9 @@ pub enum SimMessage {
     /// joints), so editing a muscle does not reset the skin. New or resized
     /// skins start from the character's own points.
     SetCharacter {
+        /// The edited model.
         character: Arc<Character>,
+        /// The history revision the model is as of.
         revision: u64,
     },
     /// The interactive posture (the working posture, or the IK drag in
@@ -89,7 +91,12 @@ pub enum SimMessage {
     /// Simulates every skin at m×n (bilinear resampling, LEMAN §6.5), now and
     /// for every character received afterwards: the knob to turn when the
     /// solver falls behind. The edit side's model keeps its own resolution.
-    Resample { m: usize, n: usize },
+    Resample {
+        /// Points around each skin (its grid's periodic direction).
+        m: usize,
+        /// Rows of each skin, from bottom to top.
+        n: usize,
+    },
     /// A deliberate extra wait after every advance (see the module docs).
     SetStepDelay(Duration),
     /// Ends the thread (also sent by `Drop`).
@@ -108,9 +115,15 @@ pub enum SimMessage {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FleshGrab {
     /// Takes hold of the flesh at a world point of its current pose.
-    Start { at: Vec3 },
+    Start {
+        /// The flesh point taken hold of (world space).
+        at: Vec3,
+    },
     /// The hand moved: the held point follows it.
-    Move { hand: Vec3 },
+    Move {
+        /// Where the held point is to go (world space).
+        hand: Vec3,
+    },
     /// Lets go.
     Release,
 }
@@ -128,6 +141,7 @@ pub struct SimLoad {
     pub simulated: f64,
     /// Real time those advances tried to cover (s).
     pub real: f64,
+    /// How many advances so far.
     pub advances: u64,
     /// Skin points simulated now (Σ m·n over the skins).
     pub points: usize,
@@ -146,6 +160,7 @@ pub struct SimStatus {
     pub achieved_ratio: f64,
     /// The last advance could not cover the elapsed real time.
     pub fell_behind: bool,
+    /// Simulated time is stopped (`SimMessage::Pause`).
     pub paused: bool,
     /// History revision of the model being simulated.
     pub revision: u64,
@@ -153,6 +168,7 @@ pub struct SimStatus {
     pub sequence: u64,
     /// Solver wall time of the last advance (without the step delay).
     pub step_wall: Duration,
+    /// The deliberate wait after every advance (`SimMessage::SetStepDelay`).
     pub step_delay: Duration,
     /// The last event or error, as a sentence for the user (a divergence and
     /// its rollback, a refused edit or setting).
@@ -255,6 +271,7 @@ impl SimThread {
         lock(&self.shared.snapshot).clone()
     }
 
+    /// The thread's current status (a copy); never waits for the solver.
     pub fn status(&self) -> SimStatus {
         lock(&self.shared.status).clone()
     }

@@ -33,16 +33,22 @@ pub fn tool_color(tool: ToolKind) -> [f32; 4] {
 
 /// Stereo views from a calibration, drawn with a [`SceneRenderer`].
 pub struct ViewRenderer {
+    /// The scene renderer that draws the eyes.
     pub scene: SceneRenderer,
+    /// The calibration whose screen and eye offsets make each eye's frustum.
     pub calibration: Calibration,
+    /// How the two eyes share the output (M cycles it at the desk).
     pub mode: StereoMode,
     /// Lines the front end adds under the frame loop's (tool, messages).
     pub extra_overlay: Vec<String>,
+    /// Whether the overlay lines are drawn (F1 toggles it at the desk).
     pub show_overlay: bool,
     overlay: Vec<String>,
 }
 
 impl ViewRenderer {
+    /// A renderer drawing with `scene` for `calibration`'s screen, in stereo layout `mode`, with
+    /// the overlay shown.
     pub fn new(scene: SceneRenderer, calibration: Calibration, mode: StereoMode) -> Self {
         Self {
             scene,
@@ -160,12 +166,16 @@ fn world_scale(m: &Mat4) -> f32 {
 /// Renders frames offscreen: the frame loop with no window (tests, benches,
 /// the latency measurement with the real renderer).
 pub struct OffscreenFrameRenderer {
+    /// The stereo view renderer that draws each frame.
     pub view: ViewRenderer,
+    /// The offscreen image the frames are composed into.
     pub target: OffscreenTarget,
     ctx: GpuContext,
 }
 
 impl OffscreenFrameRenderer {
+    /// An offscreen renderer on `ctx` for `calibration`'s screen, in stereo layout `mode`, with a
+    /// target of `size` pixels (width, height).
     pub fn new(
         ctx: &GpuContext,
         calibration: Calibration,

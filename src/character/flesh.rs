@@ -116,9 +116,13 @@ impl Default for FemFlesh {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WeightStroke {
+    /// Index of the bone whose region weight the stroke changes.
     pub bone: usize,
+    /// Centre of the stroke at rest, in world coordinates, m.
     pub centre: Vec3,
+    /// Radius of the stroke, m.
     pub radius: f32,
+    /// Change of weight at the centre, scaled by the falloff toward `radius`.
     pub amount: f32,
 }
 
@@ -131,6 +135,7 @@ pub struct WeightStroke {
 pub struct PartStiffness {
     /// The joint's name.
     pub joint: String,
+    /// Factor on the flesh's Young's modulus for this part, within `PART_STIFFNESS_RANGE`.
     pub scale: f64,
 }
 
@@ -168,7 +173,9 @@ impl FemFlesh {
 pub struct EmbeddedMesh {
     /// Where it came from (file name), for messages.
     pub source: String,
+    /// Vertex positions at rest, in world coordinates, m.
     pub positions: Vec<Vec3>,
+    /// Triangles as triples of indices into `positions`.
     pub triangles: Vec<[u32; 3]>,
 }
 
@@ -178,6 +185,7 @@ impl Flesh {
         matches!(self, Flesh::Fem(_))
     }
 
+    /// The FEM flesh settings, or `None` for kinematic muscles.
     pub fn fem(&self) -> Option<&FemFlesh> {
         match self {
             Flesh::Kinematic => None,
@@ -185,6 +193,7 @@ impl Flesh {
         }
     }
 
+    /// Checks the FEM settings, if any, naming fields under `flesh.Fem`.
     pub fn validate(&self) -> Result<(), InvalidField> {
         match self {
             Flesh::Kinematic => Ok(()),
@@ -196,6 +205,8 @@ impl Flesh {
 }
 
 impl FemFlesh {
+    /// Checks every setting's range, the weight strokes, part stiffnesses, detail
+    /// thresholds and the embedded mesh's indices.
     pub fn validate(&self) -> Result<(), InvalidField> {
         let bad = |field: &str, message: String| Err(InvalidField::new(field, message));
         if !(8..=200_000).contains(&self.target_vertices) {

@@ -43,12 +43,17 @@ impl Default for Environment {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeyPosture {
+    /// Time of the key posture, in s.
     pub time: f32,
+    /// The joint angles at `time`.
     pub posture: Posture,
+    /// Kochanek–Bartels tension of the spline at this key, from -1 to 1.
     #[serde(default)]
     pub tension: f32,
+    /// Kochanek–Bartels continuity of the spline at this key, from -1 to 1.
     #[serde(default)]
     pub continuity: f32,
+    /// Kochanek–Bartels bias of the spline at this key, from -1 to 1.
     #[serde(default)]
     pub bias: f32,
 }
@@ -57,14 +62,20 @@ pub struct KeyPosture {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Character {
+    /// Name of the character.
     pub name: String,
+    /// The articulated skeleton of joints.
     pub skeleton: Skeleton,
+    /// The muscles attached to the skeleton's joints.
     #[serde(default)]
     pub muscles: Vec<Muscle>,
+    /// The skins, each with its fat and connective tissue.
     #[serde(default)]
     pub skins: Vec<Skin>,
+    /// Gravity and global damping.
     #[serde(default)]
     pub environment: Environment,
+    /// Key postures, in strictly increasing time.
     #[serde(default)]
     pub key_postures: Vec<KeyPosture>,
     /// Kinematic muscles, or FEM flesh.
@@ -76,11 +87,14 @@ pub struct Character {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{field}: {message}")]
 pub struct InvalidField {
+    /// Path of the offending field (e.g. `muscles[3].joint`).
     pub field: String,
+    /// What invariant the field breaks.
     pub message: String,
 }
 
 impl InvalidField {
+    /// Builds the error for the field path `field` with the explanation `message`.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             field: field.into(),

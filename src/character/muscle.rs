@@ -6,9 +6,13 @@ use serde::{Deserialize, Serialize};
 /// Which Barr deformation parameter a driver animates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DeformationParam {
+    /// The taper of x along the shape's z axis (`taper.x`).
     TaperX,
+    /// The taper of y along the shape's z axis (`taper.y`).
     TaperY,
+    /// The twist about the shape's z axis, in rad per m.
     Twist,
+    /// The bend about the shape's y axis, a curvature in 1/m.
     Bend,
 }
 
@@ -17,9 +21,13 @@ pub enum DeformationParam {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeformationDriver {
+    /// The deformation parameter animated.
     pub param: DeformationParam,
+    /// Index of the joint whose angle drives the parameter.
     pub joint: usize,
+    /// The joint's local axis whose angle is used: 0 for x, 1 for y, 2 for z.
     pub axis: usize,
+    /// Change of the parameter per radian of joint angle.
     pub gain: f32,
 }
 
@@ -28,18 +36,24 @@ pub struct DeformationDriver {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Muscle {
+    /// Index of the joint the muscle is rigidly attached to.
     pub joint: usize,
     /// Placement of the shape's frame in the joint's frame.
     #[serde(default)]
     pub offset: Vec3,
+    /// Rotation of the shape's frame in the joint's frame.
     #[serde(default)]
     pub rotation: Quat,
+    /// The implicit solid, with its Barr deformation at rest.
     pub shape: MuscleShape,
+    /// Drivers that deform the shape with joint angles.
     #[serde(default)]
     pub drivers: Vec<DeformationDriver>,
 }
 
 impl Muscle {
+    /// Checks the joint and driver references against `joint_count` joints, the placement
+    /// and the shape.
     pub fn validate(&self, joint_count: usize) -> Result<(), InvalidField> {
         if self.joint >= joint_count {
             return Err(InvalidField::new(

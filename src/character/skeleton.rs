@@ -6,8 +6,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Dof {
+    /// Whether the joint may turn about this axis; if not, `clamp` holds the angle at zero.
     pub free: bool,
+    /// Lower angle limit, in rad.
     pub min: f32,
+    /// Upper angle limit, in rad.
     pub max: f32,
 }
 
@@ -22,12 +25,14 @@ impl Default for Dof {
 }
 
 impl Dof {
+    /// A degree of freedom that cannot turn: its angle is always zero.
     pub const LOCKED: Dof = Dof {
         free: false,
         min: 0.0,
         max: 0.0,
     };
 
+    /// Clamps `angle` (rad) to the limits, or returns zero if the DOF is not free.
     pub fn clamp(&self, angle: f32) -> f32 {
         if self.free {
             angle.clamp(self.min, self.max)
@@ -43,10 +48,13 @@ impl Dof {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Joint {
+    /// Name of the joint, by which `Skeleton::find` looks it up.
     pub name: String,
+    /// Index of the parent joint in `Skeleton::joints`; `None` only for the root, joint 0.
     pub parent: Option<usize>,
     /// Rest translation from the parent's frame, metres.
     pub offset: Vec3,
+    /// Rest rotation relative to the parent's frame, applied before the DOF rotations.
     #[serde(default)]
     pub rest_rotation: Quat,
     /// Rotational DOFs about local x, y, z.
@@ -70,10 +78,13 @@ fn default_dofs() -> [Dof; 3] {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Skeleton {
+    /// The joints, parents before their children; joint 0 is the root.
     pub joints: Vec<Joint>,
 }
 
 impl Skeleton {
+    /// Checks the hierarchy order, that offsets are finite, rest rotations are unit
+    /// quaternions and DOF limits are ordered.
     pub fn validate(&self) -> Result<(), InvalidField> {
         if self.joints.is_empty() {
             return Err(InvalidField::new(
@@ -128,6 +139,7 @@ impl Skeleton {
         Ok(())
     }
 
+    /// Index of the first joint named `name`, if any.
     pub fn find(&self, name: &str) -> Option<usize> {
         self.joints.iter().position(|j| j.name == name)
     }
@@ -155,12 +167,16 @@ impl Skeleton {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Posture {
+    /// Translation of the root joint, in m.
     #[serde(default)]
     pub root_translation: Vec3,
+    /// Angles of every joint about its local x, y, z axes, in rad, one entry per joint.
     pub angles: Vec<Vec3>,
 }
 
 impl Posture {
+    /// Checks that there is one finite angle triple per joint of a skeleton of `joint_count`
+    /// joints and that the root translation is finite.
     pub fn validate(&self, joint_count: usize) -> Result<(), InvalidField> {
         if self.angles.len() != joint_count {
             return Err(InvalidField::new(

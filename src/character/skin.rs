@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Band {
+    /// Index of the muscle the band holds to, one of the muscles its skin wraps.
     pub muscle: usize,
     /// Attachment point in the muscle's local frame.
     pub anchor: Vec3,
@@ -38,7 +39,9 @@ impl Band {
 #[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct BandDefaults {
+    /// Spring constant `k_s` of a new band per unit of skin rest area, N/m³.
     pub ks: f32,
+    /// Damping coefficient `k_d` of a new band per unit of skin rest area, N·s/m³.
     pub kd: f32,
 }
 
@@ -78,6 +81,7 @@ pub struct SkinMaterial {
     pub shrink: f32,
     /// Initial fat thickness, m.
     pub fat: f32,
+    /// Connective tissue defaults for the skin's bands.
     pub band: BandDefaults,
 }
 
@@ -103,9 +107,13 @@ impl Default for SkinMaterial {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SkinPoints {
+    /// Position of each point, m.
     pub position: Vec<Vec3>,
+    /// Velocity of each point, m/s.
     pub velocity: Vec<Vec3>,
+    /// Mass per unit of rest area at each point, kg/m².
     pub mass_density: Vec<f32>,
+    /// Damping per unit of rest area at each point, N·s/m³.
     pub damping_density: Vec<f32>,
     /// Rest metric G⁰ = (G11, G12, G22).
     pub rest_metric: Vec<[f32; 3]>,
@@ -147,10 +155,12 @@ impl SkinPoints {
         }
     }
 
+    /// Number of points.
     pub fn len(&self) -> usize {
         self.position.len()
     }
 
+    /// Whether there are no points.
     pub fn is_empty(&self) -> bool {
         self.position.is_empty()
     }
@@ -161,8 +171,11 @@ impl SkinPoints {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Skin {
+    /// Name of the skin.
     pub name: String,
+    /// Index of the joint the bottom row (row 0) is fixed to.
     pub bottom_joint: usize,
+    /// Index of the joint the top row (row n−1) is fixed to.
     pub top_joint: usize,
     /// Points around (periodic).
     pub m: usize,
@@ -174,23 +187,31 @@ pub struct Skin {
     /// take its connective tissue. Another body part's muscles are not inside
     /// this skin, so they must not inflate it.
     pub muscles: Vec<usize>,
+    /// Per-point state and material of the grid.
     pub points: SkinPoints,
 }
 
 impl Skin {
+    /// Fewest points around a skin.
     pub const MIN_M: usize = 4;
+    /// Fewest rows in a skin.
     pub const MIN_N: usize = 4;
+    /// Most points (m·n) in a skin.
     pub const MAX_POINTS: usize = 1 << 22;
 
+    /// Index in `points` of point `i` around on row `j`.
     #[inline]
     pub fn index(&self, i: usize, j: usize) -> usize {
         j * self.m + i
     }
 
+    /// Number of grid points, m·n.
     pub fn point_count(&self) -> usize {
         self.m * self.n
     }
 
+    /// Checks the joint and muscle references against `joint_count` joints and
+    /// `muscle_count` muscles, the resolution, and every point's state and material.
     pub fn validate(&self, joint_count: usize, muscle_count: usize) -> Result<(), InvalidField> {
         for (name, j) in [
             ("bottom_joint", self.bottom_joint),

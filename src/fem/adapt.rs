@@ -97,6 +97,8 @@ pub struct AdaptSettings {
 }
 
 impl AdaptSettings {
+    /// Checks that each level has one refine and one coarsen threshold, with
+    /// `0 ≤ coarsen < refine`, all finite; the error is a sentence.
     pub fn validate(&self) -> Result<(), String> {
         let j = self.levels as usize;
         if self.refine_threshold.len() != j || self.coarsen_threshold.len() != j {
@@ -127,11 +129,14 @@ impl AdaptSettings {
 /// (entry 0, the coarse level, is always zero).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AdaptReport {
+    /// Functions introduced (details activated), per level.
     pub added: Vec<usize>,
+    /// Functions removed (details deactivated), per level.
     pub removed: Vec<usize>,
 }
 
 impl AdaptReport {
+    /// Whether any function was added or removed.
     pub fn changed(&self) -> bool {
         self.added.iter().chain(&self.removed).any(|&n| n > 0)
     }
@@ -140,6 +145,8 @@ impl AdaptReport {
 /// A lattice of flesh simulated in the hierarchical basis.
 #[derive(Clone, Debug)]
 pub struct AdaptiveBody {
+    /// The hierarchical basis: the control lattice K, the integration lattice `K_J` and
+    /// the level and admissibility of each `K_J` vertex.
     pub hierarchy: Hierarchy,
     /// The material of each `K_J` cell (its coarse cell's).
     pub fine_materials: Vec<Material>,
@@ -150,7 +157,10 @@ pub struct AdaptiveBody {
     /// Per DOF: a function redundant on the flesh ([`redundant_functions`]),
     /// held where it is.
     redundant: Vec<bool>,
+    /// The step's settings (time step, damping, gravity, linearization, CG); their `mass`
+    /// is not used (the mass is the Galerkin restriction of `K_J`'s lumped mass).
     pub settings: FemSettings,
+    /// The refine and coarsen thresholds per level (§4.7).
     pub adapt: AdaptSettings,
     /// Clamped coarse vertices (besides the bone vertices), fixed at
     /// construction: they shape the basis.

@@ -14,8 +14,12 @@ use glam::{DMat3, DVec3};
 /// What one CG solve did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CgReport {
+    /// CG iterations taken.
     pub iterations: usize,
+    /// Final projected residual norm over that of the start vector before any warm
+    /// start (`‖r‖/‖r₀‖`).
     pub relative_residual: f64,
+    /// Whether `relative_residual` reached the tolerance.
     pub converged: bool,
     /// Position constraints dropped as redundant or conflicting.
     pub dropped_constraints: usize,

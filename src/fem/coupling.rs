@@ -68,6 +68,8 @@ pub struct MuscleCoupling {
 }
 
 impl MuscleCoupling {
+    /// Embeds the sample points filling each of `character`'s muscles, placed at the rest
+    /// posture, in the rest `lattice`.
     pub fn new(character: &Character, lattice: &Lattice) -> Self {
         let rest_body = PosedBody::new(character, &character.skeleton.rest_posture());
         let anchors = character

@@ -51,6 +51,7 @@ impl Material {
         self.young / (2.0 * (1.0 + self.poisson))
     }
 
+    /// Checks that E > 0, ν ∈ [0, 0.5) and ρ > 0, all finite; the error is a sentence.
     pub fn validate(&self) -> Result<(), String> {
         if !(self.young.is_finite() && self.young > 0.0) {
             return Err(format!("Young's modulus must be > 0, got {}", self.young));
@@ -143,7 +144,9 @@ pub fn cell_point(corners: &[DVec3; 8], s: DVec3) -> DVec3 {
 /// volume it stands for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QuadraturePoint {
+    /// Local coordinates `s ∈ [0, 1]³` of the point in its cell.
     pub local: DVec3,
+    /// The volume the point stands for, m³ (a cell's weights sum to its integrated volume).
     pub weight: f64,
 }
 
@@ -174,6 +177,7 @@ pub fn gauss_points(lo: DVec3, hi: DVec3, size: DVec3) -> [QuadraturePoint; 8] {
 /// [`super::quadrature`]).
 #[derive(Clone, Debug)]
 pub struct HexElement {
+    /// Edge lengths of the (reference) box cell, m.
     pub size: DVec3,
     /// ∫ ∂_iφ^a ∂_jφ^b: multiplies λ.
     pub k_lambda: Vec<DMat3>,
@@ -328,10 +332,12 @@ impl CellElements {
         }
     }
 
+    /// Number of cells.
     pub fn len(&self) -> usize {
         self.own.len()
     }
 
+    /// Whether there are no cells.
     pub fn is_empty(&self) -> bool {
         self.own.is_empty()
     }

@@ -35,7 +35,9 @@ pub const BONE_RADIUS_CELLS: f64 = 0.5;
 /// A point of the flesh held at the hand (§4.4).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Grab {
+    /// The grab's identifier, as returned by `FleshSim::grab`.
     pub id: u64,
+    /// The grabbed point's cell and trilinear weights in the rest field lattice.
     pub embedding: Embedding,
     /// The grabbed point at rest (world).
     pub rest: DVec3,
@@ -46,6 +48,7 @@ pub struct Grab {
 /// The FEM flesh of a character, stepping in simulation time.
 #[derive(Clone, Debug)]
 pub struct FleshSim {
+    /// The simulation: the control lattice, or its hierarchy with adaptive detail (§4.7).
     pub body: FleshBody,
     /// Time of the newest step.
     time: f64,
@@ -59,6 +62,7 @@ pub struct FleshSim {
     next_grab: u64,
     /// Steps taken and their CG iterations, for cost reports.
     pub steps: u64,
+    /// CG iterations summed over all steps taken (every regional solve).
     pub cg_iterations: u64,
 }
 
@@ -428,6 +432,7 @@ impl FleshSim {
         before != self.grabs.len()
     }
 
+    /// The points of the flesh currently held.
     pub fn grabs(&self) -> &[Grab] {
         &self.grabs
     }

@@ -20,30 +20,62 @@ use glam::{DAffine3, DVec3};
 
 /// The flesh's fixed time step h (s).
 pub const FLESH_STEP: f64 = 1.0 / 120.0;
+/// Why the FEM flesh of a character could not be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum FleshError {
+    /// The character's flesh is kinematic, not FEM.
     #[error("the character's flesh is kinematic, not FEM")]
     NotFem,
+    /// No lattice could be built around the embedded (imported) mesh.
     #[error("the embedded mesh '{mesh}' cannot be given a lattice: {message}")]
-    ImportedMesh { mesh: String, message: String },
+    ImportedMesh {
+        /// Where the mesh came from (its file name).
+        mesh: String,
+        /// Why the lattice could not be built.
+        message: String,
+    },
+    /// The lattice around the muscles or its cell integrals (§3.3) could not be built.
     #[error("the flesh's cell integrals failed: {message}")]
-    Quadrature { message: String },
+    Quadrature {
+        /// Why they could not be built.
+        message: String,
+    },
+    /// The adaptive body (hierarchical basis, §4.7) could not be built.
     #[error("the flesh's adaptive detail cannot be built: {message}")]
-    Adaptive { message: String },
+    Adaptive {
+        /// Why it could not be built.
+        message: String,
+    },
+    /// A `part_stiffness` entry names a joint the skeleton does not have.
     #[error("the flesh's part_stiffness names joint '{joint}', which the skeleton does not have")]
-    PartJoint { joint: String },
+    PartJoint {
+        /// The joint name given.
+        joint: String,
+    },
+    /// The skeleton has no bone (fewer than two joints), so nothing drives the lattice.
     #[error("FEM flesh needs a skeleton with at least one bone (two joints)")]
     NoBones,
+    /// There is neither an embedded mesh nor a muscle to build the lattice around.
     #[error("FEM flesh needs muscles to build a lattice around; the character has none")]
     NoMuscles,
+    /// A painted weight stroke names a bone the lattice does not have.
     #[error("weight stroke {stroke} paints bone {bone}, but the skeleton has {bones} bones")]
     StrokeBone {
+        /// Index of the stroke.
         stroke: usize,
+        /// The bone it paints.
         bone: usize,
+        /// Number of bones of the lattice.
         bones: usize,
     },
+    /// The posture's number of joint angles differs from the skeleton's joints.
     #[error("the posture has {got} joint angles, the skeleton {joints} joints")]
-    Posture { got: usize, joints: usize },
+    Posture {
+        /// Joint angles in the posture.
+        got: usize,
+        /// Joints of the skeleton.
+        joints: usize,
+    },
 }
 
 /// Quadrature levels of the cells the muscles' surface cuts (§3.3): 4 sub-cells

@@ -43,10 +43,17 @@ use std::sync::mpsc;
 /// Errors of the GPU back end.
 #[derive(Debug, thiserror::Error)]
 pub enum GpuFemError {
+    /// The GPU (wgpu) context reported an error.
     #[error("GPU FEM: {0}")]
     Render(#[from] RenderError),
+    /// Mapping a GPU buffer to read it back failed.
     #[error("GPU FEM: reading back {what}: {cause}")]
-    Readback { what: &'static str, cause: String },
+    Readback {
+        /// What was being read back (e.g. the CG scalars).
+        what: &'static str,
+        /// The error wgpu or its callback channel reported.
+        cause: String,
+    },
 }
 
 mod region;
@@ -124,6 +131,7 @@ impl GpuFemBody {
         }
     }
 
+    /// Number of lattice vertices.
     pub fn vertex_count(&self) -> usize {
         self.body.vertex_count()
     }
@@ -522,7 +530,9 @@ impl GpuFemBody {
 
 /// Either back end behind one stepping API.
 pub enum FemBackend {
+    /// The CPU back end: f64 CG.
     Cpu(Box<FemBody>),
+    /// The GPU back end: f32 CG in wgpu compute kernels.
     Gpu(Box<GpuFemBody>),
 }
 
@@ -543,6 +553,7 @@ impl FemBackend {
         }
     }
 
+    /// The body, mutably: edit its clamps (`fixed`), constraints and settings here.
     pub fn body_mut(&mut self) -> &mut FemBody {
         match self {
             Self::Cpu(b) => b,
@@ -550,6 +561,8 @@ impl FemBackend {
         }
     }
 
+    /// One step of linearized implicit Euler to bone transforms `bones` on this back
+    /// end (only the GPU one can fail).
     pub fn step(&mut self, bones: &[DAffine3]) -> Result<StepReport, GpuFemError> {
         match self {
             Self::Cpu(b) => Ok(b.step(bones)),
@@ -557,6 +570,8 @@ impl FemBackend {
         }
     }
 
+    /// Static equilibrium with the bones at `bones` under gravity and `extra_forces`
+    /// (if any) on this back end; sets q and zeroes v.
     pub fn solve_static(
         &mut self,
         bones: &[DAffine3],
@@ -568,6 +583,7 @@ impl FemBackend {
         }
     }
 
+    /// Deformed vertex positions `r_a + q_a`, m.
     pub fn positions(&self) -> Vec<DVec3> {
         self.body().positions()
     }

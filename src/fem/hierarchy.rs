@@ -283,7 +283,9 @@ impl Hierarchy {
 /// vertex, φ)).
 #[derive(Clone, Debug, Default)]
 pub struct Prolongation {
+    /// Per `K_J` vertex, the (DOF, φ value) pairs of the active functions nonzero there.
     pub rows: Vec<Vec<(u32, f64)>>,
+    /// Per DOF (active function), its (`K_J` vertex, φ value) pairs.
     pub cols: Vec<Vec<(u32, f64)>>,
 }
 

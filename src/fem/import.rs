@@ -32,25 +32,35 @@ pub struct MeshImport {
     pub source: String,
     /// Applied to the mesh first: `p · scale + translate`.
     pub scale: f64,
+    /// Offset added to the mesh after scaling, m.
     pub translate: Vec3,
     /// Lattice vertices, Young's modulus, Poisson's ratio, density
     /// (None: the source character's FEM settings, else the defaults).
     pub target_vertices: Option<usize>,
+    /// Young's modulus E, Pa (None: the source character's, else the default).
     pub young: Option<f64>,
+    /// Poisson's ratio ν (None: the source character's, else the default).
     pub poisson: Option<f64>,
+    /// Mass density ρ, kg/m³ (None: the source character's, else the default).
     pub density: Option<f64>,
 }
 
 /// What was built.
 #[derive(Clone, Debug)]
 pub struct ImportReport {
+    /// Vertices of the imported mesh.
     pub mesh_vertices: usize,
+    /// Triangles of the imported mesh.
     pub mesh_triangles: usize,
     /// Edges used by one triangle only (0 for a closed mesh).
     pub open_edges: usize,
+    /// Vertices of the lattice built around the mesh.
     pub lattice_vertices: usize,
+    /// Active cells of the lattice.
     pub lattice_cells: usize,
+    /// Edge length of the lattice's cubic cells, m.
     pub cell_size: f64,
+    /// Bones in the lattice (one per parent→child joint pair of the skeleton).
     pub bones: usize,
     /// Lattice vertices bound to a bone.
     pub bound_vertices: usize,

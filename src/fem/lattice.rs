@@ -33,6 +33,7 @@ pub struct Bone {
     pub child: Option<usize>,
     /// Rest positions of the two ends, world.
     pub head: DVec3,
+    /// Rest position of the far (child) end, world.
     pub tail: DVec3,
 }
 
@@ -106,7 +107,10 @@ pub fn muscle_centres(character: &Character) -> Vec<DVec3> {
 /// Where a point sits in the lattice: its cell and trilinear weights.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Embedding {
+    /// Index of the active cell holding the point.
     pub cell: usize,
+    /// Trilinear weights φ of the cell's eight corners at the point (corner order of
+    /// `corner_offset`); they sum to one.
     pub weights: [f64; 8],
 }
 
@@ -455,10 +459,12 @@ impl Lattice {
         fine
     }
 
+    /// Number of lattice vertices.
     pub fn vertex_count(&self) -> usize {
         self.rest.len()
     }
 
+    /// Number of active cells.
     pub fn cell_count(&self) -> usize {
         self.cells.len()
     }

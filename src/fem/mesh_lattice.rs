@@ -32,29 +32,51 @@ const MAX_GRID_CELLS: usize = 64_000_000;
 /// Why a lattice could not be built around a mesh.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum MeshLatticeError {
+    /// The mesh has no vertex or no triangle.
     #[error("the mesh is empty ({vertices} vertices, {triangles} triangles)")]
-    Empty { vertices: usize, triangles: usize },
+    Empty {
+        /// Vertices given.
+        vertices: usize,
+        /// Triangles given.
+        triangles: usize,
+    },
+    /// A mesh vertex (the index given) has a non-finite coordinate.
     #[error("mesh vertex {0} is not finite")]
     NotFinite(usize),
+    /// A triangle refers to a vertex the mesh does not have.
     #[error("triangle {triangle} uses vertex {index}, but the mesh has {vertices} vertices")]
     IndexOutOfRange {
+        /// Index of the triangle.
         triangle: usize,
+        /// The vertex index it uses.
         index: u32,
+        /// Number of mesh vertices.
         vertices: usize,
     },
+    /// The lattice cannot be sized (too few vertices asked for, a zero or non-finite
+    /// extent or cell size, or too large a grid); the message says which.
     #[error("degenerate size: {0}")]
     Degenerate(String),
     /// No point of the bone is inside the mesh.
     #[error("bone {bone} (joint {joint} to its child) lies entirely outside the mesh")]
-    BoneOutside { bone: usize, joint: usize },
+    BoneOutside {
+        /// Index of the bone.
+        bone: usize,
+        /// The joint whose frame carries it (its parent end).
+        joint: usize,
+    },
 }
 
 /// A closed triangle mesh as a solid: its inside test and bounds.
 #[derive(Clone, Debug)]
 pub struct MeshSolid {
+    /// Vertex positions, widened to f64.
     pub positions: Vec<DVec3>,
+    /// Vertex indices of each triangle.
     pub triangles: Vec<[u32; 3]>,
+    /// Lower corner of the vertices' bounding box.
     pub lo: DVec3,
+    /// Upper corner of the vertices' bounding box.
     pub hi: DVec3,
 }
 

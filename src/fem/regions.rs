@@ -27,6 +27,7 @@ use super::lattice::Lattice;
 use super::sparse::{Assembled, assemble, assemble_elements};
 use glam::{DMat3, DVec3};
 
+/// Marks a global vertex outside the region in `Region::local_of`.
 pub const NOT_IN_REGION: u32 = u32::MAX;
 
 /// One region of §4.5.
@@ -135,10 +136,12 @@ impl Region {
         }
     }
 
+    /// Number of the region's vertices.
     pub fn len(&self) -> usize {
         self.vertices.len()
     }
 
+    /// Whether the region has no vertex.
     pub fn is_empty(&self) -> bool {
         self.vertices.is_empty()
     }

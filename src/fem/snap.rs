@@ -59,6 +59,7 @@ pub struct BoneChain {
 /// What [`Lattice::snap_bones`] did, per bone.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SnapReport {
+    /// The chain of each bone, in bone order.
     pub chains: Vec<BoneChain>,
     /// The least Jacobian ratio over the conformed cells (1 if none).
     pub min_jacobian: f64,

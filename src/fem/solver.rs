@@ -60,9 +60,15 @@ pub enum Linearization {
     /// One global linear model (distorts under large rotations, Figure 5).
     Global,
     /// Blended local linearization (§4.5), blending width in metres.
-    BlendedLocal { blend_width: f64 },
+    BlendedLocal {
+        /// How much farther than the nearest bone a bone may be and still weigh in
+        /// (its region weight falls to zero there), m.
+        blend_width: f64,
+    },
 }
 
+/// Settings of the lattice simulation: time step, damping, gravity, mass matrix,
+/// linearization, CG and the twist constraint.
 #[derive(Clone, Debug)]
 pub struct FemSettings {
     /// Time step h, seconds.
@@ -73,10 +79,13 @@ pub struct FemSettings {
     pub stiffness_damping: f64,
     /// Gravity g, m/s².
     pub gravity: DVec3,
+    /// Which mass matrix M the dynamics use.
     pub mass: MassKind,
+    /// The global linear model or blended local linearization (§4.5).
     pub linearization: Linearization,
     /// CG stops at this relative residual ‖r‖/‖r₀‖.
     pub cg_tolerance: f64,
+    /// Most CG iterations per regional solve.
     pub cg_max_iterations: usize,
     /// The twist constraint of §4.6, if any.
     pub twist: Option<Twist>,
@@ -137,6 +146,7 @@ pub(crate) fn advance_state(
 /// by a controller.
 #[derive(Clone, Copy, Debug)]
 pub struct PositionConstraint {
+    /// The point's cell and trilinear weights in the rest lattice.
     pub embedding: Embedding,
     /// Target displacement `d_c` of the point (position − rest position).
     pub target: DVec3,
@@ -145,13 +155,16 @@ pub struct PositionConstraint {
 /// What one step did: one CG report per region.
 #[derive(Clone, Debug, Default)]
 pub struct StepReport {
+    /// The CG report of each regional solve.
     pub solves: Vec<CgReport>,
 }
 
 impl StepReport {
+    /// CG iterations summed over the regional solves.
     pub fn iterations(&self) -> usize {
         self.solves.iter().map(|s| s.iterations).sum()
     }
+    /// Whether every regional solve converged.
     pub fn converged(&self) -> bool {
         self.solves.iter().all(|s| s.converged)
     }
@@ -161,6 +174,7 @@ impl StepReport {
 /// state (q, q̇) and constraints.
 #[derive(Clone, Debug)]
 pub struct FemBody {
+    /// The lattice: rest vertices, cells and bones.
     pub lattice: Lattice,
     /// Material of each cell (floppy or rigid cells).
     pub materials: Vec<Material>,
@@ -171,7 +185,10 @@ pub struct FemBody {
     pub elements: CellElements,
     /// The whole lattice's K, M and gravity weights.
     pub global: Assembled,
+    /// The bone regions of blended local linearization, or the one region of the global
+    /// linear model.
     pub regions: Vec<Region>,
+    /// Time step, damping, gravity, mass matrix, linearization and CG settings.
     pub settings: FemSettings,
     /// Displacements `q_a` of the vertices (eq. 4).
     pub q: Vec<DVec3>,
@@ -179,6 +196,7 @@ pub struct FemBody {
     pub v: Vec<DVec3>,
     /// Vertices held at a fixed displacement (clamps), besides bone vertices.
     pub fixed: Vec<Option<DVec3>>,
+    /// Points of the flesh held at displacement targets (§4.4).
     pub constraints: Vec<PositionConstraint>,
     /// Wall time of the precompute (integrals, assembly, regions), seconds.
     pub precompute_seconds: f64,
@@ -263,6 +281,7 @@ impl FemBody {
         Self::new(lattice, m, settings)
     }
 
+    /// Number of lattice vertices.
     pub fn vertex_count(&self) -> usize {
         self.lattice.vertex_count()
     }
@@ -601,12 +620,17 @@ impl FemBody {
 /// Energies of the global linear model, joules.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Energy {
+    /// Kinetic energy `½ vᵀ M v`, J.
     pub kinetic: f64,
+    /// Elastic energy `½ qᵀ K q`, J.
     pub elastic: f64,
+    /// Gravitational potential energy relative to rest (`−g·q` weighted by each DOF's
+    /// `∫ρφ`), J.
     pub gravity: f64,
 }
 
 impl Energy {
+    /// Sum of the three energies, J.
     pub fn total(&self) -> f64 {
         self.kinetic + self.elastic + self.gravity
     }

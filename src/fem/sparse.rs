@@ -31,12 +31,16 @@ pub const PARALLEL_ROWS: usize = 4096;
 /// Symmetric 3×3 block sparse matrix in compressed sparse row form.
 #[derive(Clone, Debug, Default)]
 pub struct BlockCsr {
+    /// Start of each block row in `col` and `blocks`, then the end (rows + 1 entries).
     pub row_ptr: Vec<usize>,
+    /// Block column of each stored block, ascending within a row.
     pub col: Vec<u32>,
+    /// The stored 3×3 blocks.
     pub blocks: Vec<DMat3>,
 }
 
 impl BlockCsr {
+    /// Number of block rows (one per vertex or DOF).
     pub fn rows(&self) -> usize {
         self.row_ptr.len().saturating_sub(1)
     }
@@ -50,6 +54,7 @@ impl BlockCsr {
             .map(|k| s + k)
     }
 
+    /// The diagonal block of `row` (zero if not stored).
     pub fn diagonal(&self, row: usize) -> DMat3 {
         self.find(row, row).map_or(DMat3::ZERO, |k| self.blocks[k])
     }
@@ -83,6 +88,7 @@ impl BlockCsr {
 /// Scalar values on a [`BlockCsr`]'s pattern (the consistent mass M^{ab}).
 #[derive(Clone, Debug, Default)]
 pub struct ScalarOnPattern {
+    /// One scalar per block of the pattern, in its `blocks` order.
     pub values: Vec<f64>,
 }
 

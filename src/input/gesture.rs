@@ -24,7 +24,9 @@ pub const REARM_AFTER: f64 = 1.0;
 /// What the gesture asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HistoryGesture {
+    /// Undo the last edit (a counter-clockwise roll).
     Undo,
+    /// Redo the last undone edit (a clockwise roll).
     Redo,
 }
 

@@ -13,16 +13,23 @@ pub mod tracking;
 pub use gesture::{HistoryGesture, RollGesture};
 pub use precision::Precision;
 
+/// The `format` name an input script carries.
 pub const INPUT_FORMAT: &str = "plasticine-input";
+/// The input script version this build writes; newer ones are refused.
 pub const INPUT_FORMAT_VERSION: u32 = 1;
 
 /// Button bits of [`HandState::buttons`]. Bits are a plain `u32` rather than
 /// a bitflags type so a RON script stays readable and dependency-free.
 pub mod buttons {
+    /// The primary face button.
     pub const A: u32 = 1 << 0;
+    /// The secondary face button.
     pub const B: u32 = 1 << 1;
+    /// The menu button.
     pub const MENU: u32 = 1 << 2;
+    /// The grip, squeezed.
     pub const GRIP: u32 = 1 << 3;
+    /// The thumbstick, clicked.
     pub const THUMBSTICK: u32 = 1 << 4;
 }
 
@@ -64,10 +71,12 @@ impl HandState {
         }
     }
 
+    /// Tool tip position, world space (m).
     pub fn position(&self) -> Vec3 {
         self.pose.0
     }
 
+    /// Tool tip orientation, world space.
     pub fn orientation(&self) -> Quat {
         self.pose.1
     }
@@ -77,10 +86,12 @@ impl HandState {
         self.pose.1 * Vec3::NEG_Z
     }
 
+    /// Whether the trigger counts as pressed (at or above [`TRIGGER_PRESSED`]).
     pub fn triggered(&self) -> bool {
         self.trigger >= TRIGGER_PRESSED
     }
 
+    /// Whether any of the `button` bits (see [`buttons`]) is held.
     pub fn held(&self, button: u32) -> bool {
         self.buttons & button != 0
     }
@@ -91,11 +102,13 @@ impl HandState {
         self
     }
 
+    /// The same hand holding exactly the `buttons` bits.
     pub fn with_buttons(mut self, buttons: u32) -> Self {
         self.buttons = buttons;
         self
     }
 
+    /// The same hand with the tool tip turned to `orientation`.
     pub fn with_orientation(mut self, orientation: Quat) -> Self {
         self.pose.1 = orientation;
         self
@@ -109,7 +122,9 @@ impl HandState {
 pub struct InputFrame {
     /// Seconds since the start of the session.
     pub time: f64,
+    /// The right hand, which holds the tool.
     pub right: HandState,
+    /// The left hand, which flies the vehicle and carries undo/redo.
     #[serde(default)]
     pub left: HandState,
 }
@@ -118,26 +133,42 @@ pub struct InputFrame {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputScript {
+    /// The file format name, [`INPUT_FORMAT`].
     pub format: String,
+    /// The format version, at most [`INPUT_FORMAT_VERSION`].
     pub version: u32,
+    /// The input samples.
     pub frames: Vec<InputFrame>,
 }
 
+/// Why an input script could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
+    /// The text is not a valid input script in RON.
     #[error("{line}:{col}: {message}")]
     Parse {
+        /// Line where parsing failed.
         line: usize,
+        /// Column where parsing failed.
         col: usize,
+        /// What was wrong there.
         message: String,
     },
+    /// The file is of another format, or of a newer version.
     #[error("not a Plasticine input script (format '{found}' version {version})")]
-    Format { found: String, version: u32 },
+    Format {
+        /// The `format` name the file carries.
+        found: String,
+        /// The version the file carries.
+        version: u32,
+    },
+    /// Serializing the script to RON failed.
     #[error("cannot write the script: {0}")]
     Write(String),
 }
 
 impl InputScript {
+    /// A script of `frames` in the current format and version.
     pub fn new(frames: Vec<InputFrame>) -> Self {
         Self {
             format: INPUT_FORMAT.into(),
@@ -146,6 +177,7 @@ impl InputScript {
         }
     }
 
+    /// The script as pretty-printed RON.
     pub fn to_ron(&self) -> Result<String, InputError> {
         ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default())
             .map_err(|e| InputError::Write(e.to_string()))

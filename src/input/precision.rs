@@ -21,8 +21,11 @@ struct Anchor {
 /// The right hand's precision filter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Precision {
+    /// Whether precision mode is on.
     pub enabled: bool,
+    /// Fraction of the hand's motion the tip follows.
     pub scale: f32,
+    /// Time constant of the smoothing, in s (0: none).
     pub smoothing: f32,
     anchor: Option<Anchor>,
     last: Option<((Vec3, Quat), f64)>,

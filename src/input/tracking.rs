@@ -16,6 +16,7 @@ pub struct TrackedPose {
     pub input: InputFrame,
     /// Increases with every sample.
     pub sequence: u64,
+    /// When the sample was taken.
     pub sampled_at: Instant,
 }
 
@@ -24,17 +25,22 @@ pub struct TrackedPose {
 /// tracking volume stays where it was last seen rather than jumping).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TrackedParts {
+    /// Whether the head was tracked.
     pub head: bool,
+    /// Whether the left hand was tracked.
     pub left: bool,
+    /// Whether the right hand was tracked.
     pub right: bool,
 }
 
 impl TrackedParts {
+    /// Head and both hands tracked.
     pub const ALL: TrackedParts = TrackedParts {
         head: true,
         left: true,
         right: true,
     };
+    /// Nothing tracked.
     pub const NONE: TrackedParts = TrackedParts {
         head: false,
         left: false,

@@ -15,6 +15,7 @@
 //! prefix recoverable (see [`crate::io::cache`]).
 
 use super::IoError;
+pub(crate) use super::folder::parent_dir;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -29,13 +30,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
     file.commit()
 }
 
-/// The directory holding `path` (`.` for a bare file name).
-pub(crate) fn parent_dir(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
 
 /// A file being written that replaces `target` only on [`commit`](Self::commit).
 ///
@@ -121,33 +115,6 @@ impl AtomicFile {
             .as_mut()
             .expect("file present until commit or drop")
     }
-}
-
-/// Bytes an ordinary user can still write on the file system holding
-/// `dir`, if the system says.
-#[cfg(unix)]
-#[allow(
-    unsafe_code,
-    reason = "statvfs(3) is the C call that reports a file system's free space"
-)]
-pub(crate) fn free_bytes(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    // SAFETY: statvfs is plain old data, for which all zeroes is a value.
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `path` is NUL-terminated and outlives the call; `stat` is a
-    // valid, writable statvfs.
-    let rc = unsafe { libc::statvfs(path.as_ptr(), &mut stat) };
-    #[allow(
-        clippy::unnecessary_cast,
-        reason = "the field types differ between platforms"
-    )]
-    (rc == 0).then(|| stat.f_bavail as u64 * stat.f_frsize as u64)
-}
-
-#[cfg(not(unix))]
-pub(crate) fn free_bytes(_dir: &Path) -> Option<u64> {
-    None
 }
 
 #[cfg(unix)]

@@ -227,11 +227,11 @@ impl IoError {
     /// say what to do.
     pub(crate) fn os(path: &Path, action: &'static str, source: std::io::Error) -> Self {
         use std::io::ErrorKind;
-        let dir = || super::atomic::parent_dir(path).to_path_buf();
+        let dir = || super::folder::parent_dir(path).to_path_buf();
         match source.kind() {
             ErrorKind::StorageFull | ErrorKind::QuotaExceeded => IoError::DiskFull {
                 path: path.to_path_buf(),
-                free: super::atomic::free_bytes(&dir()),
+                free: super::folder::free_bytes(&dir()),
                 dir: dir(),
                 action,
             },

@@ -30,6 +30,7 @@ pub mod autosave;
 pub mod cache;
 pub mod character_file;
 mod error;
+mod folder;
 pub mod export;
 pub mod import;
 pub mod obj;

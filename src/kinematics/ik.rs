@@ -59,11 +59,14 @@ pub fn chain_to_branch(skeleton: &Skeleton, end_effector: usize) -> Vec<usize> {
 /// orientation (of the end effector's frame), or both.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IkTarget {
+    /// World position for the end effector's origin (m), or `None` to leave it free.
     pub position: Option<Vec3>,
+    /// World orientation for the end effector's frame, or `None` to leave it free.
     pub orientation: Option<Quat>,
 }
 
 impl IkTarget {
+    /// A target for the end effector's position only.
     pub fn position(p: Vec3) -> Self {
         Self {
             position: Some(p),
@@ -71,6 +74,7 @@ impl IkTarget {
         }
     }
 
+    /// A target for both the end effector's position and its orientation.
     pub fn pose(p: Vec3, q: Quat) -> Self {
         Self {
             position: Some(p),
@@ -163,6 +167,7 @@ pub struct IkSolver {
 }
 
 impl IkSolver {
+    /// A solver with empty scratch buffers.
     pub fn new() -> Self {
         Self::default()
     }

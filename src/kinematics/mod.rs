@@ -35,6 +35,7 @@ pub fn forward_kinematics(skeleton: &Skeleton, posture: &Posture) -> Vec<Affine3
     world
 }
 
+/// A joint's three angles (rad) clamped to its DOF limits, locked DOFs held at zero.
 pub fn clamp_angles(dofs: &[crate::character::Dof; 3], a: Vec3) -> Vec3 {
     Vec3::new(dofs[0].clamp(a.x), dofs[1].clamp(a.y), dofs[2].clamp(a.z))
 }

@@ -12,13 +12,16 @@ use glam::{Affine3A, Vec3};
 /// A muscle placed in the world for one posture.
 #[derive(Clone, Debug)]
 pub struct PosedMuscle {
+    /// The muscle's frame: muscle-local coordinates to world coordinates.
     pub to_world: Affine3A,
+    /// Inverse of `to_world`: world coordinates to muscle-local coordinates.
     pub to_local: Affine3A,
     /// The shape with joint-angle drivers applied.
     pub shape: MuscleShape,
     /// Bounding sphere in the world (muscle frames are rigid, so the local
     /// bounding radius carries over).
     pub center: Vec3,
+    /// Radius of the world bounding sphere around `center` (m).
     pub radius: f32,
     /// Local bounding box half-extents, where tighter than the sphere.
     pub local_box: Option<Vec3>,
@@ -27,11 +30,14 @@ pub struct PosedMuscle {
 /// Joints and muscles in the world at one instant.
 #[derive(Clone, Debug)]
 pub struct PosedBody {
+    /// World transform of every joint, indexed like the skeleton's joints.
     pub joints: Vec<Affine3A>,
+    /// Every muscle of the character placed in the world, in the character's order.
     pub muscles: Vec<PosedMuscle>,
 }
 
 impl PosedBody {
+    /// The layers for a posture with every muscle kinematic (no flesh offsets).
     pub fn new(character: &Character, posture: &Posture) -> Self {
         Self::with_muscle_offsets(character, posture, &[])
     }

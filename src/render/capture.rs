@@ -8,12 +8,17 @@ use std::path::Path;
 /// An 8-bit RGBA image, rows top to bottom, as stored (sRGB-encoded).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RgbaImage {
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels.
     pub height: u32,
+    /// RGBA bytes, four per pixel, row by row with no padding.
     pub pixels: Vec<u8>,
 }
 
 impl RgbaImage {
+    /// The RGBA bytes of the pixel at column `x`, row `y` (from the top); panics when
+    /// out of range.
     pub fn pixel(&self, x: u32, y: u32) -> [u8; 4] {
         let i = ((y * self.width + x) * 4) as usize;
         [
@@ -125,14 +130,19 @@ pub fn read_texture_layer(
 
 /// A texture to render into with no window, and read back.
 pub struct OffscreenTarget {
+    /// The sRGB RGBA8 colour texture drawn into.
     pub texture: wgpu::Texture,
+    /// A view of `texture`, to use as a render pass attachment.
     pub view: wgpu::TextureView,
+    /// Width and height in pixels.
     pub size: (u32, u32),
 }
 
 impl OffscreenTarget {
+    /// The texture format: 8-bit RGBA, sRGB-encoded.
     pub const FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
 
+    /// A new offscreen target of `size` (width, height) pixels that can be read back.
     pub fn new(ctx: &GpuContext, size: (u32, u32)) -> Self {
         let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
             label: Some("offscreen"),
@@ -156,6 +166,7 @@ impl OffscreenTarget {
         }
     }
 
+    /// Reads the target's image back to the CPU (blocking until the GPU is done).
     pub fn read(&self, ctx: &GpuContext) -> Result<RgbaImage, RenderError> {
         read_texture_layer(ctx, &self.texture, 0, self.size)
     }

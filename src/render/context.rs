@@ -6,9 +6,13 @@ use super::RenderError;
 /// reference-counted handles, so a context is cheap to clone.
 #[derive(Clone)]
 pub struct GpuContext {
+    /// The wgpu instance the adapter was requested from.
     pub instance: wgpu::Instance,
+    /// The adapter (physical GPU, or a software one such as lavapipe) in use.
     pub adapter: wgpu::Adapter,
+    /// The logical device that creates buffers, textures and pipelines.
     pub device: wgpu::Device,
+    /// The queue that command buffers are submitted to.
     pub queue: wgpu::Queue,
     /// The device was created with `Features::MULTIVIEW`.
     pub multiview: bool,
@@ -19,9 +23,13 @@ pub struct GpuContext {
 /// A line a user can read about the adapter in use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdapterSummary {
+    /// The adapter's name.
     pub name: String,
+    /// The graphics backend, as wgpu names it (e.g. `Vulkan`, `Gl`).
     pub backend: String,
+    /// The kind of device, as wgpu names it (e.g. `DiscreteGpu`, `Cpu`).
     pub device_type: String,
+    /// The driver's name, followed by its version information when the adapter reports any.
     pub driver: String,
 }
 
@@ -114,6 +122,7 @@ impl GpuContext {
         })
     }
 
+    /// A readable summary of the adapter in use.
     pub fn summary(&self) -> AdapterSummary {
         let info = self.adapter.get_info();
         AdapterSummary {

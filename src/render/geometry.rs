@@ -18,12 +18,16 @@ use glam::{Affine3A, Quat, Vec3};
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct Vertex {
+    /// World-space position (metres).
     pub position: [f32; 3],
+    /// World-space normal, used for lighting; zero for line vertices.
     pub normal: [f32; 3],
+    /// Linear RGBA colour; alpha matters in the blended lists (lines, flat, translucent).
     pub color: [f32; 4],
 }
 
 impl Vertex {
+    /// A vertex from glam vectors and a linear RGBA colour.
     pub fn new(position: Vec3, normal: Vec3, color: [f32; 4]) -> Self {
         Self {
             position: position.to_array(),
@@ -36,16 +40,20 @@ impl Vertex {
 /// Triangles (or line segments) with their indices.
 #[derive(Clone, Debug, Default)]
 pub struct DrawList {
+    /// The vertices the indices refer to.
     pub vertices: Vec<Vertex>,
+    /// Indices into `vertices`: three per triangle, or two per line segment.
     pub indices: Vec<u32>,
 }
 
 impl DrawList {
+    /// Empties the list, keeping its allocations for the next frame.
     pub fn clear(&mut self) {
         self.vertices.clear();
         self.indices.clear();
     }
 
+    /// Whether there is nothing to draw (no indices).
     pub fn is_empty(&self) -> bool {
         self.indices.is_empty()
     }
@@ -79,10 +87,12 @@ impl DrawList {
 /// How muscles are drawn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum MuscleStyle {
+    /// Drawn solid, in the opaque list.
     Opaque,
     /// Seen through, so the skin's sliding over them stays visible.
     #[default]
     Translucent,
+    /// Not drawn at all (nor is the FEM flesh's embedded mesh).
     Hidden,
 }
 
@@ -90,15 +100,21 @@ pub enum MuscleStyle {
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct SceneStyle {
+    /// Draw the skin surfaces.
     pub skin: bool,
+    /// Draw the skin grid and its caps as lines (and the FEM lattice's edges).
     pub wireframe: bool,
     /// Colour the skin by its fat thickness instead of a skin tone.
     pub fat_map: bool,
     /// Fat thickness shown at the top of the colour map (metres).
     pub fat_map_max: f32,
+    /// How the muscles (and the FEM flesh's embedded mesh) are drawn.
     pub muscles: MuscleStyle,
+    /// Draw the skeleton: a sphere at each joint and a thin prism for each bone.
     pub skeleton: bool,
+    /// Draw the connective-tissue bands as lines from skin points to their muscle anchors.
     pub bands: bool,
+    /// Draw the floor (4 m square) with its 0.25 m grid.
     pub floor: bool,
 }
 
@@ -120,12 +136,15 @@ impl Default for SceneStyle {
 /// A hand's tool cursor: a marker at the tool tip and the picking wand.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cursor {
+    /// The tool tip, in world space (metres).
     pub position: Vec3,
+    /// The hand's orientation; the wand points along its −z.
     pub orientation: Quat,
     /// Radius of the tool's copy at the tip (e.g. the sphere tool's radius).
     pub radius: f32,
     /// Wand length along the pointing direction (−z of the orientation); 0 hides it.
     pub wand: f32,
+    /// Linear RGBA colour of the marker and the wand.
     pub color: [f32; 4],
     /// The trigger is held: drawn brighter.
     pub active: bool,
@@ -134,6 +153,7 @@ pub struct Cursor {
 /// Everything beyond the snapshot that a frame shows.
 #[derive(Clone, Debug, Default)]
 pub struct Decorations {
+    /// The hands' tool cursors.
     pub cursors: Vec<Cursor>,
     /// The current joint, highlighted (LEMAN §6.1).
     pub current_joint: Option<usize>,
@@ -148,6 +168,7 @@ pub struct Panel {
     /// Panel space → world: x to the right along the text, y up, the panel
     /// facing +z; the origin is the panel's top-left corner. Units: metres.
     pub to_world: glam::Mat4,
+    /// The text, one string per line.
     pub lines: Vec<String>,
     /// A line drawn in the highlight colour (the current tool).
     pub highlight: Option<usize>,
@@ -174,29 +195,45 @@ impl Panel {
         longest as f32 * 0.8 * line_height + 2.0 * Self::padding(line_height)
     }
 
+    /// The backing's width (panel units) for this panel's `lines`.
     pub fn width(&self) -> f32 {
         Self::width_of(&self.lines, self.line_height)
     }
 }
 
 // Linear colours: the backing is about sRGB 25, darker than any background.
+/// Linear RGBA colour of a panel's backing.
 pub const PANEL_COLOR: [f32; 4] = [0.008, 0.01, 0.016, 0.9];
+/// Linear RGBA colour of a panel's text.
 pub const PANEL_TEXT: [f32; 4] = [0.92, 0.92, 0.85, 1.0];
+/// Linear RGBA colour of a panel's highlighted line (the current tool).
 pub const PANEL_HIGHLIGHT: [f32; 4] = [1.0, 0.8, 0.15, 1.0];
+/// Linear RGBA backing colour of the line the wand points at.
 pub const PANEL_HOVER: [f32; 4] = [0.04, 0.1, 0.28, 0.95];
 
+/// Linear RGBA skin tone (when the fat map is off).
 pub const SKIN_COLOR: [f32; 4] = [0.93, 0.72, 0.60, 1.0];
+/// Linear RGBA colour of the muscles (alpha 0.45 when translucent).
 pub const MUSCLE_COLOR: [f32; 4] = [0.78, 0.25, 0.22, 1.0];
+/// Linear RGBA colour of the joint spheres.
 pub const JOINT_COLOR: [f32; 4] = [0.95, 0.95, 0.90, 1.0];
+/// Linear RGBA colour of the current joint's sphere.
 pub const CURRENT_JOINT_COLOR: [f32; 4] = [1.0, 0.85, 0.1, 1.0];
+/// Linear RGBA colour of the bones.
 pub const BONE_COLOR: [f32; 4] = [0.85, 0.85, 0.80, 1.0];
+/// Linear RGBA colour of the connective-tissue band lines.
 pub const BAND_COLOR: [f32; 4] = [0.3, 0.9, 0.5, 0.35];
+/// Linear RGBA colour of the floor.
 pub const FLOOR_COLOR: [f32; 4] = [0.42, 0.44, 0.46, 1.0];
+/// Linear RGBA colour of the floor's grid lines.
 pub const GRID_COLOR: [f32; 4] = [0.30, 0.32, 0.34, 1.0];
+/// Linear RGBA colour of the skin grid's wireframe.
 pub const WIRE_COLOR: [f32; 4] = [0.15, 0.10, 0.10, 1.0];
 /// The caps' wireframe: lighter than the grid's, their points are not simulated.
 pub const CAP_WIRE_COLOR: [f32; 4] = [0.45, 0.33, 0.30, 1.0];
+/// Linear RGBA colour of the FEM lattice's edges in wireframe mode.
 pub const LATTICE_COLOR: [f32; 4] = [0.35, 0.55, 0.95, 0.8];
+/// Linear RGBA colour of the line from a grabbed flesh point to the hand holding it.
 pub const GRAB_COLOR: [f32; 4] = [1.0, 0.85, 0.1, 1.0];
 
 const MUSCLE_SLICES: usize = 24;
@@ -211,9 +248,14 @@ const FLOOR_GRID: f32 = 0.25;
 /// (blended, no depth writes).
 #[derive(Clone, Debug, Default)]
 pub struct SceneGeometry {
+    /// Opaque, lit triangles (skin, solid muscles, skeleton, floor, small cursors).
     pub opaque: DrawList,
+    /// Line segments, alpha-blended (wireframe, floor grid, bands, wands, grabs).
     pub lines: DrawList,
+    /// Translucent, lit triangles (see-through muscles, large cursors), blended
+    /// without depth writes.
     pub translucent: DrawList,
+    /// Flat (unlit, blended) triangles: the text panels.
     pub flat: DrawList,
 }
 
@@ -222,12 +264,14 @@ pub struct SceneGeometry {
 /// changes: an edit, or a joint angle that drives a deformation).
 #[derive(Default)]
 pub struct GeometryBuilder {
+    /// The geometry last built; its buffers are reused by the next build.
     pub geometry: SceneGeometry,
     muscle_meshes: Vec<Option<(MuscleShape, TriMesh)>>,
     unit_sphere: Option<TriMesh>,
 }
 
 impl GeometryBuilder {
+    /// An empty builder, with nothing tessellated yet.
     pub fn new() -> Self {
         Self::default()
     }

@@ -24,29 +24,38 @@ use crate::character::Posture;
 use crate::snapshot::SceneSnapshot;
 use std::time::Instant;
 
+/// Why the GPU could not be set up, drawn with, or read back.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
+    /// No GPU adapter could be opened; the string is wgpu's reason.
     #[error(
         "no GPU adapter could be opened ({0}). On Debian, `apt-get install mesa-vulkan-drivers libvulkan1` \
          gives a software one (lavapipe); `cargo xtask demo` installs it"
     )]
     NoAdapter(String),
+    /// Creating the GPU device, or waiting on it, failed.
     #[error("the GPU device failed: {0}")]
     Device(String),
+    /// An image could not be read back from the GPU or written out.
     #[error("could not read the image back: {0}")]
     Capture(String),
+    /// No window could be opened; the string says why.
     #[error("no window could be opened: {0}")]
     Window(String),
 }
 
 /// Geometry building and GPU drawing together: one call per frame.
 pub struct SceneRenderer {
+    /// Turns the scene snapshot into CPU draw lists, reusing its buffers.
     pub geometry: GeometryBuilder,
+    /// Uploads the draw lists and draws the eyes, their stereo layout and the overlay.
     pub gpu: Renderer,
+    /// What to draw (skin, wireframe, muscles, skeleton...), as the animator toggles it.
     pub style: SceneStyle,
 }
 
 impl SceneRenderer {
+    /// A scene renderer drawing with `ctx` into targets of `output_format`.
     pub fn new(ctx: &GpuContext, output_format: wgpu::TextureFormat) -> Result<Self, RenderError> {
         Ok(Self {
             geometry: GeometryBuilder::new(),

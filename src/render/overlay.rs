@@ -23,6 +23,8 @@ struct QuadVertex {
     color: [f32; 4],
 }
 
+/// The text overlay: its pipeline, font atlas and quad vertex buffer, laid out by `prepare`
+/// and drawn over the composed output.
 pub struct Overlay {
     pipeline: wgpu::RenderPipeline,
     bind_group: wgpu::BindGroup,
@@ -49,6 +51,7 @@ fn atlas_texels() -> Vec<u8> {
 }
 
 impl Overlay {
+    /// An overlay drawing into targets of `format`, with the font atlas uploaded.
     pub fn new(ctx: &GpuContext, format: wgpu::TextureFormat) -> Self {
         let device = &ctx.device;
         let size = wgpu::Extent3d {
@@ -276,6 +279,7 @@ impl Overlay {
         self.count = self.scratch.len() as u32;
     }
 
+    /// Draws the quads last laid out by `prepare` into `pass` (nothing when there is no text).
     pub fn draw<'a>(&'a self, pass: &mut wgpu::RenderPass<'a>) {
         if self.count == 0 {
             return;

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 /// Colour format of the eye images (linear blending, sRGB storage).
 pub const EYE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
+/// Format of the eye passes' depth attachments.
 pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
 /// Sky colour behind the scene (linear).
 pub const BACKGROUND: wgpu::Color = wgpu::Color {
@@ -32,7 +33,9 @@ const CAMERA_STRIDE: u64 = 256;
 /// eye is, for lighting.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EyeCamera {
+    /// World → clip transform (view, then projection).
     pub view_proj: Mat4,
+    /// The eye's position in world space (metres), for lighting.
     pub position: Vec3,
 }
 
@@ -50,9 +53,11 @@ pub enum StereoPath {
 pub struct FrameStats {
     /// Writing geometry and cameras to the GPU.
     pub upload: Duration,
+    /// Vertex and index bytes uploaded; `Renderer::render` leaves it 0 for the caller to fill.
     pub upload_bytes: u64,
     /// Recording and submitting the passes.
     pub encode: Duration,
+    /// Triangles drawn, summed over the eyes drawn (lines not counted).
     pub triangles: u64,
 }
 
@@ -156,6 +161,8 @@ struct MultiviewTargets {
     depth: wgpu::TextureView,
 }
 
+/// The GPU side of drawing: uploads the geometry, draws each eye, lays the eyes out for
+/// the display and draws the overlay. Pipelines and eye targets live inside it.
 pub struct Renderer {
     ctx: GpuContext,
     output_format: wgpu::TextureFormat,
@@ -590,18 +597,22 @@ impl Renderer {
         Ok(same)
     }
 
+    /// The GPU context it draws with.
     pub fn context(&self) -> &GpuContext {
         &self.ctx
     }
 
+    /// The format of the targets it composes the eyes into.
     pub fn output_format(&self) -> wgpu::TextureFormat {
         self.output_format
     }
 
+    /// The MSAA sample count of the eye passes (1 without MSAA).
     pub fn msaa_samples(&self) -> u32 {
         self.samples
     }
 
+    /// How the eyes are drawn on this adapter: one multiview pass, or one pass per eye.
     pub fn stereo_path(&self) -> &StereoPath {
         &self.path
     }

@@ -21,6 +21,7 @@ use penguin::penguin;
 use torso::torso;
 use wombat::wombat;
 
+/// Names of the sample characters, as `plasticine sample NAME` takes them.
 pub const NAMES: [&str; 3] = ["penguin", "wombat", "torso"];
 
 /// Sample `name` wrapped at 16×16 and resampled to m×n (LEMAN §6.5): the

@@ -25,8 +25,11 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 #[serde(default)]
 pub struct BarrDeformation {
+    /// Taper rates of x and y along z (1/m): `x' = (1 + taper.x·z)·x`, likewise y.
     pub taper: Vec2,
+    /// Twist rate about z (rad/m): the rotation angle is `twist·z`.
     pub twist: f32,
+    /// Bend curvature about the y axis (1/m); positive curls the shape towards +x.
     pub bend: f32,
 }
 
@@ -92,6 +95,7 @@ impl InverseMap {
 }
 
 impl BarrDeformation {
+    /// Whether all three deformations are zero, so the shape is the bare primitive.
     pub fn is_identity(&self) -> bool {
         self.taper == Vec2::ZERO && self.twist == 0.0 && self.bend == 0.0
     }

@@ -59,10 +59,13 @@ use glam::{DVec3, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 use superquadric::Superquadric;
 
+/// A muscle's implicit shape in its local frame: a primitive with Barr deformations.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MuscleShape {
+    /// The undeformed primitive: a sphere or a superellipsoid.
     pub primitive: Primitive,
+    /// Taper, twist and bend applied to the primitive (identity by default).
     #[serde(default)]
     pub deformation: BarrDeformation,
 }
@@ -70,15 +73,20 @@ pub struct MuscleShape {
 /// A point on a shape's surface with its outward unit normal.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfacePoint {
+    /// The point on the surface, in the shape's local frame.
     pub point: Vec3,
+    /// The outward unit normal at `point`.
     pub normal: Vec3,
 }
 
 /// Triangle mesh from tessellation, in the shape's local frame.
 #[derive(Clone, Debug, Default)]
 pub struct TriMesh {
+    /// Vertex positions, in the shape's local frame.
     pub positions: Vec<Vec3>,
+    /// Outward unit normal at each vertex.
     pub normals: Vec<Vec3>,
+    /// Triangles as three indices into `positions`.
     pub indices: Vec<[u32; 3]>,
 }
 
@@ -87,6 +95,7 @@ pub struct TriMesh {
 const PROJECT_NEWTON_ITERATIONS: usize = 32;
 
 impl MuscleShape {
+    /// An undeformed sphere of `radius` (m) about the local origin.
     pub fn sphere(radius: f32) -> Self {
         Self {
             primitive: Primitive::Sphere { radius },
@@ -94,6 +103,7 @@ impl MuscleShape {
         }
     }
 
+    /// An undeformed superellipsoid with `radii` (m) along local x, y, z and exponents `(e1, e2)`.
     pub fn superellipsoid(radii: Vec3, exponents: Vec2) -> Self {
         Self {
             primitive: Primitive::Superellipsoid { radii, exponents },

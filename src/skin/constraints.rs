@@ -54,6 +54,7 @@ impl Default for ContactResponse {
     }
 }
 
+/// What one pass of the fat-layer constraint (eq. 16) measured or corrected.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ConstraintReport {
     /// Largest position correction (m).

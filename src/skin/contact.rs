@@ -575,6 +575,7 @@ impl ContactPlan {
         self.entries.len()
     }
 
+    /// Whether this plan keeps no point–surface pairs.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -654,8 +655,11 @@ pub fn deepest_crossing(start: &Obstacles, now: &Obstacles, junctions: &Junction
 /// A point of one skin found inside another.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Crossing {
+    /// Index of the skin the point belongs to.
     pub skin: usize,
+    /// Grid index of the point in its skin (`j·m + i`).
     pub point: usize,
+    /// Index of the skin the point is inside (may be its own skin).
     pub into: usize,
     /// How far inside (m).
     pub depth: f32,

@@ -6,20 +6,28 @@ use crate::anim::sample_posture;
 use crate::character::{KeyPosture, Posture};
 use serde::{Deserialize, Serialize};
 
+/// Where the skeleton's posture comes from at each simulated time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum SkeletonDriver {
+    /// The same posture at every time.
     Still(Posture),
+    /// The KB spline through these key postures (at least one), clamped at the ends.
     Keys(Vec<KeyPosture>),
     /// Linear blend from one posture to another over [t0, t1].
     Blend {
+        /// The posture the blend starts from.
         from: Posture,
+        /// The posture the blend ends at (held after `t1`).
         to: Posture,
+        /// Time the blend starts (s).
         t0: f64,
+        /// Time the blend ends (s).
         t1: f64,
     },
 }
 
 impl SkeletonDriver {
+    /// The skeleton posture at simulated time `t` (s).
     pub fn posture_at(&self, t: f64) -> Posture {
         match self {
             SkeletonDriver::Still(p) => p.clone(),

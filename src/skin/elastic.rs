@@ -80,17 +80,23 @@ const TINY: f32 = 1e-12;
 /// Grid topology helpers.
 #[derive(Clone, Copy, Debug)]
 pub struct Grid {
+    /// Points around the skin (the periodic direction, u1).
     pub m: usize,
+    /// Rows from bottom to top (u2), including the two boundary rows.
     pub n: usize,
+    /// Material spacing around, `1/m`.
     pub h1: f32,
+    /// Material spacing up, `1/(n−1)`.
     pub h2: f32,
 }
 
 impl Grid {
+    /// The grid of a skin's m×n points.
     pub fn of(skin: &Skin) -> Self {
         Self::new(skin.m, skin.n)
     }
 
+    /// The grid of m points around by n rows, with its material spacings.
     pub fn new(m: usize, n: usize) -> Self {
         Self {
             m,
@@ -100,26 +106,31 @@ impl Grid {
         }
     }
 
+    /// Material (u) area of one grid cell, `h1·h2`.
     #[inline]
     pub fn area(&self) -> f32 {
         self.h1 * self.h2
     }
 
+    /// Flat index of point `i` around in row `j`.
     #[inline]
     pub fn idx(&self, i: usize, j: usize) -> usize {
         j * self.m + i
     }
 
+    /// The index around before `i`, wrapping periodically.
     #[inline]
     pub fn left(&self, i: usize) -> usize {
         if i == 0 { self.m - 1 } else { i - 1 }
     }
 
+    /// The index around after `i`, wrapping periodically.
     #[inline]
     pub fn right(&self, i: usize) -> usize {
         if i + 1 == self.m { 0 } else { i + 1 }
     }
 
+    /// Number of grid points, `m·n`.
     pub fn points(&self) -> usize {
         self.m * self.n
     }
@@ -374,6 +385,7 @@ pub struct ElasticMaterial {
 }
 
 impl ElasticMaterial {
+    /// The material of a skin, from its per-point rest metric and curvature, η and ξ.
     pub fn of(skin: &Skin) -> Self {
         let p = &skin.points;
         Self::new(
@@ -385,6 +397,8 @@ impl ElasticMaterial {
         )
     }
 
+    /// The material from per-point rest metric G⁰, rest curvature, stretching elasticity η
+    /// and bending rigidity ξ (bending tapered out near the poles).
     pub fn new(
         g: &Grid,
         rest_metric: &[[f32; 3]],

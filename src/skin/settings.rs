@@ -11,8 +11,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SolverSettings {
+    /// The integrator that advances the skins.
     pub integrator: IntegratorKind,
+    /// Error tolerances and step bounds of the integrator and constraints.
     pub tolerances: Tolerances,
+    /// How skin points that hit a muscle keep their velocity (eq. 16d).
     pub contact: ContactResponse,
     /// Simulated seconds per real second for interactive use (§8).
     pub time_ratio: f64,
@@ -37,6 +40,8 @@ impl Default for SolverSettings {
 }
 
 impl SolverSettings {
+    /// Checks the tolerances, time ratio, contact response and speed limit; the message
+    /// names the offending field.
     pub fn validate(&self) -> Result<(), String> {
         self.tolerances.validate()?;
         if !(self.time_ratio.is_finite() && self.time_ratio > 0.0) {
@@ -62,6 +67,7 @@ impl SolverSettings {
 /// Counters over a skin's life.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SkinStats {
+    /// Steps accepted.
     pub steps: u64,
     /// Steps rejected by the error estimate (eq. 15).
     pub error_rejections: u64,
@@ -69,9 +75,13 @@ pub struct SkinStats {
     pub constraint_rejections: u64,
     /// Rollbacks after divergence.
     pub rollbacks: u64,
+    /// Force evaluations made by the skin's integrator.
     pub evals: EvalCount,
+    /// Shortest step accepted (s).
     pub smallest_step: f64,
+    /// Longest step accepted (s).
     pub largest_step: f64,
+    /// Largest fat-layer (muscle non-penetration) correction of an accepted step (m).
     pub max_correction: f32,
 }
 
@@ -80,34 +90,49 @@ pub struct SkinStats {
 pub enum SimEvent {
     /// The state blew up; it was rolled back and the step limit cut.
     Diverged {
+        /// Index of the skin that diverged.
         skin: usize,
+        /// Simulated time at which the state went bad (s).
         at: f64,
+        /// Simulated time the skin's state was rolled back to (s).
         rolled_back_to: f64,
+        /// The skin's new step limit (s).
         new_max_step: f64,
     },
 }
 
+/// Why the simulation could not be built or advanced.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
+    /// Invalid solver settings, skin resolution or sample name; the message says which.
     #[error("invalid solver settings: {0}")]
     Settings(String),
+    /// The character violates an invariant; the error names the field.
     #[error("invalid character: {0}")]
     Character(#[from] crate::character::InvalidField),
+    /// A skin kept diverging through repeated rollbacks with ever shorter steps.
     #[error(
         "skin {skin} keeps diverging near t = {at:.4} s even with steps of {step:.2e} s; \
          its state was left at the last good time {good:.4} s. Lower the stiffness or mass ratio, \
          or raise the damping"
     )]
     Diverged {
+        /// Index of the skin that diverged.
         skin: usize,
+        /// Simulated time at which the state last went bad (s).
         at: f64,
+        /// The last good time, where the skin's state was left (s).
         good: f64,
+        /// The step limit it had been cut to (s).
         step: f64,
     },
+    /// The character has no key postures to play.
     #[error("the character has no key postures to play")]
     NoMotion,
+    /// A saved solver state does not fit this simulation; the message says why.
     #[error("cannot restore the solver state: {0}")]
     State(String),
+    /// The character's FEM flesh could not be built.
     #[error("FEM flesh: {0}")]
     Flesh(#[from] crate::fem::FleshError),
 }
@@ -117,6 +142,8 @@ pub enum SimError {
 /// (see `stepper.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Frequency {
+    /// Highest frequency `ω_max` of the skin's system when measured (rad/s).
     pub omega: f64,
+    /// Smallest edge stretch of the skin when measured.
     pub stretch: f32,
 }

@@ -23,7 +23,9 @@ pub struct AdvanceReport {
     pub reached: f64,
     /// The wall-clock budget ran out before the target.
     pub fell_behind: bool,
+    /// What the user should know about from this advance (divergences rolled back).
     pub events: Vec<SimEvent>,
+    /// Wall-clock time the advance took.
     pub wall: Duration,
 }
 
@@ -42,7 +44,9 @@ pub struct AdvanceReport {
 /// [`IntegratorState`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SkinState {
+    /// Position of every skin point (m).
     pub position: Vec<Vec3>,
+    /// Velocity of every skin point (m/s).
     pub velocity: Vec<Vec3>,
     /// Simulation time reached.
     pub time: f64,
@@ -50,7 +54,9 @@ pub struct SkinState {
     pub h: f64,
     /// The step limit (cut after a divergence).
     pub h_cap: f64,
+    /// The skin's step counters.
     pub stats: SkinStats,
+    /// What the skin's integrator carries between steps.
     pub integrator: IntegratorState,
 }
 
@@ -61,12 +67,15 @@ pub struct SimState {
     pub clock: f64,
     /// The integrator the state belongs to.
     pub integrator: IntegratorKind,
+    /// The state of every skin, in the character's order.
     pub skins: Vec<SkinState>,
 }
 
 /// A character whose skins are being simulated.
 pub struct Simulation {
+    /// The character, its skins holding the current positions and velocities.
     pub character: Character,
+    /// What poses the skeleton at each simulated time.
     pub driver: SkeletonDriver,
     settings: SolverSettings,
     skins: Vec<SkinRuntime>,
@@ -85,6 +94,8 @@ pub struct Simulation {
 }
 
 impl Simulation {
+    /// Starts simulating `character` at time 0 with its boundary rows on their joints;
+    /// fails on an invalid character, invalid settings or FEM flesh that cannot be built.
     pub fn new(
         character: Character,
         driver: SkeletonDriver,
@@ -204,6 +215,7 @@ impl Simulation {
         self.character.skins[s].points.velocity = vel;
     }
 
+    /// The solver settings in use.
     pub fn settings(&self) -> &SolverSettings {
         &self.settings
     }
@@ -235,6 +247,7 @@ impl Simulation {
             .fold(f64::INFINITY, f64::min)
     }
 
+    /// The counters of skin `skin`, with its integrator's current force evaluations.
     pub fn stats(&self, skin: usize) -> SkinStats {
         let mut s = self.skins[skin].stats;
         s.evals = self.skins[skin].integrator.evals();

@@ -38,19 +38,24 @@ pub const VELOCITY_DT: f64 = 1e-4;
 
 /// The layers under the skin at one time, with what the skin needs from them.
 pub struct Underlayers {
+    /// Time the layers are posed at (s).
     pub t: f64,
+    /// Joints and muscles in the world at `t`.
     pub body: PosedBody,
     /// The same layers `VELOCITY_DT` later (for velocities of kinematic things).
     pub later: PosedBody,
     /// World position and velocity of each point's band anchor (zero without a band).
     pub anchor_position: Vec<Vec3>,
+    /// World velocity of each point's band anchor (m/s; zero without a band).
     pub anchor_velocity: Vec<Vec3>,
     /// Prescribed state of the boundary rows: row 0 then row n−1.
     pub boundary_position: Vec<Vec3>,
+    /// Prescribed velocity of the boundary rows (m/s), ordered as `boundary_position`.
     pub boundary_velocity: Vec<Vec3>,
 }
 
 impl Underlayers {
+    /// The layers at time `t` (s) with kinematic muscles (no FEM flesh).
     pub fn at(character: &Character, skin: &Skin, driver: &SkeletonDriver, t: f64) -> Self {
         Self::with_flesh(character, skin, driver, None, t)
     }
@@ -121,11 +126,15 @@ pub fn posed_body(
 
 /// A skin and the layers that drive it, as the integrators see it.
 pub struct SkinSystem<'a> {
+    /// The character the skin belongs to.
     pub character: &'a Character,
+    /// The skin being simulated; positions and velocities are passed to each call instead.
     pub skin: &'a Skin,
+    /// What poses the skeleton at each time.
     pub driver: &'a SkeletonDriver,
     /// The FEM flesh the muscles ride on, if any.
     pub flesh: Option<&'a FleshSim>,
+    /// The skin's m×n grid.
     pub grid: Grid,
     /// Point mass ρ·a (a the point's rest area), its inertia (the mass, or
     /// more where selective mass scaling caps a stiff point's frequency), the
@@ -133,6 +142,7 @@ pub struct SkinSystem<'a> {
     /// unit inertia (mass/inertia), and the velocity damping coefficient
     /// (damping density·a + global γ·inertia).
     pub mass: Vec<f32>,
+    /// Inertia of each point (kg): its mass, or more where mass scaling caps its frequency.
     pub inertia: Vec<f32>,
     inv_mass: Vec<f32>,
     weight: Vec<f32>,
@@ -146,6 +156,7 @@ pub struct SkinSystem<'a> {
     /// From the last position pass, for the velocity pass: each band's unit
     /// direction scaled by √(`k_d·a/inertia`) (zero without a band).
     band_damping: Vec<Vec3>,
+    /// Evaluations of the position-dependent (full) forces so far.
     pub force_evaluations: u64,
 }
 
@@ -158,6 +169,8 @@ pub struct SkinSystem<'a> {
 pub const MASS_SCALING_FACTOR: f32 = 1.5;
 
 impl<'a> SkinSystem<'a> {
+    /// The system of `skin`, one of `character`'s skins, driven by `driver`, with masses,
+    /// mass scaling and damping precomputed; no FEM flesh until `with_flesh`.
     pub fn new(character: &'a Character, skin: &'a Skin, driver: &'a SkeletonDriver) -> Self {
         let grid = Grid::of(skin);
         let p = &skin.points;

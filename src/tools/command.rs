@@ -27,9 +27,12 @@ pub const FAT_STROKE_CUTOFF: f32 = 3.0;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewMuscle {
+    /// The muscle's implicit solid, with its Barr deformation at rest.
     pub shape: MuscleShape,
+    /// Placement of the muscle's frame in the joint's frame, m; zero when omitted.
     #[serde(default)]
     pub offset: Vec3,
+    /// Rotation of the muscle's frame in the joint's frame; the identity when omitted.
     #[serde(default)]
     pub rotation: Quat,
 }
@@ -45,6 +48,7 @@ impl NewMuscle {
         Self::centred(MuscleShape::superellipsoid(radii, exponents))
     }
 
+    /// A muscle of the given shape centred on the joint, not rotated.
     pub fn centred(shape: MuscleShape) -> Self {
         Self {
             shape,
@@ -67,21 +71,29 @@ pub enum Command {
     /// `position_world`, with zero angles and no rest rotation (its frame is
     /// parallel to its parent's), and optionally its muscle. Names are unique.
     AddJoint {
+        /// Index of the parent joint.
         parent: usize,
+        /// Name of the new joint: not blank, and unique in the skeleton.
         name: String,
+        /// Where the joint goes, in world space in the working posture, m.
         position_world: Vec3,
+        /// The muscle created with the joint, if any.
         #[serde(default)]
         muscle: Option<NewMuscle>,
     },
     /// Shape tool press on a bare joint (§6.1): gives an existing joint a
     /// muscle (appended to the character's muscles), placed in its frame.
     AddMuscle {
+        /// Index of the joint that gets the muscle.
         joint: usize,
+        /// The muscle, placed in the joint's frame.
         muscle: NewMuscle,
     },
     /// Shape tool drag (§6.1): new size, exponents or Barr deformation.
     EditMuscle {
+        /// Index of the muscle to reshape.
         muscle: usize,
+        /// Its new shape: size, exponents and Barr deformation.
         shape: MuscleShape,
     },
     /// Moves a joint to `position_world` by changing its rest offset. Its
@@ -89,8 +101,11 @@ pub enum Command {
     /// too unless `keep_children`, which leaves them where they are in the
     /// world (their offsets are corrected).
     MoveJoint {
+        /// Index of the joint to move.
         joint: usize,
+        /// Its new position, in world space in the working posture, m.
         position_world: Vec3,
+        /// Leave the children where they are in the world instead of moving them along.
         #[serde(default)]
         keep_children: bool,
     },
@@ -98,17 +113,22 @@ pub enum Command {
     /// root, when a skin hangs from or wraps the subtree, and when a muscle
     /// outside it has a deformation driver on a joint inside it.
     DeleteJoint {
+        /// Index of the joint whose subtree is removed.
         joint: usize,
     },
     /// Joint limits panel: the three DOFs of a joint.
     SetDofs {
+        /// Index of the joint.
         joint: usize,
+        /// Its new DOFs about local x, y and z (free or not, with limits in rad).
         dofs: [Dof; 3],
     },
     /// Locks (or frees) all three DOFs of a joint, keeping their limits, so
     /// IK drags leave it alone (§6.1).
     SetLocked {
+        /// Index of the joint.
         joint: usize,
+        /// `true` locks its three DOFs, `false` frees them.
         locked: bool,
     },
     /// Locks (or unlocks) a part against accidental edits: while locked,
@@ -117,40 +137,56 @@ pub enum Command {
     /// Adding a child joint, moving an ancestor (the part goes along
     /// rigidly), posing and the joint limits stay allowed.
     LockPart {
+        /// Index of the joint whose part (its placement and muscles) is locked.
         joint: usize,
+        /// `true` locks the part, `false` unlocks it.
         locked: bool,
     },
     /// The result of an IK drag (§6.1): the new working posture.
     SetPosture {
+        /// The new working posture.
         posture: Posture,
     },
     /// Skin attachment tool (§6.2): a new skin between `bottom` and `top`,
     /// wrapped around the muscles on the path between them in the working
     /// posture ([`wrap_skin`](crate::skin::attach::wrap_skin)).
     AddSkin {
+        /// Name of the new skin.
         name: String,
+        /// Index of the joint the skin's bottom row is fixed to.
         bottom: usize,
+        /// Index of the joint the skin's top row is fixed to.
         top: usize,
+        /// Points around the skin (the grid is periodic around).
         m: usize,
+        /// Rows of points, from bottom to top.
         n: usize,
+        /// The new skin's material and connective tissue defaults; the default when omitted.
         #[serde(default)]
         material: crate::character::SkinMaterial,
     },
+    /// Removes a skin; the skins after it move down one index.
     DeleteSkin {
+        /// Index of the skin to remove.
         skin: usize,
     },
     /// The global "attach" command (§6.2, [`global_attach`](crate::skin::attach::global_attach)) in the working
     /// posture: replaces every band of the skin.
     GlobalAttach {
+        /// Index of the skin to attach.
         skin: usize,
+        /// Spring and damping constants of the new bands; the defaults when omitted.
         #[serde(default)]
         band: BandDefaults,
     },
     /// Skin attachment tool adjusting one point's connective tissue (§6.2);
     /// `None` removes it.
     SetAttachment {
+        /// Index of the skin.
         skin: usize,
+        /// Grid index of the point, which must not be on a boundary row.
         point: usize,
+        /// The point's new connective tissue, or `None` to remove it.
         band: Option<Band>,
     },
     /// Liposuction tool (§6.3): adds `amount` metres of fat at the touched
@@ -160,9 +196,13 @@ pub enum Command {
     /// grid cells, so a stroke does the same thing at any skin resolution.
     /// Negative amounts remove fat; thickness never goes below 0.
     FatStroke {
+        /// Index of the skin.
         skin: usize,
+        /// Grid index of the touched point, the centre of the stroke.
         center_point: usize,
+        /// Radius of the Gaussian, m (positive).
         radius: f32,
+        /// Fat added at the centre point, m; negative removes fat.
         amount: f32,
     },
     /// Parameters panel: material of the points in `region` (all when
@@ -170,15 +210,21 @@ pub enum Command {
     /// u-area as in [`crate::character::SkinPoints`]; `stretch` sets
     /// η = (s, s/2, s) as [`wrap_skin`](crate::skin::attach::wrap_skin) does.
     SetSkinMaterial {
+        /// Index of the skin.
         skin: usize,
+        /// Grid indices of the points to change; every point of the skin when `None`.
         #[serde(default)]
         region: Option<Vec<usize>>,
+        /// Stretching elasticity `s`, N/m.
         #[serde(default)]
         stretch: Option<f32>,
+        /// Damping per unit area, N·s/m³.
         #[serde(default)]
         damping: Option<f32>,
+        /// Mass per unit area, kg/m² (positive).
         #[serde(default)]
         mass: Option<f32>,
+        /// Bending rigidity ξ, J.
         #[serde(default)]
         bend: Option<f32>,
         /// Connective tissue: the spring constant `k_s` (per unit u-area) of
@@ -190,8 +236,10 @@ pub enum Command {
     /// Parameters panel: the character's environment. Each field left
     /// `None` is unchanged.
     SetEnvironment {
+        /// Acceleration of gravity, m/s².
         #[serde(default)]
         gravity: Option<Vec3>,
+        /// Global damping factor γ, 1/s.
         #[serde(default)]
         global_damping: Option<f32>,
     },
@@ -200,41 +248,55 @@ pub enum Command {
     /// [−1, 1]), replacing the key within [`KEY_TIME_EPSILON`] of it if there
     /// is one; the keys stay sorted by time.
     SetKey {
+        /// Time of the key, s.
         time: f32,
+        /// The posture stored as the key.
         posture: Posture,
+        /// Kochanek–Bartels tension at the key; 0 when omitted.
         #[serde(default)]
         tension: f32,
+        /// Kochanek–Bartels continuity at the key; 0 when omitted.
         #[serde(default)]
         continuity: f32,
+        /// Kochanek–Bartels bias at the key; 0 when omitted.
         #[serde(default)]
         bias: f32,
     },
     /// Timeline: moves the key at `from` to time `to` (≥ 0), re-sorting the
     /// keys; refused when another key lies within [`KEY_TIME_EPSILON`] of `to`.
     MoveKey {
+        /// Time of the key to move, s.
         from: f32,
+        /// New time of the key, s.
         to: f32,
     },
     /// Timeline: removes the key at `time`.
     DeleteKey {
+        /// Time of the key to remove, s.
         time: f32,
     },
     /// Timeline: the Kochanek–Bartels tension, continuity and bias of the key
     /// at `time` (each in [−1, 1]).
     SetKeyTcb {
+        /// Time of the key, s.
         time: f32,
+        /// New Kochanek–Bartels tension of the key.
         tension: f32,
+        /// New Kochanek–Bartels continuity of the key.
         continuity: f32,
+        /// New Kochanek–Bartels bias of the key.
         bias: f32,
     },
     /// The flesh backend: kinematic muscles or FEM flesh with its
     /// settings.
     SetFlesh {
+        /// The new flesh backend, with its settings.
         flesh: Flesh,
     },
     /// Paints the FEM flesh's region weights (Capell §4.5): appends a stroke,
     /// applied after the earlier ones. Refused for kinematic flesh.
     PaintWeights {
+        /// The stroke to append: its bone, centre at rest, radius and amount.
         stroke: WeightStroke,
     },
 }
@@ -272,47 +334,82 @@ impl Command {
 /// Why an edit was refused. The character is unchanged whenever one is returned.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum EditError {
+    /// Joint `index` does not exist: the skeleton has `count` joints.
     #[error("joint {index} does not exist (the skeleton has {count})")]
-    NoSuchJoint { index: usize, count: usize },
+    NoSuchJoint {
+        /// The index asked for.
+        index: usize,
+        /// How many joints the skeleton has.
+        count: usize,
+    },
+    /// Muscle `index` does not exist: the character has `count` muscles.
     #[error("muscle {index} does not exist (the character has {count})")]
-    NoSuchMuscle { index: usize, count: usize },
+    NoSuchMuscle {
+        /// The index asked for.
+        index: usize,
+        /// How many muscles the character has.
+        count: usize,
+    },
+    /// Skin `index` does not exist: the character has `count` skins.
     #[error("skin {index} does not exist (the character has {count})")]
-    NoSuchSkin { index: usize, count: usize },
+    NoSuchSkin {
+        /// The index asked for.
+        index: usize,
+        /// How many skins the character has.
+        count: usize,
+    },
+    /// A point index past the points of a skin.
     #[error("point {index} does not exist on skin {skin} ({count} points)")]
     NoSuchPoint {
+        /// Index of the skin.
         skin: usize,
+        /// The point index asked for.
         index: usize,
+        /// Number of points on the skin.
         count: usize,
     },
     /// A parameter is out of range; `field` names it.
     #[error("{command}: {field}: {message}")]
     Invalid {
+        /// Label of the refused command (`Command::label`).
         command: &'static str,
+        /// The parameter at fault: a field of the command, or a path into one.
         field: String,
+        /// What is wrong with its value.
         message: String,
     },
     /// The edit is well formed but would break the model.
     #[error("{command}: {message}")]
     Refused {
+        /// Label of the refused command (`Command::label`).
         command: &'static str,
+        /// Why the edit would break the model.
         message: String,
     },
     /// The edit touches a part locked with [`Command::LockPart`].
     #[error("{command}: joint {joint} ('{name}') is locked against edits; unlock it first")]
     Locked {
+        /// Label of the refused edit.
         command: &'static str,
+        /// Index of the locked joint.
         joint: usize,
+        /// Name of the locked joint.
         name: String,
     },
+    /// Undo was asked for with no step left to undo.
     #[error("nothing to undo")]
     NothingToUndo,
+    /// Redo was asked for with no undone step to redo.
     #[error("nothing to redo")]
     NothingToRedo,
     /// A key command names a time with no key posture near it.
     #[error("{command}: there is no key at {time} s (keys at {keys:?} s)")]
     NoSuchKey {
+        /// Label of the refused command (`Command::label`).
         command: &'static str,
+        /// The time asked for, s.
         time: f32,
+        /// Times of the character's key postures, s.
         keys: Vec<f32>,
     },
 }

@@ -60,10 +60,12 @@ impl History {
         self.revision
     }
 
+    /// Whether there is a step to undo.
     pub fn can_undo(&self) -> bool {
         !self.done.is_empty()
     }
 
+    /// Whether there is an undone step to redo.
     pub fn can_redo(&self) -> bool {
         !self.undone.is_empty()
     }

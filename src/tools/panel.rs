@@ -67,6 +67,7 @@ pub enum Param {
     /// The FEM flesh stiffness of the current joint's part (floppy ears,
     /// rigid horns), and of its mirror image under symmetry.
     PartStiffness,
+    /// The skin simulation's integrator: steps through `IntegratorKind::ALL`.
     Integrator,
     /// ε(r), the adaptive integrators' position tolerance.
     Tolerance,
@@ -74,7 +75,9 @@ pub enum Param {
     TimeRatio,
     /// The liposuction (and region) brush radius.
     BrushRadius,
+    /// Snapping of new joints to the mirror plane and the current bone's axis, on or off.
     Snapping,
+    /// Precision mode for the right hand (motion scaled down and smoothed), on or off.
     Precision,
     /// Lock (or unlock) the current joint's part against edits.
     Lock,
@@ -95,6 +98,7 @@ pub enum TimelineRow {
     /// Left: the timeline 1 s shorter; right: longer (room past the last
     /// key for new keys and performances).
     Length,
+    /// Looping playback, on or off.
     Loop,
     /// Left: delete the selected key; right: store the posture as a key at
     /// the current time.
@@ -106,7 +110,9 @@ pub enum TimelineRow {
     /// The selected key's Kochanek–Bartels tension, continuity and bias:
     /// left −0.25, right +0.25 (within −1..1).
     Tension,
+    /// The selected key's Kochanek–Bartels continuity: left −0.25, right +0.25.
     Continuity,
+    /// The selected key's Kochanek–Bartels bias: left −0.25, right +0.25.
     Bias,
     /// Live playback at whatever skin resolution keeps real time (§8), or
     /// at a fixed one.
@@ -122,21 +128,33 @@ pub enum TimelineRow {
 pub enum TimelineAction {
     /// Seek to this fraction (0..1) of the time range.
     Seek(f32),
+    /// Stop playback and go back to editing.
     Stop,
+    /// Play, or pause while playing.
     TogglePlay,
+    /// Switch to the previous playback mode.
     PreviousMode,
+    /// Switch to the next playback mode.
     NextMode,
     /// Lengthen (or shorten) the timeline by this many seconds.
     Lengthen(f64),
+    /// Turn looping on or off.
     ToggleLoop,
+    /// Delete the selected key.
     DeleteKey,
+    /// Store the posture as a key at the current time.
     StoreKey,
+    /// Select the previous key.
     PreviousKey,
+    /// Select the next key.
     NextKey,
+    /// Move the selected key by this many seconds.
     MoveKey(f64),
     /// Change the selected key's (tension, continuity, bias) by these.
     Tcb([f32; 3]),
+    /// Switch live playback between the resolution that keeps real time and a fixed one.
     ToggleAutoResolution,
+    /// Start or stop performance recording.
     TogglePerform,
     /// Multiply the seconds between performed keys by this.
     ScalePerformInterval(f64),
@@ -145,19 +163,25 @@ pub enum TimelineAction {
 /// What the timeline rows show (the front end's playback state).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TimelineStatus {
+    /// The playhead's time, s.
     pub time: f64,
     /// The time range shown by the scrubber.
     pub range: (f64, f64),
     /// "playing", "paused", "editing".
     pub transport: String,
+    /// The playback mode's label.
     pub mode: String,
+    /// Whether playback loops.
     pub looping: bool,
     /// Key times, ascending.
     pub keys: Vec<f32>,
+    /// Index of the selected key in `keys`, if any.
     pub selected: Option<usize>,
     /// The selected key's tension, continuity, bias.
     pub selected_tcb: Option<[f32; 3]>,
+    /// Whether live playback picks the skin resolution that keeps real time.
     pub auto_resolution: bool,
+    /// Whether performance recording is on.
     pub performing: bool,
     /// Seconds between performed keys.
     pub perform_every: f64,
@@ -171,17 +195,23 @@ pub const TCB_STEP: f32 = 0.25;
 /// One row of the panel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Row {
+    /// A section heading, with its text.
     Heading(&'static str),
+    /// A tool: pressing the row makes it current.
     Tool(ToolKind),
+    /// A parameter: the left half steps it down, the right half up.
     Param(Param),
+    /// A timeline row, acted on by the front end's playback.
     Timeline(TimelineRow),
 }
 
 /// Which skin points the material rows change.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scope {
+    /// Every point of every skin.
     #[default]
     Global,
+    /// The points within the brush radius of the skin point the tool tip last touched.
     TouchedRegion,
 }
 
@@ -197,7 +227,9 @@ pub enum Side {
 /// Where a ray meets the panel.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PanelHit {
+    /// Index of the row, top to bottom as in `ControlPanel::rows`.
     pub row: usize,
+    /// Which half of the row.
     pub side: Side,
     /// Where along the row (0 = left edge, 1 = right edge).
     pub fraction: f32,
@@ -225,6 +257,7 @@ pub enum PanelOutcome {
 /// The panel's state: the scope and the last touched skin point.
 #[derive(Clone, Debug, Default)]
 pub struct ControlPanel {
+    /// Which skin points the material rows change.
     pub scope: Scope,
     /// When set, every edit is mirrored (§6.1 symmetric modelling).
     pub symmetry: Option<Symmetry>,

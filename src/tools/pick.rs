@@ -37,11 +37,15 @@ pub const JOINT_PICK_RADIUS: f32 = 0.01;
 /// What a pick found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PickTarget {
+    /// A joint, by index.
     Joint(usize),
+    /// A muscle, by index.
     Muscle(usize),
     /// Point `point` (grid index `j * m + i`) of skin `skin`.
     SkinPoint {
+        /// Index of the skin.
         skin: usize,
+        /// Grid index of the point on that skin.
         point: usize,
     },
 }
@@ -61,6 +65,7 @@ impl PickTarget {
 /// A picked target.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pick {
+    /// What was picked.
     pub target: PickTarget,
     /// Where it was touched. For [`Picker::pick_near`]: the joint, the
     /// nearest muscle surface point (what the skin tool anchors to) or the
@@ -74,30 +79,38 @@ pub struct Pick {
 /// Which kinds of target a tool may pick.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PickFilter {
+    /// Joints may be picked.
     pub joints: bool,
+    /// Muscles may be picked.
     pub muscles: bool,
+    /// Skin points may be picked.
     pub skin: bool,
 }
 
 impl PickFilter {
+    /// Every kind of target.
     pub const ALL: Self = Self {
         joints: true,
         muscles: true,
         skin: true,
     };
+    /// No target at all.
     pub const NONE: Self = Self {
         joints: false,
         muscles: false,
         skin: false,
     };
+    /// Joints only.
     pub const JOINTS: Self = Self {
         joints: true,
         ..Self::NONE
     };
+    /// Muscles only.
     pub const MUSCLES: Self = Self {
         muscles: true,
         ..Self::NONE
     };
+    /// Skin points only.
     pub const SKIN: Self = Self {
         skin: true,
         ..Self::NONE
@@ -340,6 +353,7 @@ impl<'a> Picker<'a> {
         self
     }
 
+    /// The radius of the ball a joint presents to the wand, m.
     pub fn joint_radius(&self) -> f32 {
         self.joint_radius
     }

@@ -9,24 +9,33 @@ use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// The `format` tag of a session file.
 pub const SESSION_FORMAT: &str = "plasticine-session";
 /// Version 2 added `start`; version 1 files still load.
 pub const SESSION_FORMAT_VERSION: u32 = 2;
 
+/// A recorded editing session: the commands applied to a character, in order,
+/// as saved in a RON file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Session {
+    /// Always `SESSION_FORMAT`: `load_session` refuses any other.
     pub format: String,
+    /// Format version the file was written in; `load_session` refuses versions newer
+    /// than `SESSION_FORMAT_VERSION`.
     pub version: u32,
     /// The character file the session started from, relative to the
     /// session file's folder (`None`: an empty character). `plasticine
     /// replay` uses it when no `--start` is given.
     #[serde(default)]
     pub start: Option<String>,
+    /// The commands, in the order they were applied.
     pub commands: Vec<Command>,
 }
 
 impl Session {
+    /// A session of these commands in the current format and version, with no start
+    /// file.
     pub fn new(commands: Vec<Command>) -> Self {
         Self {
             format: SESSION_FORMAT.into(),
@@ -55,6 +64,7 @@ pub struct SessionRecorder {
 }
 
 impl SessionRecorder {
+    /// Shortest time between two rewrites of the file (1 s).
     pub const INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
     /// Starts recording to `path`, from `start`. Both files are written at
@@ -85,6 +95,7 @@ impl SessionRecorder {
         Ok(r)
     }
 
+    /// The file the session is recorded to.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -144,35 +155,60 @@ impl SessionRecorder {
     }
 }
 
+/// Why a session could not be recorded, read or replayed.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// `path` (the session file, or the character it starts from) could not be
+    /// written; `message` says why.
     #[error("{path}: cannot write the recorded session: {message}")]
-    Write { path: String, message: String },
-    #[error("{path}: cannot read: {source}")]
-    Read {
+    Write {
+        /// The file that could not be written.
         path: String,
-        source: std::io::Error,
-    },
-    #[error("{path}:{line}:{col}: {message}")]
-    Parse {
-        path: String,
-        line: usize,
-        col: usize,
+        /// Why not.
         message: String,
     },
+    /// The session file could not be read.
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The session file is not valid RON for a session.
+    #[error("{path}:{line}:{col}: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// Line of the error.
+        line: usize,
+        /// Column of the error.
+        col: usize,
+        /// What the parser found wrong.
+        message: String,
+    },
+    /// The file is not a session, or is of a newer version than this build reads.
     #[error(
         "{path}: not a Plasticine session (format '{found}', expected '{SESSION_FORMAT}', version {version})"
     )]
     Format {
+        /// The file.
         path: String,
+        /// The `format` tag the file has.
         found: String,
+        /// The version the file has.
         version: u32,
     },
+    /// A command of the session was refused during replay.
     #[error("{path}: command {index} ({kind}): {source}")]
     Command {
+        /// The session file.
         path: String,
+        /// Position of the command in the session, from 0.
         index: usize,
+        /// The command's variant name, such as `AddJoint`.
         kind: String,
+        /// Why the command was refused.
         source: EditError,
     },
 }

@@ -113,6 +113,7 @@ impl Symmetry {
         self.normal.normalize_or(Vec3::X)
     }
 
+    /// The point `p` reflected in the mirror plane.
     pub fn reflect(&self, p: Vec3) -> Vec3 {
         let n = self.n();
         p - 2.0 * p.dot(n) * n

@@ -126,19 +126,30 @@ pub const SNAP_DISTANCE: f32 = 0.01;
 /// The tools, in the order right B cycles through them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ToolKind {
+    /// Makes the touched or pointed-at joint (or a muscle's joint) the current joint.
     Select,
+    /// Sphere muscles (§6.1): a press creates a joint with one, or edits or gives one
+    /// to a touched joint; the drag sets the radius.
     Sphere,
+    /// Superellipsoid muscles (§6.1), as `Sphere`, the drag also setting the radii
+    /// and exponents.
     Superellipse,
     /// Taper, bend and twist of a muscle by dragging (see the module docs).
     Deform,
+    /// Poses the character by dragging a joint; its chain follows within its joint
+    /// limits (§6.1).
     Ik,
+    /// Creates a skin between two touched joints; right A attaches it, and a drag
+    /// from the skin to a muscle re-binds its connective tissue (§6.2).
     Skin,
+    /// Adds or removes fat where the tip touches the skin, by twisting the wand (§6.3).
     Liposuction,
     /// Paints the FEM flesh's region weights.
     Weights,
 }
 
 impl ToolKind {
+    /// Every tool, in the order right B cycles through them.
     pub const ALL: [ToolKind; 8] = [
         ToolKind::Select,
         ToolKind::Sphere,
@@ -150,6 +161,7 @@ impl ToolKind {
         ToolKind::Weights,
     ];
 
+    /// The tool after this one in `ALL`, wrapping around: what right B switches to.
     pub fn next(self) -> Self {
         let i = Self::ALL.iter().position(|&k| k == self).unwrap_or(0);
         Self::ALL[(i + 1) % Self::ALL.len()]
@@ -167,10 +179,14 @@ pub struct ToolState {
     pub next_name: Option<String>,
     /// Skin tool: bottom joint chosen by the first press.
     pub skin_bottom: Option<usize>,
+    /// Skin tool: points around and rows, (m, n), of a new skin.
     pub skin_resolution: (usize, usize),
+    /// Skin tool: material of a new skin, and the connective tissue its attach and
+    /// re-bind give.
     pub skin_material: SkinMaterial,
     /// Liposuction Gaussian radius (m) and rate (m of fat per second).
     pub lipo_radius: f32,
+    /// Liposuction rate, m of fat per second.
     pub lipo_rate: f32,
     /// IK drag in progress: the posture to draw (not yet in the history).
     pub preview_posture: Option<Posture>,
@@ -219,7 +235,9 @@ impl Default for ToolState {
 
 /// What a tool frame may touch. Everything goes through `history`.
 pub struct ToolContext<'a> {
+    /// The character the tools edit, only ever through `history`.
     pub character: &'a mut Character,
+    /// The edit history every command goes through.
     pub history: &'a mut History,
     /// When set, every edit is mirrored (§6.1 symmetric modelling).
     pub symmetry: Option<&'a Symmetry>,
@@ -413,10 +431,12 @@ pub fn deform_drag(
 #[derive(Clone, Debug)]
 pub struct Toolbox {
     kind: ToolKind,
+    /// The selection and the tools' settings.
     pub state: ToolState,
     gesture: Gesture,
     previous: Option<InputFrame>,
     solver: IkSolver,
+    /// Settings of the IK solver the IK tool drags with.
     pub ik_settings: IkSettings,
     /// Precision mode for the right hand (front ends switch it: a held
     /// button or key).
@@ -432,6 +452,8 @@ impl Default for Toolbox {
 }
 
 impl Toolbox {
+    /// A toolbox on the selection tool, with default settings and no gesture in
+    /// progress.
     pub fn new() -> Self {
         Self {
             kind: ToolKind::Select,
@@ -445,6 +467,7 @@ impl Toolbox {
         }
     }
 
+    /// The current tool.
     pub fn tool(&self) -> ToolKind {
         self.kind
     }
@@ -660,8 +683,11 @@ fn ignore_empty(e: EditError) -> Result<(), EditError> {
 #[derive(Debug, thiserror::Error)]
 #[error("frame {frame} (t = {time} s): {source}")]
 pub struct ScriptError {
+    /// Index of the frame whose edit was refused.
     pub frame: usize,
+    /// That frame's time, s.
     pub time: f64,
+    /// The refused edit.
     pub source: EditError,
 }
 

@@ -51,6 +51,7 @@ pub const MAX_IPD: f32 = 0.1;
 pub const MAX_EYE_OFFSET: f32 = 0.25;
 /// Accepted screen sides, metres: from a phone to a projection wall.
 pub const MIN_SCREEN_SIDE: f64 = 0.05;
+/// Largest accepted screen side (metres).
 pub const MAX_SCREEN_SIDE: f64 = 20.0;
 /// Largest accepted deviation of the screen's corner angle from 90°.
 pub const MAX_SKEW_DEGREES: f32 = 1.0;
@@ -62,7 +63,9 @@ pub const COINCIDENT_CORNERS: f64 = 0.005;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EyeOffsets {
+    /// The left eye's offset from the tracked head point, in the head frame (metres).
     pub left: Vec3,
+    /// The right eye's offset from the tracked head point, in the head frame (metres).
     pub right: Vec3,
 }
 
@@ -86,7 +89,9 @@ impl EyeOffsets {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeadPose {
+    /// The tracked head point, in tracker space (metres).
     pub position: Vec3,
+    /// The head frame's orientation in tracker space.
     pub orientation: Quat,
 }
 
@@ -107,13 +112,16 @@ impl HeadPose {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Registration {
+    /// Where the tracker origin lands in world space (world units).
     pub translation: Vec3,
+    /// The rotation of tracker axes into world axes, applied after the scale.
     pub rotation: Quat,
     /// World units per tracker metre.
     pub scale: f32,
 }
 
 impl Registration {
+    /// Tracker space is world space: no translation or rotation, scale 1.
     pub const IDENTITY: Registration = Registration {
         translation: Vec3::ZERO,
         rotation: Quat::IDENTITY,

@@ -9,9 +9,13 @@ use std::path::{Path, PathBuf};
 /// order is counter-clockwise seen from the viewer: [`Corner::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Corner {
+    /// The lower-left corner, as the viewer sees it.
     LowerLeft,
+    /// The lower-right corner, as the viewer sees it.
     LowerRight,
+    /// The upper-right corner, as the viewer sees it.
     UpperRight,
+    /// The upper-left corner, as the viewer sees it.
     UpperLeft,
 }
 
@@ -29,6 +33,7 @@ impl Corner {
         self as usize
     }
 
+    /// The corner's name in messages, e.g. "lower-left".
     pub fn name(self) -> &'static str {
         match self {
             Corner::LowerLeft => "lower-left",
@@ -54,21 +59,32 @@ pub enum CalibrationError {
     #[error(
         "{field} is not a finite number: write a plain number there (metres, or a unit quaternion)"
     )]
-    NonFinite { field: String },
+    NonFinite {
+        /// The field or measurement at fault, e.g. `screen.lower_left`.
+        field: String,
+    },
 
     /// A quaternion that should be a rotation is not of unit length.
     #[error(
         "{field} is a quaternion of length {length:.4}, not a rotation: write a unit quaternion (x, y, z, w), e.g. (0.0, 0.0, 0.0, 1.0) for none"
     )]
-    NotUnitQuaternion { field: String, length: f32 },
+    NotUnitQuaternion {
+        /// The quaternion's field, e.g. `fixed_head.orientation`.
+        field: String,
+        /// Its length (1 for a rotation).
+        length: f32,
+    },
 
     /// Two corners are (nearly) at the same place.
     #[error(
         "the {a} and {b} corners are only {distance_mm:.1} mm apart (the screen has no area): each corner must be measured at its own corner of the screen"
     )]
     CoincidentCorners {
+        /// One of the two corners.
         a: Corner,
+        /// The other corner.
         b: Corner,
+        /// Their distance apart (mm).
         distance_mm: f64,
     },
 
@@ -82,16 +98,25 @@ pub enum CalibrationError {
     #[error(
         "the screen's bottom edge (lower_left to lower_right) and left edge (lower_left to upper_left) meet at {angle_deg:.2}°, not 90° (tolerance {tolerance_deg}°): the corners do not form a rectangle; re-measure them with `plasticine calibrate`"
     )]
-    SkewedScreen { angle_deg: f32, tolerance_deg: f32 },
+    SkewedScreen {
+        /// The angle between the bottom and left edges (degrees).
+        angle_deg: f32,
+        /// The largest accepted deviation from 90° (degrees).
+        tolerance_deg: f32,
+    },
 
     /// The screen is implausibly small or large.
     #[error(
         "the screen is {width:.4} m wide and {height:.4} m high; each side must be between {min} m and {max} m: corners are in metres (not millimetres or inches) in tracker space"
     )]
     ScreenSize {
+        /// The screen's width (metres).
         width: f64,
+        /// The screen's height (metres).
         height: f64,
+        /// The smallest accepted side (metres).
         min: f64,
+        /// The largest accepted side (metres).
         max: f64,
     },
 
@@ -100,9 +125,13 @@ pub enum CalibrationError {
         "the four points do not form a rectangle: the best-fitting rectangle misses a corner by {residual_mm:.1} mm (at most {tolerance_mm:.1} mm, a tenth of the shorter side, is accepted); the {corner} corner is {off_mm:.1} mm from where the other three put it: re-measure that corner (or all four, if it was right)"
     )]
     NotRectangle {
+        /// The corner farthest from where the other three put it: the likely mismeasured one.
         corner: Corner,
+        /// That corner's distance from where the other three put it (mm).
         off_mm: f64,
+        /// The best-fitting rectangle's largest miss at a corner (mm).
         residual_mm: f64,
+        /// The largest accepted miss, a tenth of the shorter side (mm).
         tolerance_mm: f64,
     },
 
@@ -118,25 +147,45 @@ pub enum CalibrationError {
     #[error(
         "the corners were not measured going around the screen: the {first} and {second} measurements look swapped; measure lower-left, lower-right, upper-right, upper-left in that order"
     )]
-    OutOfOrder { first: Corner, second: Corner },
+    OutOfOrder {
+        /// The earlier of the two neighbours, in the measuring order, that look swapped.
+        first: Corner,
+        /// The later of the two.
+        second: Corner,
+    },
 
     /// A corner has no measurement.
     #[error(
         "the {corner} corner has {count} measurements: every corner needs at least one (touch it with the tool tip and pull the trigger)"
     )]
-    TooFewSamples { corner: Corner, count: usize },
+    TooFewSamples {
+        /// The corner lacking measurements.
+        corner: Corner,
+        /// How many measurements it has.
+        count: usize,
+    },
 
     /// The number of presses is not a whole number of rounds of four.
     #[error(
         "{presses} trigger presses is not a whole number of rounds (4 corners each): the last round stops before the {next} corner; measure the remaining corners or remove the extra presses"
     )]
-    IncompleteRound { presses: usize, next: Corner },
+    IncompleteRound {
+        /// The number of trigger presses.
+        presses: usize,
+        /// The corner the unfinished last round would measure next.
+        next: Corner,
+    },
 
     /// The eyes are too close together or too far apart.
     #[error(
         "the eyes are {ipd:.4} m apart; an interpupillary distance must be more than 0 and at most {max} m (adults: 0.054 to 0.074 m): set eyes.left and eyes.right to (-IPD/2, 0, 0) and (IPD/2, 0, 0), or pass --ipd to `plasticine calibrate`"
     )]
-    Ipd { ipd: f32, max: f32 },
+    Ipd {
+        /// The distance between the eyes (metres).
+        ipd: f32,
+        /// The largest accepted interpupillary distance (metres).
+        max: f32,
+    },
 
     /// The right eye is left of the left eye.
     #[error(
@@ -149,8 +198,11 @@ pub enum CalibrationError {
         "the {eye} eye is {distance:.3} m from the tracked head point; offsets are in metres in the head frame and at most {max} m: check the units of eyes.{eye}"
     )]
     EyeFarFromHead {
+        /// Which eye: "left" or "right".
         eye: &'static str,
+        /// The eye's distance from the tracked head point (metres).
         distance: f32,
+        /// The largest accepted distance (metres).
         max: f32,
     },
 
@@ -158,23 +210,39 @@ pub enum CalibrationError {
     #[error(
         "the {what} is at {distance:+.3} m from the screen plane; it must be in front (more than 0), on the side the screen faces, (lower_right - lower_left) x (upper_left - lower_left): move fixed_head.position in front of the screen, or if the corners were listed as seen from behind, swap left and right"
     )]
-    NotInFront { what: &'static str, distance: f32 },
+    NotInFront {
+        /// The point at fault, e.g. "fixed head".
+        what: &'static str,
+        /// Its signed distance from the screen plane (metres).
+        distance: f32,
+    },
 
     /// The near clipping distance is not positive.
     #[error("near is {near} m: the near clipping distance must be more than 0 (e.g. 0.05)")]
-    Near { near: f32 },
+    Near {
+        /// The near clipping distance given (metres).
+        near: f32,
+    },
 
     /// The far clipping distance is not beyond the near one.
     #[error(
         "far is {far} m but near is {near} m: the far clipping distance must be larger than near (e.g. 50)"
     )]
-    Far { near: f32, far: f32 },
+    Far {
+        /// The near clipping distance (metres).
+        near: f32,
+        /// The far clipping distance given (metres).
+        far: f32,
+    },
 
     /// The tracker-to-world scale is not positive.
     #[error(
         "tracker_to_world.scale is {scale}: it must be more than 0 (world units per tracker metre, e.g. 4.0 shows a 1 m character 25 cm tall)"
     )]
-    Scale { scale: f32 },
+    Scale {
+        /// The scale given (world units per tracker metre).
+        scale: f32,
+    },
 }
 
 /// Reading or writing a calibration file. Every message names the file.
@@ -189,7 +257,9 @@ pub enum CalibrationFileError {
     /// The file parsed but its content is unusable.
     #[error("{}: {reason}", path.display())]
     Invalid {
+        /// The calibration file.
         path: PathBuf,
+        /// What is wrong with its content.
         reason: CalibrationError,
     },
 }

@@ -30,8 +30,11 @@ pub const MIN_EYE_DISTANCE: f32 = 1e-3;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Screen {
+    /// The lower-left corner (Kooima's pa), as the viewer sees it.
     pub lower_left: Vec3,
+    /// The lower-right corner (Kooima's pb).
     pub lower_right: Vec3,
+    /// The upper-left corner (Kooima's pc).
     pub upper_left: Vec3,
 }
 
@@ -50,6 +53,7 @@ impl Screen {
         }
     }
 
+    /// The fourth corner, completing the parallelogram of the other three.
     pub fn upper_right(&self) -> Vec3 {
         self.lower_right + self.upper_left - self.lower_left
     }
@@ -65,14 +69,17 @@ impl Screen {
         ]
     }
 
+    /// The screen's centre: the midpoint of its lower-right and upper-left corners.
     pub fn centre(&self) -> Vec3 {
         0.5 * (self.lower_right + self.upper_left)
     }
 
+    /// The length of the bottom edge, lower-left to lower-right (same units as the corners).
     pub fn width(&self) -> f32 {
         (self.lower_right - self.lower_left).length()
     }
 
+    /// The length of the left edge, lower-left to upper-left (same units as the corners).
     pub fn height(&self) -> f32 {
         (self.upper_left - self.lower_left).length()
     }
@@ -90,6 +97,7 @@ impl Screen {
         (vr, vu, vn)
     }
 
+    /// The unit normal towards the viewer (`vn` of [`Screen::basis`]).
     pub fn normal(&self) -> Vec3 {
         self.basis().2
     }

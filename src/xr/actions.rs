@@ -18,13 +18,17 @@ use openxr as xr;
 /// One hand's side: index 0 is the left hand, 1 the right.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
+    /// The left hand.
     Left = 0,
+    /// The right hand.
     Right = 1,
 }
 
 impl Side {
+    /// Both hands, left first.
     pub const BOTH: [Side; 2] = [Side::Left, Side::Right];
 
+    /// The hand's `OpenXR` user path (`/user/hand/left` or `/user/hand/right`).
     pub fn user_path(self) -> &'static str {
         match self {
             Side::Left => "/user/hand/left",
@@ -36,14 +40,23 @@ impl Side {
 /// What an action reads, for the binding tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Input {
+    /// The aim pose: the tool tip.
     Aim,
+    /// The grip pose.
     Grip,
+    /// The trigger.
     Trigger,
+    /// The squeeze (grip), a value or a click.
     Squeeze,
+    /// The primary button (A or X).
     Primary,
+    /// The secondary button (B or Y).
     Secondary,
+    /// The menu button.
     Menu,
+    /// The thumbstick's two axes.
     Thumbstick,
+    /// The thumbstick's click (the trackpad's on a Vive controller).
     ThumbstickClick,
     /// The vibration output (`/user/hand/<side>/output/haptic`).
     Haptic,
@@ -53,6 +66,7 @@ pub enum Input {
 /// `/user/hand/<side>/input/`, or `.../output/` for [`Input::Haptic`])
 /// bound to each of our inputs.
 pub struct Profile {
+    /// The interaction profile's path, such as `/interaction_profiles/khr/simple_controller`.
     pub path: &'static str,
     /// `(input, left component, right component)`; `None` where that hand
     /// has no such component.
@@ -149,16 +163,27 @@ pub const PROFILES: &[Profile] = &[
 
 /// The action set and its actions, each with both hands as subaction paths.
 pub struct HandActions {
+    /// The action set holding every action below.
     pub set: xr::ActionSet,
+    /// Each hand's aim pose: the tool tip.
     pub aim: xr::Action<xr::Posef>,
+    /// Each hand's grip pose.
     pub grip: xr::Action<xr::Posef>,
+    /// Each hand's trigger value, 0..1.
     pub trigger: xr::Action<f32>,
+    /// Each hand's squeeze value, 0..1.
     pub squeeze: xr::Action<f32>,
+    /// Each hand's primary button (A or X).
     pub primary: xr::Action<bool>,
+    /// Each hand's secondary button (B or Y).
     pub secondary: xr::Action<bool>,
+    /// Each hand's menu button.
     pub menu: xr::Action<bool>,
+    /// Each hand's thumbstick axes.
     pub thumbstick: xr::Action<xr::Vector2f>,
+    /// Each hand's thumbstick (or trackpad) click.
     pub thumbstick_click: xr::Action<bool>,
+    /// Each hand's vibration output.
     pub haptic: xr::Action<xr::Haptic>,
     /// `/user/hand/left` and `/user/hand/right`.
     pub hands: [xr::Path; 2],
@@ -171,10 +196,13 @@ pub struct HandActions {
 pub struct HandInputs {
     /// Whether any of the hand's actions is bound to a device now.
     pub active: bool,
+    /// Trigger value, 0..1 (0 where unbound).
     pub trigger: f32,
+    /// Squeeze value, 0..1 (0 where unbound).
     pub squeeze: f32,
     /// Bits of [`buttons`].
     pub buttons: u32,
+    /// Thumbstick x and y, −1..1 (0 where unbound).
     pub thumbstick: [f32; 2],
 }
 
@@ -339,8 +367,11 @@ impl HandActions {
 /// The spaces every session tracks in: the base (STAGE where the runtime
 /// has it, else LOCAL), the head (VIEW) and each hand's aim pose.
 pub struct TrackingSpaces {
+    /// Which reference space `base` is: STAGE or LOCAL.
     pub base_kind: xr::ReferenceSpaceType,
+    /// The base reference space, which the head and hands are located in.
     pub base: xr::Space,
+    /// The head's space (VIEW).
     pub view: xr::Space,
     /// Left, right.
     pub aim: [xr::Space; 2],

@@ -12,27 +12,41 @@ pub enum XrError {
     #[error(
         "the OpenXR loader {library} is not installed ({detail}): apt-get install libopenxr-loader1"
     )]
-    NoLoader { library: String, detail: String },
+    NoLoader {
+        /// The loader library that was tried (a path or a file name).
+        library: String,
+        /// Why it could not be opened.
+        detail: String,
+    },
     /// The loader found no runtime to talk to.
     #[error(
         "no active OpenXR runtime ({detail}): install one (e.g. Monado: apt-get install \
          monado-service libopenxr1-monado) and make it active \
          (/etc/xdg/openxr/1/active_runtime.json, or XR_RUNTIME_JSON=path/to/runtime.json)"
     )]
-    NoRuntime { detail: String },
+    NoRuntime {
+        /// What the loader reported.
+        detail: String,
+    },
     /// The runtime is there but could not start an instance (for Monado:
     /// the service is not running).
     #[error(
         "the active OpenXR runtime could not start ({detail}); if it is Monado, start \
          monado-service first (with the same XDG_RUNTIME_DIR)"
     )]
-    RuntimeUnavailable { detail: String },
+    RuntimeUnavailable {
+        /// What `xrCreateInstance` returned.
+        detail: String,
+    },
     /// The runtime has no headless sessions.
     #[error(
         "the OpenXR runtime '{runtime}' does not offer headless sessions (XR_MND_headless): \
          the desk tracker needs a runtime offering them, e.g. Monado"
     )]
-    NoHeadless { runtime: String },
+    NoHeadless {
+        /// The runtime, by name and version where known.
+        runtime: String,
+    },
     /// The runtime cannot share a Vulkan device with us, which the headset
     /// front end renders with.
     #[error(
@@ -40,37 +54,61 @@ pub enum XrError {
          which the headset front end needs: use a runtime that does (Monado, SteamVR), or the \
          desk front end (plasticine desk)"
     )]
-    NoVulkan { runtime: String },
+    NoVulkan {
+        /// The runtime, by name and version where known.
+        runtime: String,
+    },
     /// Vulkan could not be set up for the headset (no Vulkan loader or
     /// driver, a version the runtime refuses, a device that fails).
     #[error("the headset's Vulkan device could not be set up: {detail}")]
-    Graphics { detail: String },
+    Graphics {
+        /// What failed.
+        detail: String,
+    },
     /// The runtime cannot convert the monotonic clock to its own time.
     #[error(
         "the OpenXR runtime '{runtime}' cannot convert clock times (XR_KHR_convert_timespec_time): \
          the desk tracker needs it to ask for poses at the current time, e.g. Monado offers it"
     )]
-    NoClock { runtime: String },
+    NoClock {
+        /// The runtime, by name and version where known.
+        runtime: String,
+    },
     /// No head-mounted display is connected.
     #[error(
         "the OpenXR runtime '{runtime}' found no head-mounted display ({detail}): connect and \
          switch on the headset or tracker (for Monado with no hardware, start monado-service \
          with SIMULATED_ENABLE=1 for a simulated one)"
     )]
-    NoSystem { runtime: String, detail: String },
+    NoSystem {
+        /// The runtime, by name and version where known.
+        runtime: String,
+        /// Why no usable display was found.
+        detail: String,
+    },
     /// The session did not start within the time allowed.
     #[error(
         "the OpenXR session did not start within {seconds:.1} s (its state is {state}); is \
          another application holding the headset, or is the runtime stuck?"
     )]
-    StartTimeout { seconds: f64, state: String },
+    StartTimeout {
+        /// The time allowed, in s.
+        seconds: f64,
+        /// The session's state when the time ran out.
+        state: String,
+    },
     /// The runtime ended the session or the instance.
     #[error("the OpenXR session was lost: {reason}")]
-    SessionLost { reason: String },
+    SessionLost {
+        /// What the runtime said or did.
+        reason: String,
+    },
     /// Any other failed call.
     #[error("OpenXR call {call} failed: XR_{result:?} ({result})")]
     Call {
+        /// The `OpenXR` function that failed (its name, perhaps with a note).
         call: &'static str,
+        /// What it returned.
         result: xr::sys::Result,
     },
 }

@@ -129,7 +129,10 @@ pub enum Pump {
     NotRunning,
     /// `xrWaitFrame` returned: a frame to render, or (`should_render ==
     /// false`) one to skip with [`Headset::skip_frame`].
-    Frame { should_render: bool },
+    Frame {
+        /// Whether the runtime wants this frame rendered.
+        should_render: bool,
+    },
     /// The session is over; [`Headset::ended`] says how.
     Ended,
 }
@@ -138,8 +141,11 @@ pub enum Pump {
 /// field of view (the four angles, radians: left and down negative).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LocatedView {
+    /// Eye position, tracker space (m).
     pub position: Vec3,
+    /// Eye orientation, tracker space.
     pub orientation: Quat,
+    /// The four angles of the field of view (rad), left and down negative.
     pub fov: xr::Fovf,
 }
 
@@ -432,6 +438,7 @@ impl Headset {
         self.swapchain.as_ref().map_or((0, 0), |s| s.size())
     }
 
+    /// The swapchain of both eyes' images (there until the headset is dropped).
     pub fn swapchain(&self) -> Option<&EyeSwapchain> {
         self.swapchain.as_ref()
     }
@@ -451,6 +458,7 @@ impl Headset {
         &self.transitions
     }
 
+    /// Whether the session is running (begun at `READY`, not yet stopped or ended).
     pub fn is_running(&self) -> bool {
         self.running
     }

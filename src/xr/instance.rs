@@ -24,6 +24,7 @@ pub struct RuntimeInfo {
     pub system: String,
     /// What the system says it tracks.
     pub position_tracking: bool,
+    /// Whether the system says it tracks orientation.
     pub orientation_tracking: bool,
 }
 
@@ -180,10 +181,12 @@ impl XrRuntime {
         self.system
     }
 
+    /// What the runtime said about itself and the system.
     pub fn info(&self) -> &RuntimeInfo {
         &self.info
     }
 
+    /// The `OpenXR` instance.
     pub fn instance(&self) -> &xr::Instance {
         &self.instance
     }

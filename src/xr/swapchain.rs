@@ -187,10 +187,12 @@ impl EyeSwapchain {
         self.size
     }
 
+    /// The format of the swapchain images, as wgpu names it.
     pub fn format(&self) -> wgpu::TextureFormat {
         self.format
     }
 
+    /// The `OpenXR` swapchain itself.
     pub fn swapchain(&self) -> &xr::Swapchain<xr::Vulkan> {
         &self.swapchain
     }

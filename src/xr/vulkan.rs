@@ -40,7 +40,9 @@ pub const VULKAN_VERSION: u32 = vk::API_VERSION_1_2;
 /// What [`create_gpu`] made: the wgpu context, and the Vulkan handles the
 /// `OpenXR` session is created with.
 pub struct XrGpu {
+    /// The wgpu context the headset renders with.
     pub ctx: GpuContext,
+    /// The Vulkan instance, physical device, device and queue the session is created with.
     pub session_info: xr::vulkan::SessionCreateInfo,
     /// The instance extensions we asked the runtime for (it may add more).
     pub instance_extensions: Vec<&'static CStr>,

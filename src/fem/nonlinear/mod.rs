@@ -74,23 +74,32 @@ struct Inertia {
 /// The nonlinear (Green strain, St. Venant–Kirchhoff) model of a lattice.
 #[derive(Clone, Debug)]
 pub struct NonlinearBody {
+    /// The lattice: rest vertices, cells and bones.
     pub lattice: Lattice,
+    /// Material of each cell.
     pub materials: Vec<Material>,
+    /// Every cell's quadrature points and integrals (cut cells carry their own).
     pub elements: CellElements,
     /// Mass, gravity weights, and the block pattern the tangent fills (the
     /// linear K's: two vertices couple when they share a cell).
     pub matrices: Assembled,
+    /// Which mass matrix M the inertia and kinetic energy use.
     pub mass: MassKind,
+    /// Gravity g, m/s².
     pub gravity: DVec3,
     /// Time step h of [`step`](Self::step), seconds.
     pub time_step: f64,
     /// Mass-proportional damping α, 1/s (the force −α M v).
     pub mass_damping: f64,
+    /// Tolerances of the Newton solves and their inner CG.
     pub newton: NewtonSettings,
     /// Displacements `q_a` and velocities `q̇_a`.
     pub q: Vec<DVec3>,
+    /// Velocities `q̇_a`.
     pub v: Vec<DVec3>,
+    /// Clamp displacement of each vertex (None: free), besides the bone vertices.
     pub fixed: Vec<Option<DVec3>>,
+    /// Points of the flesh held at displacement targets (§4.4), met exactly.
     pub constraints: Vec<PositionConstraint>,
     /// ∇φ^a at the full cell's quadrature points, computed once.
     full_gradients: Vec<[DVec3; 8]>,
@@ -143,6 +152,7 @@ impl NonlinearBody {
         }
     }
 
+    /// Number of lattice vertices.
     pub fn vertex_count(&self) -> usize {
         self.lattice.vertex_count()
     }

@@ -14,9 +14,11 @@ pub struct NewtonSettings {
     /// Converged when ‖residual‖ ≤ this × max(‖applied load‖, ‖first
     /// residual‖) (free rows, constraint-projected).
     pub tolerance: f64,
+    /// Most Newton iterations per solve.
     pub max_iterations: usize,
     /// Relative residual of the inner CG solve of each Newton system.
     pub cg_tolerance: f64,
+    /// Most CG iterations per Newton system.
     pub cg_max_iterations: usize,
 }
 
@@ -34,9 +36,11 @@ impl Default for NewtonSettings {
 /// What one Newton solve did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NewtonReport {
+    /// Newton iterations taken (accepted steps).
     pub iterations: usize,
     /// ‖residual‖ before the first iteration and after each one.
     pub residuals: Vec<f64>,
+    /// Whether the final residual met the tolerance.
     pub converged: bool,
     /// CG iterations over all Newton systems.
     pub cg_iterations: usize,
@@ -48,16 +52,28 @@ pub struct NewtonReport {
     pub steps: Vec<f64>,
 }
 
+/// Why a nonlinear solve could not run or finish.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum NewtonError {
+    /// The bone transforms are not one per lattice bone.
     #[error("expected one transform per lattice bone ({expected}), got {got}")]
-    BoneCount { expected: usize, got: usize },
-    #[error("{what} has {got} entries, the lattice has {expected} vertices")]
-    Length {
-        what: &'static str,
+    BoneCount {
+        /// Bones of the lattice.
         expected: usize,
+        /// Transforms given.
         got: usize,
     },
+    /// A per-vertex input has the wrong length.
+    #[error("{what} has {got} entries, the lattice has {expected} vertices")]
+    Length {
+        /// Which input (e.g. `fixed`, `extra_forces`).
+        what: &'static str,
+        /// Vertices of the lattice.
+        expected: usize,
+        /// Entries the input has.
+        got: usize,
+    },
+    /// The potential became non-finite (time step or load too large).
     #[error("the potential became non-finite (time step or load too large?)")]
     NonFinite,
 }

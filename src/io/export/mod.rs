@@ -86,6 +86,7 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
+    /// Every export format, in the order `glb`, `usda`, `obj`.
     pub const ALL: [ExportFormat; 3] = [ExportFormat::Glb, ExportFormat::Usda, ExportFormat::Obj];
 
     /// The name used on the command line: `glb`, `usda`, `obj`.
@@ -157,23 +158,31 @@ impl Default for ExportOptions {
 /// What an export wrote.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ExportSummary {
+    /// The format written.
     pub format: ExportFormat,
     /// The file (glb, usda) or folder (obj) written.
     pub out: PathBuf,
     /// Exported frames, and the cache frame indices of the first and last.
     pub frames: usize,
+    /// Cache frame index of the first exported frame.
     pub first_frame: usize,
+    /// Cache frame index of the last exported frame.
     pub last_frame: usize,
+    /// The stride: every Nth cache frame was exported (1: all).
     pub every: usize,
+    /// Frames per second of the bake, from the cache.
     pub fps: f32,
     /// Seconds from the first to the last exported frame.
     pub duration: f64,
+    /// The skins exported, in cache order.
     pub skins: Vec<CacheSkin>,
     /// The FEM flesh's embedded meshes exported (name, vertex count).
     pub meshes: Vec<CacheMesh>,
+    /// How the simulated skin motion is carried by the export.
     pub secondary: SecondaryMotion,
     /// Files written and their total size in bytes.
     pub files: usize,
+    /// Total size of the files written, in bytes.
     pub bytes: u64,
     /// Largest distance (m) between a cached boundary point and where the
     /// character's joints put it, over the frames checked.
@@ -186,22 +195,34 @@ pub struct ExportSummary {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExportError {
+    /// Reading the cache or writing the export failed.
     #[error(transparent)]
     Io(#[from] IoError),
     /// The cache was not baked from this character (or not from its current
     /// skins and motion).
     #[error("{}: does not match the character '{character}': {message}", cache.display())]
     Mismatch {
+        /// The frame cache file.
         cache: PathBuf,
+        /// Name of the character.
         character: String,
+        /// What does not match.
         message: String,
     },
     /// The cache holds nothing to export.
     #[error("{}: the cache has no frames (the bake was cut off before its first frame?)", cache.display())]
-    EmptyCache { cache: PathBuf },
+    EmptyCache {
+        /// The frame cache file.
+        cache: PathBuf,
+    },
     /// An option or output path that cannot be honoured.
     #[error("{}: {message}", path.display())]
-    Refused { path: PathBuf, message: String },
+    Refused {
+        /// The output path of the export.
+        path: PathBuf,
+        /// Why it was refused.
+        message: String,
+    },
 }
 
 /// The format for `out`: `format` if given (it must agree with a `.glb` or

@@ -12,7 +12,9 @@ pub const MAX_MESH_TRIANGLES: usize = 16_000_000;
 /// A triangle mesh as read: positions and vertex-index triples.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImportedMesh {
+    /// Vertex positions in the file's space (glTF: placed by their node's world transform).
     pub positions: Vec<Vec3>,
+    /// Triangles as triples of indices into `positions`.
     pub triangles: Vec<[u32; 3]>,
 }
 

@@ -6,6 +6,7 @@ use super::{
 };
 use glam::Vec3;
 
+/// The explicit Euler integrator: one acceleration per step, with a fixed step size.
 #[derive(Default)]
 pub struct ExplicitEuler {
     a: Vec<Vec3>,

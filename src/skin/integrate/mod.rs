@@ -24,8 +24,10 @@ use serde::{Deserialize, Serialize};
 
 /// The skin as the integrators see it.
 pub trait SecondOrderSystem {
+    /// Number of points P, each with a position and a velocity.
     fn len(&self) -> usize;
 
+    /// Whether the system has no points.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -76,6 +78,7 @@ pub struct Tolerances {
     pub constraint: f32,
     /// Step size bounds (s).
     pub min_step: f64,
+    /// Largest step size (s).
     pub max_step: f64,
     /// The step of the fixed-step integrators (s).
     pub fixed_step: f64,
@@ -101,6 +104,8 @@ impl Default for Tolerances {
 }
 
 impl Tolerances {
+    /// Checks that every tolerance is positive and `min_step <= max_step`; the message
+    /// names the offending field.
     pub fn validate(&self) -> Result<(), String> {
         let pos = |x: f32, name: &str| {
             if x.is_finite() && x > 0.0 {
@@ -160,6 +165,7 @@ pub struct EvalCount {
 /// integrator to that; one that starts keeping history must add it here.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IntegratorState {
+    /// Force evaluations so far.
     pub evals: EvalCount,
     /// Linear-solver iterations so far (implicit Euler, Rosenbrock; 0 for the others).
     pub solver_iterations: u64,
@@ -168,11 +174,13 @@ pub struct IntegratorState {
 /// A time integrator. `step` tries to advance (r, v) from t by h; on rejection
 /// the state is left untouched.
 pub trait Integrator: Send {
+    /// Which of the integrators this is.
     fn kind(&self) -> IntegratorKind;
     /// What it carries between steps (see [`IntegratorState`]).
     fn state(&self) -> IntegratorState;
     /// Continues from a saved [`state`](Self::state).
     fn restore(&mut self, state: &IntegratorState);
+    /// Tries one step of size `h` (s) from time `t`; on rejection (r, v) are left untouched.
     fn step(
         &mut self,
         sys: &mut dyn SecondOrderSystem,
@@ -182,6 +190,7 @@ pub trait Integrator: Send {
         v: &mut [Vec3],
         tol: &Tolerances,
     ) -> StepOutcome;
+    /// Force evaluations so far.
     fn evals(&self) -> EvalCount;
 }
 
@@ -203,6 +212,7 @@ pub enum IntegratorKind {
 }
 
 impl IntegratorKind {
+    /// Every integrator, in the order the tools panel cycles through them.
     pub const ALL: [IntegratorKind; 6] = [
         IntegratorKind::Euler,
         IntegratorKind::ImplicitEuler,
@@ -212,6 +222,7 @@ impl IntegratorKind {
         IntegratorKind::Rosenbrock,
     ];
 
+    /// A new integrator of this kind, with empty scratch buffers and zero counters.
     pub fn create(self) -> Box<dyn Integrator> {
         match self {
             IntegratorKind::Euler => Box::new(ExplicitEuler::default()),
@@ -223,10 +234,12 @@ impl IntegratorKind {
         }
     }
 
+    /// Whether this integrator chooses its own step size from an error estimate.
     pub fn is_adaptive(self) -> bool {
         !matches!(self, IntegratorKind::Euler | IntegratorKind::ImplicitEuler)
     }
 
+    /// A short lowercase name, matching its command-line spelling.
     pub fn name(self) -> &'static str {
         match self {
             IntegratorKind::Euler => "euler",

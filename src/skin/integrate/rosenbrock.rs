@@ -26,9 +26,11 @@ const CX: [f64; 4] = [0.5, -1.5, 121.0 / 50.0, 29.0 / 250.0];
 const A2X: f64 = 1.0;
 const A3X: f64 = 3.0 / 5.0;
 
+/// Fourth-order adaptive Rosenbrock integrator for stiff skins, solving stages by `BiCGSTAB`.
 #[derive(Default)]
 pub struct Rosenbrock4 {
     evals: EvalCount,
+    /// `BiCGSTAB` iterations spent in all steps so far.
     pub solver_iterations: u64,
 }
 

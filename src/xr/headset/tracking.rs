@@ -232,6 +232,7 @@ impl Headset {
 /// need the session, so they share it through a `RefCell` (one thread, one
 /// borrow at a time).
 pub struct HeadsetTracker<'a> {
+    /// The headset session, shared with the renderer.
     pub headset: &'a RefCell<Headset>,
 }
 
