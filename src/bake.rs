@@ -226,16 +226,7 @@ pub fn bake(
     out_dir: &Path,
     mut progress: impl FnMut(usize, usize) -> BakeControl,
 ) -> Result<BakeOutcome, BakeError> {
-    if !(opts.fps.is_finite() && opts.fps > 0.0 && opts.fps <= 1000.0) {
-        return Err(BakeError::Options(format!(
-            "fps must lie in (0, 1000], got {}",
-            opts.fps
-        )));
-    }
-    if character.key_postures.is_empty() {
-        return Err(SimError::NoMotion.into());
-    }
-    opts.settings.validate().map_err(SimError::Settings)?;
+    check_options(&character, opts)?;
     let fingerprint = checkpoint::fingerprint(&character);
     if let Some((m, n)) = opts.resolution {
         for skin in &mut character.skins {
@@ -251,139 +242,32 @@ pub fn bake(
     }
     let last = (duration * opts.fps as f64).round().max(1.0) as usize;
     let total = last + 1;
-    let identity = BakeIdentity {
-        character: character.name.clone(),
-        fingerprint,
-        settings: BakeIdentity::settings_json(&opts.settings),
-        resolution: opts.resolution,
-        fps: opts.fps,
-        duration,
-        start,
-        frames: total as u64,
-        obj_every: opts.obj_every,
-        skins: character
-            .skins
-            .iter()
-            .map(|s| (s.name.clone(), s.m, s.n))
-            .collect(),
-    };
-    let cache_path = out_dir.join(CACHE_FILE);
-    let partial_path = out_dir.join(PARTIAL_FILE);
-    let checkpoint_path = out_dir.join(CHECKPOINT_FILE);
-    let layout_ref: Vec<(&str, usize, usize)> = identity
-        .skins
-        .iter()
-        .map(|(s, m, n)| (s.as_str(), *m, *n))
-        .collect();
+    let identity = bake_identity(&character, opts, fingerprint, duration, start, total);
+    let paths = BakePaths::in_dir(out_dir);
     // FEM flesh: the embedded mesh and muscle offsets, per frame.
     let flesh_layout = CacheFlesh::of(&character);
-    let triangles: Vec<[u32; 3]> = character
-        .flesh
-        .fem()
-        .and_then(|f| f.embedded_mesh.as_ref())
-        .map(|m| m.triangles.clone())
-        .unwrap_or_default();
+    let triangles = embedded_triangles(&character);
     let driver = SkeletonDriver::Keys(character.key_postures.clone());
     let name = character.name.clone();
     let mut sim = Simulation::new(character, driver, opts.settings.clone())?;
 
-    // Where to begin: a fresh cache, or the cancelled bake's.
-    let resumed = match opts.start {
-        BakeStart::Resume => Some(resume_point(
-            out_dir,
-            &checkpoint_path,
-            &partial_path,
-            &identity,
-        )?),
-        BakeStart::Fresh | BakeStart::Restart => {
-            clear_cancelled(out_dir, &checkpoint_path, &partial_path, opts.start)?;
-            None
-        }
+    let mut run = begin(&mut sim, opts, &paths, &identity, &flesh_layout, start)?;
+    let frame_out = FrameOut {
+        flesh_layout: &flesh_layout,
+        triangles: &triangles,
+        obj_every: opts.obj_every,
+        obj_dir: &out_dir.join("obj"),
     };
-    let (mut cache, first, mut obj_frames, mut events, wall_before) = match resumed {
-        Some(cp) => {
-            sim.restore(&cp.state)?;
-            let cache = CacheWriter::resume_staged_with_flesh(
-                &partial_path,
-                &cache_path,
-                opts.fps,
-                &layout_ref,
-                &flesh_layout,
-                cp.done,
-            )?;
-            (
-                cache,
-                cp.done as usize,
-                cp.obj_frames as usize,
-                cp.events,
-                cp.wall_seconds,
-            )
-        }
-        None => {
-            if start != 0.0 {
-                sim.advance_to(start, None)?;
-            }
-            let cache = CacheWriter::create_staged_with_flesh(
-                &partial_path,
-                &cache_path,
-                opts.fps,
-                &layout_ref,
-                &flesh_layout,
-            )?;
-            (cache, 0, 0, Vec::new(), 0.0)
-        }
-    };
-    let obj_dir = out_dir.join("obj");
     let wall = Instant::now();
     let mut last_checkpoint = Instant::now();
-    for f in first..total {
+    for f in run.first..total {
         let t = start + f as f64 / opts.fps as f64;
         if f > 0 {
             let report = sim.advance_to(t, None)?;
-            events.extend(report.events.iter().map(describe));
+            run.events.extend(report.events.iter().map(describe));
         }
-        let positions: Vec<&[glam::Vec3]> = sim
-            .character
-            .skins
-            .iter()
-            .map(|s| s.points.position.as_slice())
-            .collect();
-        let flesh = (!flesh_layout.is_empty())
-            .then(|| sim.flesh_pose())
-            .flatten();
-        let mesh: Vec<&[glam::Vec3]> = flesh
-            .as_ref()
-            .and_then(|p| p.mesh.as_deref())
-            .filter(|_| !flesh_layout.meshes.is_empty())
-            .into_iter()
-            .collect();
-        let muscles = match &flesh {
-            Some(p) if flesh_layout.muscles > 0 => p.muscle_offsets.as_slice(),
-            _ => &[],
-        };
-        cache.write_frame_with_flesh(t, &positions, &mesh, muscles)?;
-        // Hand every frame to the OS: a bake killed outright keeps them.
-        cache.flush()?;
-        if let Some(k) = opts.obj_every.filter(|&k| k > 0 && f % k == 0) {
-            let _ = k;
-            let skins: Vec<_> = sim
-                .character
-                .skins
-                .iter()
-                .map(|s| (s.name.as_str(), s.m, s.n, s.points.position.as_slice()))
-                .collect();
-            let meshes: Vec<crate::io::obj::ObjMesh> = flesh_layout
-                .meshes
-                .iter()
-                .zip(&mesh)
-                .map(|(m, p)| (m.name.as_str(), *p, triangles.as_slice()))
-                .collect();
-            crate::io::obj::write_frame_obj(
-                &obj_dir.join(format!("frame_{f:05}.obj")),
-                &skins,
-                &meshes,
-            )?;
-            obj_frames += 1;
+        if write_frame(&sim, &mut run.cache, &frame_out, f, t)? {
+            run.obj_frames += 1;
         }
         let done = f + 1;
         let control = progress(done, total);
@@ -399,17 +283,8 @@ pub fn bake(
             .checkpoint_every
             .is_some_and(|every| last_checkpoint.elapsed() >= every);
         if cancelled || due {
-            let cp = Checkpoint {
-                identity: identity.clone(),
-                done: done as u64,
-                last_time: t,
-                cache_bytes: cache.sync()?,
-                obj_frames: obj_frames as u64,
-                wall_seconds: wall_before + wall.elapsed().as_secs_f64(),
-                events: events.clone(),
-                state: sim.save(),
-            };
-            cp.write(&checkpoint_path)?;
+            let at = FramePoint { done, time: t };
+            write_checkpoint(&mut run, &identity, &sim, at, wall, &paths.checkpoint)?;
             last_checkpoint = Instant::now();
         }
         if cancelled {
@@ -417,18 +292,14 @@ pub fn bake(
                 character: name,
                 done,
                 frames: total,
-                checkpoint: checkpoint_path,
-                partial: partial_path,
+                checkpoint: paths.checkpoint,
+                partial: paths.partial,
             }));
         }
     }
-    let wall_seconds = wall_before + wall.elapsed().as_secs_f64();
-    let cache_summary = cache.finish()?;
-    match std::fs::remove_file(&checkpoint_path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(IoError::os(&checkpoint_path, "remove", e).into()),
-    }
+    let wall_seconds = run.wall_before + wall.elapsed().as_secs_f64();
+    let cache_summary = run.cache.finish()?;
+    remove_checkpoint(&paths.checkpoint)?;
     let summary = BakeSummary {
         character: name,
         integrator: opts.settings.integrator.name().into(),
@@ -437,27 +308,299 @@ pub fn bake(
         simulated_seconds: duration,
         wall_seconds,
         real_time_factor: duration / wall_seconds.max(1e-9),
-        skins: sim
-            .character
-            .skins
-            .iter()
-            .enumerate()
-            .map(|(s, skin)| SkinSummary {
-                name: skin.name.clone(),
-                m: skin.m,
-                n: skin.n,
-                stats: sim.stats(s),
-            })
-            .collect(),
+        skins: skin_summaries(&sim),
         flesh: cache_summary.flesh.clone(),
-        events,
-        cache: cache_path,
+        events: run.events,
+        cache: paths.cache,
         cache_bytes: cache_summary.bytes,
-        obj_frames,
+        obj_frames: run.obj_frames,
     };
     let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
     write_atomic(&out_dir.join("summary.json"), json.as_bytes())?;
     Ok(BakeOutcome::Finished(summary))
+}
+
+/// Where a bake's files go in its output folder.
+struct BakePaths {
+    /// The output folder.
+    dir: PathBuf,
+    /// The finished cache ([`CACHE_FILE`]).
+    cache: PathBuf,
+    /// The frames of an unfinished bake ([`PARTIAL_FILE`]).
+    partial: PathBuf,
+    /// The checkpoint of a cancelled bake ([`CHECKPOINT_FILE`]).
+    checkpoint: PathBuf,
+}
+
+impl BakePaths {
+    /// The bake files in `out_dir`.
+    fn in_dir(out_dir: &Path) -> Self {
+        Self {
+            dir: out_dir.to_path_buf(),
+            cache: out_dir.join(CACHE_FILE),
+            partial: out_dir.join(PARTIAL_FILE),
+            checkpoint: out_dir.join(CHECKPOINT_FILE),
+        }
+    }
+}
+
+/// A bake under way: its cache writer and what it carries over a resume.
+struct Run {
+    cache: CacheWriter,
+    /// The first frame still to bake.
+    first: usize,
+    /// Frames written as OBJ so far.
+    obj_frames: usize,
+    /// The simulation events so far, described.
+    events: Vec<String>,
+    /// Wall time spent before this run (by the cancelled bake resumed), in s.
+    wall_before: f64,
+}
+
+/// What each frame writes besides the cache's skins.
+struct FrameOut<'a> {
+    /// What the cache holds of the FEM flesh.
+    flesh_layout: &'a CacheFlesh,
+    /// The triangles of the embedded mesh, for OBJ frames.
+    triangles: &'a [[u32; 3]],
+    /// Also write every k-th frame as OBJ.
+    obj_every: Option<usize>,
+    /// The folder of the OBJ frames.
+    obj_dir: &'a Path,
+}
+
+/// The frame a checkpoint is taken after: the frames baked and the last one's time.
+#[derive(Clone, Copy)]
+struct FramePoint {
+    done: usize,
+    time: f64,
+}
+
+/// Refuses a frame rate out of range, a character with no key postures, or
+/// invalid solver settings.
+fn check_options(character: &Character, opts: &BakeOptions) -> Result<(), BakeError> {
+    if !(opts.fps.is_finite() && opts.fps > 0.0 && opts.fps <= 1000.0) {
+        return Err(BakeError::Options(format!(
+            "fps must lie in (0, 1000], got {}",
+            opts.fps
+        )));
+    }
+    if character.key_postures.is_empty() {
+        return Err(SimError::NoMotion.into());
+    }
+    opts.settings.validate().map_err(SimError::Settings)?;
+    Ok(())
+}
+
+/// What the bake of `character` (already resampled) with `opts` is of, as a
+/// checkpoint records it.
+fn bake_identity(
+    character: &Character,
+    opts: &BakeOptions,
+    fingerprint: u64,
+    duration: f64,
+    start: f64,
+    total: usize,
+) -> BakeIdentity {
+    BakeIdentity {
+        character: character.name.clone(),
+        fingerprint,
+        settings: BakeIdentity::settings_json(&opts.settings),
+        resolution: opts.resolution,
+        fps: opts.fps,
+        duration,
+        start,
+        frames: total as u64,
+        obj_every: opts.obj_every,
+        skins: character
+            .skins
+            .iter()
+            .map(|s| (s.name.clone(), s.m, s.n))
+            .collect(),
+    }
+}
+
+/// The triangles of the character's FEM embedded mesh (none without one).
+fn embedded_triangles(character: &Character) -> Vec<[u32; 3]> {
+    character
+        .flesh
+        .fem()
+        .and_then(|f| f.embedded_mesh.as_ref())
+        .map(|m| m.triangles.clone())
+        .unwrap_or_default()
+}
+
+/// Where to begin: a fresh cache (the simulation advanced to `start`), or
+/// the cancelled bake's (the simulation restored to its checkpoint).
+fn begin(
+    sim: &mut Simulation,
+    opts: &BakeOptions,
+    paths: &BakePaths,
+    identity: &BakeIdentity,
+    flesh_layout: &CacheFlesh,
+    start: f64,
+) -> Result<Run, BakeError> {
+    let layout_ref: Vec<(&str, usize, usize)> = identity
+        .skins
+        .iter()
+        .map(|(s, m, n)| (s.as_str(), *m, *n))
+        .collect();
+    let resumed = match opts.start {
+        BakeStart::Resume => Some(resume_point(
+            &paths.dir,
+            &paths.checkpoint,
+            &paths.partial,
+            identity,
+        )?),
+        BakeStart::Fresh | BakeStart::Restart => {
+            clear_cancelled(&paths.dir, &paths.checkpoint, &paths.partial, opts.start)?;
+            None
+        }
+    };
+    Ok(match resumed {
+        Some(cp) => {
+            sim.restore(&cp.state)?;
+            let cache = CacheWriter::resume_staged_with_flesh(
+                &paths.partial,
+                &paths.cache,
+                opts.fps,
+                &layout_ref,
+                flesh_layout,
+                cp.done,
+            )?;
+            Run {
+                cache,
+                first: cp.done as usize,
+                obj_frames: cp.obj_frames as usize,
+                events: cp.events,
+                wall_before: cp.wall_seconds,
+            }
+        }
+        None => {
+            if start != 0.0 {
+                sim.advance_to(start, None)?;
+            }
+            let cache = CacheWriter::create_staged_with_flesh(
+                &paths.partial,
+                &paths.cache,
+                opts.fps,
+                &layout_ref,
+                flesh_layout,
+            )?;
+            Run {
+                cache,
+                first: 0,
+                obj_frames: 0,
+                events: Vec::new(),
+                wall_before: 0.0,
+            }
+        }
+    })
+}
+
+/// Writes frame `f` (time `t`) of `sim` to the cache, flushed, and as OBJ
+/// when it is one of every k-th; returns whether it wrote the OBJ.
+fn write_frame(
+    sim: &Simulation,
+    cache: &mut CacheWriter,
+    out: &FrameOut,
+    f: usize,
+    t: f64,
+) -> Result<bool, BakeError> {
+    let flesh_layout = out.flesh_layout;
+    let positions: Vec<&[glam::Vec3]> = sim
+        .character
+        .skins
+        .iter()
+        .map(|s| s.points.position.as_slice())
+        .collect();
+    let flesh = (!flesh_layout.is_empty())
+        .then(|| sim.flesh_pose())
+        .flatten();
+    let mesh: Vec<&[glam::Vec3]> = flesh
+        .as_ref()
+        .and_then(|p| p.mesh.as_deref())
+        .filter(|_| !flesh_layout.meshes.is_empty())
+        .into_iter()
+        .collect();
+    let muscles = match &flesh {
+        Some(p) if flesh_layout.muscles > 0 => p.muscle_offsets.as_slice(),
+        _ => &[],
+    };
+    cache.write_frame_with_flesh(t, &positions, &mesh, muscles)?;
+    // Hand every frame to the OS: a bake killed outright keeps them.
+    cache.flush()?;
+    if let Some(k) = out.obj_every.filter(|&k| k > 0 && f.is_multiple_of(k)) {
+        let _ = k;
+        let skins: Vec<_> = sim
+            .character
+            .skins
+            .iter()
+            .map(|s| (s.name.as_str(), s.m, s.n, s.points.position.as_slice()))
+            .collect();
+        let meshes: Vec<crate::io::obj::ObjMesh> = flesh_layout
+            .meshes
+            .iter()
+            .zip(&mesh)
+            .map(|(m, p)| (m.name.as_str(), *p, out.triangles))
+            .collect();
+        crate::io::obj::write_frame_obj(
+            &out.obj_dir.join(format!("frame_{f:05}.obj")),
+            &skins,
+            &meshes,
+        )?;
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Makes the frames written so far durable and writes the checkpoint of the
+/// bake after frame `at` to `path`; `wall` is when this run started.
+fn write_checkpoint(
+    run: &mut Run,
+    identity: &BakeIdentity,
+    sim: &Simulation,
+    at: FramePoint,
+    wall: Instant,
+    path: &Path,
+) -> Result<(), BakeError> {
+    let cp = Checkpoint {
+        identity: identity.clone(),
+        done: at.done as u64,
+        last_time: at.time,
+        cache_bytes: run.cache.sync()?,
+        obj_frames: run.obj_frames as u64,
+        wall_seconds: run.wall_before + wall.elapsed().as_secs_f64(),
+        events: run.events.clone(),
+        state: sim.save(),
+    };
+    cp.write(path)?;
+    Ok(())
+}
+
+/// Removes the checkpoint of a finished bake, if there is one.
+fn remove_checkpoint(checkpoint_path: &Path) -> Result<(), BakeError> {
+    match std::fs::remove_file(checkpoint_path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(IoError::os(checkpoint_path, "remove", e).into()),
+    }
+    Ok(())
+}
+
+/// Each skin's resolution and solver counters, in the character's order.
+fn skin_summaries(sim: &Simulation) -> Vec<SkinSummary> {
+    sim.character
+        .skins
+        .iter()
+        .enumerate()
+        .map(|(s, skin)| SkinSummary {
+            name: skin.name.clone(),
+            m: skin.m,
+            n: skin.n,
+            stats: sim.stats(s),
+        })
+        .collect()
 }
 
 /// Before a fresh bake: refuses to throw away a cancelled bake unless told

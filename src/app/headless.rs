@@ -245,101 +245,22 @@ pub fn render_character(
     opts: &HeadlessOptions,
     mut progress: impl FnMut(usize, usize),
 ) -> Result<HeadlessSummary, HeadlessError> {
-    let (w, h) = opts.size;
-    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
-        return Err(HeadlessError::Options(format!(
-            "image size {w}x{h}: each side must lie in 16..=8192 pixels"
-        )));
-    }
-    if opts.every == 0 {
-        return Err(HeadlessError::Options("--every must be at least 1".into()));
-    }
-    if !(opts.fps.is_finite() && opts.fps > 0.0 && opts.fps <= 1000.0) {
-        return Err(HeadlessError::Options(format!(
-            "fps must lie in (0, 1000], got {}",
-            opts.fps
-        )));
-    }
-    if !(opts.ipd.is_finite() && (0.0..=0.1).contains(&opts.ipd)) {
-        return Err(HeadlessError::Options(format!(
-            "ipd must lie in [0, 0.1] m, got {}",
-            opts.ipd
-        )));
-    }
+    check_options(opts)?;
     character.validate().map_err(SimError::from)?;
     // A bake at a raised resolution (`bake --resolution`, LEMAN §6.5) plays
     // on the character resampled as the bake resampled it.
     let mut character = character;
     if let Some(path) = baked {
-        let reader = CacheReader::open(path)?;
-        let skins = reader.skins();
-        if skins.len() == character.skins.len() {
-            for (skin, cached) in character.skins.iter_mut().zip(skins) {
-                if (skin.m, skin.n) != (cached.m, cached.n) {
-                    *skin = crate::character::resample::resample(skin, cached.m, cached.n)
-                        .map_err(HeadlessError::Options)?;
-                }
-            }
-        }
+        resample_as_baked(&mut character, path)?;
     }
     let character = Arc::new(character);
     let posture = character.skeleton.rest_posture();
-    let keys = (!character.key_postures.is_empty())
-        .then(|| SkeletonDriver::Keys(character.key_postures.clone()));
-
-    let (mut source, fps, total, what) = match baked {
-        Some(path) => {
-            let reader = CacheReader::open(path)?;
-            check_cache_matches(&reader, &character, path)?;
-            let total = reader.frame_count();
-            let fps = reader.fps();
-            (
-                Source::Baked {
-                    reader: Box::new(reader),
-                    driver: keys,
-                    scratch: Vec::new(),
-                    meshes: Vec::new(),
-                    muscles: Vec::new(),
-                },
-                fps,
-                total,
-                format!("the bake {}", path.display()),
-            )
-        }
-        None => match keys {
-            Some(driver) => {
-                let start = character.key_postures[0].time as f64;
-                let duration = opts.duration.unwrap_or(character.motion_duration() as f64);
-                if !(duration.is_finite() && duration > 0.0) {
-                    return Err(HeadlessError::Options(format!(
-                        "duration must be positive, got {duration}"
-                    )));
-                }
-                let mut sim = Simulation::new((*character).clone(), driver, opts.settings.clone())?;
-                if start != 0.0 {
-                    sim.advance_to(start, None)?;
-                }
-                let total = (duration * opts.fps as f64).round() as usize + 1;
-                (
-                    Source::Live {
-                        sim: Box::new(sim),
-                        start,
-                    },
-                    opts.fps,
-                    total,
-                    "its key postures, simulated live".to_string(),
-                )
-            }
-            None => {
-                let total = if opts.orbit_degrees_per_second != 0.0 {
-                    (360.0 / opts.orbit_degrees_per_second.abs() * opts.fps).ceil() as usize
-                } else {
-                    1
-                };
-                (Source::Still, opts.fps, total, "its still pose".to_string())
-            }
-        },
-    };
+    let Frames {
+        mut source,
+        fps,
+        total,
+        what,
+    } = open_frames(&character, baked, opts)?;
     let images_total = total
         .div_ceil(opts.every)
         .min(opts.max_frames.unwrap_or(usize::MAX));
@@ -420,6 +341,127 @@ pub fn render_character(
         adapter: ctx.summary().to_string(),
         mean_cpu_ms: cpu.as_secs_f64() * 1e3 / rendered.max(1) as f64,
         source: what,
+    })
+}
+
+/// Where the frames come from, at what rate, how many, and a phrase for the user.
+struct Frames {
+    source: Source,
+    fps: f32,
+    total: usize,
+    what: String,
+}
+
+/// Refuses an image size, frame step, frame rate or interpupillary distance
+/// out of range.
+fn check_options(opts: &HeadlessOptions) -> Result<(), HeadlessError> {
+    let (w, h) = opts.size;
+    if !(16..=8192).contains(&w) || !(16..=8192).contains(&h) {
+        return Err(HeadlessError::Options(format!(
+            "image size {w}x{h}: each side must lie in 16..=8192 pixels"
+        )));
+    }
+    if opts.every == 0 {
+        return Err(HeadlessError::Options("--every must be at least 1".into()));
+    }
+    if !(opts.fps.is_finite() && opts.fps > 0.0 && opts.fps <= 1000.0) {
+        return Err(HeadlessError::Options(format!(
+            "fps must lie in (0, 1000], got {}",
+            opts.fps
+        )));
+    }
+    if !(opts.ipd.is_finite() && (0.0..=0.1).contains(&opts.ipd)) {
+        return Err(HeadlessError::Options(format!(
+            "ipd must lie in [0, 0.1] m, got {}",
+            opts.ipd
+        )));
+    }
+    Ok(())
+}
+
+/// Resamples each skin of `character` to the resolution the cache at `path`
+/// holds it at, when the cache has as many skins.
+fn resample_as_baked(character: &mut Character, path: &Path) -> Result<(), HeadlessError> {
+    let reader = CacheReader::open(path)?;
+    let skins = reader.skins();
+    if skins.len() == character.skins.len() {
+        for (skin, cached) in character.skins.iter_mut().zip(skins) {
+            if (skin.m, skin.n) != (cached.m, cached.n) {
+                *skin = crate::character::resample::resample(skin, cached.m, cached.n)
+                    .map_err(HeadlessError::Options)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Opens the frames to render: the bake at `baked` (checked against the
+/// character), else the key postures simulated live, else the still pose.
+fn open_frames(
+    character: &Arc<Character>,
+    baked: Option<&Path>,
+    opts: &HeadlessOptions,
+) -> Result<Frames, HeadlessError> {
+    let keys = (!character.key_postures.is_empty())
+        .then(|| SkeletonDriver::Keys(character.key_postures.clone()));
+    Ok(match baked {
+        Some(path) => {
+            let reader = CacheReader::open(path)?;
+            check_cache_matches(&reader, character, path)?;
+            let total = reader.frame_count();
+            let fps = reader.fps();
+            Frames {
+                source: Source::Baked {
+                    reader: Box::new(reader),
+                    driver: keys,
+                    scratch: Vec::new(),
+                    meshes: Vec::new(),
+                    muscles: Vec::new(),
+                },
+                fps,
+                total,
+                what: format!("the bake {}", path.display()),
+            }
+        }
+        None => match keys {
+            Some(driver) => {
+                let start = character.key_postures[0].time as f64;
+                let duration = opts.duration.unwrap_or(character.motion_duration() as f64);
+                if !(duration.is_finite() && duration > 0.0) {
+                    return Err(HeadlessError::Options(format!(
+                        "duration must be positive, got {duration}"
+                    )));
+                }
+                let mut sim =
+                    Simulation::new((**character).clone(), driver, opts.settings.clone())?;
+                if start != 0.0 {
+                    sim.advance_to(start, None)?;
+                }
+                let total = (duration * opts.fps as f64).round() as usize + 1;
+                Frames {
+                    source: Source::Live {
+                        sim: Box::new(sim),
+                        start,
+                    },
+                    fps: opts.fps,
+                    total,
+                    what: "its key postures, simulated live".to_string(),
+                }
+            }
+            None => {
+                let total = if opts.orbit_degrees_per_second != 0.0 {
+                    (360.0 / opts.orbit_degrees_per_second.abs() * opts.fps).ceil() as usize
+                } else {
+                    1
+                };
+                Frames {
+                    source: Source::Still,
+                    fps: opts.fps,
+                    total,
+                    what: "its still pose".to_string(),
+                }
+            }
+        },
     })
 }
 

@@ -635,6 +635,78 @@ impl Controls {
 /// there is no headset to run on (the caller may fall back to the desk).
 pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFrontError> {
     let headset = Headset::open(&options.headset).map_err(XrFrontError::Unavailable)?;
+    let scene = SceneRenderer::new(headset.gpu(), EYE_FORMAT)?;
+    let mut report = session_report(&headset, &scene);
+    let cell = RefCell::new(headset);
+    let mut renderer = HeadsetRenderer {
+        headset: &cell,
+        scene,
+        capture: false,
+        captured: None,
+        locate_to_submit: Vec::new(),
+        render_cpu: Vec::new(),
+    };
+    let mut editing = start_editing(character, &options)?;
+    let start_revision = editing.fl.history().revision();
+    let cpu = run_frames(&cell, &mut renderer, &mut editing, &options, &mut report);
+    let end = record_end(&cell, &mut report);
+
+    // Save, however it ended.
+    editing.fl.sync_skins();
+    let edited = editing.fl.history().revision() != start_revision;
+    let (saved, saved_to) = save_on_exit(
+        options.save_on_exit.as_ref(),
+        &editing.fl,
+        editing.autosaver.as_mut(),
+        edited,
+    );
+    report.saved = saved;
+    report.saved_to = saved_to;
+    if let Some(r) = editing.recorder.as_mut() {
+        report.recorded = Some(r.finish(editing.fl.history()));
+    }
+
+    if let Some(eyes) = renderer.captured.take()
+        && let Some(dir) = &options.screenshot_eyes
+    {
+        save_screenshots(eyes, dir, &mut report)?;
+    }
+    record_timings(&mut report, cpu, &renderer, &editing.fl);
+    if let Some(path) = &options.timings_csv
+        && let Err(e) = editing.fl.log().write_csv(path)
+    {
+        tracing::warn!("timings not saved: {e}");
+    }
+    // The renderer (its GPU objects) before the headset's session.
+    drop(renderer);
+    drop(editing.fl);
+    drop(cell);
+    match end {
+        SessionEnd::Lost(e) => Err(XrFrontError::Lost {
+            end: e,
+            saved: report.saved.clone(),
+        }),
+        _ => Ok(report),
+    }
+}
+
+/// The frame loop and what keeps its edits: the autosaver and the session
+/// recorder.
+struct Editing {
+    fl: FrameLoop,
+    autosaver: Option<Autosaver>,
+    recorder: Option<SessionRecorder>,
+}
+
+/// Main-thread time per rendered frame: wall and the thread's own CPU.
+struct CpuTimes {
+    wall: Vec<Duration>,
+    thread: Vec<Duration>,
+}
+
+/// The report's description of the session (runtime, system, GPU, space,
+/// eye size, stereo path), also printed.
+fn session_report(headset: &Headset, scene: &SceneRenderer) -> XrReport {
     let mut report = XrReport {
         runtime: headset.runtime().runtime.clone(),
         system: headset.runtime().system.clone(),
@@ -643,7 +715,6 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         eye_size: headset.eye_size(),
         ..XrReport::default()
     };
-    let scene = SceneRenderer::new(headset.gpu(), EYE_FORMAT)?;
     report.stereo_path = match scene.gpu.stereo_path() {
         StereoPath::Multiview => "multiview (both eyes in one pass)".into(),
         StereoPath::PerEyePasses(why) => format!("one pass per eye ({why})"),
@@ -658,17 +729,12 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         report.eye_size.1,
         report.stereo_path
     );
-    let cell = RefCell::new(headset);
-    let mut renderer = HeadsetRenderer {
-        headset: &cell,
-        scene,
-        capture: false,
-        captured: None,
-        locate_to_submit: Vec::new(),
-        render_cpu: Vec::new(),
-    };
-    let mut tracker = HeadsetTracker { headset: &cell };
+    report
+}
 
+/// Starts the autosaver and the recorder, and the frame loop on
+/// `character` with the bake, tool and placement asked for.
+fn start_editing(character: Character, options: &XrOptions) -> Result<Editing, XrFrontError> {
     let stem = options
         .document
         .as_deref()
@@ -680,7 +746,7 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         .autosave_dir
         .as_deref()
         .and_then(|dir| Autosaver::new(dir, &stem, AutosaveSettings::default()).ok());
-    let mut recorder = options
+    let recorder = options
         .record
         .as_deref()
         .map(|path| SessionRecorder::new(path, &character))
@@ -707,12 +773,31 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
             hi,
         ));
     }
+    Ok(Editing {
+        fl,
+        autosaver,
+        recorder,
+    })
+}
 
+/// Runs frames until the session ends: pumps the runtime, applies the
+/// hands' controls, renders, relays messages, autosaves and records, and
+/// asks the runtime to exit after the last frame or on Ctrl+C.
+fn run_frames(
+    cell: &RefCell<Headset>,
+    renderer: &mut HeadsetRenderer,
+    editing: &mut Editing,
+    options: &XrOptions,
+    report: &mut XrReport,
+) -> CpuTimes {
+    let mut tracker = HeadsetTracker { headset: cell };
+    let fl = &mut editing.fl;
     let mut controls = Controls::default();
-    let mut cpu_wall = Vec::new();
-    let mut cpu_thread = Vec::new();
+    let mut cpu = CpuTimes {
+        wall: Vec::new(),
+        thread: Vec::new(),
+    };
     let mut last_frame: Option<Instant> = None;
-    let start_revision = fl.history().revision();
     loop {
         if options.stop.is_some_and(|s| s.load(Ordering::SeqCst)) {
             cell.borrow_mut().request_exit();
@@ -740,17 +825,17 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         if cell.borrow_mut().take_recentre_request() {
             controls.placed = false;
         }
-        controls.apply(&mut fl, &cell, options.placement, dt);
-        fl.set_panel_status(panel_settings(&fl, &controls.recent));
+        controls.apply(fl, cell, options.placement, dt);
+        fl.set_panel_status(panel_settings(fl, &controls.recent));
         let last = options.frames.is_some_and(|n| report.frames + 1 >= n);
         if last && options.screenshot_eyes.is_some() {
             renderer.capture = true;
         }
-        match fl.frame(&mut tracker, &mut renderer) {
+        match fl.frame(&mut tracker, renderer) {
             Ok(_) => {
                 report.frames += 1;
-                cpu_wall.push(wall0.elapsed());
-                cpu_thread.push(thread_cpu_time().saturating_sub(cpu0));
+                cpu.wall.push(wall0.elapsed());
+                cpu.thread.push(thread_cpu_time().saturating_sub(cpu0));
             }
             Err(e) => {
                 cell.borrow_mut().abandon_frame();
@@ -759,29 +844,15 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
                 }
             }
         }
-        for line in cell.borrow_mut().take_profile_changes() {
-            println!("{line}");
-            report.profile_changes.push(line);
-        }
-        let panel_messages = fl.take_panel_messages();
-        if !panel_messages.is_empty() {
-            cell.borrow().pulse(1, 0.4, Duration::from_millis(15));
-        }
-        controls.messages.extend(panel_messages);
-        for line in controls.messages.drain(..) {
-            println!("{line}");
-            controls.recent.push(line);
-        }
-        let excess = controls.recent.len().saturating_sub(2);
-        controls.recent.drain(..excess);
-        if let Some(a) = autosaver.as_mut() {
+        relay_messages(cell, fl, &mut controls, report);
+        if let Some(a) = editing.autosaver.as_mut() {
             match a.maybe_save(fl.character(), SystemTime::now()) {
                 Ok(Some(path)) => report.autosaves.push(path),
                 Ok(None) => {}
                 Err(e) => tracing::warn!("autosave failed: {e}"),
             }
         }
-        if let Some(r) = recorder.as_mut()
+        if let Some(r) = editing.recorder.as_mut()
             && let Err(e) = r.update(fl.history())
         {
             tracing::warn!("{e}");
@@ -791,6 +862,37 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
             cell.borrow_mut().request_exit();
         }
     }
+    cpu
+}
+
+/// Prints and reports the interaction profile changes and the frame's
+/// messages (a pulse for the panel's), keeping the last two for the panel.
+fn relay_messages(
+    cell: &RefCell<Headset>,
+    fl: &mut FrameLoop,
+    controls: &mut Controls,
+    report: &mut XrReport,
+) {
+    for line in cell.borrow_mut().take_profile_changes() {
+        println!("{line}");
+        report.profile_changes.push(line);
+    }
+    let panel_messages = fl.take_panel_messages();
+    if !panel_messages.is_empty() {
+        cell.borrow().pulse(1, 0.4, Duration::from_millis(15));
+    }
+    controls.messages.extend(panel_messages);
+    for line in controls.messages.drain(..) {
+        println!("{line}");
+        controls.recent.push(line);
+    }
+    let excess = controls.recent.len().saturating_sub(2);
+    controls.recent.drain(..excess);
+}
+
+/// How the session ended (a request, if the runtime did not say), with the
+/// session states seen and the end written to `report`.
+fn record_end(cell: &RefCell<Headset>, report: &mut XrReport) -> SessionEnd {
     let end = cell
         .borrow()
         .ended()
@@ -803,11 +905,19 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         .map(|s| format!("{s:?}"))
         .collect();
     report.ended = end.to_string();
+    end
+}
 
-    // Save, however it ended.
-    fl.sync_skins();
-    let edited = fl.history().revision() != start_revision;
-    let (saved, saved_to) = match (&options.save_on_exit, autosaver.as_mut()) {
+/// Saves the character at the session's end: to `save_path` when given,
+/// else (if `edited`) as an autosave; returns what happened, for people,
+/// and the file saved to.
+fn save_on_exit(
+    save_path: Option<&PathBuf>,
+    fl: &FrameLoop,
+    autosaver: Option<&mut Autosaver>,
+    edited: bool,
+) -> (String, Option<PathBuf>) {
+    match (save_path, autosaver) {
         (Some(path), _) => match save_character(path, fl.character()) {
             Ok(()) => (
                 format!("the character was saved to {}", path.display()),
@@ -830,46 +940,39 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
             None,
         ),
         _ => ("nothing to save (no edits)".into(), None),
-    };
-    report.saved = saved;
-    report.saved_to = saved_to;
-    if let Some(r) = recorder.as_mut() {
-        report.recorded = Some(r.finish(fl.history()));
     }
+}
 
-    if let Some([left, right]) = renderer.captured.take()
-        && let Some(dir) = &options.screenshot_eyes
-    {
-        std::fs::create_dir_all(dir).map_err(|e| IoError::os(dir, "create the directory", e))?;
-        for (img, name) in [(left, "left.png"), (right, "right.png")] {
-            let path = dir.join(name);
-            img.save_png(&path)?;
-            report.screenshots.push(path);
-        }
+/// Writes the captured eye images as `left.png` and `right.png` in `dir`
+/// (created if need be), listing them in `report`.
+fn save_screenshots(
+    [left, right]: [RgbaImage; 2],
+    dir: &Path,
+    report: &mut XrReport,
+) -> Result<(), XrFrontError> {
+    std::fs::create_dir_all(dir).map_err(|e| IoError::os(dir, "create the directory", e))?;
+    for (img, name) in [(left, "left.png"), (right, "right.png")] {
+        let path = dir.join(name);
+        img.save_png(&path)?;
+        report.screenshots.push(path);
     }
-    report.frame_cpu_wall = Stats::of(cpu_wall);
-    report.frame_cpu_thread = Stats::of(cpu_thread);
+    Ok(())
+}
+
+/// Writes the frame timings' statistics and the frame loop's summary to `report`.
+fn record_timings(
+    report: &mut XrReport,
+    cpu: CpuTimes,
+    renderer: &HeadsetRenderer,
+    fl: &FrameLoop,
+) {
+    report.frame_cpu_wall = Stats::of(cpu.wall);
+    report.frame_cpu_thread = Stats::of(cpu.thread);
     report.locate_to_submit = Stats::of(renderer.locate_to_submit.iter().copied());
     report.render_cpu = Stats::of(renderer.render_cpu.iter().copied());
     let summary = fl.log().summary();
     report.frame_interval = summary.frame_interval;
     report.summary = summary.to_string();
-    if let Some(path) = &options.timings_csv
-        && let Err(e) = fl.log().write_csv(path)
-    {
-        tracing::warn!("timings not saved: {e}");
-    }
-    // The renderer (its GPU objects) before the headset's session.
-    drop(renderer);
-    drop(fl);
-    drop(cell);
-    match end {
-        SessionEnd::Lost(e) => Err(XrFrontError::Lost {
-            end: e,
-            saved: report.saved.clone(),
-        }),
-        _ => Ok(report),
-    }
 }
 
 #[cfg(test)]

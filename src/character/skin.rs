@@ -213,6 +213,21 @@ impl Skin {
     /// Checks the joint and muscle references against `joint_count` joints and
     /// `muscle_count` muscles, the resolution, and every point's state and material.
     pub fn validate(&self, joint_count: usize, muscle_count: usize) -> Result<(), InvalidField> {
+        self.validate_references(joint_count, muscle_count)?;
+        self.validate_point_lengths()?;
+        for k in 0..self.point_count() {
+            self.validate_point(k)?;
+        }
+        Ok(())
+    }
+
+    /// Checks the joints, the resolution, the wrapped muscles and the
+    /// boundary rows.
+    fn validate_references(
+        &self,
+        joint_count: usize,
+        muscle_count: usize,
+    ) -> Result<(), InvalidField> {
         for (name, j) in [
             ("bottom_joint", self.bottom_joint),
             ("top_joint", self.top_joint),
@@ -259,6 +274,11 @@ impl Skin {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// Checks that every per-point array has one entry per grid point.
+    fn validate_point_lengths(&self) -> Result<(), InvalidField> {
         let p = &self.points;
         let count = self.point_count();
         let lens = [
@@ -284,6 +304,12 @@ impl Skin {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Checks point `k`'s state, material and connective tissue.
+    fn validate_point(&self, k: usize) -> Result<(), InvalidField> {
+        let p = &self.points;
         let bad = |name: &str, k: usize, why: String| {
             Err(InvalidField::new(format!("points.{name}[{k}]"), why))
         };
@@ -297,81 +323,78 @@ impl Skin {
                 format!("{x}")
             }
         };
-        for k in 0..count {
-            if !p.position[k].is_finite() || !p.velocity[k].is_finite() {
-                return bad(
-                    "position",
-                    k,
-                    format!(
-                        "position and velocity must be finite, got {} and {}",
-                        p.position[k], p.velocity[k]
-                    ),
-                );
-            }
-            let checks = [
-                (
-                    "mass_density",
-                    p.mass_density[k],
-                    true,
-                    "the mass per m² of rest area (kg/m²)",
+        if !p.position[k].is_finite() || !p.velocity[k].is_finite() {
+            return bad(
+                "position",
+                k,
+                format!(
+                    "position and velocity must be finite, got {} and {}",
+                    p.position[k], p.velocity[k]
                 ),
-                (
-                    "damping_density",
-                    p.damping_density[k],
-                    false,
-                    "the damping per m² of rest area",
+            );
+        }
+        let checks = [
+            (
+                "mass_density",
+                p.mass_density[k],
+                true,
+                "the mass per m² of rest area (kg/m²)",
+            ),
+            (
+                "damping_density",
+                p.damping_density[k],
+                false,
+                "the damping per m² of rest area",
+            ),
+            ("fat", p.fat[k], false, "the fat thickness (m)"),
+            ("bend", p.bend[k], false, "the bending rigidity"),
+        ];
+        for (name, x, above_zero, what) in checks {
+            let ok = x.is_finite() && if above_zero { x > 0.0 } else { x >= 0.0 };
+            if !ok {
+                let range = if above_zero { "above 0" } else { "0 or more" };
+                return bad(
+                    name,
+                    k,
+                    format!("{what} must be a finite number {range}, got {}", read(x)),
+                );
+            }
+        }
+        if let Some(&x) = p.stretch[k].iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
+            return bad(
+                "stretch",
+                k,
+                format!(
+                    "the stretching elasticity must be finite numbers 0 or more, got {}",
+                    read(x)
                 ),
-                ("fat", p.fat[k], false, "the fat thickness (m)"),
-                ("bend", p.bend[k], false, "the bending rigidity"),
-            ];
-            for (name, x, above_zero, what) in checks {
-                let ok = x.is_finite() && if above_zero { x > 0.0 } else { x >= 0.0 };
-                if !ok {
-                    let range = if above_zero { "above 0" } else { "0 or more" };
-                    return bad(
-                        name,
-                        k,
-                        format!("{what} must be a finite number {range}, got {}", read(x)),
-                    );
-                }
-            }
-            if let Some(&x) = p.stretch[k].iter().find(|x| !(x.is_finite() && **x >= 0.0)) {
+            );
+        }
+        if p.rest_metric[k]
+            .iter()
+            .chain(&p.rest_curvature[k])
+            .any(|x| !x.is_finite())
+        {
+            return bad(
+                "rest_metric",
+                k,
+                "rest metric and curvature must be finite".to_string(),
+            );
+        }
+        if let Some(b) = &p.band[k] {
+            if !self.muscles.contains(&b.muscle) {
                 return bad(
-                    "stretch",
+                    "band",
                     k,
-                    format!(
-                        "the stretching elasticity must be finite numbers 0 or more, got {}",
-                        read(x)
-                    ),
+                    "band names a muscle this skin does not wrap".to_string(),
                 );
             }
-            if p.rest_metric[k]
-                .iter()
-                .chain(&p.rest_curvature[k])
-                .any(|x| !x.is_finite())
-            {
+            if !b.is_physical() {
                 return bad(
-                    "rest_metric",
+                    "band",
                     k,
-                    "rest metric and curvature must be finite".to_string(),
+                    "band needs a finite anchor and non-negative ks, kd, rest length".to_string(),
                 );
-            }
-            if let Some(b) = &p.band[k] {
-                if !self.muscles.contains(&b.muscle) {
-                    return bad(
-                        "band",
-                        k,
-                        "band names a muscle this skin does not wrap".to_string(),
-                    );
-                }
-                if !b.is_physical() {
-                    return bad(
-                        "band",
-                        k,
-                        "band needs a finite anchor and non-negative ks, kd, rest length"
-                            .to_string(),
-                    );
-                }
             }
         }
         Ok(())

@@ -137,81 +137,92 @@ impl BakeArgs {
             plasticine::bake::BakeOutcome::Finished(s) => s,
             plasticine::bake::BakeOutcome::Cancelled(c) => {
                 // The command to continue: this one, with --resume.
-                let quote = |a: String| {
-                    if !a.is_empty()
-                        && a.chars()
-                            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
-                    {
-                        a
-                    } else {
-                        format!("'{}'", a.replace('\'', "'\\''"))
-                    }
-                };
-                let mut args: Vec<String> = std::env::args()
-                    .skip(1)
-                    .filter(|a| a != "--restart" && a != "--resume")
-                    .map(quote)
-                    .collect();
-                args.insert(0, "plasticine".into());
-                args.push("--resume".into());
                 eprintln!(
                     "bake cancelled at frame {}/{}; run `{}` to continue (checkpoint {}, frames so far in {})",
                     c.done,
                     c.frames,
-                    args.join(" "),
+                    resume_command(),
                     c.checkpoint.display(),
                     c.partial.display()
                 );
                 std::process::exit(130);
             }
         };
-        for e in &s.events {
-            eprintln!("warning: {e}");
-        }
-        println!(
-            "Baked {} frames ({:.2} s simulated at {} fps) of '{}' with {} in {:.2} s wall: {:.1}x real time.",
-            s.frames,
-            s.simulated_seconds,
-            s.fps,
-            s.character,
-            s.integrator,
-            s.wall_seconds,
-            s.real_time_factor
-        );
-        for k in &s.skins {
-            println!(
-                "  skin '{}' {}x{}: {} steps (h {:.2e}..{:.2e} s), {} rejected by error, {} by constraints, {} force evaluations",
-                k.name,
-                k.m,
-                k.n,
-                k.stats.steps,
-                k.stats.smallest_step,
-                k.stats.largest_step,
-                k.stats.error_rejections,
-                k.stats.constraint_rejections,
-                k.stats.evals.full
-            );
-        }
-        for m in &s.flesh.meshes {
-            println!(
-                "  embedded mesh '{}': {} vertices per frame",
-                m.name, m.vertices
-            );
-        }
-        println!(
-            "Frame cache: {} ({} bytes); summary: {}",
-            s.cache.display(),
-            s.cache_bytes,
-            out.join("summary.json").display()
-        );
-        if s.obj_frames > 0 {
-            println!(
-                "{} OBJ frames in {}",
-                s.obj_frames,
-                out.join("obj").display()
-            );
-        }
-
+        print_summary(&s, &out);
         Ok(())
+    }
+}
+
+/// This command as the user typed it, with --resume instead of --restart,
+/// quoted for a POSIX shell: what continues a cancelled bake.
+fn resume_command() -> String {
+    let quote = |a: String| {
+        if !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+        {
+            a
+        } else {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        }
+    };
+    let mut args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--restart" && a != "--resume")
+        .map(quote)
+        .collect();
+    args.insert(0, "plasticine".into());
+    args.push("--resume".into());
+    args.join(" ")
+}
+
+/// What a finished bake did: its warnings, speed, each skin's steps, and
+/// where its files are.
+fn print_summary(s: &plasticine::bake::BakeSummary, out: &std::path::Path) {
+    for e in &s.events {
+        eprintln!("warning: {e}");
+    }
+    println!(
+        "Baked {} frames ({:.2} s simulated at {} fps) of '{}' with {} in {:.2} s wall: {:.1}x real time.",
+        s.frames,
+        s.simulated_seconds,
+        s.fps,
+        s.character,
+        s.integrator,
+        s.wall_seconds,
+        s.real_time_factor
+    );
+    for k in &s.skins {
+        println!(
+            "  skin '{}' {}x{}: {} steps (h {:.2e}..{:.2e} s), {} rejected by error, {} by constraints, {} force evaluations",
+            k.name,
+            k.m,
+            k.n,
+            k.stats.steps,
+            k.stats.smallest_step,
+            k.stats.largest_step,
+            k.stats.error_rejections,
+            k.stats.constraint_rejections,
+            k.stats.evals.full
+        );
+    }
+    for m in &s.flesh.meshes {
+        println!(
+            "  embedded mesh '{}': {} vertices per frame",
+            m.name, m.vertices
+        );
+    }
+    println!(
+        "Frame cache: {} ({} bytes); summary: {}",
+        s.cache.display(),
+        s.cache_bytes,
+        out.join("summary.json").display()
+    );
+    if s.obj_frames > 0 {
+        println!(
+            "{} OBJ frames in {}",
+            s.obj_frames,
+            out.join("obj").display()
+        );
     }
 }

@@ -124,13 +124,65 @@ pub fn fem_character_from_mesh(
         return Err("the skeleton has a single joint: the flesh needs at least one bone (two joints) to drive it".into());
     }
     let solid = MeshSolid::new(&positions, triangles).map_err(|e| format!("the mesh: {e}"))?;
-    let joint_names = |j: usize| character.skeleton.joints[j].name.as_str();
     let rest = forward_kinematics(&character.skeleton, &character.skeleton.rest_posture());
     let joints: Vec<DVec3> = rest.iter().map(|a| a.translation.as_dvec3()).collect();
     let hint = fit_hint(&solid, &joints);
 
-    let mut warnings = Vec::new();
     let open_edges = open_edge_count(triangles);
+    let warnings = import_warnings(&solid, &character, &joints, open_edges, hint.as_deref());
+
+    let lattice = Lattice::from_solid_with_vertices(
+        &solid,
+        bones,
+        fem.target_vertices,
+        super::LatticeSettings::default().bone_radius_cells,
+    )
+    .map_err(|e| lattice_error(e, &character, hint.as_deref()))?;
+
+    let (embedded, max_error) = embedding_check(&solid, &lattice)?;
+
+    let gravity = skeleton_from.environment.gravity.as_dvec3();
+    let (precompute_seconds, rest_sag) = rest_solve(&solid, &lattice, &fem, gravity);
+
+    let report = ImportReport {
+        mesh_vertices: positions.len(),
+        mesh_triangles: triangles.len(),
+        open_edges,
+        lattice_vertices: lattice.vertex_count(),
+        lattice_cells: lattice.cell_count(),
+        cell_size: lattice.cell_size.x,
+        bones: lattice.bones.len(),
+        bound_vertices: lattice.bone_of_vertex.iter().flatten().count(),
+        embedded_vertices: embedded,
+        max_embedding_error: max_error,
+        precompute_seconds,
+        rest_sag,
+        warnings,
+    };
+    if let Flesh::Fem(f) = &mut character.flesh {
+        f.embedded_mesh = Some(EmbeddedMesh {
+            source: options.source.clone(),
+            positions,
+            triangles: triangles.to_vec(),
+        });
+    }
+    character
+        .validate()
+        .map_err(|e| format!("the imported character: {e}"))?;
+    Ok((character, report))
+}
+
+/// The animator's warnings: an open mesh, joints outside the mesh (named
+/// from `character`'s skeleton), and the fit `hint` if any.
+fn import_warnings(
+    solid: &MeshSolid,
+    character: &Character,
+    joints: &[DVec3],
+    open_edges: usize,
+    hint: Option<&str>,
+) -> Vec<String> {
+    let joint_names = |j: usize| character.skeleton.joints[j].name.as_str();
+    let mut warnings = Vec::new();
     if open_edges > 0 {
         warnings.push(format!(
             "the mesh is not closed ({open_edges} edges belong to one triangle only): its inside is a best guess (generalized winding number)"
@@ -158,29 +210,34 @@ pub fn fem_character_from_mesh(
             outside.join(", ")
         ));
     }
-    if let Some(h) = &hint {
-        warnings.push(h.clone());
+    if let Some(h) = hint {
+        warnings.push(h.to_owned());
     }
+    warnings
+}
 
-    let lattice = Lattice::from_solid_with_vertices(
-        &solid,
-        bones,
-        fem.target_vertices,
-        super::LatticeSettings::default().bone_radius_cells,
-    )
-    .map_err(|e| match e {
+/// The sentence for a lattice that could not be built: a bone outside the
+/// mesh is named by its joints (with the fit `hint`), other errors as they say.
+fn lattice_error(e: MeshLatticeError, character: &Character, hint: Option<&str>) -> String {
+    let joint_names = |j: usize| character.skeleton.joints[j].name.as_str();
+    match e {
         MeshLatticeError::BoneOutside { bone, joint } => {
-            let b = &skeleton_bones(&character)[bone];
+            let b = &skeleton_bones(character)[bone];
             let child = b.child.map_or("?", joint_names);
             format!(
                 "the bone from joint '{}' to '{child}' lies entirely outside the mesh{}",
                 joint_names(joint),
-                hint.as_ref().map_or(String::new(), |h| format!("; {h}"))
+                hint.map_or(String::new(), |h| format!("; {h}"))
             )
         }
         e => e.to_string(),
-    })?;
+    }
+}
 
+/// Embeds every mesh vertex in `lattice`: how many embed, and the largest
+/// distance between a vertex and its trilinear reconstruction. A vertex
+/// outside the lattice is an error.
+fn embedding_check(solid: &MeshSolid, lattice: &Lattice) -> Result<(usize, f64), String> {
     let mut embedded = 0;
     let mut max_error = 0f64;
     for (k, p) in solid.positions.iter().enumerate() {
@@ -193,14 +250,20 @@ pub fn fem_character_from_mesh(
         let zero = vec![DVec3::ZERO; lattice.vertex_count()];
         max_error = max_error.max(lattice.deform(&e, &zero).distance(*p));
     }
+    Ok((embedded, max_error))
+}
 
+/// Builds the FEM body on `lattice` with `fem`'s material and settings and
+/// solves it statically under `gravity`, skeleton at rest: the body's
+/// precompute time in seconds, and the largest displacement of a mesh vertex.
+fn rest_solve(solid: &MeshSolid, lattice: &Lattice, fem: &FemFlesh, gravity: DVec3) -> (f64, f64) {
     let material = Material {
         young: fem.young,
         poisson: fem.poisson,
         density: fem.density,
     };
     let settings = FemSettings {
-        gravity: skeleton_from.environment.gravity.as_dvec3(),
+        gravity,
         mass_damping: fem.mass_damping,
         stiffness_damping: fem.stiffness_damping,
         linearization: match fem.blend_width {
@@ -226,33 +289,7 @@ pub fn fem_character_from_mesh(
         .filter_map(|p| lattice.embed(*p))
         .map(|e| lattice.displacement(&e, &body.q).length())
         .fold(0.0, f64::max);
-
-    let report = ImportReport {
-        mesh_vertices: positions.len(),
-        mesh_triangles: triangles.len(),
-        open_edges,
-        lattice_vertices: lattice.vertex_count(),
-        lattice_cells: lattice.cell_count(),
-        cell_size: lattice.cell_size.x,
-        bones: lattice.bones.len(),
-        bound_vertices: lattice.bone_of_vertex.iter().flatten().count(),
-        embedded_vertices: embedded,
-        max_embedding_error: max_error,
-        precompute_seconds: body.precompute_seconds,
-        rest_sag,
-        warnings,
-    };
-    if let Flesh::Fem(f) = &mut character.flesh {
-        f.embedded_mesh = Some(EmbeddedMesh {
-            source: options.source.clone(),
-            positions,
-            triangles: triangles.to_vec(),
-        });
-    }
-    character
-        .validate()
-        .map_err(|e| format!("the imported character: {e}"))?;
-    Ok((character, report))
+    (body.precompute_seconds, rest_sag)
 }
 
 /// Edges used by exactly one triangle.

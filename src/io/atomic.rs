@@ -30,7 +30,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), IoError> {
     file.commit()
 }
 
-
 /// A file being written that replaces `target` only on [`commit`](Self::commit).
 ///
 /// Writes are buffered. Dropping it without committing removes the temporary

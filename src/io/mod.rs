@@ -30,8 +30,8 @@ pub mod autosave;
 pub mod cache;
 pub mod character_file;
 mod error;
-mod folder;
 pub mod export;
+mod folder;
 pub mod import;
 pub mod obj;
 

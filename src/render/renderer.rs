@@ -315,6 +315,135 @@ fn camera_layout(
         })
 }
 
+/// The eye passes' MSAA sample count: `PLASTICINE_MSAA` (4 when unset or
+/// unreadable), lowered to what the adapter offers for both the eye colour and
+/// depth formats.
+fn eye_sample_count(ctx: &GpuContext) -> u32 {
+    let wanted = std::env::var("PLASTICINE_MSAA")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4);
+    ctx.msaa_samples(EYE_FORMAT, wanted)
+        .min(ctx.msaa_samples(DEPTH_FORMAT, wanted))
+}
+
+/// How the eyes will be drawn: one multiview pass (its pipelines and camera
+/// with it) where allowed and the adapter can, else one pass per eye and why.
+fn choose_stereo_path(
+    ctx: &GpuContext,
+    samples: u32,
+    allow_multiview: bool,
+) -> (Option<Multiview>, StereoPath) {
+    let forced_per_eye = std::env::var("PLASTICINE_STEREO_PATH").is_ok_and(|v| v == "per-eye");
+    if forced_per_eye || !allow_multiview {
+        (
+            None,
+            StereoPath::PerEyePasses("one pass per eye was asked for".into()),
+        )
+    } else if !ctx.multiview {
+        (
+            None,
+            StereoPath::PerEyePasses("the adapter does not offer multiview".into()),
+        )
+    } else if samples > 1 && !ctx.multisample_array {
+        (
+            None,
+            StereoPath::PerEyePasses(
+                "multiview here has no multisampled array targets; per-eye passes keep MSAA".into(),
+            ),
+        )
+    } else {
+        (Some(Multiview::new(ctx, samples)), StereoPath::Multiview)
+    }
+}
+
+/// The compose pass's bindings: the two eye images, their sampler, and the
+/// uniform saying how to lay them out.
+fn compose_layout(ctx: &GpuContext) -> wgpu::BindGroupLayout {
+    let eye_entry = |binding| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::FRAGMENT,
+        ty: wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Float { filterable: true },
+            view_dimension: wgpu::TextureViewDimension::D2,
+            multisampled: false,
+        },
+        count: None,
+    };
+    ctx.device
+        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("compose"),
+            entries: &[
+                eye_entry(0),
+                eye_entry(1),
+                wgpu::BindGroupLayoutEntry {
+                    binding: 2,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
+                    count: None,
+                },
+                wgpu::BindGroupLayoutEntry {
+                    binding: 3,
+                    visibility: wgpu::ShaderStages::FRAGMENT,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: false,
+                        min_binding_size: wgpu::BufferSize::new(16),
+                    },
+                    count: None,
+                },
+            ],
+        })
+}
+
+/// The pipeline that lays the eyes out into a target of `output_format`
+/// (one full-screen triangle, `shaders/compose.wgsl`).
+fn compose_pipeline(
+    ctx: &GpuContext,
+    compose_layout: &wgpu::BindGroupLayout,
+    output_format: wgpu::TextureFormat,
+) -> wgpu::RenderPipeline {
+    let compose_module = ctx
+        .device
+        .create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("compose"),
+            source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/compose.wgsl").into()),
+        });
+    let compose_pl = ctx
+        .device
+        .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("compose"),
+            bind_group_layouts: &[Some(compose_layout)],
+            immediate_size: 0,
+        });
+    ctx.device
+        .create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("compose"),
+            layout: Some(&compose_pl),
+            vertex: wgpu::VertexState {
+                module: &compose_module,
+                entry_point: Some("vs_full"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: Default::default(),
+            depth_stencil: None,
+            multisample: Default::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &compose_module,
+                entry_point: Some("fs_compose"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: output_format,
+                    blend: None,
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        })
+}
+
 fn camera_bytes(cam: &EyeCamera) -> [f32; 20] {
     let mut out = [0.0f32; 20];
     out[..16].copy_from_slice(&cam.view_proj.to_cols_array());
@@ -339,13 +468,7 @@ impl Renderer {
         allow_multiview: bool,
     ) -> Result<Self, RenderError> {
         let ctx = ctx.clone();
-        let wanted = std::env::var("PLASTICINE_MSAA")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(4);
-        let samples = ctx
-            .msaa_samples(EYE_FORMAT, wanted)
-            .min(ctx.msaa_samples(DEPTH_FORMAT, wanted));
+        let samples = eye_sample_count(&ctx);
         // One eye's camera at a dynamic offset per pass.
         let camera_layout = camera_layout(&ctx, "camera", 80, true);
         let camera_buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
@@ -374,104 +497,9 @@ impl Renderer {
                 immediate_size: 0,
             });
         let eye_pipelines = scene_pipelines(&ctx, &scene_layout, samples, None);
-        let forced_per_eye = std::env::var("PLASTICINE_STEREO_PATH").is_ok_and(|v| v == "per-eye");
-        let (multiview, path) = if forced_per_eye || !allow_multiview {
-            (
-                None,
-                StereoPath::PerEyePasses("one pass per eye was asked for".into()),
-            )
-        } else if !ctx.multiview {
-            (
-                None,
-                StereoPath::PerEyePasses("the adapter does not offer multiview".into()),
-            )
-        } else if samples > 1 && !ctx.multisample_array {
-            (
-                None,
-                StereoPath::PerEyePasses(
-                    "multiview here has no multisampled array targets; per-eye passes keep MSAA"
-                        .into(),
-                ),
-            )
-        } else {
-            (Some(Multiview::new(&ctx, samples)), StereoPath::Multiview)
-        };
-
-        let eye_entry = |binding| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::FRAGMENT,
-            ty: wgpu::BindingType::Texture {
-                sample_type: wgpu::TextureSampleType::Float { filterable: true },
-                view_dimension: wgpu::TextureViewDimension::D2,
-                multisampled: false,
-            },
-            count: None,
-        };
-        let compose_layout =
-            ctx.device
-                .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                    label: Some("compose"),
-                    entries: &[
-                        eye_entry(0),
-                        eye_entry(1),
-                        wgpu::BindGroupLayoutEntry {
-                            binding: 2,
-                            visibility: wgpu::ShaderStages::FRAGMENT,
-                            ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-                            count: None,
-                        },
-                        wgpu::BindGroupLayoutEntry {
-                            binding: 3,
-                            visibility: wgpu::ShaderStages::FRAGMENT,
-                            ty: wgpu::BindingType::Buffer {
-                                ty: wgpu::BufferBindingType::Uniform,
-                                has_dynamic_offset: false,
-                                min_binding_size: wgpu::BufferSize::new(16),
-                            },
-                            count: None,
-                        },
-                    ],
-                });
-        let compose_module = ctx
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("compose"),
-                source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/compose.wgsl").into()),
-            });
-        let compose_pl = ctx
-            .device
-            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("compose"),
-                bind_group_layouts: &[Some(&compose_layout)],
-                immediate_size: 0,
-            });
-        let compose_pipeline = ctx
-            .device
-            .create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some("compose"),
-                layout: Some(&compose_pl),
-                vertex: wgpu::VertexState {
-                    module: &compose_module,
-                    entry_point: Some("vs_full"),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: Default::default(),
-                depth_stencil: None,
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &compose_module,
-                    entry_point: Some("fs_compose"),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format: output_format,
-                        blend: None,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            });
+        let (multiview, path) = choose_stereo_path(&ctx, samples, allow_multiview);
+        let compose_layout = compose_layout(&ctx);
+        let compose_pipeline = compose_pipeline(&ctx, &compose_layout, output_format);
         let compose_uniform = ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("compose"),
             size: 16,
@@ -758,132 +786,21 @@ impl Renderer {
         }
         let eyes = self.eyes.as_ref().expect("eye targets ensured above");
         if let Some(mv) = self.multiview.as_ref().filter(|_| multiview) {
-            let t = mv.targets.as_ref().expect("ensured above");
-            {
-                let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                    label: Some("both eyes (multiview)"),
-                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                        view: &t.color,
-                        depth_slice: None,
-                        resolve_target: t.resolve.as_ref(),
-                        ops: wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(BACKGROUND),
-                            store: wgpu::StoreOp::Store,
-                        },
-                    })],
-                    depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                        view: &t.depth,
-                        depth_ops: Some(wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(1.0),
-                            store: wgpu::StoreOp::Discard,
-                        }),
-                        stencil_ops: None,
-                    }),
-                    timestamp_writes: None,
-                    occlusion_query_set: None,
-                    multiview_mask: NonZeroU32::new(0b11),
-                });
-                pass.set_bind_group(0, &mv.bind_group, &[]);
-                pass.set_pipeline(&mv.pipelines.opaque);
-                self.lists[0].draw(&mut pass);
-                pass.set_pipeline(&mv.pipelines.lines);
-                self.lists[1].draw(&mut pass);
-                pass.set_pipeline(&mv.pipelines.flat);
-                self.lists[3].draw(&mut pass);
-                pass.set_pipeline(&mv.pipelines.translucent);
-                self.lists[2].draw(&mut pass);
-            }
-            // The compose pass and read-back take the eyes as separate images.
-            for (eye, texture) in eyes.textures.iter().enumerate() {
-                encoder.copy_texture_to_texture(
-                    wgpu::TexelCopyTextureInfo {
-                        texture: &t.resolved,
-                        mip_level: 0,
-                        origin: wgpu::Origin3d {
-                            x: 0,
-                            y: 0,
-                            z: eye as u32,
-                        },
-                        aspect: wgpu::TextureAspect::All,
-                    },
-                    wgpu::TexelCopyTextureInfo {
-                        texture,
-                        mip_level: 0,
-                        origin: wgpu::Origin3d::ZERO,
-                        aspect: wgpu::TextureAspect::All,
-                    },
-                    wgpu::Extent3d {
-                        width: t.size.0,
-                        height: t.size.1,
-                        depth_or_array_layers: 1,
-                    },
-                );
-            }
+            record_multiview_eyes(&mut encoder, mv, eyes, &self.lists);
         }
         let per_eye_passes = if multiview { 0 } else { mode.eye_count() };
         for eye in 0..per_eye_passes {
-            let (view, resolve) = match &eyes.msaa {
-                Some(msaa) => (msaa, Some(&eyes.layers[eye])),
-                None => (&eyes.layers[eye], None),
-            };
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some(if eye == 0 { "left eye" } else { "right eye" }),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view,
-                    depth_slice: None,
-                    resolve_target: resolve,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(BACKGROUND),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: &eyes.depth,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Discard,
-                    }),
-                    stencil_ops: None,
-                }),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            pass.set_bind_group(
-                0,
+            record_eye_pass(
+                &mut encoder,
+                eyes,
+                eye,
                 &self.camera_bind_group,
-                &[(eye as u64 * CAMERA_STRIDE) as u32],
+                &self.eye_pipelines,
+                &self.lists,
             );
-            pass.set_pipeline(&self.eye_pipelines.opaque);
-            self.lists[0].draw(&mut pass);
-            pass.set_pipeline(&self.eye_pipelines.lines);
-            self.lists[1].draw(&mut pass);
-            pass.set_pipeline(&self.eye_pipelines.flat);
-            self.lists[3].draw(&mut pass);
-            pass.set_pipeline(&self.eye_pipelines.translucent);
-            self.lists[2].draw(&mut pass);
         }
         if let Some((target, _)) = target {
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("compose"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: target,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            pass.set_pipeline(&self.compose_pipeline);
-            pass.set_bind_group(0, &eyes.compose_bind_group, &[]);
-            pass.draw(0..3, 0..1);
-            self.overlay.draw(&mut pass);
+            self.record_compose_pass(&mut encoder, eyes, target);
         }
         self.ctx.queue.submit(Some(encoder.finish()));
         let triangles =
@@ -894,6 +811,36 @@ impl Renderer {
             encode: t1.elapsed(),
             triangles: triangles * mode.eye_count() as u64,
         }
+    }
+
+    /// Records the pass that lays the eyes of `eyes` out into `target` and
+    /// draws the overlay on top.
+    fn record_compose_pass(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        eyes: &EyeTargets,
+        target: &wgpu::TextureView,
+    ) {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("compose"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: target,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&self.compose_pipeline);
+        pass.set_bind_group(0, &eyes.compose_bind_group, &[]);
+        pass.draw(0..3, 0..1);
+        self.overlay.draw(&mut pass);
     }
 
     /// The last frame's eye images, left and right: single-layer textures of
@@ -916,6 +863,132 @@ impl Renderer {
             .ok_or_else(|| RenderError::Capture(format!("there is no eye {eye}")))?;
         super::capture::read_texture_layer(&self.ctx, texture, 0, eyes.size)
     }
+}
+
+/// Draws the scene's lists with `pipelines` in their order: opaque, lines,
+/// flat, then translucent (`lists` is opaque, lines, translucent, flat).
+fn draw_scene<'a>(
+    pass: &mut wgpu::RenderPass<'a>,
+    pipelines: &ScenePipelines,
+    lists: &'a [GpuList; 4],
+) {
+    pass.set_pipeline(&pipelines.opaque);
+    lists[0].draw(pass);
+    pass.set_pipeline(&pipelines.lines);
+    lists[1].draw(pass);
+    pass.set_pipeline(&pipelines.flat);
+    lists[3].draw(pass);
+    pass.set_pipeline(&pipelines.translucent);
+    lists[2].draw(pass);
+}
+
+/// Records both eyes in one multiview pass into `mv`'s array targets, then
+/// copies each layer into its eye's texture in `eyes` (the compose pass and
+/// read-back take the eyes as separate images).
+fn record_multiview_eyes(
+    encoder: &mut wgpu::CommandEncoder,
+    mv: &Multiview,
+    eyes: &EyeTargets,
+    lists: &[GpuList; 4],
+) {
+    let t = mv
+        .targets
+        .as_ref()
+        .expect("multiview targets ensured by the caller");
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("both eyes (multiview)"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &t.color,
+                depth_slice: None,
+                resolve_target: t.resolve.as_ref(),
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(BACKGROUND),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &t.depth,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Discard,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: NonZeroU32::new(0b11),
+        });
+        pass.set_bind_group(0, &mv.bind_group, &[]);
+        draw_scene(&mut pass, &mv.pipelines, lists);
+    }
+    // The compose pass and read-back take the eyes as separate images.
+    for (eye, texture) in eyes.textures.iter().enumerate() {
+        encoder.copy_texture_to_texture(
+            wgpu::TexelCopyTextureInfo {
+                texture: &t.resolved,
+                mip_level: 0,
+                origin: wgpu::Origin3d {
+                    x: 0,
+                    y: 0,
+                    z: eye as u32,
+                },
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::TexelCopyTextureInfo {
+                texture,
+                mip_level: 0,
+                origin: wgpu::Origin3d::ZERO,
+                aspect: wgpu::TextureAspect::All,
+            },
+            wgpu::Extent3d {
+                width: t.size.0,
+                height: t.size.1,
+                depth_or_array_layers: 1,
+            },
+        );
+    }
+}
+
+/// Records eye `eye`'s pass into `eyes`' attachments (resolving into its
+/// image with MSAA), its camera at that eye's offset in `camera_bind_group`.
+fn record_eye_pass(
+    encoder: &mut wgpu::CommandEncoder,
+    eyes: &EyeTargets,
+    eye: usize,
+    camera_bind_group: &wgpu::BindGroup,
+    pipelines: &ScenePipelines,
+    lists: &[GpuList; 4],
+) {
+    let (view, resolve) = match &eyes.msaa {
+        Some(msaa) => (msaa, Some(&eyes.layers[eye])),
+        None => (&eyes.layers[eye], None),
+    };
+    let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(if eye == 0 { "left eye" } else { "right eye" }),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view,
+            depth_slice: None,
+            resolve_target: resolve,
+            ops: wgpu::Operations {
+                load: wgpu::LoadOp::Clear(BACKGROUND),
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+            view: &eyes.depth,
+            depth_ops: Some(wgpu::Operations {
+                load: wgpu::LoadOp::Clear(1.0),
+                store: wgpu::StoreOp::Discard,
+            }),
+            stencil_ops: None,
+        }),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
+    });
+    pass.set_bind_group(0, camera_bind_group, &[(eye as u64 * CAMERA_STRIDE) as u32]);
+    draw_scene(&mut pass, pipelines, lists);
 }
 
 impl Multiview {

@@ -253,42 +253,11 @@ impl SkinStepper<'_> {
             if rep.max_correction > tol.constraint && h > 2.0 * tol.min_step {
                 rt.stats.constraint_rejections += 1;
                 let full = (r.clone(), v.clone(), rep);
-                let (mut lo, mut hi) = (0.0, h);
-                let mut kept: Option<(Vec<Vec3>, Vec<Vec3>, ConstraintReport)> = None;
-                for halving in 0..5 {
-                    let mid = 0.5 * (lo + hi);
-                    r.copy_from_slice(&r0);
-                    v.copy_from_slice(&v0);
-                    let o = rt.integrator.step(&mut sys, t, mid, &mut r, &mut v, &tol);
-                    let trial = o.accepted.then(|| {
-                        enforce(
-                            &mut sys,
-                            &mut rt.constraints,
-                            plan.as_mut(),
-                            &fat,
-                            settings.contact,
-                            t + mid,
-                            &mut r,
-                            &mut v,
-                        )
-                    });
-                    match trial {
-                        Some(tr) if tr.max_correction <= tol.constraint => {
-                            lo = mid;
-                            kept = Some((r.clone(), v.clone(), tr));
-                        }
-                        _ => {
-                            hi = mid;
-                            // A quarter step still violates as much: the violation
-                            // does not come from this step's motion (there is no
-                            // root to bracket), e.g. a fold whose normals flipped.
-                            if halving >= 1 && kept.is_none() {
-                                break;
-                            }
-                        }
-                    }
-                }
-                if let Some((rl, vl, tr)) = kept {
+                let start = (&r0[..], &v0[..]);
+                let kept = largest_step_within_tolerance(
+                    rt, &mut sys, &mut plan, &fat, settings, t, h, start, &mut r, &mut v,
+                );
+                if let Some((rl, vl, tr, lo)) = kept {
                     r.copy_from_slice(&rl);
                     v.copy_from_slice(&vl);
                     h_taken = lo;
@@ -332,32 +301,101 @@ impl SkinStepper<'_> {
                 break;
             }
         }
-        // Garbage that is neither NaN nor runaway speed: a skin that tore
-        // itself apart, or sank into a muscle, in this advance.
-        if let (Ok(()), Some(entry_angles)) = (&result, &entry_angles) {
-            let tore = torn(entry_angles, &super::quality::neighbour_angles(&grid, &r));
-            let under = sys.underlayers(rt.time);
-            let sunk = super::constraints::deepest_sinking(&grid, &under.body, &skin.muscles, &r)
-                > tol.constraint;
-            if sunk {
-                result = Err(Failure {
-                    at: rt.time,
-                    torn: false,
-                    longest_step,
-                });
-            } else if tore {
-                result = Err(Failure {
-                    at: rt.time,
-                    torn: true,
-                    longest_step,
-                });
-            }
+        if let (Ok(()), Some(entry_angles)) = (&result, &entry_angles)
+            && let Some(failure) = garbage(
+                &mut sys,
+                entry_angles,
+                &r,
+                (rt.time, longest_step),
+                tol.constraint,
+            )
+        {
+            result = Err(failure);
         }
         drop(sys);
         self.skin.points.position = r;
         self.skin.points.velocity = v;
         result
     }
+}
+
+/// §4.2.3's bracketing: the largest step in (0, h) from (r0, v0) at `t`
+/// whose constraint corrections stay within ε(c), by bisection (five
+/// halvings). Its state, report and length, or None where a quarter step
+/// still violates as much: the violation does not come from this step's
+/// motion (there is no root to bracket), e.g. a fold whose normals flipped.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one step's state and each layer it is held to, all used once"
+)]
+fn largest_step_within_tolerance(
+    rt: &mut SkinRuntime,
+    sys: &mut SkinSystem,
+    plan: &mut Option<(ContactPlan, &Obstacles)>,
+    fat: &[f32],
+    settings: &SolverSettings,
+    t: f64,
+    h: f64,
+    (r0, v0): (&[Vec3], &[Vec3]),
+    r: &mut [Vec3],
+    v: &mut [Vec3],
+) -> Option<(Vec<Vec3>, Vec<Vec3>, ConstraintReport, f64)> {
+    let tol = settings.tolerances;
+    let (mut lo, mut hi) = (0.0, h);
+    let mut kept = None;
+    for halving in 0..5 {
+        let mid = 0.5 * (lo + hi);
+        r.copy_from_slice(r0);
+        v.copy_from_slice(v0);
+        let o = rt.integrator.step(sys, t, mid, r, v, &tol);
+        let trial = o.accepted.then(|| {
+            enforce(
+                sys,
+                &mut rt.constraints,
+                plan.as_mut(),
+                fat,
+                settings.contact,
+                t + mid,
+                r,
+                v,
+            )
+        });
+        match trial {
+            Some(tr) if tr.max_correction <= tol.constraint => {
+                lo = mid;
+                kept = Some((r.to_vec(), v.to_vec(), tr, lo));
+            }
+            _ => {
+                hi = mid;
+                if halving >= 1 && kept.is_none() {
+                    break;
+                }
+            }
+        }
+    }
+    kept
+}
+
+/// Garbage that is neither NaN nor runaway speed, checked at the end of an
+/// advance: a skin that tore itself apart (against its neighbour angles
+/// after the advance's first step, `entry_angles`), or sank into a muscle.
+fn garbage(
+    sys: &mut SkinSystem,
+    entry_angles: &[f32],
+    r: &[Vec3],
+    (at, longest_step): (f64, f64),
+    tolerance: f32,
+) -> Option<Failure> {
+    let grid = sys.grid;
+    let tore = torn(entry_angles, &super::quality::neighbour_angles(&grid, r));
+    let muscles = &sys.skin.muscles;
+    let under = sys.underlayers(at);
+    let sunk = super::constraints::deepest_sinking(&grid, &under.body, muscles, r) > tolerance;
+    (sunk || tore).then_some(Failure {
+        at,
+        torn: !sunk && tore,
+        longest_step,
+    })
 }
 
 /// Enforces non-penetration at time t with the inner layers the system already

@@ -3,13 +3,14 @@
 //! touched) that [`revert`] restores bit for bit.
 
 use super::command::{
-    Command, EditError, FAT_STROKE_CUTOFF, check_dofs, check_joint, check_key_time, check_muscle,
-    check_new_muscle, check_point, check_skin, check_stroke_bones, check_tcb, check_unlocked,
-    invalid, refused, subtree,
+    Command, EditError, FAT_STROKE_CUTOFF, NewMuscle, check_dofs, check_joint, check_key_time,
+    check_muscle, check_new_muscle, check_point, check_skin, check_stroke_bones, check_tcb,
+    check_unlocked, invalid, refused, subtree,
 };
 pub use crate::anim::timeline::KEY_TIME_EPSILON;
 use crate::character::{
-    Band, Character, Dof, Environment, Flesh, Joint, KeyPosture, Muscle, Posture, Skin,
+    Band, BandDefaults, Character, Dof, Environment, Flesh, Joint, KeyPosture, Muscle, Posture,
+    Skin, WeightStroke,
 };
 use crate::kinematics::forward_kinematics;
 use crate::shape::MuscleShape;
@@ -156,64 +157,16 @@ pub(crate) fn apply(
             name,
             position_world,
             muscle,
-        } => {
-            check_joint(c, *parent)?;
-            if name.trim().is_empty() {
-                return Err(invalid(cmd, "name", "a joint needs a name"));
-            }
-            if let Some(k) = c.skeleton.find(name) {
-                return Err(invalid(
-                    cmd,
-                    "name",
-                    format!("a joint named '{name}' already exists (joint {k})"),
-                ));
-            }
-            if !position_world.is_finite() {
-                return Err(invalid(cmd, "position_world", "must be finite"));
-            }
-            if let Some(m) = muscle {
-                check_new_muscle(cmd, m, "muscle")?;
-            }
-            let world = forward_kinematics(&c.skeleton, posture);
-            let offset = world[*parent].inverse().transform_point3(*position_world);
-            c.skeleton.joints.push(Joint {
-                locked: false,
-                name: name.clone(),
-                parent: Some(*parent),
-                offset,
-                rest_rotation: Quat::IDENTITY,
-                dofs: [Dof::default(); 3],
-            });
-            posture.angles.push(Vec3::ZERO);
-            for key in &mut c.key_postures {
-                key.posture.angles.push(Vec3::ZERO);
-            }
-            if let Some(m) = muscle {
-                c.muscles.push(Muscle {
-                    joint: nj,
-                    offset: m.offset,
-                    rotation: m.rotation,
-                    shape: m.shape.clone(),
-                    drivers: Vec::new(),
-                });
-            }
-            Ok(Inverse::AddJoint {
-                muscle: muscle.is_some(),
-            })
-        }
-        Command::AddMuscle { joint, muscle } => {
-            check_joint(c, *joint)?;
-            check_unlocked(c, cmd, *joint)?;
-            check_new_muscle(cmd, muscle, "muscle")?;
-            c.muscles.push(Muscle {
-                joint: *joint,
-                offset: muscle.offset,
-                rotation: muscle.rotation,
-                shape: muscle.shape.clone(),
-                drivers: Vec::new(),
-            });
-            Ok(Inverse::AddMuscle)
-        }
+        } => add_joint(
+            c,
+            posture,
+            cmd,
+            *parent,
+            name,
+            *position_world,
+            muscle.as_ref(),
+        ),
+        Command::AddMuscle { joint, muscle } => add_muscle(c, cmd, *joint, muscle),
         Command::LockPart { joint, locked } => {
             check_joint(c, *joint)?;
             let old = std::mem::replace(&mut c.skeleton.joints[*joint].locked, *locked);
@@ -222,157 +175,18 @@ pub(crate) fn apply(
                 locked: old,
             })
         }
-        Command::EditMuscle { muscle, shape } => {
-            check_muscle(c, *muscle)?;
-            check_unlocked(c, cmd, c.muscles[*muscle].joint)?;
-            shape.validate().map_err(|e| invalid(cmd, "shape", e))?;
-            let old = std::mem::replace(&mut c.muscles[*muscle].shape, shape.clone());
-            Ok(Inverse::EditMuscle {
-                muscle: *muscle,
-                shape: old,
-            })
-        }
+        Command::EditMuscle { muscle, shape } => edit_muscle(c, cmd, *muscle, shape),
         Command::MoveJoint {
             joint,
             position_world,
             keep_children,
-        } => {
-            check_joint(c, *joint)?;
-            check_unlocked(c, cmd, *joint)?;
-            if !position_world.is_finite() {
-                return Err(invalid(cmd, "position_world", "must be finite"));
-            }
-            let world = forward_kinematics(&c.skeleton, posture);
-            let j = *joint;
-            let new_offset = match c.skeleton.joints[j].parent {
-                // The root's frame is T(root_translation)·T(offset)·R.
-                None => *position_world - posture.root_translation,
-                Some(p) => world[p].inverse().transform_point3(*position_world),
-            };
-            let mut old = vec![(j, c.skeleton.joints[j].offset)];
-            let children: Vec<usize> = if *keep_children {
-                c.skeleton.children(j).collect()
-            } else {
-                Vec::new()
-            };
-            let mut moved = world[j];
-            moved.translation = (*position_world).into();
-            let to_moved = moved.inverse();
-            let child_offsets: Vec<Vec3> = children
-                .iter()
-                .map(|&k| to_moved.transform_point3(world[k].translation.into()))
-                .collect();
-            c.skeleton.joints[j].offset = new_offset;
-            for (&k, o) in children.iter().zip(child_offsets) {
-                old.push((k, c.skeleton.joints[k].offset));
-                c.skeleton.joints[k].offset = o;
-            }
-            Ok(Inverse::Offsets(old))
-        }
-        Command::DeleteJoint { joint } => {
-            check_joint(c, *joint)?;
-            let j = *joint;
-            if j == 0 {
-                return Err(refused(cmd, "joint 0 is the root and cannot be deleted"));
-            }
-            let gone = subtree(c, j);
-            if let Some(k) = (j..gone.len()).find(|&k| gone[k] && c.skeleton.joints[k].locked) {
-                return Err(EditError::Locked {
-                    command: cmd.label(),
-                    joint: k,
-                    name: c.skeleton.joints[k].name.clone(),
-                });
-            }
-            let jname = &c.skeleton.joints[j].name;
-            for (s, skin) in c.skins.iter().enumerate() {
-                for (end, k) in [("bottom", skin.bottom_joint), ("top", skin.top_joint)] {
-                    if gone[k] {
-                        return Err(refused(
-                            cmd,
-                            format!(
-                                "joint {j} ('{jname}') cannot be deleted: the {end} of skin {s} \
-                                 ('{}') hangs from joint {k} ('{}') in its subtree; \
-                                 delete the skin first",
-                                skin.name, c.skeleton.joints[k].name
-                            ),
-                        ));
-                    }
-                }
-                if let Some(&q) = skin.muscles.iter().find(|&&q| gone[c.muscles[q].joint]) {
-                    return Err(refused(
-                        cmd,
-                        format!(
-                            "joint {j} ('{jname}') cannot be deleted: skin {s} ('{}') wraps \
-                             muscle {q} of its subtree; delete the skin first",
-                            skin.name
-                        ),
-                    ));
-                }
-            }
-            for (q, m) in c.muscles.iter().enumerate() {
-                if gone[m.joint] {
-                    continue;
-                }
-                if let Some(d) = m.drivers.iter().find(|d| gone[d.joint]) {
-                    return Err(refused(
-                        cmd,
-                        format!(
-                            "joint {j} ('{jname}') cannot be deleted: muscle {q} has a \
-                             deformation driver on joint {} in its subtree",
-                            d.joint
-                        ),
-                    ));
-                }
-            }
-            let muscle_gone: Vec<bool> = c.muscles.iter().map(|m| gone[m.joint]).collect();
-            let joint_map = new_indices(&gone);
-            let muscle_map = new_indices(&muscle_gone);
-            let joints = take_where(&mut c.skeleton.joints, &gone);
-            let muscles = take_where(&mut c.muscles, &muscle_gone);
-            let angles = take_where(&mut posture.angles, &gone)
-                .into_iter()
-                .map(|(_, a)| a)
-                .collect();
-            let key_angles = c
-                .key_postures
-                .iter_mut()
-                .map(|key| {
-                    take_where(&mut key.posture.angles, &gone)
-                        .into_iter()
-                        .map(|(_, a)| a)
-                        .collect()
-                })
-                .collect();
-            renumber(c, |k| joint_map[k], |q| muscle_map[q]);
-            Ok(Inverse::DeleteJoint {
-                joints,
-                muscles,
-                angles,
-                key_angles,
-            })
-        }
+        } => move_joint(c, posture, cmd, *joint, *position_world, *keep_children),
+        Command::DeleteJoint { joint } => delete_joint(c, posture, cmd, *joint),
         Command::SetDofs { joint, dofs } => {
             check_joint(c, *joint)?;
-            check_dofs(cmd, dofs)?;
-            let old = std::mem::replace(&mut c.skeleton.joints[*joint].dofs, *dofs);
-            Ok(Inverse::Dofs {
-                joint: *joint,
-                dofs: old,
-            })
+            set_dofs(c, cmd, *joint, *dofs)
         }
-        Command::SetLocked { joint, locked } => {
-            check_joint(c, *joint)?;
-            let mut dofs = c.skeleton.joints[*joint].dofs;
-            for d in &mut dofs {
-                d.free = !locked;
-            }
-            check_dofs(cmd, &dofs)?;
-            let old = std::mem::replace(&mut c.skeleton.joints[*joint].dofs, dofs);
-            Ok(Inverse::Dofs {
-                joint: *joint,
-                dofs: old,
-            })
-        }
+        Command::SetLocked { joint, locked } => set_locked(c, cmd, *joint, *locked),
         Command::SetPosture { posture: new } => {
             new.validate(nj)
                 .map_err(|e| invalid(cmd, &format!("posture.{}", e.field), e.message))?;
@@ -402,106 +216,16 @@ pub(crate) fn apply(
                 removed: Box::new(c.skins.remove(*skin)),
             })
         }
-        Command::GlobalAttach { skin, band } => {
-            check_skin(c, *skin)?;
-            if !(band.ks.is_finite() && band.ks >= 0.0 && band.kd.is_finite() && band.kd >= 0.0) {
-                return Err(invalid(
-                    cmd,
-                    "band",
-                    format!("ks and kd must be finite and non-negative, got {band:?}"),
-                ));
-            }
-            if c.skins[*skin].muscles.is_empty() {
-                return Err(refused(
-                    cmd,
-                    format!(
-                        "skin {skin} ('{}') wraps no muscles: there is nothing to attach it to",
-                        c.skins[*skin].name
-                    ),
-                ));
-            }
-            let bands = c.skins[*skin].points.band.clone();
-            global_attach(c, *skin, posture, *band);
-            Ok(Inverse::Bands { skin: *skin, bands })
-        }
+        Command::GlobalAttach { skin, band } => attach_globally(c, posture, cmd, *skin, *band),
         Command::SetAttachment { skin, point, band } => {
-            check_point(c, *skin, *point)?;
-            let s = &c.skins[*skin];
-            let row = point / s.m;
-            if row == 0 || row + 1 == s.n {
-                return Err(refused(
-                    cmd,
-                    format!(
-                        "point {point} of skin {skin} is on a boundary row, which is fixed to \
-                         its joint and takes no connective tissue"
-                    ),
-                ));
-            }
-            if let Some(b) = band {
-                if !s.muscles.contains(&b.muscle) {
-                    return Err(invalid(
-                        cmd,
-                        "band.muscle",
-                        format!(
-                            "skin {skin} does not wrap muscle {} (it wraps {:?})",
-                            b.muscle, s.muscles
-                        ),
-                    ));
-                }
-                if !b.is_physical() {
-                    return Err(invalid(
-                        cmd,
-                        "band",
-                        "needs a finite anchor and non-negative ks, kd and rest length",
-                    ));
-                }
-            }
-            let old = std::mem::replace(&mut c.skins[*skin].points.band[*point], *band);
-            Ok(Inverse::Band {
-                skin: *skin,
-                point: *point,
-                band: old,
-            })
+            set_attachment(c, cmd, *skin, *point, *band)
         }
         Command::FatStroke {
             skin,
             center_point,
             radius,
             amount,
-        } => {
-            check_point(c, *skin, *center_point)?;
-            if !(radius.is_finite() && *radius > 0.0) {
-                return Err(invalid(
-                    cmd,
-                    "radius",
-                    format!("must be positive (metres), got {radius}"),
-                ));
-            }
-            if !amount.is_finite() {
-                return Err(invalid(
-                    cmd,
-                    "amount",
-                    format!("must be finite, got {amount}"),
-                ));
-            }
-            let pts = &mut c.skins[*skin].points;
-            let centre = pts.position[*center_point];
-            let reach2 = (FAT_STROKE_CUTOFF * radius).powi(2);
-            let inv_two_r2 = 1.0 / (2.0 * radius * radius);
-            let mut old = Vec::new();
-            for (k, (p, fat)) in pts.position.iter().zip(&mut pts.fat).enumerate() {
-                let d2 = p.distance_squared(centre);
-                if d2 > reach2 {
-                    continue;
-                }
-                let new = (*fat + amount * (-d2 * inv_two_r2).exp()).max(0.0);
-                if new != *fat {
-                    old.push((k as u32, *fat));
-                    *fat = new;
-                }
-            }
-            Ok(Inverse::Fat { skin: *skin, old })
-        }
+        } => fat_stroke(c, cmd, *skin, *center_point, *radius, *amount),
         Command::SetSkinMaterial {
             skin,
             region,
@@ -510,240 +234,709 @@ pub(crate) fn apply(
             mass,
             bend,
             band_stiffness,
-        } => {
-            check_skin(c, *skin)?;
-            let count = c.skins[*skin].point_count();
-            let points: Vec<usize> = match region {
-                Some(r) => {
-                    if r.is_empty() {
-                        return Err(invalid(cmd, "region", "selects no points"));
-                    }
-                    if let Some(&k) = r.iter().find(|&&k| k >= count) {
-                        return Err(EditError::NoSuchPoint {
-                            skin: *skin,
-                            index: k,
-                            count,
-                        });
-                    }
-                    r.clone()
-                }
-                None => (0..count).collect(),
-            };
-            if stretch.is_none()
-                && damping.is_none()
-                && mass.is_none()
-                && bend.is_none()
-                && band_stiffness.is_none()
-            {
-                return Err(invalid(cmd, "material", "names no parameter to change"));
-            }
-            for (field, v, positive) in [
-                ("stretch", stretch, false),
-                ("damping", damping, false),
-                ("mass", mass, true),
-                ("bend", bend, false),
-                ("band_stiffness", band_stiffness, false),
-            ] {
-                if let Some(v) = v
-                    && !(v.is_finite() && (*v > 0.0 || (!positive && *v == 0.0)))
-                {
-                    let want = if positive { "positive" } else { "non-negative" };
-                    return Err(invalid(cmd, field, format!("must be {want}, got {v}")));
-                }
-            }
-            let p = &mut c.skins[*skin].points;
-            let band_old = band_stiffness.map(|v| {
-                points
-                    .iter()
-                    .map(|&k| p.band[k].as_mut().map(|b| std::mem::replace(&mut b.ks, v)))
-                    .collect()
-            });
-            let stretch_old = stretch.map(|s| {
-                points
-                    .iter()
-                    .map(|&k| std::mem::replace(&mut p.stretch[k], [s, 0.5 * s, s]))
-                    .collect()
-            });
-            let damping_old = damping.map(|v| {
-                points
-                    .iter()
-                    .map(|&k| std::mem::replace(&mut p.damping_density[k], v))
-                    .collect()
-            });
-            let mass_old = mass.map(|v| {
-                points
-                    .iter()
-                    .map(|&k| std::mem::replace(&mut p.mass_density[k], v))
-                    .collect()
-            });
-            let bend_old = bend.map(|v| {
-                points
-                    .iter()
-                    .map(|&k| std::mem::replace(&mut p.bend[k], v))
-                    .collect()
-            });
-            Ok(Inverse::Material {
-                skin: *skin,
-                points,
-                stretch: stretch_old,
-                damping: damping_old,
-                mass: mass_old,
-                bend: bend_old,
-                band_stiffness: band_old,
-            })
-        }
-        Command::SetFlesh { flesh } => {
-            flesh
-                .validate()
-                .map_err(|e| invalid(cmd, &e.field, e.message))?;
-            if let Some(f) = flesh.fem() {
-                check_stroke_bones(cmd, c, &f.weight_strokes)?;
-            }
-            let old = std::mem::replace(&mut c.flesh, flesh.clone());
-            Ok(Inverse::Flesh(Box::new(old)))
-        }
-        Command::PaintWeights { stroke } => {
-            check_stroke_bones(cmd, c, std::slice::from_ref(stroke))?;
-            let Flesh::Fem(f) = &mut c.flesh else {
-                return Err(refused(
-                    cmd,
-                    "the flesh is kinematic: switch it to FEM to paint its region weights",
-                ));
-            };
-            let mut painted = f.clone();
-            painted.weight_strokes.push(stroke.clone());
-            painted
-                .validate()
-                .map_err(|e| invalid(cmd, &e.field, e.message))?;
-            f.weight_strokes.push(stroke.clone());
-            Ok(Inverse::WeightStroke)
-        }
+        } => set_skin_material(
+            c,
+            cmd,
+            *skin,
+            region.as_deref(),
+            [*stretch, *damping, *mass, *bend, *band_stiffness],
+        ),
+        Command::SetFlesh { flesh } => set_flesh(c, cmd, flesh),
+        Command::PaintWeights { stroke } => paint_weights(c, cmd, stroke),
         Command::SetEnvironment {
             gravity,
             global_damping,
-        } => {
-            if gravity.is_none() && global_damping.is_none() {
-                return Err(invalid(cmd, "environment", "names no parameter to change"));
-            }
-            if let Some(g) = gravity
-                && !g.is_finite()
-            {
-                return Err(invalid(cmd, "gravity", format!("must be finite, got {g}")));
-            }
-            if let Some(d) = global_damping
-                && !(d.is_finite() && *d >= 0.0)
-            {
-                return Err(invalid(
-                    cmd,
-                    "global_damping",
-                    format!("must be non-negative, got {d}"),
-                ));
-            }
-            let old = c.environment.clone();
-            if let Some(g) = gravity {
-                c.environment.gravity = *g;
-            }
-            if let Some(d) = global_damping {
-                c.environment.global_damping = *d;
-            }
-            Ok(Inverse::Environment(old))
-        }
+        } => set_environment(c, cmd, *gravity, *global_damping),
         Command::SetKey {
             time,
             posture: key_posture,
             tension,
             continuity,
             bias,
-        } => {
-            check_key_time(cmd, "time", *time)?;
-            key_posture
-                .validate(nj)
-                .map_err(|e| invalid(cmd, &format!("posture.{}", e.field), e.message))?;
-            check_tcb(
-                cmd,
-                [
-                    ("tension", *tension),
-                    ("continuity", *continuity),
-                    ("bias", *bias),
-                ],
-            )?;
-            let key = KeyPosture {
-                time: *time,
-                posture: key_posture.clone(),
-                tension: *tension,
-                continuity: *continuity,
-                bias: *bias,
-            };
-            let old = find_key(c, *time).map(|i| (i, c.key_postures.remove(i)));
-            let at = key_slot(&c.key_postures, *time);
-            c.key_postures.insert(at, key);
-            Ok(Inverse::Keys {
-                remove: Some(at),
-                insert: old,
-            })
-        }
-        Command::MoveKey { from, to } => {
-            check_key_time(cmd, "to", *to)?;
-            let i = find_key(c, *from).ok_or_else(|| no_such_key(c, cmd, *from))?;
-            if let Some((k, other)) = c
-                .key_postures
-                .iter()
-                .enumerate()
-                .find(|(k, o)| *k != i && (o.time - to).abs() < KEY_TIME_EPSILON)
-            {
-                return Err(refused(
-                    cmd,
-                    format!(
-                        "key {k} already lies at {} s: a key cannot be moved onto another \
-                         (delete that one first)",
-                        other.time
-                    ),
-                ));
-            }
-            let old = c.key_postures.remove(i);
-            let mut moved = old.clone();
-            moved.time = *to;
-            let at = key_slot(&c.key_postures, *to);
-            c.key_postures.insert(at, moved);
-            Ok(Inverse::Keys {
-                remove: Some(at),
-                insert: Some((i, old)),
-            })
-        }
-        Command::DeleteKey { time } => {
-            let i = find_key(c, *time).ok_or_else(|| no_such_key(c, cmd, *time))?;
-            let old = c.key_postures.remove(i);
-            Ok(Inverse::Keys {
-                remove: None,
-                insert: Some((i, old)),
-            })
-        }
+        } => set_key(c, cmd, *time, key_posture, [*tension, *continuity, *bias]),
+        Command::MoveKey { from, to } => move_key(c, cmd, *from, *to),
+        Command::DeleteKey { time } => delete_key(c, cmd, *time),
         Command::SetKeyTcb {
             time,
             tension,
             continuity,
             bias,
-        } => {
-            let i = find_key(c, *time).ok_or_else(|| no_such_key(c, cmd, *time))?;
-            check_tcb(
+        } => set_key_tcb(c, cmd, *time, [*tension, *continuity, *bias]),
+    }
+}
+
+// Skeleton edits.
+
+/// Applies [`Command::AddJoint`]: a new unlocked joint under `parent` at
+/// `position_world` (in the working posture), with a zero angle in the working
+/// posture and every key posture, and optionally its muscle.
+fn add_joint(
+    c: &mut Character,
+    posture: &mut Posture,
+    cmd: &Command,
+    parent: usize,
+    name: &str,
+    position_world: Vec3,
+    muscle: Option<&NewMuscle>,
+) -> Result<Inverse, EditError> {
+    let nj = c.skeleton.joints.len();
+    check_joint(c, parent)?;
+    if name.trim().is_empty() {
+        return Err(invalid(cmd, "name", "a joint needs a name"));
+    }
+    if let Some(k) = c.skeleton.find(name) {
+        return Err(invalid(
+            cmd,
+            "name",
+            format!("a joint named '{name}' already exists (joint {k})"),
+        ));
+    }
+    if !position_world.is_finite() {
+        return Err(invalid(cmd, "position_world", "must be finite"));
+    }
+    if let Some(m) = muscle {
+        check_new_muscle(cmd, m, "muscle")?;
+    }
+    let world = forward_kinematics(&c.skeleton, posture);
+    let offset = world[parent].inverse().transform_point3(position_world);
+    c.skeleton.joints.push(Joint {
+        locked: false,
+        name: name.to_owned(),
+        parent: Some(parent),
+        offset,
+        rest_rotation: Quat::IDENTITY,
+        dofs: [Dof::default(); 3],
+    });
+    posture.angles.push(Vec3::ZERO);
+    for key in &mut c.key_postures {
+        key.posture.angles.push(Vec3::ZERO);
+    }
+    if let Some(m) = muscle {
+        c.muscles.push(Muscle {
+            joint: nj,
+            offset: m.offset,
+            rotation: m.rotation,
+            shape: m.shape.clone(),
+            drivers: Vec::new(),
+        });
+    }
+    Ok(Inverse::AddJoint {
+        muscle: muscle.is_some(),
+    })
+}
+
+/// Applies [`Command::MoveJoint`]: moves `joint` to `position_world` (in the
+/// working posture), its children staying put in the world when
+/// `keep_children`.
+fn move_joint(
+    c: &mut Character,
+    posture: &Posture,
+    cmd: &Command,
+    joint: usize,
+    position_world: Vec3,
+    keep_children: bool,
+) -> Result<Inverse, EditError> {
+    check_joint(c, joint)?;
+    check_unlocked(c, cmd, joint)?;
+    if !position_world.is_finite() {
+        return Err(invalid(cmd, "position_world", "must be finite"));
+    }
+    let world = forward_kinematics(&c.skeleton, posture);
+    let j = joint;
+    let new_offset = match c.skeleton.joints[j].parent {
+        // The root's frame is T(root_translation)·T(offset)·R.
+        None => position_world - posture.root_translation,
+        Some(p) => world[p].inverse().transform_point3(position_world),
+    };
+    let mut old = vec![(j, c.skeleton.joints[j].offset)];
+    let children: Vec<usize> = if keep_children {
+        c.skeleton.children(j).collect()
+    } else {
+        Vec::new()
+    };
+    let mut moved = world[j];
+    moved.translation = position_world.into();
+    let to_moved = moved.inverse();
+    let child_offsets: Vec<Vec3> = children
+        .iter()
+        .map(|&k| to_moved.transform_point3(world[k].translation.into()))
+        .collect();
+    c.skeleton.joints[j].offset = new_offset;
+    for (&k, o) in children.iter().zip(child_offsets) {
+        old.push((k, c.skeleton.joints[k].offset));
+        c.skeleton.joints[k].offset = o;
+    }
+    Ok(Inverse::Offsets(old))
+}
+
+/// Applies [`Command::DeleteJoint`]: removes `joint`'s subtree with its
+/// muscles and angles (working and key postures), renumbering what is left.
+fn delete_joint(
+    c: &mut Character,
+    posture: &mut Posture,
+    cmd: &Command,
+    joint: usize,
+) -> Result<Inverse, EditError> {
+    check_joint(c, joint)?;
+    let j = joint;
+    if j == 0 {
+        return Err(refused(cmd, "joint 0 is the root and cannot be deleted"));
+    }
+    let gone = subtree(c, j);
+    check_subtree_deletable(c, cmd, j, &gone)?;
+    let muscle_gone: Vec<bool> = c.muscles.iter().map(|m| gone[m.joint]).collect();
+    let joint_map = new_indices(&gone);
+    let muscle_map = new_indices(&muscle_gone);
+    let joints = take_where(&mut c.skeleton.joints, &gone);
+    let muscles = take_where(&mut c.muscles, &muscle_gone);
+    let angles = take_where(&mut posture.angles, &gone)
+        .into_iter()
+        .map(|(_, a)| a)
+        .collect();
+    let key_angles = c
+        .key_postures
+        .iter_mut()
+        .map(|key| {
+            take_where(&mut key.posture.angles, &gone)
+                .into_iter()
+                .map(|(_, a)| a)
+                .collect()
+        })
+        .collect();
+    renumber(c, |k| joint_map[k], |q| muscle_map[q]);
+    Ok(Inverse::DeleteJoint {
+        joints,
+        muscles,
+        angles,
+        key_angles,
+    })
+}
+
+/// Refuses deleting joint `j` whose subtree is `gone` when a joint in it is
+/// locked, a skin hangs from it or wraps one of its muscles, or a kept
+/// muscle has a deformation driver in it.
+fn check_subtree_deletable(
+    c: &Character,
+    cmd: &Command,
+    j: usize,
+    gone: &[bool],
+) -> Result<(), EditError> {
+    if let Some(k) = (j..gone.len()).find(|&k| gone[k] && c.skeleton.joints[k].locked) {
+        return Err(EditError::Locked {
+            command: cmd.label(),
+            joint: k,
+            name: c.skeleton.joints[k].name.clone(),
+        });
+    }
+    let jname = &c.skeleton.joints[j].name;
+    for (s, skin) in c.skins.iter().enumerate() {
+        for (end, k) in [("bottom", skin.bottom_joint), ("top", skin.top_joint)] {
+            if gone[k] {
+                return Err(refused(
+                    cmd,
+                    format!(
+                        "joint {j} ('{jname}') cannot be deleted: the {end} of skin {s} \
+                         ('{}') hangs from joint {k} ('{}') in its subtree; \
+                         delete the skin first",
+                        skin.name, c.skeleton.joints[k].name
+                    ),
+                ));
+            }
+        }
+        if let Some(&q) = skin.muscles.iter().find(|&&q| gone[c.muscles[q].joint]) {
+            return Err(refused(
                 cmd,
-                [
-                    ("tension", *tension),
-                    ("continuity", *continuity),
-                    ("bias", *bias),
-                ],
-            )?;
-            let key = &mut c.key_postures[i];
-            let old = key.clone();
-            key.tension = *tension;
-            key.continuity = *continuity;
-            key.bias = *bias;
-            Ok(Inverse::Keys {
-                remove: Some(i),
-                insert: Some((i, old)),
-            })
+                format!(
+                    "joint {j} ('{jname}') cannot be deleted: skin {s} ('{}') wraps \
+                     muscle {q} of its subtree; delete the skin first",
+                    skin.name
+                ),
+            ));
         }
     }
+    for (q, m) in c.muscles.iter().enumerate() {
+        if gone[m.joint] {
+            continue;
+        }
+        if let Some(d) = m.drivers.iter().find(|d| gone[d.joint]) {
+            return Err(refused(
+                cmd,
+                format!(
+                    "joint {j} ('{jname}') cannot be deleted: muscle {q} has a \
+                     deformation driver on joint {} in its subtree",
+                    d.joint
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Applies [`Command::SetLocked`]: frees or locks all three DOFs of `joint`.
+fn set_locked(
+    c: &mut Character,
+    cmd: &Command,
+    joint: usize,
+    locked: bool,
+) -> Result<Inverse, EditError> {
+    check_joint(c, joint)?;
+    let mut dofs = c.skeleton.joints[joint].dofs;
+    for d in &mut dofs {
+        d.free = !locked;
+    }
+    set_dofs(c, cmd, joint, dofs)
+}
+
+/// Applies new `dofs` to `joint` (already checked to exist), as
+/// [`Command::SetDofs`] and [`Command::SetLocked`] do.
+fn set_dofs(
+    c: &mut Character,
+    cmd: &Command,
+    joint: usize,
+    dofs: [Dof; 3],
+) -> Result<Inverse, EditError> {
+    check_dofs(cmd, &dofs)?;
+    let old = std::mem::replace(&mut c.skeleton.joints[joint].dofs, dofs);
+    Ok(Inverse::Dofs { joint, dofs: old })
+}
+
+// Muscle edits.
+
+/// Applies [`Command::AddMuscle`]: a new muscle on the unlocked `joint`.
+fn add_muscle(
+    c: &mut Character,
+    cmd: &Command,
+    joint: usize,
+    muscle: &NewMuscle,
+) -> Result<Inverse, EditError> {
+    check_joint(c, joint)?;
+    check_unlocked(c, cmd, joint)?;
+    check_new_muscle(cmd, muscle, "muscle")?;
+    c.muscles.push(Muscle {
+        joint,
+        offset: muscle.offset,
+        rotation: muscle.rotation,
+        shape: muscle.shape.clone(),
+        drivers: Vec::new(),
+    });
+    Ok(Inverse::AddMuscle)
+}
+
+/// Applies [`Command::EditMuscle`]: replaces the shape of `muscle`, whose
+/// joint must be unlocked.
+fn edit_muscle(
+    c: &mut Character,
+    cmd: &Command,
+    muscle: usize,
+    shape: &MuscleShape,
+) -> Result<Inverse, EditError> {
+    check_muscle(c, muscle)?;
+    check_unlocked(c, cmd, c.muscles[muscle].joint)?;
+    shape.validate().map_err(|e| invalid(cmd, "shape", e))?;
+    let old = std::mem::replace(&mut c.muscles[muscle].shape, shape.clone());
+    Ok(Inverse::EditMuscle { muscle, shape: old })
+}
+
+// Skin edits.
+
+/// Applies [`Command::GlobalAttach`]: attaches every inner point of `skin` to
+/// the muscles it wraps with new bands made from `band`.
+fn attach_globally(
+    c: &mut Character,
+    posture: &Posture,
+    cmd: &Command,
+    skin: usize,
+    band: BandDefaults,
+) -> Result<Inverse, EditError> {
+    check_skin(c, skin)?;
+    if !(band.ks.is_finite() && band.ks >= 0.0 && band.kd.is_finite() && band.kd >= 0.0) {
+        return Err(invalid(
+            cmd,
+            "band",
+            format!("ks and kd must be finite and non-negative, got {band:?}"),
+        ));
+    }
+    if c.skins[skin].muscles.is_empty() {
+        return Err(refused(
+            cmd,
+            format!(
+                "skin {skin} ('{}') wraps no muscles: there is nothing to attach it to",
+                c.skins[skin].name
+            ),
+        ));
+    }
+    let bands = c.skins[skin].points.band.clone();
+    global_attach(c, skin, posture, band);
+    Ok(Inverse::Bands { skin, bands })
+}
+
+/// Applies [`Command::SetAttachment`]: sets or clears the band of one inner
+/// point of `skin`.
+fn set_attachment(
+    c: &mut Character,
+    cmd: &Command,
+    skin: usize,
+    point: usize,
+    band: Option<Band>,
+) -> Result<Inverse, EditError> {
+    check_point(c, skin, point)?;
+    let s = &c.skins[skin];
+    let row = point / s.m;
+    if row == 0 || row + 1 == s.n {
+        return Err(refused(
+            cmd,
+            format!(
+                "point {point} of skin {skin} is on a boundary row, which is fixed to \
+                 its joint and takes no connective tissue"
+            ),
+        ));
+    }
+    if let Some(b) = band {
+        if !s.muscles.contains(&b.muscle) {
+            return Err(invalid(
+                cmd,
+                "band.muscle",
+                format!(
+                    "skin {skin} does not wrap muscle {} (it wraps {:?})",
+                    b.muscle, s.muscles
+                ),
+            ));
+        }
+        if !b.is_physical() {
+            return Err(invalid(
+                cmd,
+                "band",
+                "needs a finite anchor and non-negative ks, kd and rest length",
+            ));
+        }
+    }
+    let old = std::mem::replace(&mut c.skins[skin].points.band[point], band);
+    Ok(Inverse::Band {
+        skin,
+        point,
+        band: old,
+    })
+}
+
+// Fat and liposuction.
+
+/// Applies [`Command::FatStroke`]: adds `amount` of fat (negative: takes it
+/// away) with a Gaussian falloff of `radius` around `center_point` of `skin`.
+fn fat_stroke(
+    c: &mut Character,
+    cmd: &Command,
+    skin: usize,
+    center_point: usize,
+    radius: f32,
+    amount: f32,
+) -> Result<Inverse, EditError> {
+    check_point(c, skin, center_point)?;
+    if !(radius.is_finite() && radius > 0.0) {
+        return Err(invalid(
+            cmd,
+            "radius",
+            format!("must be positive (metres), got {radius}"),
+        ));
+    }
+    if !amount.is_finite() {
+        return Err(invalid(
+            cmd,
+            "amount",
+            format!("must be finite, got {amount}"),
+        ));
+    }
+    let pts = &mut c.skins[skin].points;
+    let centre = pts.position[center_point];
+    let reach2 = (FAT_STROKE_CUTOFF * radius).powi(2);
+    let inv_two_r2 = 1.0 / (2.0 * radius * radius);
+    let mut old = Vec::new();
+    for (k, (p, fat)) in pts.position.iter().zip(&mut pts.fat).enumerate() {
+        let d2 = p.distance_squared(centre);
+        if d2 > reach2 {
+            continue;
+        }
+        let new = (*fat + amount * (-d2 * inv_two_r2).exp()).max(0.0);
+        if new != *fat {
+            old.push((k as u32, *fat));
+            *fat = new;
+        }
+    }
+    Ok(Inverse::Fat { skin, old })
+}
+
+// Skin material.
+
+/// Applies [`Command::SetSkinMaterial`]: the named parameters, in the order
+/// `stretch`, `damping`, `mass`, `bend`, `band_stiffness`, at the `region`'s
+/// points of `skin` (all of them when `None`).
+fn set_skin_material(
+    c: &mut Character,
+    cmd: &Command,
+    skin: usize,
+    region: Option<&[usize]>,
+    [stretch, damping, mass, bend, band_stiffness]: [Option<f32>; 5],
+) -> Result<Inverse, EditError> {
+    check_skin(c, skin)?;
+    let count = c.skins[skin].point_count();
+    let points: Vec<usize> = match region {
+        Some(r) => {
+            if r.is_empty() {
+                return Err(invalid(cmd, "region", "selects no points"));
+            }
+            if let Some(&k) = r.iter().find(|&&k| k >= count) {
+                return Err(EditError::NoSuchPoint {
+                    skin,
+                    index: k,
+                    count,
+                });
+            }
+            r.to_vec()
+        }
+        None => (0..count).collect(),
+    };
+    if stretch.is_none()
+        && damping.is_none()
+        && mass.is_none()
+        && bend.is_none()
+        && band_stiffness.is_none()
+    {
+        return Err(invalid(cmd, "material", "names no parameter to change"));
+    }
+    for (field, v, positive) in [
+        ("stretch", stretch, false),
+        ("damping", damping, false),
+        ("mass", mass, true),
+        ("bend", bend, false),
+        ("band_stiffness", band_stiffness, false),
+    ] {
+        if let Some(v) = v
+            && !(v.is_finite() && (v > 0.0 || (!positive && v == 0.0)))
+        {
+            let want = if positive { "positive" } else { "non-negative" };
+            return Err(invalid(cmd, field, format!("must be {want}, got {v}")));
+        }
+    }
+    let p = &mut c.skins[skin].points;
+    let band_old = band_stiffness.map(|v| {
+        points
+            .iter()
+            .map(|&k| p.band[k].as_mut().map(|b| std::mem::replace(&mut b.ks, v)))
+            .collect()
+    });
+    let stretch_old = stretch.map(|s| {
+        points
+            .iter()
+            .map(|&k| std::mem::replace(&mut p.stretch[k], [s, 0.5 * s, s]))
+            .collect()
+    });
+    let damping_old = damping.map(|v| {
+        points
+            .iter()
+            .map(|&k| std::mem::replace(&mut p.damping_density[k], v))
+            .collect()
+    });
+    let mass_old = mass.map(|v| {
+        points
+            .iter()
+            .map(|&k| std::mem::replace(&mut p.mass_density[k], v))
+            .collect()
+    });
+    let bend_old = bend.map(|v| {
+        points
+            .iter()
+            .map(|&k| std::mem::replace(&mut p.bend[k], v))
+            .collect()
+    });
+    Ok(Inverse::Material {
+        skin,
+        points,
+        stretch: stretch_old,
+        damping: damping_old,
+        mass: mass_old,
+        bend: bend_old,
+        band_stiffness: band_old,
+    })
+}
+
+// Flesh and environment.
+
+/// Applies [`Command::SetFlesh`]: replaces the flesh backend and its settings.
+fn set_flesh(c: &mut Character, cmd: &Command, flesh: &Flesh) -> Result<Inverse, EditError> {
+    flesh
+        .validate()
+        .map_err(|e| invalid(cmd, &e.field, e.message))?;
+    if let Some(f) = flesh.fem() {
+        check_stroke_bones(cmd, c, &f.weight_strokes)?;
+    }
+    let old = std::mem::replace(&mut c.flesh, flesh.clone());
+    Ok(Inverse::Flesh(Box::new(old)))
+}
+
+/// Applies [`Command::PaintWeights`]: appends `stroke` to the FEM flesh's
+/// region-weight strokes.
+fn paint_weights(
+    c: &mut Character,
+    cmd: &Command,
+    stroke: &WeightStroke,
+) -> Result<Inverse, EditError> {
+    check_stroke_bones(cmd, c, std::slice::from_ref(stroke))?;
+    let Flesh::Fem(f) = &mut c.flesh else {
+        return Err(refused(
+            cmd,
+            "the flesh is kinematic: switch it to FEM to paint its region weights",
+        ));
+    };
+    let mut painted = f.clone();
+    painted.weight_strokes.push(stroke.clone());
+    painted
+        .validate()
+        .map_err(|e| invalid(cmd, &e.field, e.message))?;
+    f.weight_strokes.push(stroke.clone());
+    Ok(Inverse::WeightStroke)
+}
+
+/// Applies [`Command::SetEnvironment`]: the named ones of `gravity` and
+/// `global_damping`.
+fn set_environment(
+    c: &mut Character,
+    cmd: &Command,
+    gravity: Option<Vec3>,
+    global_damping: Option<f32>,
+) -> Result<Inverse, EditError> {
+    if gravity.is_none() && global_damping.is_none() {
+        return Err(invalid(cmd, "environment", "names no parameter to change"));
+    }
+    if let Some(g) = gravity
+        && !g.is_finite()
+    {
+        return Err(invalid(cmd, "gravity", format!("must be finite, got {g}")));
+    }
+    if let Some(d) = global_damping
+        && !(d.is_finite() && d >= 0.0)
+    {
+        return Err(invalid(
+            cmd,
+            "global_damping",
+            format!("must be non-negative, got {d}"),
+        ));
+    }
+    let old = c.environment.clone();
+    if let Some(g) = gravity {
+        c.environment.gravity = g;
+    }
+    if let Some(d) = global_damping {
+        c.environment.global_damping = d;
+    }
+    Ok(Inverse::Environment(old))
+}
+
+// Key postures (the timeline).
+
+/// Applies [`Command::SetKey`]: puts a key with `posture` and the
+/// Kochanek–Bartels `tension`, `continuity` and `bias` at `time`, replacing
+/// the key already there.
+fn set_key(
+    c: &mut Character,
+    cmd: &Command,
+    time: f32,
+    posture: &Posture,
+    [tension, continuity, bias]: [f32; 3],
+) -> Result<Inverse, EditError> {
+    check_key_time(cmd, "time", time)?;
+    posture
+        .validate(c.skeleton.joints.len())
+        .map_err(|e| invalid(cmd, &format!("posture.{}", e.field), e.message))?;
+    check_tcb(
+        cmd,
+        [
+            ("tension", tension),
+            ("continuity", continuity),
+            ("bias", bias),
+        ],
+    )?;
+    let key = KeyPosture {
+        time,
+        posture: posture.clone(),
+        tension,
+        continuity,
+        bias,
+    };
+    let old = find_key(c, time).map(|i| (i, c.key_postures.remove(i)));
+    let at = key_slot(&c.key_postures, time);
+    c.key_postures.insert(at, key);
+    Ok(Inverse::Keys {
+        remove: Some(at),
+        insert: old,
+    })
+}
+
+/// Applies [`Command::MoveKey`]: moves the key at `from` to `to`, keeping the
+/// keys sorted; refused when another key lies at `to`.
+fn move_key(c: &mut Character, cmd: &Command, from: f32, to: f32) -> Result<Inverse, EditError> {
+    check_key_time(cmd, "to", to)?;
+    let i = find_key(c, from).ok_or_else(|| no_such_key(c, cmd, from))?;
+    if let Some((k, other)) = c
+        .key_postures
+        .iter()
+        .enumerate()
+        .find(|(k, o)| *k != i && (o.time - to).abs() < KEY_TIME_EPSILON)
+    {
+        return Err(refused(
+            cmd,
+            format!(
+                "key {k} already lies at {} s: a key cannot be moved onto another \
+                 (delete that one first)",
+                other.time
+            ),
+        ));
+    }
+    let old = c.key_postures.remove(i);
+    let mut moved = old.clone();
+    moved.time = to;
+    let at = key_slot(&c.key_postures, to);
+    c.key_postures.insert(at, moved);
+    Ok(Inverse::Keys {
+        remove: Some(at),
+        insert: Some((i, old)),
+    })
+}
+
+/// Applies [`Command::DeleteKey`]: removes the key at `time`.
+fn delete_key(c: &mut Character, cmd: &Command, time: f32) -> Result<Inverse, EditError> {
+    let i = find_key(c, time).ok_or_else(|| no_such_key(c, cmd, time))?;
+    let old = c.key_postures.remove(i);
+    Ok(Inverse::Keys {
+        remove: None,
+        insert: Some((i, old)),
+    })
+}
+
+/// Applies [`Command::SetKeyTcb`]: the Kochanek–Bartels `tension`,
+/// `continuity` and `bias` of the key at `time`.
+fn set_key_tcb(
+    c: &mut Character,
+    cmd: &Command,
+    time: f32,
+    [tension, continuity, bias]: [f32; 3],
+) -> Result<Inverse, EditError> {
+    let i = find_key(c, time).ok_or_else(|| no_such_key(c, cmd, time))?;
+    check_tcb(
+        cmd,
+        [
+            ("tension", tension),
+            ("continuity", continuity),
+            ("bias", bias),
+        ],
+    )?;
+    let key = &mut c.key_postures[i];
+    let old = key.clone();
+    key.tension = tension;
+    key.continuity = continuity;
+    key.bias = bias;
+    Ok(Inverse::Keys {
+        remove: Some(i),
+        insert: Some((i, old)),
+    })
 }
 
 /// New index of every kept entry (`usize::MAX` for removed ones).

@@ -526,15 +526,6 @@ impl ControlPanel {
             return Ok(PanelOutcome::Nothing);
         };
         let up = side == Side::Right;
-        let step = |v: f32, floor: f32| -> f32 {
-            if up {
-                if v < floor { floor } else { v * STEP }
-            } else if v / STEP < floor {
-                0.0
-            } else {
-                v / STEP
-            }
-        };
         let param = match row {
             Row::Heading(_) => return Ok(PanelOutcome::Nothing),
             Row::Tool(k) => {
@@ -543,37 +534,7 @@ impl ControlPanel {
             }
             Row::Param(p) => p,
             Row::Timeline(r) => {
-                let left = side == Side::Left;
-                let action = match r {
-                    TimelineRow::Scrubber => TimelineAction::Seek(fraction.clamp(0.0, 1.0)),
-                    TimelineRow::Transport if left => TimelineAction::Stop,
-                    TimelineRow::Transport => TimelineAction::TogglePlay,
-                    TimelineRow::Mode if left => TimelineAction::PreviousMode,
-                    TimelineRow::Mode => TimelineAction::NextMode,
-                    TimelineRow::Length if left => TimelineAction::Lengthen(-1.0),
-                    TimelineRow::Length => TimelineAction::Lengthen(1.0),
-                    TimelineRow::Loop => TimelineAction::ToggleLoop,
-                    TimelineRow::Key if left => TimelineAction::DeleteKey,
-                    TimelineRow::Key => TimelineAction::StoreKey,
-                    TimelineRow::SelectKey if left => TimelineAction::PreviousKey,
-                    TimelineRow::SelectKey => TimelineAction::NextKey,
-                    TimelineRow::MoveKey if left => TimelineAction::MoveKey(-KEY_NUDGE),
-                    TimelineRow::MoveKey => TimelineAction::MoveKey(KEY_NUDGE),
-                    TimelineRow::Tension | TimelineRow::Continuity | TimelineRow::Bias => {
-                        let d = if left { -TCB_STEP } else { TCB_STEP };
-                        let mut v = [0.0; 3];
-                        v[match r {
-                            TimelineRow::Tension => 0,
-                            TimelineRow::Continuity => 1,
-                            _ => 2,
-                        }] = d;
-                        TimelineAction::Tcb(v)
-                    }
-                    TimelineRow::AutoResolution => TimelineAction::ToggleAutoResolution,
-                    TimelineRow::Perform => TimelineAction::TogglePerform,
-                    TimelineRow::PerformRate if left => TimelineAction::ScalePerformInterval(0.5),
-                    TimelineRow::PerformRate => TimelineAction::ScalePerformInterval(2.0),
-                };
+                let action = timeline_action(r, side == Side::Left, fraction);
                 return Ok(PanelOutcome::Timeline(action));
             }
         };
@@ -595,152 +556,12 @@ impl ControlPanel {
             | Param::SkinBend
             | Param::SkinDamping
             | Param::SkinMass
-            | Param::BandStiffness => {
-                let region =
-                    self.region(tools, ctx.character)
-                        .map_err(|message| EditError::Invalid {
-                            command: "parameters panel",
-                            field: param_label(param).trim().to_string(),
-                            message,
-                        })?;
-                // Mass must stay positive; the others may reach zero.
-                let floor = match param {
-                    Param::SkinBend => 1e-7,
-                    Param::SkinMass => 1e-3,
-                    _ => 1e-4,
-                };
-                let new_value = |v: f32| {
-                    let n = step(v, floor);
-                    match param {
-                        Param::SkinMass => n.max(floor),
-                        // Up to leather (see BEND_MAX); further is refused.
-                        Param::SkinBend => n.min(BEND_MAX),
-                        _ => n,
-                    }
-                };
-                let commands =
-                    material_commands(ctx.character, param, new_value, &region, self.scope);
-                if commands.is_empty() {
-                    return Ok(PanelOutcome::Nothing);
-                }
-                ctx.history.apply_group(ctx.character, commands)?;
-                let now = mean_value(ctx.character, param, Some(&region)).unwrap_or(0.0);
-                Ok(PanelOutcome::Edited(format!(
-                    "{} {} to {now:.3e} ({} points)",
-                    param_label(param),
-                    if up { "up" } else { "down" },
-                    region.len()
-                )))
-            }
-            Param::Gravity => {
-                let g = ctx.character.environment.gravity;
-                let magnitude = step(g.length(), 0.5);
-                let dir = g.try_normalize().unwrap_or(Vec3::NEG_Y);
-                let gravity = dir * magnitude;
-                ctx.history.apply(
-                    ctx.character,
-                    Command::SetEnvironment {
-                        gravity: Some(gravity),
-                        global_damping: None,
-                    },
-                )?;
-                Ok(PanelOutcome::Edited(format!(
-                    "gravity {:.2} m/s2",
-                    gravity.length()
-                )))
-            }
-            Param::GlobalDamping => {
-                let d = step(ctx.character.environment.global_damping, 0.01);
-                ctx.history.apply(
-                    ctx.character,
-                    Command::SetEnvironment {
-                        gravity: None,
-                        global_damping: Some(d),
-                    },
-                )?;
-                Ok(PanelOutcome::Edited(format!("global damping {d:.3}")))
-            }
-            Param::Flesh => {
-                // Right steps kinematic → FEM → FEM with adaptive detail
-                // (§4.7) → kinematic, left back; FEM keeps its settings.
-                let fem = ctx.character.flesh.fem().cloned();
-                let with_detail = |detail: Option<FleshDetail>| {
-                    Flesh::Fem(FemFlesh {
-                        detail,
-                        ..fem.clone().unwrap_or_default()
-                    })
-                };
-                let detailed = fem.as_ref().is_some_and(|f| f.detail.is_some());
-                let flesh = match (&fem, detailed, up) {
-                    (None, _, true) | (Some(_), true, false) => with_detail(None),
-                    (Some(_), false, true) | (None, _, false) => {
-                        with_detail(Some(FleshDetail::default()))
-                    }
-                    (Some(_), true, true) | (Some(_), false, false) => Flesh::Kinematic,
-                };
-                let name = match flesh.fem() {
-                    Some(f) if f.detail.is_some() => "FEM (adaptive detail)",
-                    Some(_) => "FEM",
-                    None => "kinematic",
-                };
-                ctx.history
-                    .apply(ctx.character, Command::SetFlesh { flesh })?;
-                Ok(PanelOutcome::Edited(format!("{name} flesh")))
-            }
-            Param::PartStiffness => {
-                let invalid = |message: String| EditError::Invalid {
-                    command: "parameters panel",
-                    field: "part flesh E".into(),
-                    message,
-                };
-                let c = &*ctx.character;
-                let fem = c.flesh.fem().ok_or_else(|| {
-                    invalid("the flesh is kinematic: switch it to FEM (the flesh row)".into())
-                })?;
-                let joint = tools.state.current_joint;
-                let name = c
-                    .skeleton
-                    .joints
-                    .get(joint)
-                    .ok_or_else(|| invalid("pick a joint first".into()))?
-                    .name
-                    .clone();
-                let scale =
-                    fem.part_scale(&name) * if up { STEP as f64 } else { 1.0 / STEP as f64 };
-                let mut fem = fem.with_part_scale(&name, scale);
-                let mirror = ctx
-                    .symmetry
-                    .and_then(|s| s.mirror_joint(c, &c.skeleton.rest_posture(), joint))
-                    .filter(|&m| m != joint)
-                    .map(|m| c.skeleton.joints[m].name.clone());
-                if let Some(m) = &mirror {
-                    fem = fem.with_part_scale(m, scale);
-                }
-                let now = fem.part_scale(&name);
-                ctx.history.apply(
-                    ctx.character,
-                    Command::SetFlesh {
-                        flesh: Flesh::Fem(fem),
-                    },
-                )?;
-                Ok(PanelOutcome::Edited(format!(
-                    "flesh of {name}{} x{now:.2} as stiff",
-                    mirror.map(|m| format!(" and {m}")).unwrap_or_default()
-                )))
-            }
-            Param::Integrator => {
-                let all = IntegratorKind::ALL;
-                let i = all
-                    .iter()
-                    .position(|&k| k == settings.integrator)
-                    .unwrap_or(0);
-                let n = all.len();
-                settings.integrator = all[if up { (i + 1) % n } else { (i + n - 1) % n }];
-                Ok(PanelOutcome::Settings(format!(
-                    "integrator {:?}",
-                    settings.integrator
-                )))
-            }
+            | Param::BandStiffness => self.step_material(param, up, tools, ctx),
+            Param::Gravity => step_gravity(up, ctx),
+            Param::GlobalDamping => step_global_damping(up, ctx),
+            Param::Flesh => step_flesh(up, ctx),
+            Param::PartStiffness => step_part_stiffness(up, tools, ctx),
+            Param::Integrator => Ok(step_integrator(up, settings)),
             Param::Tolerance => {
                 let t = &mut settings.tolerances.position;
                 *t = (if up { *t * 2.0 } else { *t / 2.0 }).clamp(1e-7, 1e-1);
@@ -808,6 +629,218 @@ impl ControlPanel {
             }
         }
     }
+
+    /// Steps a skin material or band stiffness row (`param`) one step up or
+    /// down over the panel's region, as one undo step.
+    fn step_material(
+        &self,
+        param: Param,
+        up: bool,
+        tools: &Toolbox,
+        ctx: &mut ToolContext,
+    ) -> Result<PanelOutcome, EditError> {
+        let region = self
+            .region(tools, ctx.character)
+            .map_err(|message| EditError::Invalid {
+                command: "parameters panel",
+                field: param_label(param).trim().to_string(),
+                message,
+            })?;
+        // Mass must stay positive; the others may reach zero.
+        let floor = match param {
+            Param::SkinBend => 1e-7,
+            Param::SkinMass => 1e-3,
+            _ => 1e-4,
+        };
+        let new_value = |v: f32| {
+            let n = step_value(v, floor, up);
+            match param {
+                Param::SkinMass => n.max(floor),
+                // Up to leather (see BEND_MAX); further is refused.
+                Param::SkinBend => n.min(BEND_MAX),
+                _ => n,
+            }
+        };
+        let commands = material_commands(ctx.character, param, new_value, &region, self.scope);
+        if commands.is_empty() {
+            return Ok(PanelOutcome::Nothing);
+        }
+        ctx.history.apply_group(ctx.character, commands)?;
+        let now = mean_value(ctx.character, param, Some(&region)).unwrap_or(0.0);
+        Ok(PanelOutcome::Edited(format!(
+            "{} {} to {now:.3e} ({} points)",
+            param_label(param),
+            if up { "up" } else { "down" },
+            region.len()
+        )))
+    }
+}
+
+/// One step of a parameter row's value `v`: up multiplies by `STEP` (from
+/// `floor` when below it), down divides by it (to zero when that would fall
+/// below `floor`).
+fn step_value(v: f32, floor: f32, up: bool) -> f32 {
+    if up {
+        if v < floor { floor } else { v * STEP }
+    } else if v / STEP < floor {
+        0.0
+    } else {
+        v / STEP
+    }
+}
+
+/// The playback action of a press on timeline row `r`, on its left half
+/// (`left`) or its right; the scrubber seeks to `fraction` along the row.
+fn timeline_action(r: TimelineRow, left: bool, fraction: f32) -> TimelineAction {
+    match r {
+        TimelineRow::Scrubber => TimelineAction::Seek(fraction.clamp(0.0, 1.0)),
+        TimelineRow::Transport if left => TimelineAction::Stop,
+        TimelineRow::Transport => TimelineAction::TogglePlay,
+        TimelineRow::Mode if left => TimelineAction::PreviousMode,
+        TimelineRow::Mode => TimelineAction::NextMode,
+        TimelineRow::Length if left => TimelineAction::Lengthen(-1.0),
+        TimelineRow::Length => TimelineAction::Lengthen(1.0),
+        TimelineRow::Loop => TimelineAction::ToggleLoop,
+        TimelineRow::Key if left => TimelineAction::DeleteKey,
+        TimelineRow::Key => TimelineAction::StoreKey,
+        TimelineRow::SelectKey if left => TimelineAction::PreviousKey,
+        TimelineRow::SelectKey => TimelineAction::NextKey,
+        TimelineRow::MoveKey if left => TimelineAction::MoveKey(-KEY_NUDGE),
+        TimelineRow::MoveKey => TimelineAction::MoveKey(KEY_NUDGE),
+        TimelineRow::Tension | TimelineRow::Continuity | TimelineRow::Bias => {
+            let d = if left { -TCB_STEP } else { TCB_STEP };
+            let mut v = [0.0; 3];
+            v[match r {
+                TimelineRow::Tension => 0,
+                TimelineRow::Continuity => 1,
+                _ => 2,
+            }] = d;
+            TimelineAction::Tcb(v)
+        }
+        TimelineRow::AutoResolution => TimelineAction::ToggleAutoResolution,
+        TimelineRow::Perform => TimelineAction::TogglePerform,
+        TimelineRow::PerformRate if left => TimelineAction::ScalePerformInterval(0.5),
+        TimelineRow::PerformRate => TimelineAction::ScalePerformInterval(2.0),
+    }
+}
+
+/// Steps |g| one step up or down along its direction (straight down from
+/// zero), as one undo step.
+fn step_gravity(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError> {
+    let g = ctx.character.environment.gravity;
+    let magnitude = step_value(g.length(), 0.5, up);
+    let dir = g.try_normalize().unwrap_or(Vec3::NEG_Y);
+    let gravity = dir * magnitude;
+    ctx.history.apply(
+        ctx.character,
+        Command::SetEnvironment {
+            gravity: Some(gravity),
+            global_damping: None,
+        },
+    )?;
+    Ok(PanelOutcome::Edited(format!(
+        "gravity {:.2} m/s2",
+        gravity.length()
+    )))
+}
+
+/// Steps the global damping one step up or down, as one undo step.
+fn step_global_damping(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError> {
+    let d = step_value(ctx.character.environment.global_damping, 0.01, up);
+    ctx.history.apply(
+        ctx.character,
+        Command::SetEnvironment {
+            gravity: None,
+            global_damping: Some(d),
+        },
+    )?;
+    Ok(PanelOutcome::Edited(format!("global damping {d:.3}")))
+}
+
+/// Steps the flesh backend: up goes kinematic → FEM → FEM with adaptive
+/// detail (§4.7) → kinematic, down back; FEM keeps its settings.
+fn step_flesh(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError> {
+    let fem = ctx.character.flesh.fem().cloned();
+    let with_detail = |detail: Option<FleshDetail>| {
+        Flesh::Fem(FemFlesh {
+            detail,
+            ..fem.clone().unwrap_or_default()
+        })
+    };
+    let detailed = fem.as_ref().is_some_and(|f| f.detail.is_some());
+    let flesh = match (&fem, detailed, up) {
+        (None, _, true) | (Some(_), true, false) => with_detail(None),
+        (Some(_), false, true) | (None, _, false) => with_detail(Some(FleshDetail::default())),
+        (Some(_), true, true) | (Some(_), false, false) => Flesh::Kinematic,
+    };
+    let name = match flesh.fem() {
+        Some(f) if f.detail.is_some() => "FEM (adaptive detail)",
+        Some(_) => "FEM",
+        None => "kinematic",
+    };
+    ctx.history
+        .apply(ctx.character, Command::SetFlesh { flesh })?;
+    Ok(PanelOutcome::Edited(format!("{name} flesh")))
+}
+
+/// Steps the FEM flesh stiffness of the current joint's part (and of its
+/// mirror image under symmetry) one step up or down, as one undo step.
+fn step_part_stiffness(
+    up: bool,
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let invalid = |message: String| EditError::Invalid {
+        command: "parameters panel",
+        field: "part flesh E".into(),
+        message,
+    };
+    let c = &*ctx.character;
+    let fem = c.flesh.fem().ok_or_else(|| {
+        invalid("the flesh is kinematic: switch it to FEM (the flesh row)".into())
+    })?;
+    let joint = tools.state.current_joint;
+    let name = c
+        .skeleton
+        .joints
+        .get(joint)
+        .ok_or_else(|| invalid("pick a joint first".into()))?
+        .name
+        .clone();
+    let scale = fem.part_scale(&name) * if up { STEP as f64 } else { 1.0 / STEP as f64 };
+    let mut fem = fem.with_part_scale(&name, scale);
+    let mirror = ctx
+        .symmetry
+        .and_then(|s| s.mirror_joint(c, &c.skeleton.rest_posture(), joint))
+        .filter(|&m| m != joint)
+        .map(|m| c.skeleton.joints[m].name.clone());
+    if let Some(m) = &mirror {
+        fem = fem.with_part_scale(m, scale);
+    }
+    let now = fem.part_scale(&name);
+    ctx.history.apply(
+        ctx.character,
+        Command::SetFlesh {
+            flesh: Flesh::Fem(fem),
+        },
+    )?;
+    Ok(PanelOutcome::Edited(format!(
+        "flesh of {name}{} x{now:.2} as stiff",
+        mirror.map(|m| format!(" and {m}")).unwrap_or_default()
+    )))
+}
+
+/// Steps the solver's integrator to the next (`up`) or previous kind in
+/// `IntegratorKind::ALL`, wrapping around.
+fn step_integrator(up: bool, settings: &mut SolverSettings) -> PanelOutcome {
+    let all = IntegratorKind::ALL;
+    let i = all
+        .iter()
+        .position(|&k| k == settings.integrator)
+        .unwrap_or(0);
+    let n = all.len();
+    settings.integrator = all[if up { (i + 1) % n } else { (i + n - 1) % n }];
+    PanelOutcome::Settings(format!("integrator {:?}", settings.integrator))
 }
 
 /// Characters of the scrubber's track (the row's width: the controls are

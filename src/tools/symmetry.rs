@@ -37,7 +37,7 @@
 //! says so.
 
 use super::command::{Command, NewMuscle, joint_frames};
-use crate::character::{Character, Dof, Posture, Skin, WeightStroke};
+use crate::character::{Band, Character, Dof, Posture, Skin, WeightStroke};
 use crate::fem::regions::falloff;
 use crate::shape::MuscleShape;
 use glam::{Affine3A, Mat3, Quat, Vec3};
@@ -262,29 +262,7 @@ impl Symmetry {
                 name,
                 position_world,
                 muscle,
-            } => {
-                if self.on_plane(*position_world) || *parent >= c.skeleton.joints.len() {
-                    return None;
-                }
-                let parent2 = self.mirror_joint(c, posture, *parent)?;
-                let image = self.reflect(*position_world);
-                let name2 = mirror_name(name)
-                    .unwrap_or_else(|| format!("{name}{}", self.side_suffix(image)));
-                let muscle = muscle.as_ref().map(|m| {
-                    let world = joint_frames(c, posture);
-                    let frame = |j: usize, at: Vec3| Affine3A {
-                        matrix3: world[j].matrix3,
-                        translation: at.into(),
-                    };
-                    self.mirror_placement(frame(*parent, *position_world), frame(parent2, image), m)
-                });
-                Some(Command::AddJoint {
-                    parent: parent2,
-                    name: name2,
-                    position_world: image,
-                    muscle,
-                })
-            }
+            } => self.mirror_add_joint(c, posture, *parent, name, *position_world, muscle.as_ref()),
             Command::AddMuscle { joint, muscle } => {
                 let j2 = other_joint(*joint)?;
                 let world = joint_frames(c, posture);
@@ -334,16 +312,9 @@ impl Symmetry {
                 n,
                 material,
             } => {
-                let b = self.mirror_joint(c, posture, *bottom)?;
-                let t = self.mirror_joint(c, posture, *top)?;
-                if (b, t) == (*bottom, *top) {
-                    return None;
-                }
-                let world = joint_frames(c, posture);
-                let mid = 0.5 * Vec3::from(world[b].translation + world[t].translation);
+                let (b, t, name) = self.mirror_skin_ends(c, posture, name, *bottom, *top)?;
                 Some(Command::AddSkin {
-                    name: mirror_name(name)
-                        .unwrap_or_else(|| format!("{name}{}", self.side_suffix(mid))),
+                    name,
                     bottom: b,
                     top: t,
                     m: *m,
@@ -359,19 +330,10 @@ impl Symmetry {
                 band: *band,
             }),
             Command::SetAttachment { skin, point, band } => {
-                let s2 = self.mirror_skin(c, posture, *skin)?;
-                let p2 = self.mirror_point(c, *skin, *point, s2)?;
-                if (s2, p2) == (*skin, *point) {
-                    return None;
-                }
+                let (s2, p2) = self.mirror_skin_point(c, posture, *skin, *point)?;
                 let band = match band {
                     None => None,
-                    Some(b) => {
-                        let mut b2 = *b;
-                        b2.muscle = self.mirror_muscle(c, posture, b.muscle)?;
-                        b2.anchor = MX * b.anchor;
-                        Some(b2)
-                    }
+                    Some(b) => Some(self.mirror_band(c, posture, b)?),
                 };
                 Some(Command::SetAttachment {
                     skin: s2,
@@ -385,11 +347,7 @@ impl Symmetry {
                 radius,
                 amount,
             } => {
-                let s2 = self.mirror_skin(c, posture, *skin)?;
-                let p2 = self.mirror_point(c, *skin, *center_point, s2)?;
-                if (s2, p2) == (*skin, *center_point) {
-                    return None;
-                }
+                let (s2, p2) = self.mirror_skin_point(c, posture, *skin, *center_point)?;
                 Some(Command::FatStroke {
                     skin: s2,
                     center_point: p2,
@@ -407,27 +365,7 @@ impl Symmetry {
                 band_stiffness,
             } => {
                 let s2 = self.mirror_skin(c, posture, *skin)?;
-                let region2 = match region {
-                    None if s2 == *skin => return None,
-                    None => None,
-                    Some(r) => {
-                        let mut r2 = r
-                            .iter()
-                            .map(|&k| self.mirror_point(c, *skin, k, s2))
-                            .collect::<Option<Vec<usize>>>()?;
-                        if s2 == *skin {
-                            let mut a = r.clone();
-                            a.sort_unstable();
-                            a.dedup();
-                            r2.sort_unstable();
-                            r2.dedup();
-                            if a == r2 {
-                                return None;
-                            }
-                        }
-                        Some(r2)
-                    }
-                };
+                let region2 = self.mirror_region(c, *skin, s2, region.as_deref())?;
                 Some(Command::SetSkinMaterial {
                     skin: s2,
                     region: region2,
@@ -438,19 +376,9 @@ impl Symmetry {
                     band_stiffness: *band_stiffness,
                 })
             }
-            Command::PaintWeights { stroke } => {
-                let bone = self.mirror_bone(c, stroke.bone)?;
-                if bone == stroke.bone && self.on_plane(stroke.centre) {
-                    return None;
-                }
-                Some(Command::PaintWeights {
-                    stroke: WeightStroke {
-                        bone,
-                        centre: self.reflect(stroke.centre),
-                        ..stroke.clone()
-                    },
-                })
-            }
+            Command::PaintWeights { stroke } => Some(Command::PaintWeights {
+                stroke: self.mirror_stroke(c, stroke)?,
+            }),
             // No mirror: a posture is the whole body's; the environment and
             // the flesh backend have no side; key postures are whole-body
             // and on the timeline (a key stores the posture as posed,
@@ -463,6 +391,138 @@ impl Symmetry {
             | Command::DeleteKey { .. }
             | Command::SetKeyTcb { .. } => None,
         }
+    }
+
+    /// The image of a new joint at `position_world` under `parent`, its
+    /// muscle placed at the mirror image and its name given a side; `None`
+    /// for a joint on the plane, a parent out of range or one without a
+    /// counterpart.
+    fn mirror_add_joint(
+        &self,
+        c: &Character,
+        posture: &Posture,
+        parent: usize,
+        name: &str,
+        position_world: Vec3,
+        muscle: Option<&NewMuscle>,
+    ) -> Option<Command> {
+        if self.on_plane(position_world) || parent >= c.skeleton.joints.len() {
+            return None;
+        }
+        let parent2 = self.mirror_joint(c, posture, parent)?;
+        let image = self.reflect(position_world);
+        let name2 =
+            mirror_name(name).unwrap_or_else(|| format!("{name}{}", self.side_suffix(image)));
+        let muscle = muscle.map(|m| {
+            let world = joint_frames(c, posture);
+            let frame = |j: usize, at: Vec3| Affine3A {
+                matrix3: world[j].matrix3,
+                translation: at.into(),
+            };
+            self.mirror_placement(frame(parent, position_world), frame(parent2, image), m)
+        });
+        Some(Command::AddJoint {
+            parent: parent2,
+            name: name2,
+            position_world: image,
+            muscle,
+        })
+    }
+
+    /// The bottom and top joints of the image of the skin `name` hung
+    /// between `bottom` and `top`, and the image's name (given a side);
+    /// `None` without counterparts or for a centre skin (its own image).
+    fn mirror_skin_ends(
+        &self,
+        c: &Character,
+        posture: &Posture,
+        name: &str,
+        bottom: usize,
+        top: usize,
+    ) -> Option<(usize, usize, String)> {
+        let b = self.mirror_joint(c, posture, bottom)?;
+        let t = self.mirror_joint(c, posture, top)?;
+        if (b, t) == (bottom, top) {
+            return None;
+        }
+        let world = joint_frames(c, posture);
+        let mid = 0.5 * Vec3::from(world[b].translation + world[t].translation);
+        let name2 = mirror_name(name).unwrap_or_else(|| format!("{name}{}", self.side_suffix(mid)));
+        Some((b, t, name2))
+    }
+
+    /// The image (skin, point) of point `point` of skin `skin`; `None` when
+    /// it has none or is the point itself.
+    fn mirror_skin_point(
+        &self,
+        c: &Character,
+        posture: &Posture,
+        skin: usize,
+        point: usize,
+    ) -> Option<(usize, usize)> {
+        let s2 = self.mirror_skin(c, posture, skin)?;
+        let p2 = self.mirror_point(c, skin, point, s2)?;
+        if (s2, p2) == (skin, point) {
+            return None;
+        }
+        Some((s2, p2))
+    }
+
+    /// The image of an attachment's band: on the counterpart muscle, its
+    /// anchor mirrored in local x; `None` when the muscle has no counterpart.
+    fn mirror_band(&self, c: &Character, posture: &Posture, band: &Band) -> Option<Band> {
+        let mut b2 = *band;
+        b2.muscle = self.mirror_muscle(c, posture, band.muscle)?;
+        b2.anchor = MX * band.anchor;
+        Some(b2)
+    }
+
+    /// The image on skin `s2` of a material edit's `region` of skin `skin`
+    /// (`Some(None)`: the whole skin); `None` when the edit is its own image
+    /// (the same skin and points) or a point has no image.
+    fn mirror_region(
+        &self,
+        c: &Character,
+        skin: usize,
+        s2: usize,
+        region: Option<&[usize]>,
+    ) -> Option<Option<Vec<usize>>> {
+        match region {
+            None if s2 == skin => None,
+            None => Some(None),
+            Some(r) => {
+                let mut r2 = r
+                    .iter()
+                    .map(|&k| self.mirror_point(c, skin, k, s2))
+                    .collect::<Option<Vec<usize>>>()?;
+                if s2 == skin {
+                    let mut a = r.to_vec();
+                    a.sort_unstable();
+                    a.dedup();
+                    r2.sort_unstable();
+                    r2.dedup();
+                    if a == r2 {
+                        return None;
+                    }
+                }
+                Some(Some(r2))
+            }
+        }
+    }
+
+    /// The image of a weight stroke: on the counterpart bone, its centre
+    /// reflected; `None` for a bone without a counterpart, or for a stroke on
+    /// the plane on a bone that is its own counterpart.
+    fn mirror_stroke(&self, c: &Character, stroke: &WeightStroke) -> Option<WeightStroke> {
+        let bone = self.mirror_bone(c, stroke.bone)?;
+        if bone == stroke.bone && self.on_plane(stroke.centre) {
+            return None;
+        }
+        Some(WeightStroke {
+            bone,
+            centre: self.reflect(stroke.centre),
+            ..stroke.clone()
+        })
     }
 
     /// The command to apply and its mirror image. A new joint or skin that

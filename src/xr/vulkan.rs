@@ -88,6 +88,51 @@ pub fn version_admitted(requirements: &xr::vulkan::Requirements, wanted: u32) ->
 /// Creates the Vulkan instance and device through the runtime and wraps
 /// them into wgpu (see the module documentation).
 pub fn create_gpu(instance: &xr::Instance, system: xr::SystemId) -> Result<XrGpu, XrError> {
+    check_requirements(instance, system)?;
+    let vulkan = create_instance(instance, system)?;
+
+    // SAFETY: the instance came from xrCreateVulkanInstanceKHR.
+    let raw_phd = unsafe { instance.vulkan_graphics_device(system, vulkan.raw) }
+        .map_err(call("xrGetVulkanGraphicsDevice2KHR"))?;
+    let phd = vk::PhysicalDevice::from_raw(raw_phd as u64);
+    // SAFETY: a physical device of this instance.
+    let props = unsafe { vulkan.ash.get_physical_device_properties(phd) };
+    if props.api_version < VULKAN_VERSION {
+        return Err(graphics(format!(
+            "the runtime's GPU offers Vulkan {}, and the headset needs {}",
+            vk_version(props.api_version),
+            vk_version(VULKAN_VERSION)
+        )));
+    }
+    let exposed = vulkan.hal.expose_adapter(phd).ok_or_else(|| {
+        graphics("wgpu cannot use the GPU the runtime chose (it lacks what wgpu needs)")
+    })?;
+    let request = device_request(&exposed);
+    let device = create_device(instance, system, &vulkan, raw_phd, &exposed, &request)?;
+
+    let multiview = request.multiview;
+    let ctx = wrap_in_wgpu(vulkan.hal, exposed, device.open, request)?;
+    tracing::info!(
+        "OpenXR GPU: {} (multiview offered: {multiview})",
+        ctx.summary()
+    );
+    Ok(XrGpu {
+        ctx,
+        session_info: xr::vulkan::SessionCreateInfo {
+            instance: vulkan.raw,
+            physical_device: raw_phd,
+            device: device.raw,
+            queue_family_index: device.family,
+            queue_index: 0,
+        },
+        instance_extensions: vulkan.extensions,
+        device_extensions: device.extensions,
+    })
+}
+
+/// Checks that the runtime's Vulkan version range admits [`VULKAN_VERSION`]
+/// (`xrGetVulkanGraphicsRequirements2KHR`), logging the range.
+fn check_requirements(instance: &xr::Instance, system: xr::SystemId) -> Result<(), XrError> {
     let requirements = instance
         .graphics_requirements::<xr::Vulkan>(system)
         .map_err(call("xrGetVulkanGraphicsRequirements2KHR"))?;
@@ -103,7 +148,28 @@ pub fn create_gpu(instance: &xr::Instance, system: xr::SystemId) -> Result<XrGpu
             vk_version(VULKAN_VERSION)
         )));
     }
+    Ok(())
+}
 
+/// The Vulkan instance the runtime created, as the raw handle, ash's and
+/// wgpu-hal's.
+struct VulkanInstance {
+    /// The loader's `vkGetInstanceProcAddr`, as `OpenXR` takes it.
+    gipa: xr::sys::platform::VkGetInstanceProcAddr,
+    raw: xr::sys::platform::VkInstance,
+    ash: ash::Instance,
+    hal: hal::vulkan::Instance,
+    /// The instance extensions we asked the runtime for.
+    extensions: Vec<&'static CStr>,
+}
+
+/// Opens the Vulkan loader, has the runtime create the instance with
+/// wgpu-hal's desired extensions (`xrCreateVulkanInstanceKHR`) and wraps it
+/// with `wgpu::hal::vulkan::Instance::from_raw`.
+fn create_instance(
+    instance: &xr::Instance,
+    system: xr::SystemId,
+) -> Result<VulkanInstance, XrError> {
     // SAFETY: loading the system's Vulkan loader library; ash checks that it
     // has the entry points.
     let entry = unsafe { ash::Entry::load() }.map_err(|e| {
@@ -169,23 +235,28 @@ pub fn create_gpu(instance: &xr::Instance, system: xr::SystemId) -> Result<XrGpu
         )
     }
     .map_err(|e| graphics(format!("wrapping the Vulkan instance: {e}")))?;
+    Ok(VulkanInstance {
+        gipa,
+        raw: raw_instance,
+        ash: ash_instance,
+        hal: hal_instance,
+        extensions: instance_extensions,
+    })
+}
 
-    // SAFETY: the instance came from xrCreateVulkanInstanceKHR.
-    let raw_phd = unsafe { instance.vulkan_graphics_device(system, raw_instance) }
-        .map_err(call("xrGetVulkanGraphicsDevice2KHR"))?;
-    let phd = vk::PhysicalDevice::from_raw(raw_phd as u64);
-    // SAFETY: a physical device of this instance.
-    let props = unsafe { ash_instance.get_physical_device_properties(phd) };
-    if props.api_version < VULKAN_VERSION {
-        return Err(graphics(format!(
-            "the runtime's GPU offers Vulkan {}, and the headset needs {}",
-            vk_version(props.api_version),
-            vk_version(VULKAN_VERSION)
-        )));
-    }
-    let exposed = hal_instance.expose_adapter(phd).ok_or_else(|| {
-        graphics("wgpu cannot use the GPU the runtime chose (it lacks what wgpu needs)")
-    })?;
+/// The features and limits asked of the device: multiview (and multisampled
+/// arrays) where the adapter offers them.
+struct DeviceRequest {
+    multiview: bool,
+    multisample_array: bool,
+    features: wgpu::Features,
+    limits: wgpu::Limits,
+    memory_hints: wgpu::MemoryHints,
+}
+
+/// What to ask of the device on `exposed`: multiview with at least two views
+/// where offered, multisampled arrays along with it where offered.
+fn device_request(exposed: &hal::ExposedAdapter<HalVulkan>) -> DeviceRequest {
     let offered = exposed.features;
     let multiview = offered.contains(wgpu::Features::MULTIVIEW)
         && exposed.capabilities.limits.max_multiview_view_count >= 2;
@@ -203,7 +274,40 @@ pub fn create_gpu(instance: &xr::Instance, system: xr::SystemId) -> Result<XrGpu
         limits.max_multiview_view_count = 2;
     }
     let memory_hints = wgpu::MemoryHints::Performance;
+    DeviceRequest {
+        multiview,
+        multisample_array,
+        features,
+        limits,
+        memory_hints,
+    }
+}
 
+/// The device the runtime created, and what it was created with.
+struct VulkanDevice {
+    raw: xr::sys::platform::VkDevice,
+    /// The graphics queue family.
+    family: u32,
+    /// The device extensions we asked for.
+    extensions: Vec<&'static CStr>,
+    open: hal::OpenDevice<HalVulkan>,
+}
+
+/// Has the runtime create the device on `raw_phd` (`xrCreateVulkanDeviceKHR`)
+/// with a graphics queue and the extensions and features wgpu-hal needs for
+/// `request`, and wraps it with `device_from_raw`.
+fn create_device(
+    instance: &xr::Instance,
+    system: xr::SystemId,
+    vulkan: &VulkanInstance,
+    raw_phd: xr::sys::platform::VkPhysicalDevice,
+    exposed: &hal::ExposedAdapter<HalVulkan>,
+    request: &DeviceRequest,
+) -> Result<VulkanDevice, XrError> {
+    let ash_instance = &vulkan.ash;
+    let gipa = vulkan.gipa;
+    let features = request.features;
+    let phd = vk::PhysicalDevice::from_raw(raw_phd as u64);
     // SAFETY: a physical device of this instance.
     let families = unsafe { ash_instance.get_physical_device_queue_family_properties(phd) };
     let family = families
@@ -252,14 +356,36 @@ pub fn create_gpu(instance: &xr::Instance, system: xr::SystemId) -> Result<XrGpu
             None,
             &device_extensions,
             features,
-            &limits,
-            &memory_hints,
+            &request.limits,
+            &request.memory_hints,
             family,
             0,
         )
     }
     .map_err(|e| graphics(format!("wrapping the Vulkan device: {e}")))?;
+    Ok(VulkanDevice {
+        raw: raw_device,
+        family,
+        extensions: device_extensions,
+        open,
+    })
+}
 
+/// Makes wgpu's instance, adapter, device and queue from the hal objects, as
+/// the [`GpuContext`] the renderer takes.
+fn wrap_in_wgpu(
+    hal_instance: hal::vulkan::Instance,
+    exposed: hal::ExposedAdapter<HalVulkan>,
+    open: hal::OpenDevice<HalVulkan>,
+    request: DeviceRequest,
+) -> Result<GpuContext, XrError> {
+    let DeviceRequest {
+        multiview,
+        multisample_array,
+        features,
+        limits,
+        memory_hints,
+    } = request;
     // SAFETY: the hal instance is valid and owns its Vulkan instance.
     let wgpu_instance = unsafe { wgpu::Instance::from_hal::<HalVulkan>(hal_instance) };
     // SAFETY: `exposed` was enumerated from that same hal instance.
@@ -279,29 +405,13 @@ pub fn create_gpu(instance: &xr::Instance, system: xr::SystemId) -> Result<XrGpu
         )
     }
     .map_err(|e| graphics(format!("opening the wgpu device: {e}")))?;
-    let ctx = GpuContext {
+    Ok(GpuContext {
         instance: wgpu_instance,
         adapter,
         device,
         queue,
         multiview,
         multisample_array,
-    };
-    tracing::info!(
-        "OpenXR GPU: {} (multiview offered: {multiview})",
-        ctx.summary()
-    );
-    Ok(XrGpu {
-        ctx,
-        session_info: xr::vulkan::SessionCreateInfo {
-            instance: raw_instance,
-            physical_device: raw_phd,
-            device: raw_device,
-            queue_family_index: family,
-            queue_index: 0,
-        },
-        instance_extensions,
-        device_extensions,
     })
 }
 

@@ -50,6 +50,109 @@ impl Y {
     }
 }
 
+/// Evaluates F(t, y) = (v, a) after prescribing the kinematic points of `y`,
+/// counting one evaluation in `evals`.
+fn eval_f(sys: &mut dyn SecondOrderSystem, t: f64, y: &mut Y, evals: &mut u64) -> Y {
+    let n = y.r.len();
+    sys.prescribe(t, &mut y.r, &mut y.v);
+    let mut out = Y {
+        r: y.v.clone(),
+        v: vec![Vec3::ZERO; n],
+    };
+    sys.acceleration(t, &y.r, &y.v, &mut out.v);
+    *evals += 1;
+    out
+}
+
+/// `base` (or zero) plus the sum of `c · y` over `terms`, on `n` points.
+fn combine(n: usize, terms: &[(&Y, f64)], base: Option<&Y>) -> Y {
+    let mut out = base.cloned().unwrap_or_else(|| Y::zeros(n));
+    for (y, c) in terms {
+        let c = *c as f32;
+        for k in 0..n {
+            out.r[k] += c * y.r[k];
+            out.v[k] += c * y.v[k];
+        }
+    }
+    out
+}
+
+/// What a step's stage solves share: the state and derivative at the start
+/// of the step, the kinematic points, and the `BiCGSTAB` iterations spent.
+struct StageSolver<'a> {
+    kinematic: &'a [bool],
+    y0: &'a Y,
+    f0: &'a Y,
+    t: f64,
+    /// γh.
+    gh: f32,
+    /// Finite-difference perturbation size.
+    scale: f32,
+    iterations: u64,
+}
+
+impl StageSolver<'_> {
+    /// Solves (I − γhJ) g = γh·rhs with J x = (`x_v`, ∂a/∂r `x_r` + ∂a/∂v `x_v`),
+    /// the Jacobian applied by finite differences about `y0`.
+    fn solve(&mut self, sys: &mut dyn SecondOrderSystem, rhs: &Y, evals: &mut u64) -> Y {
+        let Self {
+            kinematic,
+            y0,
+            f0,
+            t,
+            gh,
+            scale,
+            ..
+        } = *self;
+        let n = kinematic.len();
+        let mut b: Vec<Vec3> = rhs.r.iter().chain(&rhs.v).map(|x| gh * *x).collect();
+        for k in 0..n {
+            if kinematic[k] {
+                b[k] = Vec3::ZERO;
+                b[n + k] = Vec3::ZERO;
+            }
+        }
+        let mut x = b.clone();
+        let mut rp = vec![Vec3::ZERO; n];
+        let mut vp = vec![Vec3::ZERO; n];
+        let mut ap = vec![Vec3::ZERO; n];
+        let apply = |x: &[Vec3], out: &mut [Vec3]| {
+            let (xr, xv) = x.split_at(n);
+            let xmax = max_abs(xr).max(max_abs(xv) * gh);
+            if xmax > 0.0 {
+                let eps = scale / xmax;
+                for k in 0..n {
+                    rp[k] = y0.r[k] + eps * xr[k];
+                    vp[k] = y0.v[k] + eps * xv[k];
+                }
+                sys.acceleration(t, &rp, &vp, &mut ap);
+                *evals += 1;
+                for k in 0..n {
+                    ap[k] = (ap[k] - f0.v[k]) / eps;
+                }
+            } else {
+                ap.fill(Vec3::ZERO);
+            }
+            for k in 0..n {
+                if kinematic[k] {
+                    out[k] = xr[k];
+                    out[n + k] = xv[k];
+                } else {
+                    out[k] = xr[k] - gh * xv[k];
+                    out[n + k] = xv[k] - gh * ap[k];
+                }
+            }
+        };
+        let (it, _) = bicgstab(apply, &b, &mut x, 1e-6, 300);
+        self.iterations += it as u64;
+        let (xr, xv) = x.split_at(n);
+        Y {
+            r: xr.to_vec(),
+            v: xv.to_vec(),
+        }
+    }
+}
+
 impl Integrator for Rosenbrock4 {
     fn kind(&self) -> IntegratorKind {
         IntegratorKind::Rosenbrock
@@ -83,108 +186,45 @@ impl Integrator for Rosenbrock4 {
         let n = r.len();
         let kinematic: Vec<bool> = (0..n).map(|k| sys.is_kinematic(k)).collect();
         let mut evals = 0u64;
-        // F(t, y) = (v, a).
-        let f = |sys: &mut dyn SecondOrderSystem, t: f64, y: &mut Y, evals: &mut u64| -> Y {
-            sys.prescribe(t, &mut y.r, &mut y.v);
-            let mut out = Y {
-                r: y.v.clone(),
-                v: vec![Vec3::ZERO; n],
-            };
-            sys.acceleration(t, &y.r, &y.v, &mut out.v);
-            *evals += 1;
-            out
-        };
         let mut y0 = Y {
             r: r.to_vec(),
             v: v.to_vec(),
         };
-        let f0 = f(sys, t, &mut y0, &mut evals);
+        let f0 = eval_f(sys, t, &mut y0, &mut evals);
         // ∂F/∂t by a forward difference (only the moving joints make F time-dependent).
         let dt = (h * 1e-3).max(1e-7);
         let mut yt = y0.clone();
-        let ft = f(sys, t + dt, &mut yt, &mut evals);
+        let ft = eval_f(sys, t + dt, &mut yt, &mut evals);
         let dfdt: Vec<Vec3> = (0..n).map(|k| (ft.v[k] - f0.v[k]) / dt as f32).collect();
-        let scale = max_abs(r).max(1.0) * FD_STEP;
-        let gh = (GAM * h) as f32;
-        let mut iters_total = 0u64;
-        // Solves (I − γhJ) g = γh·rhs with J x = (x_v, ∂a/∂r x_r + ∂a/∂v x_v).
-        let mut solve = |sys: &mut dyn SecondOrderSystem, rhs: &Y, evals: &mut u64| -> Y {
-            let mut b: Vec<Vec3> = rhs.r.iter().chain(&rhs.v).map(|x| gh * *x).collect();
-            for k in 0..n {
-                if kinematic[k] {
-                    b[k] = Vec3::ZERO;
-                    b[n + k] = Vec3::ZERO;
-                }
-            }
-            let mut x = b.clone();
-            let mut rp = vec![Vec3::ZERO; n];
-            let mut vp = vec![Vec3::ZERO; n];
-            let mut ap = vec![Vec3::ZERO; n];
-            let apply = |x: &[Vec3], out: &mut [Vec3]| {
-                let (xr, xv) = x.split_at(n);
-                let xmax = max_abs(xr).max(max_abs(xv) * gh);
-                if xmax > 0.0 {
-                    let eps = scale / xmax;
-                    for k in 0..n {
-                        rp[k] = y0.r[k] + eps * xr[k];
-                        vp[k] = y0.v[k] + eps * xv[k];
-                    }
-                    sys.acceleration(t, &rp, &vp, &mut ap);
-                    *evals += 1;
-                    for k in 0..n {
-                        ap[k] = (ap[k] - f0.v[k]) / eps;
-                    }
-                } else {
-                    ap.fill(Vec3::ZERO);
-                }
-                for k in 0..n {
-                    if kinematic[k] {
-                        out[k] = xr[k];
-                        out[n + k] = xv[k];
-                    } else {
-                        out[k] = xr[k] - gh * xv[k];
-                        out[n + k] = xv[k] - gh * ap[k];
-                    }
-                }
-            };
-            let (it, _) = bicgstab(apply, &b, &mut x, 1e-6, 300);
-            iters_total += it as u64;
-            let (xr, xv) = x.split_at(n);
-            Y {
-                r: xr.to_vec(),
-                v: xv.to_vec(),
-            }
+        let mut stages = StageSolver {
+            kinematic: &kinematic,
+            y0: &y0,
+            f0: &f0,
+            t,
+            gh: (GAM * h) as f32,
+            scale: max_abs(r).max(1.0) * FD_STEP,
+            iterations: 0,
         };
-        let comb = |terms: &[(&Y, f64)], base: Option<&Y>| -> Y {
-            let mut out = base.cloned().unwrap_or_else(|| Y::zeros(n));
-            for (y, c) in terms {
-                let c = *c as f32;
-                for k in 0..n {
-                    out.r[k] += c * y.r[k];
-                    out.v[k] += c * y.v[k];
-                }
-            }
-            out
-        };
+        let comb = |terms: &[(&Y, f64)], base: Option<&Y>| -> Y { combine(n, terms, base) };
         let dfdt_y = Y {
             r: vec![Vec3::ZERO; n],
             v: dfdt,
         };
-        let g1 = solve(
+        let g1 = stages.solve(
             sys,
             &comb(&[(&f0, 1.0), (&dfdt_y, h * CX[0])], None),
             &mut evals,
         );
         let mut y2 = comb(&[(&g1, A21)], Some(&y0));
-        let f2 = f(sys, t + A2X * h, &mut y2, &mut evals);
-        let g2 = solve(
+        let f2 = eval_f(sys, t + A2X * h, &mut y2, &mut evals);
+        let g2 = stages.solve(
             sys,
             &comb(&[(&f2, 1.0), (&g1, C21 / h), (&dfdt_y, h * CX[1])], None),
             &mut evals,
         );
         let mut y3 = comb(&[(&g1, A31), (&g2, A32)], Some(&y0));
-        let f3 = f(sys, t + A3X * h, &mut y3, &mut evals);
-        let g3 = solve(
+        let f3 = eval_f(sys, t + A3X * h, &mut y3, &mut evals);
+        let g3 = stages.solve(
             sys,
             &comb(
                 &[
@@ -197,7 +237,7 @@ impl Integrator for Rosenbrock4 {
             ),
             &mut evals,
         );
-        let g4 = solve(
+        let g4 = stages.solve(
             sys,
             &comb(
                 &[
@@ -221,7 +261,7 @@ impl Integrator for Rosenbrock4 {
         let dv = scaled_error(sys, &err.v, &zero, v, tol.velocity_threshold) / tol.velocity as f64;
         let ratio = dr.max(dv);
         self.evals.full += evals;
-        self.solver_iterations += iters_total;
+        self.solver_iterations += stages.iterations;
         let accepted = ratio <= 1.0 || h <= tol.min_step;
         if accepted {
             let ynew = comb(

@@ -10,10 +10,10 @@ use crate::character::Band;
 use crate::input::{HandState, InputFrame};
 use crate::kinematics::ik::IkTarget;
 use crate::kinematics::pose::PosedBody;
-use crate::shape::Primitive;
+use crate::shape::{MuscleShape, Primitive};
 use crate::tools::command::{Command, EditError};
 use crate::tools::pick::{PickFilter, PickTarget, Picker};
-use glam::{Vec2, Vec3};
+use glam::{Quat, Vec2, Vec3};
 
 impl Toolbox {
     pub(super) fn drag(
@@ -44,32 +44,19 @@ impl Toolbox {
                     }
                     Primitive::Superellipsoid { radii, exponents } => {
                         if moved {
-                            // Per-axis radii from the tip's offset in the muscle frame.
-                            let body = PosedBody::new(ctx.character, ctx.history.posture());
-                            let local = body.muscles[*muscle]
-                                .to_local
-                                .transform_vector3(tip - *center);
-                            *radii = local.abs().max(Vec3::splat(MIN_RADIUS));
+                            *radii = superellipsoid_radii(ctx, *muscle, *center, tip);
                         }
-                        let (twist, pitch) =
-                            twist_and_pitch(*press_orientation, frame.right.orientation());
-                        *exponents = Vec2::new(
-                            angle_to_exponent(exponent_to_angle(exponents.x) + pitch),
-                            angle_to_exponent(exponent_to_angle(exponents.y) + twist),
+                        *exponents = turned_exponents(
+                            *exponents,
+                            *press_orientation,
+                            frame.right.orientation(),
                         );
                     }
                 }
                 if shape == *last {
                     return Ok(());
                 }
-                let cmd = Command::EditMuscle {
-                    muscle: *muscle,
-                    shape: shape.clone(),
-                };
-                ctx.apply(cmd, *open)?;
-                *open = true;
-                *last = shape;
-                Ok(())
+                commit_shape(ctx, *muscle, shape, open, last)
             }
             Gesture::Deform {
                 muscle,
@@ -82,33 +69,14 @@ impl Toolbox {
                 open,
                 last,
             } => {
-                let moved = tip - *press_tip;
-                let d = if moved.length() > DRAG_DEAD_ZONE {
-                    rotation.inverse() * moved
-                } else {
-                    Vec3::ZERO
-                };
-                let (twist, _) = twist_and_pitch(*press_orientation, frame.right.orientation());
-                let twist = if twist.abs() > DEFORM_TWIST_DEAD_ZONE {
-                    twist
-                } else {
-                    0.0
-                };
+                let (d, twist) =
+                    deform_motion(&frame.right, *press_tip, *press_orientation, *rotation);
                 let mut shape = last.clone();
                 shape.deformation = deform_drag(start, d, twist, *half_length, *xy_extent);
                 if shape == *last || shape.validate().is_err() {
                     return Ok(());
                 }
-                ctx.apply(
-                    Command::EditMuscle {
-                        muscle: *muscle,
-                        shape: shape.clone(),
-                    },
-                    *open,
-                )?;
-                *open = true;
-                *last = shape;
-                Ok(())
+                commit_shape(ctx, *muscle, shape, open, last)
             }
             Gesture::Ik {
                 joint,
@@ -119,14 +87,14 @@ impl Toolbox {
                 grab_rotation,
                 posture,
             } => {
-                // The joint hangs rigidly on the wand from the press on.
-                let turn = (frame.right.orientation() * press_orientation.inverse()).normalize();
-                let position = tip + turn * (*grab - *press_tip);
-                let target = if self.state.ik_follow_rotation {
-                    IkTarget::pose(position, (turn * *grab_rotation).normalize())
-                } else {
-                    IkTarget::position(position)
-                };
+                let target = hanging_target(
+                    &frame.right,
+                    *press_tip,
+                    *press_orientation,
+                    *grab,
+                    *grab_rotation,
+                    self.state.ik_follow_rotation,
+                );
                 self.solver.solve(
                     &ctx.character.skeleton,
                     posture,
@@ -150,12 +118,7 @@ impl Toolbox {
                 if twist.abs() < TWIST_DEAD_ZONE || dt <= 0.0 {
                     return Ok(());
                 }
-                let body = PosedBody::new(ctx.character, ctx.history.posture());
-                let picker = Picker::new(ctx.character, &body);
-                let Some(pick) = picker.pick_near(tip, SKIN_TOUCH_RADIUS, PickFilter::SKIN) else {
-                    return Ok(());
-                };
-                let PickTarget::SkinPoint { skin, point } = pick.target else {
+                let Some((skin, point)) = touched_skin_point(ctx, tip) else {
                     return Ok(());
                 };
                 let cmd = Command::FatStroke {
@@ -280,4 +243,100 @@ impl Toolbox {
         }
         Ok(())
     }
+}
+
+/// Applies `shape` to `muscle` as part of the gesture's step (opening it if
+/// not `open`), then records it as the `last` shape applied.
+fn commit_shape(
+    ctx: &mut ToolContext,
+    muscle: usize,
+    shape: MuscleShape,
+    open: &mut bool,
+    last: &mut MuscleShape,
+) -> Result<(), EditError> {
+    let cmd = Command::EditMuscle {
+        muscle,
+        shape: shape.clone(),
+    };
+    ctx.apply(cmd, *open)?;
+    *open = true;
+    *last = shape;
+    Ok(())
+}
+
+/// Per-axis superellipsoid radii from the tip's offset from `center` in the
+/// frame of `muscle` (in the working posture), each at least `MIN_RADIUS`.
+fn superellipsoid_radii(ctx: &ToolContext, muscle: usize, center: Vec3, tip: Vec3) -> Vec3 {
+    let body = PosedBody::new(ctx.character, ctx.history.posture());
+    let local = body.muscles[muscle]
+        .to_local
+        .transform_vector3(tip - center);
+    local.abs().max(Vec3::splat(MIN_RADIUS))
+}
+
+/// Superellipse `exponents` after the hand turned from `press` to `now`:
+/// the pitch changes x, the twist y.
+fn turned_exponents(exponents: Vec2, press: Quat, now: Quat) -> Vec2 {
+    let (twist, pitch) = twist_and_pitch(press, now);
+    Vec2::new(
+        angle_to_exponent(exponent_to_angle(exponents.x) + pitch),
+        angle_to_exponent(exponent_to_angle(exponents.y) + twist),
+    )
+}
+
+/// A deformation drag's input: the tip's motion since `press_tip` in the
+/// muscle's frame (`rotation`: local → world) and the twist since
+/// `press_orientation`, each zero within its dead zone.
+fn deform_motion(
+    hand: &HandState,
+    press_tip: Vec3,
+    press_orientation: Quat,
+    rotation: Quat,
+) -> (Vec3, f32) {
+    let moved = hand.position() - press_tip;
+    let d = if moved.length() > DRAG_DEAD_ZONE {
+        rotation.inverse() * moved
+    } else {
+        Vec3::ZERO
+    };
+    let (twist, _) = twist_and_pitch(press_orientation, hand.orientation());
+    let twist = if twist.abs() > DEFORM_TWIST_DEAD_ZONE {
+        twist
+    } else {
+        0.0
+    };
+    (d, twist)
+}
+
+/// The IK target of a joint grabbed at `grab` (rotation `grab_rotation`)
+/// with the wand at `press_tip`, `press_orientation`: it hangs rigidly on
+/// the `hand` from the press on, its rotation followed when
+/// `follow_rotation`.
+fn hanging_target(
+    hand: &HandState,
+    press_tip: Vec3,
+    press_orientation: Quat,
+    grab: Vec3,
+    grab_rotation: Quat,
+    follow_rotation: bool,
+) -> IkTarget {
+    let turn = (hand.orientation() * press_orientation.inverse()).normalize();
+    let position = hand.position() + turn * (grab - press_tip);
+    if follow_rotation {
+        IkTarget::pose(position, (turn * grab_rotation).normalize())
+    } else {
+        IkTarget::position(position)
+    }
+}
+
+/// The skin point (skin, point) within `SKIN_TOUCH_RADIUS` of `tip` in the
+/// working posture, if any.
+fn touched_skin_point(ctx: &ToolContext, tip: Vec3) -> Option<(usize, usize)> {
+    let body = PosedBody::new(ctx.character, ctx.history.posture());
+    let picker = Picker::new(ctx.character, &body);
+    let pick = picker.pick_near(tip, SKIN_TOUCH_RADIUS, PickFilter::SKIN)?;
+    let PickTarget::SkinPoint { skin, point } = pick.target else {
+        return None;
+    };
+    Some((skin, point))
 }
