@@ -896,29 +896,13 @@ fn record_multiview_eyes(
         .as_ref()
         .expect("multiview targets ensured by the caller");
     {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("both eyes (multiview)"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &t.color,
-                depth_slice: None,
-                resolve_target: t.resolve.as_ref(),
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(BACKGROUND),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &t.depth,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Discard,
-                }),
-                stencil_ops: None,
-            }),
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: NonZeroU32::new(0b11),
-        });
+        let mut pass = begin_scene_pass(
+            encoder,
+            "both eyes (multiview)",
+            (&t.color, t.resolve.as_ref()),
+            &t.depth,
+            NonZeroU32::new(0b11),
+        );
         pass.set_bind_group(0, &mv.bind_group, &[]);
         draw_scene(&mut pass, &mv.pipelines, lists);
     }
@@ -950,6 +934,41 @@ fn record_multiview_eyes(
     }
 }
 
+/// Begins a pass that draws the scene into `color` (resolved into the
+/// second view with MSAA) over a cleared background and depth; the depth is
+/// not kept. `multiview_mask` draws into several layers at once.
+fn begin_scene_pass<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    label: &str,
+    (color, resolve): (&wgpu::TextureView, Option<&wgpu::TextureView>),
+    depth: &wgpu::TextureView,
+    multiview_mask: Option<NonZeroU32>,
+) -> wgpu::RenderPass<'e> {
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+            view: color,
+            depth_slice: None,
+            resolve_target: resolve,
+            ops: wgpu::Operations {
+                load: wgpu::LoadOp::Clear(BACKGROUND),
+                store: wgpu::StoreOp::Store,
+            },
+        })],
+        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+            view: depth,
+            depth_ops: Some(wgpu::Operations {
+                load: wgpu::LoadOp::Clear(1.0),
+                store: wgpu::StoreOp::Discard,
+            }),
+            stencil_ops: None,
+        }),
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask,
+    })
+}
+
 /// Records eye `eye`'s pass into `eyes`' attachments (resolving into its
 /// image with MSAA), its camera at that eye's offset in `camera_bind_group`.
 fn record_eye_pass(
@@ -964,29 +983,8 @@ fn record_eye_pass(
         Some(msaa) => (msaa, Some(&eyes.layers[eye])),
         None => (&eyes.layers[eye], None),
     };
-    let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some(if eye == 0 { "left eye" } else { "right eye" }),
-        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view,
-            depth_slice: None,
-            resolve_target: resolve,
-            ops: wgpu::Operations {
-                load: wgpu::LoadOp::Clear(BACKGROUND),
-                store: wgpu::StoreOp::Store,
-            },
-        })],
-        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-            view: &eyes.depth,
-            depth_ops: Some(wgpu::Operations {
-                load: wgpu::LoadOp::Clear(1.0),
-                store: wgpu::StoreOp::Discard,
-            }),
-            stencil_ops: None,
-        }),
-        timestamp_writes: None,
-        occlusion_query_set: None,
-        multiview_mask: None,
-    });
+    let label = if eye == 0 { "left eye" } else { "right eye" };
+    let mut pass = begin_scene_pass(encoder, label, (view, resolve), &eyes.depth, None);
     pass.set_bind_group(0, camera_bind_group, &[(eye as u64 * CAMERA_STRIDE) as u32]);
     draw_scene(&mut pass, pipelines, lists);
 }
