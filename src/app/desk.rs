@@ -68,6 +68,8 @@ pub struct DeskOptions {
     pub record: Option<PathBuf>,
     /// The folder for autosaves; `None` turns autosave off.
     pub autosave_dir: Option<PathBuf>,
+    /// Bytes of undo data kept (see `History::set_budget`).
+    pub undo_budget: usize,
     /// The skin solver's settings for the simulation thread.
     pub settings: SolverSettings,
     /// Where the head and the right hand come from.
@@ -146,6 +148,7 @@ impl Default for DeskOptions {
             stop: None,
             bake: None,
             autosave_dir: None,
+            undo_budget: crate::tools::DEFAULT_UNDO_BUDGET,
             settings: SolverSettings::default(),
             tracker: TrackerChoice::Auto,
         }
@@ -753,6 +756,7 @@ impl ApplicationHandler for DeskApp {
         }
         if let Some(character) = self.character.take() {
             let mut fl = FrameLoop::new(character, self.options.settings.clone());
+            fl.set_undo_budget(self.options.undo_budget);
             fl.set_panel_anchor(desk_panel_anchor(&self.options.calibration));
             if let Some(bake) = &self.options.bake {
                 let m = fl.playback_mut().load_bake(bake);

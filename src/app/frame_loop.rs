@@ -729,6 +729,12 @@ impl FrameLoop {
         &self.history
     }
 
+    /// Bounds the undo data to `bytes` (the oldest edits are forgotten
+    /// past it; see [`History::set_budget`]).
+    pub fn set_undo_budget(&mut self, bytes: usize) {
+        self.history.set_budget(bytes);
+    }
+
     /// The tools: which one is active and its state.
     pub fn toolbox(&self) -> &Toolbox {
         &self.toolbox

@@ -103,6 +103,8 @@ pub struct XrOptions {
     pub save_on_exit: Option<PathBuf>,
     /// The folder for autosaves; `None` turns autosave off.
     pub autosave_dir: Option<PathBuf>,
+    /// Bytes of undo data kept (see `History::set_budget`).
+    pub undo_budget: usize,
     /// The skin solver's settings for the simulation thread.
     pub settings: SolverSettings,
     /// The tool in hand at the start.
@@ -129,6 +131,7 @@ impl Default for XrOptions {
             screenshot_eyes: None,
             save_on_exit: None,
             autosave_dir: None,
+            undo_budget: crate::tools::DEFAULT_UNDO_BUDGET,
             settings: SolverSettings::default(),
             tool: ToolKind::Select,
             placement: Placement::Front,
@@ -752,6 +755,7 @@ fn start_editing(character: Character, options: &XrOptions) -> Result<Editing, X
         .map(|path| SessionRecorder::new(path, &character))
         .transpose()?;
     let mut fl = FrameLoop::new(character, options.settings.clone());
+    fl.set_undo_budget(options.undo_budget);
     fl.set_panel_anchor(PanelAnchor::LeftHand);
     if let Some(bake) = &options.bake {
         let m = fl.playback_mut().load_bake(bake);

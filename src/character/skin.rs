@@ -130,6 +130,21 @@ pub struct SkinPoints {
 }
 
 impl SkinPoints {
+    /// Bytes the per-point arrays hold (what keeping a copy of them costs).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of_val;
+        size_of_val(&self.position[..])
+            + size_of_val(&self.velocity[..])
+            + size_of_val(&self.mass_density[..])
+            + size_of_val(&self.damping_density[..])
+            + size_of_val(&self.rest_metric[..])
+            + size_of_val(&self.rest_curvature[..])
+            + size_of_val(&self.stretch[..])
+            + size_of_val(&self.bend[..])
+            + size_of_val(&self.fat[..])
+            + size_of_val(&self.band[..])
+    }
+
     /// Points at rest (no velocity, no connective tissue) of one material
     /// throughout, η = (s, s/2, s) for its stretch s, with the given rest
     /// state.

@@ -47,6 +47,10 @@ pub struct DeskArgs {
     /// timeline's baked mode.
     #[arg(long)]
     bake: Option<PathBuf>,
+    /// Memory for undo (MB): past it the oldest edits can no longer be
+    /// undone (they stay in a recorded session), so a long session holds steady.
+    #[arg(long, value_name = "MB", default_value_t = 512)]
+    undo_budget: usize,
 }
 
 impl DeskArgs {
@@ -64,6 +68,7 @@ impl DeskArgs {
             tracker,
             record,
             bake,
+            undo_budget,
         } = self;
         desk(
             character,
@@ -78,6 +83,7 @@ impl DeskArgs {
             tracker,
             record,
             bake,
+            undo_budget,
         )?;
         Ok(())
     }
@@ -100,6 +106,7 @@ pub(crate) fn desk(
     tracker: DeskTracker,
     record: Option<PathBuf>,
     bake: Option<PathBuf>,
+    undo_budget_mb: usize,
 ) -> Result<()> {
     use plasticine::app::desk::{DeskOptions, TrackerChoice, run_desk};
     use plasticine::render::StereoMode;
@@ -130,6 +137,7 @@ pub(crate) fn desk(
         },
         record,
         bake,
+        undo_budget: undo_budget_mb.saturating_mul(1 << 20),
         stop: Some(&XR_STOP),
         ..DeskOptions::default()
     };

@@ -53,6 +53,10 @@ pub struct XrArgs {
     /// timeline's baked mode.
     #[arg(long)]
     bake: Option<PathBuf>,
+    /// Memory for undo (MB): past it the oldest edits can no longer be
+    /// undone (they stay in a recorded session), so a long session holds steady.
+    #[arg(long, value_name = "MB", default_value_t = 512)]
+    undo_budget: usize,
 }
 
 impl XrArgs {
@@ -85,6 +89,7 @@ fn xr(args: XrArgs) -> Result<()> {
         screenshot_eyes: args.screenshot_eyes,
         save_on_exit: args.save_on_exit,
         autosave_dir: autosaves,
+        undo_budget: args.undo_budget.saturating_mul(1 << 20),
         tool: match args.tool {
             ToolArg::Select => ToolKind::Select,
             ToolArg::Sphere => ToolKind::Sphere,
@@ -155,6 +160,7 @@ fn xr(args: XrArgs) -> Result<()> {
                 DeskTracker::Auto,
                 args.record,
                 args.bake,
+                args.undo_budget,
             )
         }
         Err(e) => Err(e.into()),

@@ -88,6 +88,59 @@ pub(crate) enum Inverse {
     },
 }
 
+impl Inverse {
+    /// Bytes this inverse keeps (its own size and what it points to): what
+    /// the undo history's memory budget counts.
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::{size_of, size_of_val};
+        let heap = match self {
+            Inverse::Offsets(v) => size_of_val(&v[..]),
+            Inverse::DeleteJoint {
+                joints,
+                muscles,
+                angles,
+                key_angles,
+            } => {
+                size_of_val(&joints[..])
+                    + size_of_val(&muscles[..])
+                    + size_of_val(&angles[..])
+                    + key_angles
+                        .iter()
+                        .map(|a| size_of_val(&a[..]))
+                        .sum::<usize>()
+            }
+            Inverse::Posture(p) => size_of_val(&p.angles[..]),
+            Inverse::DeleteSkin { removed, .. } => size_of::<Skin>() + removed.points.heap_bytes(),
+            Inverse::Bands { bands, .. } => size_of_val(&bands[..]),
+            Inverse::Fat { old, .. } => size_of_val(&old[..]),
+            Inverse::Material {
+                points,
+                stretch,
+                damping,
+                mass,
+                bend,
+                band_stiffness,
+                ..
+            } => {
+                size_of_val(&points[..])
+                    + stretch.as_ref().map_or(0, |v| size_of_val(&v[..]))
+                    + damping.as_ref().map_or(0, |v| size_of_val(&v[..]))
+                    + mass.as_ref().map_or(0, |v| size_of_val(&v[..]))
+                    + bend.as_ref().map_or(0, |v| size_of_val(&v[..]))
+                    + band_stiffness.as_ref().map_or(0, |v| size_of_val(&v[..]))
+            }
+            // Rare and small beside a skin; its text is a fair measure.
+            Inverse::Flesh(f) => ron::to_string(f.as_ref()).map_or(0, |t| t.len()),
+            Inverse::Keys {
+                insert: Some((_, key)),
+                ..
+            } => size_of_val(&key.posture.angles[..]),
+            _ => 0,
+        };
+        size_of::<Self>() + heap
+    }
+}
+
 /// Rewrites every joint and muscle index stored in the character.
 fn renumber(c: &mut Character, joint: impl Fn(usize) -> usize, muscle: impl Fn(usize) -> usize) {
     for j in &mut c.skeleton.joints {

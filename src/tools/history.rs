@@ -5,12 +5,31 @@ use super::command::{Command, EditError};
 use super::symmetry::Symmetry;
 use crate::character::{Character, Posture};
 
-/// One undo step: the commands applied together and their inverses, in order.
+/// One undo step: the commands applied together and their inverses, in
+/// order. A step past the memory budget keeps its commands (the session
+/// they record) and drops its inverses: it can no longer be undone.
 #[derive(Clone, Debug)]
 struct Step {
     commands: Vec<Command>,
     inverses: Vec<Inverse>,
+    /// Bytes the inverses hold (see [`Inverse::bytes`]).
+    bytes: usize,
 }
+
+impl Step {
+    fn new(commands: Vec<Command>, inverses: Vec<Inverse>) -> Self {
+        let bytes = inverses.iter().map(Inverse::bytes).sum();
+        Self {
+            commands,
+            inverses,
+            bytes,
+        }
+    }
+}
+
+/// The undo history's default memory budget: 512 MiB of inverse data, a
+/// few hundred whole-skin edits of a 128×128 skin.
+pub const DEFAULT_UNDO_BUDGET: usize = 512 << 20;
 
 /// The edit history of one character.
 ///
@@ -25,12 +44,22 @@ struct Step {
 /// docs for each one's cost); redo re-applies the undone commands, which is
 /// exact because every command is a deterministic function of the state that
 /// undo restored exactly. Applying a new edit clears the redo stack.
+///
+/// The inverses are bounded by a memory budget ([`History::set_budget`]):
+/// past it, the oldest steps are forgotten (they stay in
+/// [`History::recorded`] but can no longer be undone), so a session of
+/// thousands of edits holds steady. The newest step is always kept.
 #[derive(Clone, Debug)]
 pub struct History {
     posture: Posture,
     done: Vec<Step>,
     undone: Vec<Vec<Command>>,
     revision: u64,
+    /// The steps of `done` before this index are forgotten.
+    forgotten: usize,
+    /// Bytes the undoable steps' inverses hold, and the most they may.
+    held: usize,
+    budget: usize,
 }
 
 impl History {
@@ -46,7 +75,53 @@ impl History {
             done: Vec::new(),
             undone: Vec::new(),
             revision: 0,
+            forgotten: 0,
+            held: 0,
+            budget: DEFAULT_UNDO_BUDGET,
         }
+    }
+
+    /// Sets the memory budget of the undo data (bytes), forgetting the
+    /// oldest steps now if they are over it.
+    pub fn set_budget(&mut self, bytes: usize) {
+        self.budget = bytes;
+        self.trim();
+    }
+
+    /// The memory budget of the undo data (bytes).
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Bytes the undo data holds now (at most the budget, or the newest
+    /// step alone when that is larger).
+    pub fn held_bytes(&self) -> usize {
+        self.held
+    }
+
+    /// Steps forgotten to keep to the budget (still recorded, no longer
+    /// undoable).
+    pub fn forgotten_steps(&self) -> usize {
+        self.forgotten
+    }
+
+    /// Forgets the oldest undoable steps while the undo data is over budget,
+    /// keeping the newest.
+    fn trim(&mut self) {
+        while self.held > self.budget && self.forgotten + 1 < self.done.len() {
+            let step = &mut self.done[self.forgotten];
+            self.held -= step.bytes;
+            step.bytes = 0;
+            step.inverses = Vec::new();
+            self.forgotten += 1;
+        }
+    }
+
+    /// Pushes an applied step and keeps to the budget.
+    fn push(&mut self, step: Step) {
+        self.held += step.bytes;
+        self.done.push(step);
+        self.trim();
     }
 
     /// The working posture.
@@ -62,7 +137,7 @@ impl History {
 
     /// Whether there is a step to undo.
     pub fn can_undo(&self) -> bool {
-        !self.done.is_empty()
+        self.done.len() > self.forgotten
     }
 
     /// Whether there is an undone step to redo.
@@ -72,7 +147,7 @@ impl History {
 
     /// Number of undo steps available.
     pub fn undo_depth(&self) -> usize {
-        self.done.len()
+        self.done.len() - self.forgotten
     }
 
     /// Every command in effect, oldest first: replaying them with
@@ -97,7 +172,7 @@ impl History {
         commands: Vec<Command>,
     ) -> Result<(), EditError> {
         let inverses = self.run(character, &commands)?;
-        self.done.push(Step { commands, inverses });
+        self.push(Step::new(commands, inverses));
         self.undone.clear();
         self.revision += 1;
         Ok(())
@@ -111,12 +186,17 @@ impl History {
         character: &mut Character,
         cmd: Command,
     ) -> Result<(), EditError> {
-        let Some(last) = self.done.last_mut() else {
+        if !self.can_undo() {
             return self.apply(character, cmd);
-        };
+        }
         let inverse = apply::apply(character, &mut self.posture, &cmd)?;
+        let bytes = inverse.bytes();
+        let last = self.done.last_mut().expect("an undoable step");
         last.commands.push(cmd);
         last.inverses.push(inverse);
+        last.bytes += bytes;
+        self.held += bytes;
+        self.trim();
         self.undone.clear();
         self.revision += 1;
         Ok(())
@@ -156,7 +236,11 @@ impl History {
 
     /// Takes back the last step.
     pub fn undo(&mut self, character: &mut Character) -> Result<(), EditError> {
-        let step = self.done.pop().ok_or(EditError::NothingToUndo)?;
+        if !self.can_undo() {
+            return Err(EditError::NothingToUndo);
+        }
+        let step = self.done.pop().expect("an undoable step");
+        self.held -= step.bytes;
         for inverse in step.inverses.into_iter().rev() {
             apply::revert(character, &mut self.posture, inverse);
         }
@@ -170,7 +254,7 @@ impl History {
         let commands = self.undone.pop().ok_or(EditError::NothingToRedo)?;
         match self.run(character, &commands) {
             Ok(inverses) => {
-                self.done.push(Step { commands, inverses });
+                self.push(Step::new(commands, inverses));
                 self.revision += 1;
                 Ok(())
             }

@@ -57,7 +57,7 @@ pub mod tool;
 mod weight_symmetry_tests;
 
 pub use command::{Command, EditError, FAT_STROKE_CUTOFF, KEY_TIME_EPSILON, NewMuscle};
-pub use history::History;
+pub use history::{DEFAULT_UNDO_BUDGET, History};
 pub use pick::{Pick, PickFilter, PickTarget, Picker};
 pub use symmetry::{Symmetry, mirror_name, mirror_shape};
 pub use tool::{ScriptError, ToolContext, ToolKind, ToolState, Toolbox, run_script};

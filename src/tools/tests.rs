@@ -847,3 +847,76 @@ fn mirrored_names_and_limits() {
     };
     assert_eq!(sym.mirror(&pose, &c, h.posture()), None);
 }
+
+/// The undo history keeps to its memory budget: past it the oldest steps
+/// are forgotten (still recorded, no longer undoable), the newest are undone
+/// exactly, and one step larger than the whole budget is still undoable.
+#[test]
+fn the_undo_history_keeps_to_its_memory_budget() {
+    let (start, start_history) = penguin_with_flippers();
+    let material = |k: usize| Command::SetSkinMaterial {
+        skin: 0,
+        region: None,
+        stretch: Some(40.0 + k as f32),
+        damping: Some(0.5 + 0.01 * k as f32),
+        mass: None,
+        band_stiffness: None,
+        bend: None,
+    };
+    // What one whole-skin edit keeps (the body skin's old stretch and damping).
+    let mut probe = start.clone();
+    let mut h = start_history.clone();
+    h.apply(&mut probe, material(0)).unwrap();
+    let one = h.held_bytes() - start_history.held_bytes();
+    assert!(
+        one > 16 * start.skins[0].points.stretch.len(),
+        "{one} bytes"
+    );
+
+    let mut c = start.clone();
+    let mut history = start_history.clone();
+    history.set_budget(3 * one + one / 2);
+    let mut states = vec![c.clone()];
+    for k in 0..10 {
+        history.apply(&mut c, material(k)).unwrap();
+        states.push(c.clone());
+        assert!(
+            history.held_bytes() <= history.budget(),
+            "edit {k}: {} bytes held, budget {}",
+            history.held_bytes(),
+            history.budget()
+        );
+    }
+    assert!(history.forgotten_steps() > 0);
+    // The oldest go first (the build steps, then the earliest edits).
+    let depth = history.undo_depth();
+    assert_eq!(depth, 3, "undoable steps");
+    // The whole session is still recorded: replayed, it rebuilds the character.
+    let mut replayed = start.clone();
+    let mut fresh = start_history.clone();
+    let recorded = history.recorded();
+    let already = start_history.recorded().len();
+    for cmd in &recorded[already..] {
+        fresh.apply(&mut replayed, cmd.clone()).unwrap();
+    }
+    assert!(replayed == c, "the recorded session rebuilds the character");
+    // The kept steps undo exactly; past them, nothing changes.
+    for back in 1..=depth {
+        history.undo(&mut c).unwrap();
+        assert!(c == states[10 - back], "undo {back}");
+    }
+    assert!(matches!(
+        history.undo(&mut c),
+        Err(EditError::NothingToUndo)
+    ));
+    assert!(c == states[10 - depth]);
+    // Redo is unaffected by the budget.
+    history.redo(&mut c).unwrap();
+    assert!(c == states[11 - depth]);
+    // A budget below one edit keeps only the newest step, which still undoes.
+    history.set_budget(0);
+    assert_eq!(history.undo_depth(), 1);
+    history.undo(&mut c).unwrap();
+    assert!(c == states[10 - depth]);
+    assert!(!history.can_undo());
+}
