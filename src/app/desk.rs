@@ -757,6 +757,7 @@ impl ApplicationHandler for DeskApp {
         if let Some(character) = self.character.take() {
             let mut fl = FrameLoop::new(character, self.options.settings.clone());
             fl.set_undo_budget(self.options.undo_budget);
+            fl.keep_undo_record(self.options.record.is_some());
             fl.set_panel_anchor(desk_panel_anchor(&self.options.calibration));
             if let Some(bake) = &self.options.bake {
                 let m = fl.playback_mut().load_bake(bake);

@@ -735,6 +735,12 @@ impl FrameLoop {
         self.history.set_budget(bytes);
     }
 
+    /// Whether edits past the undo budget stay in the history's record (a
+    /// session being recorded needs them; see [`History::keep_record`]).
+    pub fn keep_undo_record(&mut self, keep: bool) {
+        self.history.keep_record(keep);
+    }
+
     /// The tools: which one is active and its state.
     pub fn toolbox(&self) -> &Toolbox {
         &self.toolbox

@@ -756,6 +756,7 @@ fn start_editing(character: Character, options: &XrOptions) -> Result<Editing, X
         .transpose()?;
     let mut fl = FrameLoop::new(character, options.settings.clone());
     fl.set_undo_budget(options.undo_budget);
+    fl.keep_undo_record(options.record.is_some());
     fl.set_panel_anchor(PanelAnchor::LeftHand);
     if let Some(bake) = &options.bake {
         let m = fl.playback_mut().load_bake(bake);

@@ -17,6 +17,7 @@ mod replay;
 mod resample;
 mod sample;
 mod signals;
+mod soak;
 mod xr;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,8 @@ pub enum Command {
     Bake(bake::BakeArgs),
     /// Measure speed; prints one JSON object per measurement (machine-readable).
     Bench(bench::BenchArgs),
+    /// Run a long scripted session (edit, undo, redo, play back, bake) and check that memory holds steady; prints JSON lines.
+    Soak(soak::SoakArgs),
     /// Build one of the sample characters (penguin, wombat, torso) and save it.
     Sample(sample::SampleArgs),
     /// Check a character file and describe it.
@@ -148,6 +151,7 @@ impl Cli {
         match self.command {
             Command::Bake(a) => a.run(),
             Command::Bench(a) => a.run(),
+            Command::Soak(a) => a.run(),
             Command::Sample(a) => a.run(),
             Command::Info(a) => a.run(),
             Command::Replay(a) => a.run(),

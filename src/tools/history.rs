@@ -60,6 +60,9 @@ pub struct History {
     /// Bytes the undoable steps' inverses hold, and the most they may.
     held: usize,
     budget: usize,
+    /// Whether forgotten steps keep their commands for [`History::recorded`]
+    /// (a session being recorded needs them; otherwise they go entirely).
+    record: bool,
 }
 
 impl History {
@@ -78,6 +81,7 @@ impl History {
             forgotten: 0,
             held: 0,
             budget: DEFAULT_UNDO_BUDGET,
+            record: true,
         }
     }
 
@@ -85,6 +89,15 @@ impl History {
     /// oldest steps now if they are over it.
     pub fn set_budget(&mut self, bytes: usize) {
         self.budget = bytes;
+        self.trim();
+    }
+
+    /// Whether steps past the budget keep their commands (the default), so
+    /// that [`History::recorded`] is the whole session, or go entirely: with
+    /// no session being recorded, nothing grows with the length of the
+    /// session.
+    pub fn keep_record(&mut self, keep: bool) {
+        self.record = keep;
         self.trim();
     }
 
@@ -114,6 +127,10 @@ impl History {
             step.bytes = 0;
             step.inverses = Vec::new();
             self.forgotten += 1;
+        }
+        if !self.record && self.forgotten > 0 {
+            self.done.drain(..self.forgotten);
+            self.forgotten = 0;
         }
     }
 
@@ -151,7 +168,8 @@ impl History {
     }
 
     /// Every command in effect, oldest first: replaying them with
-    /// [`History::apply`] on the starting character rebuilds the current one.
+    /// [`History::apply`] on the starting character rebuilds the current one
+    /// (unless [`History::keep_record`] let forgotten steps go).
     pub fn recorded(&self) -> Vec<Command> {
         self.done
             .iter()

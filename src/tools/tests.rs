@@ -920,3 +920,23 @@ fn the_undo_history_keeps_to_its_memory_budget() {
     assert!(c == states[10 - depth]);
     assert!(!history.can_undo());
 }
+
+/// Without a session being recorded, steps past the budget go entirely:
+/// a session of thousands of edits holds as many steps as fit the budget.
+#[test]
+fn without_a_record_forgotten_steps_go_entirely() {
+    let (mut c, mut history) = penguin_with_flippers();
+    history.keep_record(false);
+    history.set_budget(0);
+    for k in 0..2000 {
+        let mut posture = c.skeleton.rest_posture();
+        posture.angles[1].x = 0.001 * k as f32;
+        history
+            .apply(&mut c, Command::SetPosture { posture })
+            .unwrap();
+    }
+    assert_eq!(history.undo_depth(), 1);
+    assert_eq!(history.recorded().len(), 1, "only the newest step is held");
+    history.undo(&mut c).unwrap();
+    assert!((history.posture().angles[1].x - 0.001 * 1998.0).abs() < 1e-6);
+}

@@ -470,3 +470,29 @@ fn the_interactive_bench_prints_machine_readable_figures() {
         assert_eq!(v["goal_ms"].as_f64(), Some(1.0));
     }
 }
+
+/// `plasticine soak`, briefly: every cycle's edits undo to the state before
+/// them and redo to the edited one (the command fails otherwise), and the
+/// summary counts what it did.
+#[test]
+fn a_short_soak_edits_undoes_redoes_plays_and_bakes() {
+    let (ok, stdout, stderr) = plasticine(&[
+        "soak",
+        "--minutes",
+        "0.2",
+        "--edits",
+        "8",
+        "--max-growth",
+        "1000",
+    ]);
+    assert!(ok, "{stderr}");
+    let summary: serde_json::Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["name"] == "soak")
+        .expect("a summary line");
+    assert_eq!(summary["cycles"], 12);
+    assert_eq!(summary["edits"], 96);
+    assert_eq!(summary["undos_and_redos"], 192);
+    assert!(summary["rss_peak_mb"].as_f64().unwrap() > 1.0, "{summary}");
+}

@@ -1,0 +1,221 @@
+//! `plasticine soak`: a long scripted session in the headless front end, to
+//! show that memory holds steady and frames do not slow down over hours of
+//! work. Each cycle edits the penguin (skin material, fat strokes, a pose, a
+//! key posture) through the undo history, undoes and redoes every edit
+//! (checking that both land exactly), plays a second of the key postures
+//! with the skin simulated frame by frame, and bakes half a second. It
+//! prints one JSON line per sample of the process's memory and a summary,
+//! and fails if memory grew more than the limit after the warm-up.
+
+use anyhow::{Result, bail};
+use plasticine::bake::{BakeOptions, bake};
+use plasticine::skin::{Simulation, SkeletonDriver, SolverSettings};
+use plasticine::tools::{Command, History};
+use serde_json::json;
+use std::time::Instant;
+
+/// The arguments of `plasticine soak`.
+#[derive(clap::Args)]
+pub struct SoakArgs {
+    /// Simulated minutes to play back in all (one second per cycle).
+    #[arg(long, default_value_t = 60.0)]
+    minutes: f64,
+    /// Edits per cycle, each undone and redone.
+    #[arg(long, default_value_t = 40)]
+    edits: usize,
+    /// Memory for undo (MB), as the front ends' --undo-budget.
+    #[arg(long, value_name = "MB", default_value_t = 8)]
+    undo_budget: usize,
+    /// Largest growth of resident memory after the warm-up (the first tenth
+    /// of the cycles, and until the undo data fills its budget), in
+    /// percent, before the soak fails.
+    #[arg(long, default_value_t = 5.0)]
+    max_growth: f64,
+}
+
+/// Resident memory of this process (bytes), from `/proc/self/statm`.
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// The edits of cycle `cycle`: whole-skin materials, fat strokes, a pose
+/// and a key posture, varied so no two cycles are alike.
+fn edits(c: &plasticine::character::Character, cycle: usize, count: usize) -> Vec<Command> {
+    let skins = c.skins.len();
+    (0..count)
+        .map(|k| {
+            let x = (cycle * count + k) as f32;
+            match k % 4 {
+                0 => {
+                    // A few percent around the skin's own material.
+                    let p = &c.skins[k % skins].points;
+                    let wobble = 1.0 + 0.05 * (x * 0.37).sin();
+                    Command::SetSkinMaterial {
+                        skin: k % skins,
+                        region: None,
+                        stretch: Some(p.stretch[0][0] * wobble),
+                        damping: Some(p.damping_density[0] * wobble),
+                        mass: None,
+                        band_stiffness: None,
+                        bend: None,
+                    }
+                }
+                1 => {
+                    let s = &c.skins[k % skins];
+                    Command::FatStroke {
+                        skin: k % skins,
+                        center_point: (cycle * 37 + k * 11) % (s.m * s.n),
+                        radius: 0.03,
+                        amount: if cycle.is_multiple_of(2) { -0.002 } else { 0.002 },
+                    }
+                }
+                2 => {
+                    let mut posture = c.skeleton.rest_posture();
+                    for (j, a) in posture.angles.iter_mut().enumerate().skip(1) {
+                        a.x = 0.2 * ((x + j as f32) * 0.7).sin();
+                    }
+                    Command::SetPosture { posture }
+                }
+                _ => {
+                    // The motion as it is there, a little more bent.
+                    let time = 0.25 + 0.01 * (x % 50.0);
+                    let mut posture = plasticine::anim::sample_posture(&c.key_postures, time)
+                        .unwrap_or_else(|| c.skeleton.rest_posture());
+                    for a in posture.angles.iter_mut().skip(1) {
+                        a.x += 0.03 * (x * 0.11).sin();
+                    }
+                    Command::SetKey {
+                        time,
+                        posture,
+                        tension: 0.0,
+                        continuity: 0.0,
+                        bias: 0.0,
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+impl SoakArgs {
+    pub fn run(self) -> Result<()> {
+        let start = plasticine::samples::build("penguin", 16, 16)?;
+        let cycles = (self.minutes * 60.0).ceil().max(10.0) as usize;
+        let warm_up = cycles / 10;
+        let dir = tempfile::tempdir()?;
+        let mut history = History::new(&start);
+        history.set_budget(self.undo_budget.saturating_mul(1 << 20));
+        // As the front ends run without --record.
+        history.keep_record(false);
+        let mut c = start.clone();
+        let (mut baseline, mut peak) = (None, 0u64);
+        let mut frame_ms: Vec<f64> = Vec::new();
+        let (mut first_frames, mut undos) = (None, 0usize);
+        let mut full = false;
+        let wall = Instant::now();
+        for cycle in 0..cycles {
+            // Edit, undo everything, redo everything: both exact.
+            let before = c.clone();
+            let batch = edits(&c, cycle, self.edits);
+            let depth_before = history.undo_depth();
+            for cmd in &batch {
+                history.apply(&mut c, cmd.clone())?;
+            }
+            // The undo data filled its budget: from here on it holds steady.
+            full |= history.undo_depth() < depth_before + batch.len();
+            let edited = c.clone();
+            let depth = history.undo_depth().min(batch.len());
+            for _ in 0..depth {
+                history.undo(&mut c)?;
+            }
+            if depth == batch.len() && c != before {
+                bail!("cycle {cycle}: undoing the cycle's edits did not restore it");
+            }
+            for _ in 0..depth {
+                history.redo(&mut c)?;
+            }
+            undos += depth;
+            if c != edited {
+                bail!("cycle {cycle}: undo then redo did not land on the edited character");
+            }
+            // Play a second of the key postures, frame by frame.
+            let driver = SkeletonDriver::Keys(c.key_postures.clone());
+            let mut sim = Simulation::new(c.clone(), driver, SolverSettings::default())?;
+            for f in 1..=30 {
+                let t = Instant::now();
+                sim.advance_to(f as f64 / 30.0, None)?;
+                frame_ms.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            // Bake half a second, over the last cycle's bake.
+            let opts = BakeOptions {
+                duration: Some(0.5),
+                start: plasticine::bake::BakeStart::Restart,
+                ..BakeOptions::default()
+            };
+            bake(c.clone(), &opts, dir.path(), |_, _| {
+                plasticine::bake::BakeControl::Continue
+            })?;
+            let rss = resident_bytes().unwrap_or(0);
+            // Warm-up: a tenth of the cycles, and until the undo data is full.
+            if baseline.is_none() && cycle + 1 >= warm_up.max(1) && (full || cycle + 1 == cycles) {
+                baseline = Some(rss);
+                first_frames = Some(median(&mut frame_ms.clone()));
+            }
+            peak = peak.max(rss);
+            if cycle % (cycles / 20).max(1) == 0 || cycle + 1 == cycles {
+                println!(
+                    "{}",
+                    json!({
+                        "name": "soak_sample",
+                        "cycle": cycle,
+                        "simulated_s": (cycle + 1) as f64,
+                        "wall_s": wall.elapsed().as_secs_f64(),
+                        "rss_mb": rss as f64 / 1e6,
+                        "undo_depth": history.undo_depth(),
+                        "undo_mb": history.held_bytes() as f64 / 1e6,
+                        "forgotten_steps": history.forgotten_steps(),
+                    })
+                );
+            }
+        }
+        let baseline = baseline.unwrap_or(peak).max(1);
+        let growth = 100.0 * (peak as f64 / baseline as f64 - 1.0);
+        let tail = frame_ms.len().saturating_sub(30 * warm_up.max(1));
+        let last_frames = median(&mut frame_ms[tail..].to_vec());
+        println!(
+            "{}",
+            json!({
+                "name": "soak",
+                "cycles": cycles,
+                "simulated_minutes": cycles as f64 / 60.0,
+                "edits": cycles * self.edits,
+                "undos_and_redos": 2 * undos,
+                "wall_s": wall.elapsed().as_secs_f64(),
+                "rss_after_warm_up_mb": baseline as f64 / 1e6,
+                "undo_budget_reached": full,
+                "rss_peak_mb": peak as f64 / 1e6,
+                "rss_growth_pct": growth,
+                "frame_ms_median_start": first_frames,
+                "frame_ms_median_end": last_frames,
+                "undo_mb": history.held_bytes() as f64 / 1e6,
+            })
+        );
+        if growth > self.max_growth {
+            bail!(
+                "resident memory grew {growth:.1} % after the warm-up (limit {} %)",
+                self.max_growth
+            );
+        }
+        Ok(())
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
