@@ -68,7 +68,11 @@ fn edits(c: &plasticine::character::Character, cycle: usize, count: usize) -> Ve
                         skin: k % skins,
                         center_point: (cycle * 37 + k * 11) % (s.m * s.n),
                         radius: 0.03,
-                        amount: if cycle.is_multiple_of(2) { -0.002 } else { 0.002 },
+                        amount: if cycle.is_multiple_of(2) {
+                            -0.002
+                        } else {
+                            0.002
+                        },
                     }
                 }
                 2 => {
