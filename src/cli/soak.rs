@@ -115,7 +115,10 @@ impl SoakArgs {
         history.keep_record(false);
         let mut c = start.clone();
         let (mut baseline, mut peak) = (None, 0u64);
-        let mut frame_ms: Vec<f64> = Vec::new();
+        // Frame times of the latest cycles only (a window as long as the
+        // warm-up): the soak's own record must not grow with its length.
+        let window = 30 * warm_up.max(1);
+        let mut frame_ms: std::collections::VecDeque<f64> = std::collections::VecDeque::new();
         let (mut first_frames, mut undos) = (None, 0usize);
         let mut full = false;
         let wall = Instant::now();
@@ -150,7 +153,10 @@ impl SoakArgs {
             for f in 1..=30 {
                 let t = Instant::now();
                 sim.advance_to(f as f64 / 30.0, None)?;
-                frame_ms.push(t.elapsed().as_secs_f64() * 1e3);
+                if frame_ms.len() == window {
+                    frame_ms.pop_front();
+                }
+                frame_ms.push_back(t.elapsed().as_secs_f64() * 1e3);
             }
             // Bake half a second, over the last cycle's bake.
             let opts = BakeOptions {
@@ -165,7 +171,7 @@ impl SoakArgs {
             // Warm-up: a tenth of the cycles, and until the undo data is full.
             if baseline.is_none() && cycle + 1 >= warm_up.max(1) && (full || cycle + 1 == cycles) {
                 baseline = Some(rss);
-                first_frames = Some(median(&mut frame_ms.clone()));
+                first_frames = Some(median(&mut Vec::from(frame_ms.clone())));
             }
             peak = peak.max(rss);
             if cycle % (cycles / 20).max(1) == 0 || cycle + 1 == cycles {
@@ -186,8 +192,7 @@ impl SoakArgs {
         }
         let baseline = baseline.unwrap_or(peak).max(1);
         let growth = 100.0 * (peak as f64 / baseline as f64 - 1.0);
-        let tail = frame_ms.len().saturating_sub(30 * warm_up.max(1));
-        let last_frames = median(&mut frame_ms[tail..].to_vec());
+        let last_frames = median(&mut Vec::from(frame_ms));
         println!(
             "{}",
             json!({
