@@ -239,6 +239,11 @@ fn test(args: &[String]) -> Result<(), String> {
             ("cargo test --all-targets", &[][..]),
             ("cargo test --release --all-targets", &["--release"][..]),
         ] {
+            if !profile.is_empty() {
+                // The debug tests (documentation examples included) are done:
+                // their binaries may go where the disk is short.
+                make_room(RELEASE_TEST_ROOM, &[&["clean", "-p", "plasticine"]])?;
+            }
             steps.step(name, || {
                 let mut args = vec!["test", "--workspace", "--all-targets"];
                 args.extend_from_slice(profile);
@@ -254,15 +259,24 @@ fn test(args: &[String]) -> Result<(), String> {
                 cmd.env("PLASTICINE_REQUIRE_GPU_TESTS", "1");
                 run(cmd)
             })?;
+            if profile.is_empty() {
+                steps.step("cargo test --doc", || {
+                    run(cargo_cmd(&["test", "--workspace", "--doc"]))
+                })?;
+            }
         }
-        steps.step("cargo test --doc", || {
-            run(cargo_cmd(&["test", "--workspace", "--doc"]))
-        })?;
+        make_room(FUZZ_ROOM, &[&["clean", "--release"]])?;
         // Every loader fuzzed briefly and reproducibly (a fixed seed and
         // number of inputs); the long runs are `cargo xtask fuzz` by hand.
         steps.step("cargo xtask fuzz --runs 20000", || {
             fuzz::run(&["--runs".into(), "20000".into()])
         })?;
+        let fuzz_manifest = repo_root().join("fuzz").join("Cargo.toml");
+        let fuzz_manifest = fuzz_manifest.to_string_lossy();
+        make_room(
+            MONADO_ROOM,
+            &[&["clean", "--manifest-path", &fuzz_manifest]],
+        )?;
         monado_steps(&mut steps)
     })();
     steps.summary();
@@ -284,10 +298,84 @@ fn xr_test(args: &[String]) -> Result<(), String> {
         steps.step("system packages", || {
             sysdeps::ensure("xr-test", &["debootstrap"])
         })?;
+        let fuzz_manifest = repo_root().join("fuzz").join("Cargo.toml");
+        let fuzz_manifest = fuzz_manifest.to_string_lossy();
+        make_room(
+            MONADO_ROOM,
+            &[&["clean", "--manifest-path", &fuzz_manifest]],
+        )?;
         monado_steps(&mut steps)
     })();
     steps.summary();
     result
+}
+
+/// Free space the optimised test build needs (its dependencies and test
+/// binaries: about 1.2 GB on a clean build), with a margin.
+const RELEASE_TEST_ROOM: u64 = 2 << 30;
+/// Free space the fuzz build needs (`fuzz/target`, with the address
+/// sanitiser and line tables: about 2.6 GB on a clean build), with a margin.
+const FUZZ_ROOM: u64 = 4 << 30;
+/// Free space the OpenXR tests need (the Monado chroot, about 0.9 GB, and
+/// the debug test binary), with a margin.
+const MONADO_ROOM: u64 = 2 << 30;
+
+/// Where the disk under the target directory has less than `needed` bytes
+/// free, runs the `cargo clean` commands `frees` (outputs of steps that are
+/// done) one by one until it has. CI's machine may have a small disk; a
+/// developer's build outputs are only removed when the next step could not
+/// otherwise be built, and then it says so.
+fn make_room(needed: u64, frees: &[&[&str]]) -> Result<(), String> {
+    let target = target_dir()?;
+    for args in frees {
+        let Some(free) = free_bytes(&target) else {
+            return Ok(());
+        };
+        println!(
+            "\nxtask: {:.1} GB free under {}",
+            gb(free),
+            target.display()
+        );
+        if free >= needed {
+            return Ok(());
+        }
+        println!(
+            "xtask: the next step needs about {:.1} GB: removing finished build outputs \
+             (`cargo {}`)",
+            gb(needed),
+            args.join(" ")
+        );
+        run(cargo_cmd(args))?;
+    }
+    if let Some(free) = free_bytes(&target) {
+        println!("xtask: {:.1} GB free under {}", gb(free), target.display());
+    }
+    Ok(())
+}
+
+fn gb(bytes: u64) -> f64 {
+    bytes as f64 / f64::from(1u32 << 30)
+}
+
+/// Bytes free to an unprivileged user on the file system holding `path`
+/// (POSIX `df -Pk`), or `None` where `df` cannot tell.
+fn free_bytes(path: &Path) -> Option<u64> {
+    let out = Command::new("df")
+        .arg("-Pk")
+        .arg(path)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let kib: u64 = text
+        .lines()
+        .nth(1)?
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
 }
 
 /// The cargo target directory (`cargo metadata`).
@@ -428,4 +516,19 @@ fn demo(extra: &[String]) -> Result<(), String> {
     })();
     steps.summary();
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_space_is_read_from_df() {
+        let free = free_bytes(&repo_root()).expect("df reports the repository's file system");
+        assert!(free > 0, "a disk with a checkout on it has some room: {free}");
+        assert!(
+            free_bytes(Path::new("/no/such/dir/at/all")).is_none(),
+            "a path df cannot stat gives no figure"
+        );
+    }
 }
