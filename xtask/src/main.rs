@@ -525,7 +525,10 @@ mod tests {
     #[test]
     fn free_space_is_read_from_df() {
         let free = free_bytes(&repo_root()).expect("df reports the repository's file system");
-        assert!(free > 0, "a disk with a checkout on it has some room: {free}");
+        assert!(
+            free > 0,
+            "a disk with a checkout on it has some room: {free}"
+        );
         assert!(
             free_bytes(Path::new("/no/such/dir/at/all")).is_none(),
             "a path df cannot stat gives no figure"
