@@ -726,7 +726,16 @@ pub fn add_elastic_forces(
     let p = g.points();
     scratch.quads.resize(p, QuadTerms::default());
     rows(g, &mut scratch.quads, |j, row| {
-        for (i, t) in row.iter_mut().enumerate() {
+        // Eight points at a time below the top row (see `lanes`).
+        let grouped = if j + 1 < g.n {
+            g.m / lanes::LANES * lanes::LANES
+        } else {
+            0
+        };
+        for (c, group) in row[..grouped].chunks_exact_mut(lanes::LANES).enumerate() {
+            lanes::pass1_lanes(g, mat, r, c * lanes::LANES, j, group);
+        }
+        for (i, t) in row.iter_mut().enumerate().skip(grouped) {
             *t = pass1_point(g, mat, r, i, j);
         }
     });
@@ -734,7 +743,17 @@ pub fn add_elastic_forces(
         scratch.hinges.resize(p, HingeTerms::default());
         let quads = &scratch.quads;
         rows(g, &mut scratch.hinges, |j, row| {
-            for (i, h) in row.iter_mut().enumerate() {
+            // Eight points at a time where the row bends (see `lanes`), the
+            // rest (and rows without hinges) one by one.
+            let grouped = if g.bends(j) {
+                g.m / lanes::LANES * lanes::LANES
+            } else {
+                0
+            };
+            for (c, group) in row[..grouped].chunks_exact_mut(lanes::LANES).enumerate() {
+                lanes::pass2_lanes(g, mat, r, quads, c * lanes::LANES, j, group);
+            }
+            for (i, h) in row.iter_mut().enumerate().skip(grouped) {
                 *h = pass2_point(g, mat, r, quads, i, j);
             }
         });
@@ -829,5 +848,6 @@ pub fn elastic_energy(g: &Grid, mat: &ElasticMaterial, r: &[Vec3]) -> f64 {
     em + eb
 }
 
+mod lanes;
 #[cfg(test)]
 mod tests;

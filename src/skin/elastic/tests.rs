@@ -331,3 +331,86 @@ fn faded_bending_is_still_the_energy_gradient() {
     assert!(scale > 1e-4, "bending forces present ({scale})");
     assert!(worst < 5e-3 * scale, "max |F + dE/dr| = {worst} vs {scale}");
 }
+
+/// The eight-lane passes give the scalar passes' terms, point by point, on a
+/// grid with a tail of points past the last full group (m = 13), a twisted
+/// rest state, and degenerate quads (a collapsed edge, a collapsed quad),
+/// which the lanes must mask exactly as the scalar code skips them.
+#[test]
+fn lanes_match_the_scalar_passes() {
+    for (m, n) in [(13, 9), (24, 10)] {
+        let (g, mut r, mat) = setup(m, n);
+        // A zero-length around edge at (2, 3), a quad collapsed to a point at (9, 5).
+        r[g.idx(3, 3)] = r[g.idx(2, 3)];
+        for (i, j) in [(10, 5), (9, 6), (10, 6)] {
+            r[g.idx(i, j)] = r[g.idx(9, 5)];
+        }
+        // A sliver at (5, 2): its top-left corner pushed past the top-right
+        // one, so its diagonals are within a few degrees of parallel and its
+        // bending fades (0 < s < 1, ds/dx ≠ 0).
+        let along = r[g.idx(6, 2)] - r[g.idx(5, 2)];
+        r[g.idx(5, 3)] += 1.9 * along;
+        let p = g.points();
+        let quads: Vec<QuadTerms> = (0..p)
+            .map(|k| pass1_point(&g, &mat, &r, k % m, k / m))
+            .collect();
+        let hinges: Vec<HingeTerms> = (0..p)
+            .map(|k| pass2_point(&g, &mat, &r, &quads, k % m, k / m))
+            .collect();
+        let mut s = Scratch::default();
+        let mut f = vec![Vec3::ZERO; p];
+        add_elastic_forces(&g, &mat, &r, &mut s, &mut f);
+        let close = |a: Vec3, b: Vec3, what: &str, k: usize| {
+            let scale = 1e-5 * (1.0 + a.length().max(b.length()));
+            assert!(
+                (a - b).length() <= scale,
+                "{m}x{n} point {k} ({}, {}): {what} lanes {b} scalar {a}",
+                k % m,
+                k / m
+            );
+        };
+        let near = |a: f32, b: f32, what: &str, k: usize| {
+            close(Vec3::splat(a), Vec3::splat(b), what, k);
+        };
+        for k in 0..p {
+            let (a, b) = (&quads[k], &s.quads[k]);
+            close(a.ca, b.ca, "ca", k);
+            close(a.cb, b.cb, "cb", k);
+            close(a.normal, b.normal, "normal", k);
+            close(a.g_twist, b.g_twist, "g_twist", k);
+            close(a.t, b.t, "t", k);
+            near(a.inv_c, b.inv_c, "inv_c", k);
+            near(a.fade, b.fade, "fade", k);
+            near(a.dfade, b.dfade, "dfade", k);
+            near(a.c_twist, b.c_twist, "c_twist", k);
+            let (a, b) = (&hinges[k], &s.hinges[k]);
+            for (x, y, what) in [
+                (a.ga_l, b.ga_l, "ga_l"),
+                (a.ga_r, b.ga_r, "ga_r"),
+                (a.ga_e, b.ga_e, "ga_e"),
+                (a.gu_u, b.gu_u, "gu_u"),
+                (a.gu_d, b.gu_d, "gu_d"),
+                (a.gu_e, b.gu_e, "gu_e"),
+            ] {
+                close(x, y, what, k);
+            }
+            for (x, y, what) in [
+                (a.ca_l, b.ca_l, "ca_l"),
+                (a.ca_r, b.ca_r, "ca_r"),
+                (a.cu_u, b.cu_u, "cu_u"),
+                (a.cu_d, b.cu_d, "cu_d"),
+            ] {
+                near(x, y, what, k);
+            }
+        }
+        // The degenerate quads carry no normal, and the twist really acts
+        // somewhere (so the comparison covers it).
+        assert_eq!(s.quads[g.idx(9, 5)].normal, Vec3::ZERO);
+        assert!(s.quads.iter().any(|q| q.g_twist.length() > 0.0));
+        assert!(s.hinges.iter().any(|h| h.gu_e.length() > 0.0));
+        assert!(s.quads.iter().any(|q| q.fade > 0.0 && q.fade < 1.0));
+        assert!(s.hinges.iter().any(|h| h.ca_l != 0.0));
+        assert!(s.hinges.iter().any(|h| h.cu_d != 0.0));
+        assert!(f.iter().all(|x| x.is_finite()));
+    }
+}
