@@ -40,9 +40,10 @@ impl SampleArgs {
         };
         let c = plasticine::samples::build_with_flesh(&name, resolution.0, resolution.1, backend)?;
         save_character(&out, &c)?;
+        let skins = c.skins.len();
         println!(
-            "Wrote the {name} ({} skins at {}x{}, {flesh} flesh) to {}",
-            c.skins.len(),
+            "Wrote the {name} ({skins} skin{} at {}x{}, {flesh} flesh) to {}",
+            if skins == 1 { "" } else { "s" },
             resolution.0,
             resolution.1,
             out.display()

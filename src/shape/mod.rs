@@ -230,6 +230,21 @@ impl MuscleShape {
         (d, normal.as_vec3())
     }
 
+    /// The semi-axes of an undeformed sphere or ellipsoid (a superellipsoid
+    /// with both exponents 1), whose gauge is the closed form of
+    /// `value_and_normal_f32` with no powers: the skin's constraint pass
+    /// evaluates such muscles eight points at a time. `None` for other shapes.
+    pub fn ellipsoid_radii(&self) -> Option<Vec3> {
+        if !self.deformation.is_identity() {
+            return None;
+        }
+        match self.primitive {
+            Primitive::Sphere { radius } => Some(Vec3::splat(radius)),
+            Primitive::Superellipsoid { radii, exponents } if exponents == Vec2::ONE => Some(radii),
+            Primitive::Superellipsoid { .. } => None,
+        }
+    }
+
     /// `value_and_normal` in f32 for undeformed primitives (the same
     /// Taubin-normalised gauge, `g = (R − 1)/|∇R|`, with f32 `powf`): the
     /// constraint solver evaluates it for every resting skin point every step.

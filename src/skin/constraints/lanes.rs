@@ -1,0 +1,234 @@
+//! The fat-layer constraint for the four points of a block row at once.
+//!
+//! A resting skin is pressed onto its fat layer everywhere, so every step
+//! projects nearly every point: a gauge, three affine transforms and a
+//! normalisation per point and muscle, scalar dependency chains that were a
+//! third of a 64×64 skin step (perf). The points of a culling block share
+//! their candidate muscles, so where those are ellipsoids (or spheres) the
+//! block row's four points go through the scalar code's arithmetic side by
+//! side in f32x4 lanes. Anything else (a superellipsoid's powers, a deformed
+//! shape, a point at a muscle's very centre) takes the scalar path.
+
+use super::{ConstraintReport, ContactResponse};
+use crate::kinematics::pose::PosedBody;
+use glam::{Affine3A, Vec3};
+use wide::{CmpGt, CmpLt, f32x4};
+
+/// Four 3-vectors, one per lane.
+#[derive(Clone, Copy)]
+struct V4 {
+    x: f32x4,
+    y: f32x4,
+    z: f32x4,
+}
+
+impl V4 {
+    fn gather(v: &[Vec3]) -> Self {
+        Self {
+            x: f32x4::new(std::array::from_fn(|l| v[l].x)),
+            y: f32x4::new(std::array::from_fn(|l| v[l].y)),
+            z: f32x4::new(std::array::from_fn(|l| v[l].z)),
+        }
+    }
+
+    fn scatter(self, out: &mut [Vec3]) {
+        let (x, y, z) = (self.x.to_array(), self.y.to_array(), self.z.to_array());
+        for (l, o) in out.iter_mut().enumerate() {
+            *o = Vec3::new(x[l], y[l], z[l]);
+        }
+    }
+
+    fn add(self, o: Self) -> Self {
+        Self {
+            x: self.x + o.x,
+            y: self.y + o.y,
+            z: self.z + o.z,
+        }
+    }
+
+    fn sub(self, o: Self) -> Self {
+        Self {
+            x: self.x - o.x,
+            y: self.y - o.y,
+            z: self.z - o.z,
+        }
+    }
+
+    fn scale(self, s: f32x4) -> Self {
+        Self {
+            x: self.x * s,
+            y: self.y * s,
+            z: self.z * s,
+        }
+    }
+
+    /// Per component by a constant vector.
+    fn div(self, d: Vec3) -> Self {
+        Self {
+            x: self.x / f32x4::splat(d.x),
+            y: self.y / f32x4::splat(d.y),
+            z: self.z / f32x4::splat(d.z),
+        }
+    }
+
+    fn dot(self, o: Self) -> f32x4 {
+        self.x * o.x + self.y * o.y + self.z * o.z
+    }
+
+    fn length(self) -> f32x4 {
+        self.dot(self).sqrt()
+    }
+
+    /// `mask ? t : self`, per lane.
+    fn select(self, mask: f32x4, t: Self) -> Self {
+        Self {
+            x: mask.blend(t.x, self.x),
+            y: mask.blend(t.y, self.y),
+            z: mask.blend(t.z, self.z),
+        }
+    }
+
+    fn transform_vector(self, a: &Affine3A) -> Self {
+        let m = &a.matrix3;
+        let s = f32x4::splat;
+        Self {
+            x: s(m.x_axis.x) * self.x + s(m.y_axis.x) * self.y + s(m.z_axis.x) * self.z,
+            y: s(m.x_axis.y) * self.x + s(m.y_axis.y) * self.y + s(m.z_axis.y) * self.z,
+            z: s(m.x_axis.z) * self.x + s(m.y_axis.z) * self.y + s(m.z_axis.z) * self.z,
+        }
+    }
+
+    fn transform_point(self, a: &Affine3A) -> Self {
+        let v = self.transform_vector(a);
+        let t = a.translation;
+        Self {
+            x: v.x + f32x4::splat(t.x),
+            y: v.y + f32x4::splat(t.y),
+            z: v.z + f32x4::splat(t.z),
+        }
+    }
+}
+
+fn lanes_set(mask: f32x4) -> usize {
+    mask.move_mask().count_ones() as usize
+}
+
+/// One block row's four points against the block's candidate muscles, all
+/// of them ellipsoids ([`crate::shape::MuscleShape::ellipsoid_radii`]).
+pub(super) struct Block<'a> {
+    pub(super) body: &'a PosedBody,
+    pub(super) later: &'a PosedBody,
+    pub(super) cands: &'a [u16],
+    pub(super) response: ContactResponse,
+    pub(super) apply: bool,
+}
+
+impl Block<'_> {
+    /// [`super::resolve_point`] for the four points `r` (velocities `v`, fat
+    /// `fat`). False, with nothing changed, where a point lies at a muscle's
+    /// centre (no gauge normal there): the caller takes the scalar path.
+    pub(super) fn resolve(
+        &self,
+        fat: &[f32],
+        r: &mut [Vec3],
+        v: &mut [Vec3],
+        report: &mut ConstraintReport,
+    ) -> bool {
+        let zero = f32x4::ZERO;
+        let one = f32x4::ONE;
+        let thickness = f32x4::new(std::array::from_fn(|l| fat[l]));
+        let inv_dt = f32x4::splat((1.0 / super::super::system::VELOCITY_DT) as f32);
+        let (kn, kt) = (
+            f32x4::splat(self.response.k_normal),
+            f32x4::splat(self.response.k_tangent),
+        );
+        let mut x = V4::gather(r);
+        let mut vel = V4::gather(v);
+        let mut rep = ConstraintReport::default();
+        // A second pass catches a point pushed from one muscle into another.
+        for _pass in 0..2 {
+            let mut moved = zero;
+            for &q in self.cands {
+                let mus = &self.body.muscles[q as usize];
+                let Some(radii) = mus.shape.ellipsoid_radii() else {
+                    return false;
+                };
+                let local = x.transform_point(&mus.to_local);
+                // Cheap reject: outside the local box (or bounding sphere)
+                // grown by the fat.
+                let far = match mus.local_box {
+                    Some(half) => {
+                        let s = f32x4::splat;
+                        (local.x.abs() - s(half.x))
+                            .max(local.y.abs() - s(half.y))
+                            .max(local.z.abs() - s(half.z))
+                            .cmp_gt(thickness)
+                    }
+                    None => local.length().cmp_gt(f32x4::splat(mus.radius) + thickness),
+                };
+                let near = !far;
+                if near.none() {
+                    continue;
+                }
+                rep.tests += lanes_set(near);
+                // The gauge g = (R − 1)/|∇R| of R = |u|, u = p/radii.
+                let u = local.div(radii);
+                let big_r = u.length();
+                if (near & !big_r.cmp_gt(zero)).any() {
+                    return false;
+                }
+                let grad = u.div(radii).scale(one / big_r);
+                let len = grad.length();
+                let g = (big_r - one) / len;
+                let n_local = grad.scale(one / len);
+                let finite = len.is_finite() & len.cmp_gt(zero);
+                let hit = near & finite & g.cmp_lt(thickness);
+                if hit.none() {
+                    continue;
+                }
+                // To the fat's depth along the muscle normal (see the scalar code).
+                let target_local = local.add(n_local.scale(thickness - g));
+                let target = target_local.transform_point(&mus.to_world);
+                let delta = target.sub(x).length();
+                let worst = hit
+                    .blend(delta, zero)
+                    .to_array()
+                    .into_iter()
+                    .fold(0.0, f32::max);
+                rep.max_correction = rep.max_correction.max(worst);
+                rep.corrected += lanes_set(hit);
+                if !self.apply {
+                    continue;
+                }
+                moved |= hit;
+                x = x.select(hit, target);
+                let w = n_local.transform_vector(&mus.to_world);
+                let wl = w.length();
+                let normal = w.scale(one / wl).select(
+                    !(wl.is_finite() & wl.cmp_gt(zero)),
+                    V4::gather(&[Vec3::ZERO; 4]),
+                );
+                let surface_v = target_local
+                    .transform_point(&self.later.muscles[q as usize].to_world)
+                    .sub(target)
+                    .scale(inv_dt);
+                let rel = vel.sub(surface_v);
+                let vn = rel.dot(normal);
+                let v_par = normal.scale(vn);
+                let v_perp = rel.sub(v_par);
+                let bounced = surface_v.sub(v_par.scale(kn)).add(v_perp.scale(kt));
+                vel = vel.select(hit & vn.cmp_lt(zero), bounced);
+            }
+            // With a single muscle near, nothing can push it back in.
+            if moved.none() || self.cands.len() == 1 {
+                break;
+            }
+        }
+        x.scatter(r);
+        vel.scatter(v);
+        report.max_correction = report.max_correction.max(rep.max_correction);
+        report.corrected += rep.corrected;
+        report.tests += rep.tests;
+        true
+    }
+}
