@@ -141,16 +141,20 @@ impl Constraints {
                         body,
                         later,
                         cands,
-                        response,
+                        k_normal: response.k_normal,
+                        k_tangent: response.k_tangent,
                         apply,
+                        velocity_dt: super::system::VELOCITY_DT,
                     };
                     let range = points.clone();
-                    if lanes.resolve(
+                    if let Some(t) = lanes.resolve(
                         &fat_row[range.clone()],
                         &mut r_row[range.clone()],
                         &mut v_row[range],
-                        &mut rep,
                     ) {
+                        rep.max_correction = rep.max_correction.max(t.max_correction);
+                        rep.corrected += t.corrected;
+                        rep.tests += t.tests;
                         continue;
                     }
                 }

@@ -656,6 +656,125 @@ fn pass2_point(
     h
 }
 
+/// Pass 1 for points `i0..i0 + LANES` of row `j` (below the top row),
+/// written to `out`: [`pass1_point`] eight points at a time.
+fn pass1_lanes(
+    g: &Grid,
+    mat: &ElasticMaterial,
+    r: &[Vec3],
+    i0: usize,
+    j: usize,
+    out: &mut [QuadTerms],
+) {
+    use lanes::{LANES, V8, gather};
+    debug_assert!(j + 1 < g.n && i0 + LANES <= g.m && out.len() == LANES);
+    let k = |l: usize| g.idx(i0 + l, j);
+    let kr = |l: usize| g.idx(g.right(i0 + l), j);
+    let pm = |l: usize| &mat.points[k(l)];
+    let m8 = lanes::Material8 {
+        inv_l1: gather(|l| pm(l).inv_l1),
+        inv_l2: gather(|l| pm(l).inv_l2),
+        cos0: gather(|l| pm(l).cos0),
+        k11: gather(|l| pm(l).k11),
+        k22: gather(|l| pm(l).k22),
+        k12: gather(|l| pm(l).k12),
+        kb_t: gather(|l| pm(l).kb_t),
+        tau: gather(|l| pm(l).tau),
+    };
+    let corners = [
+        V8::gather(|l| r[k(l)]),
+        V8::gather(|l| r[kr(l)]),
+        V8::gather(|l| r[g.idx(i0 + l, j + 1)]),
+        V8::gather(|l| r[g.idx(g.right(i0 + l), j + 1)]),
+    ];
+    let q = lanes::quad8(corners, &m8, mat.bending, g.bends(j), (TINY, FADE));
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = QuadTerms {
+            ca: q.ca.lane(l),
+            cb: q.cb.lane(l),
+            normal: q.normal.lane(l),
+            inv_c: q.inv_c.as_array_ref()[l],
+            fade_x: q.fade_x.as_array_ref()[l],
+            fade: q.fade.as_array_ref()[l],
+            dfade: q.dfade.as_array_ref()[l],
+            g_twist: q.g_twist.lane(l),
+            c_twist: q.c_twist.as_array_ref()[l],
+            t: q.t.lane(l),
+        };
+    }
+}
+
+/// Pass 2 for points `i0..i0 + LANES` of row `j` (which bends), written
+/// to `out`: [`pass2_point`] eight points at a time.
+fn pass2_lanes(
+    g: &Grid,
+    mat: &ElasticMaterial,
+    r: &[Vec3],
+    quads: &[QuadTerms],
+    i0: usize,
+    j: usize,
+    out: &mut [HingeTerms],
+) {
+    use lanes::{LANES, Side8, V8, gather};
+    debug_assert!(g.bends(j) && i0 + LANES <= g.m && out.len() == LANES);
+    let k = |l: usize| g.idx(i0 + l, j);
+    let pm = |l: usize| &mat.points[k(l)];
+    #[inline(always)]
+    fn side(quads: &[QuadTerms], q: impl Fn(usize) -> usize) -> Side8 {
+        Side8 {
+            normal: V8::gather(|l| quads[q(l)].normal),
+            fade: gather(|l| quads[q(l)].fade),
+            dfade: gather(|l| quads[q(l)].dfade),
+        }
+    }
+    let here = side(quads, k);
+    let x = V8::gather(|l| r[k(l)]);
+    let e_up = V8::gather(|l| r[g.idx(i0 + l, j + 1)]).sub(x);
+    let around = lanes::hinge8(
+        side(quads, |l| g.idx(g.left(i0 + l), j)),
+        here,
+        e_up,
+        gather(|l| pm(l).kb_a),
+        (gather(|l| pm(l).rest_a.0), gather(|l| pm(l).rest_a.1)),
+        TINY,
+    );
+    let up = g.has_up_hinge(j).then(|| {
+        let e_right = V8::gather(|l| r[g.idx(g.right(i0 + l), j)]).sub(x);
+        lanes::hinge8(
+            here,
+            side(quads, |l| g.idx(i0 + l, j - 1)),
+            e_right,
+            gather(|l| pm(l).kb_u),
+            (gather(|l| pm(l).rest_u.0), gather(|l| pm(l).rest_u.1)),
+            TINY,
+        )
+    });
+    for (l, h) in out.iter_mut().enumerate() {
+        let (gu_u, gu_d, gu_e, cu_u, cu_d) = match &up {
+            Some(up) => (
+                up.ga.lane(l),
+                up.gb.lane(l),
+                up.ge.lane(l),
+                up.ca.as_array_ref()[l],
+                up.cb.as_array_ref()[l],
+            ),
+            None => (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO, 0.0, 0.0),
+        };
+        *h = HingeTerms {
+            ga_l: around.ga.lane(l),
+            ga_r: around.gb.lane(l),
+            ga_e: around.ge.lane(l),
+            gu_u,
+            gu_d,
+            gu_e,
+            ca_l: around.ca.as_array_ref()[l],
+            ca_r: around.cb.as_array_ref()[l],
+            cu_u,
+            cu_d,
+        };
+    }
+}
+
 fn pass3_quad(
     g: &Grid,
     r: &[Vec3],
@@ -733,7 +852,7 @@ pub fn add_elastic_forces(
             0
         };
         for (c, group) in row[..grouped].chunks_exact_mut(lanes::LANES).enumerate() {
-            lanes::pass1_lanes(g, mat, r, c * lanes::LANES, j, group);
+            pass1_lanes(g, mat, r, c * lanes::LANES, j, group);
         }
         for (i, t) in row.iter_mut().enumerate().skip(grouped) {
             *t = pass1_point(g, mat, r, i, j);
@@ -751,7 +870,7 @@ pub fn add_elastic_forces(
                 0
             };
             for (c, group) in row[..grouped].chunks_exact_mut(lanes::LANES).enumerate() {
-                lanes::pass2_lanes(g, mat, r, quads, c * lanes::LANES, j, group);
+                pass2_lanes(g, mat, r, quads, c * lanes::LANES, j, group);
             }
             for (i, h) in row.iter_mut().enumerate().skip(grouped) {
                 *h = pass2_point(g, mat, r, quads, i, j);

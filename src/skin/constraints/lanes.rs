@@ -9,7 +9,6 @@
 //! side in f32x4 lanes. Anything else (a superellipsoid's powers, a deformed
 //! shape, a point at a muscle's very centre) takes the scalar path.
 
-use super::{ConstraintReport, ContactResponse};
 use crate::kinematics::pose::PosedBody;
 use glam::{Affine3A, Vec3};
 use wide::{CmpGt, CmpLt, f32x4};
@@ -119,40 +118,44 @@ pub(super) struct Block<'a> {
     pub(super) body: &'a PosedBody,
     pub(super) later: &'a PosedBody,
     pub(super) cands: &'a [u16],
-    pub(super) response: ContactResponse,
+    /// k∥ and k⊥ of the contact response (eq. 16d).
+    pub(super) k_normal: f32,
+    pub(super) k_tangent: f32,
+    /// Whether to move the points (else only measure).
     pub(super) apply: bool,
+    /// Time offset of `later` (s).
+    pub(super) velocity_dt: f64,
+}
+
+/// What one block's pass measured: the largest correction (m), the points
+/// corrected and the gauge evaluations, as in the scalar report.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Tally {
+    pub(super) max_correction: f32,
+    pub(super) corrected: usize,
+    pub(super) tests: usize,
 }
 
 impl Block<'_> {
-    /// [`super::resolve_point`] for the four points `r` (velocities `v`, fat
-    /// `fat`). False, with nothing changed, where a point lies at a muscle's
-    /// centre (no gauge normal there): the caller takes the scalar path.
-    pub(super) fn resolve(
-        &self,
-        fat: &[f32],
-        r: &mut [Vec3],
-        v: &mut [Vec3],
-        report: &mut ConstraintReport,
-    ) -> bool {
+    /// The scalar `resolve_point` for the four points `r` (velocities `v`,
+    /// fat `fat`). `None`, with nothing changed, where a point lies at a
+    /// muscle's centre (no gauge normal there): the caller takes the scalar
+    /// path.
+    pub(super) fn resolve(&self, fat: &[f32], r: &mut [Vec3], v: &mut [Vec3]) -> Option<Tally> {
         let zero = f32x4::ZERO;
         let one = f32x4::ONE;
         let thickness = f32x4::new(std::array::from_fn(|l| fat[l]));
-        let inv_dt = f32x4::splat((1.0 / super::super::system::VELOCITY_DT) as f32);
-        let (kn, kt) = (
-            f32x4::splat(self.response.k_normal),
-            f32x4::splat(self.response.k_tangent),
-        );
+        let inv_dt = f32x4::splat((1.0 / self.velocity_dt) as f32);
+        let (kn, kt) = (f32x4::splat(self.k_normal), f32x4::splat(self.k_tangent));
         let mut x = V4::gather(r);
         let mut vel = V4::gather(v);
-        let mut rep = ConstraintReport::default();
+        let mut rep = Tally::default();
         // A second pass catches a point pushed from one muscle into another.
         for _pass in 0..2 {
             let mut moved = zero;
             for &q in self.cands {
                 let mus = &self.body.muscles[q as usize];
-                let Some(radii) = mus.shape.ellipsoid_radii() else {
-                    return false;
-                };
+                let radii = mus.shape.ellipsoid_radii()?;
                 let local = x.transform_point(&mus.to_local);
                 // Cheap reject: outside the local box (or bounding sphere)
                 // grown by the fat.
@@ -175,7 +178,7 @@ impl Block<'_> {
                 let u = local.div(radii);
                 let big_r = u.length();
                 if (near & !big_r.cmp_gt(zero)).any() {
-                    return false;
+                    return None;
                 }
                 let grad = u.div(radii).scale(one / big_r);
                 let len = grad.length();
@@ -226,9 +229,6 @@ impl Block<'_> {
         }
         x.scatter(r);
         vel.scatter(v);
-        report.max_correction = report.max_correction.max(rep.max_correction);
-        report.corrected += rep.corrected;
-        report.tests += rep.tests;
-        true
+        Some(rep)
     }
 }

@@ -1,8 +1,8 @@
 //! The elastic force passes 1 and 2 eight points at a time.
 //!
-//! The scalar hinge ([`super::pass2_point`]) was the costliest part of a
+//! The scalar hinge (the elastic module's pass 2) was the costliest part of a
 //! skin step (a fifth of it on the 64×64 penguin, measured with perf), and
-//! the membrane-and-normal pass ([`super::pass1_point`]) the next: square
+//! the membrane-and-normal pass (pass 1) the next: square
 //! roots, divisions and a dozen cross and dot products per point, each a
 //! long dependency chain. Here eight neighbouring points of a row are
 //! gathered into lanes, computed branch-free (every case the scalar code
@@ -11,7 +11,6 @@
 //! that. Pass 3 stays scalar: it does little arithmetic on many gathered
 //! terms, and in lanes it measured slower.
 
-use super::{ElasticMaterial, Grid, HingeTerms, QuadTerms, TINY};
 use glam::Vec3;
 use wide::{CmpGt, CmpNe, f32x8};
 
@@ -20,15 +19,15 @@ pub(super) const LANES: usize = 8;
 
 /// Eight 3-vectors, one per lane.
 #[derive(Clone, Copy)]
-struct V8 {
-    x: f32x8,
-    y: f32x8,
-    z: f32x8,
+pub(super) struct V8 {
+    pub(super) x: f32x8,
+    pub(super) y: f32x8,
+    pub(super) z: f32x8,
 }
 
 impl V8 {
     #[inline(always)]
-    fn gather(f: impl Fn(usize) -> Vec3) -> Self {
+    pub(super) fn gather(f: impl Fn(usize) -> Vec3) -> Self {
         let v: [Vec3; LANES] = std::array::from_fn(f);
         Self {
             x: f32x8::new(std::array::from_fn(|l| v[l].x)),
@@ -38,7 +37,7 @@ impl V8 {
     }
 
     #[inline(always)]
-    fn lane(self, l: usize) -> Vec3 {
+    pub(super) fn lane(self, l: usize) -> Vec3 {
         Vec3::new(
             self.x.as_array_ref()[l],
             self.y.as_array_ref()[l],
@@ -56,7 +55,7 @@ impl V8 {
     }
 
     #[inline(always)]
-    fn sub(self, o: Self) -> Self {
+    pub(super) fn sub(self, o: Self) -> Self {
         Self {
             x: self.x - o.x,
             y: self.y - o.y,
@@ -89,7 +88,7 @@ impl V8 {
 
     /// Lanes where `mask` is set keep their value; the others become zero.
     #[inline(always)]
-    fn keep(self, mask: f32x8) -> Self {
+    pub(super) fn keep(self, mask: f32x8) -> Self {
         let zero = f32x8::ZERO;
         Self {
             x: mask.blend(self.x, zero),
@@ -100,37 +99,47 @@ impl V8 {
 }
 
 #[inline(always)]
-fn gather(f: impl Fn(usize) -> f32) -> f32x8 {
+pub(super) fn gather(f: impl Fn(usize) -> f32) -> f32x8 {
     f32x8::new(std::array::from_fn(f))
 }
 
 /// What one hinge gives each lane: ∂E/∂a, ∂E/∂b, ∂E/∂e, and ∂E/∂x through
 /// the fades of quads a and b.
-struct Hinge8 {
-    ga: V8,
-    gb: V8,
-    ge: V8,
-    ca: f32x8,
-    cb: f32x8,
+pub(super) struct Hinge8 {
+    pub(super) ga: V8,
+    pub(super) gb: V8,
+    pub(super) ge: V8,
+    pub(super) ca: f32x8,
+    pub(super) cb: f32x8,
+}
+
+/// One side of eight hinges: the quads' unit normals (zero for a
+/// degenerate quad), fades s and ds/dx.
+#[derive(Clone, Copy)]
+pub(super) struct Side8 {
+    pub(super) normal: V8,
+    pub(super) fade: f32x8,
+    pub(super) dfade: f32x8,
 }
 
 /// Eight hinges between quads `qa` and `qb` (normals a → b) about edges `e`,
-/// stiffness `kb`, rest angle (cos, sin) = (`rc`, `rs`): the scalar hinge of
-/// [`super::pass2_point`] per lane.
+/// stiffness `kb`, rest angle (cos, sin) = (`rc`, `rs`), with `tiny` the
+/// length below which an edge or quad carries no direction: the scalar
+/// hinge of the elastic module's pass 2, per lane.
 #[inline(always)]
-fn hinge8(
-    qa: &[&QuadTerms; LANES],
-    qb: &[&QuadTerms; LANES],
+pub(super) fn hinge8(
+    qa: Side8,
+    qb: Side8,
     e: V8,
     kb: f32x8,
     (rc, rs): (f32x8, f32x8),
+    tiny: f32,
 ) -> Hinge8 {
-    let a = V8::gather(|l| qa[l].normal);
-    let b = V8::gather(|l| qb[l].normal);
-    let (fa, dfa) = (gather(|l| qa[l].fade), gather(|l| qa[l].dfade));
-    let (fb, dfb) = (gather(|l| qb[l].fade), gather(|l| qb[l].dfade));
+    let (a, b) = (qa.normal, qb.normal);
+    let (fa, dfa) = (qa.fade, qa.dfade);
+    let (fb, dfb) = (qb.fade, qb.dfade);
     let zero = f32x8::ZERO;
-    let tiny = f32x8::splat(TINY);
+    let tiny = f32x8::splat(tiny);
     let le = e.dot(e).sqrt();
     let weight = fa * fb;
     // Normals are unit or exactly zero (a degenerate quad).
@@ -163,164 +172,119 @@ fn hinge8(
     }
 }
 
-/// Pass 2 for points `i0..i0 + LANES` of row `j` (which bends), written
-/// to `out` (those points' hinge terms).
-pub(super) fn pass2_lanes(
-    g: &Grid,
-    mat: &ElasticMaterial,
-    r: &[Vec3],
-    quads: &[QuadTerms],
-    i0: usize,
-    j: usize,
-    out: &mut [HingeTerms],
-) {
-    debug_assert!(g.bends(j) && i0 + LANES <= g.m && out.len() == LANES);
-    let k = |l: usize| g.idx(i0 + l, j);
-    let pm = |l: usize| &mat.points[k(l)];
-    let here: [&QuadTerms; LANES] = std::array::from_fn(|l| &quads[k(l)]);
-    let left: [&QuadTerms; LANES] = std::array::from_fn(|l| &quads[g.idx(g.left(i0 + l), j)]);
-    let x = V8::gather(|l| r[k(l)]);
-    let e_up = V8::gather(|l| r[g.idx(i0 + l, j + 1)]).sub(x);
-    let around = hinge8(
-        &left,
-        &here,
-        e_up,
-        gather(|l| pm(l).kb_a),
-        (gather(|l| pm(l).rest_a.0), gather(|l| pm(l).rest_a.1)),
-    );
-    let up = g.has_up_hinge(j).then(|| {
-        let below: [&QuadTerms; LANES] = std::array::from_fn(|l| &quads[g.idx(i0 + l, j - 1)]);
-        let e_right = V8::gather(|l| r[g.idx(g.right(i0 + l), j)]).sub(x);
-        hinge8(
-            &here,
-            &below,
-            e_right,
-            gather(|l| pm(l).kb_u),
-            (gather(|l| pm(l).rest_u.0), gather(|l| pm(l).rest_u.1)),
-        )
-    });
-    for (l, h) in out.iter_mut().enumerate() {
-        h.ga_l = around.ga.lane(l);
-        h.ga_r = around.gb.lane(l);
-        h.ga_e = around.ge.lane(l);
-        h.ca_l = around.ca.as_array_ref()[l];
-        h.ca_r = around.cb.as_array_ref()[l];
-        if let Some(up) = &up {
-            h.gu_u = up.ga.lane(l);
-            h.gu_d = up.gb.lane(l);
-            h.gu_e = up.ge.lane(l);
-            h.cu_u = up.ca.as_array_ref()[l];
-            h.cu_d = up.cb.as_array_ref()[l];
-        } else {
-            h.gu_u = Vec3::ZERO;
-            h.gu_d = Vec3::ZERO;
-            h.gu_e = Vec3::ZERO;
-            h.cu_u = 0.0;
-            h.cu_d = 0.0;
-        }
-    }
+/// The material pass 1 reads, per lane (see the elastic module's
+/// `PointMaterial`).
+pub(super) struct Material8 {
+    pub(super) inv_l1: f32x8,
+    pub(super) inv_l2: f32x8,
+    pub(super) cos0: f32x8,
+    pub(super) k11: f32x8,
+    pub(super) k22: f32x8,
+    pub(super) k12: f32x8,
+    pub(super) kb_t: f32x8,
+    pub(super) tau: f32x8,
 }
 
-/// Pass 1 for points `i0..i0 + LANES` of row `j` (below the top row),
-/// written to `out`: the scalar [`super::pass1_point`] per lane.
-pub(super) fn pass1_lanes(
-    g: &Grid,
-    mat: &ElasticMaterial,
-    r: &[Vec3],
-    i0: usize,
-    j: usize,
-    out: &mut [QuadTerms],
-) {
-    debug_assert!(j + 1 < g.n && i0 + LANES <= g.m && out.len() == LANES);
+/// Pass 1's terms for eight points: the membrane's ∂E/∂a, ∂E/∂b, and,
+/// with bending, the quad's normal, 1/|d1×d2|, fade and twist terms.
+pub(super) struct Quad8 {
+    pub(super) ca: V8,
+    pub(super) cb: V8,
+    pub(super) normal: V8,
+    pub(super) inv_c: f32x8,
+    pub(super) fade_x: f32x8,
+    pub(super) fade: f32x8,
+    pub(super) dfade: f32x8,
+    pub(super) g_twist: V8,
+    pub(super) c_twist: f32x8,
+    pub(super) t: V8,
+}
+
+/// Pass 1 for eight points at `x` with right, up and up-right neighbours
+/// `xr`, `xu`, `xru`: the scalar pass 1 of the elastic module per lane.
+/// `bending`: the skin bends at all; `twists`: this row carries the twist
+/// term; `tiny` and `fade_at` as the scalar code's `TINY` and `FADE`.
+#[inline(always)]
+pub(super) fn quad8(
+    [x, xr, xu, xru]: [V8; 4],
+    pm: &Material8,
+    bending: bool,
+    twists: bool,
+    (tiny, fade_at): (f32, f32),
+) -> Quad8 {
     let zero = f32x8::ZERO;
     let one = f32x8::ONE;
-    let tiny = f32x8::splat(TINY);
-    let k = |l: usize| g.idx(i0 + l, j);
-    let kr = |l: usize| g.idx(g.right(i0 + l), j);
-    let pm = |l: usize| &mat.points[k(l)];
-    let x = V8::gather(|l| r[k(l)]);
-    let xr = V8::gather(|l| r[kr(l)]);
-    let xu = V8::gather(|l| r[g.idx(i0 + l, j + 1)]);
+    let tiny = f32x8::splat(tiny);
+    let none = V8 {
+        x: zero,
+        y: zero,
+        z: zero,
+    };
     let a = xr.sub(x);
     let b = xu.sub(x);
     let (la, lb) = (a.dot(a).sqrt(), b.dot(b).sqrt());
     let (has_a, has_b) = (la.cmp_gt(tiny), lb.cmp_gt(tiny));
     let ua = a.scale(one / la.max(tiny)).keep(has_a);
     let ub = b.scale(one / lb.max(tiny)).keep(has_b);
-    let (inv_l1, inv_l2) = (gather(|l| pm(l).inv_l1), gather(|l| pm(l).inv_l2));
-    let (k11, k22, k12) = (
-        gather(|l| pm(l).k11),
-        gather(|l| pm(l).k22),
-        gather(|l| pm(l).k12),
-    );
-    let mut ca = ua.scale(k11 * (la * inv_l1 - one) * inv_l1);
-    let mut cb = ub.scale(k22 * (lb * inv_l2 - one) * inv_l2);
+    let mut ca = ua.scale(pm.k11 * (la * pm.inv_l1 - one) * pm.inv_l1);
+    let mut cb = ub.scale(pm.k22 * (lb * pm.inv_l2 - one) * pm.inv_l2);
     // Shear: the cosine of the angle between the grid lines.
     let both = has_a & has_b;
     let c = ua.dot(ub);
-    let s12 = f32x8::splat(2.0) * k12 * (c - gather(|l| pm(l).cos0));
+    let s12 = f32x8::splat(2.0) * pm.k12 * (c - pm.cos0);
     let (sla, slb) = (s12 / la.max(tiny), s12 / lb.max(tiny));
     ca = ca.add(ub.sub(ua.scale(c)).scale(sla).keep(both));
     cb = cb.add(ua.sub(ub.scale(c)).scale(slb).keep(both));
-    let mut t = [QuadTerms::default(); LANES];
-    if mat.bending {
-        let xru = V8::gather(|l| r[g.idx(g.right(i0 + l), j + 1)]);
-        let d1 = xru.sub(x);
-        let d2 = xu.sub(xr);
-        let cv = d1.cross(d2);
-        let clen = cv.dot(cv).sqrt();
-        let quad = clen.cmp_gt(tiny);
-        let safe = clen.max(tiny);
-        let normal = cv.scale(one / safe).keep(quad);
-        let inv_c = quad.blend(one / safe, zero);
-        let fade_x = quad.blend(
-            clen / (f32x8::splat(super::FADE) * d1.dot(d1).sqrt() * d2.dot(d2).sqrt()),
-            zero,
-        );
-        // s(x) = 3x² − 2x³ of x clamped to [0, 1], and ds/dx.
-        let xc = fade_x.max(zero).min(one);
-        let fade = xc * xc * (f32x8::splat(3.0) - f32x8::splat(2.0) * xc);
-        let dfade = f32x8::splat(6.0) * xc * (one - xc);
-        let none = V8 {
-            x: zero,
-            y: zero,
-            z: zero,
-        };
-        let (mut g_twist, mut c_twist, mut tt) = (none, zero, none);
-        let kb_t = gather(|l| pm(l).kb_t);
-        let s = (la * lb).sqrt();
-        if g.bends(j) {
-            let twists = kb_t.cmp_gt(zero) & s.cmp_gt(tiny) & fade.cmp_gt(zero) & quad;
-            if twists.any() {
-                let s = s.max(tiny);
-                let w = x.sub(xr).add(xru).sub(xu);
-                let tau = normal.dot(w) / s;
-                let dev = tau - gather(|l| pm(l).tau);
-                // E = kb_t·s_fade·(τ − τ⁰)².
-                let de = f32x8::splat(2.0) * kb_t * fade * dev;
-                g_twist = w.scale(de / s).keep(twists);
-                c_twist = twists.blend(kb_t * dev * dev * dfade, zero);
-                tt = normal.scale(de / s).keep(twists);
-                // τ ∝ (|a||b|)^(−1/2): ∂τ/∂a = −τ/(2|a|)·â.
-                let half = f32x8::splat(0.5) * de * tau;
-                ca = ca.sub(ua.scale(half / la.max(tiny)).keep(twists));
-                cb = cb.sub(ub.scale(half / lb.max(tiny)).keep(twists));
-            }
-        }
-        for (l, q) in t.iter_mut().enumerate() {
-            q.normal = normal.lane(l);
-            q.inv_c = inv_c.as_array_ref()[l];
-            q.fade_x = fade_x.as_array_ref()[l];
-            q.fade = quad.blend(fade, zero).as_array_ref()[l];
-            q.dfade = quad.blend(dfade, zero).as_array_ref()[l];
-            q.g_twist = g_twist.lane(l);
-            q.c_twist = c_twist.as_array_ref()[l];
-            q.t = tt.lane(l);
-        }
+    let mut out = Quad8 {
+        ca,
+        cb,
+        normal: none,
+        inv_c: zero,
+        fade_x: zero,
+        fade: zero,
+        dfade: zero,
+        g_twist: none,
+        c_twist: zero,
+        t: none,
+    };
+    if !bending {
+        return out;
     }
-    for (l, (q, o)) in t.iter_mut().zip(out.iter_mut()).enumerate() {
-        q.ca = ca.lane(l);
-        q.cb = cb.lane(l);
-        *o = *q;
+    let d1 = xru.sub(x);
+    let d2 = xu.sub(xr);
+    let cv = d1.cross(d2);
+    let clen = cv.dot(cv).sqrt();
+    let quad = clen.cmp_gt(tiny);
+    let safe = clen.max(tiny);
+    let normal = cv.scale(one / safe).keep(quad);
+    out.normal = normal;
+    out.inv_c = quad.blend(one / safe, zero);
+    out.fade_x = quad.blend(
+        clen / (f32x8::splat(fade_at) * d1.dot(d1).sqrt() * d2.dot(d2).sqrt()),
+        zero,
+    );
+    // s(x) = 3x² − 2x³ of x clamped to [0, 1], and ds/dx.
+    let xc = out.fade_x.max(zero).min(one);
+    let fade = quad.blend(xc * xc * (f32x8::splat(3.0) - f32x8::splat(2.0) * xc), zero);
+    let dfade = quad.blend(f32x8::splat(6.0) * xc * (one - xc), zero);
+    out.fade = fade;
+    out.dfade = dfade;
+    let s = (la * lb).sqrt();
+    let twisting = pm.kb_t.cmp_gt(zero) & s.cmp_gt(tiny) & fade.cmp_gt(zero) & quad;
+    if twists && twisting.any() {
+        let s = s.max(tiny);
+        let w = x.sub(xr).add(xru).sub(xu);
+        let tau = normal.dot(w) / s;
+        let dev = tau - pm.tau;
+        // E = kb_t·s_fade·(τ − τ⁰)².
+        let de = f32x8::splat(2.0) * pm.kb_t * fade * dev;
+        out.g_twist = w.scale(de / s).keep(twisting);
+        out.c_twist = twisting.blend(pm.kb_t * dev * dev * dfade, zero);
+        out.t = normal.scale(de / s).keep(twisting);
+        // τ ∝ (|a||b|)^(−1/2): ∂τ/∂a = −τ/(2|a|)·â.
+        let half = f32x8::splat(0.5) * de * tau;
+        out.ca = out.ca.sub(ua.scale(half / la.max(tiny)).keep(twisting));
+        out.cb = out.cb.sub(ub.scale(half / lb.max(tiny)).keep(twisting));
     }
+    out
 }
