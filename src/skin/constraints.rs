@@ -121,6 +121,7 @@ impl Constraints {
                 return rep;
             }
             let bj = (j - 1) / BLOCK;
+            let fat_row = &fat[grid.idx(0, j)..grid.idx(0, j) + m];
             for bi in 0..bw {
                 let b = bj * bw + bi;
                 let cands =
@@ -129,7 +130,6 @@ impl Constraints {
                     continue;
                 }
                 let points = bi * BLOCK..((bi + 1) * BLOCK).min(m);
-                let fat_row = &fat[grid.idx(0, j)..grid.idx(0, j) + m];
                 // A block's points share their muscles: where all of them are
                 // ellipsoids, the block's points go through together.
                 if points.len() == BLOCK
@@ -423,10 +423,9 @@ mod tests {
     use crate::shape::MuscleShape;
     use glam::{Quat, Vec2};
 
-    /// The hierarchical culling never misses a point that brute force finds
-    /// inside a muscle, and it skips most of the work.
-    #[test]
-    fn culling_finds_every_penetrating_point() {
+    /// A one-joint character whose muscles sit along x (at the given x,
+    /// y = 0.5), each turned 0.3 rad about z.
+    fn one_joint_with(muscles: Vec<(f32, MuscleShape)>) -> Character {
         let joint = Joint {
             locked: false,
             name: "j".into(),
@@ -435,31 +434,40 @@ mod tests {
             rest_rotation: Quat::IDENTITY,
             dofs: [Dof::default(); 3],
         };
-        let muscle = |x: f32, shape: MuscleShape| Muscle {
-            joint: 0,
-            offset: Vec3::new(x, 0.5, 0.0),
-            rotation: Quat::from_rotation_z(0.3),
-            shape,
-            drivers: vec![],
-        };
-        let c = Character {
+        Character {
             name: "t".into(),
             skeleton: Skeleton {
                 joints: vec![joint],
             },
-            muscles: vec![
-                muscle(-0.3, MuscleShape::sphere(0.15)),
-                muscle(
-                    0.0,
-                    MuscleShape::superellipsoid(Vec3::new(0.1, 0.2, 0.12), Vec2::new(0.6, 1.2)),
-                ),
-                muscle(0.35, MuscleShape::sphere(0.1)),
-            ],
+            muscles: muscles
+                .into_iter()
+                .map(|(x, shape)| Muscle {
+                    joint: 0,
+                    offset: Vec3::new(x, 0.5, 0.0),
+                    rotation: Quat::from_rotation_z(0.3),
+                    shape,
+                    drivers: vec![],
+                })
+                .collect(),
             skins: vec![],
             environment: Environment::default(),
             flesh: Default::default(),
             key_postures: vec![],
-        };
+        }
+    }
+
+    /// The hierarchical culling never misses a point that brute force finds
+    /// inside a muscle, and it skips most of the work.
+    #[test]
+    fn culling_finds_every_penetrating_point() {
+        let c = one_joint_with(vec![
+            (-0.3, MuscleShape::sphere(0.15)),
+            (
+                0.0,
+                MuscleShape::superellipsoid(Vec3::new(0.1, 0.2, 0.12), Vec2::new(0.6, 1.2)),
+            ),
+            (0.35, MuscleShape::sphere(0.1)),
+        ]);
         let body = PosedBody::new(&c, &c.skeleton.rest_posture());
         // A wavy sheet-like tube crossing all three muscles.
         let grid = Grid::new(40, 30);
@@ -525,42 +533,17 @@ mod tests {
     /// down the scalar path.
     #[test]
     fn lanes_resolve_as_the_scalar_code_does() {
-        let joint = Joint {
-            locked: false,
-            name: "j".into(),
-            parent: None,
-            offset: Vec3::ZERO,
-            rest_rotation: Quat::IDENTITY,
-            dofs: [Dof::default(); 3],
-        };
-        let muscle = |x: f32, shape: MuscleShape| Muscle {
-            joint: 0,
-            offset: Vec3::new(x, 0.5, 0.0),
-            rotation: Quat::from_rotation_z(0.3),
-            shape,
-            drivers: vec![],
-        };
-        let c = Character {
-            name: "t".into(),
-            skeleton: Skeleton {
-                joints: vec![joint],
-            },
-            muscles: vec![
-                muscle(-0.3, MuscleShape::sphere(0.15)),
-                muscle(
-                    -0.05,
-                    MuscleShape::superellipsoid(Vec3::new(0.1, 0.2, 0.12), Vec2::ONE),
-                ),
-                muscle(
-                    0.3,
-                    MuscleShape::superellipsoid(Vec3::new(0.1, 0.15, 0.12), Vec2::new(0.6, 1.2)),
-                ),
-            ],
-            skins: vec![],
-            environment: Environment::default(),
-            flesh: Default::default(),
-            key_postures: vec![],
-        };
+        let c = one_joint_with(vec![
+            (-0.3, MuscleShape::sphere(0.15)),
+            (
+                -0.05,
+                MuscleShape::superellipsoid(Vec3::new(0.1, 0.2, 0.12), Vec2::ONE),
+            ),
+            (
+                0.3,
+                MuscleShape::superellipsoid(Vec3::new(0.1, 0.15, 0.12), Vec2::new(0.6, 1.2)),
+            ),
+        ]);
         let body = PosedBody::new(&c, &c.skeleton.rest_posture());
         let mut later = body.clone();
         for (q, mu) in later.muscles.iter_mut().enumerate() {

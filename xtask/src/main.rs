@@ -298,12 +298,6 @@ fn xr_test(args: &[String]) -> Result<(), String> {
         steps.step("system packages", || {
             sysdeps::ensure("xr-test", &["debootstrap"])
         })?;
-        let fuzz_manifest = repo_root().join("fuzz").join("Cargo.toml");
-        let fuzz_manifest = fuzz_manifest.to_string_lossy();
-        make_room(
-            MONADO_ROOM,
-            &[&["clean", "--manifest-path", &fuzz_manifest]],
-        )?;
         monado_steps(&mut steps)
     })();
     steps.summary();
