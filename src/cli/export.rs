@@ -25,6 +25,10 @@ pub struct ExportArgs {
     /// glTF: morph targets for clips of at most N exported frames, per-frame meshes above (0: always per-frame meshes).
     #[arg(long, value_name = "N", default_value_t = plasticine::io::export::DEFAULT_MORPH_LIMIT)]
     morph_limit: usize,
+    /// Export each skin as the smooth surface through its points, refined N
+    /// times per grid edge (1: the simulated grid itself).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=plasticine::io::export::MAX_SUBDIVIDE as i64))]
+    subdivide: u8,
 }
 
 impl ExportArgs {
@@ -36,8 +40,15 @@ impl ExportArgs {
             format,
             every,
             morph_limit,
+            subdivide,
         } = self;
-        export(&character, &baked, &out, format, every, morph_limit)?;
+        let opts = plasticine::io::export::ExportOptions {
+            format,
+            every,
+            morph_limit,
+            subdivide: subdivide.into(),
+        };
+        export(&character, &baked, &out, &opts)?;
         Ok(())
     }
 }
@@ -47,25 +58,19 @@ fn export(
     character: &Path,
     baked: &Path,
     out: &Path,
-    format: Option<plasticine::io::export::ExportFormat>,
-    every: usize,
-    morph_limit: usize,
+    opts: &plasticine::io::export::ExportOptions,
 ) -> Result<()> {
-    use plasticine::io::export::{ExportOptions, SecondaryMotion, export, resolve_format};
+    use plasticine::io::export::{SecondaryMotion, export, resolve_format};
+    let morph_limit = opts.morph_limit;
     // Refuse a bad --out before reading anything.
-    resolve_format(out, format)?;
+    resolve_format(out, opts.format)?;
     let c = load_character(character)?;
     let mut cache = plasticine::io::CacheReader::open(baked)?;
-    let opts = ExportOptions {
-        format,
-        every,
-        morph_limit,
-    };
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("exporting {bar:40} {pos}/{len}, eta {eta}")
             .expect("valid template"),
     );
-    let s = export(&c, &mut cache, out, &opts, |done, total| {
+    let s = export(&c, &mut cache, out, opts, |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     })
@@ -101,7 +106,15 @@ fn export(
         s.frames, s.duration, s.fps, s.first_frame, s.last_frame, s.every, c.name, s.format, how
     );
     for k in &s.skins {
-        println!("  skin '{}' {}x{}", k.name, k.m, k.n);
+        if s.subdivide > 1 {
+            let (m, n) = plasticine::skin_mesh::refined_size(k.m, k.n, s.subdivide);
+            println!(
+                "  skin '{}' {}x{}, exported as the smooth surface through its points at {m}x{n} (--subdivide {})",
+                k.name, k.m, k.n, s.subdivide
+            );
+        } else {
+            println!("  skin '{}' {}x{}", k.name, k.m, k.n);
+        }
     }
     println!(
         "  the cache's boundary rows are within {:.1e} m of the character's joints",

@@ -38,6 +38,11 @@ pub struct RenderArgs {
     /// Draw the skin's grid.
     #[arg(long)]
     wireframe: bool,
+    /// Draw each skin as the smooth surface through its points, refined this
+    /// many times per grid edge: 1 draws the grid's own facets; by default
+    /// coarse skins are refined until about 48 points go around.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=8))]
+    subdivide: Option<u8>,
     /// Draw the connective-tissue bands.
     #[arg(long)]
     bands: bool,
@@ -59,6 +64,7 @@ impl RenderArgs {
             frames,
             fat_map,
             wireframe,
+            subdivide,
             bands,
             muscles,
         } = self;
@@ -76,6 +82,7 @@ impl RenderArgs {
         };
         opts.style.fat_map = fat_map;
         opts.style.wireframe = wireframe;
+        opts.style.subdivide = subdivide.map_or(0, usize::from);
         opts.style.bands = bands;
         opts.style.muscles = match muscles {
             MusclesArg::Opaque => MuscleStyle::Opaque,

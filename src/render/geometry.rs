@@ -116,6 +116,11 @@ pub struct SceneStyle {
     pub bands: bool,
     /// Draw the floor (4 m square) with its 0.25 m grid.
     pub floor: bool,
+    /// Draw each skin as the smooth surface through its points, refined
+    /// this many times per grid edge ([`crate::skin_mesh::refine`]); 0
+    /// chooses by resolution ([`crate::skin_mesh::display_refinement`]), 1
+    /// draws the grid's own facets.
+    pub subdivide: usize,
 }
 
 impl Default for SceneStyle {
@@ -129,6 +134,7 @@ impl Default for SceneStyle {
             skeleton: true,
             bands: false,
             floor: true,
+            subdivide: 0,
         }
     }
 }
@@ -578,10 +584,34 @@ pub fn fat_color(thickness: f32, max: f32) -> [f32; 4] {
 /// then the caps' points with theirs, wound to face out. A cap vertex takes
 /// the fat colour of the ring point under it (an apex, the ring's mean).
 fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
-    let (m, n) = (skin.m, skin.n);
-    if m < 3 || n < 2 || skin.positions.len() != m * n {
+    if skin.m < 3 || skin.n < 2 || skin.positions.len() != skin.m * skin.n {
         return;
     }
+    // The smooth surface through the simulated points; the wireframe below
+    // draws only its lines through them (every `s`th).
+    let s = match style.subdivide {
+        0 => crate::skin_mesh::display_refinement(skin.m),
+        s => s.min(8),
+    };
+    let refined;
+    let skin = if s > 1 {
+        let (m, n) = crate::skin_mesh::refined_size(skin.m, skin.n, s);
+        let fat = if skin.fat.len() == skin.m * skin.n {
+            crate::skin_mesh::refine(skin.m, skin.n, &skin.fat, s)
+        } else {
+            Vec::new()
+        };
+        refined = SkinSurface {
+            m,
+            n,
+            positions: crate::skin_mesh::refine(skin.m, skin.n, &skin.positions, s),
+            fat,
+        };
+        &refined
+    } else {
+        skin
+    };
+    let (m, n) = (skin.m, skin.n);
     let grid = ClosedGrid::new(m, n);
     let mut normals = Vec::new();
     let flip = skin_normals(skin, &mut normals);
@@ -612,9 +642,11 @@ fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
         for j in 0..n {
             for i in 0..m {
                 let k = (j * m + i) as u32;
-                g.lines
-                    .push_line(lift(k), lift((j * m + (i + 1) % m) as u32), WIRE_COLOR);
-                if j + 1 < n {
+                if j % s == 0 {
+                    g.lines
+                        .push_line(lift(k), lift((j * m + (i + 1) % m) as u32), WIRE_COLOR);
+                }
+                if j + 1 < n && i % s == 0 {
                     g.lines.push_line(lift(k), lift(k + m as u32), WIRE_COLOR);
                 }
             }
@@ -630,7 +662,9 @@ fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
                     } else {
                         apex
                     };
-                    g.lines.push_line(lift(v), lift(inner), CAP_WIRE_COLOR);
+                    if i % s == 0 {
+                        g.lines.push_line(lift(v), lift(inner), CAP_WIRE_COLOR);
+                    }
                     if k > 0 {
                         let next = grid.ring_vertex(end, k, i + 1);
                         g.lines.push_line(lift(v), lift(next), CAP_WIRE_COLOR);
@@ -828,6 +862,14 @@ mod tests {
         SceneSnapshot::of(std::sync::Arc::new(ch), posture, 0)
     }
 
+    /// The size a skin is drawn at by default (refined when coarse), and
+    /// the refinement.
+    fn displayed(s: &SkinSurface) -> (usize, usize, usize) {
+        let r = crate::skin_mesh::display_refinement(s.m);
+        let (m, n) = crate::skin_mesh::refined_size(s.m, s.n, r);
+        (m, n, r)
+    }
+
     fn skin_only() -> SceneStyle {
         SceneStyle {
             muscles: MuscleStyle::Hidden,
@@ -865,7 +907,8 @@ mod tests {
         let mut start = 0;
         let mut agree = 0;
         for skin in &snap.skins {
-            let count = 3 * ClosedGrid::new(skin.m, skin.n).triangles(false).len();
+            let (m, n, _) = displayed(skin);
+            let count = 3 * ClosedGrid::new(m, n).triangles(false).len();
             let tris = &list.indices[start..start + count];
             start += count;
             let volume: f32 = tris
@@ -922,8 +965,12 @@ mod tests {
             .skins
             .iter()
             .map(|s| {
-                let c = ClosedGrid::new(s.m, s.n);
-                s.m * s.n + s.m * (s.n - 1) + 2 * (c.rings + 1) * s.m + 2 * c.rings * s.m
+                // The lines through the simulated points (every r-th of the
+                // refined grid's), the caps' rings and their meridians from
+                // the simulated points.
+                let (big_m, big_n, _) = displayed(s);
+                let c = ClosedGrid::new(big_m, big_n);
+                s.n * big_m + s.m * (big_n - 1) + 2 * (c.rings + 1) * s.m + 2 * c.rings * big_m
             })
             .sum();
         assert_eq!(g.lines.indices.len() / 2, wires);
@@ -942,6 +989,54 @@ mod tests {
         }
         assert_eq!(fat_color(1.0, 0.03), fat_color(0.03, 0.03));
         assert_eq!(fat_color(-1.0, 0.03), fat_color(0.0, 0.03));
+    }
+
+    /// A coarse skin is drawn as the smooth surface through its points: its
+    /// silhouette turns less between neighbouring faces than the grid's
+    /// own facets, and `subdivide: 1` draws the facets.
+    #[test]
+    fn coarse_skins_are_drawn_smooth() {
+        let snap = penguin_snapshot();
+        let skin = &snap.skins[0];
+        assert_eq!((skin.m, skin.n), (16, 16));
+        let normal_turn = |style: &SceneStyle| {
+            let mut b = GeometryBuilder::new();
+            let g = b.build(&snap, style, &Decorations::default()).clone();
+            // The body's grid triangles come first: the largest angle between
+            // the normals of the two triangles of neighbouring quads around.
+            let (m, n) = match style.subdivide {
+                1 => (skin.m, skin.n),
+                _ => {
+                    let (m, n, _) = displayed(skin);
+                    (m, n)
+                }
+            };
+            let p = |i: u32| Vec3::from(g.opaque.vertices[i as usize].position);
+            let face = |t: usize| {
+                let i = &g.opaque.indices[3 * t..3 * t + 3];
+                (p(i[1]) - p(i[0]))
+                    .cross(p(i[2]) - p(i[0]))
+                    .normalize_or_zero()
+            };
+            let mut turns: Vec<f32> = (1..n - 2)
+                .flat_map(|j| (0..m).map(move |i| (i, j)))
+                .map(|(i, j)| {
+                    let (q, r) = (j * m + i, j * m + (i + 1) % m);
+                    face(2 * q + 1).angle_between(face(2 * r)).to_degrees()
+                })
+                .collect();
+            turns.sort_by(f32::total_cmp);
+            turns[turns.len() * 95 / 100]
+        };
+        let facets = normal_turn(&SceneStyle {
+            subdivide: 1,
+            ..skin_only()
+        });
+        let smooth = normal_turn(&skin_only());
+        assert!(
+            smooth < 0.5 * facets,
+            "p95 turn {smooth:.1} deg drawn smooth, {facets:.1} deg as facets"
+        );
     }
 
     /// The penguin's geometry: one quad pair per skin cell, every index in
@@ -972,7 +1067,10 @@ mod tests {
         let skin_tris: usize = snap
             .skins
             .iter()
-            .map(|s| ClosedGrid::new(s.m, s.n).triangles(false).len())
+            .map(|s| {
+                let (m, n, _) = displayed(s);
+                ClosedGrid::new(m, n).triangles(false).len()
+            })
             .sum();
         assert_eq!(g.opaque.indices.len() / 3, skin_tris + muscles * per_muscle);
         let nv = g.opaque.vertices.len() as u32;

@@ -143,7 +143,15 @@ pub struct ExportOptions {
     /// glTF: clips of at most this many exported frames get morph targets,
     /// longer ones per-frame meshes (0: always per-frame meshes).
     pub morph_limit: usize,
+    /// Export each skin as the smooth surface through its points, refined
+    /// this many times per grid edge ([`crate::skin_mesh::refine`]; 1: the
+    /// simulated grid itself, at most [`MAX_SUBDIVIDE`]).
+    pub subdivide: usize,
 }
+
+/// The finest refinement an export offers: 8 times per grid edge makes a
+/// 128×128 skin a million points a frame.
+pub const MAX_SUBDIVIDE: usize = 8;
 
 impl Default for ExportOptions {
     fn default() -> Self {
@@ -151,6 +159,7 @@ impl Default for ExportOptions {
             format: None,
             every: 1,
             morph_limit: DEFAULT_MORPH_LIMIT,
+            subdivide: 1,
         }
     }
 }
@@ -174,8 +183,11 @@ pub struct ExportSummary {
     pub fps: f32,
     /// Seconds from the first to the last exported frame.
     pub duration: f64,
-    /// The skins exported, in cache order.
+    /// The skins exported, in cache order, at the cache's resolution.
     pub skins: Vec<CacheSkin>,
+    /// Each skin was exported refined this many times per grid edge (1: as
+    /// simulated).
+    pub subdivide: usize,
     /// The FEM flesh's embedded meshes exported (name, vertex count).
     pub meshes: Vec<CacheMesh>,
     /// How the simulated skin motion is carried by the export.
@@ -271,6 +283,8 @@ pub(crate) struct Source<'a> {
     mesh_scratch: Vec<Vec<Vec3>>,
     muscle_scratch: Vec<Affine3A>,
     pub fps: f32,
+    /// The skins are refined this many times per grid edge (1: not).
+    pub subdivide: usize,
     /// Cache indices of the exported frames, and their times (s).
     pub frames: Vec<usize>,
     pub times: Vec<f64>,
@@ -312,8 +326,12 @@ impl Source<'_> {
                 });
             }
         }
-        for (surface, p) in self.surfaces.iter().zip(out.iter_mut()) {
+        for (s, (surface, p)) in self.surfaces.iter().zip(out.iter_mut()).enumerate() {
             if let Topology::Grid { m, n, flip } = surface.topology {
+                if self.subdivide > 1 {
+                    let cached = &self.skins[s];
+                    *p = crate::skin_mesh::refine(cached.m, cached.n, p, self.subdivide);
+                }
                 ClosedGrid::new(m, n).close(p, flip);
             }
         }

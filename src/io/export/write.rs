@@ -19,6 +19,16 @@ pub fn export(
     mut progress: impl FnMut(usize, usize),
 ) -> Result<ExportSummary, ExportError> {
     let format = resolve_format(out, opts.format)?;
+    if opts.subdivide == 0 || opts.subdivide > super::MAX_SUBDIVIDE {
+        return Err(ExportError::Refused {
+            path: out.to_path_buf(),
+            message: format!(
+                "--subdivide {} is out of range: 1 (the simulated grid) to {}",
+                opts.subdivide,
+                super::MAX_SUBDIVIDE
+            ),
+        });
+    }
     if opts.every == 0 {
         return Err(ExportError::Refused {
             path: out.to_path_buf(),
@@ -59,14 +69,13 @@ pub fn export(
         .skins()
         .iter()
         .zip(&flip)
-        .map(|(s, &flip)| Surface {
-            name: s.name.clone(),
-            points: ClosedGrid::new(s.m, s.n).vertex_count(),
-            topology: Topology::Grid {
-                m: s.m,
-                n: s.n,
-                flip,
-            },
+        .map(|(s, &flip)| {
+            let (m, n) = crate::skin_mesh::refined_size(s.m, s.n, opts.subdivide);
+            Surface {
+                name: s.name.clone(),
+                points: ClosedGrid::new(m, n).vertex_count(),
+                topology: Topology::Grid { m, n, flip },
+            }
         })
         .collect();
     let embedded = character.flesh.fem().and_then(|f| f.embedded_mesh.as_ref());
@@ -85,6 +94,7 @@ pub fn export(
         muscle_scratch: Vec::new(),
         skins: cache.skins().to_vec(),
         fps: cache.fps(),
+        subdivide: opts.subdivide,
         frames,
         times,
         cache,
@@ -114,6 +124,7 @@ pub fn export(
         fps: src.fps,
         duration: src.times.last().expect("at least one frame") - src.times[0],
         skins: src.skins.clone(),
+        subdivide: opts.subdivide,
         meshes: src.meshes.clone(),
         secondary,
         files,
