@@ -127,6 +127,27 @@ impl ClosedGrid {
         self.m >= 3 && self.n >= 2
     }
 
+    /// Per-vertex values of the closed mesh from the grid's `values` (one
+    /// per grid point): a cap vertex takes the boundary point under it, an
+    /// apex its ring's mean. For what is painted on a skin, or measured.
+    pub fn closed_values<T>(&self, values: &[T]) -> Vec<T>
+    where
+        T: Copy + std::ops::Add<Output = T> + std::ops::Mul<f32, Output = T>,
+    {
+        let mut out = Vec::with_capacity(self.vertex_count());
+        out.extend_from_slice(&values[..self.grid_len()]);
+        if !self.has_caps() {
+            return out;
+        }
+        for end in End::BOTH {
+            let row = &values[self.row(end) * self.m..(self.row(end) + 1) * self.m];
+            out.extend((0..self.rings).flat_map(|_| row.iter().copied()));
+            let sum = row[1..].iter().fold(row[0], |a, &b| a + b);
+            out.push(sum * (1.0 / self.m as f32));
+        }
+        out
+    }
+
     /// The grid's own points.
     pub fn grid_len(&self) -> usize {
         self.m * self.n

@@ -86,6 +86,7 @@ pub fn resample(skin: &Skin, m: usize, n: usize) -> Result<Skin, String> {
         bend: Vec::with_capacity(count),
         fat: Vec::with_capacity(count),
         band: Vec::with_capacity(count),
+        color: Vec::with_capacity(if src.color.is_empty() { 0 } else { count }),
     };
     for row in &rows {
         let row_w = cubic_rows(skin.n, *row);
@@ -103,6 +104,11 @@ pub fn resample(skin: &Skin, m: usize, n: usize) -> Result<Skin, String> {
             out.bend.push(c.scalar(&src.bend));
             out.fat.push(c.scalar(&src.fat));
             out.band.push(c.band(&src.band));
+            if !src.color.is_empty() {
+                // A convex blend of colours in [0, 1] stays in it (but for rounding).
+                out.color
+                    .push(c.triple(&src.color).map(|x| x.clamp(0.0, 1.0)));
+            }
         }
     }
 

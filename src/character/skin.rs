@@ -127,6 +127,11 @@ pub struct SkinPoints {
     pub fat: Vec<f32>,
     /// Connective tissue, or none.
     pub band: Vec<Option<Band>>,
+    /// Painted colour of each point, linear RGB in [0, 1]; empty for an
+    /// unpainted skin (drawn and exported in the default skin tone, as
+    /// files written before colour load).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub color: Vec<[f32; 3]>,
 }
 
 impl SkinPoints {
@@ -143,6 +148,7 @@ impl SkinPoints {
             + size_of_val(&self.bend[..])
             + size_of_val(&self.fat[..])
             + size_of_val(&self.band[..])
+            + size_of_val(&self.color[..])
     }
 
     /// Points at rest (no velocity, no connective tissue) of one material
@@ -167,6 +173,7 @@ impl SkinPoints {
             bend: vec![material.bend; count],
             fat: vec![material.fat; count],
             band: vec![None; count],
+            color: Vec::new(),
         }
     }
 
@@ -308,6 +315,17 @@ impl Skin {
             ("points.fat", p.fat.len()),
             ("points.band", p.band.len()),
         ];
+        if !p.color.is_empty() && p.color.len() != count {
+            return Err(InvalidField::new(
+                "points.color",
+                format!(
+                    "has {} entries but the {}x{} grid has {count} points (or leave it out: an unpainted skin)",
+                    p.color.len(),
+                    self.m,
+                    self.n
+                ),
+            ));
+        }
         for (name, len) in lens {
             if len != count {
                 return Err(InvalidField::new(
@@ -338,6 +356,20 @@ impl Skin {
                 format!("{x}")
             }
         };
+        if let Some(c) = p.color.get(k)
+            && !c.iter().all(|x| (0.0..=1.0).contains(x))
+        {
+            return bad(
+                "color",
+                k,
+                format!(
+                    "is ({}, {}, {}): each channel is linear RGB from 0 to 1",
+                    read(c[0]),
+                    read(c[1]),
+                    read(c[2])
+                ),
+            );
+        }
         if !p.position[k].is_finite() || !p.velocity[k].is_finite() {
             return bad(
                 "position",

@@ -22,6 +22,19 @@ pub fn write_skins_obj(
 /// the character's triangles over them.
 pub type ObjMesh<'a> = (&'a str, &'a [Vec3], &'a [[u32; 3]]);
 
+/// Writes one frame's meshes (as [`write_frame_obj`]'s embedded meshes)
+/// with per-vertex colours where given (linear RGB after each `v`'s
+/// position, the common OBJ extension that Blender reads).
+pub fn write_colored_obj(
+    path: &Path,
+    meshes: &[ObjMesh],
+    colors: &[Option<Vec<Vec3>>],
+) -> Result<(), IoError> {
+    let mut s = String::from("# Plasticine skin frame\n");
+    push_meshes(&mut s, 1, meshes, colors);
+    write_atomic(path, s.as_bytes())
+}
+
 /// Writes one frame's skins (as [`write_skins_obj`]) followed by the
 /// embedded meshes, each its own object.
 pub fn write_frame_obj(
@@ -46,10 +59,25 @@ pub fn write_frame_obj(
         }
         base += closed.len();
     }
-    for (name, pos, triangles) in meshes {
+    push_meshes(&mut s, base, meshes, &[]);
+    write_atomic(path, s.as_bytes())
+}
+
+/// Appends `meshes` as OBJ objects, their vertices numbered from `base`
+/// (1-based), with the colours of those that have them.
+fn push_meshes(s: &mut String, mut base: usize, meshes: &[ObjMesh], colors: &[Option<Vec<Vec3>>]) {
+    for (k, (name, pos, triangles)) in meshes.iter().enumerate() {
         let _ = writeln!(s, "o {name}");
-        for p in pos.iter() {
-            let _ = writeln!(s, "v {} {} {}", p.x, p.y, p.z);
+        let color = colors.get(k).and_then(Option::as_ref);
+        for (i, p) in pos.iter().enumerate() {
+            match color.and_then(|c| c.get(i)) {
+                Some(c) => {
+                    let _ = writeln!(s, "v {} {} {} {} {} {}", p.x, p.y, p.z, c.x, c.y, c.z);
+                }
+                None => {
+                    let _ = writeln!(s, "v {} {} {}", p.x, p.y, p.z);
+                }
+            }
         }
         for t in triangles.iter() {
             let [a, b, c] = t.map(|i| base + i as usize);
@@ -57,5 +85,4 @@ pub fn write_frame_obj(
         }
         base += pos.len();
     }
-    write_atomic(path, s.as_bytes())
 }

@@ -324,8 +324,15 @@ impl GeometryBuilder {
             push_floor(&mut g);
         }
         if style.skin {
-            for skin in &snapshot.skins {
-                push_skin(&mut g, skin, style);
+            for (s, skin) in snapshot.skins.iter().enumerate() {
+                // The painted colours, where the character's skin is the
+                // drawn one (the same grid).
+                let color = character
+                    .skins
+                    .get(s)
+                    .map(|k| &k.points.color[..])
+                    .filter(|c| c.len() == skin.m * skin.n && !c.is_empty());
+                push_skin(&mut g, skin, color, style);
             }
         }
         if let Some(body) = &body {
@@ -583,7 +590,12 @@ pub fn fat_color(thickness: f32, max: f32) -> [f32; 4] {
 /// A skin closed by its caps: the grid's points with [`skin_normals`],
 /// then the caps' points with theirs, wound to face out. A cap vertex takes
 /// the fat colour of the ring point under it (an apex, the ring's mean).
-fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
+fn push_skin(
+    g: &mut SceneGeometry,
+    skin: &SkinSurface,
+    color: Option<&[[f32; 3]]>,
+    style: &SceneStyle,
+) {
     if skin.m < 3 || skin.n < 2 || skin.positions.len() != skin.m * skin.n {
         return;
     }
@@ -593,6 +605,14 @@ fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
         0 => crate::skin_mesh::display_refinement(skin.m),
         s => s.min(8),
     };
+    // Painted colours refine with the surface (as vectors, clamped back).
+    let color: Option<Vec<Vec3>> = color.map(|c| {
+        let c: Vec<Vec3> = c.iter().map(|x| Vec3::from_array(*x)).collect();
+        crate::skin_mesh::refine(skin.m, skin.n, &c, s)
+            .into_iter()
+            .map(|x| x.clamp(Vec3::ZERO, Vec3::ONE))
+            .collect()
+    });
     let refined;
     let skin = if s > 1 {
         let (m, n) = crate::skin_mesh::refined_size(skin.m, skin.n, s);
@@ -619,6 +639,22 @@ fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
     grid.cap_normals(&positions, flip, &mut normals);
     let fat = |k: usize| skin.fat.get(k).copied().unwrap_or(0.0);
     let ring_fat = |row: usize| (0..m).map(|i| fat(row * m + i)).sum::<f32>() / m as f32;
+    let painted = |k: usize| -> [f32; 4] {
+        let Some(c) = &color else { return SKIN_COLOR };
+        let c = match grid.grid_point(k) {
+            Some(q) => c[q],
+            // An apex: its ring's mean.
+            None => {
+                let row = if k < grid.grid_len() + grid.cap_len() {
+                    0
+                } else {
+                    n - 1
+                };
+                (0..m).map(|i| c[row * m + i]).sum::<Vec3>() / m as f32
+            }
+        };
+        [c.x, c.y, c.z, 1.0]
+    };
     let base = g.opaque.base();
     for (k, (p, nrm)) in positions.iter().zip(&normals).enumerate() {
         let color = if style.fat_map {
@@ -629,7 +665,7 @@ fn push_skin(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
             };
             fat_color(t, style.fat_map_max)
         } else {
-            SKIN_COLOR
+            painted(k)
         };
         g.opaque.vertices.push(Vertex::new(*p, *nrm, color));
     }
@@ -989,6 +1025,41 @@ mod tests {
         }
         assert_eq!(fat_color(1.0, 0.03), fat_color(0.03, 0.03));
         assert_eq!(fat_color(-1.0, 0.03), fat_color(0.0, 0.03));
+    }
+
+    /// The penguin's paint is what is drawn: its skins' vertices carry the
+    /// painted colours (black, white and orange among them), refined with
+    /// the surface; an unpainted skin is drawn in the skin tone.
+    #[test]
+    fn painted_colours_are_drawn() {
+        let mut snap = penguin_snapshot();
+        let mut b = GeometryBuilder::new();
+        let drawn: Vec<[f32; 4]> = b
+            .build(&snap, &skin_only(), &Decorations::default())
+            .opaque
+            .vertices
+            .iter()
+            .map(|v| v.color)
+            .collect();
+        let near = |c: [f32; 4], want: [f32; 3]| (0..3).all(|k| (c[k] - want[k]).abs() < 0.05);
+        for want in [
+            [0.018, 0.018, 0.022],
+            [0.80, 0.80, 0.78],
+            [0.90, 0.32, 0.02],
+        ] {
+            assert!(
+                drawn.iter().any(|&c| near(c, want)),
+                "no vertex drawn in {want:?}"
+            );
+        }
+        assert!(!drawn.contains(&SKIN_COLOR));
+        let mut c = (*snap.character).clone();
+        for skin in &mut c.skins {
+            skin.points.color.clear();
+        }
+        snap.character = std::sync::Arc::new(c);
+        let g = b.build(&snap, &skin_only(), &Decorations::default());
+        assert!(g.opaque.vertices.iter().all(|v| v.color == SKIN_COLOR));
     }
 
     /// A coarse skin is drawn as the smooth surface through its points: its

@@ -10,6 +10,7 @@ use crate::skin::{SimError, Simulation, SkeletonDriver, SolverSettings};
 use glam::Vec3;
 
 pub mod limb;
+mod paint;
 mod parts;
 mod penguin;
 pub mod pick_scene;
@@ -91,7 +92,9 @@ pub fn build_with_flesh(
         let skin = wrap_skin(&c, &rest, skin_name, b, t, m, n, &mat)?;
         c.skins.push(skin);
     }
-    settle(c, rest)
+    let mut c = settle(c, rest.clone())?;
+    paint::paint(name, &mut c, &rest);
+    Ok(c)
 }
 
 /// The skins a sample wraps: (name, bottom joint, top joint, material).

@@ -648,9 +648,14 @@ fn usd_point_cache_parses_with_pxr_and_matches_the_cache() {
     export(cache, &out, &[]);
     let character = penguin();
     let (_, frames) = cache_frames(cache);
+    let text = std::fs::read_to_string(&out).unwrap();
+    // The painted penguin's colours, one per vertex of each skin.
+    assert_eq!(
+        text.matches("color3f[] primvars:displayColor = [").count(),
+        character.skins.len()
+    );
     let Some(python) = tool_or_skip(pxr_python(), "the USD (pxr) check") else {
         // Without pxr, at least the text must hold what the reader would see.
-        let text = std::fs::read_to_string(&out).unwrap();
         assert!(text.starts_with("#usda 1.0") && text.contains("timeCodesPerSecond = 25"));
         return;
     };
@@ -776,6 +781,34 @@ fn obj_sequence_writes_every_nth_frame() {
     for (a, b) in vertices.iter().zip(&want) {
         assert!(a.distance(*b) <= 1e-6);
     }
+    // Each vertex carries its painted colour after its position (the caps
+    // their boundary's): the sample penguin is painted.
+    let colours: Vec<Vec3> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("v "))
+        .map(|l| {
+            let v: Vec<f32> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            assert_eq!(v.len(), 6, "v {l}");
+            Vec3::from_slice(&v[3..])
+        })
+        .collect();
+    let painted: Vec<Vec3> = character
+        .skins
+        .iter()
+        .flat_map(|k| {
+            let c: Vec<Vec3> = k
+                .points
+                .color
+                .iter()
+                .map(|c| Vec3::from_array(*c))
+                .collect();
+            ClosedGrid::new(k.m, k.n).closed_values(&c)
+        })
+        .collect();
+    assert_eq!(colours.len(), painted.len());
+    for (a, b) in colours.iter().zip(&painted) {
+        assert!(a.distance(*b) <= 1e-6, "{a} vs {b}");
+    }
     // One object per skin, each closed and facing out.
     let mut objects: Vec<Vec<Vec<u32>>> = Vec::new();
     for line in text.lines() {
@@ -879,6 +912,18 @@ fn a_subdivided_export_is_the_smooth_surface_through_the_cached_points() {
         let triangles = glb.triangles(&prim["indices"]);
         let targets = prim["targets"].as_array().unwrap();
         let first = plasticine::skin_mesh::refine(m, n, &frames[0][s], 3);
+        // The paint (COLOR_0) is refined with the surface: the simulated
+        // points keep their own colour.
+        let colours = glb.vec3s(&prim["attributes"]["COLOR_0"]);
+        assert_eq!(colours.len(), base.len());
+        for (q, c) in skin.points.color.iter().enumerate() {
+            let (i, j) = (q % m, q / m);
+            let got = colours[3 * j * big_m + 3 * i];
+            assert!(
+                got.distance(Vec3::from_array(*c)) < 1e-6,
+                "colour ({i}, {j}): {got} vs {c:?}"
+            );
+        }
         for k in [0, frames.len() / 2, frames.len() - 1] {
             let delta = glb.vec3s(&targets[k]["POSITION"]);
             let got: Vec<Vec3> = base.iter().zip(&delta).map(|(b, d)| *b + *d).collect();

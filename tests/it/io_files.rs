@@ -82,6 +82,9 @@ fn small_character() -> Character {
         bend: vec![1e-6; count],
         fat: (0..count).map(|k| 0.01 + 0.001 * k as f32).collect(),
         band,
+        color: (0..count)
+            .map(|k| [k as f32 / count as f32, 0.5, 1.0 - k as f32 / count as f32])
+            .collect(),
         position: position.clone(),
     };
     let skin = Skin {
@@ -259,6 +262,48 @@ fn invalid_values_report_the_field_path() {
     )
     .unwrap_err();
     assert!(matches!(err, IoError::Parse { .. }), "{err:?}");
+}
+
+#[test]
+fn painted_colours_are_checked_and_unpainted_files_still_load() {
+    // Issue 19: a colour channel outside [0, 1] (or NaN) is refused with
+    // its point named; a colour list of the wrong length too.
+    let mut c = small_character();
+    c.skins[0].points.color[5] = [0.2, 1.5, 0.0];
+    let err = parse_character(&character_to_string(&c).unwrap(), Path::new("p.ron")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "p.ron: skins[0].points.color[5]: is (0.2, 1.5, 0): each channel is linear RGB from 0 to 1"
+    );
+    let mut c = small_character();
+    c.skins[0].points.color[2][0] = f32::NAN;
+    let err = parse_character(&character_to_string(&c).unwrap(), Path::new("p.ron")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("points.color[2]: is (NaN (not a number)"),
+        "{err}"
+    );
+    let mut c = small_character();
+    c.skins[0].points.color.pop();
+    let err = parse_character(&character_to_string(&c).unwrap(), Path::new("p.ron")).unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "points.color: has 15 entries but the 4x4 grid has 16 points (or leave it out"
+        ),
+        "{err}"
+    );
+    // A file written before colour (no `color:` at all) loads unpainted,
+    // and an unpainted skin writes no colour list.
+    let mut c = small_character();
+    c.skins[0].points.color.clear();
+    let text = character_to_string(&c).unwrap();
+    assert!(
+        !text.contains("color:"),
+        "an unpainted skin writes no colours"
+    );
+    let loaded = parse_character(&text, Path::new("old.ron")).unwrap();
+    assert!(loaded.skins[0].points.color.is_empty());
+    assert_eq!(loaded, c);
 }
 
 #[test]

@@ -69,3 +69,53 @@ fn the_number_splitter_sees_numbers_but_not_names() {
     assert_eq!(shape, "(x: #, flipper_l2: #, v: [#, #])");
     assert_eq!(numbers, vec![-1.5e-3, 20.0, 3.0, 4.0]);
 }
+
+/// Issue 19: the shipped penguin is painted as a penguin (white belly in
+/// front, black back and crown, orange round the beak, black flippers),
+/// and the paint follows a resampling to 32×32.
+#[test]
+fn the_penguin_is_painted_and_its_paint_follows_resampling() {
+    use glam::Vec3;
+    let penguin = plasticine::samples::shipped_penguin();
+    for (label, c) in [
+        ("shipped", penguin.clone()),
+        (
+            "resampled",
+            plasticine::samples::resampled("penguin", 32, 32).expect("resamples"),
+        ),
+    ] {
+        let luminance = |x: [f32; 3]| 0.2126 * x[0] + 0.7152 * x[1] + 0.0722 * x[2];
+        let body = &c.skins[0];
+        assert_eq!(body.points.color.len(), body.m * body.n, "{label}");
+        // The body's points facing forward (+z) on the belly, those facing
+        // back at the same height, and the beak's neighbourhood.
+        let (mut front, mut back, mut orange) = (0, 0, 0);
+        for (p, col) in body.points.position.iter().zip(&body.points.color) {
+            let around = Vec3::new(p.x, 0.0, p.z).normalize_or_zero().z;
+            if (0.15..0.3).contains(&p.y) {
+                if around > 0.8 {
+                    assert!(luminance(*col) > 0.6, "{label}: belly point {p} is {col:?}");
+                    front += 1;
+                } else if around < -0.5 {
+                    assert!(luminance(*col) < 0.05, "{label}: back point {p} is {col:?}");
+                    back += 1;
+                }
+            }
+            if col[0] > 0.6 && col[1] < 0.5 * col[0] && col[2] < 0.1 {
+                orange += 1;
+                assert!(p.z > 0.0 && p.y > 0.3, "{label}: orange at {p}");
+            }
+        }
+        assert!(
+            front > 0 && back > 0 && orange > 0,
+            "{label}: {front} {back} {orange}"
+        );
+        for flipper in &c.skins[1..] {
+            assert!(
+                flipper.points.color.iter().all(|x| luminance(*x) < 0.05),
+                "{label}: flipper '{}' is not black",
+                flipper.name
+            );
+        }
+    }
+}

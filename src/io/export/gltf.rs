@@ -256,6 +256,15 @@ pub(super) fn write_glb(
     let inverse_bind = inverse_bind_matrices(character, &mut b);
 
     let indices = skin_indices(src, &mut b);
+    // Painted skins carry their colours (static: paint does not move).
+    let colors: Vec<Option<usize>> = (0..src.surfaces.len())
+        .map(|s| {
+            src.colors(s).map(|c| {
+                let flat: Vec<f32> = c.iter().flat_map(|x| x.to_array()).collect();
+                b.floats(&flat, 3, "VEC3", Some(ARRAY_BUFFER), false)
+            })
+        })
+        .collect();
     let times: Vec<f32> = relative_times(src).iter().map(|&t| t as f32).collect();
 
     // The secondary motion's small data and animation.
@@ -264,7 +273,14 @@ pub(super) fn write_glb(
     } else {
         frame_animation(src, &times, &mut b, &mut scene);
     }
-    reserve_frames(src, morph, &indices, &bounds, &mut b, &mut scene.meshes);
+    reserve_frames(
+        src,
+        morph,
+        (&indices, &colors),
+        &bounds,
+        &mut b,
+        &mut scene.meshes,
+    );
 
     let doc = document(src, secondary, &scene, inverse_bind, &b);
     let json_bytes = json_chunk(&doc, out)?;
@@ -445,7 +461,7 @@ fn frame_animation(src: &Source, times: &[f32], b: &mut Builder, scene: &mut Sce
 fn reserve_frames(
     src: &Source,
     morph: bool,
-    indices: &[usize],
+    (indices, colors): (&[usize], &[Option<usize>]),
     bounds: &FrameBounds,
     b: &mut Builder,
     meshes: &mut [Value],
@@ -471,8 +487,12 @@ fn reserve_frames(
                 let position = b.accessor(v, FLOAT, p, "VEC3", Some(&bounds.abs[e][s]));
                 let v = b.streamed_view(bytes, Some(ARRAY_BUFFER));
                 let normal = b.accessor(v, FLOAT, p, "VEC3", None);
+                let mut attributes = json!({"POSITION": position, "NORMAL": normal});
+                if let Some(c) = colors[s] {
+                    attributes["COLOR_0"] = json!(c);
+                }
                 meshes[mesh_index]["primitives"] = json!([{
-                    "attributes": {"POSITION": position, "NORMAL": normal},
+                    "attributes": attributes,
                     "indices": indices[s],
                     "mode": TRIANGLES,
                 }]);

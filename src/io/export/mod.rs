@@ -291,6 +291,34 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
+    /// The painted colours of exported surface `s` per exported vertex
+    /// (refined and closed as its positions are), or `None` for an
+    /// unpainted skin or an embedded mesh.
+    pub fn colors(&self, s: usize) -> Option<Vec<Vec3>> {
+        let Topology::Grid { m, n, .. } = self.surfaces.get(s)?.topology else {
+            return None;
+        };
+        let (skin, cached) = (self.character.skins.get(s)?, self.skins.get(s)?);
+        if skin.points.color.is_empty() {
+            return None;
+        }
+        // The character at the cache's resolution, as `check_cache` takes it.
+        let resampled;
+        let painted = if (skin.m, skin.n) == (cached.m, cached.n) {
+            &skin.points.color
+        } else {
+            resampled = crate::character::resample::resample(skin, cached.m, cached.n).ok()?;
+            &resampled.points.color
+        };
+        let grid: Vec<Vec3> = painted.iter().map(|c| Vec3::from_array(*c)).collect();
+        let refined: Vec<Vec3> =
+            crate::skin_mesh::refine(cached.m, cached.n, &grid, self.subdivide)
+                .into_iter()
+                .map(|c| c.clamp(Vec3::ZERO, Vec3::ONE))
+                .collect();
+        (refined.len() == m * n).then(|| ClosedGrid::new(m, n).closed_values(&refined))
+    }
+
     /// Reads exported frame `e` (an index into `frames`), refusing points
     /// that are not finite (a writer never stores them: the file is corrupt).
     pub fn read(&mut self, e: usize, out: &mut Vec<Vec<Vec3>>) -> Result<f64, IoError> {

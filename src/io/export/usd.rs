@@ -75,6 +75,18 @@ fn quote(s: &str) -> String {
 }
 
 /// Writes the USD file; returns its size in bytes.
+/// A painted skin's colours, one per vertex.
+fn display_color(s: &mut String, colors: &[Vec3]) {
+    let _ = write!(s, "        color3f[] primvars:displayColor = [");
+    for (i, c) in colors.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        tuple(s, *c);
+    }
+    let _ = writeln!(s, "] (\n            interpolation = \"vertex\"\n        )");
+}
+
 pub(super) fn write_usda(
     src: &mut Source,
     out: &Path,
@@ -157,6 +169,9 @@ pub(super) fn write_usda(
         let _ = writeln!(s, "]");
         let _ = writeln!(s, "        uniform token orientation = \"rightHanded\"");
         let _ = writeln!(s, "        uniform token subdivisionScheme = \"none\"");
+        if let Some(colors) = src.colors(k) {
+            display_color(&mut s, &colors);
+        }
         match &skin.topology {
             Topology::Grid { m, n, .. } => {
                 let _ = writeln!(

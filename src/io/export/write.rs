@@ -142,6 +142,8 @@ fn write_obj_sequence(
 ) -> Result<(usize, u64), ExportError> {
     let total = src.frames.len();
     let triangles: Vec<Vec<[u32; 3]>> = src.surfaces.iter().map(Surface::triangles).collect();
+    let colors: Vec<Option<Vec<glam::Vec3>>> =
+        (0..src.surfaces.len()).map(|s| src.colors(s)).collect();
     let mut frame = Vec::new();
     let mut bytes = 0;
     for e in 0..total {
@@ -155,7 +157,7 @@ fn write_obj_sequence(
             .map(|((s, p), t)| (s.name.as_str(), p.as_slice(), t.as_slice()))
             .collect();
         let path = dir.join(obj_frame_name(src.frames[e]));
-        crate::io::obj::write_frame_obj(&path, &[], &meshes)?;
+        crate::io::obj::write_colored_obj(&path, &meshes, &colors)?;
         bytes += std::fs::metadata(&path).map_or(0, |m| m.len());
         progress(e + 1, total);
     }
