@@ -525,6 +525,7 @@ impl DeskApp {
             KeyCode::Digit6 => tool(ToolKind::Liposuction),
             KeyCode::Digit7 => tool(ToolKind::Deform),
             KeyCode::Digit8 => tool(ToolKind::Weights),
+            KeyCode::Digit9 => tool(ToolKind::Paint),
             _ => None,
         };
         if let Some(kind) = chosen {

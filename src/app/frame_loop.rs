@@ -245,8 +245,10 @@ impl FrameLoop {
         // 2. Vehicle, then the active tool on the newest hands.
         self.vehicle *= std::mem::replace(&mut self.pending_fly, Mat4::IDENTITY);
         let input = self.input_to_world(&first.input);
-        if matches!(self.toolbox.tool(), ToolKind::Skin | ToolKind::Liposuction)
-            || self.panel.panel.scope == Scope::TouchedRegion
+        if matches!(
+            self.toolbox.tool(),
+            ToolKind::Skin | ToolKind::Liposuction | ToolKind::Paint
+        ) || self.panel.panel.scope == Scope::TouchedRegion
         {
             self.sync_skins();
         }

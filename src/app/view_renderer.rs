@@ -28,6 +28,7 @@ pub fn tool_color(tool: ToolKind) -> [f32; 4] {
         ToolKind::Skin => [0.95, 0.75, 0.6, 1.0],
         ToolKind::Liposuction => [0.9, 0.9, 0.2, 1.0],
         ToolKind::Weights => [0.35, 0.55, 0.95, 1.0],
+        ToolKind::Paint => [0.95, 0.35, 0.75, 1.0],
     }
 }
 

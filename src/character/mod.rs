@@ -13,7 +13,7 @@ pub use flesh::{
 };
 pub use muscle::{DeformationDriver, DeformationParam, Muscle};
 pub use skeleton::{Dof, Joint, Posture, Skeleton};
-pub use skin::{Band, BandDefaults, Skin, SkinMaterial, SkinPoints};
+pub use skin::{Band, BandDefaults, DEFAULT_SKIN_COLOR, Skin, SkinMaterial, SkinPoints};
 
 use glam::Vec3;
 use serde::{Deserialize, Serialize};

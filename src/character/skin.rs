@@ -101,6 +101,10 @@ impl Default for SkinMaterial {
     }
 }
 
+/// The colour of an unpainted skin (linear RGB): what it is drawn in, and
+/// what a first paint stroke blends from.
+pub const DEFAULT_SKIN_COLOR: [f32; 3] = [0.93, 0.72, 0.60];
+
 /// Per-point state and material of a skin grid, struct-of-arrays.
 /// Point (i, j) — i around (periodic, 0..m), j from bottom to top (0..n) — is at
 /// index `j * m + i`. Rows 0 and n−1 are the boundaries fixed to the joints.

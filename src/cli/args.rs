@@ -34,6 +34,7 @@ pub(crate) enum ToolArg {
     Skin,
     Liposuction,
     Weights,
+    Paint,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]

@@ -99,6 +99,7 @@ fn xr(args: XrArgs) -> Result<()> {
             ToolArg::Skin => ToolKind::Skin,
             ToolArg::Liposuction => ToolKind::Liposuction,
             ToolArg::Weights => ToolKind::Weights,
+            ToolArg::Paint => ToolKind::Paint,
         },
         placement: match args.placement {
             PlacementArg::Front => Placement::Front,

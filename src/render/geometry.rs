@@ -218,7 +218,10 @@ pub const PANEL_HIGHLIGHT: [f32; 4] = [1.0, 0.8, 0.15, 1.0];
 pub const PANEL_HOVER: [f32; 4] = [0.04, 0.1, 0.28, 0.95];
 
 /// Linear RGBA skin tone (when the fat map is off).
-pub const SKIN_COLOR: [f32; 4] = [0.93, 0.72, 0.60, 1.0];
+pub const SKIN_COLOR: [f32; 4] = {
+    let [r, g, b] = crate::character::DEFAULT_SKIN_COLOR;
+    [r, g, b, 1.0]
+};
 /// Linear RGBA colour of the muscles (alpha 0.45 when translucent).
 pub const MUSCLE_COLOR: [f32; 4] = [0.78, 0.25, 0.22, 1.0];
 /// Linear RGBA colour of the joint spheres.

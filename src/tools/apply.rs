@@ -62,6 +62,13 @@ pub(crate) enum Inverse {
     },
     /// Old fat of the points the stroke changed. O(footprint), 8 bytes each.
     Fat { skin: usize, old: Vec<(u32, f32)> },
+    /// Old colours of the points the stroke changed (16 bytes each), or,
+    /// after the first stroke on an unpainted skin, that it was unpainted.
+    Color {
+        skin: usize,
+        old: Vec<(u32, [f32; 3])>,
+        unpainted: bool,
+    },
     /// Old values of the changed fields at the region's points, in region
     /// order. O(region × fields).
     Material {
@@ -113,6 +120,7 @@ impl Inverse {
             Inverse::DeleteSkin { removed, .. } => size_of::<Skin>() + removed.points.heap_bytes(),
             Inverse::Bands { bands, .. } => size_of_val(&bands[..]),
             Inverse::Fat { old, .. } => size_of_val(&old[..]),
+            Inverse::Color { old, .. } => size_of_val(&old[..]),
             Inverse::Material {
                 points,
                 stretch,
@@ -279,6 +287,13 @@ pub(crate) fn apply(
             radius,
             amount,
         } => fat_stroke(c, cmd, *skin, *center_point, *radius, *amount),
+        Command::PaintStroke {
+            skin,
+            center_point,
+            radius,
+            color,
+            strength,
+        } => paint_stroke(c, cmd, *skin, *center_point, *radius, (*color, *strength)),
         Command::SetSkinMaterial {
             skin,
             region,
@@ -673,6 +688,42 @@ fn set_attachment(
 
 // Fat and liposuction.
 
+/// Checks a brush stroke's skin point and radius (positive metres).
+fn check_brush(
+    c: &Character,
+    cmd: &Command,
+    skin: usize,
+    center_point: usize,
+    radius: f32,
+) -> Result<(), EditError> {
+    check_point(c, skin, center_point)?;
+    if !(radius.is_finite() && radius > 0.0) {
+        return Err(invalid(
+            cmd,
+            "radius",
+            format!("must be positive (metres), got {radius}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A brush's weight at a point: the Gaussian `exp(−d²/(2 radius²))` of its
+/// distance from the stroke's centre point, `None` beyond
+/// [`FAT_STROKE_CUTOFF`] radii.
+fn brush_falloff(
+    positions: &[Vec3],
+    center_point: usize,
+    radius: f32,
+) -> impl Fn(Vec3) -> Option<f32> {
+    let centre = positions[center_point];
+    let reach2 = (FAT_STROKE_CUTOFF * radius).powi(2);
+    let inv_two_r2 = 1.0 / (2.0 * radius * radius);
+    move |p| {
+        let d2 = p.distance_squared(centre);
+        (d2 <= reach2).then(|| (-d2 * inv_two_r2).exp())
+    }
+}
+
 /// Applies [`Command::FatStroke`]: adds `amount` of fat (negative: takes it
 /// away) with a Gaussian falloff of `radius` around `center_point` of `skin`.
 fn fat_stroke(
@@ -683,14 +734,7 @@ fn fat_stroke(
     radius: f32,
     amount: f32,
 ) -> Result<Inverse, EditError> {
-    check_point(c, skin, center_point)?;
-    if !(radius.is_finite() && radius > 0.0) {
-        return Err(invalid(
-            cmd,
-            "radius",
-            format!("must be positive (metres), got {radius}"),
-        ));
-    }
+    check_brush(c, cmd, skin, center_point, radius)?;
     if !amount.is_finite() {
         return Err(invalid(
             cmd,
@@ -699,22 +743,74 @@ fn fat_stroke(
         ));
     }
     let pts = &mut c.skins[skin].points;
-    let centre = pts.position[center_point];
-    let reach2 = (FAT_STROKE_CUTOFF * radius).powi(2);
-    let inv_two_r2 = 1.0 / (2.0 * radius * radius);
+    let falloff = brush_falloff(&pts.position, center_point, radius);
     let mut old = Vec::new();
     for (k, (p, fat)) in pts.position.iter().zip(&mut pts.fat).enumerate() {
-        let d2 = p.distance_squared(centre);
-        if d2 > reach2 {
+        let Some(w) = falloff(*p) else {
             continue;
-        }
-        let new = (*fat + amount * (-d2 * inv_two_r2).exp()).max(0.0);
+        };
+        let new = (*fat + amount * w).max(0.0);
         if new != *fat {
             old.push((k as u32, *fat));
             *fat = new;
         }
     }
     Ok(Inverse::Fat { skin, old })
+}
+
+/// Applies [`Command::PaintStroke`]: blends the colours around
+/// `center_point` of `skin` towards `color` by `strength` with a Gaussian
+/// falloff of `radius`.
+fn paint_stroke(
+    c: &mut Character,
+    cmd: &Command,
+    skin: usize,
+    center_point: usize,
+    radius: f32,
+    (color, strength): ([f32; 3], f32),
+) -> Result<Inverse, EditError> {
+    check_brush(c, cmd, skin, center_point, radius)?;
+    if !color.iter().all(|x| (0.0..=1.0).contains(x)) {
+        return Err(invalid(
+            cmd,
+            "color",
+            format!("each channel must be linear RGB from 0 to 1, got {color:?}"),
+        ));
+    }
+    if !(0.0..=1.0).contains(&strength) {
+        return Err(invalid(
+            cmd,
+            "strength",
+            format!("must be from 0 to 1, got {strength}"),
+        ));
+    }
+    let pts = &mut c.skins[skin].points;
+    let unpainted = pts.color.is_empty();
+    if unpainted {
+        pts.color = vec![crate::character::DEFAULT_SKIN_COLOR; pts.position.len()];
+    }
+    let falloff = brush_falloff(&pts.position, center_point, radius);
+    let target = Vec3::from_array(color);
+    let mut old = Vec::new();
+    for (k, (p, c)) in pts.position.iter().zip(&mut pts.color).enumerate() {
+        let Some(w) = falloff(*p) else {
+            continue;
+        };
+        let w = strength * w;
+        let new = Vec3::from_array(*c)
+            .lerp(target, w)
+            .clamp(Vec3::ZERO, Vec3::ONE)
+            .to_array();
+        if new != *c {
+            old.push((k as u32, *c));
+            *c = new;
+        }
+    }
+    Ok(Inverse::Color {
+        skin,
+        old,
+        unpainted,
+    })
 }
 
 // Skin material.
@@ -1090,6 +1186,20 @@ pub(crate) fn revert(c: &mut Character, posture: &mut Posture, inverse: Inverse)
             let fat = &mut c.skins[skin].points.fat;
             for (k, v) in old {
                 fat[k as usize] = v;
+            }
+        }
+        Inverse::Color {
+            skin,
+            old,
+            unpainted,
+        } => {
+            let color = &mut c.skins[skin].points.color;
+            if unpainted {
+                color.clear();
+            } else {
+                for (k, v) in old {
+                    color[k as usize] = v;
+                }
             }
         }
         Inverse::Material {

@@ -205,6 +205,24 @@ pub enum Command {
         /// Fat added at the centre point, m; negative removes fat.
         amount: f32,
     },
+    /// Paint tool (issue 19): blends the skin's colour towards `color` at
+    /// the touched point by `strength` (0..=1), falling off like
+    /// [`Command::FatStroke`] as a Gaussian of `radius` metres (in the
+    /// skin's current positions), cut off at [`FAT_STROKE_CUTOFF`] radii.
+    /// The first stroke on an unpainted skin paints it in
+    /// [`crate::character::DEFAULT_SKIN_COLOR`] first.
+    PaintStroke {
+        /// Index of the skin.
+        skin: usize,
+        /// Grid index of the touched point, the centre of the stroke.
+        center_point: usize,
+        /// Radius of the Gaussian, m (positive).
+        radius: f32,
+        /// Linear RGB painted, each channel in [0, 1].
+        color: [f32; 3],
+        /// How far the centre point goes towards `color` (0..=1).
+        strength: f32,
+    },
     /// Parameters panel: material of the points in `region` (all when
     /// `None`). Each field left `None` is unchanged. Densities are per unit
     /// u-area as in [`crate::character::SkinPoints`]; `stretch` sets
@@ -319,6 +337,7 @@ impl Command {
             Command::GlobalAttach { .. } => "attach skin",
             Command::SetAttachment { .. } => "set attachment",
             Command::FatStroke { .. } => "fat stroke",
+            Command::PaintStroke { .. } => "paint stroke",
             Command::SetSkinMaterial { .. } => "skin material",
             Command::SetEnvironment { .. } => "environment",
             Command::SetKey { .. } => "set key",

@@ -33,6 +33,7 @@
 //! | `GlobalAttach` | the skin's old bands | O(points), 28 B each |
 //! | `SetAttachment` | one old band | O(1) |
 //! | `FatStroke` | old fat of the changed points | 8 B per touched point |
+//! | `PaintStroke` | old colours of the changed points (or: it was unpainted) | 16 B per touched point |
 //! | `SetSkinMaterial` | old values of the changed fields in the region | 4–12 B per point and field |
 //! | `SetKey`, `MoveKey`, `DeleteKey`, `SetKeyTcb` | the replaced, moved or removed key and where it was | O(joints) |
 //!
@@ -60,4 +61,6 @@ pub use command::{Command, EditError, FAT_STROKE_CUTOFF, KEY_TIME_EPSILON, NewMu
 pub use history::{DEFAULT_UNDO_BUDGET, History};
 pub use pick::{Pick, PickFilter, PickTarget, Picker};
 pub use symmetry::{Symmetry, mirror_name, mirror_shape};
-pub use tool::{ScriptError, ToolContext, ToolKind, ToolState, Toolbox, run_script};
+pub use tool::{
+    PAINT_RATE, PALETTE, ScriptError, ToolContext, ToolKind, ToolState, Toolbox, run_script,
+};

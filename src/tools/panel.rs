@@ -73,8 +73,10 @@ pub enum Param {
     Tolerance,
     /// Simulated seconds per real second.
     TimeRatio,
-    /// The liposuction (and region) brush radius.
+    /// The liposuction (and region, and paint) brush radius.
     BrushRadius,
+    /// The paint tool's colour: steps through [`super::tool::PALETTE`].
+    PaintColor,
     /// Snapping of new joints to the mirror plane and the current bone's axis, on or off.
     Snapping,
     /// Precision mode for the right hand (motion scaled down and smoothed), on or off.
@@ -267,6 +269,14 @@ pub struct ControlPanel {
     pub hover: Option<usize>,
 }
 
+/// The palette's name for `color`, or "custom".
+fn palette_name(color: [f32; 3]) -> &'static str {
+    super::tool::PALETTE
+        .iter()
+        .find(|(_, c)| *c == color)
+        .map_or("custom", |(name, _)| name)
+}
+
 /// A tool's name on the toolbar.
 pub fn tool_label(tool: ToolKind) -> &'static str {
     match tool {
@@ -278,6 +288,7 @@ pub fn tool_label(tool: ToolKind) -> &'static str {
         ToolKind::Skin => "skin attach",
         ToolKind::Liposuction => "liposuction",
         ToolKind::Weights => "weights (FEM flesh)",
+        ToolKind::Paint => "paint",
     }
 }
 
@@ -303,6 +314,7 @@ impl ControlPanel {
                 Param::Tolerance,
                 Param::TimeRatio,
                 Param::BrushRadius,
+                Param::PaintColor,
                 Param::Snapping,
                 Param::Precision,
                 Param::Lock,
@@ -398,6 +410,7 @@ impl ControlPanel {
                         Param::BrushRadius => {
                             format!("{:.0} mm", tools.state.lipo_radius * 1e3)
                         }
+                        Param::PaintColor => palette_name(tools.state.paint_color).into(),
                         Param::Snapping => on(tools.state.snapping).into(),
                         Param::Precision => on(tools.precision.enabled).into(),
                         Param::Lock => match c.skeleton.joints.get(tools.state.current_joint) {
@@ -589,6 +602,21 @@ impl ControlPanel {
                 Ok(PanelOutcome::ToolSetting(format!(
                     "brush radius {:.0} mm",
                     *r * 1e3
+                )))
+            }
+            Param::PaintColor => {
+                use super::tool::PALETTE;
+                let c = &mut tools.state.paint_color;
+                let at = PALETTE.iter().position(|(_, p)| p == c);
+                let next = match (at, up) {
+                    (Some(i), true) => (i + 1) % PALETTE.len(),
+                    (Some(i), false) => (i + PALETTE.len() - 1) % PALETTE.len(),
+                    (None, _) => 0,
+                };
+                *c = PALETTE[next].1;
+                Ok(PanelOutcome::ToolSetting(format!(
+                    "paint colour {}",
+                    PALETTE[next].0
                 )))
             }
             Param::Snapping => {
@@ -921,6 +949,7 @@ fn param_label(p: Param) -> &'static str {
         Param::Tolerance => "tolerance",
         Param::TimeRatio => "sim/real",
         Param::BrushRadius => "brush",
+        Param::PaintColor => "paint colour",
         Param::Snapping => "snapping",
         Param::Precision => "precision",
         Param::Lock => "lock part",

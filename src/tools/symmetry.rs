@@ -341,19 +341,25 @@ impl Symmetry {
                     band,
                 })
             }
+            // A brush stroke: the same stroke at the mirrored skin point.
             Command::FatStroke {
-                skin,
-                center_point,
-                radius,
-                amount,
+                skin, center_point, ..
+            }
+            | Command::PaintStroke {
+                skin, center_point, ..
             } => {
                 let (s2, p2) = self.mirror_skin_point(c, posture, *skin, *center_point)?;
-                Some(Command::FatStroke {
-                    skin: s2,
-                    center_point: p2,
-                    radius: *radius,
-                    amount: *amount,
-                })
+                let mut mirrored = cmd.clone();
+                if let Command::FatStroke {
+                    skin, center_point, ..
+                }
+                | Command::PaintStroke {
+                    skin, center_point, ..
+                } = &mut mirrored
+                {
+                    (*skin, *center_point) = (s2, p2);
+                }
+                Some(mirrored)
             }
             Command::SetSkinMaterial {
                 skin,

@@ -67,6 +67,12 @@
 //!   a stroke on a bone without a counterpart is painted on its side only
 //!   and [`ToolState::notice`] says so.
 //!
+//! * **Paint** (issue 19): with the trigger held, paints the panel's paint
+//!   colour where the tip touches the skin, a [`Command::PaintStroke`] per
+//!   frame of the brush radius (a Gaussian, as liposuction's), moving the
+//!   centre's colour [`PAINT_RATE`] of the way per second; one undo step per
+//!   drag, mirrored under symmetry.
+//!
 //! Locked parts ([`Command::LockPart`], [`Toolbox::toggle_lock_current`]): a
 //! press that would reshape or deform a locked joint's muscle, or give it
 //! one, is refused at the press with [`EditError::Locked`]; nothing changes.
@@ -146,11 +152,14 @@ pub enum ToolKind {
     Liposuction,
     /// Paints the FEM flesh's region weights.
     Weights,
+    /// Paints colour on the skin where the tip touches it, with the brush
+    /// radius, while the trigger is held (issue 19).
+    Paint,
 }
 
 impl ToolKind {
     /// Every tool, in the order right B cycles through them.
-    pub const ALL: [ToolKind; 8] = [
+    pub const ALL: [ToolKind; 9] = [
         ToolKind::Select,
         ToolKind::Sphere,
         ToolKind::Superellipse,
@@ -159,6 +168,7 @@ impl ToolKind {
         ToolKind::Skin,
         ToolKind::Liposuction,
         ToolKind::Weights,
+        ToolKind::Paint,
     ];
 
     /// The tool after this one in `ALL`, wrapping around: what right B switches to.
@@ -188,6 +198,9 @@ pub struct ToolState {
     pub lipo_radius: f32,
     /// Liposuction rate, m of fat per second.
     pub lipo_rate: f32,
+    /// Paint tool: the colour it paints (linear RGB), one of [`PALETTE`]'s
+    /// unless set otherwise.
+    pub paint_color: [f32; 3],
     /// IK drag in progress: the posture to draw (not yet in the history).
     pub preview_posture: Option<Posture>,
     /// The IK tool turns the grabbed joint with the hand (a pose target),
@@ -222,6 +235,7 @@ impl Default for ToolState {
             skin_material: SkinMaterial::default(),
             lipo_radius: 0.04,
             lipo_rate: 0.02,
+            paint_color: PALETTE[0].1,
             preview_posture: None,
             ik_follow_rotation: true,
             rebind_radius: 0.0,
@@ -325,7 +339,29 @@ enum Gesture {
         press_orientation: Quat,
         open: bool,
     },
+    /// Colour painting; `open` once the drag's first stroke is in the history.
+    Paint {
+        open: bool,
+    },
 }
+
+/// The paint tool's colours (name, linear RGB), in the order the panel
+/// steps through them.
+pub const PALETTE: [(&str, [f32; 3]); 8] = [
+    ("black", [0.018, 0.018, 0.022]),
+    ("white", [0.80, 0.80, 0.78]),
+    ("orange", [0.90, 0.32, 0.02]),
+    ("red", [0.60, 0.04, 0.03]),
+    ("brown", [0.17, 0.12, 0.08]),
+    ("grey", [0.20, 0.20, 0.21]),
+    ("blue", [0.03, 0.10, 0.45]),
+    ("skin", crate::character::DEFAULT_SKIN_COLOR),
+];
+
+/// How far per second a paint drag moves the colour at the brush's centre
+/// towards the paint (per frame at 60 Hz, 8/60 of the way): half a second
+/// covers a spot.
+pub const PAINT_RATE: f32 = 8.0;
 
 /// Region weight painted per second of a weights drag.
 pub const WEIGHT_RATE: f32 = 2.0;

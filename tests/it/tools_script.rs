@@ -340,6 +340,122 @@ fn liposuction_twist_injects_or_removes_a_gaussian_of_fat_and_undoes_in_one_step
 }
 
 #[test]
+fn the_paint_tool_paints_a_soft_spot_and_undoes_in_one_step() {
+    // Issue 19: a held paint drag on the tool-built (unpainted) penguin
+    // paints the panel's colour where the tip touches, falling off with the
+    // brush radius; the whole drag is one undo step, and undoing it leaves
+    // the skin unpainted again (as saved before).
+    let (c, h) = settled();
+    let mut r = Rig::with(c.clone(), h.clone());
+    assert!(r.c.skins[0].points.color.is_empty(), "built unpainted");
+    let (centre, tip) = stroke_target(&r.c);
+    let depth = r.h.undo_depth();
+    r.tools.state.lipo_radius = 0.1;
+    let orange = plasticine::tools::PALETTE[2];
+    assert_eq!(orange.0, "orange");
+    r.tools.state.paint_color = orange.1;
+    r.tool(ToolKind::Paint);
+    r.right(HandState::at(tip).with_trigger(true));
+    for _ in 0..30 {
+        r.right(HandState::at(tip).with_trigger(true));
+    }
+    r.right(HandState::at(tip));
+    assert_eq!(r.h.undo_depth(), depth + 1, "a held drag is one undo step");
+    let skin = &r.c.skins[0];
+    let pos = &skin.points.position;
+    let col = |k: usize| Vec3::from_array(skin.points.color[k]);
+    let base = Vec3::from_array(plasticine::character::DEFAULT_SKIN_COLOR);
+    let paint = Vec3::from_array(orange.1);
+    // Each frame moves a point w = (PAINT_RATE/60)·exp(−d²/2r²) of the way
+    // to the paint, so after 30 frames it is 1 − (1 − w)^30 along.
+    let (mut near, mut mid) = (0, 0);
+    for k in 0..pos.len() {
+        let d = pos[k].distance(pos[centre]);
+        // How far along from the skin tone towards the paint, on the line.
+        let along = (col(k) - base).dot(paint - base) / (paint - base).length_squared();
+        let off_line = (col(k) - base.lerp(paint, along)).length();
+        assert!(off_line < 1e-4, "point {k} left the line: {}", col(k));
+        if d > 3.0 * 0.1 {
+            assert_eq!(col(k), base, "far point {k} at {d} m painted");
+            continue;
+        }
+        let w = plasticine::tools::PAINT_RATE / 60.0 * (-d * d / (2.0 * 0.01)).exp();
+        let want = 1.0 - (1.0 - w).powi(30);
+        assert!(
+            (along - want).abs() < 1e-3,
+            "point {k} at {d} m: {along} along, want {want}"
+        );
+        if d < 0.03 {
+            near += 1;
+        } else if (0.09..0.11).contains(&d) {
+            mid += 1;
+        }
+    }
+    assert!(near > 0 && mid > 0, "{near} {mid}");
+    assert!(1.0 - (1.0 - plasticine::tools::PAINT_RATE / 60.0).powi(30) > 0.98);
+
+    let painted = r.c.skins[0].points.color.clone();
+    r.h.undo(&mut r.c).unwrap();
+    assert!(
+        r.c.skins[0].points.color.is_empty(),
+        "undo leaves it unpainted"
+    );
+    r.h.redo(&mut r.c).unwrap();
+    assert_eq!(
+        r.c.skins[0].points.color, painted,
+        "redo paints it again, exactly"
+    );
+}
+
+#[test]
+fn under_symmetry_a_paint_stroke_is_mirrored() {
+    let (c, h) = settled();
+    let mut r = Rig::with(c.clone(), h.clone());
+    r.symmetry = Some(Symmetry::x());
+    // The side-most point of the middle row, and the tip 1 cm outside it.
+    let skin = &r.c.skins[0];
+    let row = skin.n / 2;
+    let side = (row * skin.m..(row + 1) * skin.m)
+        .max_by(|&a, &b| {
+            skin.points.position[a]
+                .x
+                .total_cmp(&skin.points.position[b].x)
+        })
+        .unwrap();
+    let at = skin.points.position[side];
+    let mirror = (0..skin.points.len())
+        .min_by(|&a, &b| {
+            let m = Vec3::new(-at.x, at.y, at.z);
+            skin.points.position[a]
+                .distance(m)
+                .total_cmp(&skin.points.position[b].distance(m))
+        })
+        .unwrap();
+    r.tools.state.lipo_radius = 0.02;
+    r.tools.state.paint_color = plasticine::tools::PALETTE[0].1;
+    r.tool(ToolKind::Paint);
+    let tip = at + Vec3::X * 0.01;
+    r.right(HandState::at(tip).with_trigger(true));
+    for _ in 0..20 {
+        r.right(HandState::at(tip).with_trigger(true));
+    }
+    r.right(HandState::at(tip));
+    let lum = |k: usize| {
+        let c = r.c.skins[0].points.color[k];
+        0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
+    };
+    assert!(
+        lum(side) < 0.1 && lum(mirror) < 0.1,
+        "{} and its mirror {}",
+        lum(side),
+        lum(mirror)
+    );
+    // The front, between the two strokes, keeps the skin tone.
+    let (front, _) = stroke_target(&r.c);
+    assert!(lum(front) > 0.6, "front {}", lum(front));
+}
+
+#[test]
 fn ik_drag_of_the_head_reaches_the_target_within_joint_limits() {
     let (c, h) = settled();
     let mut r = Rig::with(c.clone(), h.clone());

@@ -445,3 +445,34 @@ fn solver_rows_change_the_sessions_settings_not_the_character() {
     }
     assert!(mean_value(&r.c, Param::SkinMass, None).unwrap() > 0.0);
 }
+
+/// The paint colour row steps through the palette both ways, wrapping, and
+/// shows the colour's name; the paint tool row makes painting current.
+#[test]
+fn the_paint_colour_row_steps_through_the_palette() {
+    use crate::tools::tool::PALETTE;
+    let mut r = Rig::new();
+    let row = Row::Param(Param::PaintColor);
+    assert_eq!(r.tools.state.paint_color, PALETTE[0].1);
+    let out = r.press(row, Side::Right).unwrap();
+    assert!(
+        matches!(out, PanelOutcome::ToolSetting(ref m) if m == "paint colour white"),
+        "{out:?}"
+    );
+    assert_eq!(r.tools.state.paint_color, PALETTE[1].1);
+    r.press(row, Side::Left).unwrap();
+    r.press(row, Side::Left).unwrap();
+    assert_eq!(r.tools.state.paint_color, PALETTE[PALETTE.len() - 1].1);
+    let lines = r
+        .panel
+        .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default());
+    assert!(
+        lines[row_of(row)].contains(PALETTE[PALETTE.len() - 1].0),
+        "{}",
+        lines[row_of(row)]
+    );
+    // Not a character edit: nothing to undo.
+    assert_eq!(r.h.undo_depth(), 0);
+    r.press(Row::Tool(ToolKind::Paint), Side::Left).unwrap();
+    assert_eq!(r.tools.tool(), ToolKind::Paint);
+}

@@ -2,9 +2,9 @@
 //! gesture followed frame by frame, then committed as one command.
 
 use super::{
-    DEFORM_TWIST_DEAD_ZONE, DRAG_DEAD_ZONE, Gesture, MIN_RADIUS, RAY_LENGTH, SKIN_TOUCH_RADIUS,
-    TWIST_DEAD_ZONE, ToolContext, Toolbox, WEIGHT_RATE, angle_to_exponent, deform_drag,
-    exponent_to_angle, twist_and_pitch, weight_stroke,
+    DEFORM_TWIST_DEAD_ZONE, DRAG_DEAD_ZONE, Gesture, MIN_RADIUS, PAINT_RATE, RAY_LENGTH,
+    SKIN_TOUCH_RADIUS, TWIST_DEAD_ZONE, ToolContext, Toolbox, WEIGHT_RATE, angle_to_exponent,
+    deform_drag, exponent_to_angle, twist_and_pitch, weight_stroke,
 };
 use crate::character::Band;
 use crate::input::{HandState, InputFrame};
@@ -129,6 +129,13 @@ impl Toolbox {
                 };
                 ctx.apply(cmd, *open)?;
                 *open = true;
+                Ok(())
+            }
+            Gesture::Paint { open } => {
+                if let Some(cmd) = paint_stroke(ctx, tip, &self.state, dt) {
+                    ctx.apply(cmd, *open)?;
+                    *open = true;
+                }
                 Ok(())
             }
             Gesture::Weights {
@@ -339,4 +346,25 @@ fn touched_skin_point(ctx: &ToolContext, tip: Vec3) -> Option<(usize, usize)> {
         return None;
     };
     Some((skin, point))
+}
+
+/// One frame's paint stroke where the tip touches the skin (none elsewhere,
+/// or for a frame that took no time).
+fn paint_stroke(
+    ctx: &ToolContext,
+    tip: Vec3,
+    state: &super::ToolState,
+    dt: f32,
+) -> Option<Command> {
+    if dt <= 0.0 {
+        return None;
+    }
+    let (skin, point) = touched_skin_point(ctx, tip)?;
+    Some(Command::PaintStroke {
+        skin,
+        center_point: point,
+        radius: state.lipo_radius,
+        color: state.paint_color,
+        strength: (PAINT_RATE * dt).min(1.0),
+    })
 }

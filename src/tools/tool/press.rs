@@ -108,6 +108,10 @@ impl Toolbox {
                 }
                 Ok(())
             }
+            ToolKind::Paint => {
+                self.gesture = Gesture::Paint { open: false };
+                Ok(())
+            }
             ToolKind::Liposuction => {
                 self.gesture = Gesture::Lipo {
                     press_orientation: frame.right.orientation(),
