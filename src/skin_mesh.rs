@@ -28,7 +28,7 @@ use glam::Vec3;
 use std::f32::consts::FRAC_PI_4;
 
 mod refine;
-pub use refine::{display_refinement, refine, refined_size};
+pub use refine::{display_refinement, refine, refine_colors, refined_size};
 
 /// The apex of a cap over a straight tube stands this fraction of the
 /// ring's mean radius beyond the ring: a rounded end, flatter than a

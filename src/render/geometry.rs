@@ -608,14 +608,8 @@ fn push_skin(
         0 => crate::skin_mesh::display_refinement(skin.m),
         s => s.min(8),
     };
-    // Painted colours refine with the surface (as vectors, clamped back).
-    let color: Option<Vec<Vec3>> = color.map(|c| {
-        let c: Vec<Vec3> = c.iter().map(|x| Vec3::from_array(*x)).collect();
-        crate::skin_mesh::refine(skin.m, skin.n, &c, s)
-            .into_iter()
-            .map(|x| x.clamp(Vec3::ZERO, Vec3::ONE))
-            .collect()
-    });
+    // Painted colours refine with the surface.
+    let color = color.map(|c| crate::skin_mesh::refine_colors(skin.m, skin.n, c, s));
     let refined;
     let skin = if s > 1 {
         let (m, n) = crate::skin_mesh::refined_size(skin.m, skin.n, s);
@@ -640,36 +634,28 @@ fn push_skin(
     let flip = skin_normals(skin, &mut normals);
     let positions = grid.closed(&skin.positions, flip);
     grid.cap_normals(&positions, flip, &mut normals);
-    let fat = |k: usize| skin.fat.get(k).copied().unwrap_or(0.0);
-    let ring_fat = |row: usize| (0..m).map(|i| fat(row * m + i)).sum::<f32>() / m as f32;
-    let painted = |k: usize| -> [f32; 4] {
-        let Some(c) = &color else { return SKIN_COLOR };
-        let c = match grid.grid_point(k) {
-            Some(q) => c[q],
-            // An apex: its ring's mean.
-            None => {
-                let row = if k < grid.grid_len() + grid.cap_len() {
-                    0
-                } else {
-                    n - 1
-                };
-                (0..m).map(|i| c[row * m + i]).sum::<Vec3>() / m as f32
-            }
-        };
-        [c.x, c.y, c.z, 1.0]
+    // Per vertex of the closed mesh (a cap vertex takes the ring point
+    // under it, an apex its ring's mean): the fat map, else the paint.
+    let colors: Vec<[f32; 4]> = if style.fat_map {
+        let fat: Vec<f32> = (0..m * n)
+            .map(|k| skin.fat.get(k).copied().unwrap_or(0.0))
+            .collect();
+        grid.closed_values(&fat)
+            .into_iter()
+            .map(|t| fat_color(t, style.fat_map_max))
+            .collect()
+    } else {
+        match &color {
+            Some(c) => grid
+                .closed_values(c)
+                .into_iter()
+                .map(|c| [c.x, c.y, c.z, 1.0])
+                .collect(),
+            None => vec![SKIN_COLOR; positions.len()],
+        }
     };
     let base = g.opaque.base();
-    for (k, (p, nrm)) in positions.iter().zip(&normals).enumerate() {
-        let color = if style.fat_map {
-            let t = match grid.grid_point(k) {
-                Some(q) => fat(q),
-                None if k < grid.grid_len() + grid.cap_len() => ring_fat(0),
-                None => ring_fat(n - 1),
-            };
-            fat_color(t, style.fat_map_max)
-        } else {
-            painted(k)
-        };
+    for ((p, nrm), color) in positions.iter().zip(&normals).zip(colors) {
         g.opaque.vertices.push(Vertex::new(*p, *nrm, color));
     }
     for t in grid.triangles(flip) {

@@ -78,6 +78,17 @@ where
     out
 }
 
+/// Painted colours (linear RGB) of an m×n grid on the grid refined `s`
+/// times, as [`refine`] does positions, clamped back into [0, 1] where the
+/// spline overshoots.
+pub fn refine_colors(m: usize, n: usize, colors: &[[f32; 3]], s: usize) -> Vec<glam::Vec3> {
+    let c: Vec<glam::Vec3> = colors.iter().map(|x| glam::Vec3::from_array(*x)).collect();
+    refine(m, n, &c, s)
+        .into_iter()
+        .map(|x| x.clamp(glam::Vec3::ZERO, glam::Vec3::ONE))
+        .collect()
+}
+
 /// The refinement that shows an m×n skin smooth: enough points that about
 /// 48 go around it, at most 4 per grid edge (a 64×64 skin is drawn as
 /// simulated).

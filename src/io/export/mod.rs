@@ -310,12 +310,7 @@ impl Source<'_> {
             resampled = crate::character::resample::resample(skin, cached.m, cached.n).ok()?;
             &resampled.points.color
         };
-        let grid: Vec<Vec3> = painted.iter().map(|c| Vec3::from_array(*c)).collect();
-        let refined: Vec<Vec3> =
-            crate::skin_mesh::refine(cached.m, cached.n, &grid, self.subdivide)
-                .into_iter()
-                .map(|c| c.clamp(Vec3::ZERO, Vec3::ONE))
-                .collect();
+        let refined = crate::skin_mesh::refine_colors(cached.m, cached.n, painted, self.subdivide);
         (refined.len() == m * n).then(|| ClosedGrid::new(m, n).closed_values(&refined))
     }
 
