@@ -203,14 +203,26 @@ pub(super) struct Quad8 {
 /// Pass 1 for eight points at `x` with right, up and up-right neighbours
 /// `xr`, `xu`, `xru`: the scalar pass 1 of the elastic module per lane.
 /// `bending`: the skin bends at all; `twists`: this row carries the twist
-/// term; `tiny` and `fade_at` as the scalar code's `TINY` and `FADE`.
+/// term; `tiny`, `fade_at` and `shear_fade` as the scalar code's `TINY`,
+/// `FADE` and `SHEAR_FADE`.
+/// The scalar code's `fade` in lanes: s(x) = 3x² − 2x³ of x clamped to
+/// [0, 1], and ds/dx.
+#[inline(always)]
+fn fade8(x: f32x8) -> (f32x8, f32x8) {
+    let xc = x.max(f32x8::ZERO).min(f32x8::ONE);
+    (
+        xc * xc * (f32x8::splat(3.0) - f32x8::splat(2.0) * xc),
+        f32x8::splat(6.0) * xc * (f32x8::ONE - xc),
+    )
+}
+
 #[inline(always)]
 pub(super) fn quad8(
     [x, xr, xu, xru]: [V8; 4],
     pm: &Material8,
     bending: bool,
     twists: bool,
-    (tiny, fade_at): (f32, f32),
+    (tiny, fade_at, shear_fade): (f32, f32, f32),
 ) -> Quad8 {
     let zero = f32x8::ZERO;
     let one = f32x8::ONE;
@@ -231,10 +243,25 @@ pub(super) fn quad8(
     // Shear: the cosine of the angle between the grid lines.
     let both = has_a & has_b;
     let c = ua.dot(ub);
-    let s12 = f32x8::splat(2.0) * pm.k12 * (c - pm.cos0);
+    let sigma = c - pm.cos0;
+    let inv_fade = f32x8::splat(1.0 / shear_fade);
+    let (wa, dwa) = fade8(la * pm.inv_l1 * inv_fade);
+    let (wb, dwb) = fade8(lb * pm.inv_l2 * inv_fade);
+    let s12 = f32x8::splat(2.0) * pm.k12 * wa * wb * sigma;
+    let e12 = pm.k12 * sigma * sigma * inv_fade;
     let (sla, slb) = (s12 / la.max(tiny), s12 / lb.max(tiny));
-    ca = ca.add(ub.sub(ua.scale(c)).scale(sla).keep(both));
-    cb = cb.add(ua.sub(ub.scale(c)).scale(slb).keep(both));
+    ca = ca.add(
+        ub.sub(ua.scale(c))
+            .scale(sla)
+            .add(ua.scale(e12 * dwa * wb * pm.inv_l1))
+            .keep(both),
+    );
+    cb = cb.add(
+        ua.sub(ub.scale(c))
+            .scale(slb)
+            .add(ub.scale(e12 * wa * dwb * pm.inv_l2))
+            .keep(both),
+    );
     let mut out = Quad8 {
         ca,
         cb,
@@ -263,10 +290,8 @@ pub(super) fn quad8(
         clen / (f32x8::splat(fade_at) * d1.dot(d1).sqrt() * d2.dot(d2).sqrt()),
         zero,
     );
-    // s(x) = 3x² − 2x³ of x clamped to [0, 1], and ds/dx.
-    let xc = out.fade_x.max(zero).min(one);
-    let fade = quad.blend(xc * xc * (f32x8::splat(3.0) - f32x8::splat(2.0) * xc), zero);
-    let dfade = quad.blend(f32x8::splat(6.0) * xc * (one - xc), zero);
+    let (fade, dfade) = fade8(out.fade_x);
+    let (fade, dfade) = (quad.blend(fade, zero), quad.blend(dfade, zero));
     out.fade = fade;
     out.dfade = dfade;
     let s = (la * lb).sqrt();

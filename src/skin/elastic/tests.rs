@@ -187,35 +187,45 @@ fn bending_energy_is_scale_invariant() {
 
 /// Along an edge the membrane's restoring force grows as the edge is
 /// compressed, all the way to zero length (the St Venant–Kirchhoff force
-/// fell off below l₀/√3 and vanished at 0).
+/// fell off below l₀/√3 and vanished at 0). With shear, which fades on
+/// edges compressed below [`SHEAR_FADE`], the edge still pushes back at
+/// every length, and harder at 2 % than at 90 %.
 #[test]
 fn a_compressed_edge_pushes_back_harder_the_more_it_is_compressed() {
     let (m, n) = (8, 5);
     let g = Grid::new(m, n);
     let rest = revolution(m, n, |_| 0.2, 0.0);
     let p = g.points();
-    let mat = ElasticMaterial::new(
-        &g,
-        &rest_metric_of(&g, &rest),
-        &vec![[0.0; 3]; p],
-        &vec![[1.0, 0.5, 1.0]; p],
-        &vec![0.0; p],
-    );
-    // Move point (0, 2) up towards (0, 3): its up edge shortens.
+    // Move point (0, 2) up towards (0, 3): its up edge shortens (and, the
+    // point leaving its row, its around edges shear).
     let (k, up) = (g.idx(0, 2), g.idx(0, 3));
     let l0 = (rest[up] - rest[k]).length();
-    let mut last = 0.0f32;
-    for frac in [0.9f32, 0.7, 0.5, 0.3, 0.1, 0.02] {
-        let mut r = rest.clone();
-        r[k] = rest[up] + (rest[k] - rest[up]) * frac;
-        let f = forces(&g, &mat, &r);
-        // The force at the moved point along the edge, away from `up`.
-        let push = f[k].dot((rest[k] - rest[up]) / l0);
-        assert!(
-            push > last,
-            "at {frac}·l0 the push {push} did not grow past {last}"
+    for shear in [0.0f32, 0.5] {
+        let mat = ElasticMaterial::new(
+            &g,
+            &rest_metric_of(&g, &rest),
+            &vec![[0.0; 3]; p],
+            &vec![[1.0, shear, 1.0]; p],
+            &vec![0.0; p],
         );
-        last = push;
+        let pushes: Vec<f32> = [0.9f32, 0.7, 0.5, 0.3, 0.1, 0.02]
+            .iter()
+            .map(|frac| {
+                let mut r = rest.clone();
+                r[k] = rest[up] + (rest[k] - rest[up]) * *frac;
+                // The force at the moved point along the edge, away from `up`.
+                forces(&g, &mat, &r)[k].dot((rest[k] - rest[up]) / l0)
+            })
+            .collect();
+        if shear == 0.0 {
+            assert!(
+                pushes.windows(2).all(|w| w[1] > w[0]),
+                "membrane: {pushes:?}"
+            );
+        } else {
+            assert!(pushes.iter().all(|&f| f > 0.0), "with shear: {pushes:?}");
+            assert!(pushes[5] > pushes[0], "with shear: {pushes:?}");
+        }
     }
 }
 
@@ -332,6 +342,43 @@ fn faded_bending_is_still_the_energy_gradient() {
     assert!(worst < 5e-3 * scale, "max |F + dE/dr| = {worst} vs {scale}");
 }
 
+/// Shear faded on compressed edges (see [`SHEAR_FADE`]) is still the
+/// energy's gradient: membrane alone, every other up edge compressed into
+/// the fade and its top sheared sideways.
+#[test]
+fn faded_shear_is_still_the_energy_gradient() {
+    let (m, n) = (12, 10);
+    let (g, rest, _) = setup(m, n);
+    let p = g.points();
+    let rm = rest_metric_of(&g, &rest);
+    let mat = ElasticMaterial::new(
+        &g,
+        &rm,
+        &vec![[0.0; 3]; p],
+        &vec![[1.0, 0.5, 1.0]; p],
+        &vec![0.0; p],
+    );
+    let mut r = rest.clone();
+    for j in (1..n - 1).step_by(2) {
+        for i in 0..m {
+            let (lo, hi) = (g.idx(i, j), g.idx(i, j + 1));
+            let side = r[g.idx(g.right(i), j)] - r[lo];
+            let share = 0.05 + 0.04 * (i % 10) as f32;
+            r[hi] = r[lo] + share * (r[hi] - r[lo]) + 0.2 * share * side;
+        }
+    }
+    let faded = (0..p - m)
+        .filter(|&k| {
+            let x = (r[k + m] - r[k]).length() * mat.points[k].inv_l2 / SHEAR_FADE;
+            x > 0.0 && x < 1.0
+        })
+        .count();
+    assert!(faded > 20, "edges inside the fade: {faded}");
+    let (worst, scale) = gradient_error(&g, &mat, &r, 1e-5, 1);
+    assert!(scale > 1e-3, "membrane forces present ({scale})");
+    assert!(worst < 3e-3 * scale, "max |F + dE/dr| = {worst} vs {scale}");
+}
+
 /// The eight-lane passes give the scalar passes' terms, point by point, on a
 /// grid with a tail of points past the last full group (m = 13), a twisted
 /// rest state, and degenerate quads (a collapsed edge, a collapsed quad),
@@ -350,6 +397,12 @@ fn lanes_match_the_scalar_passes() {
         // bending fades (0 < s < 1, ds/dx ≠ 0).
         let along = r[g.idx(6, 2)] - r[g.idx(5, 2)];
         r[g.idx(5, 3)] += 1.9 * along;
+        // An up edge at (7, 4) compressed into the shear fade.
+        let (lo, hi) = (g.idx(7, 4), g.idx(7, 5));
+        let to = r[lo] + 0.1 * (r[hi] - r[lo]);
+        r[hi] = to;
+        let stretch = (r[hi] - r[lo]).length() * mat.points[lo].inv_l2;
+        assert!(stretch > 0.0 && stretch < SHEAR_FADE, "{stretch}");
         let p = g.points();
         let quads: Vec<QuadTerms> = (0..p)
             .map(|k| pass1_point(&g, &mat, &r, k % m, k / m))
