@@ -612,8 +612,8 @@ impl DeskApp {
                             format!("skin grid {}", on_off(style.wireframe))
                         }
                         KeyCode::F3 => {
-                            style.fat_map = !style.fat_map;
-                            format!("fat thickness map {}", on_off(style.fat_map))
+                            style.map = style.map.next();
+                            style.map.legend(style.fat_map_max)
                         }
                         KeyCode::F4 => {
                             style.muscles = match style.muscles {

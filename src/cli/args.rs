@@ -56,6 +56,19 @@ pub(crate) enum MusclesArg {
     Hidden,
 }
 
+/// What colours the skin in `render` (see `plasticine::render::SkinMap`).
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub(crate) enum MapArg {
+    /// Its painted colours.
+    Paint,
+    /// Fat thickness.
+    Fat,
+    /// Stretch against the rest state.
+    Stretch,
+    /// How sharply the surface bends.
+    Curvature,
+}
+
 pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let (w, h) = s
         .split_once(['x', 'X'])

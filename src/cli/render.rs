@@ -1,6 +1,6 @@
 //! `plasticine render`.
 
-use super::args::{MusclesArg, parse_size};
+use super::args::{MapArg, MusclesArg, parse_size};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use plasticine::io::load_character;
@@ -32,8 +32,12 @@ pub struct RenderArgs {
     /// Stop after this many images.
     #[arg(long)]
     frames: Option<usize>,
-    /// Colour the skin by fat thickness.
-    #[arg(long)]
+    /// Colour the skin by a heat map instead of its paint: fat thickness,
+    /// stretch against rest, or curvature (the legend is printed).
+    #[arg(long, value_enum, default_value = "paint")]
+    map: MapArg,
+    /// The same as `--map fat`.
+    #[arg(long, conflicts_with = "map")]
     fat_map: bool,
     /// Draw the skin's grid.
     #[arg(long)]
@@ -62,6 +66,7 @@ impl RenderArgs {
             orbit,
             every,
             frames,
+            map,
             fat_map,
             wireframe,
             subdivide,
@@ -70,7 +75,7 @@ impl RenderArgs {
         } = self;
 
         use plasticine::app::headless::{HeadlessOptions, render_character};
-        use plasticine::render::MuscleStyle;
+        use plasticine::render::{MuscleStyle, SkinMap};
         let c = load_character(&character)?;
         let mut opts = HeadlessOptions {
             size,
@@ -80,7 +85,16 @@ impl RenderArgs {
             max_frames: frames,
             ..HeadlessOptions::default()
         };
-        opts.style.fat_map = fat_map;
+        opts.style.map = match map {
+            _ if fat_map => SkinMap::Fat,
+            MapArg::Paint => SkinMap::Paint,
+            MapArg::Fat => SkinMap::Fat,
+            MapArg::Stretch => SkinMap::Stretch,
+            MapArg::Curvature => SkinMap::Curvature,
+        };
+        if opts.style.map != SkinMap::Paint {
+            println!("Colours: {}", opts.style.map.legend(opts.style.fat_map_max));
+        }
         opts.style.wireframe = wireframe;
         opts.style.subdivide = subdivide.map_or(0, usize::from);
         opts.style.bands = bands;

@@ -5,6 +5,7 @@
 //! the connective-tissue bands, the tool cursors with their wands, and a
 //! floor. The GPU side only uploads and draws these lists.
 
+use super::heat::SkinMap;
 use crate::character::{Character, Posture};
 use crate::kinematics::pose::PosedBody;
 use crate::shape::{MuscleShape, TriMesh};
@@ -104,8 +105,8 @@ pub struct SceneStyle {
     pub skin: bool,
     /// Draw the skin grid and its caps as lines (and the FEM lattice's edges).
     pub wireframe: bool,
-    /// Colour the skin by its fat thickness instead of a skin tone.
-    pub fat_map: bool,
+    /// What colours the skin: its paint, or a heat map.
+    pub map: SkinMap,
     /// Fat thickness shown at the top of the colour map (metres).
     pub fat_map_max: f32,
     /// How the muscles (and the FEM flesh's embedded mesh) are drawn.
@@ -128,7 +129,7 @@ impl Default for SceneStyle {
         Self {
             skin: true,
             wireframe: false,
-            fat_map: false,
+            map: SkinMap::Paint,
             fat_map_max: 0.03,
             muscles: MuscleStyle::Translucent,
             skeleton: true,
@@ -335,7 +336,13 @@ impl GeometryBuilder {
                     .get(s)
                     .map(|k| &k.points.color[..])
                     .filter(|c| c.len() == skin.m * skin.n && !c.is_empty());
-                push_skin(&mut g, skin, color, style);
+                // Its rest metric, for the stretch map.
+                let rest = character
+                    .skins
+                    .get(s)
+                    .map(|k| &k.points.rest_metric[..])
+                    .filter(|r| r.len() == skin.m * skin.n);
+                push_skin(&mut g, skin, (color, rest), style);
             }
         }
         if let Some(body) = &body {
@@ -562,32 +569,12 @@ pub fn skin_normals(skin: &SkinSurface, out: &mut Vec<Vec3>) -> bool {
     flip
 }
 
-/// Fat thickness → colour: a perceptually ordered ramp from thin (deep
-/// blue) through green to thick (yellow), clamped at `max`.
+/// A skin point's rest metric [G11, G12, G22].
+type RestMetric = [f32; 3];
+
+/// Fat thickness → colour: [`super::heat::sequential`] from none to `max`.
 pub fn fat_color(thickness: f32, max: f32) -> [f32; 4] {
-    const STOPS: [[f32; 3]; 5] = [
-        [0.15, 0.10, 0.45],
-        [0.15, 0.35, 0.60],
-        [0.15, 0.60, 0.50],
-        [0.50, 0.80, 0.25],
-        [0.99, 0.90, 0.15],
-    ];
-    let t = if max > 0.0 {
-        (thickness / max).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let x = t * (STOPS.len() - 1) as f32;
-    let k = (x.floor() as usize).min(STOPS.len() - 2);
-    let f = x - k as f32;
-    let a = STOPS[k];
-    let b = STOPS[k + 1];
-    [
-        a[0] + (b[0] - a[0]) * f,
-        a[1] + (b[1] - a[1]) * f,
-        a[2] + (b[2] - a[2]) * f,
-        1.0,
-    ]
+    super::heat::sequential(if max > 0.0 { thickness / max } else { 0.0 })
 }
 
 /// A skin closed by its caps: the grid's points with [`skin_normals`],
@@ -596,7 +583,7 @@ pub fn fat_color(thickness: f32, max: f32) -> [f32; 4] {
 fn push_skin(
     g: &mut SceneGeometry,
     skin: &SkinSurface,
-    color: Option<&[[f32; 3]]>,
+    (color, rest): (Option<&[[f32; 3]]>, Option<&[RestMetric]>),
     style: &SceneStyle,
 ) {
     if skin.m < 3 || skin.n < 2 || skin.positions.len() != skin.m * skin.n {
@@ -608,8 +595,13 @@ fn push_skin(
         0 => crate::skin_mesh::display_refinement(skin.m),
         s => s.min(8),
     };
-    // Painted colours refine with the surface.
+    // Painted colours refine with the surface, and so does the stretch
+    // (measured on the simulated grid, against its rest metric).
     let color = color.map(|c| crate::skin_mesh::refine_colors(skin.m, skin.n, c, s));
+    let stretch = rest.filter(|_| style.map == SkinMap::Stretch).map(|rest| {
+        let st = super::heat::relative(super::heat::stretch(skin.m, skin.n, &skin.positions, rest));
+        crate::skin_mesh::refine(skin.m, skin.n, &st, s)
+    });
     let refined;
     let skin = if s > 1 {
         let (m, n) = crate::skin_mesh::refined_size(skin.m, skin.n, s);
@@ -635,24 +627,37 @@ fn push_skin(
     let positions = grid.closed(&skin.positions, flip);
     grid.cap_normals(&positions, flip, &mut normals);
     // Per vertex of the closed mesh (a cap vertex takes the ring point
-    // under it, an apex its ring's mean): the fat map, else the paint.
-    let colors: Vec<[f32; 4]> = if style.fat_map {
-        let fat: Vec<f32> = (0..m * n)
-            .map(|k| skin.fat.get(k).copied().unwrap_or(0.0))
-            .collect();
-        grid.closed_values(&fat)
-            .into_iter()
-            .map(|t| fat_color(t, style.fat_map_max))
-            .collect()
-    } else {
-        match &color {
+    // under it, an apex its ring's mean): the heat map, else the paint.
+    let heat = |values: Vec<f32>, color: fn(f32) -> [f32; 4]| -> Vec<[f32; 4]> {
+        grid.closed_values(&values).into_iter().map(color).collect()
+    };
+    let colors: Vec<[f32; 4]> = match style.map {
+        SkinMap::Fat => {
+            let fat: Vec<f32> = (0..m * n)
+                .map(|k| skin.fat.get(k).copied().unwrap_or(0.0))
+                .collect();
+            let max = style.fat_map_max;
+            grid.closed_values(&fat)
+                .into_iter()
+                .map(|t| fat_color(t, max))
+                .collect()
+        }
+        SkinMap::Stretch => heat(
+            stretch.unwrap_or_else(|| vec![1.0; m * n]),
+            super::heat::stretch_color,
+        ),
+        SkinMap::Curvature => heat(
+            super::heat::curvature(m, n, &skin.positions, &normals[..m * n]),
+            |c| super::heat::sequential(c / super::heat::CURVATURE_MAX),
+        ),
+        SkinMap::Paint => match &color {
             Some(c) => grid
                 .closed_values(c)
                 .into_iter()
                 .map(|c| [c.x, c.y, c.z, 1.0])
                 .collect(),
             None => vec![SKIN_COLOR; positions.len()],
-        }
+        },
     };
     let base = g.opaque.base();
     for ((p, nrm), color) in positions.iter().zip(&normals).zip(colors) {
@@ -973,7 +978,7 @@ mod tests {
         }
         let style = SceneStyle {
             wireframe: true,
-            fat_map: true,
+            map: SkinMap::Fat,
             ..skin_only()
         };
         let mut b = GeometryBuilder::new();

@@ -10,6 +10,7 @@
 pub mod capture;
 pub mod context;
 pub mod geometry;
+pub mod heat;
 pub mod overlay;
 pub mod renderer;
 pub mod stereo;
@@ -17,6 +18,7 @@ pub mod stereo;
 pub use capture::{OffscreenTarget, RgbaImage};
 pub use context::GpuContext;
 pub use geometry::{Cursor, Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
+pub use heat::SkinMap;
 pub use renderer::{EyeCamera, FrameStats, Renderer, StereoPath};
 pub use stereo::StereoMode;
 

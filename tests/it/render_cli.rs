@@ -192,3 +192,55 @@ fn render_refuses_a_cache_of_another_character_and_writes_nothing() {
     assert!(!ok);
     assert!(stderr.contains("16..=8192"), "{stderr}");
 }
+
+/// `--map` colours the skin by a heat map and prints its legend; the
+/// curvature map of the penguin is mostly blue-green where its paint is
+/// black and white; an unknown map is refused with the choices.
+#[test]
+fn render_map_colours_the_skin_and_prints_its_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("curvature");
+    let (ok, stdout, stderr) = plasticine(&[
+        "render",
+        "assets/penguin.ron",
+        "--out",
+        out.to_str().unwrap(),
+        "--size",
+        "160x120",
+        "--stereo",
+        "mono",
+        "--frames",
+        "1",
+        "--map",
+        "curvature",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("curvature: blue flat"), "{stdout}");
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(out.join("frame_00000.png")).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    reader.next_frame(&mut buf).unwrap();
+    // Blue-dominant pixels (the map's flat end): the painted penguin has
+    // none (black, white, orange, a grey floor and a slate sky).
+    let blue = buf
+        .chunks_exact(4)
+        .filter(|p| p[2] as i32 > p[0] as i32 + 60 && p[2] as i32 > p[1] as i32 + 20)
+        .count();
+    assert!(blue > 300, "{blue} blue pixels");
+
+    let (ok, _, stderr) = plasticine(&[
+        "render",
+        "assets/penguin.ron",
+        "--out",
+        out.to_str().unwrap(),
+        "--map",
+        "speed",
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("stretch") && stderr.contains("curvature"),
+        "{stderr}"
+    );
+}
