@@ -299,6 +299,7 @@ pub fn render_character(
     for f in 0..total {
         let t = advance(&mut source, &mut snapshot, f, fps)?;
         if f % opts.every != 0 {
+            renderer.geometry.observe(&snapshot, &renderer.style);
             continue;
         }
         // Frame the first picture and keep the framing, so motion reads.
@@ -491,6 +492,7 @@ fn advance(
                 snapshot.posture = d.posture_at(t);
             }
             snapshot.sim_time = t;
+            snapshot.sequence += 1;
             Ok(t)
         }
         Source::Live { sim, start } => {
@@ -504,6 +506,7 @@ fn advance(
             snapshot.posture = sim.driver.posture_at(t);
             snapshot.flesh = sim.flesh_pose().map(Arc::new);
             snapshot.sim_time = t;
+            snapshot.sequence += 1;
             Ok(t)
         }
         Source::Still => Ok(f as f64 / fps as f64),

@@ -67,6 +67,10 @@ pub(crate) enum MapArg {
     Stretch,
     /// How sharply the surface bends.
     Curvature,
+    /// How fast the skin moves.
+    Speed,
+    /// Where the skin rests on the muscles.
+    Contact,
 }
 
 pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {

@@ -33,7 +33,8 @@ pub struct RenderArgs {
     #[arg(long)]
     frames: Option<usize>,
     /// Colour the skin by a heat map instead of its paint: fat thickness,
-    /// stretch against rest, or curvature (the legend is printed).
+    /// stretch, curvature, speed, or contact with the muscles (the legend
+    /// is printed).
     #[arg(long, value_enum, default_value = "paint")]
     map: MapArg,
     /// The same as `--map fat`.
@@ -91,6 +92,8 @@ impl RenderArgs {
             MapArg::Fat => SkinMap::Fat,
             MapArg::Stretch => SkinMap::Stretch,
             MapArg::Curvature => SkinMap::Curvature,
+            MapArg::Speed => SkinMap::Speed,
+            MapArg::Contact => SkinMap::Contact,
         };
         if opts.style.map != SkinMap::Paint {
             println!("Colours: {}", opts.style.map.legend(opts.style.fat_map_max));

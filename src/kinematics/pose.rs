@@ -74,6 +74,21 @@ impl PosedBody {
         Self { joints, muscles }
     }
 
+    /// How deep point `p`, with fat thickness `fat`, lies inside the fat
+    /// layer of the muscles `wrapped` (m, ≥ 0): 0 on or outside it.
+    pub fn fat_depth(&self, fat: f32, wrapped: &[usize], p: Vec3) -> f32 {
+        let mut worst = 0.0f32;
+        for mu in wrapped.iter().map(|&q| &self.muscles[q]) {
+            let local = mu.to_local.transform_point3(p);
+            if local.length() > mu.radius + fat {
+                continue;
+            }
+            let (g, _) = mu.shape.distance_and_normal(local, fat);
+            worst = worst.max(fat - g);
+        }
+        worst
+    }
+
     /// Whether a world sphere may touch the muscle: its bounding sphere, then
     /// (where known) its local bounding box.
     #[inline]

@@ -5,6 +5,7 @@
 //! Each map has a fixed scale, so a rendered sequence compares frame with
 //! frame; [`SkinMap::legend`] says what the colours mean.
 
+use crate::snapshot::SceneSnapshot;
 use glam::Vec3;
 
 /// What colours the skin.
@@ -27,6 +28,14 @@ pub enum SkinMap {
     /// metre, the largest over the grid directions): deep blue (flat)
     /// through green to yellow ([`CURVATURE_MAX`], a 1 cm radius, or more).
     Curvature,
+    /// How fast each point moves (m/s, between the last two snapshots
+    /// drawn): deep blue (still) through green to yellow ([`SPEED_MAX`] or
+    /// faster).
+    Speed,
+    /// Where the skin rests on the muscles under it: red where a point is
+    /// on its fat layer's surface (pressed onto the muscle through its
+    /// fat), fading to white [`CONTACT_REACH`] out from it.
+    Contact,
 }
 
 /// Stretch over the skin's median shown at the red end of [`SkinMap::Stretch`].
@@ -35,10 +44,22 @@ pub const STRETCH_MAX: f32 = 1.5;
 pub const STRETCH_MIN: f32 = 0.67;
 /// Curvature (1/m) shown at the top of [`SkinMap::Curvature`].
 pub const CURVATURE_MAX: f32 = 100.0;
+/// Speed (m/s) shown at the top of [`SkinMap::Speed`].
+pub const SPEED_MAX: f32 = 0.5;
+/// How far off its fat layer's surface (m) a point still shows a trace of
+/// red in [`SkinMap::Contact`].
+pub const CONTACT_REACH: f32 = 0.003;
 
 impl SkinMap {
     /// Every map, in the order the desk's F3 steps through them.
-    pub const ALL: [SkinMap; 4] = [Self::Paint, Self::Fat, Self::Stretch, Self::Curvature];
+    pub const ALL: [SkinMap; 6] = [
+        Self::Paint,
+        Self::Fat,
+        Self::Stretch,
+        Self::Curvature,
+        Self::Speed,
+        Self::Contact,
+    ];
 
     /// The next map in [`SkinMap::ALL`], wrapping.
     pub fn next(self) -> Self {
@@ -60,7 +81,76 @@ impl SkinMap {
             Self::Curvature => format!(
                 "curvature: blue flat, green, yellow {CURVATURE_MAX:.0}/m (a 1 cm radius) or sharper"
             ),
+            Self::Speed => format!("speed: blue still, green, yellow {SPEED_MAX} m/s or faster"),
+            Self::Contact => format!(
+                "contact with the muscles: red on the fat layer, white {:.0} mm or more off it",
+                CONTACT_REACH * 1e3
+            ),
         }
+    }
+
+    /// The colour of a point whose value for this map is `v` (`fat_max`
+    /// in metres, for [`SkinMap::Fat`]); the paint map has none.
+    pub fn color(self, v: f32, fat_max: f32) -> [f32; 4] {
+        match self {
+            Self::Paint => [1.0; 4],
+            Self::Fat => sequential(if fat_max > 0.0 { v / fat_max } else { 0.0 }),
+            Self::Stretch => stretch_color(v),
+            Self::Curvature => sequential(v / CURVATURE_MAX),
+            Self::Speed => sequential(v / SPEED_MAX),
+            Self::Contact => ramp(&[[0.95, 0.95, 0.95], [0.85, 0.15, 0.10]], v),
+        }
+    }
+}
+
+/// The skins' speeds for [`SkinMap::Speed`], from the last two snapshots
+/// drawn with it.
+#[derive(Default)]
+pub(super) struct SpeedTrack {
+    sequence: Option<u64>,
+    time: f64,
+    positions: Vec<Vec<Vec3>>,
+    speed: Vec<Vec<f32>>,
+}
+
+/// Two snapshots further apart than this (s) give no speed (a jump in the
+/// timeline, a new playback): the map shows the skin still until the next.
+const SPEED_SPAN: f64 = 0.25;
+
+impl SpeedTrack {
+    /// Takes in `snapshot`: where it is a newer one of the same skins
+    /// shortly after the last, the speeds between the two.
+    pub(super) fn track(&mut self, snapshot: &SceneSnapshot) {
+        if self.sequence == Some(snapshot.sequence) && self.time == snapshot.sim_time {
+            return;
+        }
+        let dt = snapshot.sim_time - self.time;
+        let same = self.positions.len() == snapshot.skins.len()
+            && self
+                .positions
+                .iter()
+                .zip(&snapshot.skins)
+                .all(|(p, s)| p.len() == s.positions.len());
+        self.speed = snapshot
+            .skins
+            .iter()
+            .enumerate()
+            .map(|(s, skin)| {
+                if same && dt > 0.0 && dt <= SPEED_SPAN {
+                    speed(&self.positions[s], &skin.positions, dt)
+                } else {
+                    vec![0.0; skin.positions.len()]
+                }
+            })
+            .collect();
+        self.positions = snapshot.skins.iter().map(|s| s.positions.clone()).collect();
+        self.time = snapshot.sim_time;
+        self.sequence = Some(snapshot.sequence);
+    }
+
+    /// Skin `s`'s speeds (m/s) as last tracked.
+    pub(super) fn of(&self, s: usize) -> Option<&[f32]> {
+        self.speed.get(s).map(Vec::as_slice)
     }
 }
 
@@ -143,6 +233,36 @@ pub fn relative(mut values: Vec<f32>) -> Vec<f32> {
         *v = if median > 0.0 { *v / median } else { 1.0 };
     }
     values
+}
+
+/// Speed (m/s) per point between two positions of a grid `dt` seconds
+/// apart.
+pub fn speed(before: &[Vec3], after: &[Vec3], dt: f64) -> Vec<f32> {
+    let inv = (1.0 / dt) as f32;
+    before
+        .iter()
+        .zip(after)
+        .map(|(a, b)| a.distance(*b) * inv)
+        .collect()
+}
+
+/// Contact per point (1 on or inside its fat layer's surface, falling
+/// linearly to 0 at [`CONTACT_REACH`] out from it) for a skin with fat
+/// thickness `fat` per point wrapping muscles `wrapped` of `body`.
+pub fn contact(
+    body: &crate::kinematics::pose::PosedBody,
+    wrapped: &[usize],
+    positions: &[Vec3],
+    fat: &[f32],
+) -> Vec<f32> {
+    positions
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| {
+            let f = fat.get(k).copied().unwrap_or(0.0);
+            (body.fat_depth(f + CONTACT_REACH, wrapped, p) / CONTACT_REACH).clamp(0.0, 1.0)
+        })
+        .collect()
 }
 
 /// Curvature (1/m) per point of an m×n grid with unit `normals`: the
@@ -315,6 +435,73 @@ mod tests {
         assert!(warmth(SkinMap::Paint, top).abs() < 0.15);
     }
 
+    fn shipped_penguin() -> crate::character::Character {
+        crate::io::character_file::load_character(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/assets/penguin.ron"
+        )))
+        .expect("penguin loads")
+    }
+
+    /// The shipped penguin's body skin rests on its fat layer over most of
+    /// it (contact 1); blown up by a tenth about its centre, it touches
+    /// almost nowhere.
+    #[test]
+    fn contact_is_where_the_skin_rests_on_its_fat() {
+        let ch = shipped_penguin();
+        let body = crate::kinematics::pose::PosedBody::new(&ch, &ch.skeleton.rest_posture());
+        let skin = &ch.skins[0];
+        let p = &skin.points.position;
+        let resting = contact(&body, &skin.muscles, p, &skin.points.fat);
+        let on = resting.iter().filter(|&&c| c >= 0.99).count();
+        assert!(on * 2 > p.len(), "{on} of {} on the fat", p.len());
+        let centre = p.iter().copied().sum::<Vec3>() / p.len() as f32;
+        let blown: Vec<Vec3> = p.iter().map(|&x| centre + 1.1 * (x - centre)).collect();
+        let off = contact(&body, &skin.muscles, &blown, &skin.points.fat);
+        let touching = off.iter().filter(|&&c| c > 0.0).count();
+        assert!(touching * 20 < p.len(), "{touching} still touching");
+    }
+
+    /// The speed map reads the speed between two snapshots a frame apart:
+    /// a penguin moved 1 cm in a thirtieth of a second is 0.3 m/s
+    /// everywhere; after a jump of a second it shows still.
+    #[test]
+    fn the_speed_map_reads_between_snapshots() {
+        use crate::render::geometry::{Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
+        let ch = std::sync::Arc::new(shipped_penguin());
+        let posture = ch.skeleton.rest_posture();
+        let mut snap = crate::snapshot::SceneSnapshot::of(ch, posture, 0);
+        let style = SceneStyle {
+            map: SkinMap::Speed,
+            subdivide: 1,
+            muscles: MuscleStyle::Hidden,
+            floor: false,
+            skeleton: false,
+            ..SceneStyle::default()
+        };
+        let mut b = GeometryBuilder::new();
+        b.observe(&snap, &style);
+        let step = |snap: &mut crate::snapshot::SceneSnapshot, dt: f64| {
+            for skin in &mut snap.skins {
+                for x in &mut skin.positions {
+                    *x += Vec3::new(0.01, 0.0, 0.0);
+                }
+            }
+            snap.sim_time += dt;
+            snap.sequence += 1;
+        };
+        let close = |a: [f32; 4], b: [f32; 4]| a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-3);
+        step(&mut snap, 1.0 / 30.0);
+        let moving = SkinMap::Speed.color(0.3, 0.0);
+        let g = b.build(&snap, &style, &Decorations::default());
+        assert!(g.opaque.vertices.iter().all(|v| close(v.color, moving)));
+        step(&mut snap, 1.0);
+        let still = SkinMap::Speed.color(0.0, 0.0);
+        assert_ne!(moving, still);
+        let g = b.build(&snap, &style, &Decorations::default());
+        assert!(g.opaque.vertices.iter().all(|v| close(v.color, still)));
+    }
+
     /// F3 steps through every map and back.
     #[test]
     fn maps_cycle() {
@@ -323,6 +510,8 @@ mod tests {
             SkinMap::Fat,
             SkinMap::Stretch,
             SkinMap::Curvature,
+            SkinMap::Speed,
+            SkinMap::Contact,
             SkinMap::Paint,
         ] {
             m = m.next();

@@ -355,23 +355,8 @@ pub fn deepest_penetration(
     for j in 1..grid.n - 1 {
         for i in 0..grid.m {
             let k = grid.idx(i, j);
-            worst = worst.max(fat_depth(fat[k], body, wrapped, r[k]));
+            worst = worst.max(body.fat_depth(fat[k], wrapped, r[k]));
         }
-    }
-    worst
-}
-
-/// How deep point `p`, with fat thickness `fat`, lies inside the fat layer
-/// of the muscles it wraps (m, ≥ 0).
-pub fn fat_depth(fat: f32, body: &PosedBody, wrapped: &[usize], p: Vec3) -> f32 {
-    let mut worst = 0.0f32;
-    for mu in wrapped.iter().map(|&q| &body.muscles[q]) {
-        let local = mu.to_local.transform_point3(p);
-        if local.length() > mu.radius + fat {
-            continue;
-        }
-        let (g, _) = mu.shape.distance_and_normal(local, fat);
-        worst = worst.max(fat - g);
     }
     worst
 }
@@ -410,7 +395,7 @@ pub fn deepest_sinking(grid: &Grid, body: &PosedBody, wrapped: &[usize], r: &[Ve
     for j in 1..grid.n - 1 {
         for i in 0..grid.m {
             // A fat layer of nothing: the muscle itself.
-            worst = worst.max(fat_depth(0.0, body, wrapped, r[grid.idx(i, j)]));
+            worst = worst.max(body.fat_depth(0.0, wrapped, r[grid.idx(i, j)]));
         }
     }
     worst

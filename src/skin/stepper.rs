@@ -458,7 +458,7 @@ fn enforce(
         // was measured at the start, and a limb moving in takes more), the
         // muscle never.
         plan.enforce(obstacles, t, r, v, |p| {
-            super::constraints::fat_depth(0.0, &under.body, &skin.muscles, p) <= 0.0
+            under.body.fat_depth(0.0, &skin.muscles, p) <= 0.0
         });
     }
     report

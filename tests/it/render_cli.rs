@@ -236,7 +236,7 @@ fn render_map_colours_the_skin_and_prints_its_legend() {
         "--out",
         out.to_str().unwrap(),
         "--map",
-        "speed",
+        "strain",
     ]);
     assert!(!ok);
     assert!(
