@@ -11,7 +11,7 @@ mod skin;
 pub use flesh::{
     EmbeddedMesh, FemFlesh, Flesh, FleshDetail, PART_STIFFNESS_RANGE, PartStiffness, WeightStroke,
 };
-pub use muscle::{DeformationDriver, DeformationParam, Muscle};
+pub use muscle::{DEFAULT_MUSCLE_COLOR, DeformationDriver, DeformationParam, Muscle};
 pub use skeleton::{Dof, Joint, Posture, Skeleton};
 pub use skin::{Band, BandDefaults, DEFAULT_SKIN_COLOR, Skin, SkinMaterial, SkinPoints};
 

@@ -31,6 +31,10 @@ pub struct DeformationDriver {
     pub gain: f32,
 }
 
+/// The colour of an unpainted muscle (linear RGB): what it is drawn in, and
+/// what a first paint stroke blends from.
+pub const DEFAULT_MUSCLE_COLOR: [f32; 3] = [0.78, 0.25, 0.22];
+
 /// A muscle: an implicit solid attached rigidly to a joint, optionally deformed
 /// by joint angles.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -49,6 +53,10 @@ pub struct Muscle {
     /// Drivers that deform the shape with joint angles.
     #[serde(default)]
     pub drivers: Vec<DeformationDriver>,
+    /// Painted colour, linear RGB in [0, 1]; None draws it in
+    /// [`DEFAULT_MUSCLE_COLOR`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<[f32; 3]>,
 }
 
 impl Muscle {
@@ -73,6 +81,14 @@ impl Muscle {
         self.shape
             .validate()
             .map_err(|m| InvalidField::new("shape", m))?;
+        if let Some(c) = self.color
+            && !c.iter().all(|x| (0.0..=1.0).contains(x))
+        {
+            return Err(InvalidField::new(
+                "color",
+                format!("each channel must be a number from 0 to 1, got {c:?}"),
+            ));
+        }
         for (k, d) in self.drivers.iter().enumerate() {
             if d.joint >= joint_count || d.axis > 2 || !d.gain.is_finite() {
                 return Err(InvalidField::new(
@@ -132,6 +148,7 @@ mod tests {
                     gain: 0.5,
                 },
             ],
+            color: None,
         };
         let straight = biceps.posed_shape(&[Vec3::ZERO, Vec3::ZERO]);
         assert_eq!(straight, biceps.shape);
@@ -144,5 +161,24 @@ mod tests {
         // At z = 0.03 the half-width grows from 0.0387 to 0.0387·(1 + 2.4·0.03) = 0.0415.
         let p = Vec3::new(0.040, 0.0, 0.03);
         assert!(!straight.is_inside(p) && flexed.is_inside(p));
+    }
+
+    /// A painted colour must be three channels in [0, 1]; the error names it.
+    #[test]
+    fn a_muscle_colour_outside_0_to_1_is_refused_by_name() {
+        let mut m = Muscle {
+            joint: 0,
+            offset: Vec3::ZERO,
+            rotation: Quat::IDENTITY,
+            shape: MuscleShape::sphere(0.05),
+            drivers: Vec::new(),
+            color: Some([0.9, 0.3, 0.0]),
+        };
+        assert!(m.validate(1).is_ok());
+        for bad in [[1.5, 0.0, 0.0], [0.0, -0.1, 0.0], [0.0, 0.0, f32::NAN]] {
+            m.color = Some(bad);
+            let err = m.validate(1).unwrap_err();
+            assert!(format!("{err}").contains("color"), "{err}");
+        }
     }
 }

@@ -223,8 +223,11 @@ pub const SKIN_COLOR: [f32; 4] = {
     let [r, g, b] = crate::character::DEFAULT_SKIN_COLOR;
     [r, g, b, 1.0]
 };
-/// Linear RGBA colour of the muscles (alpha 0.45 when translucent).
-pub const MUSCLE_COLOR: [f32; 4] = [0.78, 0.25, 0.22, 1.0];
+/// Linear RGBA colour of unpainted muscles (alpha 0.45 when translucent).
+pub const MUSCLE_COLOR: [f32; 4] = {
+    let [r, g, b] = crate::character::DEFAULT_MUSCLE_COLOR;
+    [r, g, b, 1.0]
+};
 /// Linear RGBA colour of the joint spheres.
 pub const JOINT_COLOR: [f32; 4] = [0.95, 0.95, 0.90, 1.0];
 /// Linear RGBA colour of the current joint's sphere.
@@ -401,7 +404,7 @@ impl GeometryBuilder {
         }
         if let Some(body) = &body {
             if style.muscles != MuscleStyle::Hidden {
-                self.push_muscles(&mut g, body, style.muscles);
+                self.push_muscles(&mut g, character, body, style.muscles);
             }
             if style.skeleton {
                 self.push_skeleton(&mut g, character, body, decorations.current_joint);
@@ -428,7 +431,13 @@ impl GeometryBuilder {
             .get_or_insert_with(|| MuscleShape::sphere(1.0).tessellate(12, 8))
     }
 
-    fn push_muscles(&mut self, g: &mut SceneGeometry, body: &PosedBody, style: MuscleStyle) {
+    fn push_muscles(
+        &mut self,
+        g: &mut SceneGeometry,
+        character: &Character,
+        body: &PosedBody,
+        style: MuscleStyle,
+    ) {
         self.muscle_meshes.resize(body.muscles.len(), None);
         self.muscle_meshes.truncate(body.muscles.len());
         for (k, m) in body.muscles.iter().enumerate() {
@@ -441,10 +450,16 @@ impl GeometryBuilder {
                 self.muscle_meshes[k] = Some((m.shape.clone(), mesh));
             }
             let (_, mesh) = self.muscle_meshes[k].as_ref().expect("tessellated above");
+            // Its painted colour, else muscle red.
+            let color = character
+                .muscles
+                .get(k)
+                .and_then(|mu| mu.color)
+                .map_or(MUSCLE_COLOR, |[r, g, b]| [r, g, b, 1.0]);
             match style {
-                MuscleStyle::Opaque => g.opaque.push_mesh(mesh, &m.to_world, MUSCLE_COLOR),
+                MuscleStyle::Opaque => g.opaque.push_mesh(mesh, &m.to_world, color),
                 MuscleStyle::Translucent => {
-                    let mut c = MUSCLE_COLOR;
+                    let mut c = color;
                     c[3] = 0.45;
                     g.translucent.push_mesh(mesh, &m.to_world, c);
                 }

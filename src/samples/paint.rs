@@ -1,6 +1,6 @@
 //! The samples' colours: painted on the settled skins from where each point
 //! sits on the character at rest (the penguin's black back and white belly
-//! and orange beak, the wombat's brown coat and dark nose, the torso's
+//! and orange beak and feet, the wombat's brown coat and dark nose, the torso's
 //! skin tone), so any resolution gets the same markings.
 
 use crate::character::{Character, Posture};
@@ -21,9 +21,19 @@ fn smooth(x: f32) -> f32 {
     x * x * (3.0 - 2.0 * x)
 }
 
-/// Paints every skin of sample `name` (see the module docs); other
-/// characters are left as they are.
+/// Paints every skin of sample `name` (see the module docs), and the
+/// penguin's feet orange; other characters are left as they are.
 pub(super) fn paint(name: &str, c: &mut Character, rest: &Posture) {
+    if name == "penguin" {
+        for foot in ["foot_l", "foot_r"] {
+            let Some(j) = c.skeleton.find(foot) else {
+                continue;
+            };
+            for m in c.muscles.iter_mut().filter(|m| m.joint == j) {
+                m.color = Some(ORANGE.to_array());
+            }
+        }
+    }
     let body = PosedBody::new(c, rest);
     // How far inside muscle k's frame a point is, as the ellipsoid through
     // `radii` measures it (below 1: inside).

@@ -25,6 +25,7 @@ pub(super) fn upright(joint: usize, offset: Vec3, radii: Vec3, exponents: Vec2) 
         rotation: Quat::from_rotation_x(-FRAC_PI_2),
         shape: MuscleShape::superellipsoid(radii, exponents),
         drivers: Vec::new(),
+        color: None,
     }
 }
 
@@ -35,6 +36,7 @@ pub(super) fn sphere(joint: usize, offset: Vec3, radius: f32) -> Muscle {
         rotation: Quat::IDENTITY,
         shape: MuscleShape::sphere(radius),
         drivers: Vec::new(),
+        color: None,
     }
 }
 

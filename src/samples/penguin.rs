@@ -52,6 +52,7 @@ pub(super) fn penguin() -> (Character, Vec<SkinSpec>) {
                     bend: 0.0,
                 }),
                 drivers: Vec::new(),
+                color: None,
             },
             upright(
                 5,

@@ -24,6 +24,7 @@ pub fn demo_scene(m: usize, n: usize, muscles: usize) -> Result<Character, SimEr
             rotation: Quat::IDENTITY,
             shape: MuscleShape::sphere(0.015),
             drivers: Vec::new(),
+            color: None,
         });
         k += 1;
     }

@@ -35,6 +35,7 @@ pub(super) fn wombat() -> (Character, Vec<SkinSpec>) {
                     Vec2::new(0.8, 1.0),
                 ),
                 drivers: Vec::new(),
+                color: None,
             },
             sphere(3, Vec3::new(0.0, 0.0, 0.0), 0.115),
             sphere(5, Vec3::new(0.0, 0.0, 0.02), 0.08),
@@ -52,6 +53,7 @@ pub(super) fn wombat() -> (Character, Vec<SkinSpec>) {
                     bend: 0.0,
                 }),
                 drivers: Vec::new(),
+                color: None,
             },
             upright(
                 7,

@@ -432,6 +432,7 @@ mod tests {
                     rotation: Quat::from_rotation_z(0.3),
                     shape,
                     drivers: vec![],
+                    color: None,
                 })
                 .collect(),
             skins: vec![],

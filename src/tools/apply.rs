@@ -69,6 +69,11 @@ pub(crate) enum Inverse {
         old: Vec<(u32, [f32; 3])>,
         unpainted: bool,
     },
+    /// The muscle's old colour (None: unpainted). O(1).
+    MuscleColor {
+        muscle: usize,
+        old: Option<[f32; 3]>,
+    },
     /// Old values of the changed fields at the region's points, in region
     /// order. O(region × fields).
     Material {
@@ -294,6 +299,11 @@ pub(crate) fn apply(
             color,
             strength,
         } => paint_stroke(c, cmd, *skin, *center_point, *radius, (*color, *strength)),
+        Command::PaintMuscle {
+            muscle,
+            color,
+            strength,
+        } => paint_muscle(c, cmd, *muscle, (*color, *strength)),
         Command::SetSkinMaterial {
             skin,
             region,
@@ -386,6 +396,7 @@ fn add_joint(
             rotation: m.rotation,
             shape: m.shape.clone(),
             drivers: Vec::new(),
+            color: None,
         });
     }
     Ok(Inverse::AddJoint {
@@ -586,6 +597,7 @@ fn add_muscle(
         rotation: muscle.rotation,
         shape: muscle.shape.clone(),
         drivers: Vec::new(),
+        color: None,
     });
     Ok(Inverse::AddMuscle)
 }
@@ -770,20 +782,7 @@ fn paint_stroke(
     (color, strength): ([f32; 3], f32),
 ) -> Result<Inverse, EditError> {
     check_brush(c, cmd, skin, center_point, radius)?;
-    if !color.iter().all(|x| (0.0..=1.0).contains(x)) {
-        return Err(invalid(
-            cmd,
-            "color",
-            format!("each channel must be linear RGB from 0 to 1, got {color:?}"),
-        ));
-    }
-    if !(0.0..=1.0).contains(&strength) {
-        return Err(invalid(
-            cmd,
-            "strength",
-            format!("must be from 0 to 1, got {strength}"),
-        ));
-    }
+    check_paint(cmd, color, strength)?;
     let pts = &mut c.skins[skin].points;
     let unpainted = pts.color.is_empty();
     if unpainted {
@@ -811,6 +810,46 @@ fn paint_stroke(
         old,
         unpainted,
     })
+}
+
+/// Checks a paint command's colour (linear RGB in [0, 1]) and strength.
+fn check_paint(cmd: &Command, color: [f32; 3], strength: f32) -> Result<(), EditError> {
+    if !color.iter().all(|x| (0.0..=1.0).contains(x)) {
+        return Err(invalid(
+            cmd,
+            "color",
+            format!("each channel must be linear RGB from 0 to 1, got {color:?}"),
+        ));
+    }
+    if !(0.0..=1.0).contains(&strength) {
+        return Err(invalid(
+            cmd,
+            "strength",
+            format!("must be from 0 to 1, got {strength}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Applies [`Command::PaintMuscle`]: blends the muscle's colour towards
+/// `color` by `strength`.
+fn paint_muscle(
+    c: &mut Character,
+    cmd: &Command,
+    muscle: usize,
+    (color, strength): ([f32; 3], f32),
+) -> Result<Inverse, EditError> {
+    check_muscle(c, muscle)?;
+    check_paint(cmd, color, strength)?;
+    let m = &mut c.muscles[muscle];
+    let old = m.color;
+    let from = Vec3::from_array(old.unwrap_or(crate::character::DEFAULT_MUSCLE_COLOR));
+    m.color = Some(
+        from.lerp(Vec3::from_array(color), strength)
+            .clamp(Vec3::ZERO, Vec3::ONE)
+            .to_array(),
+    );
+    Ok(Inverse::MuscleColor { muscle, old })
 }
 
 // Skin material.
@@ -1145,6 +1184,7 @@ pub(crate) fn revert(c: &mut Character, posture: &mut Posture, inverse: Inverse)
         }
         Inverse::Lock { joint, locked } => c.skeleton.joints[joint].locked = locked,
         Inverse::EditMuscle { muscle, shape } => c.muscles[muscle].shape = shape,
+        Inverse::MuscleColor { muscle, old } => c.muscles[muscle].color = old,
         Inverse::Offsets(old) => {
             for (k, o) in old {
                 c.skeleton.joints[k].offset = o;

@@ -223,6 +223,17 @@ pub enum Command {
         /// How far the centre point goes towards `color` (0..=1).
         strength: f32,
     },
+    /// Paint tool on a muscle (the tip inside it, touching no skin): blends
+    /// the muscle's colour towards `color` by `strength` (0..=1), from
+    /// [`crate::character::DEFAULT_MUSCLE_COLOR`] where it is unpainted.
+    PaintMuscle {
+        /// Index of the muscle.
+        muscle: usize,
+        /// Linear RGB painted, each channel in [0, 1].
+        color: [f32; 3],
+        /// How far the muscle's colour goes towards `color` (0..=1).
+        strength: f32,
+    },
     /// Parameters panel: material of the points in `region` (all when
     /// `None`). Each field left `None` is unchanged. Densities are per unit
     /// u-area as in [`crate::character::SkinPoints`]; `stretch` sets
@@ -338,6 +349,7 @@ impl Command {
             Command::SetAttachment { .. } => "set attachment",
             Command::FatStroke { .. } => "fat stroke",
             Command::PaintStroke { .. } => "paint stroke",
+            Command::PaintMuscle { .. } => "paint muscle",
             Command::SetSkinMaterial { .. } => "skin material",
             Command::SetEnvironment { .. } => "environment",
             Command::SetKey { .. } => "set key",

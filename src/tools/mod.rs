@@ -34,6 +34,7 @@
 //! | `SetAttachment` | one old band | O(1) |
 //! | `FatStroke` | old fat of the changed points | 8 B per touched point |
 //! | `PaintStroke` | old colours of the changed points (or: it was unpainted) | 16 B per touched point |
+//! | `PaintMuscle` | the muscle's old colour (or: it was unpainted) | 16 B |
 //! | `SetSkinMaterial` | old values of the changed fields in the region | 4–12 B per point and field |
 //! | `SetKey`, `MoveKey`, `DeleteKey`, `SetKeyTcb` | the replaced, moved or removed key and where it was | O(joints) |
 //!

@@ -248,6 +248,30 @@ impl Symmetry {
         Some(nearest_point(&c.skins[s2], self.reflect(p)))
     }
 
+    /// An edit of `muscle` (its shape, or its paint) on the mirrored
+    /// muscle: None where it has no counterpart but itself.
+    fn mirror_muscle_edit(
+        &self,
+        cmd: &Command,
+        c: &Character,
+        posture: &Posture,
+        muscle: usize,
+    ) -> Option<Command> {
+        let q = self
+            .mirror_muscle(c, posture, muscle)
+            .filter(|&q| q != muscle)?;
+        let mut mirrored = cmd.clone();
+        match &mut mirrored {
+            Command::EditMuscle { muscle, shape } => {
+                *muscle = q;
+                *shape = mirror_shape(shape);
+            }
+            Command::PaintMuscle { muscle, .. } => *muscle = q,
+            _ => return None,
+        }
+        Some(mirrored)
+    }
+
     /// The mirror image of `cmd` on the current state, or `None` when it is
     /// its own image (a centre-line edit), has no counterpart, or is a
     /// posture (posing is not mirrored: it is rarely symmetric).
@@ -275,14 +299,8 @@ impl Symmetry {
                 joint: other_joint(*joint)?,
                 locked: *locked,
             }),
-            Command::EditMuscle { muscle, shape } => {
-                let q = self
-                    .mirror_muscle(c, posture, *muscle)
-                    .filter(|q| q != muscle)?;
-                Some(Command::EditMuscle {
-                    muscle: q,
-                    shape: mirror_shape(shape),
-                })
+            Command::EditMuscle { muscle, .. } | Command::PaintMuscle { muscle, .. } => {
+                self.mirror_muscle_edit(cmd, c, posture, *muscle)
             }
             Command::MoveJoint {
                 joint,

@@ -716,6 +716,46 @@ fn invalid_commands_are_refused_with_messages_and_change_nothing() {
     assert_eq!((h.revision(), h.undo_depth()), (rev, depth));
 }
 
+/// A muscle paint stroke on a muscle that does not exist, with a colour
+/// outside [0, 1] or a strength that is not a number is refused, naming
+/// what is wrong, and changes nothing.
+#[test]
+fn invalid_muscle_paint_is_refused_and_changes_nothing() {
+    let (mut c, mut h, _) = build(&penguin_script());
+    let cases: Vec<(Command, &str)> = vec![
+        (
+            Command::PaintMuscle {
+                muscle: 9,
+                color: [0.5; 3],
+                strength: 0.1,
+            },
+            "muscle 9 does not exist",
+        ),
+        (
+            Command::PaintMuscle {
+                muscle: 0,
+                color: [0.5, 1.5, 0.5],
+                strength: 0.1,
+            },
+            "color: each channel must be linear RGB from 0 to 1",
+        ),
+        (
+            Command::PaintMuscle {
+                muscle: 0,
+                color: [0.5; 3],
+                strength: f32::NAN,
+            },
+            "strength: must be from 0 to 1",
+        ),
+    ];
+    let before = c.clone();
+    for (cmd, want) in cases {
+        let err = h.apply(&mut c, cmd.clone()).expect_err(want).to_string();
+        assert!(err.contains(want), "{cmd:?}: got '{err}', want '{want}'");
+        assert!(c == before, "{cmd:?} changed the character");
+    }
+}
+
 #[test]
 fn joints_are_added_where_the_hand_is_in_the_working_posture() {
     let mut c = root_only();

@@ -70,8 +70,10 @@
 //! * **Paint** (issue 19): with the trigger held, paints the panel's paint
 //!   colour where the tip touches the skin, a [`Command::PaintStroke`] per
 //!   frame of the brush radius (a Gaussian, as liposuction's), moving the
-//!   centre's colour [`PAINT_RATE`] of the way per second; one undo step per
-//!   drag, mirrored under symmetry.
+//!   centre's colour [`PAINT_RATE`] of the way per second; touching no skin
+//!   but a muscle (the penguin's feet), it paints that muscle whole, a
+//!   [`Command::PaintMuscle`] per frame; one undo step per drag, mirrored
+//!   under symmetry.
 //!
 //! Locked parts ([`Command::LockPart`], [`Toolbox::toggle_lock_current`]): a
 //! press that would reshape or deform a locked joint's muscle, or give it

@@ -321,6 +321,7 @@ fn arm() -> Character {
         rotation: glam::Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
         shape: MuscleShape::superellipsoid(glam::Vec3::new(0.06, 0.06, 0.17), glam::Vec2::ONE),
         drivers: Vec::new(),
+        color: None,
     };
     Character {
         name: "arm".into(),

@@ -50,6 +50,7 @@ fn small_character() -> Character {
         rotation: Quat::IDENTITY,
         shape: MuscleShape::sphere(0.12),
         drivers: vec![],
+        color: None,
     };
     let (m, n) = (4usize, 4usize);
     let count = m * n;

@@ -71,8 +71,8 @@ fn the_number_splitter_sees_numbers_but_not_names() {
 }
 
 /// Issue 19: the shipped penguin is painted as a penguin (white belly in
-/// front, black back and crown, orange round the beak, black flippers),
-/// and the paint follows a resampling to 32×32.
+/// front, black back and crown, orange round the beak, black flippers,
+/// orange feet), and the paint follows a resampling to 32×32.
 #[test]
 fn the_penguin_is_painted_and_its_paint_follows_resampling() {
     use glam::Vec3;
@@ -116,6 +116,22 @@ fn the_penguin_is_painted_and_its_paint_follows_resampling() {
                 "{label}: flipper '{}' is not black",
                 flipper.name
             );
+        }
+        // The feet are muscles on the foot joints, painted orange; the
+        // others keep muscle red.
+        for (k, m) in c.muscles.iter().enumerate() {
+            let joint = &c.skeleton.joints[m.joint].name;
+            match m.color {
+                Some([r, g, b]) => assert!(
+                    joint.starts_with("foot") && r > 0.6 && g < 0.5 * r && b < 0.1,
+                    "{label}: muscle {k} on {joint} painted {:?}",
+                    m.color
+                ),
+                None => assert!(
+                    !joint.starts_with("foot"),
+                    "{label}: foot muscle {k} unpainted"
+                ),
+            }
         }
     }
 }

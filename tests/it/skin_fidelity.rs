@@ -251,6 +251,7 @@ fn a_coarse_skin_turns_evenly_round_a_flat_muscle() {
             rotation: Quat::IDENTITY,
             shape: MuscleShape::superellipsoid(Vec3::new(0.05, 0.13, 0.02), Vec2::ONE),
             drivers: vec![],
+            color: None,
         }],
         skins: vec![],
         environment: Default::default(),

@@ -41,6 +41,7 @@ fn ball(m: usize, n: usize, material: SkinMaterial) -> Character {
             rotation: Quat::IDENTITY,
             shape: MuscleShape::sphere(0.2),
             drivers: vec![],
+            color: None,
         }],
         skins: vec![],
         environment: Environment::default(),

@@ -779,3 +779,51 @@ fn the_skin_tool_rebinds_touched_skin_points_to_a_muscle_in_one_step() {
     r.h.undo(&mut r.c).unwrap();
     assert!(r.c == before);
 }
+
+/// The paint tool on a muscle no skin covers (the penguin's feet): the
+/// whole muscle moves 1 − (1 − w)^30 of the way to the paint in 30 frames
+/// (w = `PAINT_RATE`/60), from the unpainted muscle red; one undo step
+/// leaves it unpainted; under symmetry the other foot is painted the same.
+#[test]
+fn the_paint_tool_paints_an_uncovered_muscle_whole() {
+    let mut c = plasticine::samples::shipped_penguin();
+    for m in &mut c.muscles {
+        m.color = None;
+    }
+    let foot = |c: &Character, name: &str| {
+        let j = c.skeleton.find(name).unwrap();
+        c.muscles.iter().position(|m| m.joint == j).unwrap()
+    };
+    let (left, right) = (foot(&c, "foot_l"), foot(&c, "foot_r"));
+    let body = PosedBody::new(&c, &c.skeleton.rest_posture());
+    let tip = body.muscles[left].center;
+    let skin_colors: Vec<_> = c.skins.iter().map(|s| s.points.color.clone()).collect();
+    let mut r = Rig::new(c);
+    r.symmetry = Some(Symmetry::x());
+    let depth = r.h.undo_depth();
+    let blue = plasticine::tools::PALETTE
+        .iter()
+        .find(|p| p.0 == "blue")
+        .unwrap()
+        .1;
+    r.tools.state.paint_color = blue;
+    r.tool(ToolKind::Paint);
+    r.right(HandState::at(tip).with_trigger(true));
+    for _ in 0..30 {
+        r.right(HandState::at(tip).with_trigger(true));
+    }
+    r.right(HandState::at(tip));
+    assert_eq!(r.h.undo_depth(), depth + 1, "a held drag is one undo step");
+    let w = plasticine::tools::PAINT_RATE / 60.0;
+    let want = Vec3::from_array(plasticine::character::DEFAULT_MUSCLE_COLOR)
+        .lerp(Vec3::from_array(blue), 1.0 - (1.0 - w).powi(30));
+    for k in [left, right] {
+        let got = Vec3::from_array(r.c.muscles[k].color.expect("painted"));
+        assert!((got - want).length() < 1e-3, "muscle {k}: {got} vs {want}");
+    }
+    let after: Vec<_> = r.c.skins.iter().map(|s| s.points.color.clone()).collect();
+    assert_eq!(after, skin_colors, "no skin is painted");
+    r.h.undo(&mut r.c).unwrap();
+    assert_eq!(r.c.muscles[left].color, None);
+    assert_eq!(r.c.muscles[right].color, None);
+}

@@ -316,3 +316,33 @@ fn penguin_geometry_is_consistent() {
         "unchanged muscles must not be re-tessellated"
     );
 }
+
+/// Muscles are drawn in their painted colour (the shipped penguin's feet
+/// orange), the others muscle red.
+#[test]
+fn muscles_are_drawn_in_their_colour() {
+    let snap = penguin_snapshot();
+    let style = SceneStyle {
+        skin: false,
+        muscles: MuscleStyle::Opaque,
+        floor: false,
+        skeleton: false,
+        ..SceneStyle::default()
+    };
+    let mut b = GeometryBuilder::new();
+    let g = b.build(&snap, &style, &Decorations::default());
+    let painted: Vec<[f32; 4]> = snap
+        .character
+        .muscles
+        .iter()
+        .filter_map(|m| m.color.map(|[r, g, b]| [r, g, b, 1.0]))
+        .collect();
+    assert_eq!(painted.len(), 2, "the penguin's two feet");
+    let count = |c: [f32; 4]| g.opaque.vertices.iter().filter(|v| v.color == c).count();
+    let per_muscle = g.opaque.vertices.len() / snap.character.muscles.len();
+    assert_eq!(count(painted[0]), 2 * per_muscle);
+    assert_eq!(
+        count(MUSCLE_COLOR),
+        (snap.character.muscles.len() - 2) * per_muscle
+    );
+}

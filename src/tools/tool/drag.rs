@@ -348,8 +348,8 @@ fn touched_skin_point(ctx: &ToolContext, tip: Vec3) -> Option<(usize, usize)> {
     Some((skin, point))
 }
 
-/// One frame's paint stroke where the tip touches the skin (none elsewhere,
-/// or for a frame that took no time).
+/// One frame's paint stroke where the tip touches the skin, else on the
+/// muscle it touches (none elsewhere, or for a frame that took no time).
 fn paint_stroke(
     ctx: &ToolContext,
     tip: Vec3,
@@ -359,12 +359,26 @@ fn paint_stroke(
     if dt <= 0.0 {
         return None;
     }
-    let (skin, point) = touched_skin_point(ctx, tip)?;
-    Some(Command::PaintStroke {
-        skin,
-        center_point: point,
-        radius: state.lipo_radius,
+    let strength = (PAINT_RATE * dt).min(1.0);
+    if let Some((skin, point)) = touched_skin_point(ctx, tip) {
+        return Some(Command::PaintStroke {
+            skin,
+            center_point: point,
+            radius: state.lipo_radius,
+            color: state.paint_color,
+            strength,
+        });
+    }
+    // Touching no skin: the muscle the tip is on, painted whole.
+    let body = PosedBody::new(ctx.character, ctx.history.posture());
+    let pick =
+        Picker::new(ctx.character, &body).pick_near(tip, SKIN_TOUCH_RADIUS, PickFilter::MUSCLES)?;
+    let PickTarget::Muscle(muscle) = pick.target else {
+        return None;
+    };
+    Some(Command::PaintMuscle {
+        muscle,
         color: state.paint_color,
-        strength: (PAINT_RATE * dt).min(1.0),
+        strength,
     })
 }
