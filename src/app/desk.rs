@@ -603,7 +603,7 @@ impl DeskApp {
                 });
                 self.say(format!("tool panel {}", on_off(!shown)));
             }
-            KeyCode::F2 | KeyCode::F3 | KeyCode::F4 | KeyCode::F5 => {
+            KeyCode::F2 | KeyCode::F3 | KeyCode::F4 | KeyCode::F5 | KeyCode::F6 => {
                 if let Some(s) = self.surface.as_mut() {
                     let style = &mut s.view.scene.style;
                     let what = match code {
@@ -622,6 +622,10 @@ impl DeskApp {
                                 MuscleStyle::Hidden => MuscleStyle::Translucent,
                             };
                             format!("muscles {:?}", style.muscles)
+                        }
+                        KeyCode::F6 => {
+                            style.xray = !style.xray;
+                            format!("x-ray (skin seen through) {}", on_off(style.xray))
                         }
                         _ => {
                             style.bands = !style.bands;

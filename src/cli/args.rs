@@ -56,6 +56,21 @@ pub(crate) enum MusclesArg {
     Hidden,
 }
 
+/// A layer `render --layers` draws.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LayerArg {
+    /// The skins.
+    Skin,
+    /// The muscles (and the FEM flesh's embedded mesh).
+    Muscles,
+    /// The joints and bones.
+    Skeleton,
+    /// The connective-tissue bands.
+    Bands,
+    /// The floor.
+    Floor,
+}
+
 /// What colours the skin in `render` (see `plasticine::render::SkinMap`).
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub(crate) enum MapArg {

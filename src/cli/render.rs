@@ -1,6 +1,6 @@
 //! `plasticine render`.
 
-use super::args::{MapArg, MusclesArg, parse_size};
+use super::args::{LayerArg, MapArg, MusclesArg, parse_size};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use plasticine::io::load_character;
@@ -51,6 +51,19 @@ pub struct RenderArgs {
     /// Draw the connective-tissue bands.
     #[arg(long)]
     bands: bool,
+    /// The layers to draw, comma-separated, of skin, muscles, skeleton,
+    /// bands, floor (--muscles says how muscles are drawn, --bands adds
+    /// the bands).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "skin,muscles,skeleton,floor"
+    )]
+    layers: Vec<LayerArg>,
+    /// X-ray: draw the skin see-through, so the layers under it show.
+    #[arg(long)]
+    xray: bool,
     /// How to draw muscles.
     #[arg(long, value_enum, default_value = "translucent")]
     muscles: MusclesArg,
@@ -72,6 +85,8 @@ impl RenderArgs {
             wireframe,
             subdivide,
             bands,
+            layers,
+            xray,
             muscles,
         } = self;
 
@@ -100,8 +115,14 @@ impl RenderArgs {
         }
         opts.style.wireframe = wireframe;
         opts.style.subdivide = subdivide.map_or(0, usize::from);
-        opts.style.bands = bands;
+        let shown = |l: LayerArg| layers.contains(&l);
+        opts.style.skin = shown(LayerArg::Skin);
+        opts.style.skeleton = shown(LayerArg::Skeleton);
+        opts.style.floor = shown(LayerArg::Floor);
+        opts.style.bands = bands || shown(LayerArg::Bands);
+        opts.style.xray = xray;
         opts.style.muscles = match muscles {
+            _ if !shown(LayerArg::Muscles) => MuscleStyle::Hidden,
             MusclesArg::Opaque => MuscleStyle::Opaque,
             MusclesArg::Translucent => MuscleStyle::Translucent,
             MusclesArg::Hidden => MuscleStyle::Hidden,

@@ -107,6 +107,9 @@ pub struct SceneStyle {
     pub wireframe: bool,
     /// What colours the skin: its paint, or a heat map.
     pub map: SkinMap,
+    /// X-ray: the skin drawn see-through ([`XRAY_ALPHA`]), so the muscles,
+    /// the skeleton and the bands under it show.
+    pub xray: bool,
     /// Fat thickness shown at the top of the colour map (metres).
     pub fat_map_max: f32,
     /// How the muscles (and the FEM flesh's embedded mesh) are drawn.
@@ -130,6 +133,7 @@ impl Default for SceneStyle {
             skin: true,
             wireframe: false,
             map: SkinMap::Paint,
+            xray: false,
             fat_map_max: 0.03,
             muscles: MuscleStyle::Translucent,
             skeleton: true,
@@ -223,6 +227,8 @@ pub const SKIN_COLOR: [f32; 4] = {
     let [r, g, b] = crate::character::DEFAULT_SKIN_COLOR;
     [r, g, b, 1.0]
 };
+/// Opacity of the skin in X-ray ([`SceneStyle::xray`]).
+pub const XRAY_ALPHA: f32 = 0.3;
 /// Linear RGBA colour of unpainted muscles (alpha 0.45 when translucent).
 pub const MUSCLE_COLOR: [f32; 4] = {
     let [r, g, b] = crate::character::DEFAULT_MUSCLE_COLOR;
@@ -716,12 +722,19 @@ fn push_skin(
             values.unwrap_or_else(|| vec![if map == SkinMap::Stretch { 1.0 } else { 0.0 }; m * n]),
         ),
     };
-    let base = g.opaque.base();
-    for ((p, nrm), color) in positions.iter().zip(&normals).zip(colors) {
-        g.opaque.vertices.push(Vertex::new(*p, *nrm, color));
+    // X-ray: the skin seen through, so the layers under it show.
+    let (list, alpha) = if style.xray {
+        (&mut g.translucent, XRAY_ALPHA)
+    } else {
+        (&mut g.opaque, 1.0)
+    };
+    let base = list.base();
+    for ((p, nrm), mut color) in positions.iter().zip(&normals).zip(colors) {
+        color[3] = alpha;
+        list.vertices.push(Vertex::new(*p, *nrm, color));
     }
     for t in grid.triangles(flip) {
-        g.opaque.indices.extend(t.map(|i| base + i));
+        list.indices.extend(t.map(|i| base + i));
     }
     if style.wireframe {
         // Slightly off the surface along the normal so the lines win the depth test.

@@ -346,3 +346,29 @@ fn muscles_are_drawn_in_their_colour() {
         (snap.character.muscles.len() - 2) * per_muscle
     );
 }
+
+/// X-ray draws the skins see-through: the same triangles in the
+/// translucent list at [`XRAY_ALPHA`], none in the opaque one.
+#[test]
+fn xray_draws_the_skin_see_through() {
+    let snap = penguin_snapshot();
+    let mut b = GeometryBuilder::new();
+    let solid = b
+        .build(&snap, &skin_only(), &Decorations::default())
+        .clone();
+    let style = SceneStyle {
+        xray: true,
+        ..skin_only()
+    };
+    let seen_through = b.build(&snap, &style, &Decorations::default()).clone();
+    assert!(!solid.opaque.indices.is_empty() && solid.translucent.indices.is_empty());
+    assert!(seen_through.opaque.indices.is_empty());
+    assert_eq!(seen_through.translucent.indices, solid.opaque.indices);
+    assert!(
+        seen_through
+            .translucent
+            .vertices
+            .iter()
+            .all(|v| v.color[3] == XRAY_ALPHA)
+    );
+}
