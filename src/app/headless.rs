@@ -70,6 +70,9 @@ pub struct HeadlessOptions {
     pub ipd: f32,
     /// The skin solver's settings when simulating live.
     pub settings: SolverSettings,
+    /// Also write `contact_sheet.png`: every rendered frame shrunk and
+    /// tiled into one image (the left eye's with `Pair`).
+    pub contact_sheet: bool,
 }
 
 impl Default for HeadlessOptions {
@@ -85,6 +88,7 @@ impl Default for HeadlessOptions {
             style: SceneStyle::default(),
             ipd: 0.064,
             settings: SolverSettings::default(),
+            contact_sheet: false,
         }
     }
 }
@@ -133,6 +137,8 @@ pub struct HeadlessSummary {
     /// Where the frames came from, as a phrase for the user: the bake, the key postures
     /// simulated live, or the still pose.
     pub source: String,
+    /// The contact sheet written, when asked for.
+    pub contact_sheet: Option<PathBuf>,
 }
 
 /// A viewpoint circling the character at a distance that frames it, with a
@@ -292,6 +298,15 @@ pub fn render_character(
     };
 
     let mut snapshot = SceneSnapshot::of(character.clone(), posture, 0);
+    // The sheet tiles the files' images: composed, or the left eye's.
+    let frame_size = if opts.stereo == HeadlessStereo::Pair {
+        eye_size
+    } else {
+        opts.size
+    };
+    let mut sheet = opts
+        .contact_sheet
+        .then(|| crate::render::sheet::ContactSheet::new(images_total, frame_size));
     let mut rig: Option<OrbitRig> = None;
     let mut images = Vec::new();
     let mut cpu = Duration::ZERO;
@@ -320,12 +335,20 @@ pub fn render_character(
         cpu += t0.elapsed();
         if composed {
             let path = out_dir.join(format!("frame_{f:05}.png"));
-            target.read(&ctx)?.save_png(&path)?;
+            let image = target.read(&ctx)?;
+            image.save_png(&path)?;
+            if let Some(sheet) = &mut sheet {
+                sheet.add(&image);
+            }
             images.push(path);
         } else {
             for (eye, name) in [(0, "left"), (1, "right")] {
                 let path = out_dir.join(format!("frame_{f:05}_{name}.png"));
-                renderer.gpu.read_eye(eye)?.save_png(&path)?;
+                let image = renderer.gpu.read_eye(eye)?;
+                image.save_png(&path)?;
+                if let Some(sheet) = sheet.as_mut().filter(|_| eye == 0) {
+                    sheet.add(&image);
+                }
                 images.push(path);
             }
         }
@@ -336,7 +359,16 @@ pub fn render_character(
             break;
         }
     }
+    let contact_sheet = match sheet.as_ref().and_then(|s| s.image()) {
+        Some(image) => {
+            let path = out_dir.join("contact_sheet.png");
+            image.save_png(&path)?;
+            Some(path)
+        }
+        None => None,
+    };
     Ok(HeadlessSummary {
+        contact_sheet,
         images,
         frames: rendered,
         adapter: ctx.summary().to_string(),

@@ -64,6 +64,10 @@ pub struct RenderArgs {
     /// X-ray: draw the skin see-through, so the layers under it show.
     #[arg(long)]
     xray: bool,
+    /// Also write `contact_sheet.png`: every rendered frame shrunk and tiled
+    /// into one image, to see a bake at a glance.
+    #[arg(long)]
+    contact_sheet: bool,
     /// How to draw muscles.
     #[arg(long, value_enum, default_value = "translucent")]
     muscles: MusclesArg,
@@ -87,6 +91,7 @@ impl RenderArgs {
             bands,
             layers,
             xray,
+            contact_sheet,
             muscles,
         } = self;
 
@@ -99,6 +104,7 @@ impl RenderArgs {
             orbit_degrees_per_second: orbit,
             every,
             max_frames: frames,
+            contact_sheet,
             ..HeadlessOptions::default()
         };
         opts.style.map = match map {
@@ -146,6 +152,9 @@ impl RenderArgs {
         );
         if let (Some(first), Some(last)) = (s.images.first(), s.images.last()) {
             println!("  first: {}\n  last:  {}", first.display(), last.display());
+        }
+        if let Some(sheet) = &s.contact_sheet {
+            println!("  contact sheet: {}", sheet.display());
         }
 
         Ok(())

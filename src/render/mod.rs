@@ -13,6 +13,7 @@ pub mod geometry;
 pub mod heat;
 pub mod overlay;
 pub mod renderer;
+pub mod sheet;
 pub mod stereo;
 
 pub use capture::{OffscreenTarget, RgbaImage};

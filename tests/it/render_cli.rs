@@ -244,3 +244,50 @@ fn render_map_colours_the_skin_and_prints_its_legend() {
         "{stderr}"
     );
 }
+
+/// `--contact-sheet` writes one PNG with every rendered frame tiled (four
+/// frames two across), says where, and each tile shows the character.
+#[test]
+fn render_writes_a_contact_sheet() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sheet");
+    let (ok, stdout, stderr) = plasticine(&[
+        "render",
+        "assets/penguin.ron",
+        "--out",
+        out.to_str().unwrap(),
+        "--size",
+        "160x120",
+        "--stereo",
+        "mono",
+        "--frames",
+        "4",
+        "--every",
+        "10",
+        "--contact-sheet",
+    ]);
+    assert!(ok, "{stderr}");
+    let sheet = out.join("contact_sheet.png");
+    assert!(stdout.contains("contact sheet:"), "{stdout}");
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(&sheet).unwrap(),
+    ));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (320, 240));
+    // Each tile's centre column has the penguin's black or white or the
+    // beak's orange somewhere: pixels far from both the sky and the floor.
+    for tile in 0..4u32 {
+        let (x0, y0) = (tile % 2 * 160, tile / 2 * 120);
+        let lit = (y0..y0 + 120)
+            .filter(|&y| {
+                let i = ((y * 320 + x0 + 80) * 4) as usize;
+                let p = &buf[i..i + 3];
+                let (mx, mn) = (*p.iter().max().unwrap(), *p.iter().min().unwrap());
+                !(40..=215).contains(&mx) || mx - mn > 90
+            })
+            .count();
+        assert!(lit > 5, "tile {tile}: {lit} pixels of penguin");
+    }
+}
