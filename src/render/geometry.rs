@@ -296,9 +296,9 @@ impl GeometryBuilder {
         Self::default()
     }
 
-    /// Takes in a snapshot that is not drawn, for a map read between
-    /// snapshots ([`SkinMap::Speed`]): a headless render drawing every Nth
-    /// frame passes it the frames between.
+    /// Takes in a snapshot, for a map read between snapshots
+    /// ([`SkinMap::Speed`]); every build does, and a headless render drawing
+    /// every Nth frame passes it the frames between.
     pub fn observe(&mut self, snapshot: &SceneSnapshot, style: &SceneStyle) {
         if style.skin && style.map == SkinMap::Speed {
             self.speed.track(snapshot);
@@ -392,10 +392,8 @@ impl GeometryBuilder {
         if style.floor {
             push_floor(&mut g);
         }
+        self.observe(snapshot, style);
         if style.skin {
-            if style.map == SkinMap::Speed {
-                self.speed.track(snapshot);
-            }
             for (s, skin) in snapshot.skins.iter().enumerate() {
                 // The painted colours, where the character's skin is the
                 // drawn one (the same grid).

@@ -388,12 +388,7 @@ mod tests {
     /// and as white as before below; drawn with its paint, not.
     #[test]
     fn the_stretch_map_shows_where_the_skin_is_pulled() {
-        use crate::render::geometry::{Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
-        let ch = crate::io::character_file::load_character(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/assets/penguin.ron"
-        )))
-        .expect("penguin loads");
+        let ch = shipped_penguin();
         let posture = ch.skeleton.rest_posture();
         let mut snap = crate::snapshot::SceneSnapshot::of(std::sync::Arc::new(ch), posture, 0);
         let skin = &mut snap.skins[0];
@@ -409,16 +404,8 @@ mod tests {
             }
         }
         let warmth = |map: SkinMap, rows: std::ops::Range<usize>| {
-            let style = SceneStyle {
-                map,
-                subdivide: 1,
-                muscles: MuscleStyle::Hidden,
-                floor: false,
-                skeleton: false,
-                ..SceneStyle::default()
-            };
             let mut b = GeometryBuilder::new();
-            let g = b.build(&snap, &style, &Decorations::default());
+            let g = b.build(&snap, &facets(map), &Decorations::default());
             let count = rows.len() * m;
             let sum: f32 = rows
                 .flat_map(|j| (0..m).map(move |i| j * m + i))
@@ -435,12 +422,20 @@ mod tests {
         assert!(warmth(SkinMap::Paint, top).abs() < 0.15);
     }
 
-    fn shipped_penguin() -> crate::character::Character {
-        crate::io::character_file::load_character(std::path::Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/assets/penguin.ron"
-        )))
-        .expect("penguin loads")
+    use crate::render::geometry::{Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
+    use crate::samples::shipped_penguin;
+
+    /// The skins alone, drawn as their facets (vertex k of the first skin
+    /// is its grid point k), coloured by `map`.
+    fn facets(map: SkinMap) -> SceneStyle {
+        SceneStyle {
+            map,
+            subdivide: 1,
+            muscles: MuscleStyle::Hidden,
+            floor: false,
+            skeleton: false,
+            ..SceneStyle::default()
+        }
     }
 
     /// The shipped penguin's body skin rests on its fat layer over most of
@@ -467,18 +462,10 @@ mod tests {
     /// everywhere; after a jump of a second it shows still.
     #[test]
     fn the_speed_map_reads_between_snapshots() {
-        use crate::render::geometry::{Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
         let ch = std::sync::Arc::new(shipped_penguin());
         let posture = ch.skeleton.rest_posture();
         let mut snap = crate::snapshot::SceneSnapshot::of(ch, posture, 0);
-        let style = SceneStyle {
-            map: SkinMap::Speed,
-            subdivide: 1,
-            muscles: MuscleStyle::Hidden,
-            floor: false,
-            skeleton: false,
-            ..SceneStyle::default()
-        };
+        let style = facets(SkinMap::Speed);
         let mut b = GeometryBuilder::new();
         b.observe(&snap, &style);
         let step = |snap: &mut crate::snapshot::SceneSnapshot, dt: f64| {

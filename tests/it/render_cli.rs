@@ -20,14 +20,19 @@ fn plasticine(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-/// Decodes a PNG and counts pixels that differ clearly from the background
-/// in the left and right halves.
-fn lit_halves(path: &Path) -> (u32, u32, (u32, u32)) {
+/// Decodes a PNG: its width, height and RGBA bytes.
+fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
     let mut reader = decoder.read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
     let info = reader.next_frame(&mut buf).unwrap();
-    let (w, h) = (info.width, info.height);
+    (info.width, info.height, buf)
+}
+
+/// Decodes a PNG and counts pixels that differ clearly from the background
+/// in the left and right halves.
+fn lit_halves(path: &Path) -> (u32, u32, (u32, u32)) {
+    let (w, h, buf) = read_png(path);
     let bg = &buf[0..3];
     let (mut left, mut right) = (0, 0);
     for y in 0..h {
@@ -216,12 +221,7 @@ fn render_map_colours_the_skin_and_prints_its_legend() {
     ]);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("curvature: blue flat"), "{stdout}");
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(out.join("frame_00000.png")).unwrap(),
-    ));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    reader.next_frame(&mut buf).unwrap();
+    let (_, _, buf) = read_png(&out.join("frame_00000.png"));
     // Blue-dominant pixels (the map's flat end): the painted penguin has
     // none (black, white, orange, a grey floor and a slate sky).
     let blue = buf
@@ -241,6 +241,46 @@ fn render_map_colours_the_skin_and_prints_its_legend() {
     assert!(!ok);
     assert!(
         stderr.contains("stretch") && stderr.contains("curvature"),
+        "{stderr}"
+    );
+
+    // Layers: the muscles and skeleton alone, in x-ray: sky where the
+    // floor is drawn by default (a bottom corner), and an unknown layer is
+    // refused with the choices.
+    let bare = dir.path().join("bare");
+    let (ok, _, stderr) = plasticine(&[
+        "render",
+        "assets/penguin.ron",
+        "--out",
+        bare.to_str().unwrap(),
+        "--size",
+        "160x120",
+        "--stereo",
+        "mono",
+        "--frames",
+        "1",
+        "--layers",
+        "muscles,skeleton",
+        "--xray",
+    ]);
+    assert!(ok, "{stderr}");
+    let (w, h, buf) = read_png(&bare.join("frame_00000.png"));
+    let px = |x: u32, y: u32| {
+        let i = ((y * w + x) * 4) as usize;
+        [buf[i], buf[i + 1], buf[i + 2]]
+    };
+    assert_eq!(px(3, h - 3), px(3, 3), "the floor was drawn");
+    let (ok, _, stderr) = plasticine(&[
+        "render",
+        "assets/penguin.ron",
+        "--out",
+        bare.to_str().unwrap(),
+        "--layers",
+        "skin,fat",
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("skeleton") && stderr.contains("floor"),
         "{stderr}"
     );
 }
@@ -269,13 +309,8 @@ fn render_writes_a_contact_sheet() {
     assert!(ok, "{stderr}");
     let sheet = out.join("contact_sheet.png");
     assert!(stdout.contains("contact sheet:"), "{stdout}");
-    let decoder = png::Decoder::new(std::io::BufReader::new(
-        std::fs::File::open(&sheet).unwrap(),
-    ));
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!((info.width, info.height), (320, 240));
+    let (w, h, buf) = read_png(&sheet);
+    assert_eq!((w, h), (320, 240));
     // Each tile's centre column has the penguin's black or white or the
     // beak's orange somewhere: pixels far from both the sky and the floor.
     for tile in 0..4u32 {

@@ -84,6 +84,14 @@ impl Rig {
         self.right(HandState::at(at));
     }
 
+    /// Press at `at`, hold still there for `frames` more frames, release.
+    fn hold(&mut self, at: Vec3, frames: usize) {
+        for _ in 0..=frames {
+            self.right(HandState::at(at).with_trigger(true));
+        }
+        self.right(HandState::at(at));
+    }
+
     /// Press at `from`, move in `steps` frames to `to` while turning the hand
     /// from identity to `turn`, release there.
     fn drag(&mut self, from: Vec3, to: Vec3, turn: Quat, steps: usize) {
@@ -355,11 +363,7 @@ fn the_paint_tool_paints_a_soft_spot_and_undoes_in_one_step() {
     assert_eq!(orange.0, "orange");
     r.tools.state.paint_color = orange.1;
     r.tool(ToolKind::Paint);
-    r.right(HandState::at(tip).with_trigger(true));
-    for _ in 0..30 {
-        r.right(HandState::at(tip).with_trigger(true));
-    }
-    r.right(HandState::at(tip));
+    r.hold(tip, 30);
     assert_eq!(r.h.undo_depth(), depth + 1, "a held drag is one undo step");
     let skin = &r.c.skins[0];
     let pos = &skin.points.position;
@@ -435,11 +439,7 @@ fn under_symmetry_a_paint_stroke_is_mirrored() {
     r.tools.state.paint_color = plasticine::tools::PALETTE[0].1;
     r.tool(ToolKind::Paint);
     let tip = at + Vec3::X * 0.01;
-    r.right(HandState::at(tip).with_trigger(true));
-    for _ in 0..20 {
-        r.right(HandState::at(tip).with_trigger(true));
-    }
-    r.right(HandState::at(tip));
+    r.hold(tip, 20);
     let lum = |k: usize| {
         let c = r.c.skins[0].points.color[k];
         0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2]
@@ -808,11 +808,7 @@ fn the_paint_tool_paints_an_uncovered_muscle_whole() {
         .1;
     r.tools.state.paint_color = blue;
     r.tool(ToolKind::Paint);
-    r.right(HandState::at(tip).with_trigger(true));
-    for _ in 0..30 {
-        r.right(HandState::at(tip).with_trigger(true));
-    }
-    r.right(HandState::at(tip));
+    r.hold(tip, 30);
     assert_eq!(r.h.undo_depth(), depth + 1, "a held drag is one undo step");
     let w = plasticine::tools::PAINT_RATE / 60.0;
     let want = Vec3::from_array(plasticine::character::DEFAULT_MUSCLE_COLOR)
