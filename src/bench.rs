@@ -4,6 +4,7 @@
 
 pub mod fem_adapt;
 pub mod fem_gpu;
+pub mod modal;
 pub mod render;
 
 use crate::character::{Band, Character};
@@ -442,6 +443,9 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> Result<(), BenchError> {
         baked_playback_snapshot(128, 128, if quick { 10 } else { 60 })?
     )?;
     for v in fem_steps_per_second(quick) {
+        writeln!(out, "{v}")?;
+    }
+    for v in modal::figures(quick) {
         writeln!(out, "{v}")?;
     }
     for v in render::run(quick) {

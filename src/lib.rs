@@ -3,14 +3,15 @@
 //!
 //! Data flows one way through the layers (LEMAN §3.2):
 //! `anim` (key postures) → `kinematics` (skeleton pose, posed muscles) →
-//! `fem` (flesh, optional) → `skin` (fat, connective tissue, elastic skin,
-//! simulated) → `snapshot` → `render`; `io` reads and writes the files.
+//! `fem` (flesh, optional: FEM, or `modal` vibration modes on it) → `skin`
+//! (fat, connective tissue, elastic skin, simulated) → `snapshot` →
+//! `render`; `io` reads and writes the files.
 //!
 //! Each module imports only from the ones below it in this order, and no
 //! files import each other round a loop (`cargo xtask layers` checks it):
-//! `bench` → `app` → `samples` → `tools`, `bake` → `skin` → `fem` → `xr` →
-//! `render`, `view` → `io` → `kinematics`, `anim`, `snapshot` → `character`
-//! → `shape`, `input`, `skin_mesh`.
+//! `bench` → `app` → `samples` → `tools`, `bake` → `skin` → `modal` → `fem`
+//! → `xr` → `render`, `view` → `io` → `kinematics`, `anim`, `snapshot` →
+//! `character` → `shape`, `input`, `skin_mesh`.
 
 // Numerical kernels index several parallel arrays by the same point index;
 // iterator zips of four or five slices would read worse.
@@ -28,6 +29,7 @@ pub mod fem;
 pub mod input;
 pub mod io;
 pub mod kinematics;
+pub mod modal;
 pub mod render;
 pub mod samples;
 pub mod shape;

@@ -455,7 +455,9 @@ impl Worker {
             Some(sim) => {
                 !self.paused
                     && (!sim.character.skins.is_empty()
-                        || sim.flesh().is_some_and(|f| !f.is_at_rest(FLESH_REST_SPEED))
+                        || sim
+                            .flesh_run()
+                            .is_some_and(|f| !f.is_at_rest(FLESH_REST_SPEED))
                         || !matches!(sim.driver, SkeletonDriver::Still(_)))
             }
         }

@@ -22,6 +22,123 @@ pub enum Flesh {
     /// shapes, and the skin's constraints against them, follow its
     /// displacement field.
     Fem(FemFlesh),
+    /// The flesh vibrates in a few precomputed modes per part, excited by
+    /// its bone's motion (DyRT, James & Pai 2002): the lattice FEM's modes
+    /// about the skinned shape, superposed before the region blending; the
+    /// muscles ride on that field as on the FEM flesh's.
+    Modal(ModalFlesh),
+}
+
+/// Settings of modal flesh: the FEM model its modes are computed from and
+/// the parts that vibrate.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(default)]
+pub struct ModalFlesh {
+    /// The lattice, material, damping (α, β give each mode's ξ) and region
+    /// weights the modes are computed on; `detail` is not used.
+    pub fem: FemFlesh,
+    /// The parts that vibrate; a joint not listed rides rigidly.
+    pub parts: Vec<ModalPart>,
+}
+
+/// One vibrating part: the flesh carried by the bones of `joint`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModalPart {
+    /// The joint's name.
+    pub joint: String,
+    /// How many of the lowest modes to keep (before dropping those the
+    /// skeleton cannot excite), in `MODES_RANGE`.
+    pub modes: usize,
+    /// Largest displacement of the part's surface, as a fraction of the
+    /// part's size: the force filter of DyRT §3 clamps each mode there.
+    pub clamp: f64,
+}
+
+/// How many modes a part may keep.
+pub const MODES_RANGE: std::ops::RangeInclusive<usize> = 1..=32;
+
+/// Lattice vertices of modal flesh by default: the modes cost only their
+/// precompute, so the lattice can be finer than the FEM flesh's.
+pub const MODAL_LATTICE_VERTICES: usize = 1200;
+
+/// Young's modulus of modal flesh by default (Pa): soft enough that a
+/// part's lowest modes sit at a few hertz, where follow-through reads (the
+/// FEM flesh's 5·10⁴ puts the penguin's at 12–27 Hz, a buzz). The modes
+/// carry no gravity sag, so softness costs no droop.
+pub const MODAL_YOUNG: f64 = 4.0e3;
+
+/// Default number of modes per part.
+pub const DEFAULT_MODES: usize = 16;
+
+/// Default clamp: surface displacement at most 15 % of the part's size.
+pub const DEFAULT_MODAL_CLAMP: f64 = 0.15;
+
+impl ModalPart {
+    /// A part of `joint` with the default modes and clamp.
+    pub fn new(joint: impl Into<String>) -> Self {
+        Self {
+            joint: joint.into(),
+            modes: DEFAULT_MODES,
+            clamp: DEFAULT_MODAL_CLAMP,
+        }
+    }
+}
+
+impl ModalFlesh {
+    /// Modal flesh for `character` with the default FEM model and a part
+    /// for every joint that carries both a bone (it has a child) and a
+    /// muscle, each with the default modes and clamp.
+    pub fn for_character(character: &super::Character) -> Self {
+        let joints = &character.skeleton.joints;
+        let parts = (0..joints.len())
+            .filter(|&j| joints.iter().any(|c| c.parent == Some(j)))
+            .filter(|&j| character.muscles.iter().any(|m| m.joint == j))
+            .map(|j| ModalPart::new(joints[j].name.clone()))
+            .collect();
+        Self {
+            fem: FemFlesh {
+                target_vertices: MODAL_LATTICE_VERTICES,
+                young: MODAL_YOUNG,
+                ..FemFlesh::default()
+            },
+            parts,
+        }
+    }
+
+    /// Checks the FEM model and every part's modes and clamp.
+    pub fn validate(&self) -> Result<(), InvalidField> {
+        self.fem
+            .validate()
+            .map_err(|e| InvalidField::new(format!("fem.{}", e.field), e.message))?;
+        for (k, p) in self.parts.iter().enumerate() {
+            if !MODES_RANGE.contains(&p.modes) {
+                return Err(InvalidField::new(
+                    format!("parts[{k}].modes"),
+                    format!(
+                        "must be in {}..={}, got {}",
+                        MODES_RANGE.start(),
+                        MODES_RANGE.end(),
+                        p.modes
+                    ),
+                ));
+            }
+            if !(p.clamp.is_finite() && p.clamp > 0.0 && p.clamp <= 1.0) {
+                return Err(InvalidField::new(
+                    format!("parts[{k}].clamp"),
+                    format!("must be in (0, 1], got {}", p.clamp),
+                ));
+            }
+            if self.parts[..k].iter().any(|q| q.joint == p.joint) {
+                return Err(InvalidField::new(
+                    format!("parts[{k}].joint"),
+                    format!("part '{}' is listed twice", p.joint),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Settings of FEM flesh.
@@ -188,8 +305,26 @@ impl Flesh {
     /// The FEM flesh settings, or `None` for kinematic muscles.
     pub fn fem(&self) -> Option<&FemFlesh> {
         match self {
+            Flesh::Kinematic | Flesh::Modal(_) => None,
+            Flesh::Fem(f) => Some(f),
+        }
+    }
+
+    /// The FEM model of simulated flesh, FEM or modal (the lattice, material
+    /// and embedded mesh); `None` for kinematic muscles.
+    pub fn lattice_model(&self) -> Option<&FemFlesh> {
+        match self {
             Flesh::Kinematic => None,
             Flesh::Fem(f) => Some(f),
+            Flesh::Modal(m) => Some(&m.fem),
+        }
+    }
+
+    /// The modal flesh settings, or `None` unless the flesh is modal.
+    pub fn modal(&self) -> Option<&ModalFlesh> {
+        match self {
+            Flesh::Modal(f) => Some(f),
+            _ => None,
         }
     }
 
@@ -200,6 +335,9 @@ impl Flesh {
             Flesh::Fem(f) => f
                 .validate()
                 .map_err(|e| InvalidField::new(format!("flesh.Fem.{}", e.field), e.message)),
+            Flesh::Modal(f) => f
+                .validate()
+                .map_err(|e| InvalidField::new(format!("flesh.Modal.{}", e.field), e.message)),
         }
     }
 }

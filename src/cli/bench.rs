@@ -10,8 +10,9 @@ pub struct BenchArgs {
     quick: bool,
     /// Only one group of figures: the skin (`skin`: the penguin's real-time
     /// factor and every sample's smoothness), the lattice FEM (`fem`), or the
-    /// tools and playback (`interactive`: IK drag, picking, baked playback).
-    #[arg(long, value_parser = ["fem", "interactive", "skin"])]
+    /// tools and playback (`interactive`: IK drag, picking, baked playback), or
+    /// the modal flesh (`modal`: precompute and cost per frame).
+    #[arg(long, value_parser = ["fem", "interactive", "modal", "skin"])]
     only: Option<String>,
 }
 
@@ -25,6 +26,14 @@ impl BenchArgs {
                 quick,
                 only: Some(group),
             } if group == "skin" => plasticine::bench::skin_figures(quick, &mut std::io::stdout())?,
+            Self {
+                quick,
+                only: Some(group),
+            } if group == "modal" => {
+                for v in plasticine::bench::modal::figures(quick) {
+                    println!("{v}");
+                }
+            }
             Self {
                 quick,
                 only: Some(group),

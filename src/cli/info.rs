@@ -63,6 +63,9 @@ impl InfoArgs {
                 );
             }
         }
+        if c.flesh.modal().is_some() {
+            print_modes(&c)?;
+        }
         if c.key_postures.is_empty() {
             println!("  no key postures");
         } else {
@@ -75,4 +78,44 @@ impl InfoArgs {
 
         Ok(())
     }
+}
+
+/// The modal flesh's parts and each mode's frequency and damping (computed
+/// now: the modes are not stored in the file).
+fn print_modes(c: &plasticine::character::Character) -> Result<()> {
+    let rest = c.skeleton.rest_posture();
+    let start = std::time::Instant::now();
+    let sim = plasticine::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)?;
+    println!(
+        "  modal flesh: {} lattice vertices, modes computed in {:.2} s",
+        sim.lattice().vertex_count(),
+        start.elapsed().as_secs_f64()
+    );
+    for p in sim.parts() {
+        let modes: Vec<String> = p
+            .omega
+            .iter()
+            .zip(&p.damping)
+            .map(|(w, xi)| format!("{:.2} Hz (ξ {:.3})", w / std::f64::consts::TAU, xi))
+            .collect();
+        println!(
+            "  part '{}': {} free vertices, {} modes{}: {}",
+            p.name,
+            p.free.len(),
+            p.omega.len(),
+            if p.dropped > 0 {
+                format!(
+                    " ({} dropped: overdamped or not excited by the bone)",
+                    p.dropped
+                )
+            } else {
+                String::new()
+            },
+            modes.join(", ")
+        );
+    }
+    for e in sim.skipped() {
+        println!("  rides rigidly: {e}");
+    }
+    Ok(())
 }

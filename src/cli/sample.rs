@@ -16,8 +16,9 @@ pub struct SampleArgs {
     resolution: (usize, usize),
     /// The flesh under the skin: kinematic muscles, or FEM flesh (Capell 2002) with
     /// its default settings, the muscles riding on a simulated lattice; fem-detail
-    /// adds adaptive detail (§4.7) where the flesh is distorted.
-    #[arg(long, value_parser = ["kinematic", "fem", "fem-detail"], default_value = "kinematic")]
+    /// adds adaptive detail (§4.7) where the flesh is distorted; modal vibrates in the
+    /// lowest modes of that lattice (DyRT), a part per joint that carries muscles.
+    #[arg(long, value_parser = ["kinematic", "fem", "fem-detail", "modal"], default_value = "kinematic")]
     flesh: String,
 }
 
@@ -31,6 +32,17 @@ impl SampleArgs {
         } = self;
 
         let backend = match flesh.as_str() {
+            "modal" => {
+                let bare = plasticine::samples::bare(&name).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "unknown sample '{name}': choose one of {}",
+                        plasticine::samples::NAMES.join(", ")
+                    )
+                })?;
+                plasticine::character::Flesh::Modal(
+                    plasticine::character::ModalFlesh::for_character(&bare),
+                )
+            }
             "fem" => plasticine::character::Flesh::Fem(Default::default()),
             "fem-detail" => plasticine::character::Flesh::Fem(plasticine::character::FemFlesh {
                 detail: Some(Default::default()),

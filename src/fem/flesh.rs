@@ -307,26 +307,13 @@ impl FleshSim {
     /// Forgets the steps no reader before time `t` needs (keeps the one at or
     /// before t, for interpolation).
     pub fn forget_before(&mut self, t: f64) {
-        while self.history.len() > 1 && self.history[1].0 <= t {
-            self.history.pop_front();
-        }
+        forget_before(&mut self.history, t);
     }
 
     /// The lattice displacement q at time t, linear between steps (clamped
     /// to the window held).
     pub fn q_at(&self, t: f64) -> Vec<DVec3> {
-        let first = self.history.front().expect("history never empty");
-        if t <= first.0 {
-            return first.1.clone();
-        }
-        let k = self.history.partition_point(|(tk, _)| *tk <= t);
-        if k >= self.history.len() {
-            return self.history.back().expect("never empty").1.clone();
-        }
-        let (t0, q0) = &self.history[k - 1];
-        let (t1, q1) = &self.history[k];
-        let s = ((t - t0) / (t1 - t0)).clamp(0.0, 1.0);
-        q0.iter().zip(q1).map(|(a, b)| a.lerp(*b, s)).collect()
+        sample_window(&self.history, t, |a, b, s| a.lerp(*b, s))
     }
 
     /// Each muscle's correction in its own frame at time t (see
@@ -469,6 +456,36 @@ impl FleshSim {
         }
         let e = l.embed(x)?;
         ((self.deformation_at(&e, q).0 - p).length() < 1e-6).then_some(x)
+    }
+}
+
+/// A window of recent steps, (time, state per vertex or mode), oldest first
+/// and never empty: the state at time t, `lerp`ed between the steps around
+/// it and clamped to the window's ends.
+pub fn sample_window<T: Clone>(
+    history: &VecDeque<(f64, Vec<T>)>,
+    t: f64,
+    lerp: impl Fn(&T, &T, f64) -> T,
+) -> Vec<T> {
+    let first = history.front().expect("history never empty");
+    if t <= first.0 {
+        return first.1.clone();
+    }
+    let k = history.partition_point(|(tk, _)| *tk <= t);
+    if k >= history.len() {
+        return history.back().expect("never empty").1.clone();
+    }
+    let (t0, q0) = &history[k - 1];
+    let (t1, q1) = &history[k];
+    let s = ((t - t0) / (t1 - t0)).clamp(0.0, 1.0);
+    q0.iter().zip(q1).map(|(a, b)| lerp(a, b, s)).collect()
+}
+
+/// Drops the steps of a window that no reader at or after time `t` needs
+/// (keeps the one at or before t, for interpolation).
+pub fn forget_before<T>(history: &mut VecDeque<(f64, Vec<T>)>, t: f64) {
+    while history.len() > 1 && history[1].0 <= t {
+        history.pop_front();
     }
 }
 

@@ -502,6 +502,14 @@ fn cell_edges(l: &Lattice) -> Vec<[u32; 2]> {
     edges_of(&l.cells)
 }
 
+/// The edges of a lattice's cells, each once (vertex pairs), for a wireframe.
+pub fn lattice_wire_edges(l: &Lattice) -> Vec<[u32; 2]> {
+    let mut edges = cell_edges(l);
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
 fn edges_of(cells: &[[usize; 8]]) -> Vec<[u32; 2]> {
     const EDGES: [[usize; 2]; 12] = [
         [0, 1],

@@ -5,6 +5,7 @@ pub mod constraints;
 pub mod contact;
 pub mod driver;
 pub mod elastic;
+pub mod flesh;
 pub mod integrate;
 mod layout;
 pub mod quality;

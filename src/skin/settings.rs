@@ -135,6 +135,18 @@ pub enum SimError {
     /// The character's FEM flesh could not be built.
     #[error("FEM flesh: {0}")]
     Flesh(#[from] crate::fem::FleshError),
+    /// The character's modal flesh could not be built.
+    #[error("modal flesh: {0}")]
+    Modal(#[from] crate::modal::ModalError),
+}
+
+impl From<super::flesh::FleshBuildError> for SimError {
+    fn from(e: super::flesh::FleshBuildError) -> Self {
+        match e {
+            super::flesh::FleshBuildError::Fem(e) => Self::Flesh(e),
+            super::flesh::FleshBuildError::Modal(e) => Self::Modal(e),
+        }
+    }
 }
 
 /// A skin's highest frequency `ω_max` (rad/s) when it was measured, and its

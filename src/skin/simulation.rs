@@ -5,6 +5,7 @@
 
 use super::constraints::Constraints;
 use super::driver::SkeletonDriver;
+use super::flesh::FleshRun;
 use super::integrate::{IntegratorKind, IntegratorState};
 pub use super::settings::{Frequency, SimError, SimEvent, SkinStats, SolverSettings};
 use super::stepper::{SkinRuntime, SkinStepper};
@@ -83,7 +84,7 @@ pub struct Simulation {
     clock: f64,
     /// The FEM flesh of an FEM character: stepped to each target
     /// before the skins, whose muscles ride on it.
-    flesh: Option<FleshSim>,
+    flesh: Option<FleshRun>,
     /// Each skin's highest frequency `ω_max` (rad/s) at its creation, for the
     /// explicit integrators' stability limit ([`super::stability`]). Kept
     /// through `restore`, so a resumed bake steps as the uninterrupted one.
@@ -489,12 +490,17 @@ impl Simulation {
 
     /// The FEM flesh, for an FEM character.
     pub fn flesh(&self) -> Option<&FleshSim> {
-        self.flesh.as_ref()
+        self.flesh.as_ref().and_then(FleshRun::fem)
     }
 
     /// The FEM flesh, to grab it.
     pub fn flesh_mut(&mut self) -> Option<&mut FleshSim> {
-        self.flesh.as_mut()
+        self.flesh.as_mut().and_then(FleshRun::fem_mut)
+    }
+
+    /// The running flesh, FEM or modal (None when the muscles are kinematic).
+    pub fn flesh_run(&self) -> Option<&FleshRun> {
+        self.flesh.as_ref()
     }
 
     /// The flesh at the current time, for drawing (None when kinematic).
@@ -529,15 +535,7 @@ impl Simulation {
         let t = self.time();
         let t = if t.is_finite() { t } else { 0.0 };
         if flesh_changed(&self.character, &character) || self.flesh.is_none() {
-            self.flesh = match character.flesh.is_fem() {
-                true => Some(FleshSim::rebuilt(
-                    &character,
-                    &self.driver.posture_at(t),
-                    t,
-                    self.flesh.as_ref(),
-                )?),
-                false => None,
-            };
+            self.flesh = FleshRun::build(&character, &self.driver, t, self.flesh.as_ref())?;
         }
         self.character = character;
         self.reset_runtimes(if t.is_finite() { t } else { 0.0 });
@@ -549,14 +547,11 @@ impl Simulation {
     }
 }
 
-/// The flesh simulation of an FEM character at time t (None when kinematic).
+/// The flesh simulation of a character at time t (None when kinematic).
 fn build_flesh(
     character: &Character,
     driver: &SkeletonDriver,
     t: f64,
-) -> Result<Option<FleshSim>, SimError> {
-    if !character.flesh.is_fem() {
-        return Ok(None);
-    }
-    Ok(Some(FleshSim::new(character, &driver.posture_at(t), t)?))
+) -> Result<Option<FleshRun>, SimError> {
+    Ok(FleshRun::build(character, driver, t, None)?)
 }

@@ -75,7 +75,7 @@ pub(super) struct SkinStepper<'a> {
     pub(super) character: &'a Character,
     pub(super) driver: &'a SkeletonDriver,
     /// The FEM flesh, stepped past the target already.
-    pub(super) flesh: Option<&'a crate::fem::FleshSim>,
+    pub(super) flesh: Option<&'a super::flesh::FleshRun>,
     pub(super) settings: &'a SolverSettings,
     pub(super) skin: &'a mut Skin,
     pub(super) rt: &'a mut SkinRuntime,

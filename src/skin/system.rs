@@ -4,9 +4,9 @@
 
 use super::driver::SkeletonDriver;
 use super::elastic::{ElasticMaterial, Grid, Scratch, add_elastic_forces, elastic_energy};
+use super::flesh::FleshRun;
 use super::integrate::SecondOrderSystem;
 use crate::character::{Character, Skin};
-use crate::fem::FleshSim;
 use crate::kinematics::pose::PosedBody;
 use glam::Vec3;
 
@@ -65,7 +65,7 @@ impl Underlayers {
         character: &Character,
         skin: &Skin,
         driver: &SkeletonDriver,
-        flesh: Option<&FleshSim>,
+        flesh: Option<&FleshRun>,
         t: f64,
     ) -> Self {
         let body = posed_body(character, driver, flesh, t);
@@ -111,7 +111,7 @@ impl Underlayers {
 pub fn posed_body(
     character: &Character,
     driver: &SkeletonDriver,
-    flesh: Option<&FleshSim>,
+    flesh: Option<&FleshRun>,
     t: f64,
 ) -> PosedBody {
     let posture = driver.posture_at(t);
@@ -133,7 +133,7 @@ pub struct SkinSystem<'a> {
     /// What poses the skeleton at each time.
     pub driver: &'a SkeletonDriver,
     /// The FEM flesh the muscles ride on, if any.
-    pub flesh: Option<&'a FleshSim>,
+    pub flesh: Option<&'a FleshRun>,
     /// The skin's m×n grid.
     pub grid: Grid,
     /// Point mass ρ·a (a the point's rest area), its inertia (the mass, or
@@ -235,7 +235,7 @@ impl<'a> SkinSystem<'a> {
     }
 
     /// The same system with the muscles riding on `flesh`.
-    pub fn with_flesh(mut self, flesh: Option<&'a FleshSim>) -> Self {
+    pub fn with_flesh(mut self, flesh: Option<&'a FleshRun>) -> Self {
         self.flesh = flesh;
         self.under = None;
         self

@@ -293,7 +293,7 @@ fn an_imported_mesh_moves_with_the_skeleton() {
     let c = import_limb(200);
     let mesh = match &c.flesh {
         Flesh::Fem(f) => f.embedded_mesh.clone().unwrap(),
-        Flesh::Kinematic => unreachable!(),
+        Flesh::Kinematic | Flesh::Modal(_) => unreachable!(),
     };
     let bones = plasticine::fem::skeleton_bones(&c);
     let lattice = Lattice::from_mesh(&mesh.positions, &mesh.triangles, bones.clone(), 200).unwrap();

@@ -29,6 +29,7 @@ mod frame_loop;
 mod io_autosave;
 mod io_files;
 mod mesh_import;
+mod modal_flesh;
 mod render_cli;
 mod render_gpu;
 mod samples;

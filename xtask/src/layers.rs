@@ -27,6 +27,7 @@ pub const TIERS: &[&[&str]] = &[
     &["samples"],
     &["tools", "bake"],
     &["skin"],
+    &["modal"],
     &["fem"],
     &["xr"],
     &["render", "view"],

@@ -186,10 +186,10 @@ pub fn check_mesh(vertices: u64, name_len: usize) -> Result<(), String> {
 }
 
 impl CacheFlesh {
-    /// What a bake of `character` stores: for FEM flesh, its embedded mesh
+    /// What a bake of `character` stores: for FEM or modal flesh, its embedded mesh
     /// (if any) and one offset per muscle; nothing for kinematic flesh.
     pub fn of(character: &crate::character::Character) -> Self {
-        let Some(fem) = character.flesh.fem() else {
+        let Some(fem) = character.flesh.lattice_model() else {
             return Self::default();
         };
         Self {
