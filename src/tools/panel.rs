@@ -25,7 +25,7 @@
 use super::command::{Command, EditError};
 use super::symmetry::Symmetry;
 use super::tool::{ToolContext, ToolKind, Toolbox};
-use crate::character::{Character, FemFlesh, Flesh, FleshDetail};
+use crate::character::{Character, FemFlesh, Flesh, FleshDetail, ModalFlesh};
 use crate::skin::{IntegratorKind, SolverSettings};
 use glam::{Mat4, Vec3};
 
@@ -385,13 +385,18 @@ impl ControlPanel {
                         | Param::BandStiffness => skin_value(*p),
                         Param::Gravity => format!("{:.2} m/s2", c.environment.gravity.length()),
                         Param::GlobalDamping => format!("{:.3}", c.environment.global_damping),
-                        Param::Flesh => match c.flesh.fem() {
-                            Some(f) => format!(
+                        Param::Flesh => match &c.flesh {
+                            Flesh::Fem(f) => format!(
                                 "FEM{}, E {:.0} kPa",
                                 if f.detail.is_some() { " + detail" } else { "" },
                                 f.young * 1e-3
                             ),
-                            None => "kinematic".into(),
+                            Flesh::Modal(m) => format!(
+                                "modal, {} parts, E {:.0} kPa",
+                                m.parts.len(),
+                                m.fem.young * 1e-3
+                            ),
+                            Flesh::Kinematic => "kinematic".into(),
                         },
                         Param::PartStiffness => {
                             match (
@@ -786,25 +791,31 @@ fn step_global_damping(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, 
 }
 
 /// Steps the flesh backend: up goes kinematic → FEM → FEM with adaptive
-/// detail (§4.7) → kinematic, down back; FEM keeps its settings.
+/// detail (§4.7) → modal (DyRT) → kinematic, down back; FEM keeps its
+/// settings, and modal flesh starts with a part per joint carrying muscles.
 fn step_flesh(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError> {
-    let fem = ctx.character.flesh.fem().cloned();
-    let with_detail = |detail: Option<FleshDetail>| {
-        Flesh::Fem(FemFlesh {
-            detail,
-            ..fem.clone().unwrap_or_default()
-        })
+    let c = &*ctx.character;
+    let state = match &c.flesh {
+        Flesh::Kinematic => 0,
+        Flesh::Fem(f) if f.detail.is_none() => 1,
+        Flesh::Fem(_) => 2,
+        Flesh::Modal(_) => 3,
     };
-    let detailed = fem.as_ref().is_some_and(|f| f.detail.is_some());
-    let flesh = match (&fem, detailed, up) {
-        (None, _, true) | (Some(_), true, false) => with_detail(None),
-        (Some(_), false, true) | (None, _, false) => with_detail(Some(FleshDetail::default())),
-        (Some(_), true, true) | (Some(_), false, false) => Flesh::Kinematic,
+    let fem = c.flesh.fem().cloned().unwrap_or_default();
+    let flesh = match (state + if up { 1 } else { 3 }) % 4 {
+        0 => Flesh::Kinematic,
+        1 => Flesh::Fem(FemFlesh { detail: None, ..fem }),
+        2 => Flesh::Fem(FemFlesh {
+            detail: Some(FleshDetail::default()),
+            ..fem
+        }),
+        _ => Flesh::Modal(ModalFlesh::for_character(c)),
     };
-    let name = match flesh.fem() {
-        Some(f) if f.detail.is_some() => "FEM (adaptive detail)",
-        Some(_) => "FEM",
-        None => "kinematic",
+    let name = match &flesh {
+        Flesh::Fem(f) if f.detail.is_some() => "FEM (adaptive detail)",
+        Flesh::Fem(_) => "FEM",
+        Flesh::Modal(_) => "modal",
+        Flesh::Kinematic => "kinematic",
     };
     ctx.history
         .apply(ctx.character, Command::SetFlesh { flesh })?;

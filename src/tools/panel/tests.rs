@@ -93,20 +93,21 @@ impl Rig {
     }
 }
 
-/// The flesh row steps kinematic → FEM → FEM with adaptive detail →
-/// kinematic (right), back (left), each one undo step, FEM keeping its
+/// The flesh row steps kinematic → FEM → FEM with adaptive detail → modal
+/// → kinematic (right), back (left), each one undo step, FEM keeping its
 /// settings; the symmetry row turns mirroring on and off.
 #[test]
 fn the_flesh_and_symmetry_rows_step_and_undo() {
     let mut r = Rig::new();
     let flesh_row = Row::Param(Param::Flesh);
-    let state = |c: &Character| match c.flesh.fem() {
-        None => "kinematic",
-        Some(f) if f.detail.is_some() => "detail",
-        Some(_) => "fem",
+    let state = |c: &Character| match &c.flesh {
+        Flesh::Kinematic => "kinematic",
+        Flesh::Fem(f) if f.detail.is_some() => "detail",
+        Flesh::Fem(_) => "fem",
+        Flesh::Modal(_) => "modal",
     };
     let mut seen = vec![state(&r.c)];
-    for _ in 0..3 {
+    for _ in 0..4 {
         r.press(flesh_row, Side::Right).unwrap();
         seen.push(state(&r.c));
         if let Some(f) = r.c.flesh.fem()
@@ -124,7 +125,11 @@ fn the_flesh_and_symmetry_rows_step_and_undo() {
             .unwrap();
         }
     }
-    assert_eq!(seen, ["kinematic", "fem", "detail", "kinematic"]);
+    assert_eq!(seen, ["kinematic", "fem", "detail", "modal", "kinematic"]);
+    r.h.undo(&mut r.c).unwrap();
+    assert_eq!(state(&r.c), "modal");
+    let modal = r.c.flesh.modal().unwrap();
+    assert!(!modal.parts.is_empty() && modal.validate().is_ok());
     r.h.undo(&mut r.c).unwrap();
     assert_eq!(state(&r.c), "detail");
     assert_eq!(r.c.flesh.fem().unwrap().young, 2.0e4);
@@ -138,6 +143,9 @@ fn the_flesh_and_symmetry_rows_step_and_undo() {
     assert_eq!(state(&r.c), "fem");
     r.press(flesh_row, Side::Left).unwrap();
     assert_eq!(state(&r.c), "kinematic");
+    r.press(flesh_row, Side::Left).unwrap();
+    assert_eq!(state(&r.c), "modal");
+    assert!(line(&r).contains("modal, 5 parts, E 4 kPa"), "{}", line(&r));
     r.press(flesh_row, Side::Left).unwrap();
     assert_eq!(state(&r.c), "detail");
 
