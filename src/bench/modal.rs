@@ -15,7 +15,7 @@ use std::time::Instant;
 
 /// One JSON line per lattice size.
 pub fn figures(quick: bool) -> Vec<serde_json::Value> {
-    let sizes: &[usize] = if quick { &[1200] } else { &[1200, 3000] };
+    let sizes: &[usize] = if quick { &[1200] } else { &[1200, 3000, 8000] };
     sizes.iter().filter_map(|&v| case(v, quick)).collect()
 }
 

@@ -9,12 +9,16 @@
 //! across the cells it shares with its neighbours and the field stays
 //! continuous however the parts vibrate.
 
-use super::eigen::{EigenError, lowest_modes};
+use super::eigen::{EigenError, lowest_modes, lowest_modes_sparse};
 use super::transfer::Transfer;
 use crate::character::{Character, ModalPart};
 use crate::fem::Lattice;
 use crate::fem::sparse::Assembled;
 use glam::DVec3;
+
+/// Free DOFs up to which a part's modes come from the dense solver (the
+/// whole spectrum, n³); above, from the sparse shift-and-invert one.
+pub const DENSE_BELOW: usize = super::eigen::DENSE_DOFS;
 
 /// Modes whose transfer is below this fraction of the part's strongest are
 /// dropped: the skeleton cannot excite them (DyRT §5).
@@ -102,6 +106,37 @@ pub struct PartSource<'a> {
     pub beta: f64,
 }
 
+/// The free block of K, as (row, column, value) over the free vertices' DOFs
+/// (3 per vertex in the order of `free`, both triangles), and its lumped
+/// mass per DOF.
+pub fn free_block(matrices: &Assembled, free: &[usize]) -> (Vec<(usize, usize, f64)>, Vec<f64>) {
+    let k_csr = &matrices.stiffness;
+    let mut local = vec![usize::MAX; k_csr.rows()];
+    for (l, &a) in free.iter().enumerate() {
+        local[a] = l;
+    }
+    let mut k = Vec::new();
+    for (l, &a) in free.iter().enumerate() {
+        for e in k_csr.row_ptr[a]..k_csr.row_ptr[a + 1] {
+            let lb = local[k_csr.col[e] as usize];
+            if lb == usize::MAX {
+                continue;
+            }
+            let block = k_csr.blocks[e];
+            for r in 0..3 {
+                for c in 0..3 {
+                    k.push((3 * l + r, 3 * lb + c, block.col(c)[r]));
+                }
+            }
+        }
+    }
+    let mass = free
+        .iter()
+        .flat_map(|&a| [matrices.lumped_mass[a]; 3])
+        .collect();
+    (k, mass)
+}
+
 /// Builds the modes of the part `part` of `character`.
 pub fn build_part(
     character: &Character,
@@ -148,38 +183,23 @@ pub fn part_modes(
     if free.is_empty() {
         return Err(eigen(EigenError::Empty));
     }
-    let mut local = vec![usize::MAX; lattice.vertex_count()];
-    for (l, &a) in free.iter().enumerate() {
-        local[a] = l;
-    }
     let n = 3 * free.len();
     let asked = part.modes;
     if asked > n {
         return Err(eigen(EigenError::TooManyModes { asked, dofs: n }));
     }
-    if n > super::eigen::DENSE_DOFS {
-        return Err(eigen(EigenError::TooLarge { dofs: n }));
-    }
-    let k_csr = &matrices.stiffness;
-    let mut k = vec![0.0; n * n];
-    for (l, &a) in free.iter().enumerate() {
-        for e in k_csr.row_ptr[a]..k_csr.row_ptr[a + 1] {
-            let b = k_csr.col[e] as usize;
-            let lb = local[b];
-            if lb == usize::MAX {
-                continue;
-            }
-            let block = k_csr.blocks[e];
-            for r in 0..3 {
-                for c in 0..3 {
-                    k[(3 * l + r) * n + 3 * lb + c] = block.col(c)[r];
-                }
-            }
-        }
-    }
+    let (k, mass) = free_block(matrices, &free);
     let masses: Vec<f64> = free.iter().map(|&a| matrices.lumped_mass[a]).collect();
-    let mass: Vec<f64> = masses.iter().flat_map(|&m| [m; 3]).collect();
-    let modes = lowest_modes(&k, &mass, asked).map_err(eigen)?;
+    let modes = if n <= DENSE_BELOW {
+        let mut dense = vec![0.0; n * n];
+        for &(r, c, v) in &k {
+            dense[r * n + c] = v;
+        }
+        lowest_modes(&dense, &mass, asked)
+    } else {
+        lowest_modes_sparse(n, &k, &mass, asked)
+    }
+    .map_err(eigen)?;
 
     let rest: Vec<DVec3> = free.iter().map(|&a| lattice.rest[a]).collect();
     let origin = rest.iter().sum::<DVec3>() / rest.len() as f64;

@@ -804,7 +804,10 @@ fn step_flesh(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError
     let fem = c.flesh.fem().cloned().unwrap_or_default();
     let flesh = match (state + if up { 1 } else { 3 }) % 4 {
         0 => Flesh::Kinematic,
-        1 => Flesh::Fem(FemFlesh { detail: None, ..fem }),
+        1 => Flesh::Fem(FemFlesh {
+            detail: None,
+            ..fem
+        }),
         2 => Flesh::Fem(FemFlesh {
             detail: Some(FleshDetail::default()),
             ..fem
