@@ -189,7 +189,8 @@ pub fn part_modes(
         return Err(eigen(EigenError::TooManyModes { asked, dofs: n }));
     }
     let (k, mass) = free_block(matrices, &free);
-    let masses: Vec<f64> = free.iter().map(|&a| matrices.lumped_mass[a]).collect();
+    // One mass per vertex: the DOFs' come in threes.
+    let masses: Vec<f64> = mass.iter().step_by(3).copied().collect();
     let modes = if n <= DENSE_BELOW {
         let mut dense = vec![0.0; n * n];
         for &(r, c, v) in &k {

@@ -15,6 +15,7 @@ use crate::character::{Character, ModalFlesh, Posture};
 use crate::fem::coupling::MuscleCoupling;
 use crate::fem::flesh::{flesh_lattice, forget_before, sample_window};
 use crate::fem::flesh_body::{cell_materials, lattice_wire_edges, painted_weights};
+use crate::fem::lattice::to_daffine;
 use crate::fem::sparse::assemble_elements;
 use crate::fem::{Embedding, FleshError, Lattice};
 use crate::kinematics::forward_kinematics;
@@ -67,6 +68,9 @@ pub struct ModalSim {
     time: f64,
     /// (time, every part's q), oldest first; never empty.
     history: VecDeque<(f64, Vec<f64>)>,
+    /// The inverse of every joint's rest frame: placements are asked for
+    /// on every skin stage, the rest skeleton's kinematics once.
+    rest_inverse: Vec<DAffine3>,
     /// Joint placements (rest → posed) at the last two steps.
     before: Vec<DAffine3>,
     now: Vec<DAffine3>,
@@ -80,13 +84,27 @@ pub struct ModalSim {
 
 /// Every joint's placement, rest → `posture` (Capell eq. 24's T).
 pub fn joint_placements(character: &Character, posture: &Posture) -> Vec<DAffine3> {
-    let rest = forward_kinematics(&character.skeleton, &character.skeleton.rest_posture());
-    let posed = forward_kinematics(&character.skeleton, posture);
-    rest.iter()
-        .zip(&posed)
-        .map(|(r, p)| {
-            crate::fem::lattice::to_daffine(*p) * crate::fem::lattice::to_daffine(*r).inverse()
-        })
+    placements_from(character, posture, &rest_inverses(character))
+}
+
+/// The inverse of every joint's rest frame (world → joint at rest).
+fn rest_inverses(character: &Character) -> Vec<DAffine3> {
+    forward_kinematics(&character.skeleton, &character.skeleton.rest_posture())
+        .iter()
+        .map(|r| to_daffine(*r).inverse())
+        .collect()
+}
+
+/// Every joint's placement at `posture`, given the rest frames' inverses.
+fn placements_from(
+    character: &Character,
+    posture: &Posture,
+    rest_inverse: &[DAffine3],
+) -> Vec<DAffine3> {
+    forward_kinematics(&character.skeleton, posture)
+        .iter()
+        .zip(rest_inverse)
+        .map(|(p, r)| to_daffine(*p) * *r)
         .collect()
 }
 
@@ -178,6 +196,7 @@ impl ModalSim {
                 .map(|p| lattice.embed(p.as_dvec3()))
                 .collect()
         });
+        let rest_inverse = rest_inverses(character);
         Ok(Self {
             edges: Arc::new(lattice_wire_edges(&lattice)),
             lattice,
@@ -188,8 +207,9 @@ impl ModalSim {
             mesh,
             time: t,
             history: VecDeque::from([(t, vec![0.0; offset])]),
-            before: joint_placements(character, &posture_at(t - MODAL_STEP)),
-            now: joint_placements(character, &posture_at(t)),
+            before: placements_from(character, &posture_at(t - MODAL_STEP), &rest_inverse),
+            now: placements_from(character, &posture_at(t), &rest_inverse),
+            rest_inverse,
             steps: 0,
             clamps: 0,
             resets: 0,
@@ -240,7 +260,8 @@ impl ModalSim {
             if stepped && deadline.is_some_and(|d| std::time::Instant::now() >= d) {
                 break;
             }
-            let after = joint_placements(character, &posture_at(self.time + MODAL_STEP));
+            let posture = posture_at(self.time + MODAL_STEP);
+            let after = placements_from(character, &posture, &self.rest_inverse);
             self.step(after);
             stepped = true;
         }
@@ -349,7 +370,7 @@ impl ModalSim {
     /// The world displacement of every lattice vertex from rest (the field
     /// the muscles ride), the skeleton at `posture`, amplitudes `q`.
     pub fn field(&self, character: &Character, posture: &Posture, q: &[f64]) -> Vec<DVec3> {
-        let joints = joint_placements(character, posture);
+        let joints = placements_from(character, posture, &self.rest_inverse);
         let u = self.modal_displacement(q);
         let bones = &self.lattice.bones;
         self.lattice
