@@ -13,12 +13,14 @@
 
 pub mod eigen;
 pub mod iir;
+pub mod mesh;
 pub mod part;
 pub mod sim;
 pub mod transfer;
 
 pub use eigen::{EigenError, Modes, lowest_modes};
 pub use iir::{MAX_OMEGA_H, ModeFilter, substeps};
+pub use mesh::ModalMesh;
 pub use part::{PartError, PartModes, PartSource, build_part, part_modes, part_of_vertices};
 pub use sim::{MODAL_STEP, ModalError, ModalSim, joint_placements};
 pub use transfer::{RigidAcceleration, Transfer};

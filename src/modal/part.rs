@@ -212,7 +212,19 @@ pub fn part_modes(
     let shapes: Vec<Vec<DVec3>> = modes
         .shapes
         .iter()
-        .map(|s| s.chunks(3).map(|c| DVec3::new(c[0], c[1], c[2])).collect())
+        .map(|s| {
+            // A mode's sign is arbitrary: fix it (its largest component
+            // positive) so a cache's amplitudes mean the same modes when an
+            // export computes them again.
+            let sign = s
+                .iter()
+                .copied()
+                .fold(0.0f64, |m, v| if v.abs() > m.abs() { v } else { m })
+                .signum();
+            s.chunks(3)
+                .map(|c| DVec3::new(c[0], c[1], c[2]) * sign)
+                .collect()
+        })
         .collect();
     let transfer: Vec<Transfer> = shapes
         .iter()

@@ -9,6 +9,7 @@
 //! with its bone.
 
 use super::iir::{ModeFilter, substeps};
+use super::mesh::ModalMesh;
 use super::part::{PartError, PartModes, PartSource, build_part, part_of_vertices};
 use super::transfer::RigidAcceleration;
 use crate::character::{Character, ModalFlesh, Posture};
@@ -17,7 +18,7 @@ use crate::fem::flesh::{flesh_lattice, forget_before, sample_window};
 use crate::fem::flesh_body::{cell_materials, lattice_wire_edges, painted_weights};
 use crate::fem::lattice::to_daffine;
 use crate::fem::sparse::assemble_elements;
-use crate::fem::{Embedding, FleshError, Lattice};
+use crate::fem::{FleshError, Lattice};
 use crate::kinematics::forward_kinematics;
 use crate::snapshot::FleshPose;
 use glam::{Affine3A, DAffine3, DVec3};
@@ -63,7 +64,8 @@ pub struct ModalSim {
     parts: Vec<PartRun>,
     skipped: Vec<PartError>,
     muscles: MuscleCoupling,
-    mesh: Option<Vec<Option<Embedding>>>,
+    /// The embedded mesh, drawn as DyRT draws it.
+    mesh: Option<ModalMesh>,
     edges: Arc<Vec<[u32; 2]>>,
     time: f64,
     /// (time, every part's q), oldest first; never empty.
@@ -142,7 +144,7 @@ impl ModalSim {
         let width = fem.blend_width.unwrap_or(NARROW_BLEND);
         let weights = painted_weights(&lattice, width, &fem.weight_strokes)?;
         let owner = part_of_vertices(&lattice, &weights);
-        let blend = (0..lattice.vertex_count())
+        let blend: Vec<Vec<(usize, f64)>> = (0..lattice.vertex_count())
             .map(|a| {
                 (0..lattice.bones.len())
                     .filter(|&b| weights[b][a] > 0.0)
@@ -191,10 +193,9 @@ impl ModalSim {
         }
         let muscles = MuscleCoupling::new(character, &lattice);
         let mesh = fem.embedded_mesh.as_ref().map(|m| {
-            m.positions
-                .iter()
-                .map(|p| lattice.embed(p.as_dvec3()))
-                .collect()
+            let parts: Vec<(usize, &PartModes)> =
+                parts.iter().map(|p| (p.offset, &p.modes)).collect();
+            ModalMesh::new(&lattice, &blend, &parts, &m.positions, &m.triangles)
         });
         let rest_inverse = rest_inverses(character);
         Ok(Self {
@@ -367,10 +368,21 @@ impl ModalSim {
             .fold(0.0, f64::max)
     }
 
+    /// The embedded mesh as the modes and the skeleton move it, if the
+    /// flesh has one.
+    pub fn mesh(&self) -> Option<&ModalMesh> {
+        self.mesh.as_ref()
+    }
+
+    /// Every joint's placement (rest → `posture`).
+    pub fn placements(&self, character: &Character, posture: &Posture) -> Vec<DAffine3> {
+        placements_from(character, posture, &self.rest_inverse)
+    }
+
     /// The world displacement of every lattice vertex from rest (the field
     /// the muscles ride), the skeleton at `posture`, amplitudes `q`.
     pub fn field(&self, character: &Character, posture: &Posture, q: &[f64]) -> Vec<DVec3> {
-        let joints = placements_from(character, posture, &self.rest_inverse);
+        let joints = self.placements(character, posture);
         let u = self.modal_displacement(q);
         let bones = &self.lattice.bones;
         self.lattice
@@ -403,17 +415,13 @@ impl ModalSim {
 
     /// The flesh at time t with the skeleton at `posture`, for drawing.
     pub fn pose(&self, character: &Character, posture: &Posture, t: f64) -> FleshPose {
-        let d = self.field(character, posture, &self.amplitudes_at(t));
+        let q = self.amplitudes_at(t);
+        let d = self.field(character, posture, &q);
         let l = &self.lattice;
-        let mesh = match (&self.mesh, character.flesh.modal()) {
-            (Some(emb), Some(m)) => m.fem.embedded_mesh.as_ref().map(|m| {
-                emb.iter()
-                    .zip(&m.positions)
-                    .map(|(e, &p)| e.map_or(p, |e| l.deform(&e, &d).as_vec3()))
-                    .collect()
-            }),
-            _ => None,
-        };
+        let mesh = self
+            .mesh
+            .as_ref()
+            .map(|m| m.positions(&self.placements(character, posture), &q));
         FleshPose {
             time: t,
             muscle_offsets: self.muscles.offsets(l, character, posture, &d),

@@ -410,3 +410,106 @@ fn sparse_modes_equal_dense_modes() {
         assert!((norm2 - 1.0).abs() < 1e-8, "mode {i}: |P φ'|² = {norm2}");
     }
 }
+
+/// A wavy sheet of triangles inside the cantilever, away from its bound face.
+fn sheet_in_beam() -> (Vec<glam::Vec3>, Vec<[u32; 3]>) {
+    let (nx, nz) = (9usize, 4usize);
+    let mut points = Vec::new();
+    for i in 0..nx {
+        for k in 0..nz {
+            let x = (0.1 + 0.85 * i as f64 / (nx - 1) as f64) * 10.0 * THICK;
+            let z = (k as f64 / (nz - 1) as f64 - 0.5) * 0.6 * THICK;
+            let y = 0.2 * THICK * (x / THICK).sin();
+            points.push(glam::Vec3::new(x as f32, y as f32, z as f32));
+        }
+    }
+    let mut triangles = Vec::new();
+    for i in 0..nx - 1 {
+        for k in 0..nz - 1 {
+            let a = (i * nz + k) as u32;
+            let (b, c, d) = (a + nz as u32, a + nz as u32 + 1, a + 1);
+            triangles.push([a, b, c]);
+            triangles.push([a, c, d]);
+        }
+    }
+    (points, triangles)
+}
+
+/// The area-weighted vertex normals of a mesh.
+fn vertex_normals(p: &[DVec3], triangles: &[[u32; 3]]) -> Vec<DVec3> {
+    let mut n = vec![DVec3::ZERO; p.len()];
+    for t in triangles {
+        let [a, b, c] = t.map(|i| i as usize);
+        let face = (p[b] - p[a]).cross(p[c] - p[a]);
+        for v in [a, b, c] {
+            n[v] += face;
+        }
+    }
+    n
+}
+
+/// DyRT §4 on a mesh: its vertices are the lattice's modal field embedded
+/// (free-form deformation of the rest + Σ q φ lattice) carried by the bone,
+/// and App. A's normal corrections are the exact derivative of the vertex
+/// normal along each mode (central differences of a quadratic: to rounding).
+#[test]
+fn a_modal_mesh_rides_the_embedded_field_with_exact_normal_corrections() {
+    let body = cantilever(2);
+    let part = beam_modes(&body, 4);
+    let (points, triangles) = sheet_in_beam();
+    let blend = vec![vec![(0, 1.0)]; body.vertex_count()];
+    let mesh = super::ModalMesh::new(&body.lattice, &blend, &[(0, &part)], &points, &triangles);
+    assert_eq!(mesh.modes, 4);
+    // Amplitudes giving a displacement of about a tenth of the thickness.
+    let q: Vec<f64> = (0..4)
+        .map(|i| 0.1 * THICK / part.peak[i] * [1.0, -0.6, 0.3, 0.8][i])
+        .collect();
+    let mut u = vec![DVec3::ZERO; body.vertex_count()];
+    for (i, shape) in part.shapes.iter().enumerate() {
+        for (&a, phi) in part.free.iter().zip(shape) {
+            u[a] += *phi * q[i];
+        }
+    }
+    let bone = DAffine3::from_rotation_translation(
+        DQuat::from_rotation_z(0.4),
+        DVec3::new(0.01, -0.02, 0.03),
+    );
+    let got = mesh.positions(&[bone], &q);
+    let mut moved = 0.0f64;
+    for (v, p) in points.iter().enumerate() {
+        let e = body.lattice.embed(p.as_dvec3()).expect("inside the beam");
+        let want = bone.transform_point3(body.lattice.deform(&e, &u));
+        let err = got[v].as_dvec3().distance(want);
+        assert!(err < 1e-6 * THICK, "vertex {v}: {} vs {want}", got[v]);
+        moved = moved.max(want.distance(bone.transform_point3(p.as_dvec3())));
+    }
+    assert!(moved > 0.01 * THICK, "the modes move the sheet ({moved})");
+
+    let rest: Vec<DVec3> = points.iter().map(|p| p.as_dvec3()).collect();
+    for i in 0..4 {
+        let eps = 0.05 * THICK / part.peak[i];
+        let at = |s: f64| -> Vec<DVec3> {
+            (0..rest.len())
+                .map(|v| rest[v] + mesh.shape[v * 4 + i] * s)
+                .collect()
+        };
+        let plus = vertex_normals(&at(eps), &triangles);
+        let minus = vertex_normals(&at(-eps), &triangles);
+        let scale = mesh.normal.iter().map(|n| n.length()).fold(0.0, f64::max) / THICK;
+        for v in 0..rest.len() {
+            let fd = (plus[v] - minus[v]) / (2.0 * eps);
+            let n = mesh.normal_shape[v * 4 + i];
+            assert!(
+                (fd - n).length() <= 1e-9 * scale,
+                "mode {i} vertex {v}: N {n} vs finite difference {fd}"
+            );
+        }
+    }
+    // The unit normals rotate with the bone.
+    let n0 = mesh.normals(&[DAffine3::IDENTITY], &q);
+    let n1 = mesh.normals(&[bone], &q);
+    for (a, b) in n0.iter().zip(&n1) {
+        let turned = bone.transform_vector3(a.as_dvec3());
+        assert!(turned.distance(b.as_dvec3()) < 1e-6);
+    }
+}
