@@ -19,7 +19,8 @@ pub mod checkpoint;
 
 use crate::character::Character;
 use crate::character::resample::resample;
-use crate::io::{CacheFlesh, CacheReader, CacheWriter, IoError, write_atomic};
+use crate::io::{CacheFlesh, CacheModalPart, CacheReader, CacheWriter, IoError, write_atomic};
+use crate::skin::flesh::FleshRun;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SkinStats, SolverSettings};
 pub use checkpoint::{BakeIdentity, Checkpoint};
 use serde::Serialize;
@@ -244,12 +245,13 @@ pub fn bake(
     let total = last + 1;
     let identity = bake_identity(&character, opts, fingerprint, duration, start, total);
     let paths = BakePaths::in_dir(out_dir);
-    // FEM flesh: the embedded mesh and muscle offsets, per frame.
-    let flesh_layout = CacheFlesh::of(&character);
     let triangles = embedded_triangles(&character);
     let driver = SkeletonDriver::Keys(character.key_postures.clone());
     let name = character.name.clone();
     let mut sim = Simulation::new(character, driver, opts.settings.clone())?;
+    // FEM or modal flesh: the embedded mesh and muscle offsets per frame;
+    // modal flesh also its amplitudes.
+    let flesh_layout = CacheFlesh::of(&sim.character).with_modal(modal_parts(&sim));
 
     let mut run = begin(&mut sim, opts, &paths, &identity, &flesh_layout, start)?;
     let frame_out = FrameOut {
@@ -421,10 +423,24 @@ fn bake_identity(
 }
 
 /// The triangles of the character's FEM embedded mesh (none without one).
+/// The vibrating parts of `sim`'s modal flesh, as a cache lists them.
+fn modal_parts(sim: &Simulation) -> Vec<CacheModalPart> {
+    match sim.flesh_run() {
+        Some(FleshRun::Modal(m)) => m
+            .parts()
+            .map(|p| CacheModalPart {
+                name: p.name.clone(),
+                omega: p.omega.iter().map(|&w| w as f32).collect(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 fn embedded_triangles(character: &Character) -> Vec<[u32; 3]> {
     character
         .flesh
-        .fem()
+        .lattice_model()
         .and_then(|f| f.embedded_mesh.as_ref())
         .map(|m| m.triangles.clone())
         .unwrap_or_default()
@@ -527,7 +543,13 @@ fn write_frame(
         Some(p) if flesh_layout.muscles > 0 => p.muscle_offsets.as_slice(),
         _ => &[],
     };
-    cache.write_frame_with_flesh(t, &positions, &mesh, muscles)?;
+    let amplitudes: Vec<f32> = match sim.flesh_run() {
+        Some(FleshRun::Modal(m)) if !flesh_layout.modal.is_empty() => {
+            m.amplitudes_at(t).iter().map(|&q| q as f32).collect()
+        }
+        _ => Vec::new(),
+    };
+    cache.write_frame_with_modal(t, &positions, &mesh, muscles, &amplitudes)?;
     // Hand every frame to the OS: a bake killed outright keeps them.
     cache.flush()?;
     if let Some(k) = out.obj_every.filter(|&k| k > 0 && f.is_multiple_of(k)) {

@@ -9,8 +9,8 @@ mod skeleton;
 mod skin;
 
 pub use flesh::{
-    DEFAULT_MODAL_CLAMP, DEFAULT_MODES, EmbeddedMesh, FemFlesh, Flesh, FleshDetail, MODES_RANGE,
-    ModalFlesh, ModalPart, PART_STIFFNESS_RANGE, PartStiffness, WeightStroke,
+    DEFAULT_MODAL_CLAMP, DEFAULT_MODES, EmbeddedMesh, FemFlesh, Flesh, FleshDetail, MODAL_YOUNG,
+    MODES_RANGE, ModalFlesh, ModalPart, PART_STIFFNESS_RANGE, PartStiffness, WeightStroke,
 };
 pub use muscle::{DEFAULT_MUSCLE_COLOR, DeformationDriver, DeformationParam, Muscle};
 pub use skeleton::{Dof, Joint, Posture, Skeleton};

@@ -29,6 +29,11 @@ pub struct ExportArgs {
     /// times per grid edge (1: the simulated grid itself).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=plasticine::io::export::MAX_SUBDIVIDE as i64))]
     subdivide: u8,
+    /// glTF, modal flesh: its embedded mesh as `modes` (skinned, one morph
+    /// target per vibration mode, weights animated with the bake's
+    /// amplitudes) or as `points` (its baked vertices, like FEM flesh).
+    #[arg(long, value_name = "HOW", default_value = "modes", value_parser = ["modes", "points"])]
+    modal_as: String,
 }
 
 impl ExportArgs {
@@ -41,14 +46,16 @@ impl ExportArgs {
             every,
             morph_limit,
             subdivide,
+            modal_as,
         } = self;
         let opts = plasticine::io::export::ExportOptions {
             format,
             every,
             morph_limit,
             subdivide: subdivide.into(),
+            modes: None,
         };
-        export(&character, &baked, &out, &opts)?;
+        export(&character, &baked, &out, &opts, modal_as == "modes")?;
         Ok(())
     }
 }
@@ -59,13 +66,19 @@ fn export(
     baked: &Path,
     out: &Path,
     opts: &plasticine::io::export::ExportOptions,
+    modal_modes: bool,
 ) -> Result<()> {
-    use plasticine::io::export::{SecondaryMotion, export, resolve_format};
+    use plasticine::io::export::{ExportFormat, SecondaryMotion, export, resolve_format};
     let morph_limit = opts.morph_limit;
     // Refuse a bad --out before reading anything.
-    resolve_format(out, opts.format)?;
+    let format = resolve_format(out, opts.format)?;
     let c = load_character(character)?;
     let mut cache = plasticine::io::CacheReader::open(baked)?;
+    let mut opts = opts.clone();
+    if modal_modes && format == ExportFormat::Glb && !cache.flesh().modal.is_empty() {
+        opts.modes = modal_morphs(&c)?;
+    }
+    let opts = &opts;
     let bar = ProgressBar::new(0).with_style(
         ProgressStyle::with_template("exporting {bar:40} {pos}/{len}, eta {eta}")
             .expect("valid template"),
@@ -90,6 +103,11 @@ fn export(
         );
     }
     let how = match s.secondary {
+        SecondaryMotion::MorphTargets | SecondaryMotion::PerFrameMeshes
+            if s.skins.is_empty() && opts.modes.is_some() =>
+        {
+            "the skeleton's motion and the flesh's vibration modes".into()
+        }
         SecondaryMotion::MorphTargets => format!(
             "skin motion as {} morph targets (clips up to --morph-limit {morph_limit})",
             s.frames
@@ -116,6 +134,13 @@ fn export(
             println!("  skin '{}' {}x{}", k.name, k.m, k.n);
         }
     }
+    if let Some(m) = &opts.modes {
+        println!(
+            "  embedded mesh: skinned, {} morph targets (one per vibration mode of {} parts), weights animated with the bake's amplitudes",
+            m.targets.len(),
+            m.parts.len()
+        );
+    }
     println!(
         "  the cache's boundary rows are within {:.1e} m of the character's joints",
         s.boundary_error
@@ -128,4 +153,26 @@ fn export(
         s.bytes
     );
     Ok(())
+}
+
+/// The modal flesh's embedded mesh as morph targets, its modes computed
+/// again from the character (the cache holds only their amplitudes).
+fn modal_morphs(
+    c: &plasticine::character::Character,
+) -> Result<Option<plasticine::io::export::ModeMorphs>> {
+    let start = std::time::Instant::now();
+    let rest = c.skeleton.rest_posture();
+    let sim = plasticine::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)
+        .with_context(|| format!("cannot compute the modal flesh of '{}'", c.name))?;
+    for why in sim.skipped() {
+        eprintln!("note: {why}; the part rides rigidly");
+    }
+    let morphs = sim.mode_morphs();
+    if morphs.is_some() {
+        eprintln!(
+            "computed the modal flesh's modes in {:.2} s",
+            start.elapsed().as_secs_f64()
+        );
+    }
+    Ok(morphs)
 }

@@ -37,6 +37,11 @@ pub struct FemImportArgs {
     /// Name of the character [default: the mesh file's name].
     #[arg(long)]
     name: Option<String>,
+    /// The flesh: `fem` (Capell's lattice FEM) or `modal` (DyRT: the
+    /// lattice's lowest vibration modes per bone, excited by the skeleton;
+    /// E defaults to 4 kPa, where the modes sit at a few Hz).
+    #[arg(long, default_value = "fem", value_parser = ["fem", "modal"])]
+    flesh: String,
 }
 
 impl FemImportArgs {
@@ -52,7 +57,10 @@ impl FemImportArgs {
             scale,
             translate,
             name,
+            flesh,
         } = self;
+        let modal = flesh == "modal";
+        let young = young.or(modal.then_some(plasticine::character::MODAL_YOUNG));
 
         let name = name.unwrap_or_else(|| {
             mesh.file_stem()
@@ -72,7 +80,7 @@ impl FemImportArgs {
             poisson,
             density,
         };
-        fem_import(&mesh, &skeleton, &out, &options)?;
+        fem_import(&mesh, &skeleton, &out, &options, modal)?;
 
         Ok(())
     }
@@ -85,10 +93,11 @@ fn fem_import(
     skeleton: &Path,
     out: &Path,
     options: &plasticine::fem::import::MeshImport,
+    modal: bool,
 ) -> Result<()> {
     let mesh = plasticine::io::import::load_mesh(mesh_path)?;
     let source = load_character(skeleton)?;
-    let (c, r) = plasticine::fem::import::fem_character_from_mesh(
+    let (mut c, r) = plasticine::fem::import::fem_character_from_mesh(
         &mesh.positions,
         &mesh.triangles,
         &source,
@@ -97,6 +106,9 @@ fn fem_import(
     .map_err(|e| anyhow::anyhow!("{}: {e}", mesh_path.display()))?;
     for w in &r.warnings {
         eprintln!("warning: {w}");
+    }
+    if modal {
+        to_modal(&mut c)?;
     }
     let size = plasticine::io::character_to_string(&c)?.len() as u64;
     if size > plasticine::io::MAX_CHARACTER_FILE_BYTES {
@@ -145,6 +157,49 @@ fn fem_import(
             source.muscles.len(),
             source.skins.len()
         );
+    }
+    Ok(())
+}
+
+/// Makes the imported FEM flesh modal: a part per bone that owns flesh,
+/// with the default modes; prints each part's modes.
+fn to_modal(c: &mut plasticine::character::Character) -> Result<()> {
+    use plasticine::character::{Flesh, ModalFlesh, ModalPart};
+    let Flesh::Fem(fem) = std::mem::take(&mut c.flesh) else {
+        bail!("the import made no FEM flesh to make modal");
+    };
+    let joints = &c.skeleton.joints;
+    let parts = (0..joints.len())
+        .filter(|&j| joints.iter().any(|k| k.parent == Some(j)))
+        .map(|j| ModalPart::new(joints[j].name.clone()))
+        .collect();
+    c.flesh = Flesh::Modal(ModalFlesh { fem, parts });
+    let rest = c.skeleton.rest_posture();
+    let sim = plasticine::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)
+        .map_err(|e| anyhow::anyhow!("cannot compute the modal flesh: {e}"))?;
+    // Bones without flesh of their own are no parts.
+    let kept: Vec<String> = sim.parts().map(|p| p.name.clone()).collect();
+    for p in sim.parts() {
+        let hz: Vec<String> = p
+            .omega
+            .iter()
+            .map(|w| format!("{:.2}", w / std::f64::consts::TAU))
+            .collect();
+        println!(
+            "  modal part '{}': {} modes at {} Hz",
+            p.name,
+            p.omega.len(),
+            hz.join(", ")
+        );
+    }
+    for why in sim.skipped() {
+        println!("  not a part ({why})");
+    }
+    if kept.is_empty() {
+        bail!("no bone owns enough flesh to vibrate: use --flesh fem");
+    }
+    if let Flesh::Modal(m) = &mut c.flesh {
+        m.parts.retain(|p| kept.contains(&p.joint));
     }
     Ok(())
 }

@@ -70,8 +70,22 @@
 //! as zeros (it is patched last), and one after each frame, over that frame's
 //! bytes. A reader refuses a header or a frame whose bytes do not match, naming
 //! it: a disk, a copy or a hand that changed the file after it was written.
-//! This build writes version 3 and reads all three; an older cache loads with
-//! a warning that its corruption cannot be detected.
+//! An older cache loads with a warning that its corruption cannot be
+//! detected.
+//!
+//! # Format, version 4: modal flesh
+//!
+//! Version 3 with, after the muscle offset count, the modal flesh's parts:
+//!
+//! | size | field |
+//! |---|---|
+//! | 4 | modal part count `P`, `u32`, at most [`flesh::MAX_MODAL_PARTS`] |
+//! | … | `P` part records: name length `L: u32`, `L` bytes of UTF-8 joint name, mode count `m: u32` (1 ..= [`flesh::MAX_PART_MODES`]), `m` angular frequencies (`f32`, rad/s, > 0) |
+//!
+//! and each frame's flesh ends with every part's `m` modal amplitudes
+//! (`f32`), part after part, so [`bytes_per_frame`] grows by 4 · Σ m. The
+//! frequencies let an export that computes the modes again check that the
+//! amplitudes are theirs. This build writes version 4 and reads all four.
 
 use super::atomic::{parent_dir, sync_dir};
 use super::{AtomicFile, IoError};
@@ -79,7 +93,9 @@ use crate::character::Skin;
 pub mod flesh;
 mod reader;
 
-pub use flesh::{CacheFlesh, CacheMesh, MAX_CACHE_MESHES, MAX_CACHE_MUSCLES, MAX_MESH_VERTICES};
+pub use flesh::{
+    CacheFlesh, CacheMesh, CacheModalPart, MAX_CACHE_MESHES, MAX_CACHE_MUSCLES, MAX_MESH_VERTICES,
+};
 use glam::{Affine3A, Vec3};
 pub use reader::{CacheFrame, CacheReader, Frames};
 use serde::Serialize;
@@ -90,7 +106,7 @@ use std::path::{Path, PathBuf};
 /// The first 8 bytes of every cache file.
 pub const CACHE_MAGIC: [u8; 8] = *b"PLSTCACH";
 /// The format version this build writes; it reads versions 1 to this.
-pub const CACHE_FORMAT_VERSION: u32 = 3;
+pub const CACHE_FORMAT_VERSION: u32 = 4;
 /// Bytes of the CRC-32 after the header and after each frame (version 3).
 pub const CHECKSUM_BYTES: u64 = 4;
 /// The frame count of a file whose writer has not finished.
@@ -557,6 +573,20 @@ impl CacheWriter {
         meshes: &[&[Vec3]],
         muscles: &[Affine3A],
     ) -> Result<(), IoError> {
+        self.write_frame_with_modal(time, positions, meshes, muscles, &[])
+    }
+
+    /// Like [`write_frame_with_flesh`](Self::write_frame_with_flesh), with
+    /// the modal flesh's amplitudes, as many as the header's modal parts
+    /// have modes.
+    pub fn write_frame_with_modal(
+        &mut self,
+        time: f64,
+        positions: &[&[Vec3]],
+        meshes: &[&[Vec3]],
+        muscles: &[Affine3A],
+        amplitudes: &[f32],
+    ) -> Result<(), IoError> {
         let bad = |message: String| IoError::BadInput {
             path: self.path.clone(),
             message,
@@ -601,6 +631,9 @@ impl CacheWriter {
         self.flesh
             .check_frame(frame, meshes, muscles)
             .map_err(bad)?;
+        self.flesh
+            .check_amplitudes(frame, amplitudes)
+            .map_err(bad)?;
         self.broken = true; // until the whole frame is written
         let temp = self.shown_path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);
@@ -623,6 +656,7 @@ impl CacheWriter {
         if !self.flesh.is_empty() {
             self.buf.clear();
             CacheFlesh::encode_frame(meshes, muscles, &mut self.buf);
+            CacheFlesh::encode_amplitudes(amplitudes, &mut self.buf);
             checksum.update(&self.buf);
             self.file.write_all(&self.buf).map_err(io)?;
         }

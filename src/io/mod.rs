@@ -41,8 +41,8 @@ pub use autosave::{
     autosave_file_name, find_recovery,
 };
 pub use cache::{
-    CACHE_FORMAT_VERSION, CACHE_MAGIC, CacheFlesh, CacheFrame, CacheMesh, CacheReader, CacheSkin,
-    CacheSummary, CacheWriter, Frames, bytes_per_frame,
+    CACHE_FORMAT_VERSION, CACHE_MAGIC, CacheFlesh, CacheFrame, CacheMesh, CacheModalPart,
+    CacheReader, CacheSkin, CacheSummary, CacheWriter, Frames, bytes_per_frame,
 };
 pub use character_file::{
     CHARACTER_FORMAT, CHARACTER_FORMAT_VERSION, MAX_CHARACTER_FILE_BYTES, character_to_string,

@@ -18,12 +18,19 @@
 
 use super::part::PartModes;
 use crate::fem::Lattice;
+use crate::io::CacheModalPart;
+use crate::io::export::{ModeMorphs, ModeTarget};
 use glam::{DAffine3, DVec3, Vec3};
 
 /// Joints per vertex, as a vertex stage and glTF's `JOINTS_0` take them.
 pub const JOINTS_PER_VERTEX: usize = 4;
 
 /// A mesh riding modal flesh (see the module docs).
+///
+/// A vertex moves only in the modes of the parts whose lattice cells it
+/// lies in (one part, two at a seam), so its `Φ̄` and `N` are stored over a
+/// span of modes, not all of them: a 100k-vertex mesh with 8 parts of 16
+/// modes holds 16–32 per vertex instead of 128.
 #[derive(Clone, Debug)]
 pub struct ModalMesh {
     /// Rest positions (world, m).
@@ -35,9 +42,14 @@ pub struct ModalMesh {
     pub skin: Vec<[(usize, f64); JOINTS_PER_VERTEX]>,
     /// Modes, over every part in the simulation's order.
     pub modes: usize,
-    /// `Φ̄`, vertex-major: vertex v's offset along mode i at `v · modes + i`.
+    /// Per vertex, the first mode it moves in and how many follow.
+    pub span: Vec<[u32; 2]>,
+    /// Where vertex v's span starts in `shape` and `normal_shape`
+    /// (`start[v + 1]` − `start[v]` = its span's length).
+    pub start: Vec<usize>,
+    /// `Φ̄` over each vertex's span, vertex after vertex.
     pub shape: Vec<DVec3>,
-    /// `N`, vertex-major like `shape`.
+    /// `N` over each vertex's span, like `shape`.
     pub normal_shape: Vec<DVec3>,
     /// The mesh's triangles.
     pub triangles: Vec<[u32; 3]>,
@@ -55,34 +67,69 @@ impl ModalMesh {
         triangles: &[[u32; 3]],
     ) -> Self {
         let modes: usize = parts.iter().map(|(_, p)| p.omega.len()).sum();
-        // Per lattice vertex, its offset along every mode (zero where fixed).
-        let mut lattice_shape = vec![DVec3::ZERO; lattice.vertex_count() * modes];
+        // Per lattice vertex, its part's modes: (first mode, shapes).
+        let mut lattice_modes: Vec<Option<(usize, &PartModes, usize)>> =
+            vec![None; lattice.vertex_count()];
         for &(offset, part) in parts {
-            for (i, shape) in part.shapes.iter().enumerate() {
-                for (&a, phi) in part.free.iter().zip(shape) {
-                    lattice_shape[a * modes + offset + i] = *phi;
-                }
+            for (k, &a) in part.free.iter().enumerate() {
+                lattice_modes[a] = Some((offset, part, k));
             }
         }
         let joint_of = |b: usize| lattice.bones[b].joint;
         let rest: Vec<DVec3> = positions.iter().map(|p| p.as_dvec3()).collect();
+        let embedding: Vec<_> = rest.iter().map(|&p| lattice.embed(p)).collect();
+        // The modes each vertex's cell moves in.
+        let own_span = |v: usize| -> Option<[usize; 2]> {
+            let e = embedding[v].as_ref()?;
+            lattice.cells[e.cell]
+                .iter()
+                .filter_map(|&a| lattice_modes[a])
+                .map(|(o, p, _)| [o, o + p.omega.len()])
+                .reduce(|a, b| [a[0].min(b[0]), a[1].max(b[1])])
+        };
+        let own: Vec<Option<[usize; 2]>> = (0..rest.len()).map(own_span).collect();
+        // A normal turns with its faces' vertices: widen to the 1-ring.
+        let mut ring = own.clone();
+        let union = |a: Option<[usize; 2]>, b: Option<[usize; 2]>| match (a, b) {
+            (Some(a), Some(b)) => Some([a[0].min(b[0]), a[1].max(b[1])]),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        for t in triangles {
+            let face = t.iter().fold(None, |acc, &v| union(acc, own[v as usize]));
+            for &v in t {
+                ring[v as usize] = union(ring[v as usize], face);
+            }
+        }
+        let span: Vec<[u32; 2]> = ring
+            .iter()
+            .map(|r| r.map_or([0, 0], |[a, b]| [a as u32, (b - a) as u32]))
+            .collect();
+        let mut start = Vec::with_capacity(rest.len() + 1);
+        start.push(0);
+        for s in &span {
+            start.push(start.last().unwrap() + s[1] as usize);
+        }
+        let total = *start.last().unwrap();
+        let mut shape = vec![DVec3::ZERO; total];
         let mut skin = Vec::with_capacity(rest.len());
-        let mut shape = vec![DVec3::ZERO; rest.len() * modes];
         for (v, &p) in rest.iter().enumerate() {
             let mut joints: Vec<(usize, f64)> = Vec::new();
             let mut add = |j: usize, w: f64| match joints.iter_mut().find(|e| e.0 == j) {
                 Some(e) => e.1 += w,
                 None => joints.push((j, w)),
             };
-            match lattice.embed(p) {
+            match &embedding[v] {
                 Some(e) => {
                     for (&a, &w) in lattice.cells[e.cell].iter().zip(&e.weights) {
                         for &(b, wb) in &blend[a] {
                             add(joint_of(b), w * wb);
                         }
-                        let from = &lattice_shape[a * modes..(a + 1) * modes];
-                        for (s, phi) in shape[v * modes..(v + 1) * modes].iter_mut().zip(from) {
-                            *s += *phi * w;
+                        if let Some((offset, part, k)) = lattice_modes[a] {
+                            for (i, s) in part.shapes.iter().enumerate() {
+                                let at = start[v] + offset + i - span[v][0] as usize;
+                                shape[at] += s[k] * w;
+                            }
                         }
                     }
                 }
@@ -102,24 +149,27 @@ impl ModalMesh {
             skin.push(four_largest(joints));
         }
         let mut normal = vec![DVec3::ZERO; rest.len()];
-        let mut normal_shape = vec![DVec3::ZERO; rest.len() * modes];
+        let mut normal_shape = vec![DVec3::ZERO; total];
+        let phi = |v: usize, i: usize| -> DVec3 {
+            let [first, count] = span[v].map(|x| x as usize);
+            if i >= first && i < first + count {
+                shape[start[v] + i - first]
+            } else {
+                DVec3::ZERO
+            }
+        };
         for t in triangles {
             let [a, b, c] = t.map(|i| i as usize);
             let (ab, ac) = (rest[b] - rest[a], rest[c] - rest[a]);
             let face = ab.cross(ac);
-            for i in 0..modes {
-                let (pa, pb, pc) = (
-                    shape[a * modes + i],
-                    shape[b * modes + i],
-                    shape[c * modes + i],
-                );
-                let d = (pb - pa).cross(ac) + ab.cross(pc - pa);
-                for v in [a, b, c] {
-                    normal_shape[v * modes + i] += d;
-                }
-            }
             for v in [a, b, c] {
                 normal[v] += face;
+                // Every mode a face vertex moves in lies in v's span.
+                let [first, count] = span[v].map(|x| x as usize);
+                for i in first..first + count {
+                    let (pa, pb, pc) = (phi(a, i), phi(b, i), phi(c, i));
+                    normal_shape[start[v] + i - first] += (pb - pa).cross(ac) + ab.cross(pc - pa);
+                }
             }
         }
         Self {
@@ -127,16 +177,50 @@ impl ModalMesh {
             normal,
             skin,
             modes,
+            span,
+            start,
             shape,
             normal_shape,
             triangles: triangles.to_vec(),
         }
     }
 
-    /// Vertex v's position before skinning for amplitudes `q`.
-    fn unskinned(&self, v: usize, q: &[f64]) -> DVec3 {
-        let s = &self.shape[v * self.modes..(v + 1) * self.modes];
-        self.rest[v] + s.iter().zip(q).map(|(s, &q)| *s * q).sum::<DVec3>()
+    /// Vertex v's `Φ̄` and `N` over its span, and the span's first mode.
+    pub fn modes_of(&self, v: usize) -> (usize, &[DVec3], &[DVec3]) {
+        let r = self.start[v]..self.start[v + 1];
+        (
+            self.span[v][0] as usize,
+            &self.shape[r.clone()],
+            &self.normal_shape[r],
+        )
+    }
+
+    /// Vertex v's offset along mode i (zero outside its span).
+    pub fn shape_of(&self, v: usize, i: usize) -> DVec3 {
+        let (first, s, _) = self.modes_of(v);
+        i.checked_sub(first)
+            .and_then(|k| s.get(k))
+            .copied()
+            .unwrap_or(DVec3::ZERO)
+    }
+
+    /// Vertex v's normal correction along mode i (zero outside its span).
+    pub fn normal_shape_of(&self, v: usize, i: usize) -> DVec3 {
+        let (first, _, n) = self.modes_of(v);
+        i.checked_sub(first)
+            .and_then(|k| n.get(k))
+            .copied()
+            .unwrap_or(DVec3::ZERO)
+    }
+
+    /// Vertex v's position and (unnormalised) normal before skinning for
+    /// amplitudes `q`.
+    fn unskinned(&self, v: usize, q: &[f64]) -> (DVec3, DVec3) {
+        let (first, s, n) = self.modes_of(v);
+        let q = &q[first..first + s.len()];
+        let p = s.iter().zip(q).map(|(s, &q)| *s * q).sum::<DVec3>();
+        let m = n.iter().zip(q).map(|(n, &q)| *n * q).sum::<DVec3>();
+        (self.rest[v] + p, self.normal[v] + m)
     }
 
     /// Every vertex at amplitudes `q` with the joints at `joints` (rest →
@@ -144,7 +228,7 @@ impl ModalMesh {
     pub fn positions(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
         (0..self.rest.len())
             .map(|v| {
-                let p = self.unskinned(v, q);
+                let (p, _) = self.unskinned(v, q);
                 self.skin[v]
                     .iter()
                     .filter(|e| e.1 != 0.0)
@@ -159,8 +243,7 @@ impl ModalMesh {
     pub fn normals(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
         (0..self.rest.len())
             .map(|v| {
-                let s = &self.normal_shape[v * self.modes..(v + 1) * self.modes];
-                let n = self.normal[v] + s.iter().zip(q).map(|(s, &q)| *s * q).sum::<DVec3>();
+                let (_, n) = self.unskinned(v, q);
                 self.skin[v]
                     .iter()
                     .filter(|e| e.1 != 0.0)
@@ -171,6 +254,66 @@ impl ModalMesh {
             })
             .collect()
     }
+}
+
+impl ModalMesh {
+    /// This mesh as an export's skinned mesh with a morph target per mode
+    /// (glTF): `parts` are the simulation's, each with the index of its
+    /// first mode; target i is mode i at its clamp amplitude, so the
+    /// animated weights stay in [−1, 1].
+    pub fn morphs(&self, parts: &[(usize, &PartModes)]) -> ModeMorphs {
+        let unit: Vec<f64> = self.normal.iter().map(|n| n.length()).collect();
+        let mut targets = Vec::with_capacity(self.modes);
+        for &(offset, part) in parts {
+            for (i, &scale) in part.limit.iter().enumerate() {
+                let k = offset + i;
+                targets.push(ModeTarget {
+                    name: format!("{}_mode{i}", part.name),
+                    positions: (0..self.rest.len())
+                        .map(|v| (self.shape_of(v, k) * scale).as_vec3())
+                        .collect(),
+                    normals: (0..self.rest.len())
+                        .map(|v| {
+                            let n = unit[v];
+                            if n > 0.0 {
+                                (self.normal_shape_of(v, k) * (scale / n)).as_vec3()
+                            } else {
+                                Vec3::ZERO
+                            }
+                        })
+                        .collect(),
+                    scale: scale as f32,
+                });
+            }
+        }
+        ModeMorphs {
+            positions: self.rest.iter().map(|p| p.as_vec3()).collect(),
+            normals: self
+                .normal
+                .iter()
+                .map(|n| n.normalize_or(DVec3::Y).as_vec3())
+                .collect(),
+            joints: self.skin.iter().map(|s| s.map(|e| e.0 as u16)).collect(),
+            weights: self.skin.iter().map(|s| unit_sum(s.map(|e| e.1))).collect(),
+            targets,
+            parts: parts
+                .iter()
+                .map(|(_, p)| CacheModalPart {
+                    name: p.name.clone(),
+                    omega: p.omega.iter().map(|&w| w as f32).collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Weights as `f32` summing to one as exactly as `f32` allows (the rounding
+/// put on the largest), as glTF asks of `WEIGHTS_0`.
+fn unit_sum(w: [f64; JOINTS_PER_VERTEX]) -> [f32; JOINTS_PER_VERTEX] {
+    let mut out = w.map(|w| w as f32);
+    let rest: f32 = out[1..].iter().sum();
+    out[0] = 1.0 - rest;
+    out
 }
 
 /// The four largest weights, renormalised to sum to one.

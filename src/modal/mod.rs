@@ -12,6 +12,7 @@
 //! (`fem`), and nothing below it reads it.
 
 pub mod eigen;
+pub mod gpu;
 pub mod iir;
 pub mod mesh;
 pub mod part;
@@ -19,6 +20,7 @@ pub mod sim;
 pub mod transfer;
 
 pub use eigen::{EigenError, Modes, lowest_modes};
+pub use gpu::{ModalGpuError, ModalMeshGpu};
 pub use iir::{MAX_OMEGA_H, ModeFilter, substeps};
 pub use mesh::ModalMesh;
 pub use part::{PartError, PartModes, PartSource, build_part, part_modes, part_of_vertices};

@@ -374,6 +374,23 @@ impl ModalSim {
         self.mesh.as_ref()
     }
 
+    /// The embedded mesh as an export's skinned mesh with a morph target
+    /// per mode, if the flesh has a mesh.
+    pub fn mode_morphs(&self) -> Option<crate::io::export::ModeMorphs> {
+        let parts: Vec<(usize, &PartModes)> =
+            self.parts.iter().map(|p| (p.offset, &p.modes)).collect();
+        self.mesh.as_ref().map(|m| m.morphs(&parts))
+    }
+
+    /// Any mesh (rest positions in the lattice, triangles) riding this
+    /// flesh as DyRT draws it: embedded in the lattice, skinned by its
+    /// region weights.
+    pub fn embed_mesh(&self, positions: &[glam::Vec3], triangles: &[[u32; 3]]) -> ModalMesh {
+        let parts: Vec<(usize, &PartModes)> =
+            self.parts.iter().map(|p| (p.offset, &p.modes)).collect();
+        ModalMesh::new(&self.lattice, &self.blend, &parts, positions, triangles)
+    }
+
     /// Every joint's placement (rest → `posture`).
     pub fn placements(&self, character: &Character, posture: &Posture) -> Vec<DAffine3> {
         placements_from(character, posture, &self.rest_inverse)

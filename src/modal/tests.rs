@@ -490,7 +490,7 @@ fn a_modal_mesh_rides_the_embedded_field_with_exact_normal_corrections() {
         let eps = 0.05 * THICK / part.peak[i];
         let at = |s: f64| -> Vec<DVec3> {
             (0..rest.len())
-                .map(|v| rest[v] + mesh.shape[v * 4 + i] * s)
+                .map(|v| rest[v] + mesh.shape_of(v, i) * s)
                 .collect()
         };
         let plus = vertex_normals(&at(eps), &triangles);
@@ -498,7 +498,7 @@ fn a_modal_mesh_rides_the_embedded_field_with_exact_normal_corrections() {
         let scale = mesh.normal.iter().map(|n| n.length()).fold(0.0, f64::max) / THICK;
         for v in 0..rest.len() {
             let fd = (plus[v] - minus[v]) / (2.0 * eps);
-            let n = mesh.normal_shape[v * 4 + i];
+            let n = mesh.normal_shape_of(v, i);
             assert!(
                 (fd - n).length() <= 1e-9 * scale,
                 "mode {i} vertex {v}: N {n} vs finite difference {fd}"

@@ -782,7 +782,10 @@ fn push_flesh(
     flesh: &crate::fem::FleshPose,
     style: &SceneStyle,
 ) {
-    let mesh = character.flesh.fem().and_then(|f| f.embedded_mesh.as_ref());
+    let mesh = character
+        .flesh
+        .lattice_model()
+        .and_then(|f| f.embedded_mesh.as_ref());
     if let (Some(mesh), Some(points)) = (mesh, &flesh.mesh)
         && style.muscles != MuscleStyle::Hidden
         && points.len() == mesh.positions.len()

@@ -1362,3 +1362,189 @@ fn fem_embedded_mesh_exports_as_morph_targets_and_per_frame_meshes() {
         }
     }
 }
+
+/// The skeleton's world transforms in the .glb at sample time `t` (s from
+/// the clip's start, one of the rotation channels' inputs).
+fn glb_joint_worlds(glb: &Glb, t: f32) -> Vec<glam::Mat4> {
+    let skin = &glb.json["skins"][0];
+    let joints: Vec<usize> = skin["joints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j.as_u64().unwrap() as usize)
+        .collect();
+    let parent_of = |node: usize| -> Option<usize> {
+        glb.json["nodes"].as_array().unwrap().iter().position(|n| {
+            n["children"]
+                .as_array()
+                .is_some_and(|c| c.contains(&node.into()))
+        })
+    };
+    let mut world: Vec<glam::Mat4> = Vec::new();
+    for (k, &node) in joints.iter().enumerate() {
+        let (input, output, _) = glb.channel(node, "rotation");
+        let i = input
+            .iter()
+            .position(|&s| (s - t).abs() < 1e-6)
+            .unwrap_or_else(|| panic!("time {t} is not a sample of joint {k}"));
+        let r = Quat::from_slice(&output[4 * i..4 * i + 4]);
+        let tr = if k == 0 {
+            let (_, out, _) = glb.channel(node, "translation");
+            Vec3::from_slice(&out[3 * i..3 * i + 3])
+        } else {
+            let v: Vec<f32> = glb.json["nodes"][node]["translation"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap() as f32)
+                .collect();
+            Vec3::from_slice(&v)
+        };
+        let local = glam::Mat4::from_rotation_translation(r, tr);
+        world.push(match parent_of(node) {
+            Some(p) => world[joints.iter().position(|&j| j == p).unwrap()] * local,
+            None => local,
+        });
+    }
+    world
+}
+
+/// Modal flesh (DyRT §4) exports as DyRT draws it: the imported mesh skinned
+/// to the skeleton with one morph target per vibration mode, its weights the
+/// bake's amplitudes; evaluated as any glTF viewer does (morph, then skin)
+/// it is the baked mesh at every frame, and it validates. A cache whose
+/// modes are not the character's (its flesh changed) is refused.
+#[test]
+fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
+    let dir = out_dir("modal");
+    let character = dir.path().join("limb.ron");
+    let (ok, out, err) = plasticine(&[
+        "fem-import",
+        "assets/limb.obj",
+        "--skeleton",
+        "assets/limb_skeleton.ron",
+        "--flesh",
+        "modal",
+        "--out",
+        s(&character),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("modal part 'shoulder'"), "{out}");
+    let bake = dir.path().join("bake");
+    let (ok, _, err) = plasticine(&["bake", s(&character), "--out", s(&bake)]);
+    assert!(ok, "{err}");
+    let cache = bake.join("bake.plcache");
+    let glb_path = dir.path().join("limb.glb");
+    let (ok, out, err) = plasticine(&[
+        "export",
+        s(&character),
+        "--baked",
+        s(&cache),
+        "--out",
+        s(&glb_path),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("morph targets (one per vibration mode"),
+        "{out}"
+    );
+    if let Some(tools) = tool_or_skip(gltf_validator(), "the modal glTF validation") {
+        assert_valid(&validate(&tools, &glb_path), &glb_path);
+    }
+
+    let glb = Glb::read(&glb_path);
+    let node = glb.node_named("limb_modal");
+    assert_eq!(glb.json["nodes"][node]["skin"], 0);
+    let mesh = &glb.json["meshes"][glb.json["nodes"][node]["mesh"].as_u64().unwrap() as usize];
+    let prim = &mesh["primitives"][0];
+    let rest = glb.vec3s(&prim["attributes"]["POSITION"]);
+    let weights = glb.floats(&prim["attributes"]["WEIGHTS_0"]);
+    let joints: Vec<u16> = {
+        let a = &glb.json["accessors"][prim["attributes"]["JOINTS_0"].as_u64().unwrap() as usize];
+        let view = &glb.json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
+        let start = view["byteOffset"].as_u64().unwrap_or(0) as usize;
+        glb.bin[start..start + 8 * rest.len()]
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let targets: Vec<Vec<Vec3>> = prim["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| glb.vec3s(&t["POSITION"]))
+        .collect();
+    let modes = targets.len();
+    assert_eq!(modes, 30, "15 modes on each of the limb's two bones");
+    let (input, w, interpolation) = glb.channel(node, "weights");
+    assert_eq!(interpolation, "LINEAR");
+    assert_eq!(w.len(), input.len() * modes);
+    assert!(
+        w.iter().all(|w| w.abs() <= 1.0 + 1e-6),
+        "weights in [-1, 1]"
+    );
+
+    let ibm = glb.floats(&glb.json["skins"][0]["inverseBindMatrices"]);
+    let mut reader = CacheReader::open(&cache).unwrap();
+    assert_eq!(reader.flesh().modal.len(), 2);
+    let size = rest
+        .iter()
+        .flat_map(|a| rest.iter().map(move |b| a.distance(*b)))
+        .fold(0.0f32, f32::max);
+    let (mut worst, mut jiggle) = (0.0f32, 0.0f32);
+    let t0 = reader.frame_time(0).unwrap();
+    for k in 0..reader.frame_count() {
+        let (mut skins, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
+        let t = reader
+            .read_frame_with_flesh(k, &mut skins, &mut meshes, &mut muscles)
+            .unwrap();
+        let world = glb_joint_worlds(&glb, (t - t0) as f32);
+        let skinning: Vec<glam::Mat4> = world
+            .iter()
+            .enumerate()
+            .map(|(j, w)| *w * glam::Mat4::from_cols_slice(&ibm[16 * j..16 * j + 16]))
+            .collect();
+        for (v, p) in rest.iter().enumerate() {
+            let offset: Vec3 = (0..modes).map(|i| targets[i][v] * w[k * modes + i]).sum();
+            jiggle = jiggle.max(offset.length());
+            let morphed = *p + offset;
+            let shown: Vec3 = (0..4)
+                .map(|c| {
+                    let m = skinning[usize::from(joints[4 * v + c])];
+                    m.transform_point3(morphed) * weights[4 * v + c]
+                })
+                .sum();
+            worst = worst.max(shown.distance(meshes[0][v]));
+        }
+    }
+    assert!(
+        worst <= 1e-4 * size,
+        "the glTF evaluates {worst} m from the bake (mesh {size} m)"
+    );
+    assert!(
+        jiggle > 100.0 * worst.max(1e-6 * size),
+        "the modes move the mesh ({jiggle} m), well above the check's resolution"
+    );
+    note(&format!(
+        "modal glTF: {modes} targets, replays the bake to {worst:.1e} m, modal motion up to {jiggle:.1e} m"
+    ));
+
+    // The flesh made stiffer after the bake: its modes are not the cache's.
+    let mut c = load_character(&character).unwrap();
+    if let plasticine::character::Flesh::Modal(m) = &mut c.flesh {
+        m.fem.young *= 2.0;
+    }
+    let stiffer = dir.path().join("stiffer.ron");
+    save_character(&stiffer, &c).unwrap();
+    let refused = dir.path().join("refused.glb");
+    let (ok, _, err) = plasticine(&[
+        "export",
+        s(&stiffer),
+        "--baked",
+        s(&cache),
+        "--out",
+        s(&refused),
+    ]);
+    assert!(!ok && err.contains("bake it again"), "{err}");
+    assert!(!refused.exists(), "nothing written");
+}

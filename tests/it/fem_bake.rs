@@ -95,11 +95,12 @@ fn baked_fem_mesh_equals_the_flesh_simulation_and_exports() {
         "{stdout}"
     );
 
-    // The cache: a version-3 file (checksummed) with the mesh in every frame.
+    // The cache: a version-4 file (checksummed) with the mesh in every frame.
     let mut reader = CacheReader::open(&bake.join("bake.plcache")).unwrap();
     let frames = reader.frame_count();
     assert_eq!(frames, 6, "0.5 s at 10 fps, both ends");
-    assert_eq!(reader.version(), 3);
+    assert_eq!(reader.version(), 4);
+    assert!(reader.flesh().modal.is_empty(), "FEM flesh has no modes");
     assert_eq!(reader.flesh().meshes.len(), 1);
     assert_eq!(reader.flesh().meshes[0].vertices, vertices);
     assert_eq!(reader.flesh().muscles, character.muscles.len());
@@ -369,6 +370,7 @@ fn flesh_sections_round_trip_and_hostile_headers_are_refused() {
             vertices: 5,
         }],
         muscles: 2,
+        modal: Vec::new(),
     };
     let skin: Vec<Vec3> = (0..12).map(|i| Vec3::splat(i as f32)).collect();
     let mesh = |k: usize| -> Vec<Vec3> {
@@ -405,14 +407,15 @@ fn flesh_sections_round_trip_and_hostile_headers_are_refused() {
     }
     let summary = w.finish().unwrap();
     assert_eq!(summary.flesh, flesh);
-    // The fields, then the header's checksum; each frame ends with its own.
-    let fields = 28 + (12 + 1) + 4 + (8 + 4) + 4;
+    // The fields (the last: no modal parts), then the header's checksum;
+    // each frame ends with its own.
+    let fields = 28 + (12 + 1) + 4 + (8 + 4) + 4 + 4;
     let header = fields + 4;
     let frame = 8 + 12 * 12 + 12 * 5 + 48 * 2 + 4;
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len(), header + 3 * frame);
     let mut r = CacheReader::open(&path).unwrap();
-    assert_eq!((r.version(), r.flesh()), (3, &flesh));
+    assert_eq!((r.version(), r.flesh()), (4, &flesh));
     let (mut s, mut m, mut u) = (Vec::new(), Vec::new(), Vec::new());
     for k in [2, 0, 1] {
         r.read_frame_with_flesh(k, &mut s, &mut m, &mut u).unwrap();
@@ -447,7 +450,7 @@ fn flesh_sections_round_trip_and_hostile_headers_are_refused() {
     v[mesh_count_at + 12] = 0xff;
     assert!(open(&v).to_string().contains("not UTF-8"));
     let mut v = bytes.clone();
-    v[fields - 4..fields].copy_from_slice(&u32::MAX.to_le_bytes());
+    v[fields - 8..fields - 4].copy_from_slice(&u32::MAX.to_le_bytes());
     assert!(open(&v).to_string().contains("muscle offsets"));
     // Cut in the flesh header, and in the last frame's muscle offsets.
     assert!(matches!(
@@ -459,6 +462,77 @@ fn flesh_sections_round_trip_and_hostile_headers_are_refused() {
         matches!(err, IoError::Truncated { offset, .. } if offset == (header + 2 * frame) as u64),
         "{err:?}"
     );
+}
+
+/// Version 4's modal section: each part's name and angular frequencies in
+/// the header, every frame's amplitudes after the muscle offsets, read back
+/// bit for bit; wrong amplitudes write nothing and hostile part records are
+/// refused naming the part.
+#[test]
+fn modal_amplitudes_round_trip_and_hostile_parts_are_refused() {
+    use plasticine::io::{CacheFlesh, CacheModalPart};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v4.plcache");
+    let flesh = CacheFlesh {
+        meshes: Vec::new(),
+        muscles: 0,
+        modal: vec![
+            CacheModalPart {
+                name: "arm".into(),
+                omega: vec![20.0, 31.5],
+            },
+            CacheModalPart {
+                name: "leg".into(),
+                omega: vec![12.25],
+            },
+        ],
+    };
+    let skin: Vec<Vec3> = (0..12).map(|i| Vec3::splat(i as f32)).collect();
+    let q = |k: usize| vec![0.1 * k as f32, -0.02, 1e-7 * k as f32];
+    let mut w = CacheWriter::create_with_flesh(&path, 30.0, &[("s", 4, 3)], &flesh).unwrap();
+    assert!(
+        w.write_frame_with_modal(0.0, &[&skin], &[], &[], &q(0)[..2])
+            .is_err(),
+        "too few amplitudes"
+    );
+    assert!(
+        w.write_frame_with_modal(0.0, &[&skin], &[], &[], &[0.0, f32::NAN, 0.0])
+            .is_err(),
+        "a NaN amplitude"
+    );
+    for k in 0..3 {
+        w.write_frame_with_modal(k as f64 / 30.0, &[&skin], &[], &[], &q(k))
+            .unwrap();
+    }
+    w.finish().unwrap();
+    let parts = 4 + (4 + 3 + 4 + 8) + (4 + 3 + 4 + 4);
+    let fields = 28 + (12 + 1) + 4 + 4 + parts;
+    let frame = 8 + 12 * 12 + 4 * 3 + 4;
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes.len(), fields + 4 + 3 * frame);
+    let mut r = CacheReader::open(&path).unwrap();
+    assert_eq!((r.version(), r.flesh()), (4, &flesh));
+    for k in [2, 0, 1] {
+        assert_eq!(r.read_amplitudes(k).unwrap(), q(k), "bit for bit");
+    }
+
+    let open = |b: &[u8]| {
+        let p = dir.path().join("bad.plcache");
+        std::fs::write(&p, b).unwrap();
+        CacheReader::open(&p).unwrap_err().to_string()
+    };
+    let arm = 28 + 13 + 4 + 4 + 4;
+    let mut v = bytes.clone();
+    v[arm - 4..arm].copy_from_slice(&u32::MAX.to_le_bytes());
+    assert!(open(&v).contains("modal parts"), "{}", open(&v));
+    let mut v = bytes.clone();
+    v[arm + 7..arm + 11].copy_from_slice(&0u32.to_le_bytes());
+    assert!(open(&v).contains("modal part 0 (\"arm\")"), "{}", open(&v));
+    let mut v = bytes.clone();
+    v[arm + 11..arm + 15].copy_from_slice(&f32::NAN.to_le_bytes());
+    let err = open(&v);
+    assert!(err.contains("mode 0's angular frequency"), "{err}");
+    assert!(open(&bytes[..arm + 13]).contains("modal part 0"));
 }
 
 /// A bake of the imported limb cancelled part-way and resumed writes the

@@ -7,8 +7,8 @@ use plasticine::character::{
     SkinPoints,
 };
 use plasticine::io::{
-    AtomicFile, CacheReader, CacheWriter, IoError, bytes_per_frame, character_to_string,
-    load_character, parse_character, save_character, write_atomic,
+    AtomicFile, CACHE_FORMAT_VERSION, CacheReader, CacheWriter, IoError, bytes_per_frame,
+    character_to_string, load_character, parse_character, save_character, write_atomic,
 };
 use plasticine::shape::MuscleShape;
 use std::fs;
@@ -430,10 +430,10 @@ fn skins_end() -> u64 {
     28 + (12 + 1) + (12 + "bé".len() as u64)
 }
 
-/// The header: the skin records, the (empty) flesh section's two counts and
-/// the header's checksum.
+/// The header: the skin records, the (empty) flesh section's three counts
+/// (meshes, muscles, modal parts) and the header's checksum.
 fn header_len() -> u64 {
-    skins_end() + 4 + 4 + 4
+    skins_end() + 4 + 4 + 4 + 4
 }
 
 #[test]
@@ -551,7 +551,7 @@ fn truncated_or_garbage_caches_name_the_offset() {
     assert!(err.to_string().contains("not a Plasticine cache"), "{err}");
     // A newer version.
     let mut v = bytes.clone();
-    v[8..12].copy_from_slice(&4u32.to_le_bytes());
+    v[8..12].copy_from_slice(&(CACHE_FORMAT_VERSION + 1).to_le_bytes());
     let err = open(&v);
     assert!(matches!(err, IoError::Corrupt { offset: 8, .. }), "{err:?}");
     assert!(err.to_string().contains("newer Plasticine"), "{err}");

@@ -216,3 +216,87 @@ fn the_simulation_rides_the_muscles_on_the_modes() {
     assert!(moved < 0.15 * size + 0.02, "muscles moved {moved} m");
     assert!(sim.flesh_pose().is_some_and(|p| p.lattice.len() > 500));
 }
+
+/// DyRT §4 on the GPU: `shaders/modal.wgsl` poses a mesh riding the
+/// penguin's modal flesh (its body skin's rest grid, embedded in the
+/// lattice) mid-waddle exactly as the CPU does: positions within 1e-5 of
+/// the mesh's size, unit normals within 1e-4 (f32 against f64). Runs on
+/// lavapipe; skipped with a note when there is no adapter, unless
+/// `PLASTICINE_REQUIRE_GPU_TESTS` is set.
+#[test]
+fn the_gpu_poses_a_modal_mesh_as_the_cpu_does() {
+    use plasticine::modal::ModalMeshGpu;
+    let ctx = match plasticine::render::GpuContext::headless() {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            if std::env::var_os("PLASTICINE_REQUIRE_GPU_TESTS").is_some() {
+                panic!("PLASTICINE_REQUIRE_GPU_TESTS is set and there is no adapter: {e}");
+            }
+            eprintln!("SKIPPED: no wgpu adapter ({e}); install lavapipe (mesa-vulkan-drivers)");
+            return;
+        }
+    };
+    let mut c = plasticine::io::load_character(std::path::Path::new("assets/penguin.ron")).unwrap();
+    c.flesh = Flesh::Modal(ModalFlesh::for_character(&c));
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    let posture_at = |t: f64| driver.posture_at(t);
+    let mut sim = ModalSim::new(&c, &posture_at, 0.0).unwrap();
+    let t = 0.6;
+    sim.advance_within(&c, posture_at, t, None);
+    let body = &c.skins[0];
+    let (m, n) = (body.m, body.n);
+    let mut triangles = Vec::new();
+    for j in 0..n - 1 {
+        for i in 0..m {
+            let a = (j * m + i) as u32;
+            let b = (j * m + (i + 1) % m) as u32;
+            let (c2, d) = (b + m as u32, a + m as u32);
+            triangles.push([a, b, c2]);
+            triangles.push([a, c2, d]);
+        }
+    }
+    let mesh = sim.embed_mesh(&body.points.position, &triangles);
+    let q = sim.amplitudes().to_vec();
+    let placements = sim.placements(&c, &posture_at(t));
+    let cpu_p = mesh.positions(&placements, &q);
+    let cpu_n = mesh.normals(&placements, &q);
+    let gpu = ModalMeshGpu::new(&ctx, &mesh, c.skeleton.joints.len()).unwrap();
+    let (gpu_p, gpu_n) = gpu.pose(&ctx, &placements, &q).unwrap();
+    let size = mesh
+        .rest
+        .iter()
+        .flat_map(|a| mesh.rest.iter().map(move |b| a.distance(*b)))
+        .fold(0.0, f64::max) as f32;
+    let worst_p = cpu_p
+        .iter()
+        .zip(&gpu_p)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0f32, f32::max);
+    let worst_n = cpu_n
+        .iter()
+        .zip(&gpu_n)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0f32, f32::max);
+    // The modes move the mesh well beyond the check's resolution.
+    let rest_q = vec![0.0; q.len()];
+    let jiggle = mesh
+        .positions(&placements, &rest_q)
+        .iter()
+        .zip(&cpu_p)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0f32, f32::max);
+    eprintln!(
+        "modal GPU vs CPU on {} vertices, {} modes: positions {worst_p:.1e} m, normals {worst_n:.1e}, modal motion {jiggle:.1e} m",
+        mesh.rest.len(),
+        mesh.modes
+    );
+    assert!(
+        worst_p <= 1e-5 * size,
+        "positions differ by {worst_p} (mesh {size} m)"
+    );
+    assert!(worst_n <= 1e-4, "normals differ by {worst_n}");
+    assert!(
+        jiggle > 100.0 * worst_p.max(1e-7 * size),
+        "modal motion {jiggle}"
+    );
+}

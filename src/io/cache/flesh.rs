@@ -26,26 +26,46 @@ pub struct CacheMesh {
     pub vertices: usize,
 }
 
+/// A vibrating part of modal flesh as described in a cache header (version
+/// 4): its joint and its modes' angular frequencies, so that a reader can
+/// tell whether amplitudes belong to the modes it computes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CacheModalPart {
+    /// The part's joint.
+    pub name: String,
+    /// Angular frequency of each mode, rad/s, in amplitude order.
+    pub omega: Vec<f32>,
+}
+
 /// What a cache holds of the FEM flesh per frame (empty for a version-1
 /// cache, or a character without FEM flesh).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CacheFlesh {
     /// The embedded meshes whose deformed vertices are stored, in header order.
     pub meshes: Vec<CacheMesh>,
     /// Number of muscle offsets per frame (0: none stored).
     pub muscles: usize,
+    /// Modal flesh's parts, whose amplitudes every frame stores after the
+    /// muscle offsets (version 4; empty otherwise).
+    pub modal: Vec<CacheModalPart>,
 }
 
 impl CacheFlesh {
     /// Nothing stored: the cache is written as version 1.
     pub fn is_empty(&self) -> bool {
-        self.meshes.is_empty() && self.muscles == 0
+        self.meshes.is_empty() && self.muscles == 0 && self.modal.is_empty()
+    }
+
+    /// Modal amplitudes per frame, over all parts.
+    pub fn amplitudes(&self) -> usize {
+        self.modal.iter().map(|p| p.omega.len()).sum()
     }
 
     /// The flesh part of one frame, in bytes.
     pub fn frame_bytes(&self) -> u64 {
         12 * self.meshes.iter().map(|m| m.vertices as u64).sum::<u64>()
             + MUSCLE_OFFSET_BYTES * self.muscles as u64
+            + 4 * self.amplitudes() as u64
     }
 
     /// Checks the counts against the format's limits.
@@ -66,10 +86,27 @@ impl CacheFlesh {
                 self.muscles
             ));
         }
+        if self.modal.len() > MAX_MODAL_PARTS {
+            return Err(format!(
+                "{} modal parts, the format holds at most {MAX_MODAL_PARTS}",
+                self.modal.len()
+            ));
+        }
+        for (k, p) in self.modal.iter().enumerate() {
+            check_modal_part(p.omega.len() as u64, p.name.len())
+                .map_err(|e| format!("modal part {k} ({:?}): {e}", p.name))?;
+            if let Some(w) = p.omega.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+                return Err(format!(
+                    "modal part {k} ({:?}): angular frequency {w} is not positive",
+                    p.name
+                ));
+            }
+        }
         Ok(())
     }
 
-    /// Appends the header section: mesh count, mesh records, muscle count.
+    /// Appends the header section: mesh count, mesh records, muscle count,
+    /// then (version 4) modal part count and part records.
     pub fn encode_header(&self, header: &mut Vec<u8>) {
         header.extend_from_slice(&(self.meshes.len() as u32).to_le_bytes());
         for m in &self.meshes {
@@ -78,6 +115,15 @@ impl CacheFlesh {
             header.extend_from_slice(m.name.as_bytes());
         }
         header.extend_from_slice(&(self.muscles as u32).to_le_bytes());
+        header.extend_from_slice(&(self.modal.len() as u32).to_le_bytes());
+        for p in &self.modal {
+            header.extend_from_slice(&(p.name.len() as u32).to_le_bytes());
+            header.extend_from_slice(p.name.as_bytes());
+            header.extend_from_slice(&(p.omega.len() as u32).to_le_bytes());
+            for w in &p.omega {
+                header.extend_from_slice(&w.to_le_bytes());
+            }
+        }
     }
 
     /// Checks one frame's flesh against the header; `frame` numbers the error.
@@ -123,6 +169,43 @@ impl CacheFlesh {
         Ok(())
     }
 
+    /// Checks one frame's modal amplitudes against the header.
+    pub fn check_amplitudes(&self, frame: u64, amplitudes: &[f32]) -> Result<(), String> {
+        if amplitudes.len() != self.amplitudes() {
+            return Err(format!(
+                "frame {frame}: {} modal amplitudes given, the cache has {}",
+                amplitudes.len(),
+                self.amplitudes()
+            ));
+        }
+        if let Some(i) = amplitudes.iter().position(|q| !q.is_finite()) {
+            return Err(format!(
+                "frame {frame}: modal amplitude {i} is not finite: {}",
+                amplitudes[i]
+            ));
+        }
+        Ok(())
+    }
+
+    /// Encodes one frame's modal amplitudes (after
+    /// [`encode_frame`](Self::encode_frame)'s bytes).
+    pub fn encode_amplitudes(amplitudes: &[f32], buf: &mut Vec<u8>) {
+        for q in amplitudes {
+            buf.extend_from_slice(&q.to_le_bytes());
+        }
+    }
+
+    /// Decodes the modal amplitudes at the end of a frame's flesh bytes.
+    pub fn decode_amplitudes(&self, bytes: &[u8], amplitudes: &mut Vec<f32>) {
+        let len = 4 * self.amplitudes();
+        amplitudes.clear();
+        amplitudes.extend(
+            bytes[bytes.len() - len..]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap())),
+        );
+    }
+
     /// Encodes one frame's flesh (checked with [`check_frame`](Self::check_frame)).
     pub fn encode_frame(meshes: &[&[Vec3]], muscles: &[Affine3A], buf: &mut Vec<u8>) {
         for p in meshes {
@@ -161,12 +244,32 @@ impl CacheFlesh {
             at += len;
         }
         muscles.clear();
+        let end = at + MUSCLE_OFFSET_BYTES as usize * self.muscles;
         muscles.extend(
-            bytes[at..]
+            bytes[at..end]
                 .chunks_exact(MUSCLE_OFFSET_BYTES as usize)
                 .map(|c| Affine3A::from_cols_array(&std::array::from_fn(|k| f(c, 4 * k)))),
         );
     }
+}
+
+/// Most modal parts a cache may hold.
+pub const MAX_MODAL_PARTS: usize = 1 << 10;
+/// Most modes of one modal part.
+pub const MAX_PART_MODES: usize = 1 << 10;
+
+/// Checks one modal part entry (shared by writer and reader).
+pub fn check_modal_part(modes: u64, name_len: usize) -> Result<(), String> {
+    if modes == 0 || modes > MAX_PART_MODES as u64 {
+        return Err(format!("{modes} modes, must lie in 1..={MAX_PART_MODES}"));
+    }
+    if name_len > super::MAX_SKIN_NAME_BYTES {
+        return Err(format!(
+            "name is {name_len} bytes, over {}",
+            super::MAX_SKIN_NAME_BYTES
+        ));
+    }
+    Ok(())
 }
 
 /// Checks one embedded-mesh entry (shared by writer and reader).
@@ -202,7 +305,15 @@ impl CacheFlesh {
                 })
                 .collect(),
             muscles: character.muscles.len(),
+            modal: Vec::new(),
         }
+    }
+
+    /// [`of`](Self::of) with the amplitudes of modal flesh whose parts and
+    /// angular frequencies are `parts` (as the simulation computed them).
+    pub fn with_modal(mut self, parts: Vec<CacheModalPart>) -> Self {
+        self.modal = parts;
+        self
     }
 
     /// Checks that this (a cache's) flesh can be drawn on `character`: each

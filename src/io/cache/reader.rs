@@ -2,7 +2,9 @@
 //! against the file's length, then any frame by index, bounds-checked, with
 //! every damage reported as truncation or corruption at its offset.
 
-use super::flesh::{self, CacheFlesh, CacheMesh, MAX_CACHE_MESHES, MAX_CACHE_MUSCLES};
+use super::flesh::{
+    self, CacheFlesh, CacheMesh, CacheModalPart, MAX_CACHE_MESHES, MAX_CACHE_MUSCLES,
+};
 use super::{
     CACHE_FORMAT_VERSION, CACHE_MAGIC, CHECKSUM_BYTES, CacheSkin, FRAME_COUNT_OFFSET,
     MAX_CACHE_SKINS, UNFINISHED_FRAME_COUNT, bytes_per_frame, check_skin, header_checksum,
@@ -290,7 +292,55 @@ impl CacheReader {
                 format!("{muscles} muscle offsets, the format holds at most {MAX_CACHE_MUSCLES}"),
             ));
         }
-        self.flesh = CacheFlesh { meshes, muscles };
+        let mut modal = Vec::new();
+        if self.version >= 4 {
+            let at = self.pos;
+            let count = self.read_u32("the modal part count")? as usize;
+            if count > flesh::MAX_MODAL_PARTS {
+                return Err(self.corrupt(
+                    at,
+                    format!(
+                        "{count} modal parts, the format holds at most {}",
+                        flesh::MAX_MODAL_PARTS
+                    ),
+                ));
+            }
+            for k in 0..count {
+                let at = self.pos;
+                let what = format!("modal part {k}'s header");
+                let name_len = self.read_u32(&what)? as usize;
+                flesh::check_modal_part(1, name_len)
+                    .map_err(|e| self.corrupt(at, format!("modal part {k}: {e}")))?;
+                self.read_bytes(name_len as u64, &format!("modal part {k}'s name"))?;
+                let name = String::from_utf8(std::mem::take(&mut self.buf)).map_err(|_| {
+                    self.corrupt(at + 4, format!("modal part {k}: name is not UTF-8"))
+                })?;
+                let at = self.pos;
+                let modes = self.read_u32(&what)?;
+                flesh::check_modal_part(u64::from(modes), 0)
+                    .map_err(|e| self.corrupt(at, format!("modal part {k} ({name:?}): {e}")))?;
+                let mut omega = Vec::with_capacity(modes as usize);
+                for i in 0..modes {
+                    let w = f32::from_bits(self.read_u32(&what)?);
+                    if !(w.is_finite() && w > 0.0) {
+                        return Err(self.corrupt(
+                            at + 4 + 4 * u64::from(i),
+                            format!(
+                                "modal part {k} ({name:?}): mode {i}'s angular frequency {w} \
+                                 is not positive"
+                            ),
+                        ));
+                    }
+                    omega.push(w);
+                }
+                modal.push(CacheModalPart { name, omega });
+            }
+        }
+        self.flesh = CacheFlesh {
+            meshes,
+            muscles,
+            modal,
+        };
         Ok(())
     }
 
@@ -299,7 +349,7 @@ impl CacheReader {
         &self.path
     }
 
-    /// The file's format version (1 or 2).
+    /// The file's format version (1 to 4).
     pub fn version(&self) -> u32 {
         self.version
     }
@@ -395,6 +445,23 @@ impl CacheReader {
         muscles: &mut Vec<Affine3A>,
     ) -> Result<f64, IoError> {
         self.read_frame_parts(index, out, Some((meshes, muscles)))
+    }
+
+    /// Frame `index`'s modal amplitudes (empty for a cache without modal
+    /// flesh), part after part as [`CacheFlesh::modal`] lists them.
+    pub fn read_amplitudes(&mut self, index: usize) -> Result<Vec<f32>, IoError> {
+        let mut out = Vec::new();
+        self.read_frame_parts(index, &mut Vec::new(), None)?;
+        let end = self.frame_bytes as usize - self.checksum_bytes();
+        self.flesh.decode_amplitudes(&self.buf[..end], &mut out);
+        if let Some(i) = out.iter().position(|q| !q.is_finite()) {
+            let offset = self.header_len + index as u64 * self.frame_bytes;
+            return Err(self.corrupt(
+                offset,
+                format!("frame {index}: modal amplitude {i} is not finite"),
+            ));
+        }
+        Ok(out)
     }
 
     fn read_frame_parts(

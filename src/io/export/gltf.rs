@@ -26,7 +26,8 @@
 //! glTF's axes are Plasticine's: Y up, right-handed, metres.
 
 use super::{
-    ExportError, SecondaryMotion, Source, commit, local_transforms, posture_at, relative_times,
+    ExportError, ModeMorphs, SecondaryMotion, Source, commit, local_transforms, posture_at,
+    relative_times,
 };
 use crate::character::Character;
 use crate::io::{AtomicFile, IoError};
@@ -221,6 +222,7 @@ pub(super) fn write_glb(
     src: &mut Source,
     out: &Path,
     morph_limit: usize,
+    modes: Option<&ModeMorphs>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(SecondaryMotion, u64), ExportError> {
     let character = src.character;
@@ -266,6 +268,9 @@ pub(super) fn write_glb(
         })
         .collect();
     let times: Vec<f32> = relative_times(src).iter().map(|&t| t as f32).collect();
+    if let Some(m) = modes {
+        modal_mesh(src, m, &times, &mut b, &mut scene)?;
+    }
 
     // The secondary motion's small data and animation.
     if morph {
@@ -375,9 +380,105 @@ fn frame_name(src: &Source, e: usize) -> String {
     format!("frame_{:05}", src.frames[e])
 }
 
+/// Modal flesh's embedded mesh as DyRT draws it: a node at the scene root
+/// skinned to the skeleton, its mesh with one morph target per mode, and a
+/// LINEAR weights channel holding every exported frame's amplitudes over
+/// their targets' scales.
+fn modal_mesh(
+    src: &mut Source,
+    m: &ModeMorphs,
+    times: &[f32],
+    b: &mut Builder,
+    scene: &mut Scene,
+) -> Result<(), IoError> {
+    let flat = |v: &[Vec3]| -> Vec<f32> { v.iter().flat_map(|p| p.to_array()).collect() };
+    let count = m.positions.len();
+    let position = b.floats(&flat(&m.positions), 3, "VEC3", Some(ARRAY_BUFFER), true);
+    let normal = b.floats(&flat(&m.normals), 3, "VEC3", Some(ARRAY_BUFFER), false);
+    let bytes: Vec<u8> = m
+        .joints
+        .iter()
+        .flatten()
+        .flat_map(|j| j.to_le_bytes())
+        .collect();
+    let view = b.static_view(&bytes, Some(ARRAY_BUFFER));
+    let joints = b.accessor(view, UNSIGNED_SHORT, count, "VEC4", None);
+    let weights: Vec<f32> = m.weights.iter().flatten().copied().collect();
+    let weights = b.floats(&weights, 4, "VEC4", Some(ARRAY_BUFFER), false);
+    let targets: Vec<Value> = m
+        .targets
+        .iter()
+        .map(|t| {
+            let p = b.floats(&flat(&t.positions), 3, "VEC3", Some(ARRAY_BUFFER), true);
+            let n = b.floats(&flat(&t.normals), 3, "VEC3", Some(ARRAY_BUFFER), false);
+            json!({"POSITION": p, "NORMAL": n})
+        })
+        .collect();
+    let tris = src
+        .character
+        .flesh
+        .lattice_model()
+        .and_then(|f| f.embedded_mesh.as_ref())
+        .map(|e| e.triangles.clone())
+        .unwrap_or_default();
+    let flat_tris = tris.iter().flatten().copied();
+    let (bytes, ty): (Vec<u8>, u32) = if count <= usize::from(u16::MAX) {
+        (
+            flat_tris.flat_map(|i| (i as u16).to_le_bytes()).collect(),
+            UNSIGNED_SHORT,
+        )
+    } else {
+        (
+            flat_tris.flat_map(|i| i.to_le_bytes()).collect(),
+            UNSIGNED_INT,
+        )
+    };
+    let view = b.static_view(&bytes, Some(ELEMENT_ARRAY_BUFFER));
+    let indices = b.accessor(view, ty, tris.len() * 3, "SCALAR", None);
+
+    // The amplitudes of every exported frame, as target weights.
+    let modes = m.targets.len();
+    let mut output = Vec::with_capacity(times.len() * modes);
+    for e in 0..src.frames.len() {
+        let q = src.cache.read_amplitudes(src.frames[e])?;
+        output.extend(q.iter().zip(&m.targets).map(|(q, t)| q / t.scale));
+    }
+    let input = b.floats(times, 1, "SCALAR", None, true);
+    let output = b.floats(&output, 1, "SCALAR", None, false);
+    let name = src
+        .meshes_named()
+        .unwrap_or_else(|| format!("{}_flesh", src.character.name));
+    let node = scene.nodes.len();
+    scene
+        .nodes
+        .push(json!({"name": format!("{name}_modal"), "mesh": scene.meshes.len(), "skin": 0}));
+    scene.roots.push(node);
+    scene.meshes.push(json!({
+        "name": name,
+        "primitives": [{
+            "attributes": {"POSITION": position, "NORMAL": normal, "JOINTS_0": joints, "WEIGHTS_0": weights},
+            "indices": indices,
+            "mode": TRIANGLES,
+            "targets": targets,
+        }],
+        "weights": vec![0.0; modes],
+        "extras": {"targetNames": m.targets.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()},
+    }));
+    scene.channels.push(
+        json!({"sampler": scene.samplers.len(), "target": {"node": node, "path": "weights"}}),
+    );
+    scene
+        .samplers
+        .push(json!({"input": input, "output": output, "interpolation": "LINEAR"}));
+    Ok(())
+}
+
 /// Morph targets: a node per skin with its mesh (primitives filled in by
 /// [`reserve_frames`]) and a one-hot LINEAR weights channel.
 fn morph_animation(src: &Source, times: &[f32], b: &mut Builder, scene: &mut Scene) {
+    if src.surfaces.is_empty() {
+        return; // no accessors nothing uses
+    }
     let count = src.frames.len();
     let input = b.floats(times, 1, "SCALAR", None, true);
     let mut weights = vec![0.0f32; count * count];
@@ -407,6 +508,9 @@ fn morph_animation(src: &Source, times: &[f32], b: &mut Builder, scene: &mut Sce
 /// mesh, primitives filled in by [`reserve_frames`]) per skin, shown by a
 /// STEP scale channel.
 fn frame_animation(src: &Source, times: &[f32], b: &mut Builder, scene: &mut Scene) {
+    if src.surfaces.is_empty() {
+        return; // no empty frame groups
+    }
     let count = src.frames.len();
     // Scale outputs, shared by the frames with the same pattern (made
     // only when used: the validator reports unused accessors).

@@ -147,6 +147,87 @@ pub struct ExportOptions {
     /// this many times per grid edge ([`crate::skin_mesh::refine`]; 1: the
     /// simulated grid itself, at most [`MAX_SUBDIVIDE`]).
     pub subdivide: usize,
+    /// glTF: the embedded mesh of modal flesh as DyRT draws it (skinned, a
+    /// morph target per mode, weights animated with the cache's
+    /// amplitudes) instead of a point cache. USD and OBJ ignore it.
+    pub modes: Option<ModeMorphs>,
+}
+
+/// An embedded mesh riding modal flesh, as a skinned mesh with one morph
+/// target per vibration mode (DyRT §4: the modes superposed before
+/// skinning, as glTF applies morph targets before its skin). Target i holds
+/// mode i's offsets at amplitude `scale`, so its animated weight
+/// `q_i / scale` stays in [−1, 1] (the flesh clamps |`q_i`| to `scale`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModeMorphs {
+    /// Rest positions (world, m).
+    pub positions: Vec<Vec3>,
+    /// Unit rest normals.
+    pub normals: Vec<Vec3>,
+    /// Four joints per vertex (skeleton indices).
+    pub joints: Vec<[u16; 4]>,
+    /// Their weights, summing to one.
+    pub weights: Vec<[f32; 4]>,
+    /// One per mode, in amplitude order.
+    pub targets: Vec<ModeTarget>,
+    /// The parts whose modes these are, as a cache's header lists them: an
+    /// export refuses a cache whose amplitudes are of other modes.
+    pub parts: Vec<crate::io::CacheModalPart>,
+}
+
+/// One mode of [`ModeMorphs`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModeTarget {
+    /// `<part>_mode<i>`.
+    pub name: String,
+    /// Position offsets at amplitude `scale`.
+    pub positions: Vec<Vec3>,
+    /// Normal offsets (of the unit rest normal) at amplitude `scale`.
+    pub normals: Vec<Vec3>,
+    /// The amplitude of weight 1.
+    pub scale: f32,
+}
+
+/// Relative difference of a cached and a computed angular frequency beyond
+/// which a cache's amplitudes are taken to be of other modes.
+pub const MODE_MATCH: f32 = 1e-4;
+
+impl ModeMorphs {
+    /// Checks that `cached` (a cache header's modal parts) are these modes.
+    pub fn check_cache(&self, cached: &[crate::io::CacheModalPart]) -> Result<(), String> {
+        let names = |p: &[crate::io::CacheModalPart]| -> String {
+            p.iter()
+                .map(|p| format!("{} ({} modes)", p.name, p.omega.len()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if cached.len() != self.parts.len()
+            || cached
+                .iter()
+                .zip(&self.parts)
+                .any(|(a, b)| a.name != b.name || a.omega.len() != b.omega.len())
+        {
+            return Err(format!(
+                "its modal flesh has parts {}, the character's has {}: bake it again",
+                names(cached),
+                names(&self.parts)
+            ));
+        }
+        for (a, b) in cached.iter().zip(&self.parts) {
+            for (i, (&wa, &wb)) in a.omega.iter().zip(&b.omega).enumerate() {
+                if (wa - wb).abs() > MODE_MATCH * wb {
+                    return Err(format!(
+                        "part '{}' mode {i} vibrates at {:.4} Hz in the cache and {:.4} Hz in \
+                         the character (its flesh changed since the bake): bake it again",
+                        a.name,
+                        wa / std::f32::consts::TAU,
+                        wb / std::f32::consts::TAU
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The finest refinement an export offers: 8 times per grid edge makes a
@@ -160,6 +241,7 @@ impl Default for ExportOptions {
             every: 1,
             morph_limit: DEFAULT_MORPH_LIMIT,
             subdivide: 1,
+            modes: None,
         }
     }
 }
@@ -291,6 +373,11 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
+    /// The name of the cache's first embedded mesh, if it has one.
+    pub fn meshes_named(&self) -> Option<String> {
+        self.cache.flesh().meshes.first().map(|m| m.name.clone())
+    }
+
     /// The painted colours of exported surface `s` per exported vertex
     /// (refined and closed as its positions are), or `None` for an
     /// unpainted skin or an embedded mesh.

@@ -78,7 +78,21 @@ pub fn export(
             }
         })
         .collect();
-    let embedded = character.flesh.fem().and_then(|f| f.embedded_mesh.as_ref());
+    // glTF draws modal flesh's mesh from its modes, not its points.
+    let modes = opts.modes.as_ref().filter(|_| format == ExportFormat::Glb);
+    if let Some(m) = modes {
+        m.check_cache(&cache.flesh().modal)
+            .map_err(|message| ExportError::Mismatch {
+                cache: cache.path().to_path_buf(),
+                character: character.name.clone(),
+                message,
+            })?;
+    }
+    let embedded = character
+        .flesh
+        .lattice_model()
+        .and_then(|f| f.embedded_mesh.as_ref())
+        .filter(|_| modes.is_none());
     for (m, mesh) in cache.flesh().meshes.iter().zip(embedded) {
         surfaces.push(Surface {
             name: m.name.clone(),
@@ -89,7 +103,11 @@ pub fn export(
     let mut src = Source {
         character,
         surfaces,
-        meshes: cache.flesh().meshes.clone(),
+        meshes: if modes.is_some() {
+            Vec::new()
+        } else {
+            cache.flesh().meshes.clone()
+        },
         mesh_scratch: Vec::new(),
         muscle_scratch: Vec::new(),
         skins: cache.skins().to_vec(),
@@ -101,7 +119,7 @@ pub fn export(
     };
     let (secondary, files, bytes) = match format {
         ExportFormat::Glb => {
-            let (s, b) = gltf::write_glb(&mut src, out, opts.morph_limit, &mut progress)?;
+            let (s, b) = gltf::write_glb(&mut src, out, opts.morph_limit, modes, &mut progress)?;
             (s, 1, b)
         }
         ExportFormat::Usda => (
@@ -125,7 +143,7 @@ pub fn export(
         duration: src.times.last().expect("at least one frame") - src.times[0],
         skins: src.skins.clone(),
         subdivide: opts.subdivide,
-        meshes: src.meshes.clone(),
+        meshes: src.cache.flesh().meshes.clone(),
         secondary,
         files,
         bytes,
