@@ -6,17 +6,125 @@
 //! the muscles ride (the displacement of every lattice vertex and the
 //! muscles' rigid fits), which a frame pays once per skin stage it needs.
 
-use crate::character::{Flesh, ModalFlesh};
-use crate::modal::{MODAL_STEP, ModalSim};
+use crate::character::resample::resample;
+use crate::character::{Flesh, ModalFlesh, ModalPart};
+use crate::modal::{MODAL_STEP, ModalMeshGpu, ModalSim};
+use crate::render::GpuContext;
 use crate::samples;
 use crate::skin::SkeletonDriver;
+use crate::skin_mesh::grid_triangles;
 use serde_json::json;
 use std::time::Instant;
 
-/// One JSON line per lattice size.
+/// One JSON line per lattice size, then the mesh case.
 pub fn figures(quick: bool) -> Vec<serde_json::Value> {
     let sizes: &[usize] = if quick { &[1200] } else { &[1200, 3000, 8000] };
-    sizes.iter().filter_map(|&v| case(v, quick)).collect()
+    let mut out: Vec<_> = sizes.iter().filter_map(|&v| case(v, quick)).collect();
+    out.extend(mesh_case(if quick { 10_000 } else { 100_000 }));
+    out
+}
+
+/// DyRT's own figure (§6: a 17,953-vertex character, 3 parts × 5 modes):
+/// the torso with a part per bone (every joint with a child) of 16 modes,
+/// its skins resampled to about `vertices` points together and drawn as
+/// one modal mesh. Per frame: the CPU's transfer and filters, the bytes a
+/// frame uploads to the GPU (the uniform of the palette and amplitudes),
+/// the GPU's pose pass (on whatever adapter there is; lavapipe is a CPU),
+/// and the same superposition on the CPU, the fallback.
+fn mesh_case(vertices: usize) -> Option<serde_json::Value> {
+    let mut c = samples::shipped("torso")?;
+    let joints = &c.skeleton.joints;
+    let parts = (0..joints.len())
+        .filter(|&j| joints.iter().any(|k| k.parent == Some(j)))
+        .map(|j| ModalPart::new(joints[j].name.clone()))
+        .collect();
+    let mut modal = ModalFlesh::for_character(&c);
+    modal.parts = parts;
+    c.flesh = Flesh::Modal(modal);
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    let posture_at = |t: f64| driver.posture_at(t);
+    let start = Instant::now();
+    let mut sim = ModalSim::new(&c, &posture_at, 0.0).ok()?;
+    let precompute = start.elapsed().as_secs_f64();
+    let part_count = sim.parts().count();
+    let modes: usize = sim.parts().map(|p| p.omega.len()).sum();
+
+    // The skins at a resolution that makes `vertices` points together.
+    let per_skin = vertices / c.skins.len().max(1);
+    let side = (per_skin as f64).sqrt().round() as usize;
+    let (mut positions, mut triangles) = (Vec::new(), Vec::new());
+    for skin in &c.skins {
+        let fine = resample(skin, side, side).ok()?;
+        let base = positions.len() as u32;
+        positions.extend_from_slice(&fine.points.position);
+        triangles.extend(
+            grid_triangles(side, side, false)
+                .into_iter()
+                .map(|t| t.map(|i| i + base)),
+        );
+    }
+    let start = Instant::now();
+    let mesh = sim.embed_mesh(&positions, &triangles);
+    let embed = start.elapsed().as_secs_f64();
+
+    let frames = 120;
+    let start = Instant::now();
+    for k in 1..=frames {
+        sim.advance_within(&c, posture_at, k as f64 * MODAL_STEP, None);
+    }
+    let per_frame = start.elapsed().as_secs_f64() / frames as f64;
+    let t = sim.time();
+    let placements = sim.placements(&c, &driver.posture_at(t));
+    let q = sim.amplitudes().to_vec();
+    let start = Instant::now();
+    let reps = 3;
+    for _ in 0..reps {
+        std::hint::black_box(mesh.positions(&placements, &q));
+        std::hint::black_box(mesh.normals(&placements, &q));
+    }
+    let cpu_pose = start.elapsed().as_secs_f64() / reps as f64;
+
+    let mut line = json!({
+        "name": "modal",
+        "case": "mesh",
+        "character": "torso",
+        "vertices": positions.len(),
+        "lattice_vertices": sim.lattice().vertex_count(),
+        "parts": part_count,
+        "modes": modes,
+        "modes_per_part": modes as f64 / part_count.max(1) as f64,
+        "modes_per_vertex": mesh.shape.len() as f64 / positions.len().max(1) as f64,
+        "precompute_s_per_part": precompute / part_count.max(1) as f64,
+        "embed_s": embed,
+        "cpu_us_per_frame": per_frame * 1e6,
+        "cpu_pose_ms": cpu_pose * 1e3,
+        "threads": rayon::current_num_threads(),
+    });
+    if let Ok(ctx) = GpuContext::headless() {
+        match ModalMeshGpu::new(&ctx, &mesh, c.skeleton.joints.len()) {
+            Ok(gpu) => {
+                let upload = gpu.set_frame(&ctx, &placements, &q);
+                let _ = gpu.pose(&ctx, &placements, &q); // warm up
+                let frames = 10;
+                let start = Instant::now();
+                for _ in 0..frames {
+                    gpu.set_frame(&ctx, &placements, &q);
+                    let mut encoder = ctx
+                        .device
+                        .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+                    gpu.encode(&mut encoder);
+                    ctx.queue.submit(Some(encoder.finish()));
+                }
+                let _ = ctx.wait_idle();
+                line["upload_bytes_per_frame"] = json!(upload);
+                line["gpu_pose_ms"] = json!(start.elapsed().as_secs_f64() / frames as f64 * 1e3);
+                line["gpu_static_bytes"] = json!(gpu.static_bytes);
+                line["adapter"] = json!(ctx.summary().to_string());
+            }
+            Err(e) => line["gpu"] = json!(e.to_string()),
+        }
+    }
+    Some(line)
 }
 
 fn case(target_vertices: usize, quick: bool) -> Option<serde_json::Value> {

@@ -136,7 +136,8 @@ fn export(
     }
     if let Some(m) = &opts.modes {
         println!(
-            "  embedded mesh: skinned, {} morph targets (one per vibration mode of {} parts), weights animated with the bake's amplitudes",
+            "  mesh '{}': skinned, {} morph targets (one per vibration mode of {} parts), weights animated with the bake's amplitudes",
+            m.name,
             m.targets.len(),
             m.parts.len()
         );
@@ -155,8 +156,9 @@ fn export(
     Ok(())
 }
 
-/// The modal flesh's embedded mesh as morph targets, its modes computed
-/// again from the character (the cache holds only their amplitudes).
+/// The modal flesh as a mesh with a morph target per mode, its modes
+/// computed again from the character (the cache holds only their
+/// amplitudes): its embedded mesh, else its muscles.
 fn modal_morphs(
     c: &plasticine::character::Character,
 ) -> Result<Option<plasticine::io::export::ModeMorphs>> {
@@ -167,12 +169,24 @@ fn modal_morphs(
     for why in sim.skipped() {
         eprintln!("note: {why}; the part rides rigidly");
     }
-    let morphs = sim.mode_morphs();
-    if morphs.is_some() {
-        eprintln!(
-            "computed the modal flesh's modes in {:.2} s",
-            start.elapsed().as_secs_f64()
-        );
-    }
-    Ok(morphs)
+    let embedded = c
+        .flesh
+        .lattice_model()
+        .and_then(|f| f.embedded_mesh.as_ref());
+    let (name, mesh) = match (embedded, sim.mesh()) {
+        (Some(e), Some(mesh)) => (plasticine::io::cache::flesh::mesh_name(e), mesh.clone()),
+        _ if !c.muscles.is_empty() => {
+            let (positions, triangles) = plasticine::modal::rest_muscles(c);
+            (
+                format!("{}_muscles", c.name),
+                sim.embed_mesh(&positions, &triangles),
+            )
+        }
+        _ => return Ok(None),
+    };
+    eprintln!(
+        "computed the modal flesh's modes in {:.2} s",
+        start.elapsed().as_secs_f64()
+    );
+    Ok(Some(sim.mode_morphs(&name, &mesh)))
 }

@@ -17,10 +17,16 @@
 //! (`Φ̄_b` − `Φ̄_a`) × (c − a) + (b − a) × (`Φ̄_c` − `Φ̄_a`).
 
 use super::part::PartModes;
+use crate::character::Character;
 use crate::fem::Lattice;
 use crate::io::CacheModalPart;
 use crate::io::export::{ModeMorphs, ModeTarget};
+use crate::kinematics::pose::PosedBody;
 use glam::{DAffine3, DVec3, Vec3};
+use rayon::prelude::*;
+
+/// Vertices per parallel task of the CPU superposition.
+const PARALLEL_CHUNK: usize = 4096;
 
 /// Joints per vertex, as a vertex stage and glTF's `JOINTS_0` take them.
 pub const JOINTS_PER_VERTEX: usize = 4;
@@ -227,6 +233,8 @@ impl ModalMesh {
     /// posed, per joint).
     pub fn positions(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
         (0..self.rest.len())
+            .into_par_iter()
+            .with_min_len(PARALLEL_CHUNK)
             .map(|v| {
                 let (p, _) = self.unskinned(v, q);
                 self.skin[v]
@@ -242,6 +250,8 @@ impl ModalMesh {
     /// Every vertex's unit normal at amplitudes `q`, the joints at `joints`.
     pub fn normals(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
         (0..self.rest.len())
+            .into_par_iter()
+            .with_min_len(PARALLEL_CHUNK)
             .map(|v| {
                 let (_, n) = self.unskinned(v, q);
                 self.skin[v]
@@ -261,7 +271,7 @@ impl ModalMesh {
     /// (glTF): `parts` are the simulation's, each with the index of its
     /// first mode; target i is mode i at its clamp amplitude, so the
     /// animated weights stay in [−1, 1].
-    pub fn morphs(&self, parts: &[(usize, &PartModes)]) -> ModeMorphs {
+    pub fn morphs(&self, name: &str, parts: &[(usize, &PartModes)]) -> ModeMorphs {
         let unit: Vec<f64> = self.normal.iter().map(|n| n.length()).collect();
         let mut targets = Vec::with_capacity(self.modes);
         for &(offset, part) in parts {
@@ -287,6 +297,8 @@ impl ModalMesh {
             }
         }
         ModeMorphs {
+            name: name.to_string(),
+            triangles: self.triangles.clone(),
             positions: self.rest.iter().map(|p| p.as_vec3()).collect(),
             normals: self
                 .normal
@@ -306,6 +318,29 @@ impl ModalMesh {
         }
     }
 }
+
+/// Every muscle of `character` at rest as one closed mesh (world, m): what
+/// modal flesh looks like without an embedded mesh, the layer the skin
+/// slides over.
+pub fn rest_muscles(character: &Character) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let body = PosedBody::new(character, &character.skeleton.rest_posture());
+    let (mut positions, mut triangles) = (Vec::new(), Vec::new());
+    for m in &body.muscles {
+        let mesh = m.shape.tessellate(MUSCLE_SLICES, MUSCLE_STACKS);
+        let base = positions.len() as u32;
+        positions.extend(
+            mesh.positions
+                .iter()
+                .map(|p| m.to_world.transform_point3(*p)),
+        );
+        triangles.extend(mesh.indices.iter().map(|t| t.map(|i| i + base)));
+    }
+    (positions, triangles)
+}
+
+/// Slices and stacks of an exported muscle's tessellation.
+const MUSCLE_SLICES: usize = 24;
+const MUSCLE_STACKS: usize = 16;
 
 /// Weights as `f32` summing to one as exactly as `f32` allows (the rounding
 /// put on the largest), as glTF asks of `WEIGHTS_0`.

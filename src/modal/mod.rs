@@ -22,7 +22,7 @@ pub mod transfer;
 pub use eigen::{EigenError, Modes, lowest_modes};
 pub use gpu::{ModalGpuError, ModalMeshGpu};
 pub use iir::{MAX_OMEGA_H, ModeFilter, substeps};
-pub use mesh::ModalMesh;
+pub use mesh::{ModalMesh, rest_muscles};
 pub use part::{PartError, PartModes, PartSource, build_part, part_modes, part_of_vertices};
 pub use sim::{MODAL_STEP, ModalError, ModalSim, joint_placements};
 pub use transfer::{RigidAcceleration, Transfer};

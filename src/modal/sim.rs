@@ -374,12 +374,12 @@ impl ModalSim {
         self.mesh.as_ref()
     }
 
-    /// The embedded mesh as an export's skinned mesh with a morph target
-    /// per mode, if the flesh has a mesh.
-    pub fn mode_morphs(&self) -> Option<crate::io::export::ModeMorphs> {
+    /// `mesh` (riding this flesh) as an export's skinned mesh named `name`
+    /// with a morph target per mode.
+    pub fn mode_morphs(&self, name: &str, mesh: &ModalMesh) -> crate::io::export::ModeMorphs {
         let parts: Vec<(usize, &PartModes)> =
             self.parts.iter().map(|p| (p.offset, &p.modes)).collect();
-        self.mesh.as_ref().map(|m| m.morphs(&parts))
+        mesh.morphs(name, &parts)
     }
 
     /// Any mesh (rest positions in the lattice, triangles) riding this

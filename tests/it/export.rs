@@ -1409,6 +1409,101 @@ fn glb_joint_worlds(glb: &Glb, t: f32) -> Vec<glam::Mat4> {
     world
 }
 
+/// A modal mesh in a .glb: skinned, a morph target per mode, its weights
+/// animated (what `export` writes for modal flesh).
+struct ModalGlb {
+    node: usize,
+    rest: Vec<Vec3>,
+    joints: Vec<u16>,
+    weights: Vec<f32>,
+    targets: Vec<Vec<Vec3>>,
+    modes: usize,
+    /// The weights channel's output: `modes` per sample.
+    animated: Vec<f32>,
+}
+
+impl ModalGlb {
+    fn read(glb: &Glb, node_name: &str) -> Self {
+        let node = glb.node_named(node_name);
+        assert_eq!(glb.json["nodes"][node]["skin"], 0);
+        let mesh = &glb.json["meshes"][glb.json["nodes"][node]["mesh"].as_u64().unwrap() as usize];
+        let prim = &mesh["primitives"][0];
+        let rest = glb.vec3s(&prim["attributes"]["POSITION"]);
+        let weights = glb.floats(&prim["attributes"]["WEIGHTS_0"]);
+        let a = &glb.json["accessors"][prim["attributes"]["JOINTS_0"].as_u64().unwrap() as usize];
+        let view = &glb.json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
+        let start = view["byteOffset"].as_u64().unwrap_or(0) as usize;
+        let joints = glb.bin[start..start + 8 * rest.len()]
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        let targets: Vec<Vec<Vec3>> = prim["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| glb.vec3s(&t["POSITION"]))
+            .collect();
+        let modes = targets.len();
+        let (input, animated, interpolation) = glb.channel(node, "weights");
+        assert_eq!(interpolation, "LINEAR");
+        assert_eq!(animated.len(), input.len() * modes);
+        assert!(
+            animated.iter().all(|w| w.abs() <= 1.0 + 1e-6),
+            "weights in [-1, 1]"
+        );
+        Self {
+            node,
+            rest,
+            joints,
+            weights,
+            targets,
+            modes,
+            animated,
+        }
+    }
+
+    /// Largest distance between two rest vertices.
+    fn size(&self) -> f32 {
+        self.rest
+            .iter()
+            .flat_map(|a| self.rest.iter().map(move |b| a.distance(*b)))
+            .fold(0.0f32, f32::max)
+    }
+
+    /// The mesh as a glTF viewer shows it at exported frame `k` (time `t`
+    /// from the clip's start): morph targets, then the skin; and how far
+    /// the morph moves any vertex.
+    fn evaluate(&self, glb: &Glb, k: usize, t: f32) -> (Vec<Vec3>, f32) {
+        let _ = self.node;
+        let ibm = glb.floats(&glb.json["skins"][0]["inverseBindMatrices"]);
+        let world = glb_joint_worlds(glb, t);
+        let skinning: Vec<glam::Mat4> = world
+            .iter()
+            .enumerate()
+            .map(|(j, w)| *w * glam::Mat4::from_cols_slice(&ibm[16 * j..16 * j + 16]))
+            .collect();
+        let w = &self.animated[k * self.modes..(k + 1) * self.modes];
+        let mut moved = 0.0f32;
+        let shown = self
+            .rest
+            .iter()
+            .enumerate()
+            .map(|(v, p)| {
+                let offset: Vec3 = (0..self.modes).map(|i| self.targets[i][v] * w[i]).sum();
+                moved = moved.max(offset.length());
+                let morphed = *p + offset;
+                (0..4)
+                    .map(|c| {
+                        let m = skinning[usize::from(self.joints[4 * v + c])];
+                        m.transform_point3(morphed) * self.weights[4 * v + c]
+                    })
+                    .sum()
+            })
+            .collect();
+        (shown, moved)
+    }
+}
+
 /// Modal flesh (DyRT §4) exports as DyRT draws it: the imported mesh skinned
 /// to the skeleton with one morph target per vibration mode, its weights the
 /// bake's amplitudes; evaluated as any glTF viewer does (morph, then skin)
@@ -1453,44 +1548,11 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
     }
 
     let glb = Glb::read(&glb_path);
-    let node = glb.node_named("limb_modal");
-    assert_eq!(glb.json["nodes"][node]["skin"], 0);
-    let mesh = &glb.json["meshes"][glb.json["nodes"][node]["mesh"].as_u64().unwrap() as usize];
-    let prim = &mesh["primitives"][0];
-    let rest = glb.vec3s(&prim["attributes"]["POSITION"]);
-    let weights = glb.floats(&prim["attributes"]["WEIGHTS_0"]);
-    let joints: Vec<u16> = {
-        let a = &glb.json["accessors"][prim["attributes"]["JOINTS_0"].as_u64().unwrap() as usize];
-        let view = &glb.json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
-        let start = view["byteOffset"].as_u64().unwrap_or(0) as usize;
-        glb.bin[start..start + 8 * rest.len()]
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes(c.try_into().unwrap()))
-            .collect()
-    };
-    let targets: Vec<Vec<Vec3>> = prim["targets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| glb.vec3s(&t["POSITION"]))
-        .collect();
-    let modes = targets.len();
-    assert_eq!(modes, 30, "15 modes on each of the limb's two bones");
-    let (input, w, interpolation) = glb.channel(node, "weights");
-    assert_eq!(interpolation, "LINEAR");
-    assert_eq!(w.len(), input.len() * modes);
-    assert!(
-        w.iter().all(|w| w.abs() <= 1.0 + 1e-6),
-        "weights in [-1, 1]"
-    );
-
-    let ibm = glb.floats(&glb.json["skins"][0]["inverseBindMatrices"]);
+    let modal = ModalGlb::read(&glb, "limb_modal");
+    assert_eq!(modal.modes, 30, "15 modes on each of the limb's two bones");
     let mut reader = CacheReader::open(&cache).unwrap();
     assert_eq!(reader.flesh().modal.len(), 2);
-    let size = rest
-        .iter()
-        .flat_map(|a| rest.iter().map(move |b| a.distance(*b)))
-        .fold(0.0f32, f32::max);
+    let size = modal.size();
     let (mut worst, mut jiggle) = (0.0f32, 0.0f32);
     let t0 = reader.frame_time(0).unwrap();
     for k in 0..reader.frame_count() {
@@ -1498,25 +1560,13 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
         let t = reader
             .read_frame_with_flesh(k, &mut skins, &mut meshes, &mut muscles)
             .unwrap();
-        let world = glb_joint_worlds(&glb, (t - t0) as f32);
-        let skinning: Vec<glam::Mat4> = world
-            .iter()
-            .enumerate()
-            .map(|(j, w)| *w * glam::Mat4::from_cols_slice(&ibm[16 * j..16 * j + 16]))
-            .collect();
-        for (v, p) in rest.iter().enumerate() {
-            let offset: Vec3 = (0..modes).map(|i| targets[i][v] * w[k * modes + i]).sum();
-            jiggle = jiggle.max(offset.length());
-            let morphed = *p + offset;
-            let shown: Vec3 = (0..4)
-                .map(|c| {
-                    let m = skinning[usize::from(joints[4 * v + c])];
-                    m.transform_point3(morphed) * weights[4 * v + c]
-                })
-                .sum();
-            worst = worst.max(shown.distance(meshes[0][v]));
+        let (shown, moved) = modal.evaluate(&glb, k, (t - t0) as f32);
+        jiggle = jiggle.max(moved);
+        for (a, b) in shown.iter().zip(&meshes[0]) {
+            worst = worst.max(a.distance(*b));
         }
     }
+    let modes = modal.modes;
     assert!(
         worst <= 1e-4 * size,
         "the glTF evaluates {worst} m from the bake (mesh {size} m)"
@@ -1547,4 +1597,90 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
     ]);
     assert!(!ok && err.contains("bake it again"), "{err}");
     assert!(!refused.exists(), "nothing written");
+}
+
+/// The penguin over modal flesh has no embedded mesh: its muscles are the
+/// flesh, so they export as the modal mesh (the layer the simulated skin
+/// slides over), one morph target per mode of its five parts; a glTF viewer
+/// shows them where the modal flesh put them at every frame of the bake.
+#[test]
+fn modal_penguin_exports_its_muscles_with_a_morph_target_per_mode() {
+    let dir = out_dir("modal-penguin");
+    let character = dir.path().join("p.ron");
+    let (ok, _, err) = plasticine(&[
+        "sample",
+        "penguin",
+        "--flesh",
+        "modal",
+        "--out",
+        s(&character),
+    ]);
+    assert!(ok, "{err}");
+    let bake = dir.path().join("bake");
+    let (ok, _, err) = plasticine(&[
+        "bake",
+        s(&character),
+        "--out",
+        s(&bake),
+        "--duration",
+        "0.6",
+    ]);
+    assert!(ok, "{err}");
+    let cache = bake.join("bake.plcache");
+    let glb_path = dir.path().join("p.glb");
+    let (ok, out, err) = plasticine(&[
+        "export",
+        s(&character),
+        "--baked",
+        s(&cache),
+        "--out",
+        s(&glb_path),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("mesh 'penguin_muscles': skinned"), "{out}");
+    if let Some(tools) = tool_or_skip(gltf_validator(), "the modal penguin's glTF validation") {
+        assert_valid(&validate(&tools, &glb_path), &glb_path);
+    }
+    let glb = Glb::read(&glb_path);
+    let modal = ModalGlb::read(&glb, "penguin_muscles_modal");
+
+    // The same muscles posed by the modal flesh on the CPU from the
+    // cache's amplitudes.
+    let c = load_character(&character).unwrap();
+    let driver = plasticine::skin::SkeletonDriver::Keys(c.key_postures.clone());
+    let posture_at = |t: f64| driver.posture_at(t);
+    let sim = plasticine::modal::ModalSim::new(&c, &posture_at, 0.0).unwrap();
+    let (positions, triangles) = plasticine::modal::rest_muscles(&c);
+    let mesh = sim.embed_mesh(&positions, &triangles);
+    assert_eq!(modal.modes, mesh.modes);
+    assert_eq!(modal.rest.len(), positions.len());
+    let size = modal.size();
+    let mut reader = CacheReader::open(&cache).unwrap();
+    let t0 = reader.frame_time(0).unwrap();
+    let (mut worst, mut jiggle) = (0.0f32, 0.0f32);
+    for k in 0..reader.frame_count() {
+        let t = reader.frame_time(k).unwrap();
+        let q: Vec<f64> = reader
+            .read_amplitudes(k)
+            .unwrap()
+            .iter()
+            .map(|&q| f64::from(q))
+            .collect();
+        let want = mesh.positions(&sim.placements(&c, &posture_at(t)), &q);
+        let (shown, moved) = modal.evaluate(&glb, k, (t - t0) as f32);
+        jiggle = jiggle.max(moved);
+        for (a, b) in shown.iter().zip(&want) {
+            worst = worst.max(a.distance(*b));
+        }
+    }
+    note(&format!(
+        "modal penguin glTF: {} targets on {} muscle vertices, within {worst:.1e} m of the CPU, modal motion up to {jiggle:.1e} m",
+        modal.modes,
+        modal.rest.len()
+    ));
+    assert!(worst <= 1e-4 * size, "{worst} m from the CPU (size {size})");
+    assert!(
+        jiggle > 100.0 * worst.max(1e-6 * size),
+        "modal motion {jiggle}"
+    );
 }

@@ -414,13 +414,7 @@ fn modal_mesh(
             json!({"POSITION": p, "NORMAL": n})
         })
         .collect();
-    let tris = src
-        .character
-        .flesh
-        .lattice_model()
-        .and_then(|f| f.embedded_mesh.as_ref())
-        .map(|e| e.triangles.clone())
-        .unwrap_or_default();
+    let tris = &m.triangles;
     let flat_tris = tris.iter().flatten().copied();
     let (bytes, ty): (Vec<u8>, u32) = if count <= usize::from(u16::MAX) {
         (
@@ -445,9 +439,7 @@ fn modal_mesh(
     }
     let input = b.floats(times, 1, "SCALAR", None, true);
     let output = b.floats(&output, 1, "SCALAR", None, false);
-    let name = src
-        .meshes_named()
-        .unwrap_or_else(|| format!("{}_flesh", src.character.name));
+    let name = &m.name;
     let node = scene.nodes.len();
     scene
         .nodes

@@ -160,6 +160,8 @@ pub struct ExportOptions {
 /// `q_i / scale` stays in [−1, 1] (the flesh clamps |`q_i`| to `scale`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModeMorphs {
+    /// The mesh's name (its node is `<name>_modal`).
+    pub name: String,
     /// Rest positions (world, m).
     pub positions: Vec<Vec3>,
     /// Unit rest normals.
@@ -168,6 +170,8 @@ pub struct ModeMorphs {
     pub joints: Vec<[u16; 4]>,
     /// Their weights, summing to one.
     pub weights: Vec<[f32; 4]>,
+    /// The mesh's triangles.
+    pub triangles: Vec<[u32; 3]>,
     /// One per mode, in amplitude order.
     pub targets: Vec<ModeTarget>,
     /// The parts whose modes these are, as a cache's header lists them: an
@@ -373,11 +377,6 @@ pub(crate) struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// The name of the cache's first embedded mesh, if it has one.
-    pub fn meshes_named(&self) -> Option<String> {
-        self.cache.flesh().meshes.first().map(|m| m.name.clone())
-    }
-
     /// The painted colours of exported surface `s` per exported vertex
     /// (refined and closed as its positions are), or `None` for an
     /// unpainted skin or an embedded mesh.
