@@ -342,15 +342,42 @@ impl Glb {
             "MAT4" => 16,
             t => panic!("type {t}"),
         };
-        let view = &self.json["bufferViews"][a["bufferView"].as_u64().unwrap() as usize];
-        assert!(view.get("byteStride").is_none());
-        let start = view["byteOffset"].as_u64().unwrap_or(0) as usize
-            + a["byteOffset"].as_u64().unwrap_or(0) as usize;
         let count = a["count"].as_u64().unwrap() as usize * comps;
-        self.bin[start..start + 4 * count]
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-            .collect()
+        let view_floats = |view: &Value, offset: usize, count: usize| -> Vec<f32> {
+            assert!(view.get("byteStride").is_none());
+            let start = view["byteOffset"].as_u64().unwrap_or(0) as usize + offset;
+            self.bin[start..start + 4 * count]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        };
+        let view = |k: &Value| &self.json["bufferViews"][k.as_u64().unwrap() as usize];
+        // No buffer view: zeros (glTF 2.0 §3.6.2.3), then the sparse values.
+        let mut out = match a.get("bufferView") {
+            Some(v) => view_floats(
+                view(v),
+                a["byteOffset"].as_u64().unwrap_or(0) as usize,
+                count,
+            ),
+            None => vec![0.0; count],
+        };
+        if let Some(sparse) = a.get("sparse") {
+            let k = sparse["count"].as_u64().unwrap() as usize;
+            assert_eq!(sparse["indices"]["componentType"], 5125);
+            let iv = view(&sparse["indices"]["bufferView"]);
+            let start = iv["byteOffset"].as_u64().unwrap_or(0) as usize;
+            let indices: Vec<usize> = self.bin[start..start + 4 * k]
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()) as usize)
+                .collect();
+            assert!(indices.windows(2).all(|w| w[0] < w[1]), "increasing");
+            let values = view_floats(view(&sparse["values"]["bufferView"]), 0, k * comps);
+            for (j, &i) in indices.iter().enumerate() {
+                out[i * comps..(i + 1) * comps]
+                    .copy_from_slice(&values[j * comps..(j + 1) * comps]);
+            }
+        }
+        out
     }
 
     /// An index accessor's values as triangles.
@@ -1413,6 +1440,9 @@ fn glb_joint_worlds(glb: &Glb, t: f32) -> Vec<glam::Mat4> {
 /// animated (what `export` writes for modal flesh).
 struct ModalGlb {
     node: usize,
+    /// Targets whose positions are stored sparsely (only the vertices the
+    /// mode moves).
+    sparse_targets: usize,
     rest: Vec<Vec3>,
     joints: Vec<u16>,
     weights: Vec<f32>,
@@ -1444,6 +1474,16 @@ impl ModalGlb {
             .map(|t| glb.vec3s(&t["POSITION"]))
             .collect();
         let modes = targets.len();
+        let sparse_targets = prim["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| {
+                glb.json["accessors"][t["POSITION"].as_u64().unwrap() as usize]
+                    .get("sparse")
+                    .is_some()
+            })
+            .count();
         let (input, animated, interpolation) = glb.channel(node, "weights");
         assert_eq!(interpolation, "LINEAR");
         assert_eq!(animated.len(), input.len() * modes);
@@ -1453,6 +1493,7 @@ impl ModalGlb {
         );
         Self {
             node,
+            sparse_targets,
             rest,
             joints,
             weights,
@@ -1643,6 +1684,13 @@ fn modal_penguin_exports_its_muscles_with_a_morph_target_per_mode() {
     }
     let glb = Glb::read(&glb_path);
     let modal = ModalGlb::read(&glb, "penguin_muscles_modal");
+    // Each mode moves only its part's muscles: most targets are sparse.
+    assert!(
+        2 * modal.sparse_targets > modal.modes,
+        "{} of {} targets sparse",
+        modal.sparse_targets,
+        modal.modes
+    );
 
     // The same muscles posed by the modal flesh on the CPU from the
     // cache's amplitudes.

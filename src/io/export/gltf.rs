@@ -139,6 +139,40 @@ impl Builder {
         self.accessor(view, FLOAT, data.len() / comps, ty, bounds.as_ref())
     }
 
+    /// A VEC3 float accessor of `data` stored sparsely (the non-zero
+    /// elements and their indices over implicit zeros) when fewer than half
+    /// are non-zero, densely otherwise; with min/max.
+    fn sparse_vec3s(&mut self, data: &[Vec3]) -> usize {
+        let nonzero: Vec<u32> = (0..data.len() as u32)
+            .filter(|&i| data[i as usize] != Vec3::ZERO)
+            .collect();
+        let flat: Vec<f32> = data.iter().flat_map(|v| v.to_array()).collect();
+        if nonzero.is_empty() || 2 * nonzero.len() >= data.len() {
+            return self.floats(&flat, 3, "VEC3", Some(ARRAY_BUFFER), true);
+        }
+        let bounds = Bounds::of(&flat, 3);
+        let index_bytes: Vec<u8> = nonzero.iter().flat_map(|i| i.to_le_bytes()).collect();
+        let indices = self.static_view(&index_bytes, None);
+        let values: Vec<f32> = nonzero
+            .iter()
+            .flat_map(|&i| data[i as usize].to_array())
+            .collect();
+        let values = self.static_view(&f32_bytes(&values), None);
+        self.accessors.push(json!({
+            "componentType": FLOAT,
+            "count": data.len(),
+            "type": "VEC3",
+            "min": bounds.min,
+            "max": bounds.max,
+            "sparse": {
+                "count": nonzero.len(),
+                "indices": {"bufferView": indices, "componentType": UNSIGNED_INT},
+                "values": {"bufferView": values},
+            },
+        }));
+        self.accessors.len() - 1
+    }
+
     /// Total buffer length.
     fn len(&self) -> u64 {
         self.bin.len().next_multiple_of(4) as u64 + self.streamed
@@ -409,8 +443,9 @@ fn modal_mesh(
         .targets
         .iter()
         .map(|t| {
-            let p = b.floats(&flat(&t.positions), 3, "VEC3", Some(ARRAY_BUFFER), true);
-            let n = b.floats(&flat(&t.normals), 3, "VEC3", Some(ARRAY_BUFFER), false);
+            // A mode moves only its part's vertices: store the rest as zeros.
+            let p = b.sparse_vec3s(&t.positions);
+            let n = b.sparse_vec3s(&t.normals);
             json!({"POSITION": p, "NORMAL": n})
         })
         .collect();
