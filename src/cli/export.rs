@@ -29,9 +29,10 @@ pub struct ExportArgs {
     /// times per grid edge (1: the simulated grid itself).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=plasticine::io::export::MAX_SUBDIVIDE as i64))]
     subdivide: u8,
-    /// glTF, modal flesh: its embedded mesh as `modes` (skinned, one morph
-    /// target per vibration mode, weights animated with the bake's
-    /// amplitudes) or as `points` (its baked vertices, like FEM flesh).
+    /// glTF and USD, modal flesh: its mesh as `modes` (skinned, one morph
+    /// target or blend shape per vibration mode, weights animated with the
+    /// bake's amplitudes) or as `points` (its baked vertices, like FEM
+    /// flesh; the muscles are then not exported).
     #[arg(long, value_name = "HOW", default_value = "modes", value_parser = ["modes", "points"])]
     modal_as: String,
 }
@@ -75,7 +76,7 @@ fn export(
     let c = load_character(character)?;
     let mut cache = plasticine::io::CacheReader::open(baked)?;
     let mut opts = opts.clone();
-    if modal_modes && format == ExportFormat::Glb && !cache.flesh().modal.is_empty() {
+    if modal_modes && format != ExportFormat::Obj && !cache.flesh().modal.is_empty() {
         opts.modes = modal_morphs(&c)?;
     }
     let opts = &opts;

@@ -1640,6 +1640,61 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
     assert!(!refused.exists(), "nothing written");
 }
 
+/// The penguin over modal flesh, baked for 0.6 s: (character, cache).
+fn modal_penguin_bake() -> &'static (PathBuf, PathBuf) {
+    static BAKE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    BAKE.get_or_init(|| {
+        let dir = work_dir().join("modal-penguin");
+        std::fs::create_dir_all(&dir).unwrap();
+        let character = dir.join("p.ron");
+        let (ok, _, err) = plasticine(&[
+            "sample",
+            "penguin",
+            "--flesh",
+            "modal",
+            "--out",
+            s(&character),
+        ]);
+        assert!(ok, "{err}");
+        let bake = dir.join("bake");
+        let (ok, _, err) = plasticine(&[
+            "bake",
+            s(&character),
+            "--out",
+            s(&bake),
+            "--duration",
+            "0.6",
+        ]);
+        assert!(ok, "{err}");
+        (character, bake.join("bake.plcache"))
+    })
+}
+
+/// The modal penguin's muscles posed on the CPU from the cache's
+/// amplitudes at every frame (what every export must show), and their size.
+fn modal_penguin_muscles(character: &Path, cache: &Path) -> (Vec<Vec<Vec3>>, usize) {
+    let c = load_character(character).unwrap();
+    let driver = plasticine::skin::SkeletonDriver::Keys(c.key_postures.clone());
+    let posture_at = |t: f64| driver.posture_at(t);
+    let sim = plasticine::modal::ModalSim::new(&c, &posture_at, 0.0).unwrap();
+    let (positions, triangles) = plasticine::modal::rest_muscles(&c);
+    let mesh = sim.embed_mesh(&positions, &triangles);
+    let mut reader = CacheReader::open(cache).unwrap();
+    let frames = (0..reader.frame_count())
+        .map(|k| {
+            let t = reader.frame_time(k).unwrap();
+            let q: Vec<f64> = reader
+                .read_amplitudes(k)
+                .unwrap()
+                .iter()
+                .map(|&q| f64::from(q))
+                .collect();
+            mesh.positions(&sim.placements(&c, &posture_at(t)), &q)
+        })
+        .collect();
+    (frames, mesh.modes)
+}
+
 /// The penguin over modal flesh has no embedded mesh: its muscles are the
 /// flesh, so they export as the modal mesh (the layer the simulated skin
 /// slides over), one morph target per mode of its five parts; a glTF viewer
@@ -1647,33 +1702,13 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
 #[test]
 fn modal_penguin_exports_its_muscles_with_a_morph_target_per_mode() {
     let dir = out_dir("modal-penguin");
-    let character = dir.path().join("p.ron");
-    let (ok, _, err) = plasticine(&[
-        "sample",
-        "penguin",
-        "--flesh",
-        "modal",
-        "--out",
-        s(&character),
-    ]);
-    assert!(ok, "{err}");
-    let bake = dir.path().join("bake");
-    let (ok, _, err) = plasticine(&[
-        "bake",
-        s(&character),
-        "--out",
-        s(&bake),
-        "--duration",
-        "0.6",
-    ]);
-    assert!(ok, "{err}");
-    let cache = bake.join("bake.plcache");
+    let (character, cache) = modal_penguin_bake();
     let glb_path = dir.path().join("p.glb");
     let (ok, out, err) = plasticine(&[
         "export",
-        s(&character),
+        s(character),
         "--baked",
-        s(&cache),
+        s(cache),
         "--out",
         s(&glb_path),
     ]);
@@ -1694,30 +1729,18 @@ fn modal_penguin_exports_its_muscles_with_a_morph_target_per_mode() {
 
     // The same muscles posed by the modal flesh on the CPU from the
     // cache's amplitudes.
-    let c = load_character(&character).unwrap();
-    let driver = plasticine::skin::SkeletonDriver::Keys(c.key_postures.clone());
-    let posture_at = |t: f64| driver.posture_at(t);
-    let sim = plasticine::modal::ModalSim::new(&c, &posture_at, 0.0).unwrap();
-    let (positions, triangles) = plasticine::modal::rest_muscles(&c);
-    let mesh = sim.embed_mesh(&positions, &triangles);
-    assert_eq!(modal.modes, mesh.modes);
-    assert_eq!(modal.rest.len(), positions.len());
+    let (want, modes) = modal_penguin_muscles(character, cache);
+    assert_eq!(modal.modes, modes);
+    assert_eq!(modal.rest.len(), want[0].len());
     let size = modal.size();
-    let mut reader = CacheReader::open(&cache).unwrap();
+    let mut reader = CacheReader::open(cache).unwrap();
     let t0 = reader.frame_time(0).unwrap();
     let (mut worst, mut jiggle) = (0.0f32, 0.0f32);
-    for k in 0..reader.frame_count() {
+    for (k, want) in want.iter().enumerate() {
         let t = reader.frame_time(k).unwrap();
-        let q: Vec<f64> = reader
-            .read_amplitudes(k)
-            .unwrap()
-            .iter()
-            .map(|&q| f64::from(q))
-            .collect();
-        let want = mesh.positions(&sim.placements(&c, &posture_at(t)), &q);
         let (shown, moved) = modal.evaluate(&glb, k, (t - t0) as f32);
         jiggle = jiggle.max(moved);
-        for (a, b) in shown.iter().zip(&want) {
+        for (a, b) in shown.iter().zip(want) {
             worst = worst.max(a.distance(*b));
         }
     }
@@ -1731,4 +1754,54 @@ fn modal_penguin_exports_its_muscles_with_a_morph_target_per_mode() {
         jiggle > 100.0 * worst.max(1e-6 * size),
         "modal motion {jiggle}"
     );
+}
+
+/// USD carries the modal flesh as UsdSkel does DyRT: the penguin's muscles
+/// bound to a skeleton with a `BlendShape` per mode and the amplitudes as
+/// `blendShapeWeights`; Pixar's own UsdSkel (blend shapes, then skinning)
+/// poses them where the modal flesh put them at every frame of the bake.
+#[test]
+fn modal_penguin_exports_to_usd_skel_blend_shapes_that_replay_the_modes() {
+    let Some(python) = tool_or_skip(pxr_python(), "the modal USD check") else {
+        return;
+    };
+    let dir = out_dir("modal-usd");
+    let (character, cache) = modal_penguin_bake();
+    let usd = dir.path().join("p.usda");
+    let (ok, out, err) = plasticine(&[
+        "export",
+        s(character),
+        "--baked",
+        s(cache),
+        "--out",
+        s(&usd),
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("mesh 'penguin_muscles': skinned"), "{out}");
+    let (want, _) = modal_penguin_muscles(character, cache);
+    let codes: Vec<String> = (0..want.len()).map(|k| k.to_string()).collect();
+    let mut cmd = Command::new(python);
+    cmd.arg("tests/support/usd_skel.py").arg(&usd).args(&codes);
+    let report: Value = serde_json::from_str(&run_ok(&mut cmd, "usd_skel.py").unwrap()).unwrap();
+    assert_eq!(report["baked"], true, "{}", report["rest"]);
+    let mesh = &report["meshes"]["/penguin/penguin_muscles_modal/penguin_muscles"];
+    let size = want[0]
+        .iter()
+        .flat_map(|a| want[0].iter().map(move |b| a.distance(*b)))
+        .fold(0.0f32, f32::max);
+    let mut worst = 0.0f32;
+    for (k, want) in want.iter().enumerate() {
+        let shown = mesh[format!("{k}.0")]
+            .as_array()
+            .unwrap_or_else(|| panic!("no points at time code {k}: {}", report["rest"]));
+        assert_eq!(shown.len(), want.len());
+        for (p, w) in shown.iter().zip(want) {
+            worst = worst.max(json_vec3(p).distance(*w));
+        }
+    }
+    note(&format!(
+        "modal penguin USD: UsdSkel poses the muscles within {worst:.1e} m of the CPU over {} frames",
+        want.len()
+    ));
+    assert!(worst <= 1e-4 * size, "{worst} m from the CPU (size {size})");
 }

@@ -39,6 +39,12 @@
 //!   skin (its own mesh, with the character's triangles, moving the same
 //!   way: morph targets or per-frame meshes, time-sampled points, OBJ
 //!   objects), so a character with only an imported mesh exports too.
+//! - **Modal flesh** (DyRT): its mesh (the embedded mesh, else the
+//!   muscles at rest) is exported as DyRT draws it, not as points: skinned
+//!   to the skeleton with one glTF morph target (USD `BlendShape`) per
+//!   vibration mode, the cache's amplitudes animating their weights
+//!   ([`ModeMorphs`]); morphs apply before skinning in both formats, as
+//!   DyRT superposes its modes.
 //! - **OBJ sequence** (a folder of `frame_NNNNN.obj`, NNNNN the cache frame
 //!   index, [`super::obj`]): the simplest interchange.
 //!
@@ -147,9 +153,9 @@ pub struct ExportOptions {
     /// this many times per grid edge ([`crate::skin_mesh::refine`]; 1: the
     /// simulated grid itself, at most [`MAX_SUBDIVIDE`]).
     pub subdivide: usize,
-    /// glTF: the embedded mesh of modal flesh as DyRT draws it (skinned, a
-    /// morph target per mode, weights animated with the cache's
-    /// amplitudes) instead of a point cache. USD and OBJ ignore it.
+    /// glTF and USD: modal flesh's mesh as DyRT draws it (skinned, a morph
+    /// target or `BlendShape` per mode, weights animated with the cache's
+    /// amplitudes) instead of a point cache. OBJ ignores it.
     pub modes: Option<ModeMorphs>,
 }
 

@@ -16,9 +16,13 @@
 //! Each skin's samples are written together, so the cache is read once per
 //! skin and attribute; only one frame is in memory at a time.
 
-use super::{ClosedGrid, ExportError, Source, Topology, commit, relative_times};
+use super::{
+    ClosedGrid, ExportError, ModeMorphs, Source, Topology, commit, local_transforms, posture_at,
+    relative_times,
+};
 use crate::io::{AtomicFile, IoError};
-use glam::Vec3;
+use crate::kinematics::forward_kinematics;
+use glam::{Mat4, Quat, Vec3};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -87,30 +91,13 @@ fn display_color(s: &mut String, colors: &[Vec3]) {
     let _ = writeln!(s, "] (\n            interpolation = \"vertex\"\n        )");
 }
 
-pub(super) fn write_usda(
-    src: &mut Source,
-    out: &Path,
-    progress: &mut dyn FnMut(usize, usize),
-) -> Result<u64, ExportError> {
+/// The layer's metadata and the opening of the root `Xform`.
+fn stage_header(src: &Source, root: &str, codes: &[String]) -> String {
     let character = src.character;
     let count = src.frames.len();
-    let codes: Vec<String> = relative_times(src)
-        .iter()
-        .map(|t| time_code(t * f64::from(src.fps)))
-        .collect();
-    let mut taken = HashSet::new();
-    let root = prim_name(&character.name, &mut taken);
-    let mut file = AtomicFile::create(out)?;
-    let mut bytes = 0u64;
-    let mut put = |file: &mut AtomicFile, s: &str| -> Result<(), IoError> {
-        bytes += s.len() as u64;
-        file.write_all(s.as_bytes())
-            .map_err(|e| IoError::os(out, "write", e))
-    };
-
     let mut s = String::new();
     let _ = writeln!(s, "#usda 1.0\n(");
-    let _ = writeln!(s, "    defaultPrim = {}", quote(&root));
+    let _ = writeln!(s, "    defaultPrim = {}", quote(root));
     let doc = format!(
         "Plasticine {}: '{}' from {}, {} frames at {} fps (cache frames {}..={} every {})",
         env!("CARGO_PKG_VERSION"),
@@ -136,8 +123,34 @@ pub(super) fn write_usda(
     let _ = writeln!(
         s,
         "def Xform {} (\n    kind = \"component\"\n)\n{{",
-        quote(&root)
+        quote(root)
     );
+    s
+}
+
+pub(super) fn write_usda(
+    src: &mut Source,
+    out: &Path,
+    modes: Option<&ModeMorphs>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<u64, ExportError> {
+    let character = src.character;
+    let count = src.frames.len();
+    let codes: Vec<String> = relative_times(src)
+        .iter()
+        .map(|t| time_code(t * f64::from(src.fps)))
+        .collect();
+    let mut taken = HashSet::new();
+    let root = prim_name(&character.name, &mut taken);
+    let mut file = AtomicFile::create(out)?;
+    let mut bytes = 0u64;
+    let mut put = |file: &mut AtomicFile, s: &str| -> Result<(), IoError> {
+        bytes += s.len() as u64;
+        file.write_all(s.as_bytes())
+            .map_err(|e| IoError::os(out, "write", e))
+    };
+
+    let mut s = stage_header(src, &root, &codes);
     put(&mut file, &s)?;
 
     let skins = src.surfaces.clone();
@@ -246,8 +259,227 @@ pub(super) fn write_usda(
         }
         put(&mut file, &s)?;
     }
+    if let Some(m) = modes {
+        s.clear();
+        modal_skel(src, m, &codes, &root, &mut taken, &mut s)?;
+        put(&mut file, &s)?;
+    }
     put(&mut file, "}\n")?;
     Ok(commit(file, bytes)?)
+}
+
+/// A matrix as USD writes it: rows are glam's columns (USD multiplies row
+/// vectors on the left).
+fn matrix(s: &mut String, m: Mat4) {
+    s.push('(');
+    for (i, c) in m.to_cols_array_2d().iter().enumerate() {
+        let _ = write!(
+            s,
+            "{}({}, {}, {}, {})",
+            if i > 0 { ", " } else { "" },
+            c[0],
+            c[1],
+            c[2],
+            c[3]
+        );
+    }
+    s.push(')');
+}
+
+fn list<T>(s: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
+    s.push('[');
+    for (i, x) in items.iter().enumerate() {
+        if i > 0 {
+            s.push_str(", ");
+        }
+        each(s, x);
+    }
+    s.push(']');
+}
+
+/// Modal flesh's mesh as UsdSkel draws it (DyRT §4): a `SkelRoot` holding
+/// the skeleton (bind and rest transforms) with its `SkelAnimation` (every
+/// exported frame's joint transforms and, as `blendShapeWeights`, the
+/// cache's amplitudes over each mode's scale), and the mesh at rest, bound
+/// to it by four joints per vertex, with one `BlendShape` per mode
+/// (`offsets`, `normalOffsets`, and `pointIndices` where the mode moves
+/// under half the vertices). UsdSkel applies blend shapes before skinning,
+/// as DyRT superposes its modes.
+fn modal_skel(
+    src: &mut Source,
+    m: &ModeMorphs,
+    codes: &[String],
+    root: &str,
+    taken: &mut HashSet<String>,
+    s: &mut String,
+) -> Result<(), IoError> {
+    let character = src.character;
+    let skeleton = &character.skeleton;
+    let skel_root = prim_name(&format!("{}_modal", m.name), taken);
+    let base = format!("/{root}/{skel_root}");
+    let mut joint_names = HashSet::new();
+    let mut tokens: Vec<String> = Vec::with_capacity(skeleton.joints.len());
+    for j in &skeleton.joints {
+        let name = prim_name(&j.name, &mut joint_names);
+        tokens.push(match j.parent {
+            Some(p) => format!("{}/{name}", tokens[p]),
+            None => name,
+        });
+    }
+    let quoted: Vec<String> = tokens.iter().map(|t| quote(t)).collect();
+    let rest_posture = skeleton.rest_posture();
+    let world = forward_kinematics(skeleton, &rest_posture);
+    let rest = local_transforms(skeleton, &rest_posture);
+    let _ = writeln!(s, "\n    def SkelRoot {}\n    {{", quote(&skel_root));
+    let _ = writeln!(
+        s,
+        "        def Skeleton \"Skeleton\" (\n            prepend apiSchemas = [\"SkelBindingAPI\"]\n        )\n        {{"
+    );
+    s.push_str("            uniform matrix4d[] bindTransforms = ");
+    list(s, &world, |s, w| matrix(s, Mat4::from(*w)));
+    s.push_str("\n            uniform token[] joints = ");
+    list(s, &quoted, |s, q| s.push_str(q));
+    s.push_str("\n            uniform matrix4d[] restTransforms = ");
+    list(s, &rest, |s, (t, r)| {
+        matrix(s, Mat4::from_rotation_translation(*r, *t));
+    });
+    let _ = writeln!(
+        s,
+        "\n            rel skel:animationSource = <{base}/Skeleton/Animation>\n"
+    );
+    let _ = writeln!(
+        s,
+        "            def SkelAnimation \"Animation\"\n            {{"
+    );
+    let shapes: Vec<String> = {
+        let mut names = HashSet::new();
+        m.targets
+            .iter()
+            .map(|t| prim_name(&t.name, &mut names))
+            .collect()
+    };
+    s.push_str("                uniform token[] blendShapes = ");
+    list(s, &shapes, |s, n| s.push_str(&quote(n)));
+    s.push_str("\n                float[] blendShapeWeights.timeSamples = {\n");
+    for (e, code) in codes.iter().enumerate() {
+        let q = src.cache.read_amplitudes(src.frames[e])?;
+        let w: Vec<f32> = q.iter().zip(&m.targets).map(|(q, t)| q / t.scale).collect();
+        let _ = write!(s, "                    {code}: ");
+        list(s, &w, |s, w| {
+            let _ = write!(s, "{w}");
+        });
+        s.push_str(",\n");
+    }
+    s.push_str("                }\n                uniform token[] joints = ");
+    list(s, &quoted, |s, q| s.push_str(q));
+    let mut rotations = String::new();
+    let mut translations = String::new();
+    let mut previous: Vec<Quat> = rest.iter().map(|(_, r)| *r).collect();
+    for (e, code) in codes.iter().enumerate() {
+        let local = local_transforms(skeleton, &posture_at(character, src.times[e]));
+        let _ = write!(rotations, "                    {code}: ");
+        let _ = write!(translations, "                    {code}: ");
+        let turned: Vec<Quat> = local
+            .iter()
+            .zip(&mut previous)
+            .map(|((_, r), prev)| {
+                // Neighbouring samples in one hemisphere: the shortest slerp.
+                let r = if r.dot(*prev) < 0.0 { -*r } else { *r };
+                *prev = r;
+                r
+            })
+            .collect();
+        list(&mut rotations, &turned, |s, r| {
+            let _ = write!(s, "({}, {}, {}, {})", r.w, r.x, r.y, r.z);
+        });
+        list(&mut translations, &local, |s, (t, _)| tuple(s, *t));
+        rotations.push_str(",\n");
+        translations.push_str(",\n");
+    }
+    let _ = write!(
+        s,
+        "\n                quatf[] rotations.timeSamples = {{\n{rotations}                }}\n"
+    );
+    s.push_str("                half3[] scales = ");
+    list(s, &tokens, |s, _| s.push_str("(1, 1, 1)"));
+    let _ = writeln!(
+        s,
+        "\n                float3[] translations.timeSamples = {{\n{translations}                }}\n            }}\n        }}\n"
+    );
+
+    mesh_prim(s, m, &shapes, &base);
+    s.push_str("        }\n    }\n");
+    Ok(())
+}
+
+/// The modal mesh's prim inside the `SkelRoot` at `base`: rest points and
+/// normals, joint indices and weights, and a `BlendShape` per mode named
+/// `shapes`.
+fn mesh_prim(s: &mut String, m: &ModeMorphs, shapes: &[String], base: &str) {
+    let mesh = prim_name(&m.name, &mut HashSet::new());
+    let _ = writeln!(
+        s,
+        "        def Mesh {} (\n            prepend apiSchemas = [\"SkelBindingAPI\"]\n        )\n        {{",
+        quote(&mesh)
+    );
+    s.push_str("            int[] faceVertexCounts = ");
+    list(s, &m.triangles, |s, _| s.push('3'));
+    s.push_str("\n            int[] faceVertexIndices = ");
+    list(s, &m.triangles, |s, t| {
+        let _ = write!(s, "{}, {}, {}", t[0], t[1], t[2]);
+    });
+    s.push_str("\n            normal3f[] normals = ");
+    list(s, &m.normals, |s, n| tuple(s, *n));
+    s.push_str(" (\n                interpolation = \"vertex\"\n            )\n");
+    s.push_str(
+        "            uniform token orientation = \"rightHanded\"\n            point3f[] points = ",
+    );
+    list(s, &m.positions, |s, p| tuple(s, *p));
+    s.push_str("\n            int[] primvars:skel:jointIndices = ");
+    list(s, &m.joints, |s, j| {
+        let _ = write!(s, "{}, {}, {}, {}", j[0], j[1], j[2], j[3]);
+    });
+    s.push_str(" (\n                elementSize = 4\n                interpolation = \"vertex\"\n            )\n");
+    s.push_str("            float[] primvars:skel:jointWeights = ");
+    list(s, &m.weights, |s, w| {
+        let _ = write!(s, "{}, {}, {}, {}", w[0], w[1], w[2], w[3]);
+    });
+    s.push_str(" (\n                elementSize = 4\n                interpolation = \"vertex\"\n            )\n");
+    s.push_str("            uniform token[] skel:blendShapes = ");
+    list(s, shapes, |s, n| s.push_str(&quote(n)));
+    s.push_str("\n            rel skel:blendShapeTargets = ");
+    list(s, shapes, |s, n| {
+        let _ = write!(s, "<{base}/{mesh}/{n}>");
+    });
+    let _ = writeln!(
+        s,
+        "\n            rel skel:skeleton = <{base}/Skeleton>\n            uniform token subdivisionScheme = \"none\""
+    );
+    for (t, name) in m.targets.iter().zip(shapes) {
+        // Only the vertices the mode moves, where that is under half.
+        let moved: Vec<usize> = (0..t.positions.len())
+            .filter(|&v| t.positions[v] != Vec3::ZERO || t.normals[v] != Vec3::ZERO)
+            .collect();
+        let sparse = 2 * moved.len() < t.positions.len();
+        let all: Vec<usize> = (0..t.positions.len()).collect();
+        let at = if sparse { &moved } else { &all };
+        let _ = writeln!(
+            s,
+            "\n            def BlendShape {}\n            {{",
+            quote(name)
+        );
+        s.push_str("                uniform vector3f[] normalOffsets = ");
+        list(s, at, |s, &v| tuple(s, t.normals[v]));
+        s.push_str("\n                uniform vector3f[] offsets = ");
+        list(s, at, |s, &v| tuple(s, t.positions[v]));
+        if sparse {
+            s.push_str("\n                uniform int[] pointIndices = ");
+            list(s, at, |s, v| {
+                let _ = write!(s, "{v}");
+            });
+        }
+        s.push_str("\n            }\n");
+    }
 }
 
 #[cfg(test)]

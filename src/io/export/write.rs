@@ -78,8 +78,8 @@ pub fn export(
             }
         })
         .collect();
-    // glTF draws modal flesh's mesh from its modes, not its points.
-    let modes = opts.modes.as_ref().filter(|_| format == ExportFormat::Glb);
+    // glTF and USD draw modal flesh's mesh from its modes, not its points.
+    let modes = opts.modes.as_ref().filter(|_| format != ExportFormat::Obj);
     if let Some(m) = modes {
         m.check_cache(&cache.flesh().modal)
             .map_err(|message| ExportError::Mismatch {
@@ -125,7 +125,7 @@ pub fn export(
         ExportFormat::Usda => (
             SecondaryMotion::TimeSampledPoints,
             1,
-            usd::write_usda(&mut src, out, &mut progress)?,
+            usd::write_usda(&mut src, out, modes, &mut progress)?,
         ),
         ExportFormat::Obj => {
             let (files, bytes) = write_obj_sequence(&mut src, out, &mut progress)?;
