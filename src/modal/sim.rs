@@ -82,6 +82,9 @@ pub struct ModalSim {
     pub clamps: u64,
     /// Times a part's modes were reset by a jump of its bone (seek, loop).
     pub resets: u64,
+    /// Steps whose skeleton placed a joint at a non-finite place (a
+    /// broken posture): the joint was held where it was instead.
+    pub held: u64,
 }
 
 /// Every joint's placement, rest → `posture` (Capell eq. 24's T).
@@ -108,6 +111,16 @@ fn placements_from(
         .zip(rest_inverse)
         .map(|(p, r)| to_daffine(*p) * *r)
         .collect()
+}
+
+/// `placements` with any non-finite one replaced by the rest placement.
+fn finite_or_rest(mut placements: Vec<DAffine3>) -> Vec<DAffine3> {
+    for p in &mut placements {
+        if !p.is_finite() {
+            *p = DAffine3::IDENTITY;
+        }
+    }
+    placements
 }
 
 impl ModalSim {
@@ -208,12 +221,17 @@ impl ModalSim {
             mesh,
             time: t,
             history: VecDeque::from([(t, vec![0.0; offset])]),
-            before: placements_from(character, &posture_at(t - MODAL_STEP), &rest_inverse),
-            now: placements_from(character, &posture_at(t), &rest_inverse),
+            before: finite_or_rest(placements_from(
+                character,
+                &posture_at(t - MODAL_STEP),
+                &rest_inverse,
+            )),
+            now: finite_or_rest(placements_from(character, &posture_at(t), &rest_inverse)),
             rest_inverse,
             steps: 0,
             clamps: 0,
             resets: 0,
+            held: 0,
         })
     }
 
@@ -270,8 +288,18 @@ impl ModalSim {
 
     /// One frame step, the joints' next placements `after` known: the
     /// acceleration at the current time drives every mode over the step.
-    fn step(&mut self, after: Vec<DAffine3>) {
+    fn step(&mut self, mut after: Vec<DAffine3>) {
         let h = MODAL_STEP;
+        // A NaN or infinite placement would poison every amplitude for
+        // good: hold that joint where it was (its modes see no motion).
+        let mut held = false;
+        for (a, now) in after.iter_mut().zip(&self.now) {
+            if !a.is_finite() {
+                *a = *now;
+                held = true;
+            }
+        }
+        self.held += u64::from(held);
         let mut all = vec![0.0; self.history.back().map_or(0, |e| e.1.len())];
         for part in &mut self.parts {
             let j = part.modes.joint;

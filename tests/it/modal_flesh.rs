@@ -300,3 +300,44 @@ fn the_gpu_poses_a_modal_mesh_as_the_cpu_does() {
         "modal motion {jiggle}"
     );
 }
+
+/// A broken posture (NaN angles, as a failed IK solve could give) for a
+/// tenth of a second mid-waddle: the modal flesh holds the joints where they
+/// were instead of taking NaN into its amplitudes, says how often, and
+/// moves on when the postures are whole again.
+#[test]
+fn a_broken_posture_is_held_and_never_reaches_the_modes() {
+    let c = modal_penguin();
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    let posture_at = |t: f64| {
+        let mut p = driver.posture_at(t);
+        if (0.3..0.4).contains(&t) {
+            p.angles[1].x = f32::NAN;
+            p.root_translation.y = f32::INFINITY;
+        }
+        p
+    };
+    let mut sim = ModalSim::new(&c, &posture_at, 0.0).unwrap();
+    let mut largest = 0.0f64;
+    for k in 1..=120 {
+        let t = k as f64 * MODAL_STEP;
+        sim.advance_within(&c, posture_at, t, None);
+        assert!(
+            sim.amplitudes().iter().all(|q| q.is_finite()),
+            "amplitudes at {t}: {:?}",
+            sim.amplitudes()
+        );
+        largest = largest.max(sim.largest_displacement(sim.amplitudes()));
+    }
+    assert!(
+        sim.held >= 11,
+        "held {} steps of the broken tenth",
+        sim.held
+    );
+    assert!(
+        largest > 1e-4,
+        "the waddle still jiggles the flesh ({largest} m)"
+    );
+    let offsets = sim.muscle_offsets(&c, &driver.posture_at(1.0), 1.0);
+    assert!(offsets.iter().all(|o| o.is_finite()));
+}
