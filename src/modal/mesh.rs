@@ -232,37 +232,41 @@ impl ModalMesh {
     /// Every vertex at amplitudes `q` with the joints at `joints` (rest →
     /// posed, per joint).
     pub fn positions(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
-        (0..self.rest.len())
-            .into_par_iter()
-            .with_min_len(PARALLEL_CHUNK)
-            .map(|v| {
-                let (p, _) = self.unskinned(v, q);
-                self.skin[v]
-                    .iter()
-                    .filter(|e| e.1 != 0.0)
-                    .map(|&(j, w)| joints[j].transform_point3(p) * w)
-                    .sum::<DVec3>()
-                    .as_vec3()
-            })
-            .collect()
+        self.skinned(q, |v, (p, _)| {
+            self.blend(v, |j, w| joints[j].transform_point3(p) * w)
+                .as_vec3()
+        })
     }
 
     /// Every vertex's unit normal at amplitudes `q`, the joints at `joints`.
     pub fn normals(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
+        self.skinned(q, |v, (_, n)| {
+            self.blend(v, |j, w| joints[j].transform_vector3(n) * w)
+                .normalize_or_zero()
+                .as_vec3()
+        })
+    }
+
+    /// `f(v, unskinned position and normal)` for every vertex, in parallel.
+    fn skinned(
+        &self,
+        q: &[f64],
+        f: impl Fn(usize, (DVec3, DVec3)) -> Vec3 + Sync + Send,
+    ) -> Vec<Vec3> {
         (0..self.rest.len())
             .into_par_iter()
             .with_min_len(PARALLEL_CHUNK)
-            .map(|v| {
-                let (_, n) = self.unskinned(v, q);
-                self.skin[v]
-                    .iter()
-                    .filter(|e| e.1 != 0.0)
-                    .map(|&(j, w)| joints[j].transform_vector3(n) * w)
-                    .sum::<DVec3>()
-                    .normalize_or_zero()
-                    .as_vec3()
-            })
+            .map(|v| f(v, self.unskinned(v, q)))
             .collect()
+    }
+
+    /// Σ over vertex v's joints of `term(joint, weight)`.
+    fn blend(&self, v: usize, term: impl Fn(usize, f64) -> DVec3) -> DVec3 {
+        self.skin[v]
+            .iter()
+            .filter(|e| e.1 != 0.0)
+            .map(|&(j, w)| term(j, w))
+            .sum()
     }
 }
 

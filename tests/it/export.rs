@@ -1436,6 +1436,19 @@ fn glb_joint_worlds(glb: &Glb, t: f32) -> Vec<glam::Mat4> {
     world
 }
 
+/// Exports a modal character's bake to `out`, which must say it wrote the
+/// mesh `mesh` skinned with a target per mode.
+fn export_modal(character: &Path, cache: &Path, out: &Path, mesh: &str) {
+    let (ok, stdout, err) =
+        plasticine(&["export", s(character), "--baked", s(cache), "--out", s(out)]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.contains(&format!("mesh '{mesh}': skinned"))
+            && stdout.contains("one per vibration mode"),
+        "{stdout}"
+    );
+}
+
 /// A modal mesh in a .glb: skinned, a morph target per mode, its weights
 /// animated (what `export` writes for modal flesh).
 struct ModalGlb {
@@ -1571,19 +1584,7 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
     assert!(ok, "{err}");
     let cache = bake.join("bake.plcache");
     let glb_path = dir.path().join("limb.glb");
-    let (ok, out, err) = plasticine(&[
-        "export",
-        s(&character),
-        "--baked",
-        s(&cache),
-        "--out",
-        s(&glb_path),
-    ]);
-    assert!(ok, "{err}");
-    assert!(
-        out.contains("morph targets (one per vibration mode"),
-        "{out}"
-    );
+    export_modal(&character, &cache, &glb_path, "limb");
     if let Some(tools) = tool_or_skip(gltf_validator(), "the modal glTF validation") {
         assert_valid(&validate(&tools, &glb_path), &glb_path);
     }
@@ -1704,16 +1705,7 @@ fn modal_penguin_exports_its_muscles_with_a_morph_target_per_mode() {
     let dir = out_dir("modal-penguin");
     let (character, cache) = modal_penguin_bake();
     let glb_path = dir.path().join("p.glb");
-    let (ok, out, err) = plasticine(&[
-        "export",
-        s(character),
-        "--baked",
-        s(cache),
-        "--out",
-        s(&glb_path),
-    ]);
-    assert!(ok, "{err}");
-    assert!(out.contains("mesh 'penguin_muscles': skinned"), "{out}");
+    export_modal(character, cache, &glb_path, "penguin_muscles");
     if let Some(tools) = tool_or_skip(gltf_validator(), "the modal penguin's glTF validation") {
         assert_valid(&validate(&tools, &glb_path), &glb_path);
     }
@@ -1768,16 +1760,7 @@ fn modal_penguin_exports_to_usd_skel_blend_shapes_that_replay_the_modes() {
     let dir = out_dir("modal-usd");
     let (character, cache) = modal_penguin_bake();
     let usd = dir.path().join("p.usda");
-    let (ok, out, err) = plasticine(&[
-        "export",
-        s(character),
-        "--baked",
-        s(cache),
-        "--out",
-        s(&usd),
-    ]);
-    assert!(ok, "{err}");
-    assert!(out.contains("mesh 'penguin_muscles': skinned"), "{out}");
+    export_modal(character, cache, &usd, "penguin_muscles");
     let (want, _) = modal_penguin_muscles(character, cache);
     let codes: Vec<String> = (0..want.len()).map(|k| k.to_string()).collect();
     let mut cmd = Command::new(python);
