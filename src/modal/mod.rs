@@ -5,7 +5,10 @@
 //! FEM with its seams and bones held ([`eigen`], [`part`]), each a damped
 //! oscillator stepped by a 2-pole IIR filter ([`iir`]) and excited by the
 //! inertial force of the bone's motion ([`transfer`]); [`sim::ModalSim`]
-//! runs them and gives the displacement field the muscles ride.
+//! runs them and gives the displacement field the muscles ride. A mesh over
+//! the flesh (an imported one, or the muscles for export) is drawn as DyRT
+//! draws it ([`mesh`]: the modes superposed before skinning, with App. A's
+//! normal corrections), on the CPU or in one GPU compute pass ([`gpu`]).
 //!
 //! Data flows one way, skeleton → modes → muscles → skin: this module reads
 //! `character`, `kinematics`, `snapshot` and the lattice FEM's assembly
