@@ -14,7 +14,7 @@ struct Vertex {
     normal: vec4<f32>,
     joints: vec4<u32>,
     weights: vec4<f32>,
-    // First mode, number of modes, where they start in `shapes` (in pairs).
+    // First mode, number of modes, where they start in `shapes` (in sixes).
     span: vec4<u32>,
 }
 
@@ -33,8 +33,9 @@ struct Frame {
 }
 
 @group(0) @binding(0) var<storage, read> vertices: array<Vertex>;
-// Vertex v's k-th mode of its span: Φ at [2 (span.z + k)], N at [2 (span.z + k) + 1].
-@group(0) @binding(1) var<storage, read> shapes: array<vec4<f32>>;
+// Vertex v's k-th mode of its span: Φ at [6 (span.z + k) ..+3], N at the next three.
+// Six floats per mode (Φ xyz, N xyz): vec3 arrays would pad each to 16 bytes.
+@group(0) @binding(1) var<storage, read> shapes: array<f32>;
 @group(0) @binding(2) var<uniform> frame: Frame;
 // Vertex v: position at [2 v], unit normal at [2 v + 1].
 @group(0) @binding(3) var<storage, read_write> posed: array<vec4<f32>>;
@@ -55,9 +56,9 @@ fn modal_vertex(v: u32) -> Posed {
     var n = vert.normal.xyz;
     for (var k = 0u; k < vert.span.y; k = k + 1u) {
         let q = amplitude(vert.span.x + k);
-        let at = 2u * (vert.span.z + k);
-        p = p + q * shapes[at].xyz;
-        n = n + q * shapes[at + 1u].xyz;
+        let at = 6u * (vert.span.z + k);
+        p = p + q * vec3<f32>(shapes[at], shapes[at + 1u], shapes[at + 2u]);
+        n = n + q * vec3<f32>(shapes[at + 3u], shapes[at + 4u], shapes[at + 5u]);
     }
     var out_p = vec3<f32>(0.0);
     var out_n = vec3<f32>(0.0);

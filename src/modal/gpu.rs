@@ -289,9 +289,10 @@ impl ModalMeshGpu {
     }
 }
 
-/// Each vertex's static data and the mode shapes (`Φ̄`, `N` interleaved),
+/// Each vertex's static data and the mode shapes (`Φ̄` then `N`, six
+/// tightly packed floats per mode of a vertex's span),
 /// as the shader reads them.
-fn static_data(mesh: &ModalMesh) -> (Vec<GpuVertex>, Vec<[f32; 4]>) {
+fn static_data(mesh: &ModalMesh) -> (Vec<GpuVertex>, Vec<[f32; 6]>) {
     let vertices: Vec<GpuVertex> = (0..mesh.rest.len())
         .map(|v| {
             let f = |p: glam::DVec3| {
@@ -307,14 +308,13 @@ fn static_data(mesh: &ModalMesh) -> (Vec<GpuVertex>, Vec<[f32; 4]>) {
             }
         })
         .collect();
-    let mut shapes: Vec<[f32; 4]> = Vec::with_capacity(2 * mesh.shape.len().max(1));
+    let mut shapes: Vec<[f32; 6]> = Vec::with_capacity(mesh.shape.len().max(1));
     for (s, n) in mesh.shape.iter().zip(&mesh.normal_shape) {
         let (s, n) = (s.as_vec3(), n.as_vec3());
-        shapes.push([s.x, s.y, s.z, 0.0]);
-        shapes.push([n.x, n.y, n.z, 0.0]);
+        shapes.push([s.x, s.y, s.z, n.x, n.y, n.z]);
     }
     if shapes.is_empty() {
-        shapes.push([0.0; 4]); // a binding may not be empty
+        shapes.push([0.0; 6]); // a binding may not be empty
     }
     (vertices, shapes)
 }
