@@ -426,13 +426,7 @@ fn bake_identity(
 /// The vibrating parts of `sim`'s modal flesh, as a cache lists them.
 fn modal_parts(sim: &Simulation) -> Vec<CacheModalPart> {
     match sim.flesh_run() {
-        Some(FleshRun::Modal(m)) => m
-            .parts()
-            .map(|p| CacheModalPart {
-                name: p.name.clone(),
-                omega: p.omega.iter().map(|&w| w as f32).collect(),
-            })
-            .collect(),
+        Some(FleshRun::Modal(m)) => m.parts().map(|p| p.cache_record()).collect(),
         _ => Vec::new(),
     }
 }

@@ -7,7 +7,7 @@
 //! muscles' rigid fits), which a frame pays once per skin stage it needs.
 
 use crate::character::resample::resample;
-use crate::character::{Flesh, ModalFlesh, ModalPart};
+use crate::character::{Flesh, ModalFlesh};
 use crate::modal::{MODAL_STEP, ModalMeshGpu, ModalSim};
 use crate::render::GpuContext;
 use crate::samples;
@@ -33,13 +33,8 @@ pub fn figures(quick: bool) -> Vec<serde_json::Value> {
 /// and the same superposition on the CPU, the fallback.
 fn mesh_case(vertices: usize) -> Option<serde_json::Value> {
     let mut c = samples::shipped("torso")?;
-    let joints = &c.skeleton.joints;
-    let parts = (0..joints.len())
-        .filter(|&j| joints.iter().any(|k| k.parent == Some(j)))
-        .map(|j| ModalPart::new(joints[j].name.clone()))
-        .collect();
     let mut modal = ModalFlesh::for_character(&c);
-    modal.parts = parts;
+    modal.parts = ModalFlesh::part_per_bone(&c);
     c.flesh = Flesh::Modal(modal);
     let driver = SkeletonDriver::Keys(c.key_postures.clone());
     let posture_at = |t: f64| driver.posture_at(t);

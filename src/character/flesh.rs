@@ -91,12 +91,9 @@ impl ModalFlesh {
     /// for every joint that carries both a bone (it has a child) and a
     /// muscle, each with the default modes and clamp.
     pub fn for_character(character: &super::Character) -> Self {
-        let joints = &character.skeleton.joints;
-        let parts = (0..joints.len())
-            .filter(|&j| joints.iter().any(|c| c.parent == Some(j)))
-            .filter(|&j| character.muscles.iter().any(|m| m.joint == j))
-            .map(|j| ModalPart::new(joints[j].name.clone()))
-            .collect();
+        let parts = Self::parts_where(character, |j| {
+            character.muscles.iter().any(|m| m.joint == j)
+        });
         Self {
             fem: FemFlesh {
                 target_vertices: MODAL_LATTICE_VERTICES,
@@ -105,6 +102,21 @@ impl ModalFlesh {
             },
             parts,
         }
+    }
+
+    /// A part, with the default modes and clamp, for every joint that
+    /// carries a bone (it has a child): what an imported mesh vibrates in.
+    pub fn part_per_bone(character: &super::Character) -> Vec<ModalPart> {
+        Self::parts_where(character, |_| true)
+    }
+
+    /// A part for every joint that carries a bone and passes `keep`.
+    fn parts_where(character: &super::Character, keep: impl Fn(usize) -> bool) -> Vec<ModalPart> {
+        let joints = &character.skeleton.joints;
+        (0..joints.len())
+            .filter(|&j| joints.iter().any(|c| c.parent == Some(j)) && keep(j))
+            .map(|j| ModalPart::new(joints[j].name.clone()))
+            .collect()
     }
 
     /// Checks the FEM model and every part's modes and clamp.

@@ -174,14 +174,12 @@ fn modal_morphs(
         .flesh
         .lattice_model()
         .and_then(|f| f.embedded_mesh.as_ref());
-    let (name, mesh) = match (embedded, sim.mesh()) {
-        (Some(e), Some(mesh)) => (plasticine::io::cache::flesh::mesh_name(e), mesh.clone()),
+    let morphs = match (embedded, sim.mesh()) {
+        (Some(e), Some(mesh)) => sim.mode_morphs(&plasticine::io::cache::flesh::mesh_name(e), mesh),
         _ if !c.muscles.is_empty() => {
             let (positions, triangles) = plasticine::modal::rest_muscles(c);
-            (
-                format!("{}_muscles", c.name),
-                sim.embed_mesh(&positions, &triangles),
-            )
+            let mesh = sim.embed_mesh(&positions, &triangles);
+            sim.mode_morphs(&format!("{}_muscles", c.name), &mesh)
         }
         _ => return Ok(None),
     };
@@ -189,5 +187,5 @@ fn modal_morphs(
         "computed the modal flesh's modes in {:.2} s",
         start.elapsed().as_secs_f64()
     );
-    Ok(Some(sim.mode_morphs(&name, &mesh)))
+    Ok(Some(morphs))
 }

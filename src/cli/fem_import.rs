@@ -164,15 +164,11 @@ fn fem_import(
 /// Makes the imported FEM flesh modal: a part per bone that owns flesh,
 /// with the default modes; prints each part's modes.
 fn to_modal(c: &mut plasticine::character::Character) -> Result<()> {
-    use plasticine::character::{Flesh, ModalFlesh, ModalPart};
+    use plasticine::character::{Flesh, ModalFlesh};
     let Flesh::Fem(fem) = std::mem::take(&mut c.flesh) else {
         bail!("the import made no FEM flesh to make modal");
     };
-    let joints = &c.skeleton.joints;
-    let parts = (0..joints.len())
-        .filter(|&j| joints.iter().any(|k| k.parent == Some(j)))
-        .map(|j| ModalPart::new(joints[j].name.clone()))
-        .collect();
+    let parts = ModalFlesh::part_per_bone(c);
     c.flesh = Flesh::Modal(ModalFlesh { fem, parts });
     let rest = c.skeleton.rest_posture();
     let sim = plasticine::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)

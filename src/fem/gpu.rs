@@ -38,7 +38,6 @@ use super::solver::{
 };
 use crate::render::{GpuContext, RenderError};
 use glam::{DAffine3, DMat3, DVec3};
-use std::sync::mpsc;
 
 /// Errors of the GPU back end.
 #[derive(Debug, thiserror::Error)]
@@ -66,23 +65,12 @@ fn map_read(
     bytes: u64,
     what: &'static str,
 ) -> Result<Vec<f32>, GpuFemError> {
-    let (tx, rx) = mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.wait_idle()?;
-    let err = |cause: String| GpuFemError::Readback { what, cause };
-    rx.recv()
-        .map_err(|e| err(e.to_string()))?
-        .map_err(|e| err(e.to_string()))?;
-    let out = {
-        let view = buffer
-            .get_mapped_range(0..bytes)
-            .map_err(|e| err(format!("{e:?}")))?;
-        bytemuck::cast_slice::<u8, f32>(&view).to_vec()
-    };
-    buffer.unmap();
-    Ok(out)
+    let raw = crate::render::capture::read_buffer(ctx, buffer, bytes).map_err(|e| match e {
+        RenderError::Capture(cause) => GpuFemError::Readback { what, cause },
+        other => other.into(),
+    })?;
+    // A byte Vec need not be aligned for f32: copy, not cast.
+    Ok(bytemuck::pod_collect_to_vec::<u8, f32>(&raw))
 }
 
 /// The smallest relative residual the GPU's f32 CG is asked for in a

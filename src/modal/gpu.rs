@@ -16,9 +16,9 @@
 //! same sum).
 
 use super::mesh::ModalMesh;
+use crate::render::capture::read_buffer;
 use crate::render::{GpuContext, RenderError};
 use glam::{DAffine3, Mat4, Vec3};
-use std::sync::mpsc;
 
 /// Most joints the uniform's bone palette holds (`MAX_JOINTS` in the shader).
 pub const MAX_JOINTS: usize = 64;
@@ -264,21 +264,11 @@ impl ModalMeshGpu {
         self.encode(&mut encoder);
         encoder.copy_buffer_to_buffer(&self.posed, 0, &stage, 0, bytes);
         ctx.queue.submit(Some(encoder.finish()));
-        let (tx, rx) = mpsc::channel();
-        stage.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
-            let _ = tx.send(r);
-        });
-        ctx.wait_idle()?;
-        rx.recv()
-            .map_err(|e| ModalGpuError::Readback(e.to_string()))?
-            .map_err(|e| ModalGpuError::Readback(e.to_string()))?;
-        let floats: Vec<f32> = {
-            let view = stage
-                .get_mapped_range(0..bytes)
-                .map_err(|e| ModalGpuError::Readback(format!("{e:?}")))?;
-            bytemuck::cast_slice::<u8, f32>(&view).to_vec()
-        };
-        stage.unmap();
+        let raw = read_buffer(ctx, &stage, bytes).map_err(|e| match e {
+            RenderError::Capture(cause) => ModalGpuError::Readback(cause),
+            other => other.into(),
+        })?;
+        let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&raw);
         let mut positions = Vec::with_capacity(self.vertex_count as usize);
         let mut normals = Vec::with_capacity(self.vertex_count as usize);
         for c in floats.chunks_exact(8) {

@@ -19,7 +19,6 @@
 use super::part::PartModes;
 use crate::character::Character;
 use crate::fem::Lattice;
-use crate::io::CacheModalPart;
 use crate::io::export::{ModeMorphs, ModeTarget};
 use crate::kinematics::pose::PosedBody;
 use glam::{DAffine3, DVec3, Vec3};
@@ -312,13 +311,7 @@ impl ModalMesh {
             joints: self.skin.iter().map(|s| s.map(|e| e.0 as u16)).collect(),
             weights: self.skin.iter().map(|s| unit_sum(s.map(|e| e.1))).collect(),
             targets,
-            parts: parts
-                .iter()
-                .map(|(_, p)| CacheModalPart {
-                    name: p.name.clone(),
-                    omega: p.omega.iter().map(|&w| w as f32).collect(),
-                })
-                .collect(),
+            parts: parts.iter().map(|(_, p)| p.cache_record()).collect(),
         }
     }
 }

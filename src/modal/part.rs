@@ -54,6 +54,16 @@ pub struct PartModes {
     pub dropped: usize,
 }
 
+impl PartModes {
+    /// The part as a cache's header records it: its joint and frequencies.
+    pub fn cache_record(&self) -> crate::io::CacheModalPart {
+        crate::io::CacheModalPart {
+            name: self.name.clone(),
+            omega: self.omega.iter().map(|&w| w as f32).collect(),
+        }
+    }
+}
+
 /// Why a part cannot vibrate (it rides rigidly).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum PartError {

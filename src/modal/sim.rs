@@ -113,6 +113,11 @@ fn placements_from(
         .collect()
 }
 
+/// Each running part's modes with the index of its first amplitude.
+fn part_offsets(parts: &[PartRun]) -> Vec<(usize, &PartModes)> {
+    parts.iter().map(|p| (p.offset, &p.modes)).collect()
+}
+
 /// `placements` with any non-finite one replaced by the rest placement.
 fn finite_or_rest(mut placements: Vec<DAffine3>) -> Vec<DAffine3> {
     for p in &mut placements {
@@ -206,9 +211,13 @@ impl ModalSim {
         }
         let muscles = MuscleCoupling::new(character, &lattice);
         let mesh = fem.embedded_mesh.as_ref().map(|m| {
-            let parts: Vec<(usize, &PartModes)> =
-                parts.iter().map(|p| (p.offset, &p.modes)).collect();
-            ModalMesh::new(&lattice, &blend, &parts, &m.positions, &m.triangles)
+            ModalMesh::new(
+                &lattice,
+                &blend,
+                &part_offsets(&parts),
+                &m.positions,
+                &m.triangles,
+            )
         });
         let rest_inverse = rest_inverses(character);
         Ok(Self {
@@ -405,18 +414,20 @@ impl ModalSim {
     /// `mesh` (riding this flesh) as an export's skinned mesh named `name`
     /// with a morph target per mode.
     pub fn mode_morphs(&self, name: &str, mesh: &ModalMesh) -> crate::io::export::ModeMorphs {
-        let parts: Vec<(usize, &PartModes)> =
-            self.parts.iter().map(|p| (p.offset, &p.modes)).collect();
-        mesh.morphs(name, &parts)
+        mesh.morphs(name, &part_offsets(&self.parts))
     }
 
     /// Any mesh (rest positions in the lattice, triangles) riding this
     /// flesh as DyRT draws it: embedded in the lattice, skinned by its
     /// region weights.
     pub fn embed_mesh(&self, positions: &[glam::Vec3], triangles: &[[u32; 3]]) -> ModalMesh {
-        let parts: Vec<(usize, &PartModes)> =
-            self.parts.iter().map(|p| (p.offset, &p.modes)).collect();
-        ModalMesh::new(&self.lattice, &self.blend, &parts, positions, triangles)
+        ModalMesh::new(
+            &self.lattice,
+            &self.blend,
+            &part_offsets(&self.parts),
+            positions,
+            triangles,
+        )
     }
 
     /// Every joint's placement (rest → `posture`).
@@ -427,7 +438,11 @@ impl ModalSim {
     /// The world displacement of every lattice vertex from rest (the field
     /// the muscles ride), the skeleton at `posture`, amplitudes `q`.
     pub fn field(&self, character: &Character, posture: &Posture, q: &[f64]) -> Vec<DVec3> {
-        let joints = self.placements(character, posture);
+        self.field_at(&self.placements(character, posture), q)
+    }
+
+    /// [`field`](Self::field) with the joints' placements known.
+    fn field_at(&self, joints: &[DAffine3], q: &[f64]) -> Vec<DVec3> {
         let u = self.modal_displacement(q);
         let bones = &self.lattice.bones;
         self.lattice
@@ -461,12 +476,10 @@ impl ModalSim {
     /// The flesh at time t with the skeleton at `posture`, for drawing.
     pub fn pose(&self, character: &Character, posture: &Posture, t: f64) -> FleshPose {
         let q = self.amplitudes_at(t);
-        let d = self.field(character, posture, &q);
+        let joints = self.placements(character, posture);
+        let d = self.field_at(&joints, &q);
         let l = &self.lattice;
-        let mesh = self
-            .mesh
-            .as_ref()
-            .map(|m| m.positions(&self.placements(character, posture), &q));
+        let mesh = self.mesh.as_ref().map(|m| m.positions(&joints, &q));
         FleshPose {
             time: t,
             muscle_offsets: self.muscles.offsets(l, character, posture, &d),

@@ -102,25 +102,12 @@ pub fn read_texture_layer(
         },
     );
     ctx.queue.submit(Some(encoder.finish()));
-    let (tx, rx) = std::sync::mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.wait_idle()?;
-    rx.recv()
-        .map_err(|e| RenderError::Capture(e.to_string()))?
-        .map_err(|e| RenderError::Capture(e.to_string()))?;
+    let bytes = read_buffer(ctx, &buffer, buffer.size())?;
     let mut pixels = Vec::with_capacity((unpadded * h) as usize);
-    {
-        let view = buffer
-            .get_mapped_range(..)
-            .map_err(|e| RenderError::Capture(format!("{e:?}")))?;
-        for row in 0..h {
-            let at = (row * padded) as usize;
-            pixels.extend_from_slice(&view[at..at + unpadded as usize]);
-        }
+    for row in 0..h {
+        let at = (row * padded) as usize;
+        pixels.extend_from_slice(&bytes[at..at + unpadded as usize]);
     }
-    buffer.unmap();
     Ok(RgbaImage {
         width: w,
         height: h,
@@ -170,4 +157,27 @@ impl OffscreenTarget {
     pub fn read(&self, ctx: &GpuContext) -> Result<RgbaImage, RenderError> {
         read_texture_layer(ctx, &self.texture, 0, self.size)
     }
+}
+
+/// The first `bytes` of a `MAP_READ` buffer, once the GPU has finished the
+/// work submitted before (waits for it); the buffer is unmapped again.
+pub fn read_buffer(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    bytes: u64,
+) -> Result<Vec<u8>, RenderError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait_idle()?;
+    rx.recv()
+        .map_err(|e| RenderError::Capture(e.to_string()))?
+        .map_err(|e| RenderError::Capture(e.to_string()))?;
+    let out = buffer
+        .get_mapped_range(0..bytes)
+        .map_err(|e| RenderError::Capture(format!("{e:?}")))?
+        .to_vec();
+    buffer.unmap();
+    Ok(out)
 }

@@ -451,7 +451,7 @@ impl CacheReader {
     /// flesh), part after part as [`CacheFlesh::modal`] lists them.
     pub fn read_amplitudes(&mut self, index: usize) -> Result<Vec<f32>, IoError> {
         let mut out = Vec::new();
-        self.read_frame_parts(index, &mut Vec::new(), None)?;
+        self.load_frame(index)?;
         let end = self.frame_bytes as usize - self.checksum_bytes();
         self.flesh.decode_amplitudes(&self.buf[..end], &mut out);
         if let Some(i) = out.iter().position(|q| !q.is_finite()) {
@@ -470,22 +470,7 @@ impl CacheReader {
         out: &mut Vec<Vec<Vec3>>,
         flesh: Option<(&mut Vec<Vec<Vec3>>, &mut Vec<Affine3A>)>,
     ) -> Result<f64, IoError> {
-        let offset = self.seek_frame(index)?;
-        self.read_bytes(self.frame_bytes, &format!("frame {index}"))?;
-        if self.checksum_bytes() > 0 {
-            let body = self.frame_bytes as usize - self.checksum_bytes();
-            let stored = u32::from_le_bytes(self.buf[body..].try_into().unwrap());
-            if crc32fast::hash(&self.buf[..body]) != stored {
-                return Err(self.corrupt(
-                    offset,
-                    format!(
-                        "frame {index}: its checksum does not match its bytes: the file was \
-                         changed after it was written (a disk or copy error)"
-                    ),
-                ));
-            }
-        }
-        let time = self.read_time(index, offset)?;
+        let time = self.load_frame(index)?;
         out.resize_with(self.skins.len(), Vec::new);
         let mut at = 8;
         for (skin, dst) in self.skins.iter().zip(out.iter_mut()) {
@@ -502,6 +487,27 @@ impl CacheReader {
             self.flesh.decode_frame(&self.buf[at..end], meshes, muscles);
         }
         Ok(time)
+    }
+
+    /// Reads frame `index`'s bytes into the buffer, checks its checksum and
+    /// returns its time.
+    fn load_frame(&mut self, index: usize) -> Result<f64, IoError> {
+        let offset = self.seek_frame(index)?;
+        self.read_bytes(self.frame_bytes, &format!("frame {index}"))?;
+        if self.checksum_bytes() > 0 {
+            let body = self.frame_bytes as usize - self.checksum_bytes();
+            let stored = u32::from_le_bytes(self.buf[body..].try_into().unwrap());
+            if crc32fast::hash(&self.buf[..body]) != stored {
+                return Err(self.corrupt(
+                    offset,
+                    format!(
+                        "frame {index}: its checksum does not match its bytes: the file was \
+                         changed after it was written (a disk or copy error)"
+                    ),
+                ));
+            }
+        }
+        self.read_time(index, offset)
     }
 
     /// Iterates over all frames in order, from the first.

@@ -173,6 +173,22 @@ impl Builder {
         self.accessors.len() - 1
     }
 
+    /// The index accessor of `triangles` over `points` vertices (`u16`
+    /// where they fit, else `u32`).
+    fn indices(&mut self, triangles: &[[u32; 3]], points: usize) -> usize {
+        let flat = triangles.iter().flatten().copied();
+        let (bytes, ty): (Vec<u8>, u32) = if points <= usize::from(u16::MAX) {
+            (
+                flat.flat_map(|i| (i as u16).to_le_bytes()).collect(),
+                UNSIGNED_SHORT,
+            )
+        } else {
+            (flat.flat_map(|i| i.to_le_bytes()).collect(), UNSIGNED_INT)
+        };
+        let view = self.static_view(&bytes, Some(ELEMENT_ARRAY_BUFFER));
+        self.accessor(view, ty, triangles.len() * 3, "SCALAR", None)
+    }
+
     /// Total buffer length.
     fn len(&self) -> u64 {
         self.bin.len().next_multiple_of(4) as u64 + self.streamed
@@ -392,20 +408,7 @@ fn frame_bounds(
 fn skin_indices(src: &Source, b: &mut Builder) -> Vec<usize> {
     src.surfaces
         .iter()
-        .map(|s| {
-            let tris = s.triangles();
-            let flat = tris.iter().flatten().copied();
-            let (bytes, ty): (Vec<u8>, u32) = if s.point_count() <= usize::from(u16::MAX) {
-                (
-                    flat.flat_map(|i| (i as u16).to_le_bytes()).collect(),
-                    UNSIGNED_SHORT,
-                )
-            } else {
-                (flat.flat_map(|i| i.to_le_bytes()).collect(), UNSIGNED_INT)
-            };
-            let view = b.static_view(&bytes, Some(ELEMENT_ARRAY_BUFFER));
-            b.accessor(view, ty, tris.len() * 3, "SCALAR", None)
-        })
+        .map(|s| b.indices(&s.triangles(), s.point_count()))
         .collect()
 }
 
@@ -449,21 +452,7 @@ fn modal_mesh(
             json!({"POSITION": p, "NORMAL": n})
         })
         .collect();
-    let tris = &m.triangles;
-    let flat_tris = tris.iter().flatten().copied();
-    let (bytes, ty): (Vec<u8>, u32) = if count <= usize::from(u16::MAX) {
-        (
-            flat_tris.flat_map(|i| (i as u16).to_le_bytes()).collect(),
-            UNSIGNED_SHORT,
-        )
-    } else {
-        (
-            flat_tris.flat_map(|i| i.to_le_bytes()).collect(),
-            UNSIGNED_INT,
-        )
-    };
-    let view = b.static_view(&bytes, Some(ELEMENT_ARRAY_BUFFER));
-    let indices = b.accessor(view, ty, tris.len() * 3, "SCALAR", None);
+    let indices = b.indices(&m.triangles, count);
 
     // The amplitudes of every exported frame, as target weights.
     let modes = m.targets.len();
