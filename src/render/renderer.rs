@@ -7,25 +7,21 @@
 //! grow (never shrink) and are rewritten every frame.
 
 use super::context::GpuContext;
-use super::geometry::{DrawList, SceneGeometry, Vertex};
+use super::geometry::{SceneGeometry, Vertex};
 use super::overlay::Overlay;
 use super::stereo::StereoMode;
 use super::{RenderError, RgbaImage};
 use glam::{Mat4, Vec3};
-use std::num::NonZeroU32;
+use multiview::{Multiview, record_multiview_eyes};
+pub use scene::{BACKGROUND, DEPTH_FORMAT, EYE_FORMAT, scene_shader_source};
+use scene::{
+    GpuList, ScenePipelines, begin_scene_pass, camera_layout, draw_scene, scene_pipelines,
+};
 use std::time::{Duration, Instant};
 
-/// Colour format of the eye images (linear blending, sRGB storage).
-pub const EYE_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8UnormSrgb;
-/// Format of the eye passes' depth attachments.
-pub const DEPTH_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Depth32Float;
-/// Sky colour behind the scene (linear).
-pub const BACKGROUND: wgpu::Color = wgpu::Color {
-    r: 0.05,
-    g: 0.06,
-    b: 0.08,
-    a: 1.0,
-};
+mod multiview;
+mod scene;
+
 /// Uniform offsets must be multiples of this on every adapter.
 const CAMERA_STRIDE: u64 = 256;
 
@@ -61,75 +57,6 @@ pub struct FrameStats {
     pub triangles: u64,
 }
 
-/// Vertex and index buffers for one draw list, grown on demand.
-struct GpuList {
-    label: &'static str,
-    vertices: Option<wgpu::Buffer>,
-    indices: Option<wgpu::Buffer>,
-    count: u32,
-}
-
-impl GpuList {
-    fn new(label: &'static str) -> Self {
-        Self {
-            label,
-            vertices: None,
-            indices: None,
-            count: 0,
-        }
-    }
-
-    /// Writes `list`, growing the buffers to the next power of two when needed.
-    fn upload(&mut self, ctx: &GpuContext, list: &DrawList) -> u64 {
-        self.count = list.indices.len() as u32;
-        if list.is_empty() {
-            return 0;
-        }
-        let vbytes: &[u8] = bytemuck::cast_slice(&list.vertices);
-        let ibytes: &[u8] = bytemuck::cast_slice(&list.indices);
-        let ensure = |buf: &mut Option<wgpu::Buffer>, len: usize, usage: wgpu::BufferUsages| {
-            let fits = buf.as_ref().is_some_and(|b| b.size() >= len as u64);
-            if !fits {
-                *buf = Some(ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(self.label),
-                    size: (len as u64).next_power_of_two().max(256),
-                    usage: usage | wgpu::BufferUsages::COPY_DST,
-                    mapped_at_creation: false,
-                }));
-            }
-        };
-        ensure(&mut self.vertices, vbytes.len(), wgpu::BufferUsages::VERTEX);
-        ensure(&mut self.indices, ibytes.len(), wgpu::BufferUsages::INDEX);
-        let (Some(v), Some(i)) = (&self.vertices, &self.indices) else {
-            unreachable!("buffers ensured above")
-        };
-        ctx.queue.write_buffer(v, 0, vbytes);
-        ctx.queue.write_buffer(i, 0, ibytes);
-        (vbytes.len() + ibytes.len()) as u64
-    }
-
-    fn draw<'a>(&'a self, pass: &mut wgpu::RenderPass<'a>) {
-        if self.count == 0 {
-            return;
-        }
-        let (Some(v), Some(i)) = (&self.vertices, &self.indices) else {
-            return;
-        };
-        pass.set_vertex_buffer(0, v.slice(..));
-        pass.set_index_buffer(i.slice(..), wgpu::IndexFormat::Uint32);
-        pass.draw_indexed(0..self.count, 0, 0..1);
-    }
-}
-
-/// Opaque triangles, lines, flat panels, translucent triangles: one set per
-/// stereo path.
-struct ScenePipelines {
-    opaque: wgpu::RenderPipeline,
-    lines: wgpu::RenderPipeline,
-    flat: wgpu::RenderPipeline,
-    translucent: wgpu::RenderPipeline,
-}
-
 /// The eye images and the attachments that draw them.
 struct EyeTargets {
     size: (u32, u32),
@@ -140,25 +67,6 @@ struct EyeTargets {
     msaa: Option<wgpu::TextureView>,
     depth: wgpu::TextureView,
     compose_bind_group: wgpu::BindGroup,
-}
-
-/// The single-pass path: both eyes as the two layers of array attachments.
-struct Multiview {
-    pipelines: ScenePipelines,
-    camera_buffer: wgpu::Buffer,
-    bind_group: wgpu::BindGroup,
-    samples: u32,
-    targets: Option<MultiviewTargets>,
-}
-
-struct MultiviewTargets {
-    size: (u32, u32),
-    color: wgpu::TextureView,
-    /// Single-sampled layers the eyes are copied from (the resolve target
-    /// with MSAA, else the colour attachment itself).
-    resolved: wgpu::Texture,
-    resolve: Option<wgpu::TextureView>,
-    depth: wgpu::TextureView,
 }
 
 /// The GPU side of drawing: uploads the geometry, draws each eye, lays the eyes out for
@@ -180,139 +88,6 @@ pub struct Renderer {
     compose_uniform: wgpu::Buffer,
     sampler: wgpu::Sampler,
     overlay: Overlay,
-}
-
-fn vertex_layout() -> wgpu::VertexBufferLayout<'static> {
-    const ATTRS: [wgpu::VertexAttribute; 3] =
-        wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x4];
-    wgpu::VertexBufferLayout {
-        array_stride: std::mem::size_of::<Vertex>() as u64,
-        step_mode: wgpu::VertexStepMode::Vertex,
-        attributes: &ATTRS,
-    }
-}
-
-/// The scene shader for one stereo path (WGSL in `shaders/`).
-pub fn scene_shader_source(multiview: bool) -> String {
-    let common = include_str!("../../shaders/scene.wgsl");
-    let stage = if multiview {
-        include_str!("../../shaders/scene_multiview.wgsl")
-    } else {
-        include_str!("../../shaders/scene_eye.wgsl")
-    };
-    format!("{common}\n{stage}")
-}
-
-fn scene_pipelines(
-    ctx: &GpuContext,
-    layout: &wgpu::PipelineLayout,
-    samples: u32,
-    multiview_mask: Option<NonZeroU32>,
-) -> ScenePipelines {
-    let module = ctx
-        .device
-        .create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("scene"),
-            source: wgpu::ShaderSource::Wgsl(scene_shader_source(multiview_mask.is_some()).into()),
-        });
-    let make = |label: &str,
-                topology: wgpu::PrimitiveTopology,
-                fs: &str,
-                blend: Option<wgpu::BlendState>,
-                depth_write: bool| {
-        ctx.device
-            .create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some("vs_main"),
-                    compilation_options: Default::default(),
-                    buffers: &[Some(vertex_layout())],
-                },
-                primitive: wgpu::PrimitiveState {
-                    topology,
-                    cull_mode: None,
-                    ..Default::default()
-                },
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: DEPTH_FORMAT,
-                    depth_write_enabled: Some(depth_write),
-                    depth_compare: Some(wgpu::CompareFunction::LessEqual),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
-                multisample: wgpu::MultisampleState {
-                    count: samples,
-                    ..Default::default()
-                },
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some(fs),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format: EYE_FORMAT,
-                        blend,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask,
-                cache: None,
-            })
-    };
-    ScenePipelines {
-        opaque: make(
-            "scene opaque",
-            wgpu::PrimitiveTopology::TriangleList,
-            "fs_lit",
-            None,
-            true,
-        ),
-        lines: make(
-            "scene lines",
-            wgpu::PrimitiveTopology::LineList,
-            "fs_unlit",
-            Some(wgpu::BlendState::ALPHA_BLENDING),
-            true,
-        ),
-        flat: make(
-            "scene flat",
-            wgpu::PrimitiveTopology::TriangleList,
-            "fs_unlit",
-            Some(wgpu::BlendState::ALPHA_BLENDING),
-            true,
-        ),
-        translucent: make(
-            "scene translucent",
-            wgpu::PrimitiveTopology::TriangleList,
-            "fs_lit",
-            Some(wgpu::BlendState::ALPHA_BLENDING),
-            false,
-        ),
-    }
-}
-
-/// The vertex stage's camera uniform: `size` bytes at binding 0.
-fn camera_layout(
-    ctx: &GpuContext,
-    label: &str,
-    size: u64,
-    dynamic_offset: bool,
-) -> wgpu::BindGroupLayout {
-    ctx.device
-        .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some(label),
-            entries: &[wgpu::BindGroupLayoutEntry {
-                binding: 0,
-                visibility: wgpu::ShaderStages::VERTEX,
-                ty: wgpu::BindingType::Buffer {
-                    ty: wgpu::BufferBindingType::Uniform,
-                    has_dynamic_offset: dynamic_offset,
-                    min_binding_size: wgpu::BufferSize::new(size),
-                },
-                count: None,
-            }],
-        })
 }
 
 /// The eye passes' MSAA sample count: `PLASTICINE_MSAA` (4 when unset or
@@ -786,7 +561,7 @@ impl Renderer {
         }
         let eyes = self.eyes.as_ref().expect("eye targets ensured above");
         if let Some(mv) = self.multiview.as_ref().filter(|_| multiview) {
-            record_multiview_eyes(&mut encoder, mv, eyes, &self.lists);
+            record_multiview_eyes(&mut encoder, mv, &eyes.textures, &self.lists);
         }
         let per_eye_passes = if multiview { 0 } else { mode.eye_count() };
         for eye in 0..per_eye_passes {
@@ -865,110 +640,6 @@ impl Renderer {
     }
 }
 
-/// Draws the scene's lists with `pipelines` in their order: opaque, lines,
-/// flat, then translucent (`lists` is opaque, lines, translucent, flat).
-fn draw_scene<'a>(
-    pass: &mut wgpu::RenderPass<'a>,
-    pipelines: &ScenePipelines,
-    lists: &'a [GpuList; 4],
-) {
-    pass.set_pipeline(&pipelines.opaque);
-    lists[0].draw(pass);
-    pass.set_pipeline(&pipelines.lines);
-    lists[1].draw(pass);
-    pass.set_pipeline(&pipelines.flat);
-    lists[3].draw(pass);
-    pass.set_pipeline(&pipelines.translucent);
-    lists[2].draw(pass);
-}
-
-/// Records both eyes in one multiview pass into `mv`'s array targets, then
-/// copies each layer into its eye's texture in `eyes` (the compose pass and
-/// read-back take the eyes as separate images).
-fn record_multiview_eyes(
-    encoder: &mut wgpu::CommandEncoder,
-    mv: &Multiview,
-    eyes: &EyeTargets,
-    lists: &[GpuList; 4],
-) {
-    let t = mv
-        .targets
-        .as_ref()
-        .expect("multiview targets ensured by the caller");
-    {
-        let mut pass = begin_scene_pass(
-            encoder,
-            "both eyes (multiview)",
-            (&t.color, t.resolve.as_ref()),
-            &t.depth,
-            NonZeroU32::new(0b11),
-        );
-        pass.set_bind_group(0, &mv.bind_group, &[]);
-        draw_scene(&mut pass, &mv.pipelines, lists);
-    }
-    // The compose pass and read-back take the eyes as separate images.
-    for (eye, texture) in eyes.textures.iter().enumerate() {
-        encoder.copy_texture_to_texture(
-            wgpu::TexelCopyTextureInfo {
-                texture: &t.resolved,
-                mip_level: 0,
-                origin: wgpu::Origin3d {
-                    x: 0,
-                    y: 0,
-                    z: eye as u32,
-                },
-                aspect: wgpu::TextureAspect::All,
-            },
-            wgpu::TexelCopyTextureInfo {
-                texture,
-                mip_level: 0,
-                origin: wgpu::Origin3d::ZERO,
-                aspect: wgpu::TextureAspect::All,
-            },
-            wgpu::Extent3d {
-                width: t.size.0,
-                height: t.size.1,
-                depth_or_array_layers: 1,
-            },
-        );
-    }
-}
-
-/// Begins a pass that draws the scene into `color` (resolved into the
-/// second view with MSAA) over a cleared background and depth; the depth is
-/// not kept. `multiview_mask` draws into several layers at once.
-fn begin_scene_pass<'e>(
-    encoder: &'e mut wgpu::CommandEncoder,
-    label: &str,
-    (color, resolve): (&wgpu::TextureView, Option<&wgpu::TextureView>),
-    depth: &wgpu::TextureView,
-    multiview_mask: Option<NonZeroU32>,
-) -> wgpu::RenderPass<'e> {
-    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some(label),
-        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view: color,
-            depth_slice: None,
-            resolve_target: resolve,
-            ops: wgpu::Operations {
-                load: wgpu::LoadOp::Clear(BACKGROUND),
-                store: wgpu::StoreOp::Store,
-            },
-        })],
-        depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-            view: depth,
-            depth_ops: Some(wgpu::Operations {
-                load: wgpu::LoadOp::Clear(1.0),
-                store: wgpu::StoreOp::Discard,
-            }),
-            stencil_ops: None,
-        }),
-        timestamp_writes: None,
-        occlusion_query_set: None,
-        multiview_mask,
-    })
-}
-
 /// Records eye `eye`'s pass into `eyes`' attachments (resolving into its
 /// image with MSAA), its camera at that eye's offset in `camera_bind_group`.
 fn record_eye_pass(
@@ -987,88 +658,4 @@ fn record_eye_pass(
     let mut pass = begin_scene_pass(encoder, label, (view, resolve), &eyes.depth, None);
     pass.set_bind_group(0, camera_bind_group, &[(eye as u64 * CAMERA_STRIDE) as u32]);
     draw_scene(&mut pass, pipelines, lists);
-}
-
-impl Multiview {
-    fn new(ctx: &GpuContext, samples: u32) -> Self {
-        // Both eyes' cameras, indexed by the view.
-        let layout = camera_layout(ctx, "cameras (multiview)", 160, false);
-        let camera_buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("cameras (multiview)"),
-            size: 160,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let bind_group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("cameras (multiview)"),
-            layout: &layout,
-            entries: &[wgpu::BindGroupEntry {
-                binding: 0,
-                resource: camera_buffer.as_entire_binding(),
-            }],
-        });
-        let pipeline_layout = ctx
-            .device
-            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("scene (multiview)"),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
-        Self {
-            pipelines: scene_pipelines(ctx, &pipeline_layout, samples, NonZeroU32::new(0b11)),
-            camera_buffer,
-            bind_group,
-            samples,
-            targets: None,
-        }
-    }
-
-    fn ensure_targets(&mut self, ctx: &GpuContext, size: (u32, u32)) {
-        if self.targets.as_ref().is_some_and(|t| t.size == size) {
-            return;
-        }
-        let make = |label, format, samples, usage| {
-            ctx.device.create_texture(&wgpu::TextureDescriptor {
-                label: Some(label),
-                size: wgpu::Extent3d {
-                    width: size.0,
-                    height: size.1,
-                    depth_or_array_layers: 2,
-                },
-                mip_level_count: 1,
-                sample_count: samples,
-                dimension: wgpu::TextureDimension::D2,
-                format,
-                usage,
-                view_formats: &[],
-            })
-        };
-        let array = |t: &wgpu::Texture| {
-            t.create_view(&wgpu::TextureViewDescriptor {
-                dimension: Some(wgpu::TextureViewDimension::D2Array),
-                ..Default::default()
-            })
-        };
-        let attach = wgpu::TextureUsages::RENDER_ATTACHMENT;
-        let single = make(
-            "eyes (multiview)",
-            EYE_FORMAT,
-            1,
-            attach | wgpu::TextureUsages::COPY_SRC,
-        );
-        let (color, resolve) = if self.samples > 1 {
-            let msaa = make("eyes msaa (multiview)", EYE_FORMAT, self.samples, attach);
-            (array(&msaa), Some(array(&single)))
-        } else {
-            (array(&single), None)
-        };
-        let depth = make("eye depth (multiview)", DEPTH_FORMAT, self.samples, attach);
-        self.targets = Some(MultiviewTargets {
-            size,
-            color,
-            resolve,
-            depth: array(&depth),
-            resolved: single,
-        });
-    }
 }

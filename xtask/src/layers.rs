@@ -7,11 +7,13 @@
 //! (`pub use`) is followed to the module that defines it, so a facade
 //! `mod.rs` is not itself a dependency.
 //!
-//! Two rules:
+//! Three rules:
 //! - no cycles between files (an edge inside a strongly connected
 //!   component is a violation);
 //! - a top-level module imports only from the tiers below its own
-//!   ([`TIERS`]).
+//!   ([`TIERS`]);
+//! - no file of `src/` is longer than [`MAX_FILE_LINES`]: past that, one
+//!   person no longer holds it in mind, and it is split along a seam.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -523,6 +525,37 @@ fn strongly_connected(adj: &[Vec<usize>]) -> Vec<usize> {
     s.comp
 }
 
+/// The most lines a file of `src/` may have.
+pub const MAX_FILE_LINES: usize = 1000;
+
+/// The `.rs` files under `dir` longer than [`MAX_FILE_LINES`], with their
+/// line counts, sorted by path.
+pub fn long_files(dir: &Path) -> Result<Vec<(PathBuf, usize)>, String> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let entries =
+            std::fs::read_dir(&d).map_err(|e| format!("cannot list {}: {e}", d.display()))?;
+        for entry in entries {
+            let path = entry
+                .map_err(|e| format!("cannot list {}: {e}", d.display()))?
+                .path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let lines = text.lines().count();
+                if lines > MAX_FILE_LINES {
+                    found.push((path, lines));
+                }
+            }
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
 /// `cargo xtask layers`.
 pub fn run(args: &[String]) -> Result<(), String> {
     if !args.is_empty() {
@@ -534,21 +567,28 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let root = crate::repo_root();
     let c = Crate::load(&root.join("src"))?;
     let found = violations(&c);
+    let long = long_files(&root.join("src"))?;
     println!(
-        "layers: {} modules, {} violations of the layer rules",
+        "layers: {} modules, {} violations of the layer rules, {} files over {MAX_FILE_LINES} lines",
         c.modules.len(),
-        found.len()
+        found.len(),
+        long.len()
     );
-    if found.is_empty() {
-        return Ok(());
-    }
-    let lines: Vec<String> = found
+    let mut lines: Vec<String> = found
         .iter()
         .map(|(l, at)| format!("{l}   (at {at})"))
         .collect();
+    lines.extend(long.iter().map(|(path, n)| {
+        let shown = path.strip_prefix(&root).unwrap_or(path);
+        format!("{} has {n} lines: split it along a seam", shown.display())
+    }));
+    if lines.is_empty() {
+        return Ok(());
+    }
     Err(format!(
         "the layer rules (no import cycle between files; each top-level module imports \
-         only from the tiers below its own, see xtask/src/layers.rs):\n  {}",
+         only from the tiers below its own; no file over {MAX_FILE_LINES} lines; see \
+         xtask/src/layers.rs):\n  {}",
         lines.join("\n  ")
     ))
 }
@@ -559,6 +599,19 @@ mod tests {
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn only_files_over_the_limit_are_long() {
+        let dir = std::env::temp_dir().join(format!("xtask-long-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("inner")).unwrap();
+        let text = |n: usize| "x\n".repeat(n);
+        std::fs::write(dir.join("ok.rs"), text(MAX_FILE_LINES)).unwrap();
+        std::fs::write(dir.join("inner/long.rs"), text(MAX_FILE_LINES + 1)).unwrap();
+        std::fs::write(dir.join("notes.txt"), text(2 * MAX_FILE_LINES)).unwrap();
+        let long = long_files(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(long, vec![(dir.join("inner/long.rs"), MAX_FILE_LINES + 1)]);
     }
 
     #[test]

@@ -1,3 +1,4 @@
+use super::energy::quad_fade;
 use super::*;
 use std::f64::consts::PI;
 
