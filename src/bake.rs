@@ -527,12 +527,11 @@ fn write_frame(
     let flesh = (!flesh_layout.is_empty())
         .then(|| sim.flesh_pose())
         .flatten();
-    let mesh: Vec<&[glam::Vec3]> = flesh
+    let points = flesh
         .as_ref()
-        .and_then(|p| p.mesh.as_deref())
         .filter(|_| !flesh_layout.meshes.is_empty())
-        .into_iter()
-        .collect();
+        .and_then(|p| p.mesh_points());
+    let mesh: Vec<&[glam::Vec3]> = points.as_deref().into_iter().collect();
     let muscles = match &flesh {
         Some(p) if flesh_layout.muscles > 0 => p.muscle_offsets.as_slice(),
         _ => &[],

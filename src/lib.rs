@@ -30,6 +30,7 @@ pub mod input;
 pub mod io;
 pub mod kinematics;
 pub mod modal;
+pub mod morph;
 pub mod render;
 pub mod samples;
 pub mod shape;

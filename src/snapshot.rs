@@ -4,6 +4,7 @@
 //! waits for a step, it takes whichever snapshot is newest.
 
 use crate::character::{Character, Posture};
+use crate::morph::MorphFrame;
 use glam::{Affine3A, Vec3};
 use std::sync::Arc;
 use std::time::Instant;
@@ -21,13 +22,29 @@ pub struct FleshPose {
     pub lattice: Vec<Vec3>,
     /// Lattice edges (vertex pairs), for a wireframe.
     pub edges: std::sync::Arc<Vec<[u32; 2]>>,
-    /// The embedded mesh's deformed vertices, if the character has one.
+    /// The embedded mesh's deformed vertices, if the character has one and
+    /// its flesh poses it on the CPU (FEM).
     pub mesh: Option<Vec<Vec3>>,
+    /// A mesh the drawing side poses itself (modal flesh's embedded mesh:
+    /// its modes and skin at this instant), on the GPU where it can.
+    pub morph: Option<MorphFrame>,
     /// Each grab: the grabbed point now and the hand holding it.
     pub grabs: Vec<(Vec3, Vec3)>,
     /// Active adaptive detail functions per level 1..=J (empty without
     /// adaptive detail), for the status line.
     pub detail: Vec<usize>,
+}
+
+impl FleshPose {
+    /// The embedded mesh's vertices at this instant, however the flesh
+    /// poses it (a morph mesh is posed here, on the CPU).
+    pub fn mesh_points(&self) -> Option<std::borrow::Cow<'_, [Vec3]>> {
+        match (&self.mesh, &self.morph) {
+            (Some(points), _) => Some(std::borrow::Cow::Borrowed(points)),
+            (None, Some(frame)) => Some(std::borrow::Cow::Owned(frame.positions())),
+            (None, None) => None,
+        }
+    }
 }
 
 /// One skin's surface at the snapshot's time: an m×n grid, periodic in i

@@ -162,7 +162,8 @@ impl OrbitRig {
     pub fn framing(snapshot: &SceneSnapshot) -> Self {
         let mut lo = Vec3::splat(f32::INFINITY);
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
-        let mesh = snapshot.flesh.as_ref().and_then(|f| f.mesh.as_deref());
+        let points = snapshot.flesh.as_ref().and_then(|f| f.mesh_points());
+        let mesh = points.as_deref();
         for p in snapshot
             .skins
             .iter()

@@ -227,6 +227,7 @@ pub fn baked_flesh_pose(
         lattice: Vec::new(),
         edges: Arc::new(Vec::new()),
         mesh: meshes.first().cloned(),
+        morph: None,
         grabs: Vec::new(),
         detail: Vec::new(),
     })

@@ -8,12 +8,18 @@
 
 use crate::character::resample::resample;
 use crate::character::{Flesh, ModalFlesh};
-use crate::modal::{MODAL_STEP, ModalMeshGpu, ModalSim};
-use crate::render::GpuContext;
+use crate::modal::{MODAL_STEP, ModalSim};
+use crate::morph::{MorphFrame, MorphMesh};
+use crate::render::{
+    Decorations, EyeCamera, GpuContext, MorphMeshGpu, MuscleStyle, OffscreenTarget, SceneRenderer,
+    SceneStyle, StereoMode,
+};
 use crate::samples;
 use crate::skin::SkeletonDriver;
 use crate::skin_mesh::grid_triangles;
+use crate::snapshot::SceneSnapshot;
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// One JSON line per lattice size, then the mesh case.
@@ -30,7 +36,9 @@ pub fn figures(quick: bool) -> Vec<serde_json::Value> {
 /// one modal mesh. Per frame: the CPU's transfer and filters, the bytes a
 /// frame uploads to the GPU (the uniform of the palette and amplitudes),
 /// the GPU's pose pass (on whatever adapter there is; lavapipe is a CPU),
-/// and the same superposition on the CPU, the fallback.
+/// and the same superposition on the CPU, the fallback; then the render
+/// thread's cost of a whole frame of that mesh (`SceneRenderer::draw`: the
+/// pose pass recorded, or the CPU's pose and upload where there is none).
 fn mesh_case(vertices: usize) -> Option<serde_json::Value> {
     let mut c = samples::shipped("torso")?;
     let mut modal = ModalFlesh::for_character(&c);
@@ -59,7 +67,7 @@ fn mesh_case(vertices: usize) -> Option<serde_json::Value> {
         );
     }
     let start = Instant::now();
-    let mesh = sim.embed_mesh(&positions, &triangles);
+    let mesh = Arc::new(sim.embed_mesh(&positions, &triangles));
     let embed = start.elapsed().as_secs_f64();
 
     let frames = 120;
@@ -96,7 +104,7 @@ fn mesh_case(vertices: usize) -> Option<serde_json::Value> {
         "threads": rayon::current_num_threads(),
     });
     if let Ok(ctx) = GpuContext::headless() {
-        match ModalMeshGpu::new(&ctx, &mesh, c.skeleton.joints.len()) {
+        match MorphMeshGpu::new(&ctx, &mesh, c.skeleton.joints.len()) {
             Ok(gpu) => {
                 let upload = gpu.set_frame(&ctx, &placements, &q);
                 let _ = gpu.pose(&ctx, &placements, &q); // warm up
@@ -118,8 +126,75 @@ fn mesh_case(vertices: usize) -> Option<serde_json::Value> {
             }
             Err(e) => line["gpu"] = json!(e.to_string()),
         }
+        let mut pose = sim.pose(&c, &driver.posture_at(t), t);
+        pose.morph = Some(MorphFrame {
+            mesh: mesh.clone(),
+            joints: placements,
+            weights: q,
+        });
+        let mut snapshot = SceneSnapshot::of(Arc::new(c), driver.posture_at(t), 0);
+        snapshot.flesh = Some(Arc::new(pose));
+        for (on_gpu, name) in [
+            (true, "render_thread_ms"),
+            (false, "render_thread_cpu_pose_ms"),
+        ] {
+            if let Some(ms) = render_thread_ms(&ctx, &snapshot, &mesh, on_gpu) {
+                line[name] = json!(ms);
+            }
+        }
     }
     Some(line)
+}
+
+/// The render thread's time (building, uploading, recording and submitting)
+/// per mono frame of `snapshot` with only its flesh's mesh shown, posed on
+/// the GPU or (`on_gpu` false) on the CPU; the GPU's own work is not in it.
+fn render_thread_ms(
+    ctx: &GpuContext,
+    snapshot: &SceneSnapshot,
+    mesh: &MorphMesh,
+    on_gpu: bool,
+) -> Option<f64> {
+    let mut r = SceneRenderer::new(ctx, OffscreenTarget::FORMAT).ok()?;
+    r.style = SceneStyle {
+        skin: false,
+        skeleton: false,
+        bands: false,
+        floor: false,
+        muscles: MuscleStyle::Opaque,
+        ..SceneStyle::default()
+    };
+    r.morph_on_gpu = on_gpu;
+    let (lo, hi) = mesh.rest.iter().fold(
+        (glam::DVec3::splat(f64::MAX), glam::DVec3::splat(f64::MIN)),
+        |(l, h), p| (l.min(*p), h.max(*p)),
+    );
+    let (centre, reach) = (((lo + hi) * 0.5).as_vec3(), (hi - lo).length() as f32);
+    let eye = centre + glam::Vec3::new(0.0, 0.0, 1.5 * reach);
+    let camera = EyeCamera {
+        view_proj: glam::camera::rh::proj::directx::perspective(0.9, 1.0, 0.05, 20.0)
+            * glam::camera::rh::view::look_at_mat4(eye, centre, glam::Vec3::Y),
+        position: eye,
+    };
+    let size = (256, 256);
+    let target = OffscreenTarget::new(ctx, size);
+    let frame = |r: &mut SceneRenderer| {
+        let stats = r.draw(
+            snapshot,
+            &Decorations::default(),
+            &[camera; 2],
+            StereoMode::Mono,
+            size,
+            Some((&target.view, size)),
+            &[],
+        );
+        let _ = ctx.wait_idle();
+        stats.upload + stats.encode
+    };
+    frame(&mut r); // builds the GPU mesh
+    let frames = 5;
+    let total: std::time::Duration = (0..frames).map(|_| frame(&mut r)).sum();
+    Some(total.as_secs_f64() / frames as f64 * 1e3)
 }
 
 fn case(target_vertices: usize, quick: bool) -> Option<serde_json::Value> {

@@ -376,6 +376,7 @@ impl FleshSim {
             lattice,
             edges: self.edges.clone(),
             mesh,
+            morph: None,
             grabs: self
                 .grabs
                 .iter()

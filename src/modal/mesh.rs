@@ -21,44 +21,8 @@ use crate::character::Character;
 use crate::fem::Lattice;
 use crate::io::export::{ModeMorphs, ModeTarget};
 use crate::kinematics::pose::PosedBody;
-use glam::{DAffine3, DVec3, Vec3};
-use rayon::prelude::*;
-
-/// Vertices per parallel task of the CPU superposition.
-const PARALLEL_CHUNK: usize = 4096;
-
-/// Joints per vertex, as a vertex stage and glTF's `JOINTS_0` take them.
-pub const JOINTS_PER_VERTEX: usize = 4;
-
-/// A mesh riding modal flesh (see the module docs).
-///
-/// A vertex moves only in the modes of the parts whose lattice cells it
-/// lies in (one part, two at a seam), so its `Φ̄` and `N` are stored over a
-/// span of modes, not all of them: a 100k-vertex mesh with 8 parts of 16
-/// modes holds 16–32 per vertex instead of 128.
-#[derive(Clone, Debug)]
-pub struct ModalMesh {
-    /// Rest positions (world, m).
-    pub rest: Vec<DVec3>,
-    /// Rest normals, area-weighted and not normalised (the base of `N_i`).
-    pub normal: Vec<DVec3>,
-    /// Per vertex, four joints and their weights (summing to one; unused
-    /// slots have weight zero).
-    pub skin: Vec<[(usize, f64); JOINTS_PER_VERTEX]>,
-    /// Modes, over every part in the simulation's order.
-    pub modes: usize,
-    /// Per vertex, the first mode it moves in and how many follow.
-    pub span: Vec<[u32; 2]>,
-    /// Where vertex v's span starts in `shape` and `normal_shape`
-    /// (`start[v + 1]` − `start[v]` = its span's length).
-    pub start: Vec<usize>,
-    /// `Φ̄` over each vertex's span, vertex after vertex.
-    pub shape: Vec<DVec3>,
-    /// `N` over each vertex's span, like `shape`.
-    pub normal_shape: Vec<DVec3>,
-    /// The mesh's triangles.
-    pub triangles: Vec<[u32; 3]>,
-}
+pub use crate::morph::{JOINTS_PER_VERTEX, MorphMesh as ModalMesh};
+use glam::{DVec3, Vec3};
 
 impl ModalMesh {
     /// Embeds `positions` (with `triangles`) in `lattice`, whose vertex a
@@ -188,84 +152,6 @@ impl ModalMesh {
             normal_shape,
             triangles: triangles.to_vec(),
         }
-    }
-
-    /// Vertex v's `Φ̄` and `N` over its span, and the span's first mode.
-    pub fn modes_of(&self, v: usize) -> (usize, &[DVec3], &[DVec3]) {
-        let r = self.start[v]..self.start[v + 1];
-        (
-            self.span[v][0] as usize,
-            &self.shape[r.clone()],
-            &self.normal_shape[r],
-        )
-    }
-
-    /// Vertex v's offset along mode i (zero outside its span).
-    pub fn shape_of(&self, v: usize, i: usize) -> DVec3 {
-        let (first, s, _) = self.modes_of(v);
-        i.checked_sub(first)
-            .and_then(|k| s.get(k))
-            .copied()
-            .unwrap_or(DVec3::ZERO)
-    }
-
-    /// Vertex v's normal correction along mode i (zero outside its span).
-    pub fn normal_shape_of(&self, v: usize, i: usize) -> DVec3 {
-        let (first, _, n) = self.modes_of(v);
-        i.checked_sub(first)
-            .and_then(|k| n.get(k))
-            .copied()
-            .unwrap_or(DVec3::ZERO)
-    }
-
-    /// Vertex v's position and (unnormalised) normal before skinning for
-    /// amplitudes `q`.
-    fn unskinned(&self, v: usize, q: &[f64]) -> (DVec3, DVec3) {
-        let (first, s, n) = self.modes_of(v);
-        let q = &q[first..first + s.len()];
-        let p = s.iter().zip(q).map(|(s, &q)| *s * q).sum::<DVec3>();
-        let m = n.iter().zip(q).map(|(n, &q)| *n * q).sum::<DVec3>();
-        (self.rest[v] + p, self.normal[v] + m)
-    }
-
-    /// Every vertex at amplitudes `q` with the joints at `joints` (rest →
-    /// posed, per joint).
-    pub fn positions(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
-        self.skinned(q, |v, (p, _)| {
-            self.blend(v, |j, w| joints[j].transform_point3(p) * w)
-                .as_vec3()
-        })
-    }
-
-    /// Every vertex's unit normal at amplitudes `q`, the joints at `joints`.
-    pub fn normals(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
-        self.skinned(q, |v, (_, n)| {
-            self.blend(v, |j, w| joints[j].transform_vector3(n) * w)
-                .normalize_or_zero()
-                .as_vec3()
-        })
-    }
-
-    /// `f(v, unskinned position and normal)` for every vertex, in parallel.
-    fn skinned(
-        &self,
-        q: &[f64],
-        f: impl Fn(usize, (DVec3, DVec3)) -> Vec3 + Sync + Send,
-    ) -> Vec<Vec3> {
-        (0..self.rest.len())
-            .into_par_iter()
-            .with_min_len(PARALLEL_CHUNK)
-            .map(|v| f(v, self.unskinned(v, q)))
-            .collect()
-    }
-
-    /// Σ over vertex v's joints of `term(joint, weight)`.
-    fn blend(&self, v: usize, term: impl Fn(usize, f64) -> DVec3) -> DVec3 {
-        self.skin[v]
-            .iter()
-            .filter(|e| e.1 != 0.0)
-            .map(|&(j, w)| term(j, w))
-            .sum()
     }
 }
 

@@ -8,14 +8,14 @@
 //! runs them and gives the displacement field the muscles ride. A mesh over
 //! the flesh (an imported one, or the muscles for export) is drawn as DyRT
 //! draws it ([`mesh`]: the modes superposed before skinning, with App. A's
-//! normal corrections), on the CPU or in one GPU compute pass ([`gpu`]).
+//! normal corrections: a [`crate::morph::MorphMesh`], which the renderer
+//! poses in one GPU compute pass).
 //!
 //! Data flows one way, skeleton → modes → muscles → skin: this module reads
 //! `character`, `kinematics`, `snapshot` and the lattice FEM's assembly
 //! (`fem`), and nothing below it reads it.
 
 pub mod eigen;
-pub mod gpu;
 pub mod iir;
 pub mod mesh;
 pub mod part;
@@ -23,7 +23,6 @@ pub mod sim;
 pub mod transfer;
 
 pub use eigen::{EigenError, Modes, lowest_modes};
-pub use gpu::{ModalGpuError, ModalMeshGpu};
 pub use iir::{MAX_OMEGA_H, ModeFilter, substeps};
 pub use mesh::{ModalMesh, rest_muscles};
 pub use part::{PartError, PartModes, PartSource, build_part, part_modes, part_of_vertices};

@@ -20,6 +20,7 @@ use crate::fem::lattice::to_daffine;
 use crate::fem::sparse::assemble_elements;
 use crate::fem::{FleshError, Lattice};
 use crate::kinematics::forward_kinematics;
+use crate::morph::MorphFrame;
 use crate::snapshot::FleshPose;
 use glam::{Affine3A, DAffine3, DVec3};
 use std::collections::VecDeque;
@@ -65,7 +66,7 @@ pub struct ModalSim {
     skipped: Vec<PartError>,
     muscles: MuscleCoupling,
     /// The embedded mesh, drawn as DyRT draws it.
-    mesh: Option<ModalMesh>,
+    mesh: Option<Arc<ModalMesh>>,
     edges: Arc<Vec<[u32; 2]>>,
     time: f64,
     /// (time, every part's q), oldest first; never empty.
@@ -211,13 +212,13 @@ impl ModalSim {
         }
         let muscles = MuscleCoupling::new(character, &lattice);
         let mesh = fem.embedded_mesh.as_ref().map(|m| {
-            ModalMesh::new(
+            Arc::new(ModalMesh::new(
                 &lattice,
                 &blend,
                 &part_offsets(&parts),
                 &m.positions,
                 &m.triangles,
-            )
+            ))
         });
         let rest_inverse = rest_inverses(character);
         Ok(Self {
@@ -408,7 +409,7 @@ impl ModalSim {
     /// The embedded mesh as the modes and the skeleton move it, if the
     /// flesh has one.
     pub fn mesh(&self) -> Option<&ModalMesh> {
-        self.mesh.as_ref()
+        self.mesh.as_deref()
     }
 
     /// `mesh` (riding this flesh) as an export's skinned mesh named `name`
@@ -479,7 +480,11 @@ impl ModalSim {
         let joints = self.placements(character, posture);
         let d = self.field_at(&joints, &q);
         let l = &self.lattice;
-        let mesh = self.mesh.as_ref().map(|m| m.positions(&joints, &q));
+        let morph = self.mesh.as_ref().map(|m| MorphFrame {
+            mesh: m.clone(),
+            joints: joints.clone(),
+            weights: q.clone(),
+        });
         FleshPose {
             time: t,
             muscle_offsets: self.muscles.offsets(l, character, posture, &d),
@@ -490,7 +495,8 @@ impl ModalSim {
                 .map(|(r, d)| (*r + *d).as_vec3())
                 .collect(),
             edges: self.edges.clone(),
-            mesh,
+            mesh: None,
+            morph,
             grabs: Vec::new(),
             detail: Vec::new(),
         }

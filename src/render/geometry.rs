@@ -288,6 +288,10 @@ pub struct GeometryBuilder {
     muscle_meshes: Vec<Option<(MuscleShape, TriMesh)>>,
     unit_sphere: Option<TriMesh>,
     speed: super::heat::SpeedTrack,
+    /// Whether the flesh's morph mesh is drawn from the GPU's posed buffer
+    /// (the renderer's), so the build leaves it out; otherwise the build
+    /// poses it on the CPU.
+    pub morph_on_gpu: bool,
 }
 
 impl GeometryBuilder {
@@ -418,7 +422,7 @@ impl GeometryBuilder {
             }
         }
         if let Some(f) = snapshot.flesh.as_deref() {
-            push_flesh(&mut g, character, f, style);
+            push_flesh(&mut g, character, f, style, self.morph_on_gpu);
         }
         for c in &decorations.cursors {
             self.push_cursor(&mut g, c);
@@ -773,44 +777,54 @@ fn push_skin(
     }
 }
 
-/// The FEM flesh's extras: an embedded (imported) mesh, deformed, drawn
-/// like muscles; the lattice's edges in wireframe mode; a line from each
-/// grabbed point to the hand holding it.
+/// The colour the flesh's embedded mesh is drawn in with `style` (like the
+/// muscles), or None when it is hidden.
+pub fn flesh_mesh_color(style: &SceneStyle) -> Option<[f32; 4]> {
+    match style.muscles {
+        MuscleStyle::Hidden => None,
+        MuscleStyle::Opaque => Some(MUSCLE_COLOR),
+        _ => {
+            let mut c = MUSCLE_COLOR;
+            c[3] = 0.45;
+            Some(c)
+        }
+    }
+}
+
+/// The flesh's extras: an embedded (imported) mesh, deformed, drawn like
+/// muscles (a morph mesh posed here unless `morph_on_gpu`); the lattice's
+/// edges in wireframe mode; a line from each grabbed point to the hand
+/// holding it.
 fn push_flesh(
     g: &mut SceneGeometry,
     character: &Character,
     flesh: &crate::fem::FleshPose,
     style: &SceneStyle,
+    morph_on_gpu: bool,
 ) {
-    let mesh = character
-        .flesh
-        .lattice_model()
-        .and_then(|f| f.embedded_mesh.as_ref());
-    if let (Some(mesh), Some(points)) = (mesh, &flesh.mesh)
-        && style.muscles != MuscleStyle::Hidden
-        && points.len() == mesh.positions.len()
-    {
-        let mut normals = vec![Vec3::ZERO; points.len()];
-        for t in &mesh.triangles {
-            let [a, b, c] = t.map(|i| points[i as usize]);
-            let n = (b - a).cross(c - a);
-            for &i in t {
-                normals[i as usize] += n;
-            }
-        }
-        let tri = TriMesh {
-            positions: points.clone(),
-            normals: normals.iter().map(|n| n.normalize_or_zero()).collect(),
-            indices: mesh.triangles.clone(),
+    let color = flesh_mesh_color(style);
+    let tri = match (&flesh.morph, &flesh.mesh) {
+        (Some(frame), _) if !morph_on_gpu => Some(TriMesh {
+            positions: frame.positions(),
+            normals: frame.normals(),
+            indices: frame.mesh.triangles.clone(),
+        }),
+        (None, Some(points)) => character
+            .flesh
+            .lattice_model()
+            .and_then(|f| f.embedded_mesh.as_ref())
+            .filter(|mesh| points.len() == mesh.positions.len())
+            .map(|mesh| face_normal_mesh(points, &mesh.triangles)),
+        // A morph mesh the GPU draws, or no mesh.
+        _ => None,
+    };
+    if let (Some(tri), Some(c)) = (tri, color) {
+        let list = if c[3] < 1.0 {
+            &mut g.translucent
+        } else {
+            &mut g.opaque
         };
-        match style.muscles {
-            MuscleStyle::Opaque => g.opaque.push_mesh(&tri, &Affine3A::IDENTITY, MUSCLE_COLOR),
-            _ => {
-                let mut c = MUSCLE_COLOR;
-                c[3] = 0.45;
-                g.translucent.push_mesh(&tri, &Affine3A::IDENTITY, c);
-            }
-        }
+        list.push_mesh(&tri, &Affine3A::IDENTITY, c);
     }
     if style.wireframe {
         for &[a, b] in flesh.edges.iter() {
@@ -823,6 +837,24 @@ fn push_flesh(
     }
     for &(point, hand) in &flesh.grabs {
         g.lines.push_line(point, hand, GRAB_COLOR);
+    }
+}
+
+/// `points` with `triangles`, each vertex's normal the area-weighted sum of
+/// its faces'.
+fn face_normal_mesh(points: &[Vec3], triangles: &[[u32; 3]]) -> TriMesh {
+    let mut normals = vec![Vec3::ZERO; points.len()];
+    for t in triangles {
+        let [a, b, c] = t.map(|i| points[i as usize]);
+        let n = (b - a).cross(c - a);
+        for &i in t {
+            normals[i as usize] += n;
+        }
+    }
+    TriMesh {
+        positions: points.to_vec(),
+        normals: normals.iter().map(|n| n.normalize_or_zero()).collect(),
+        indices: triangles.to_vec(),
     }
 }
 

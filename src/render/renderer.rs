@@ -13,7 +13,7 @@ use super::stereo::StereoMode;
 use super::{RenderError, RgbaImage};
 use glam::{Mat4, Vec3};
 use multiview::{Multiview, record_multiview_eyes};
-pub use scene::{BACKGROUND, DEPTH_FORMAT, EYE_FORMAT, scene_shader_source};
+pub use scene::{BACKGROUND, DEPTH_FORMAT, EYE_FORMAT, MorphDraw, scene_shader_source};
 use scene::{
     GpuList, ScenePipelines, begin_scene_pass, camera_layout, draw_scene, scene_pipelines,
 };
@@ -82,6 +82,10 @@ pub struct Renderer {
     camera_bind_group: wgpu::BindGroup,
     /// Opaque, lines, translucent, flat.
     lists: [GpuList; 4],
+    /// A mesh posed on the GPU to draw with the lists, and its colour (one
+    /// instance).
+    morph: Option<MorphDraw>,
+    morph_color: wgpu::Buffer,
     eyes: Option<EyeTargets>,
     compose_layout: wgpu::BindGroupLayout,
     compose_pipeline: wgpu::RenderPipeline,
@@ -288,6 +292,12 @@ impl Renderer {
             ..Default::default()
         });
         let overlay = Overlay::new(&ctx, output_format);
+        let morph_color = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("morph colour"),
+            size: 16,
+            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
         let mut renderer = Self {
             ctx,
             output_format,
@@ -303,6 +313,8 @@ impl Renderer {
                 GpuList::new("translucent"),
                 GpuList::new("flat"),
             ],
+            morph: None,
+            morph_color,
             eyes: None,
             compose_layout,
             compose_pipeline,
@@ -512,6 +524,17 @@ impl Renderer {
             + self.lists[3].upload(ctx, &geometry.flat)
     }
 
+    /// Draws `morph` (a mesh posed on the GPU) with the scene from the next
+    /// [`render`](Self::render) on, until it is replaced or `None`.
+    pub fn set_morph(&mut self, morph: Option<MorphDraw>) {
+        if let Some(m) = &morph {
+            self.ctx
+                .queue
+                .write_buffer(&self.morph_color, 0, bytemuck::cast_slice(&m.color));
+        }
+        self.morph = morph;
+    }
+
     /// Draws the uploaded scene for each eye of `mode` (eye images of
     /// `eye_size`), then lays them out into `target` and draws the overlay
     /// lines on top. `target` must have the renderer's output format.
@@ -550,6 +573,7 @@ impl Renderer {
                 label: Some("stereo frame"),
             });
         let multiview = mode.eye_count() == 2 && self.multiview.is_some();
+        let morph = self.morph.as_ref().map(|m| (m, &self.morph_color));
         if multiview {
             let mv = self.multiview.as_mut().expect("checked above");
             mv.ensure_targets(&self.ctx, eye_size);
@@ -561,7 +585,7 @@ impl Renderer {
         }
         let eyes = self.eyes.as_ref().expect("eye targets ensured above");
         if let Some(mv) = self.multiview.as_ref().filter(|_| multiview) {
-            record_multiview_eyes(&mut encoder, mv, &eyes.textures, &self.lists);
+            record_multiview_eyes(&mut encoder, mv, &eyes.textures, &self.lists, morph);
         }
         let per_eye_passes = if multiview { 0 } else { mode.eye_count() };
         for eye in 0..per_eye_passes {
@@ -572,14 +596,16 @@ impl Renderer {
                 &self.camera_bind_group,
                 &self.eye_pipelines,
                 &self.lists,
+                morph,
             );
         }
         if let Some((target, _)) = target {
             self.record_compose_pass(&mut encoder, eyes, target);
         }
         self.ctx.queue.submit(Some(encoder.finish()));
+        let morph = self.morph.as_ref().map_or(0, |m| m.index_count);
         let triangles =
-            (self.lists[0].count + self.lists[2].count + self.lists[3].count) as u64 / 3;
+            (self.lists[0].count + self.lists[2].count + self.lists[3].count + morph) as u64 / 3;
         FrameStats {
             upload,
             upload_bytes: 0,
@@ -649,6 +675,7 @@ fn record_eye_pass(
     camera_bind_group: &wgpu::BindGroup,
     pipelines: &ScenePipelines,
     lists: &[GpuList; 4],
+    morph: Option<(&MorphDraw, &wgpu::Buffer)>,
 ) {
     let (view, resolve) = match &eyes.msaa {
         Some(msaa) => (msaa, Some(&eyes.layers[eye])),
@@ -657,5 +684,5 @@ fn record_eye_pass(
     let label = if eye == 0 { "left eye" } else { "right eye" };
     let mut pass = begin_scene_pass(encoder, label, (view, resolve), &eyes.depth, None);
     pass.set_bind_group(0, camera_bind_group, &[(eye as u64 * CAMERA_STRIDE) as u32]);
-    draw_scene(&mut pass, pipelines, lists);
+    draw_scene(&mut pass, pipelines, lists, morph);
 }

@@ -217,7 +217,7 @@ fn the_simulation_rides_the_muscles_on_the_modes() {
     assert!(sim.flesh_pose().is_some_and(|p| p.lattice.len() > 500));
 }
 
-/// DyRT §4 on the GPU: `shaders/modal.wgsl` poses a mesh riding the
+/// DyRT §4 on the GPU: `shaders/morph.wgsl` poses a mesh riding the
 /// penguin's modal flesh (its body skin's rest grid, embedded in the
 /// lattice) mid-waddle exactly as the CPU does: positions within 1e-5 of
 /// the mesh's size, unit normals within 1e-4 (f32 against f64). Runs on
@@ -225,7 +225,7 @@ fn the_simulation_rides_the_muscles_on_the_modes() {
 /// `PLASTICINE_REQUIRE_GPU_TESTS` is set.
 #[test]
 fn the_gpu_poses_a_modal_mesh_as_the_cpu_does() {
-    use plasticine::modal::ModalMeshGpu;
+    use plasticine::render::MorphMeshGpu;
     let ctx = match plasticine::render::GpuContext::headless() {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -260,7 +260,7 @@ fn the_gpu_poses_a_modal_mesh_as_the_cpu_does() {
     let placements = sim.placements(&c, &posture_at(t));
     let cpu_p = mesh.positions(&placements, &q);
     let cpu_n = mesh.normals(&placements, &q);
-    let gpu = ModalMeshGpu::new(&ctx, &mesh, c.skeleton.joints.len()).unwrap();
+    let gpu = MorphMeshGpu::new(&ctx, &mesh, c.skeleton.joints.len()).unwrap();
     let (gpu_p, gpu_n) = gpu.pose(&ctx, &placements, &q).unwrap();
     let size = mesh
         .rest

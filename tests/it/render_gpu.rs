@@ -321,11 +321,7 @@ fn the_stereo_path_is_multiview_only_where_it_renders_both_eyes() {
     let cams = parallel_eyes(Vec3::new(0.0, 0.35, 1.4), 1.0);
     let snap = penguin_snapshot();
     let images = |gpu: Renderer| {
-        let mut r = SceneRenderer {
-            geometry: GeometryBuilder::new(),
-            gpu,
-            style: SceneStyle::default(),
-        };
+        let mut r = SceneRenderer::with_renderer(gpu);
         r.draw(
             &snap,
             &Decorations::default(),
@@ -494,4 +490,185 @@ fn a_skin_seen_down_its_axis_shows_its_cap_not_a_hole() {
             }
         }
     }
+}
+
+/// The imported limb on modal flesh, its elbow bent, and its flesh pose
+/// with every mode at ±2 cm of largest displacement (alternating in sign).
+fn bent_modal_limb() -> (
+    plasticine::character::Character,
+    plasticine::character::Posture,
+    plasticine::snapshot::FleshPose,
+) {
+    use plasticine::character::{Flesh, ModalFlesh};
+    let (mut c, _) = crate::support::limb::imported_limb();
+    let Flesh::Fem(fem) = std::mem::take(&mut c.flesh) else {
+        panic!("the import makes FEM flesh");
+    };
+    let parts = ModalFlesh::part_per_bone(&c);
+    c.flesh = Flesh::Modal(ModalFlesh { fem, parts });
+    let rest = c.skeleton.rest_posture();
+    let sim = plasticine::modal::ModalSim::new(&c, &|_| rest.clone(), 0.0).unwrap();
+    let mut posture = rest.clone();
+    posture.angles[0].z = 0.3;
+    posture.angles[1].z = 1.2;
+    let mut pose = sim.pose(&c, &posture, 0.0);
+    assert!(
+        pose.mesh.is_none(),
+        "a modal mesh is posed by whoever draws it"
+    );
+    let frame = pose
+        .morph
+        .as_mut()
+        .expect("the limb's mesh rides the modes");
+    let mesh = frame.mesh.clone();
+    for (i, w) in frame.weights.iter_mut().enumerate() {
+        let largest = (0..mesh.rest.len())
+            .map(|v| mesh.shape_of(v, i).length())
+            .fold(0.0, f64::max);
+        let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
+        *w = sign * 0.02 / largest.max(1e-12);
+    }
+    (c, posture, pose)
+}
+
+/// Modal flesh's mesh is drawn from the GPU's pose pass (DyRT §4: the modes
+/// superposed before skinning, in `shaders/morph.wgsl`), in both eyes, and
+/// the picture is the one the CPU's pose of the same frame draws: the imported
+/// limb, its elbow bent, every mode at an amplitude that moves the mesh a
+/// couple of centimetres. The same frame with the modes at rest looks
+/// clearly different, so the comparison sees the modes, not only the
+/// skinning.
+#[test]
+fn the_modal_mesh_drawn_from_the_gpu_pass_is_the_cpu_picture() {
+    let ctx = context();
+    let (c, posture, pose) = bent_modal_limb();
+    let moving = pose.morph.clone().expect("the limb's mesh rides the modes");
+    let mesh = moving.mesh.clone();
+    let still = plasticine::morph::MorphFrame {
+        weights: vec![0.0; moving.weights.len()],
+        ..moving.clone()
+    };
+    let points = moving.positions();
+    let (lo, hi) = points.iter().fold(
+        (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+        |(l, h), p| (l.min(*p), h.max(*p)),
+    );
+    let centre = (lo + hi) * 0.5;
+    let reach = (hi - lo).length();
+    let size = (192, 96);
+    let mode = StereoMode::SideBySide;
+    let eye_size = mode.eye_size(size);
+    let aspect = eye_size.0 as f32 / eye_size.1 as f32;
+    let head = centre + Vec3::new(0.0, 0.0, 1.3 * reach);
+    let half = Vec3::X * 0.032;
+    let cams = [
+        camera(head - half, centre - half, aspect),
+        camera(head + half, centre + half, aspect),
+    ];
+    let character = Arc::new(c);
+    let draw_styled = |frame: &plasticine::morph::MorphFrame,
+                       on_gpu: bool,
+                       multiview: bool,
+                       muscles: MuscleStyle| {
+        let gpu = Renderer::with_stereo_path(&ctx, OffscreenTarget::FORMAT, multiview).unwrap();
+        let mut r = SceneRenderer::with_renderer(gpu);
+        r.style = SceneStyle {
+            muscles,
+            ..bare_style()
+        };
+        r.morph_on_gpu = on_gpu;
+        let mut snap = SceneSnapshot::of(character.clone(), posture.clone(), 0);
+        let mut flesh = pose.clone();
+        flesh.morph = Some(frame.clone());
+        snap.flesh = Some(Arc::new(flesh));
+        let target = OffscreenTarget::new(&ctx, size);
+        let decorations = Decorations {
+            cursors: vec![],
+            current_joint: None,
+            panels: vec![],
+        };
+        let stats = r.draw(
+            &snap,
+            &decorations,
+            &cams,
+            mode,
+            eye_size,
+            Some((&target.view, size)),
+            &[],
+        );
+        assert!(r.morph_on_cpu().is_none(), "{:?}", r.morph_on_cpu());
+        let triangles = 2 * mesh.triangles.len() as u64;
+        assert!(
+            muscles == MuscleStyle::Hidden || stats.triangles >= triangles,
+            "both eyes draw the mesh's {triangles} triangles: {}",
+            stats.triangles
+        );
+        target.read(&ctx).unwrap()
+    };
+    let draw = |frame: &plasticine::morph::MorphFrame, on_gpu: bool, multiview: bool| {
+        draw_styled(frame, on_gpu, multiview, MuscleStyle::Opaque)
+    };
+    let empty = draw_styled(&moving, true, false, MuscleStyle::Hidden);
+    // The multiview path where the adapter passes its self-test (it falls
+    // back to per-eye passes elsewhere), then the per-eye passes.
+    let gpu = draw(&moving, true, true);
+    let per_eye = draw(&moving, true, false);
+    let cpu = draw(&moving, false, false);
+    let at_rest = draw(&still, true, false);
+    let differing = |a: &RgbaImage, b: &RgbaImage| {
+        let mut n = 0;
+        for y in 0..size.1 {
+            for x in 0..size.0 {
+                let (p, q) = (a.pixel(x, y), b.pixel(x, y));
+                if (0..3).any(|k| (p[k] as i32 - q[k] as i32).abs() > 24) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    // Pixels the mesh covers in the eye whose half starts at x0.
+    let shaded = |img: &RgbaImage, x0: u32| {
+        let mut n = 0;
+        for y in 0..size.1 {
+            for x in x0..x0 + size.0 / 2 {
+                let (p, q) = (img.pixel(x, y), empty.pixel(x, y));
+                if (0..3).any(|k| (p[k] as i32 - q[k] as i32).abs() > 24) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    };
+    let (left, right) = (shaded(&gpu, 0), shaded(&gpu, size.0 / 2));
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tmp");
+    std::fs::create_dir_all(&out).unwrap();
+    gpu.save_png(&out.join("modal_mesh_gpu.png")).unwrap();
+    at_rest
+        .save_png(&out.join("modal_mesh_at_rest.png"))
+        .unwrap();
+    let (gpu_cpu, modes) = (differing(&per_eye, &cpu), differing(&per_eye, &at_rest));
+    let paths = differing(&gpu, &per_eye);
+    eprintln!(
+        "modal mesh, {} vertices, {} modes: drawn pixels left {left}, right {right}; \
+         GPU vs CPU picture {gpu_cpu} pixels differ, stereo paths {paths}, modes vs rest {modes}",
+        mesh.rest.len(),
+        mesh.modes
+    );
+    assert!(
+        left > 300 && right > 300,
+        "the mesh is drawn in both eyes: {left}, {right}"
+    );
+    assert!(
+        gpu_cpu * 200 <= left + right,
+        "the GPU's picture is the CPU's: {gpu_cpu} pixels differ"
+    );
+    assert!(
+        paths * 200 <= left + right,
+        "both stereo paths draw it alike: {paths} pixels differ"
+    );
+    assert!(
+        modes * 20 >= left + right,
+        "the modes change the picture: {modes} pixels"
+    );
 }

@@ -36,7 +36,7 @@ pub const TIERS: &[&[&str]] = &[
     &["io"],
     &["kinematics", "anim", "snapshot"],
     &["character"],
-    &["shape", "input", "gpu", "skin_mesh"],
+    &["shape", "input", "gpu", "skin_mesh", "morph"],
 ];
 
 /// One source file: its module path and what it defines and re-exports.

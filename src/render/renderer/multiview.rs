@@ -2,8 +2,8 @@
 //! of array attachments (`multiview`), then copied into the eye textures.
 
 use super::scene::{
-    DEPTH_FORMAT, EYE_FORMAT, GpuList, ScenePipelines, begin_scene_pass, camera_layout, draw_scene,
-    scene_pipelines,
+    DEPTH_FORMAT, EYE_FORMAT, GpuList, MorphDraw, ScenePipelines, begin_scene_pass, camera_layout,
+    draw_scene, scene_pipelines,
 };
 use crate::render::context::GpuContext;
 use std::num::NonZeroU32;
@@ -35,6 +35,7 @@ pub(super) fn record_multiview_eyes(
     mv: &Multiview,
     eye_textures: &[wgpu::Texture; 2],
     lists: &[GpuList; 4],
+    morph: Option<(&MorphDraw, &wgpu::Buffer)>,
 ) {
     let t = mv
         .targets
@@ -49,7 +50,7 @@ pub(super) fn record_multiview_eyes(
             NonZeroU32::new(0b11),
         );
         pass.set_bind_group(0, &mv.bind_group, &[]);
-        draw_scene(&mut pass, &mv.pipelines, lists);
+        draw_scene(&mut pass, &mv.pipelines, lists, morph);
     }
     // The compose pass and read-back take the eyes as separate images.
     for (eye, texture) in eye_textures.iter().enumerate() {

@@ -18,6 +18,37 @@ pub const BACKGROUND: wgpu::Color = wgpu::Color {
     a: 1.0,
 };
 
+/// A mesh posed on the GPU (`render::morph`), drawn from its own buffers:
+/// per vertex a position and a unit normal as two `vec4<f32>` (stride 32),
+/// `u32` triangle indices, one colour (translucent when its alpha is under
+/// one).
+#[derive(Clone, Debug)]
+pub struct MorphDraw {
+    /// Posed positions and normals.
+    pub vertices: wgpu::Buffer,
+    /// Triangle indices.
+    pub indices: wgpu::Buffer,
+    /// How many indices to draw.
+    pub index_count: u32,
+    /// Linear RGBA colour of the whole mesh.
+    pub color: [f32; 4],
+}
+
+impl MorphDraw {
+    /// Whether it is drawn with the translucent lists.
+    pub fn translucent(&self) -> bool {
+        self.color[3] < 1.0
+    }
+
+    /// Draws it; `color` holds its colour as one instance.
+    fn draw<'a>(&'a self, pass: &mut wgpu::RenderPass<'a>, color: &'a wgpu::Buffer) {
+        pass.set_vertex_buffer(0, self.vertices.slice(..));
+        pass.set_vertex_buffer(1, color.slice(..));
+        pass.set_index_buffer(self.indices.slice(..), wgpu::IndexFormat::Uint32);
+        pass.draw_indexed(0..self.index_count, 0, 0..1);
+    }
+}
+
 /// Vertex and index buffers for one draw list, grown on demand.
 pub(super) struct GpuList {
     pub(super) label: &'static str,
@@ -85,9 +116,42 @@ pub(super) struct ScenePipelines {
     pub(super) lines: wgpu::RenderPipeline,
     pub(super) flat: wgpu::RenderPipeline,
     pub(super) translucent: wgpu::RenderPipeline,
+    pub(super) morph_opaque: wgpu::RenderPipeline,
+    pub(super) morph_translucent: wgpu::RenderPipeline,
 }
 
-pub(super) fn vertex_layout() -> wgpu::VertexBufferLayout<'static> {
+/// A morph mesh's vertex buffers: the posed buffer (position, then the
+/// normal 16 bytes on) and the colour, one per instance, as the scene
+/// shader's locations 0, 1 and 2.
+fn morph_vertex_layouts() -> [Option<wgpu::VertexBufferLayout<'static>>; 2] {
+    const POSED: [wgpu::VertexAttribute; 2] = [
+        wgpu::VertexAttribute {
+            format: wgpu::VertexFormat::Float32x3,
+            offset: 0,
+            shader_location: 0,
+        },
+        wgpu::VertexAttribute {
+            format: wgpu::VertexFormat::Float32x3,
+            offset: 16,
+            shader_location: 1,
+        },
+    ];
+    const COLOR: [wgpu::VertexAttribute; 1] = wgpu::vertex_attr_array![2 => Float32x4];
+    [
+        Some(wgpu::VertexBufferLayout {
+            array_stride: 32,
+            step_mode: wgpu::VertexStepMode::Vertex,
+            attributes: &POSED,
+        }),
+        Some(wgpu::VertexBufferLayout {
+            array_stride: 16,
+            step_mode: wgpu::VertexStepMode::Instance,
+            attributes: &COLOR,
+        }),
+    ]
+}
+
+fn vertex_layout() -> wgpu::VertexBufferLayout<'static> {
     const ATTRS: [wgpu::VertexAttribute; 3] =
         wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3, 2 => Float32x4];
     wgpu::VertexBufferLayout {
@@ -120,11 +184,13 @@ pub(super) fn scene_pipelines(
             label: Some("scene"),
             source: wgpu::ShaderSource::Wgsl(scene_shader_source(multiview_mask.is_some()).into()),
         });
-    let make = |label: &str,
-                topology: wgpu::PrimitiveTopology,
-                fs: &str,
-                blend: Option<wgpu::BlendState>,
-                depth_write: bool| {
+    let morph_buffers = morph_vertex_layouts();
+    let make_with = |label: &str,
+                     buffers: &[Option<wgpu::VertexBufferLayout>],
+                     topology: wgpu::PrimitiveTopology,
+                     fs: &str,
+                     blend: Option<wgpu::BlendState>,
+                     depth_write: bool| {
         ctx.device
             .create_render_pipeline(&wgpu::RenderPipelineDescriptor {
                 label: Some(label),
@@ -133,7 +199,7 @@ pub(super) fn scene_pipelines(
                     module: &module,
                     entry_point: Some("vs_main"),
                     compilation_options: Default::default(),
-                    buffers: &[Some(vertex_layout())],
+                    buffers,
                 },
                 primitive: wgpu::PrimitiveState {
                     topology,
@@ -165,7 +231,31 @@ pub(super) fn scene_pipelines(
                 cache: None,
             })
     };
+    let scene_buffers = [Some(vertex_layout())];
+    let make = |label: &str,
+                topology: wgpu::PrimitiveTopology,
+                fs: &str,
+                blend: Option<wgpu::BlendState>,
+                depth_write: bool| {
+        make_with(label, &scene_buffers, topology, fs, blend, depth_write)
+    };
     ScenePipelines {
+        morph_opaque: make_with(
+            "morph opaque",
+            &morph_buffers,
+            wgpu::PrimitiveTopology::TriangleList,
+            "fs_lit",
+            None,
+            true,
+        ),
+        morph_translucent: make_with(
+            "morph translucent",
+            &morph_buffers,
+            wgpu::PrimitiveTopology::TriangleList,
+            "fs_lit",
+            Some(wgpu::BlendState::ALPHA_BLENDING),
+            false,
+        ),
         opaque: make(
             "scene opaque",
             wgpu::PrimitiveTopology::TriangleList,
@@ -221,20 +311,31 @@ pub(super) fn camera_layout(
 }
 
 /// Draws the scene's lists with `pipelines` in their order: opaque, lines,
-/// flat, then translucent (`lists` is opaque, lines, translucent, flat).
+/// flat, then translucent (`lists` is opaque, lines, translucent, flat);
+/// the morph mesh (with its colour buffer) with the opaque or the
+/// translucent ones.
 pub(super) fn draw_scene<'a>(
     pass: &mut wgpu::RenderPass<'a>,
     pipelines: &ScenePipelines,
     lists: &'a [GpuList; 4],
+    morph: Option<(&'a MorphDraw, &'a wgpu::Buffer)>,
 ) {
     pass.set_pipeline(&pipelines.opaque);
     lists[0].draw(pass);
+    if let Some((m, color)) = morph.filter(|(m, _)| !m.translucent()) {
+        pass.set_pipeline(&pipelines.morph_opaque);
+        m.draw(pass, color);
+    }
     pass.set_pipeline(&pipelines.lines);
     lists[1].draw(pass);
     pass.set_pipeline(&pipelines.flat);
     lists[3].draw(pass);
     pass.set_pipeline(&pipelines.translucent);
     lists[2].draw(pass);
+    if let Some((m, color)) = morph.filter(|(m, _)| m.translucent()) {
+        pass.set_pipeline(&pipelines.morph_translucent);
+        m.draw(pass, color);
+    }
 }
 
 /// Begins a pass that draws the scene into `color` (resolved into the

@@ -1,23 +1,23 @@
-//! Modal flesh's mesh posed on the GPU (DyRT §4): `shaders/modal.wgsl`
-//! superposes every vertex's modes before skinning, once per frame, into a
-//! buffer of positions and unit normals that both eyes draw from. Static
-//! buffers hold what never changes (rest position and normal, four joints
-//! and weights, each vertex's `Φ̄` and `N` over its span of modes); a frame
-//! uploads only the uniform of the bone palette and the amplitudes, a few
-//! hundred bytes.
+//! A [`MorphMesh`] posed on the GPU (DyRT §4): `shaders/morph.wgsl`
+//! superposes every vertex's targets before skinning, once per frame, into
+//! a buffer of positions and unit normals that both eyes draw from
+//! (`Renderer::set_morph`). Static buffers hold what never changes (rest
+//! position and normal, four joints and weights, each vertex's `Φ̄` and `N`
+//! over its span of targets, the triangles); a frame uploads only the
+//! uniform of the bone palette and the weights, a few hundred bytes.
 //!
 //! DyRT evaluates the sum in the vertex program. Here one compute pass does
 //! it for the frame: a stereo frame draws the mesh twice (or once with
 //! multiview), and every stereo path then draws the same posed vertices
-//! instead of evaluating the modes per eye. Where the device offers no
+//! instead of evaluating the targets per eye. Where the device offers no
 //! compute or too few storage buffers (a downlevel GL device), or the mesh
-//! exceeds the uniform's palette or amplitude room, [`ModalMeshGpu::new`]
-//! says why and the caller poses on the CPU ([`ModalMesh::positions`], the
+//! exceeds the uniform's palette or weight room, [`MorphMeshGpu::new`]
+//! says why and the caller poses on the CPU ([`MorphMesh::positions`], the
 //! same sum).
 
-use super::mesh::ModalMesh;
-use crate::render::capture::read_buffer;
-use crate::render::{GpuContext, RenderError};
+use super::capture::read_buffer;
+use super::{GpuContext, RenderError};
+use crate::morph::MorphMesh;
 use glam::{DAffine3, Mat4, Vec3};
 
 /// Most joints the uniform's bone palette holds (`MAX_JOINTS` in the shader).
@@ -52,14 +52,14 @@ const HEADER_BYTES: u64 = std::mem::size_of::<FrameHeader>() as u64;
 const PALETTE_BYTES: u64 = 64 * MAX_JOINTS as u64;
 const FRAME_BYTES: u64 = HEADER_BYTES + PALETTE_BYTES + 4 * MAX_MODES as u64;
 
-/// Why the GPU cannot pose a modal mesh (the CPU does it instead).
+/// Why the GPU cannot pose a morph mesh (the CPU does it instead).
 #[derive(Debug, thiserror::Error)]
-pub enum ModalGpuError {
+pub enum MorphGpuError {
     /// The device lacks what the compute pass needs.
-    #[error("the GPU cannot pose modal flesh: {0}")]
+    #[error("the GPU cannot pose the morph mesh: {0}")]
     Unsupported(String),
     /// The mesh has more joints or modes than the uniform holds.
-    #[error("the modal mesh has {what}, the GPU uniform holds at most {limit}")]
+    #[error("the morph mesh has {what}, the GPU uniform holds at most {limit}")]
     TooLarge {
         /// What is too many (e.g. "70 joints").
         what: String,
@@ -70,16 +70,18 @@ pub enum ModalGpuError {
     #[error(transparent)]
     Render(#[from] RenderError),
     /// Reading the posed vertices back failed.
-    #[error("reading the posed modal mesh back: {0}")]
+    #[error("reading the posed morph mesh back: {0}")]
     Readback(String),
 }
 
-/// A modal mesh's buffers and compute pass on one device.
-pub struct ModalMeshGpu {
+/// A morph mesh's buffers and compute pass on one device.
+pub struct MorphMeshGpu {
     pipeline: wgpu::ComputePipeline,
     bind: wgpu::BindGroup,
     frame: wgpu::Buffer,
     posed: wgpu::Buffer,
+    indices: wgpu::Buffer,
+    index_count: u32,
     vertex_count: u32,
     modes: usize,
     joints: usize,
@@ -87,30 +89,30 @@ pub struct ModalMeshGpu {
     pub static_bytes: u64,
 }
 
-impl ModalMeshGpu {
+impl MorphMeshGpu {
     /// Uploads `mesh` (posed by `joints` joints) to the device of `ctx`.
-    pub fn new(ctx: &GpuContext, mesh: &ModalMesh, joints: usize) -> Result<Self, ModalGpuError> {
+    pub fn new(ctx: &GpuContext, mesh: &MorphMesh, joints: usize) -> Result<Self, MorphGpuError> {
         if joints == 0 || joints > MAX_JOINTS {
-            return Err(ModalGpuError::TooLarge {
+            return Err(MorphGpuError::TooLarge {
                 what: format!("{joints} joints"),
                 limit: MAX_JOINTS,
             });
         }
         if mesh.modes > MAX_MODES {
-            return Err(ModalGpuError::TooLarge {
+            return Err(MorphGpuError::TooLarge {
                 what: format!("{} modes", mesh.modes),
                 limit: MAX_MODES,
             });
         }
         let flags = ctx.adapter.get_downlevel_capabilities().flags;
         if !flags.contains(wgpu::DownlevelFlags::COMPUTE_SHADERS) {
-            return Err(ModalGpuError::Unsupported(
+            return Err(MorphGpuError::Unsupported(
                 "the device runs no compute shaders".into(),
             ));
         }
         let limits = ctx.device.limits();
         if limits.max_storage_buffers_per_shader_stage < 3 {
-            return Err(ModalGpuError::Unsupported(format!(
+            return Err(MorphGpuError::Unsupported(format!(
                 "{} storage buffers per stage, 3 needed",
                 limits.max_storage_buffers_per_shader_stage
             )));
@@ -121,7 +123,7 @@ impl ModalMeshGpu {
         let posed_bytes = 32 * vertices.len().max(1) as u64;
         let largest = vertex_bytes.max(shape_bytes).max(posed_bytes);
         if largest > limits.max_storage_buffer_binding_size {
-            return Err(ModalGpuError::Unsupported(format!(
+            return Err(MorphGpuError::Unsupported(format!(
                 "a {largest}-byte buffer, over the device's {}-byte storage binding limit",
                 limits.max_storage_buffer_binding_size
             )));
@@ -138,32 +140,41 @@ impl ModalMeshGpu {
             b
         };
         let vertex_buf = storage(
-            "modal vertices",
+            "morph vertices",
             bytemuck::cast_slice(&vertices),
             wgpu::BufferUsages::empty(),
         );
         let shape_buf = storage(
-            "modal shapes",
+            "morph shapes",
             bytemuck::cast_slice(&shapes),
             wgpu::BufferUsages::empty(),
         );
         let posed = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("modal posed"),
+            label: Some("morph posed"),
             size: posed_bytes,
             usage: wgpu::BufferUsages::STORAGE
                 | wgpu::BufferUsages::COPY_SRC
                 | wgpu::BufferUsages::VERTEX,
             mapped_at_creation: false,
         });
+        let triangles: Vec<u32> = mesh.triangles.iter().flatten().copied().collect();
+        let indices = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("morph triangles"),
+            size: (4 * triangles.len()).max(16) as u64,
+            usage: wgpu::BufferUsages::INDEX | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        ctx.queue
+            .write_buffer(&indices, 0, bytemuck::cast_slice(&triangles));
         let frame = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("modal frame"),
+            label: Some("morph frame"),
             size: FRAME_BYTES,
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         let (pipeline, layout) = pose_pipeline(device);
         let bind = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("modal"),
+            label: Some("morph"),
             layout: &layout,
             entries: &[
                 wgpu::BindGroupEntry {
@@ -189,10 +200,12 @@ impl ModalMeshGpu {
             bind,
             frame,
             posed,
+            indices,
+            index_count: triangles.len() as u32,
             vertex_count: vertices.len() as u32,
             modes: mesh.modes,
             joints,
-            static_bytes: vertex_bytes + shape_bytes,
+            static_bytes: vertex_bytes + shape_bytes + 4 * triangles.len() as u64,
         })
     }
 
@@ -228,7 +241,7 @@ impl ModalMeshGpu {
     /// Records the pose pass into `encoder`.
     pub fn encode(&self, encoder: &mut wgpu::CommandEncoder) {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("modal pose"),
+            label: Some("morph pose"),
             timestamp_writes: None,
         });
         pass.set_pipeline(&self.pipeline);
@@ -242,6 +255,11 @@ impl ModalMeshGpu {
         &self.posed
     }
 
+    /// The mesh's triangles (`u32` indices) and how many indices they are.
+    pub fn triangles(&self) -> (&wgpu::Buffer, u32) {
+        (&self.indices, self.index_count)
+    }
+
     /// Poses the mesh for one frame and reads it back: positions and unit
     /// normals (what tests and the CPU comparison use).
     pub fn pose(
@@ -249,11 +267,11 @@ impl ModalMeshGpu {
         ctx: &GpuContext,
         placements: &[DAffine3],
         q: &[f64],
-    ) -> Result<(Vec<Vec3>, Vec<Vec3>), ModalGpuError> {
+    ) -> Result<(Vec<Vec3>, Vec<Vec3>), MorphGpuError> {
         self.set_frame(ctx, placements, q);
         let bytes = 32 * u64::from(self.vertex_count);
         let stage = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("modal read"),
+            label: Some("morph read"),
             size: bytes.max(16),
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
@@ -265,7 +283,7 @@ impl ModalMeshGpu {
         encoder.copy_buffer_to_buffer(&self.posed, 0, &stage, 0, bytes);
         ctx.queue.submit(Some(encoder.finish()));
         let raw = read_buffer(ctx, &stage, bytes).map_err(|e| match e {
-            RenderError::Capture(cause) => ModalGpuError::Readback(cause),
+            RenderError::Capture(cause) => MorphGpuError::Readback(cause),
             other => other.into(),
         })?;
         let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&raw);
@@ -282,7 +300,7 @@ impl ModalMeshGpu {
 /// Each vertex's static data and the mode shapes (`Φ̄` then `N`, six
 /// tightly packed floats per mode of a vertex's span),
 /// as the shader reads them.
-fn static_data(mesh: &ModalMesh) -> (Vec<GpuVertex>, Vec<[f32; 6]>) {
+fn static_data(mesh: &MorphMesh) -> (Vec<GpuVertex>, Vec<[f32; 6]>) {
     let vertices: Vec<GpuVertex> = (0..mesh.rest.len())
         .map(|v| {
             let f = |p: glam::DVec3| {
@@ -312,8 +330,8 @@ fn static_data(mesh: &ModalMesh) -> (Vec<GpuVertex>, Vec<[f32; 6]>) {
 /// The pose pass and its bind group layout.
 fn pose_pipeline(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGroupLayout) {
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("modal"),
-        source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/modal.wgsl").into()),
+        label: Some("morph"),
+        source: wgpu::ShaderSource::Wgsl(include_str!("../../shaders/morph.wgsl").into()),
     });
     let entry = |binding, ty| wgpu::BindGroupLayoutEntry {
         binding,
@@ -327,7 +345,7 @@ fn pose_pipeline(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGro
     };
     let read = wgpu::BufferBindingType::Storage { read_only: true };
     let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-        label: Some("modal"),
+        label: Some("morph"),
         entries: &[
             entry(0, read),
             entry(1, read),
@@ -336,12 +354,12 @@ fn pose_pipeline(device: &wgpu::Device) -> (wgpu::ComputePipeline, wgpu::BindGro
         ],
     });
     let pipeline_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some("modal"),
+        label: Some("morph"),
         bind_group_layouts: &[Some(&layout)],
         immediate_size: 0,
     });
     let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-        label: Some("modal pose"),
+        label: Some("morph pose"),
         layout: Some(&pipeline_layout),
         module: &module,
         entry_point: Some("pose"),

@@ -1,10 +1,10 @@
-// Modal flesh on the GPU (DyRT §4, App. A): every vertex of a mesh riding
-// modal flesh, its modes superposed before skinning,
+// A morph mesh on the GPU (DyRT §4, App. A): every vertex, its targets
+// (modal flesh: its modes) superposed before skinning,
 //
 //   p = Σ_j w_j M_j (p̂ + Σ_i q_i Φ_i),   n ∝ Σ_j w_j R_j (n̂ + Σ_i q_i N_i),
 //
 // evaluated once per frame into a buffer both eyes draw from (see
-// src/modal/gpu.rs). Static: each vertex's rest position and normal, four
+// src/render/morph.rs). Static: each vertex's rest position and normal, four
 // joints and weights, and Φ_i and N_i over the span of modes the vertex
 // moves in (its part's, two parts' at a seam), vertex after vertex.
 // Per frame only the uniform: the bone palette M_j (rest → posed) and q.
@@ -18,7 +18,7 @@ struct Vertex {
     span: vec4<u32>,
 }
 
-// Must match MAX_JOINTS and MAX_MODES in src/modal/gpu.rs.
+// Must match MAX_JOINTS and MAX_MODES in src/render/morph.rs.
 const MAX_JOINTS: u32 = 64u;
 const MAX_MODE_VEC4S: u32 = 64u;
 
