@@ -38,9 +38,11 @@
 
 use crate::character::resample::resample;
 use crate::character::{Character, Posture};
+use crate::fem::flesh::flesh_changed;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SolverSettings};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
 use glam::Vec3;
+use modes::PendingModes;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -57,6 +59,9 @@ pub const ADVANCE_BUDGET: Duration = Duration::from_millis(33);
 pub const FLESH_REST_SPEED: f64 = 1e-5;
 /// How long the thread sleeps on its channel with nothing to simulate.
 pub const IDLE_WAIT: Duration = Duration::from_millis(100);
+/// How often an idle thread looks whether modal modes being computed are
+/// ready.
+const MODES_POLL: Duration = Duration::from_millis(20);
 /// The most real time one advance tries to cover (beyond it, e.g. after the
 /// process was stopped in a debugger, the simulation does not try to catch
 /// up). It grows to twice the step delay when one is set.
@@ -385,6 +390,9 @@ struct Worker {
     load: SimLoad,
     /// The flesh grab held by the hand, if any.
     grab: Option<u64>,
+    /// Modal flesh's modes being computed (meanwhile the muscles ride
+    /// rigidly).
+    modes: Option<PendingModes>,
 }
 
 impl Worker {
@@ -418,6 +426,7 @@ impl Worker {
             pending_resample: false,
             load: SimLoad::default(),
             grab: None,
+            modes: None,
         };
         match settings.validate() {
             Ok(()) => w.settings = settings,
@@ -426,7 +435,7 @@ impl Worker {
             )),
         }
         w.status.time_ratio = w.settings.time_ratio;
-        let character = Arc::unwrap_or_clone(model);
+        let character = w.defer_modes(Arc::unwrap_or_clone(model));
         match Simulation::new(character, SkeletonDriver::Still(rest), w.settings.clone()) {
             Ok(sim) => w.sim = Some(sim),
             Err(e) => w.report(format!(
@@ -473,6 +482,9 @@ impl Worker {
             } else {
                 Instant::now() + IDLE_WAIT
             };
+            if self.modes.is_some() {
+                deadline = deadline.min(Instant::now() + MODES_POLL);
+            }
             let mut woke_by_message = false;
             loop {
                 let now = Instant::now();
@@ -501,6 +513,7 @@ impl Worker {
                 }
             }
             self.apply_pending();
+            self.install_modes();
             if self.active() {
                 if !active {
                     // Just became active (resumed, or got a skin): time starts now.
@@ -637,9 +650,77 @@ impl Worker {
         Ok(c)
     }
 
+    /// The character to simulate now for `c`: `c` itself, or, when its
+    /// modal flesh's modes are not computed yet, `c` with rigid muscles while
+    /// another thread computes them ([`install_modes`](Self::install_modes)
+    /// takes them in).
+    fn defer_modes(&mut self, c: Character) -> Character {
+        if !modes::is_modal(&c) {
+            self.modes = None;
+            return c;
+        }
+        let running = self
+            .sim
+            .as_ref()
+            .is_some_and(|s| s.flesh_run().is_some() && !flesh_changed(&s.character, &c));
+        if running {
+            self.modes = None;
+            return c;
+        }
+        if !self.modes.as_ref().is_some_and(|m| m.serves(&c)) {
+            let (driver, t) = match &self.sim {
+                Some(sim) => (sim.driver.clone(), sim.time()),
+                None => (self.idle_driver.clone(), 0.0),
+            };
+            self.modes = Some(PendingModes::start(&c, &driver, t));
+            self.report(
+                "computing the modal flesh's vibration modes; the muscles ride rigidly until \
+                 they are ready"
+                    .into(),
+            );
+        }
+        modes::rigid(&c)
+    }
+
+    /// Takes in the modal flesh once its modes are computed.
+    fn install_modes(&mut self) {
+        let Some(result) = self.modes.as_ref().and_then(PendingModes::poll) else {
+            return;
+        };
+        let pending = self.modes.take().expect("polled above");
+        let Some(sim) = &mut self.sim else {
+            return;
+        };
+        let run = match result {
+            Ok(run) => run,
+            Err(e) => {
+                return self.report(format!(
+                    "the modal flesh could not be computed: {e}; the muscles ride rigidly"
+                ));
+            }
+        };
+        let mut c = sim.character.clone();
+        c.flesh = pending.flesh().clone();
+        if !pending.serves(&c) {
+            return; // edited meanwhile: the edit started the right modes
+        }
+        let (parts, modes) = run.modal().map_or((0, 0), |m| {
+            (m.parts().count(), m.parts().map(|p| p.omega.len()).sum())
+        });
+        let message = match sim.set_character_with_flesh(c, run) {
+            Ok(()) => format!(
+                "the modal flesh is ready: {parts} parts, {modes} modes, computed in {:.1} s",
+                pending.seconds()
+            ),
+            Err(e) => format!("the modal flesh could not be used: {e}; the muscles ride rigidly"),
+        };
+        self.dirty = true;
+        self.report(message);
+    }
+
     fn apply_character(&mut self, model: Arc<Character>, revision: u64) {
         let c = match self.prepare(&model) {
-            Ok(c) => c,
+            Ok(c) => self.defer_modes(c),
             Err(e) => {
                 return self.report(format!(
                     "edit {revision} cannot be simulated at the chosen resolution ({e}); \
@@ -870,5 +951,6 @@ impl Worker {
     }
 }
 
+mod modes;
 #[cfg(test)]
 mod tests;

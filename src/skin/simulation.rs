@@ -537,13 +537,36 @@ impl Simulation {
         if flesh_changed(&self.character, &character) || self.flesh.is_none() {
             self.flesh = FleshRun::build(&character, &self.driver, t, self.flesh.as_ref())?;
         }
+        self.take_character(character, t);
+        Ok(())
+    }
+
+    /// As [`set_character`](Self::set_character), with `flesh` built
+    /// elsewhere for `character` (the modes computed on another thread,
+    /// from an earlier time): it is stepped up to the simulation's clock.
+    pub fn set_character_with_flesh(
+        &mut self,
+        character: Character,
+        mut flesh: FleshRun,
+    ) -> Result<(), SimError> {
+        character.validate()?;
+        let t = self.time();
+        let t = if t.is_finite() { t } else { 0.0 };
+        let driver = &self.driver;
+        flesh.advance_within(&character, |s| driver.posture_at(s), t, None);
+        self.flesh = Some(flesh);
+        self.take_character(character, t);
+        Ok(())
+    }
+
+    /// Takes `character` in at time t, its flesh already in place.
+    fn take_character(&mut self, character: Character, t: f64) {
         self.character = character;
         self.reset_runtimes(if t.is_finite() { t } else { 0.0 });
         for s in 0..self.skins.len() {
             self.prescribe_skin(s, self.skins[s].time);
         }
         self.measure_frequencies();
-        Ok(())
     }
 }
 

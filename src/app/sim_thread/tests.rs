@@ -346,3 +346,46 @@ fn a_solver_that_cannot_keep_up_says_so() {
         !s.fell_behind && s.time_ratio == 1.0
     });
 }
+
+/// Modal flesh's modes are computed beside the simulation thread (DyRT's
+/// precompute, seconds for a large character): meanwhile the skin is
+/// simulated with the muscles riding rigidly, and when the modes are ready
+/// the modal flesh takes over, stepped up to the simulation's clock.
+#[test]
+fn modal_modes_compute_beside_the_simulation_and_then_take_over() {
+    use crate::character::{Flesh, ModalFlesh};
+    let mut c = shipped_penguin();
+    c.flesh = Flesh::Modal(ModalFlesh::for_character(&c));
+    let sim = SimThread::spawn(c, SolverSettings::default(), 0);
+    let rigid = wait_snapshot(&sim, "the skin simulated on rigid muscles", |s| {
+        s.sim_time > 0.0 && s.flesh.is_none()
+    });
+    let ready = wait_status(&sim, "the modes taken in", |s| {
+        s.message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("the modal flesh is ready"))
+    });
+    let message = ready.message.unwrap();
+    assert!(
+        ready.message_count >= 2,
+        "the wait was announced: {message}"
+    );
+    assert!(!message.contains(": 0 parts"), "{message}");
+    let modal = wait_snapshot(&sim, "the modal flesh drawn", |s| {
+        s.flesh.as_ref().is_some_and(|f| !f.lattice.is_empty())
+    });
+    assert!(
+        modal.sim_time >= rigid.sim_time,
+        "the clock ran on: {} then {}",
+        rigid.sim_time,
+        modal.sim_time
+    );
+    let flesh = modal.flesh.as_ref().unwrap();
+    assert!(
+        (flesh.time - modal.sim_time).abs() < 1e-9,
+        "the flesh caught up: {} at {}",
+        flesh.time,
+        modal.sim_time
+    );
+    sim.shutdown();
+}
