@@ -29,9 +29,10 @@ pub struct ExportArgs {
     /// times per grid edge (1: the simulated grid itself).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=plasticine::io::export::MAX_SUBDIVIDE as i64))]
     subdivide: u8,
-    /// glTF and USD, modal flesh: its mesh as `modes` (skinned, one morph
-    /// target or blend shape per vibration mode, weights animated with the
-    /// bake's amplitudes) or as `points` (its baked vertices, like FEM
+    /// glTF and USD, modal flesh: its mesh as `modes` (skinned, morph
+    /// targets or blend shapes of the vibration modes, weights animated with
+    /// the bake's amplitudes; glTF has one target per side of each mode, so
+    /// every weight is in [0, 1] as Blender's shape keys need) or as `points` (its baked vertices, like FEM
     /// flesh; the muscles are then not exported).
     #[arg(long, value_name = "HOW", default_value = "modes", value_parser = ["modes", "points"])]
     modal_as: String,
@@ -137,9 +138,9 @@ fn export(
     }
     if let Some(m) = &opts.modes {
         println!(
-            "  mesh '{}': skinned, {} morph targets (one per vibration mode of {} parts), weights animated with the bake's amplitudes",
+            "  mesh '{}': skinned, {} morph targets (one per side of each vibration mode of {} parts), weights animated with the bake's amplitudes",
             m.name,
-            m.targets.len(),
+            2 * m.targets.len(),
             m.parts.len()
         );
     }

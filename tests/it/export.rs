@@ -1175,9 +1175,9 @@ fn bad_inputs_are_refused_with_clear_errors_and_nothing_written() {
     );
 }
 
-/// What Blender shows of `glb` at `frames` (scene at the cache's 25 fps, so
-/// Blender frame k is cache frame k).
-fn blender_view(python: &Path, glb: &Path, frames: &[usize]) -> Value {
+/// What Blender shows of `glb` at `frames`, the scene at `fps` (the cache's,
+/// so Blender frame k is cache frame k).
+fn blender_view(python: &Path, glb: &Path, frames: &[usize], fps: usize) -> Value {
     let report = glb.with_extension("blender.json");
     let start = Instant::now();
     run_ok(
@@ -1185,7 +1185,7 @@ fn blender_view(python: &Path, glb: &Path, frames: &[usize]) -> Value {
             .arg("tests/support/blender_import.py")
             .arg(glb)
             .arg(&report)
-            .arg("25")
+            .arg(fps.to_string())
             .args(frames.iter().map(|f| f.to_string())),
         "importing into Blender",
     )
@@ -1231,7 +1231,7 @@ fn blender_imports_both_layouts_frame_for_frame() {
     ] {
         let out = dir.path().join(file);
         export(cache, &out, &extra);
-        let view = blender_view(&python, &out, &probe);
+        let view = blender_view(&python, &out, &probe, 25);
         let morph = extra.is_empty();
         assert_eq!(view["import"][0], "FINISHED", "{file}");
         let objects = &view["objects"];
@@ -1444,13 +1444,14 @@ fn export_modal(character: &Path, cache: &Path, out: &Path, mesh: &str) {
     assert!(ok, "{err}");
     assert!(
         stdout.contains(&format!("mesh '{mesh}': skinned"))
-            && stdout.contains("one per vibration mode"),
+            && stdout.contains("one per side of each vibration mode"),
         "{stdout}"
     );
 }
 
-/// A modal mesh in a .glb: skinned, a morph target per mode, its weights
-/// animated (what `export` writes for modal flesh).
+/// A modal mesh in a .glb: skinned, a morph target per side of each mode
+/// (the mode, then its negative), its weights animated, each in [0, 1] and
+/// at most one of a pair non-zero (what `export` writes for modal flesh).
 struct ModalGlb {
     node: usize,
     /// Targets whose positions are stored sparsely (only the vertices the
@@ -1460,8 +1461,9 @@ struct ModalGlb {
     joints: Vec<u16>,
     weights: Vec<f32>,
     targets: Vec<Vec<Vec3>>,
-    modes: usize,
-    /// The weights channel's output: `modes` per sample.
+    /// Morph targets (two per mode).
+    target_count: usize,
+    /// The weights channel's output: `target_count` per sample.
     animated: Vec<f32>,
 }
 
@@ -1486,7 +1488,14 @@ impl ModalGlb {
             .iter()
             .map(|t| glb.vec3s(&t["POSITION"]))
             .collect();
-        let modes = targets.len();
+        let target_count = targets.len();
+        assert_eq!(target_count % 2, 0, "a target per side of each mode");
+        for pair in targets.chunks_exact(2) {
+            assert!(
+                pair[0].iter().zip(&pair[1]).all(|(a, b)| *a == -*b),
+                "the second target of a pair is the first's negative"
+            );
+        }
         let sparse_targets = prim["targets"]
             .as_array()
             .unwrap()
@@ -1499,10 +1508,14 @@ impl ModalGlb {
             .count();
         let (input, animated, interpolation) = glb.channel(node, "weights");
         assert_eq!(interpolation, "LINEAR");
-        assert_eq!(animated.len(), input.len() * modes);
+        assert_eq!(animated.len(), input.len() * target_count);
         assert!(
-            animated.iter().all(|w| w.abs() <= 1.0 + 1e-6),
-            "weights in [-1, 1]"
+            animated.iter().all(|w| (0.0..=1.0 + 1e-6).contains(w)),
+            "weights in [0, 1]"
+        );
+        assert!(
+            animated.chunks_exact(2).all(|p| p[0] == 0.0 || p[1] == 0.0),
+            "one side of a mode at a time"
         );
         Self {
             node,
@@ -1511,7 +1524,7 @@ impl ModalGlb {
             joints,
             weights,
             targets,
-            modes,
+            target_count,
             animated,
         }
     }
@@ -1536,14 +1549,15 @@ impl ModalGlb {
             .enumerate()
             .map(|(j, w)| *w * glam::Mat4::from_cols_slice(&ibm[16 * j..16 * j + 16]))
             .collect();
-        let w = &self.animated[k * self.modes..(k + 1) * self.modes];
+        let n = self.target_count;
+        let w = &self.animated[k * n..(k + 1) * n];
         let mut moved = 0.0f32;
         let shown = self
             .rest
             .iter()
             .enumerate()
             .map(|(v, p)| {
-                let offset: Vec3 = (0..self.modes).map(|i| self.targets[i][v] * w[i]).sum();
+                let offset: Vec3 = (0..n).map(|i| self.targets[i][v] * w[i]).sum();
                 moved = moved.max(offset.length());
                 let morphed = *p + offset;
                 (0..4)
@@ -1566,23 +1580,8 @@ impl ModalGlb {
 #[test]
 fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
     let dir = out_dir("modal");
-    let character = dir.path().join("limb.ron");
-    let (ok, out, err) = plasticine(&[
-        "fem-import",
-        "assets/limb.obj",
-        "--skeleton",
-        "assets/limb_skeleton.ron",
-        "--flesh",
-        "modal",
-        "--out",
-        s(&character),
-    ]);
-    assert!(ok, "{err}");
-    assert!(out.contains("modal part 'shoulder'"), "{out}");
-    let bake = dir.path().join("bake");
-    let (ok, _, err) = plasticine(&["bake", s(&character), "--out", s(&bake)]);
-    assert!(ok, "{err}");
-    let cache = bake.join("bake.plcache");
+    let (character, cache) = modal_limb_bake();
+    let (character, cache) = (character.clone(), cache.clone());
     let glb_path = dir.path().join("limb.glb");
     export_modal(&character, &cache, &glb_path, "limb");
     if let Some(tools) = tool_or_skip(gltf_validator(), "the modal glTF validation") {
@@ -1591,7 +1590,10 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
 
     let glb = Glb::read(&glb_path);
     let modal = ModalGlb::read(&glb, "limb_modal");
-    assert_eq!(modal.modes, 30, "15 modes on each of the limb's two bones");
+    assert_eq!(
+        modal.target_count, 60,
+        "a target per side of 15 modes on each of the limb's two bones"
+    );
     let mut reader = CacheReader::open(&cache).unwrap();
     assert_eq!(reader.flesh().modal.len(), 2);
     let size = modal.size();
@@ -1608,7 +1610,7 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
             worst = worst.max(a.distance(*b));
         }
     }
-    let modes = modal.modes;
+    let modes = modal.target_count / 2;
     assert!(
         worst <= 1e-4 * size,
         "the glTF evaluates {worst} m from the bake (mesh {size} m)"
@@ -1618,7 +1620,7 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
         "the modes move the mesh ({jiggle} m), well above the check's resolution"
     );
     note(&format!(
-        "modal glTF: {modes} targets, replays the bake to {worst:.1e} m, modal motion up to {jiggle:.1e} m"
+        "modal glTF: {modes} modes (two targets each), replays the bake to {worst:.1e} m, modal motion up to {jiggle:.1e} m"
     ));
 
     // The flesh made stiffer after the bake: its modes are not the cache's.
@@ -1639,6 +1641,105 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
     ]);
     assert!(!ok && err.contains("bake it again"), "{err}");
     assert!(!refused.exists(), "nothing written");
+}
+
+/// The imported limb over modal flesh, baked through its keys:
+/// (character, cache).
+fn modal_limb_bake() -> &'static (PathBuf, PathBuf) {
+    static BAKE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    BAKE.get_or_init(|| {
+        let dir = work_dir().join("modal-limb");
+        std::fs::create_dir_all(&dir).unwrap();
+        let character = dir.join("limb.ron");
+        let (ok, out, err) = plasticine(&[
+            "fem-import",
+            "assets/limb.obj",
+            "--skeleton",
+            "assets/limb_skeleton.ron",
+            "--flesh",
+            "modal",
+            "--out",
+            s(&character),
+        ]);
+        assert!(ok, "{err}");
+        assert!(out.contains("modal part 'shoulder'"), "{out}");
+        let bake = dir.join("bake");
+        let (ok, _, err) = plasticine(&["bake", s(&character), "--out", s(&bake)]);
+        assert!(ok, "{err}");
+        (character, bake.join("bake.plcache"))
+    })
+}
+
+/// Blender's glTF importer (`bpy`, with `PLASTICINE_BLENDER=1`) shows the
+/// modal limb as it was baked: a shape key per mode driven by the
+/// amplitudes, under the armature, evaluated at frames through the motion
+/// within 1e-4 of the mesh's size of the cache's mesh.
+#[test]
+fn blender_shows_the_modal_mesh_as_baked() {
+    if std::env::var_os("PLASTICINE_BLENDER").is_none_or(|v| v.is_empty()) {
+        note("note: skipping the Blender import of the modal glb: set PLASTICINE_BLENDER=1");
+        return;
+    }
+    let python = match blender_python() {
+        Ok(p) => p.clone(),
+        Err(why) => panic!("PLASTICINE_BLENDER is set but Blender (bpy) is not usable: {why}"),
+    };
+    let (character, cache) = modal_limb_bake();
+    let dir = out_dir("blender-modal");
+    let glb = dir.path().join("limb.glb");
+    export_modal(character, cache, &glb, "limb");
+    let targets = ModalGlb::read(&Glb::read(&glb), "limb_modal").target_count;
+    let mut reader = CacheReader::open(cache).unwrap();
+    let n = reader.frame_count();
+    let span = reader.frame_time(n - 1).unwrap() - reader.frame_time(0).unwrap();
+    let fps = ((n - 1) as f64 / span).round() as usize;
+    let probe = [0, n / 3, n / 2, 2 * n / 3, n - 1];
+    let view = blender_view(&python, &glb, &probe, fps);
+    assert_eq!(view["import"][0], "FINISHED");
+    // Blender names the skinned mesh's object after its mesh ("limb"); the
+    // node ("limb_modal") becomes an empty beside it.
+    let object = &view["objects"]["limb"];
+    assert_eq!(object["modifiers"][0], "ARMATURE", "{object}");
+    assert_eq!(
+        object["shape_keys"],
+        targets + 1,
+        "a basis and a shape key per target: {object}"
+    );
+    let (mut worst, mut size, mut moved) = (0.0f32, 0.0f32, 0.0f32);
+    let mut first: Option<Vec<Vec3>> = None;
+    for &k in &probe {
+        let (mut skins, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
+        reader
+            .read_frame_with_flesh(k, &mut skins, &mut meshes, &mut muscles)
+            .unwrap();
+        let baked = &meshes[0];
+        let shown: Vec<Vec3> = view["frames"][k.to_string()]["meshes"]["limb"]
+            .as_array()
+            .unwrap_or_else(|| panic!("Blender shows no modal mesh at frame {k}"))
+            .iter()
+            .map(json_vec3)
+            .collect();
+        assert_eq!(shown.len(), baked.len(), "Blender keeps every vertex");
+        for (a, b) in shown.iter().zip(baked) {
+            worst = worst.max(a.distance(*b));
+        }
+        let first = first.get_or_insert_with(|| baked.clone());
+        for (a, b) in baked.iter().zip(first.iter()) {
+            moved = moved.max(a.distance(*b));
+            size = size.max(a.distance(baked[0]));
+        }
+    }
+    note(&format!(
+        "Blender shows the modal limb ({targets} shape keys) within {worst:.1e} m of the bake at frames {probe:?} ({fps} fps); it moves {moved:.3} m"
+    ));
+    assert!(
+        worst <= 1e-4 * size,
+        "Blender shows the mesh {worst} m from the bake (mesh {size} m)"
+    );
+    assert!(
+        moved > 100.0 * worst.max(1e-6),
+        "the probed frames differ: {moved}"
+    );
 }
 
 /// The penguin over modal flesh, baked for 0.6 s: (character, cache).
@@ -1713,16 +1814,16 @@ fn modal_penguin_exports_its_muscles_with_a_morph_target_per_mode() {
     let modal = ModalGlb::read(&glb, "penguin_muscles_modal");
     // Each mode moves only its part's muscles: most targets are sparse.
     assert!(
-        2 * modal.sparse_targets > modal.modes,
+        2 * modal.sparse_targets > modal.target_count,
         "{} of {} targets sparse",
         modal.sparse_targets,
-        modal.modes
+        modal.target_count
     );
 
     // The same muscles posed by the modal flesh on the CPU from the
     // cache's amplitudes.
     let (want, modes) = modal_penguin_muscles(character, cache);
-    assert_eq!(modal.modes, modes);
+    assert_eq!(modal.target_count, 2 * modes);
     assert_eq!(modal.rest.len(), want[0].len());
     let size = modal.size();
     let mut reader = CacheReader::open(cache).unwrap();
@@ -1738,7 +1839,7 @@ fn modal_penguin_exports_its_muscles_with_a_morph_target_per_mode() {
     }
     note(&format!(
         "modal penguin glTF: {} targets on {} muscle vertices, within {worst:.1e} m of the CPU, modal motion up to {jiggle:.1e} m",
-        modal.modes,
+        modal.target_count,
         modal.rest.len()
     ));
     assert!(worst <= 1e-4 * size, "{worst} m from the CPU (size {size})");

@@ -418,9 +418,13 @@ fn frame_name(src: &Source, e: usize) -> String {
 }
 
 /// Modal flesh's embedded mesh as DyRT draws it: a node at the scene root
-/// skinned to the skeleton, its mesh with one morph target per mode, and a
-/// LINEAR weights channel holding every exported frame's amplitudes over
-/// their targets' scales.
+/// skinned to the skeleton, its mesh with two morph targets per mode (the
+/// mode at +scale, then at −scale), and a LINEAR weights channel holding
+/// every exported frame's amplitude over the scale on the side it is on
+/// (zero on the other). glTF allows negative weights, but Blender's
+/// importer makes shape keys that clamp to [0, 1] and so would show only
+/// half of every vibration; with a target per side every weight is in
+/// [0, 1], and linear interpolation of the pair is that of the amplitude.
 fn modal_mesh(
     src: &mut Source,
     m: &ModeMorphs,
@@ -442,24 +446,28 @@ fn modal_mesh(
     let joints = b.accessor(view, UNSIGNED_SHORT, count, "VEC4", None);
     let weights: Vec<f32> = m.weights.iter().flatten().copied().collect();
     let weights = b.floats(&weights, 4, "VEC4", Some(ARRAY_BUFFER), false);
-    let targets: Vec<Value> = m
-        .targets
-        .iter()
-        .map(|t| {
+    let mut targets: Vec<Value> = Vec::with_capacity(2 * m.targets.len());
+    let mut names: Vec<String> = Vec::with_capacity(2 * m.targets.len());
+    for t in &m.targets {
+        for (sign, side) in [(1.0, "+"), (-1.0, "-")] {
+            let signed = |v: &[Vec3]| -> Vec<Vec3> { v.iter().map(|x| *x * sign).collect() };
             // A mode moves only its part's vertices: store the rest as zeros.
-            let p = b.sparse_vec3s(&t.positions);
-            let n = b.sparse_vec3s(&t.normals);
-            json!({"POSITION": p, "NORMAL": n})
-        })
-        .collect();
+            let p = b.sparse_vec3s(&signed(&t.positions));
+            let n = b.sparse_vec3s(&signed(&t.normals));
+            targets.push(json!({"POSITION": p, "NORMAL": n}));
+            names.push(format!("{}{side}", t.name));
+        }
+    }
     let indices = b.indices(&m.triangles, count);
 
     // The amplitudes of every exported frame, as target weights.
-    let modes = m.targets.len();
-    let mut output = Vec::with_capacity(times.len() * modes);
+    let mut output = Vec::with_capacity(times.len() * targets.len());
     for e in 0..src.frames.len() {
         let q = src.cache.read_amplitudes(src.frames[e])?;
-        output.extend(q.iter().zip(&m.targets).map(|(q, t)| q / t.scale));
+        for (q, t) in q.iter().zip(&m.targets) {
+            let w = q / t.scale;
+            output.extend([w.max(0.0), (-w).max(0.0)]);
+        }
     }
     let input = b.floats(times, 1, "SCALAR", None, true);
     let output = b.floats(&output, 1, "SCALAR", None, false);
@@ -477,8 +485,8 @@ fn modal_mesh(
             "mode": TRIANGLES,
             "targets": targets,
         }],
-        "weights": vec![0.0; modes],
-        "extras": {"targetNames": m.targets.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()},
+        "weights": vec![0.0; names.len()],
+        "extras": {"targetNames": names},
     }));
     scene.channels.push(
         json!({"sampler": scene.samplers.len(), "target": {"node": node, "path": "weights"}}),

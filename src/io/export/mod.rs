@@ -163,7 +163,8 @@ pub struct ExportOptions {
 /// target per vibration mode (DyRT §4: the modes superposed before
 /// skinning, as glTF applies morph targets before its skin). Target i holds
 /// mode i's offsets at amplitude `scale`, so its animated weight
-/// `q_i / scale` stays in [−1, 1] (the flesh clamps |`q_i`| to `scale`).
+/// `q_i / scale` stays in [−1, 1] (the flesh clamps |`q_i`| to `scale`);
+/// glTF writes each as a pair of targets, one per sign (see `gltf.rs`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModeMorphs {
     /// The mesh's name (its node is `<name>_modal`).
