@@ -158,7 +158,7 @@ fn export(
     Ok(())
 }
 
-/// The modal flesh as a mesh with a morph target per mode, its modes
+/// The modal flesh as a mesh with morph targets of its modes, its modes
 /// computed again from the character (the cache holds only their
 /// amplitudes): its embedded mesh, else its muscles.
 fn modal_morphs(
