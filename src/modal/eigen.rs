@@ -68,6 +68,11 @@ pub enum EigenError {
         /// Highest eigenvalue found.
         highest: f64,
     },
+    /// No free vertex shares a cell with a held one (a bone-bound vertex or
+    /// another part's): the part floats, and its lowest modes would be
+    /// rigid motions at zero frequency.
+    #[error("the part is held by neither a bone nor a seam with another part: it floats")]
+    Floating,
     /// The eigensolver did not converge.
     #[error("the eigensolver did not converge")]
     NoConvergence,

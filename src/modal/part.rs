@@ -193,6 +193,20 @@ pub fn part_modes(
     if free.is_empty() {
         return Err(eigen(EigenError::Empty));
     }
+    // Held vertices are Dirichlet conditions of the free block: without one
+    // in any of its cells K_ff is singular (the iterative solver would spin
+    // on zero frequencies), so say so before solving.
+    let mut is_free = vec![false; lattice.vertex_count()];
+    for &a in &free {
+        is_free[a] = true;
+    }
+    let held = lattice
+        .cells
+        .iter()
+        .any(|cell| cell.iter().any(|&a| is_free[a]) && cell.iter().any(|&a| !is_free[a]));
+    if !held {
+        return Err(eigen(EigenError::Floating));
+    }
     let n = 3 * free.len();
     let asked = part.modes;
     if asked > n {
