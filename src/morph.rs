@@ -146,6 +146,19 @@ pub struct MorphFrame {
 }
 
 impl MorphFrame {
+    /// Whether the weights and placements fit the mesh (one weight per
+    /// target, a placement for every joint a vertex names): a frame that
+    /// does not is not drawn.
+    pub fn fits(&self) -> bool {
+        self.weights.len() == self.mesh.modes
+            && self
+                .mesh
+                .skin
+                .iter()
+                .flatten()
+                .all(|&(j, _)| j < self.joints.len())
+    }
+
     /// Every vertex posed (on the CPU).
     pub fn positions(&self) -> Vec<Vec3> {
         self.mesh.positions(&self.joints, &self.weights)
@@ -154,5 +167,45 @@ impl MorphFrame {
     /// Every vertex's unit normal (on the CPU).
     pub fn normals(&self) -> Vec<Vec3> {
         self.mesh.normals(&self.joints, &self.weights)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One vertex on joint 1, moving along x in target 0: the frame poses
+    /// it; a frame whose weights or placements do not fit is refused
+    /// instead of indexing past them.
+    #[test]
+    fn a_frame_poses_its_mesh_only_when_it_fits() {
+        let mesh = Arc::new(MorphMesh {
+            rest: vec![DVec3::new(0.0, 1.0, 0.0)],
+            normal: vec![DVec3::Y],
+            skin: vec![[(1, 1.0), (0, 0.0), (0, 0.0), (0, 0.0)]],
+            modes: 1,
+            span: vec![[0, 1]],
+            start: vec![0, 1],
+            shape: vec![DVec3::X * 0.5],
+            normal_shape: vec![DVec3::ZERO],
+            triangles: vec![],
+        });
+        let lift = DAffine3::from_translation(DVec3::Z);
+        let frame = MorphFrame {
+            mesh: mesh.clone(),
+            joints: vec![DAffine3::IDENTITY, lift],
+            weights: vec![2.0],
+        };
+        assert!(frame.fits());
+        assert_eq!(frame.positions(), vec![Vec3::new(1.0, 1.0, 1.0)]);
+        let short = MorphFrame {
+            weights: vec![],
+            ..frame.clone()
+        };
+        let one_joint = MorphFrame {
+            joints: vec![lift],
+            ..frame
+        };
+        assert!(!short.fits() && !one_joint.fits());
     }
 }

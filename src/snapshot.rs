@@ -41,8 +41,8 @@ impl FleshPose {
     pub fn mesh_points(&self) -> Option<std::borrow::Cow<'_, [Vec3]>> {
         match (&self.mesh, &self.morph) {
             (Some(points), _) => Some(std::borrow::Cow::Borrowed(points)),
-            (None, Some(frame)) => Some(std::borrow::Cow::Owned(frame.positions())),
-            (None, None) => None,
+            (None, Some(frame)) if frame.fits() => Some(std::borrow::Cow::Owned(frame.positions())),
+            (None, _) => None,
         }
     }
 }

@@ -804,7 +804,7 @@ fn push_flesh(
 ) {
     let color = flesh_mesh_color(style);
     let tri = match (&flesh.morph, &flesh.mesh) {
-        (Some(frame), _) if !morph_on_gpu => Some(TriMesh {
+        (Some(frame), _) if !morph_on_gpu && frame.fits() => Some(TriMesh {
             positions: frame.positions(),
             normals: frame.normals(),
             indices: frame.mesh.triangles.clone(),

@@ -127,7 +127,7 @@ impl SceneRenderer {
             .flesh
             .as_ref()
             .and_then(|f| f.morph.as_ref())
-            .filter(|f| f.weights.len() == f.mesh.modes);
+            .filter(|f| f.fits());
         let color = geometry::flesh_mesh_color(&self.style).filter(|_| self.morph_on_gpu);
         let (Some(frame), Some(color)) = (frame, color) else {
             self.gpu.set_morph(None);
