@@ -1643,30 +1643,46 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
     assert!(!refused.exists(), "nothing written");
 }
 
+/// Makes a character under `work_dir()/name` as `file` with `plasticine
+/// make... --out FILE`, then bakes it with `bake_extra`: (character, cache,
+/// what the making printed).
+fn make_and_bake(
+    name: &str,
+    file: &str,
+    make: &[&str],
+    bake_extra: &[&str],
+) -> (PathBuf, PathBuf, String) {
+    let dir = work_dir().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let character = dir.join(file);
+    let mut args = make.to_vec();
+    args.extend(["--out", s(&character)]);
+    let (ok, out, err) = plasticine(&args);
+    assert!(ok, "{err}");
+    let bake = dir.join("bake");
+    let mut args = vec!["bake", s(&character), "--out", s(&bake)];
+    args.extend_from_slice(bake_extra);
+    let (ok, _, err) = plasticine(&args);
+    assert!(ok, "{err}");
+    (character, bake.join("bake.plcache"), out)
+}
+
 /// The imported limb over modal flesh, baked through its keys:
 /// (character, cache).
 fn modal_limb_bake() -> &'static (PathBuf, PathBuf) {
     static BAKE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     BAKE.get_or_init(|| {
-        let dir = work_dir().join("modal-limb");
-        std::fs::create_dir_all(&dir).unwrap();
-        let character = dir.join("limb.ron");
-        let (ok, out, err) = plasticine(&[
+        let make = [
             "fem-import",
             "assets/limb.obj",
             "--skeleton",
             "assets/limb_skeleton.ron",
             "--flesh",
             "modal",
-            "--out",
-            s(&character),
-        ]);
-        assert!(ok, "{err}");
+        ];
+        let (character, cache, out) = make_and_bake("modal-limb", "limb.ron", &make, &[]);
         assert!(out.contains("modal part 'shoulder'"), "{out}");
-        let bake = dir.join("bake");
-        let (ok, _, err) = plasticine(&["bake", s(&character), "--out", s(&bake)]);
-        assert!(ok, "{err}");
-        (character, bake.join("bake.plcache"))
+        (character, cache)
     })
 }
 
@@ -1746,29 +1762,10 @@ fn blender_shows_the_modal_mesh_as_baked() {
 fn modal_penguin_bake() -> &'static (PathBuf, PathBuf) {
     static BAKE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
     BAKE.get_or_init(|| {
-        let dir = work_dir().join("modal-penguin");
-        std::fs::create_dir_all(&dir).unwrap();
-        let character = dir.join("p.ron");
-        let (ok, _, err) = plasticine(&[
-            "sample",
-            "penguin",
-            "--flesh",
-            "modal",
-            "--out",
-            s(&character),
-        ]);
-        assert!(ok, "{err}");
-        let bake = dir.join("bake");
-        let (ok, _, err) = plasticine(&[
-            "bake",
-            s(&character),
-            "--out",
-            s(&bake),
-            "--duration",
-            "0.6",
-        ]);
-        assert!(ok, "{err}");
-        (character, bake.join("bake.plcache"))
+        let make = ["sample", "penguin", "--flesh", "modal"];
+        let (character, cache, _) =
+            make_and_bake("modal-penguin", "p.ron", &make, &["--duration", "0.6"]);
+        (character, cache)
     })
 }
 
