@@ -1,4 +1,4 @@
-//! Criterion benchmark of the lattice FEM (Capell et al. 2002, issue 7): one
+//! Criterion benchmark of the lattice FEM (Capell et al. 2002): one
 //! implicit Euler step of a 225-vertex limb (4 × 4 × 8 cells, two bones, the
 //! elbow swinging), global linear and blended local; and the precompute
 //! (integrals, assembly, regions). The issue's goal is ≥ 2000 steps/s.

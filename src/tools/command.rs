@@ -205,7 +205,7 @@ pub enum Command {
         /// Fat added at the centre point, m; negative removes fat.
         amount: f32,
     },
-    /// Paint tool (issue 19): blends the skin's colour towards `color` at
+    /// Paint tool: blends the skin's colour towards `color` at
     /// the touched point by `strength` (0..=1), falling off like
     /// [`Command::FatStroke`] as a Gaussian of `radius` metres (in the
     /// skin's current positions), cut off at [`FAT_STROKE_CUTOFF`] radii.

@@ -67,7 +67,7 @@
 //!   a stroke on a bone without a counterpart is painted on its side only
 //!   and [`ToolState::notice`] says so.
 //!
-//! * **Paint** (issue 19): with the trigger held, paints the panel's paint
+//! * **Paint**: with the trigger held, paints the panel's paint
 //!   colour where the tip touches the skin, a [`Command::PaintStroke`] per
 //!   frame of the brush radius (a Gaussian, as liposuction's), moving the
 //!   centre's colour [`PAINT_RATE`] of the way per second; touching no skin
@@ -155,7 +155,7 @@ pub enum ToolKind {
     /// Paints the FEM flesh's region weights.
     Weights,
     /// Paints colour on the skin where the tip touches it, with the brush
-    /// radius, while the trigger is held (issue 19).
+    /// radius, while the trigger is held.
     Paint,
 }
 

@@ -914,7 +914,7 @@ fn bilinear(m: usize, n: usize, p: &[Vec3], s: usize) -> Vec<Vec3> {
 
 #[test]
 fn a_subdivided_export_is_the_smooth_surface_through_the_cached_points() {
-    // Issue 19: `--subdivide 3` writes each 16x16 skin as the spline
+    // `--subdivide 3` writes each 16x16 skin as the spline
     // surface through its points (48x46, closed by its caps): through every
     // cached point, each frame's morph target the refinement of that frame,
     // watertight and facing out, and smoother to the eye than the grid's
@@ -1300,7 +1300,7 @@ fn blender_imports_both_layouts_frame_for_frame() {
     }
 }
 
-/// An FEM character with only an imported mesh (issue 7): its bake exports
+/// An FEM character with only an imported mesh: its bake exports
 /// the deformed mesh as morph targets and as per-frame meshes that
 /// reproduce the cache's mesh frames and validate.
 #[test]

@@ -1,4 +1,4 @@
-//! The hierarchical basis and adaptation (Capell §3.1, A.1, §4.7; issue 7).
+//! The hierarchical basis and adaptation (Capell §3.1, A.1, §4.7).
 //! Run with `--nocapture` to see the measured numbers.
 //!
 //! The checks: the basis spans `V_J` with every detail on and V₀ with none

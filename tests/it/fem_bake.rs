@@ -1,4 +1,4 @@
-//! Bake → render → export of an FEM character (issue 7) as a user runs it:
+//! Bake → render → export of an FEM character as a user runs it:
 //! the sample limb imported with `plasticine fem-import` (an embedded mesh
 //! and no skins), baked, rendered from the bake and exported, with the real
 //! binary and real files. The cache's mesh frames are checked against the

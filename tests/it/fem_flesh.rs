@@ -1,4 +1,4 @@
-//! FEM flesh coupled to the muscles and the skin (issue 7): the muscles
+//! FEM flesh coupled to the muscles and the skin: the muscles
 //! follow through where kinematic ones stop dead, the bones carry their
 //! flesh exactly, the skin stays outside the deformed muscles (LEMAN
 //! §4.2.3), a grab (Capell §4.4) holds its point at the hand, and painted

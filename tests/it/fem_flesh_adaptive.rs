@@ -327,8 +327,8 @@ fn held_detail_rests_after_a_release() {
          at 2.5 s (cell {h:.3} m)"
     );
     assert!(held > 0);
-    // Bounded (the re-authored penguin of issue 13, flippers further out
-    // from the body, holds 0.097 m with cells of 0.088 m) and still.
+    // Bounded (the shipped penguin, its flippers well out from the body,
+    // holds 0.097 m with cells of 0.088 m) and still.
     assert!(a < 2.0 * h && (a - b).abs() < 1e-3, "{a} → {b}");
     assert!(flesh.is_at_rest(1e-2));
 }

@@ -1,4 +1,4 @@
-//! FEM flesh in the application (issue 7): the backend and painted weights
+//! FEM flesh in the application: the backend and painted weights
 //! as undoable commands, edits that keep the flesh's motion and the skins'
 //! state, grabs through the simulation thread, bakes (resumed bit for bit),
 //! the renderer drawing the flesh pose, and the character file.

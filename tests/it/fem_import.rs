@@ -1,4 +1,4 @@
-//! Importing a mesh as FEM flesh (issue 7, `plasticine fem-import`): the
+//! Importing a mesh as FEM flesh (`plasticine fem-import`): the
 //! inside test, the lattice built around a mesh, a FEM body on it driven by
 //! a skeleton, and the command end to end (the readers are in
 //! `tests/mesh_import.rs`). Run with `--nocapture` for the numbers.

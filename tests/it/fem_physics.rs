@@ -1,4 +1,4 @@
-//! Physics checks of the lattice FEM (Capell et al. 2002, issue 7) against
+//! Physics checks of the lattice FEM (Capell et al. 2002) against
 //! analytic results. Run with `--nocapture` to see the measured numbers.
 //!
 //! The cantilever: a square beam of length L = 1 m and side H = 0.1 m

@@ -267,7 +267,7 @@ fn invalid_values_report_the_field_path() {
 
 #[test]
 fn painted_colours_are_checked_and_unpainted_files_still_load() {
-    // Issue 19: a colour channel outside [0, 1] (or NaN) is refused with
+    // A colour channel outside [0, 1] (or NaN) is refused with
     // its point named; a colour list of the wrong length too.
     let mut c = small_character();
     c.skins[0].points.color[5] = [0.2, 1.5, 0.0];
@@ -807,7 +807,7 @@ fn failed_atomic_write_keeps_the_old_file_and_no_temp() {
     assert!(tmp_files(dir.path()).is_empty());
 }
 
-/// A version-1 file (the skin model before issue 13: densities per u-area,
+/// A version-1 file (the first skin model: densities per u-area,
 /// Terzopoulos' metric and curvature) loads with its skin material carried
 /// over to version 2's meanings: every skin keeps its mass and its bands'
 /// total stiffness, rest curvatures turn convex-positive, and the character

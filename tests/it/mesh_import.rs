@@ -1,4 +1,4 @@
-//! The mesh readers of `plasticine fem-import` (issue 7) on files written
+//! The mesh readers of `plasticine fem-import` on files written
 //! here: OBJ with quads, corner forms and negative indices; GLB with a byte
 //! stride, u8/u16 indices, node translations, matrices, rotations, a
 //! mirroring scale and fans; .gltf with a data: URI; and hostile files

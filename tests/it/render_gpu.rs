@@ -416,7 +416,7 @@ fn a_world_panel_shows_its_text_and_highlight_in_both_eyes() {
     }
 }
 
-/// The ends of a skin are closed (issue 13): looking straight down the axis
+/// The ends of a skin are closed: looking straight down the axis
 /// of an open tube of skin, from above and from below, the middle of the
 /// image is the skin's cap, not the background seen through the tube, and
 /// from above (the sky's side) it is lit.

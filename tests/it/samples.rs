@@ -70,7 +70,7 @@ fn the_number_splitter_sees_numbers_but_not_names() {
     assert_eq!(numbers, vec![-1.5e-3, 20.0, 3.0, 4.0]);
 }
 
-/// Issue 19: the shipped penguin is painted as a penguin (white belly in
+/// The shipped penguin is painted as a penguin (white belly in
 /// front, black back and crown, orange round the beak, black flippers,
 /// orange feet), and the paint follows a resampling to 32×32.
 #[test]

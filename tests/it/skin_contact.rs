@@ -1,4 +1,4 @@
-//! Skins that keep out of each other (issue 13 §5): the solver's contact
+//! Skins that keep out of each other: the solver's contact
 //! between skins, checked by brute force against every quad of every skin
 //! (`Simulation::crossings_since`) on the samples as an animator plays and
 //! poses them.

@@ -1,4 +1,4 @@
-//! What issue 13 asks of the skin, checked on the samples as an animator
+//! The skin's fidelity, checked on the samples as an animator
 //! gets them (`plasticine sample NAME --resolution MxN`, then their key
 //! postures played): smooth at rest and all through the motion (the angle
 //! between neighbouring quad normals, `skin::quality`), bending that only
@@ -36,8 +36,8 @@ fn worst_over_animation(
 
 /// Every sample wrapped at 32×32 is smooth when built and stays smooth
 /// through its whole animation: p95 of the neighbour-normal angle ≤ 30° on
-/// every skin at every frame (measured 15–22°; before issue 13 the same
-/// skins reached 120–150°), with no divergence.
+/// every skin at every frame (measured 15–22°; with the earlier skin model
+/// the same skins reached 120–150°), with no divergence.
 #[test]
 fn every_sample_at_32x32_stays_smooth_through_its_animation() {
     for name in plasticine::samples::NAMES {
@@ -52,7 +52,7 @@ fn every_sample_at_32x32_stays_smooth_through_its_animation() {
 }
 
 /// The penguin wrapped at 64×64: p95 ≤ 15° on every skin at every frame of
-/// its waddle (measured 8.5–9°; before issue 13: 138–155°).
+/// its waddle (measured 8.5–9°; with the earlier skin model: 138–155°).
 #[test]
 fn the_penguin_at_64x64_stays_smooth_through_its_waddle() {
     let c = plasticine::samples::build("penguin", 64, 64).unwrap();
@@ -69,8 +69,8 @@ fn the_penguin_at_64x64_stays_smooth_through_its_waddle() {
 }
 
 /// Raising the bending rigidity from nothing to the panel's leather
-/// (`BEND_MAX`) never roughens a skin, never tears it (before issue 13, a
-/// bend of 1e-4 shredded every skin of the 64×64 penguin into shards).
+/// (`BEND_MAX`) never roughens a skin, never tears it (with the earlier skin model,
+/// a bend of 1e-4 shredded every skin of the 64×64 penguin into shards).
 #[test]
 fn bending_up_to_leather_only_smooths() {
     let base = plasticine::samples::build("penguin", 32, 32).unwrap();
@@ -288,8 +288,8 @@ fn a_coarse_skin_turns_evenly_round_a_flat_muscle() {
     assert!(p95 < 17.5, "64 around: p95 {p95}°");
 }
 
-/// A step limit cut by a rollback grows back as the skin advances cleanly
-/// (issue 13 §4): a rollback answers one bad moment, and a limit cut for
+/// A step limit cut by a rollback grows back as the skin advances
+/// cleanly: a rollback answers one bad moment, and a limit cut for
 /// good kept an arm at a hundredth of its step for the rest of the session
 /// (a torso elbow bent 137°: 30,821 arm steps in 1.2 s, 16,336 with the
 /// limit growing back). Here the wombat's limit is cut to a thousandth of

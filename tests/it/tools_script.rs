@@ -349,7 +349,7 @@ fn liposuction_twist_injects_or_removes_a_gaussian_of_fat_and_undoes_in_one_step
 
 #[test]
 fn the_paint_tool_paints_a_soft_spot_and_undoes_in_one_step() {
-    // Issue 19: a held paint drag on the tool-built (unpainted) penguin
+    // A held paint drag on the tool-built (unpainted) penguin
     // paints the panel's colour where the tip touches, falling off with the
     // brush radius; the whole drag is one undo step, and undoing it leaves
     // the skin unpainted again (as saved before).
