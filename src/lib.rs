@@ -11,7 +11,7 @@
 //! files import each other round a loop (`cargo xtask layers` checks it):
 //! `bench` → `app` → `samples` → `tools`, `bake` → `skin` → `modal` → `fem`
 //! → `xr` → `render`, `view` → `io` → `kinematics`, `anim`, `snapshot` →
-//! `character` → `shape`, `input`, `skin_mesh`.
+//! `character` → `shape`, `input`, `skin_mesh`, `morph`.
 
 // Numerical kernels index several parallel arrays by the same point index;
 // iterator zips of four or five slices would read worse.
