@@ -45,7 +45,13 @@ fn head_to_render_latency_does_not_depend_on_the_solver() {
     );
     assert_eq!(result.stale_tracking_frames, 0);
     assert!(s.frames >= 3 * s.distinct_snapshots && s.distinct_snapshots >= 2);
-    assert!(s.tracking_age.max < step_delay / 2);
+    assert!(
+        result
+            .frames
+            .iter()
+            .all(|t| t.tracking_age <= t.render_cpu + step_delay / 10),
+        "the tracking age is the render time, not the step delay"
+    );
     assert!(s.snapshot_age.max >= step_delay / 2);
 }
 
@@ -100,7 +106,13 @@ fn with_the_real_stereo_renderer_latency_is_the_render_time() {
         panic!("{e}\n{result}");
     }
     let s = &result.summary;
-    assert!(s.tracking_age.max < step_delay / 2);
+    assert!(
+        result
+            .frames
+            .iter()
+            .all(|t| t.tracking_age <= t.render_cpu + step_delay / 10),
+        "the tracking age is the render time, not the step delay"
+    );
     assert!(s.snapshot_age.max >= step_delay / 2);
     let img = renderer.read().unwrap();
     let count = |x0: u32| {
