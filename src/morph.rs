@@ -37,6 +37,9 @@ pub struct MorphMesh {
     /// Per vertex, four joints and their weights (summing to one; unused
     /// slots have weight zero).
     pub skin: Vec<[(usize, f64); JOINTS_PER_VERTEX]>,
+    /// One more than the largest joint `skin` names: the placements a frame
+    /// needs (kept so a frame is checked without reading every vertex).
+    pub joint_count: usize,
     /// Targets (modal flesh: modes, over every part in the simulation's order).
     pub modes: usize,
     /// Per vertex, the first mode it moves in and how many follow.
@@ -94,27 +97,46 @@ impl MorphMesh {
     /// Every vertex at amplitudes `q` with the joints at `joints` (rest →
     /// posed, per joint).
     pub fn positions(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
-        self.skinned(q, |v, (p, _)| {
-            self.blend(v, |j, w| joints[j].transform_point3(p) * w)
-                .as_vec3()
-        })
+        self.skinned(q, |v, (p, _)| self.skin_point(v, joints, p))
     }
 
     /// Every vertex's unit normal at amplitudes `q`, the joints at `joints`.
     pub fn normals(&self, joints: &[DAffine3], q: &[f64]) -> Vec<Vec3> {
-        self.skinned(q, |v, (_, n)| {
-            self.blend(v, |j, w| joints[j].transform_vector3(n) * w)
-                .normalize_or_zero()
-                .as_vec3()
+        self.skinned(q, |v, (_, n)| self.skin_normal(v, joints, n))
+    }
+
+    /// Every vertex's position and unit normal, the targets summed once per
+    /// vertex for both.
+    pub fn posed(&self, joints: &[DAffine3], q: &[f64]) -> (Vec<Vec3>, Vec<Vec3>) {
+        self.skinned(q, |v, (p, n)| {
+            (
+                self.skin_point(v, joints, p),
+                self.skin_normal(v, joints, n),
+            )
         })
+        .into_iter()
+        .unzip()
+    }
+
+    /// Vertex v's unskinned point `p` carried by its joints.
+    fn skin_point(&self, v: usize, joints: &[DAffine3], p: DVec3) -> Vec3 {
+        self.blend(v, |j, w| joints[j].transform_point3(p) * w)
+            .as_vec3()
+    }
+
+    /// Vertex v's unskinned normal `n` turned by its joints, normalised.
+    fn skin_normal(&self, v: usize, joints: &[DAffine3], n: DVec3) -> Vec3 {
+        self.blend(v, |j, w| joints[j].transform_vector3(n) * w)
+            .normalize_or_zero()
+            .as_vec3()
     }
 
     /// `f(v, unskinned position and normal)` for every vertex, in parallel.
-    fn skinned(
+    fn skinned<T: Send>(
         &self,
         q: &[f64],
-        f: impl Fn(usize, (DVec3, DVec3)) -> Vec3 + Sync + Send,
-    ) -> Vec<Vec3> {
+        f: impl Fn(usize, (DVec3, DVec3)) -> T + Sync + Send,
+    ) -> Vec<T> {
         (0..self.rest.len())
             .into_par_iter()
             .with_min_len(PARALLEL_CHUNK)
@@ -150,13 +172,7 @@ impl MorphFrame {
     /// target, a placement for every joint a vertex names): a frame that
     /// does not is not drawn.
     pub fn fits(&self) -> bool {
-        self.weights.len() == self.mesh.modes
-            && self
-                .mesh
-                .skin
-                .iter()
-                .flatten()
-                .all(|&(j, _)| j < self.joints.len())
+        self.weights.len() == self.mesh.modes && self.mesh.joint_count <= self.joints.len()
     }
 
     /// Every vertex posed (on the CPU).
@@ -164,9 +180,9 @@ impl MorphFrame {
         self.mesh.positions(&self.joints, &self.weights)
     }
 
-    /// Every vertex's unit normal (on the CPU).
-    pub fn normals(&self) -> Vec<Vec3> {
-        self.mesh.normals(&self.joints, &self.weights)
+    /// Every vertex's position and unit normal (on the CPU).
+    pub fn posed(&self) -> (Vec<Vec3>, Vec<Vec3>) {
+        self.mesh.posed(&self.joints, &self.weights)
     }
 }
 
@@ -183,6 +199,7 @@ mod tests {
             rest: vec![DVec3::new(0.0, 1.0, 0.0)],
             normal: vec![DVec3::Y],
             skin: vec![[(1, 1.0), (0, 0.0), (0, 0.0), (0, 0.0)]],
+            joint_count: 2,
             modes: 1,
             span: vec![[0, 1]],
             start: vec![0, 1],

@@ -141,10 +141,12 @@ impl ModalMesh {
                 }
             }
         }
+        let joint_count = skin.iter().flatten().map(|e| e.0 + 1).max().unwrap_or(0);
         Self {
             rest,
             normal,
             skin,
+            joint_count,
             modes,
             span,
             start,

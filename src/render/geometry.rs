@@ -804,11 +804,16 @@ fn push_flesh(
 ) {
     let color = flesh_mesh_color(style);
     let tri = match (&flesh.morph, &flesh.mesh) {
-        (Some(frame), _) if !morph_on_gpu && frame.fits() => Some(TriMesh {
-            positions: frame.positions(),
-            normals: frame.normals(),
-            indices: frame.mesh.triangles.clone(),
-        }),
+        // Hidden: nothing to pose.
+        _ if color.is_none() => None,
+        (Some(frame), _) if !morph_on_gpu && frame.fits() => {
+            let (positions, normals) = frame.posed();
+            Some(TriMesh {
+                positions,
+                normals,
+                indices: frame.mesh.triangles.clone(),
+            })
+        }
         (None, Some(points)) => character
             .flesh
             .lattice_model()

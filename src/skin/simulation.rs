@@ -532,8 +532,7 @@ impl Simulation {
     /// solver's clock. Integrator history is restarted.
     pub fn set_character(&mut self, character: Character) -> Result<(), SimError> {
         character.validate()?;
-        let t = self.time();
-        let t = if t.is_finite() { t } else { 0.0 };
+        let t = self.finite_time();
         if flesh_changed(&self.character, &character) || self.flesh.is_none() {
             self.flesh = FleshRun::build(&character, &self.driver, t, self.flesh.as_ref())?;
         }
@@ -550,8 +549,7 @@ impl Simulation {
         mut flesh: FleshRun,
     ) -> Result<(), SimError> {
         character.validate()?;
-        let t = self.time();
-        let t = if t.is_finite() { t } else { 0.0 };
+        let t = self.finite_time();
         let driver = &self.driver;
         flesh.advance_within(&character, |s| driver.posture_at(s), t, None);
         self.flesh = Some(flesh);
@@ -559,10 +557,16 @@ impl Simulation {
         Ok(())
     }
 
+    /// The clock, or 0 when it is not finite (after a failure).
+    fn finite_time(&self) -> f64 {
+        let t = self.time();
+        if t.is_finite() { t } else { 0.0 }
+    }
+
     /// Takes `character` in at time t, its flesh already in place.
     fn take_character(&mut self, character: Character, t: f64) {
         self.character = character;
-        self.reset_runtimes(if t.is_finite() { t } else { 0.0 });
+        self.reset_runtimes(t);
         for s in 0..self.skins.len() {
             self.prescribe_skin(s, self.skins[s].time);
         }
