@@ -24,6 +24,7 @@ pub mod anim;
 pub mod app;
 pub mod bake;
 pub mod bench;
+pub mod blendshape;
 pub mod character;
 pub mod fem;
 pub mod input;

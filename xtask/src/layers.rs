@@ -29,7 +29,7 @@ pub const TIERS: &[&[&str]] = &[
     &["samples"],
     &["tools", "bake"],
     &["skin"],
-    &["modal"],
+    &["modal", "blendshape"],
     &["fem"],
     &["xr"],
     &["render", "view"],

@@ -1,0 +1,30 @@
+//! Physical blendshapes (Ma, Wang, Fyffe, Chen & Debevec, "A Blendshape
+//! Model that Incorporates Physical Interaction", 2012).
+//!
+//! A blend is not the weighted sum of the targets' positions but the
+//! equilibrium of a mass-spring system whose rest lengths are the weighted
+//! sum of the targets' ([`model`]): a bend does not shrink through the
+//! middle as under linear blending. The springs ([`springs`]) are the mesh's
+//! edges, its 2-rings for bending and internal ones through the solid
+//! ([`interior`]); the system is held by an [`anchor`] inside it (or static
+//! or pinned vertices) and solved by Newton–Raphson ([`equilibrium`]).
+//! Quasi-static: no velocities, equal masses.
+//!
+//! Reads `fem` (the mesh solid's inside test, the polar rotation) and
+//! nothing above it.
+
+pub mod anchor;
+pub mod equilibrium;
+pub mod interior;
+pub mod model;
+pub mod rig;
+pub mod springs;
+
+pub use anchor::{Anchor, RigidMotion};
+pub use equilibrium::{Hessian, NewtonSettings, SolveError, SolveReport, SpringSystem};
+pub use model::{Blend, BlendError, BlendModel};
+pub use rig::{BlendRig, BlendTarget, Boundary, RigError, SpringConstants};
+pub use springs::{SpringClass, SpringSet};
+
+#[cfg(test)]
+mod tests;

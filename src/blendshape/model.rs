@@ -1,0 +1,324 @@
+//! A rig made solvable: the spring topology over the surface, the interior
+//! and the anchor; each shape's rest lengths; each target's rigid motion of
+//! the anchor; and the blend itself (Ma et al. §3.2–3.4).
+
+use super::anchor::{Anchor, RigidMotion};
+use super::equilibrium::{NewtonSettings, SolveError, SolveReport, SpringSystem};
+use super::interior;
+use super::rig::{BlendRig, Boundary, RigError};
+use super::springs::{SpringClass, SpringSet};
+use glam::DVec3;
+
+/// A rig that could not be built or solved.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum BlendError {
+    /// The rig or the weights were refused.
+    #[error(transparent)]
+    Rig(#[from] RigError),
+    /// A spring system could not be solved.
+    #[error("{what}: {source}")]
+    Solve {
+        /// Which solve ("the blend", "target 'smile''s interior").
+        what: String,
+        /// Why.
+        source: SolveError,
+    },
+    /// Newton ran out of iterations: the last good shape is kept.
+    #[error(
+        "{what} did not reach equilibrium in {iterations} Newton steps: the largest force is \
+         {residual:.3e}, {relative:.1e} of the springs' scale; the last good shape is kept"
+    )]
+    NotConverged {
+        /// Which solve.
+        what: String,
+        /// Steps taken.
+        iterations: usize,
+        /// Largest remaining force.
+        residual: f64,
+        /// That over the force scale.
+        relative: f64,
+    },
+}
+
+/// One solved blend.
+#[derive(Clone, Debug)]
+pub struct Blend {
+    /// Every vertex: the base's vertices first, in its order, then the
+    /// interior and anchor ones.
+    pub positions: Vec<DVec3>,
+    /// What Newton did.
+    pub report: SolveReport,
+}
+
+/// A rig compiled into spring systems.
+#[derive(Debug)]
+pub struct BlendModel {
+    surface: usize,
+    anchor: Option<Anchor>,
+    /// Each spring's class constant c (k = c / r̄).
+    constant: Vec<f64>,
+    /// Per shape (base first), the rest length of every spring.
+    rest: Vec<Vec<f64>>,
+    /// Per shape, every vertex's position (interior and anchor solved).
+    shapes: Vec<Vec<DVec3>>,
+    /// Per shape, the anchor's rigid motion from the base.
+    motions: Vec<RigidMotion>,
+    /// Vertices that follow the linear blend (pins), if any.
+    pins: Vec<u32>,
+    system: SpringSystem,
+    /// The last converged blend, in the anchor's frame (warm start).
+    last: Option<Vec<DVec3>>,
+    /// Newton's stopping rules.
+    pub settings: NewtonSettings,
+}
+
+impl BlendModel {
+    /// Checks the rig, builds its springs and solves each target's interior
+    /// and anchor (§3.4 step 3).
+    pub fn new(rig: &BlendRig) -> Result<Self, BlendError> {
+        rig.validate()?;
+        let surface = rig.base.len();
+        let base: Vec<DVec3> = rig.base.iter().map(|p| p.as_dvec3()).collect();
+        let mut springs = SpringSet::surface(surface, &rig.triangles);
+        let mut positions = base.clone();
+        if rig.interior {
+            let inside = interior::interior(&base, &rig.triangles);
+            let first = positions.len() as u32;
+            positions.extend(&inside.points);
+            springs.extend(
+                inside.springs.iter().map(|&[a, b]| {
+                    let lift = |v: u32| {
+                        if v >= surface as u32 {
+                            v - surface as u32 + first
+                        } else {
+                            v
+                        }
+                    };
+                    [lift(a), lift(b)]
+                }),
+                SpringClass::Internal,
+            );
+        }
+        let anchor = match rig.boundary {
+            Boundary::Anchor => Some(Anchor::place(
+                &mut positions,
+                &mut springs,
+                &base,
+                &rig.triangles,
+            )),
+            _ => None,
+        };
+        let c = &rig.constants;
+        let constant = springs
+            .class
+            .iter()
+            .map(|class| match class {
+                SpringClass::Structure => c.structure,
+                SpringClass::Bending => c.bending,
+                SpringClass::Internal => c.internal,
+                SpringClass::Anchor => c.structure * c.anchor_factor,
+            })
+            .collect();
+        let vertices = positions.len();
+        let mut model = Self {
+            surface,
+            anchor,
+            constant,
+            rest: Vec::new(),
+            shapes: Vec::new(),
+            motions: Vec::new(),
+            pins: match &rig.boundary {
+                Boundary::Pins { vertices } => vertices.clone(),
+                Boundary::Static { .. } => rig.static_vertices(),
+                Boundary::Anchor => Vec::new(),
+            },
+            system: SpringSystem::new(vertices, SpringSet::default(), vec![false; vertices]),
+            last: None,
+            settings: NewtonSettings::default(),
+        };
+        model.build_shapes(rig, positions, springs)?;
+        Ok(model)
+    }
+
+    /// Solves every target's non-surface vertices with its surface held and
+    /// the base's rest lengths, then records rest lengths and anchor motions.
+    fn build_shapes(
+        &mut self,
+        rig: &BlendRig,
+        base_full: Vec<DVec3>,
+        springs: SpringSet,
+    ) -> Result<(), BlendError> {
+        let vertices = base_full.len();
+        let base_rest = springs.lengths(&base_full);
+        let k: Vec<f64> = self
+            .constant
+            .iter()
+            .zip(&base_rest)
+            .map(|(c, r)| c / r)
+            .collect();
+        let held: Vec<bool> = (0..vertices).map(|v| v < self.surface).collect();
+        let mut inner = SpringSystem::new(vertices, springs.clone(), held);
+        let base_surface = &base_full[..self.surface];
+        self.shapes = vec![base_full.clone()];
+        for (t, target) in rig.shapes().into_iter().enumerate().skip(1) {
+            // Start the inside from the base moved by the surface's best
+            // rigid fit, then let the springs settle it.
+            let fit = RigidMotion::fit(base_surface, &target);
+            let mut x: Vec<DVec3> = base_full.iter().map(|&p| fit.apply(p)).collect();
+            x[..self.surface].copy_from_slice(&target);
+            if vertices > self.surface {
+                let what = format!("{}'s interior", rig.shape_name(t));
+                let report = inner
+                    .solve(&mut x, &base_rest, &k, &self.settings)
+                    .map_err(|source| BlendError::Solve {
+                        what: what.clone(),
+                        source,
+                    })?;
+                check(&what, &report)?;
+            }
+            self.shapes.push(x);
+        }
+        self.motions = match &self.anchor {
+            Some(anchor) => self
+                .shapes
+                .iter()
+                .map(|x| anchor.motion(&self.shapes[0], x))
+                .collect(),
+            None => vec![RigidMotion::IDENTITY; self.shapes.len()],
+        };
+        // The anchor is rigid: each target's is the base's moved by its
+        // fitted motion, exactly, so the target moved back onto the base's
+        // anchor is at rest and weight one reproduces it.
+        if let Some(anchor) = &self.anchor {
+            for (x, motion) in self.shapes.iter_mut().zip(&self.motions).skip(1) {
+                for v in anchor.vertices() {
+                    x[v] = motion.apply(base_full[v]);
+                }
+            }
+        }
+        self.rest = self.shapes.iter().map(|x| springs.lengths(x)).collect();
+        let mut fixed = vec![false; vertices];
+        if let Some(anchor) = &self.anchor {
+            for v in anchor.vertices() {
+                fixed[v] = true;
+            }
+        }
+        for &v in &self.pins {
+            fixed[v as usize] = true;
+        }
+        self.system = SpringSystem::new(vertices, springs, fixed);
+        Ok(())
+    }
+
+    /// Vertices of the base mesh (the first ones of every blend).
+    pub fn surface_vertices(&self) -> usize {
+        self.surface
+    }
+
+    /// All vertices: surface, interior, anchor.
+    pub fn vertices(&self) -> usize {
+        self.system.vertices()
+    }
+
+    /// The springs.
+    pub fn springs(&self) -> &SpringSet {
+        self.system.springs()
+    }
+
+    /// Shape `i`'s positions (base first), interior and anchor included.
+    pub fn shape(&self, i: usize) -> &[DVec3] {
+        &self.shapes[i]
+    }
+
+    /// The blended rest lengths r̄ = Σ wᵢ rᵢ (eq. 1, §3.3) and stiffnesses
+    /// k = c / r̄ (§3.5).
+    pub fn blended_springs(&self, weights: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        let mut rest = vec![0.0; self.constant.len()];
+        for (w, r) in weights.iter().zip(&self.rest) {
+            if *w != 0.0 {
+                for (a, b) in rest.iter_mut().zip(r) {
+                    *a += w * b;
+                }
+            }
+        }
+        let k = self
+            .constant
+            .iter()
+            .zip(&rest)
+            .map(|(c, r)| c / r)
+            .collect();
+        (rest, k)
+    }
+
+    /// The linear blend Σ wᵢ Vᵢ of every vertex.
+    pub fn linear(&self, weights: &[f64]) -> Vec<DVec3> {
+        let mut x = vec![DVec3::ZERO; self.vertices()];
+        for (w, shape) in weights.iter().zip(&self.shapes) {
+            for (a, b) in x.iter_mut().zip(shape) {
+                *a += *b * *w;
+            }
+        }
+        x
+    }
+
+    /// Forgets the warm start: the next solve starts from the base (x₀ = V⁰).
+    pub fn reset(&mut self) {
+        self.last = None;
+    }
+
+    /// The equilibrium of the blended springs for `weights` (base first, on
+    /// the simplex). Starts from the last blend if there is one (scrubbing),
+    /// else from the base. On failure the model keeps its last good blend.
+    pub fn solve(&mut self, weights: &[f64], rig: &BlendRig) -> Result<Blend, BlendError> {
+        rig.check_weights(weights)?;
+        let (rest, k) = self.blended_springs(weights);
+        let mut x = self.last.clone().unwrap_or_else(|| self.shapes[0].clone());
+        // Anchor: solved in the anchor's initial frame, where it sits as in
+        // the base; pins follow the linear blend.
+        if let Some(anchor) = &self.anchor {
+            for v in anchor.vertices() {
+                x[v] = self.shapes[0][v];
+            }
+        }
+        for &v in &self.pins {
+            let v = v as usize;
+            x[v] = weights
+                .iter()
+                .zip(&self.shapes)
+                .map(|(w, s)| s[v] * *w)
+                .sum();
+        }
+        let report = self
+            .system
+            .solve(&mut x, &rest, &k, &self.settings)
+            .map_err(|source| BlendError::Solve {
+                what: "the blend".into(),
+                source,
+            })?;
+        check("the blend", &report)?;
+        self.last = Some(x.clone());
+        if self.anchor.is_some() {
+            let motion = RigidMotion::blend(weights, &self.motions);
+            for p in &mut x {
+                *p = motion.apply(*p);
+            }
+        }
+        Ok(Blend {
+            positions: x,
+            report,
+        })
+    }
+}
+
+fn check(what: &str, report: &SolveReport) -> Result<(), BlendError> {
+    if report.converged {
+        Ok(())
+    } else {
+        Err(BlendError::NotConverged {
+            what: what.into(),
+            iterations: report.iterations,
+            residual: report.residual,
+            relative: report.residual / report.force_scale.max(f64::MIN_POSITIVE),
+        })
+    }
+}

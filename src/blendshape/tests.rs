@@ -1,0 +1,344 @@
+//! The physics of the blend: equilibrium, exact targets, Fig. 1's bend that
+//! does not shrink, rigid motions recovered, continuity in the weights, and
+//! every bad rig refused by name.
+
+use super::*;
+use crate::shape::BarrDeformation;
+use crate::shape::MuscleShape;
+use glam::{DQuat, DVec3, Vec2, Vec3};
+
+/// Ring count of the test bar (stacks − 1) and vertices per ring.
+const STACKS: usize = 24;
+const SLICES: usize = 12;
+const LENGTH: f32 = 0.6;
+
+/// A bar along z (an elongated superellipsoid) bent by `angle` radians
+/// over its length (Barr's bend, the axis along arc length).
+fn bar(angle: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let shape =
+        MuscleShape::superellipsoid(Vec3::new(0.06, 0.06, LENGTH / 2.0), Vec2::new(0.6, 1.0))
+            .with_deformation(BarrDeformation {
+                bend: angle / LENGTH,
+                ..Default::default()
+            });
+    let mesh = shape.tessellate(SLICES, STACKS);
+    (mesh.positions, mesh.indices)
+}
+
+fn rig(targets: &[f32]) -> BlendRig {
+    let (base, triangles) = bar(0.0);
+    BlendRig {
+        name: "bar".into(),
+        base,
+        triangles,
+        targets: targets
+            .iter()
+            .map(|&a| BlendTarget {
+                name: format!("bend {a}"),
+                positions: bar(a).0,
+            })
+            .collect(),
+        boundary: Boundary::Anchor,
+        interior: true,
+        constants: SpringConstants::default(),
+    }
+}
+
+/// Length of the polyline through the rings' centroids.
+fn centre_line(x: &[DVec3]) -> f64 {
+    let centres: Vec<DVec3> = (0..STACKS - 1)
+        .map(|r| (0..SLICES).map(|j| x[1 + r * SLICES + j]).sum::<DVec3>() / SLICES as f64)
+        .collect();
+    centres.windows(2).map(|w| w[0].distance(w[1])).sum()
+}
+
+/// Largest |‖d‖ − r̄| / r̄ over the springs of the surface.
+fn edge_error(model: &BlendModel, x: &[DVec3], rest: &[f64]) -> f64 {
+    model
+        .springs()
+        .ends
+        .iter()
+        .zip(&model.springs().class)
+        .zip(rest)
+        .filter(|((_, class), _)| **class == SpringClass::Structure)
+        .map(|((&[a, b], _), r)| (x[a as usize].distance(x[b as usize]) - r).abs() / r)
+        .fold(0.0, f64::max)
+}
+
+#[test]
+fn a_blend_is_an_equilibrium_at_any_simplex_weights() {
+    let rig = rig(&[1.2, -0.8]);
+    let mut model = BlendModel::new(&rig).expect("rig builds");
+    for w in [[0.2, 0.5, 0.3], [0.6, 0.1, 0.3], [0.0, 0.0, 1.0]] {
+        let blend = model.solve(&w, &rig).expect("solves");
+        // The forces, recomputed independently of the solver's report.
+        let (rest, k) = model.blended_springs(&w);
+        let system = SpringSystem::new(
+            model.vertices(),
+            model.springs().clone(),
+            vec![false; model.vertices()],
+        );
+        let mut f = vec![DVec3::ZERO; model.vertices()];
+        // The solve's frame: undo nothing; forces are invariant to the
+        // anchor's rigid motion.
+        system.forces(&blend.positions, &rest, &k, &mut f);
+        let scale = rest.iter().zip(&k).map(|(r, k)| r * k).sum::<f64>() / rest.len() as f64;
+        let worst = f[..model.surface_vertices()]
+            .iter()
+            .map(|v| v.abs().max_element())
+            .fold(0.0, f64::max);
+        assert!(
+            worst <= 1e-8 * scale,
+            "weights {w:?}: force {worst:e} of scale {scale:e}"
+        );
+        assert!(blend.report.converged && blend.report.iterations > 0);
+    }
+}
+
+#[test]
+fn the_jacobian_is_the_derivative_of_the_forces() {
+    // A small random system, springs stretched and compressed.
+    let rig = rig(&[1.0]);
+    let model = BlendModel::new(&rig).expect("rig builds");
+    let (rest, k) = model.blended_springs(&[0.5, 0.5]);
+    let n = model.vertices();
+    let x: Vec<DVec3> = (0..n)
+        .map(|i| {
+            model.shape(1)[i] + DVec3::new((i as f64 * 0.37).sin(), (i as f64).cos(), 0.3) * 0.004
+        })
+        .collect();
+    let v: Vec<DVec3> = (0..n)
+        .map(|i| DVec3::new((i as f64 * 1.3).cos(), (i as f64 * 0.7).sin(), 1.0))
+        .collect();
+    let system = SpringSystem::new(n, model.springs().clone(), vec![false; n]);
+    let eps = 1e-6;
+    let shifted = |s: f64| -> Vec<DVec3> {
+        let y: Vec<DVec3> = x.iter().zip(&v).map(|(p, d)| *p + *d * s).collect();
+        let mut f = vec![DVec3::ZERO; n];
+        system.forces(&y, &rest, &k, &mut f);
+        f
+    };
+    let (fp, fm) = (shifted(eps), shifted(-eps));
+    let jv = system.hessian_times(&x, &rest, &k, &v);
+    let scale = jv.iter().map(|a| a.length()).fold(0.0, f64::max);
+    for i in 0..n {
+        let fd = (fp[i] - fm[i]) / (2.0 * eps);
+        assert!(
+            (fd - jv[i]).length() <= 1e-6 * scale,
+            "vertex {i}: {fd} vs {}",
+            jv[i]
+        );
+    }
+}
+
+#[test]
+fn weight_one_reproduces_each_target() {
+    let rig = rig(&[1.5, -1.0]);
+    let mut model = BlendModel::new(&rig).expect("rig builds");
+    let diagonal = rig.diagonal();
+    for t in 0..3 {
+        let mut w = [0.0; 3];
+        w[t] = 1.0;
+        model.reset();
+        let blend = model.solve(&w, &rig).expect("solves");
+        let shape = &rig.shapes()[t];
+        let worst = shape
+            .iter()
+            .zip(&blend.positions)
+            .map(|(a, b)| a.distance(*b))
+            .fold(0.0, f64::max);
+        assert!(
+            worst <= 1e-9 * diagonal,
+            "{}: {worst:e} m off",
+            rig.shape_name(t)
+        );
+    }
+}
+
+#[test]
+fn a_bend_blended_physically_keeps_its_length_where_linear_shrinks() {
+    for angle in [std::f32::consts::FRAC_PI_2, std::f32::consts::PI] {
+        let rig = rig(&[angle]);
+        let mut model = BlendModel::new(&rig).expect("rig builds");
+        let w = [0.5, 0.5];
+        let physical = model.solve(&w, &rig).expect("solves").positions;
+        let linear = model.linear(&w);
+        let straight = centre_line(model.shape(0));
+        let (l_phys, l_lin) = (centre_line(&physical), centre_line(&linear));
+        assert!(
+            (l_phys - straight).abs() <= 0.01 * straight,
+            "{angle} rad: physical centre line {l_phys} of {straight}"
+        );
+        assert!(
+            l_lin < 0.99 * straight,
+            "{angle} rad: linear {l_lin} does not shrink"
+        );
+        let (rest, _) = model.blended_springs(&w);
+        let (e_phys, e_lin) = (
+            edge_error(&model, &physical, &rest),
+            edge_error(&model, &linear, &rest),
+        );
+        assert!(
+            e_phys <= 0.1 * e_lin,
+            "{angle} rad: edge error {e_phys} vs linear {e_lin}"
+        );
+    }
+}
+
+#[test]
+fn a_rigidly_moved_target_is_recovered_exactly() {
+    let (base, triangles) = bar(0.0);
+    let motion = RigidMotion {
+        centre: DVec3::ZERO,
+        rotation: DQuat::from_axis_angle(DVec3::new(1.0, 2.0, 0.5).normalize(), 1.1),
+        translation: DVec3::new(0.3, -0.1, 0.2),
+    };
+    let moved: Vec<Vec3> = base
+        .iter()
+        .map(|p| motion.apply(p.as_dvec3()).as_vec3())
+        .collect();
+    let rig = BlendRig {
+        name: "bar".into(),
+        base: base.clone(),
+        triangles,
+        targets: vec![BlendTarget {
+            name: "moved".into(),
+            positions: moved.clone(),
+        }],
+        boundary: Boundary::Anchor,
+        interior: true,
+        constants: SpringConstants::default(),
+    };
+    let mut model = BlendModel::new(&rig).expect("rig builds");
+    let diagonal = rig.diagonal();
+    for alpha in [0.0, 0.3, 1.0] {
+        let blend = model.solve(&[1.0 - alpha, alpha], &rig).expect("solves");
+        // The shape keeps its form: every edge has its rest length, and the
+        // whole is the base moved by the interpolated motion.
+        let fit = RigidMotion::fit(
+            &base.iter().map(|p| p.as_dvec3()).collect::<Vec<_>>(),
+            &blend.positions[..base.len()],
+        );
+        let worst = base
+            .iter()
+            .zip(&blend.positions)
+            .map(|(p, q)| fit.apply(p.as_dvec3()).distance(*q))
+            .fold(0.0, f64::max);
+        assert!(
+            worst <= 1e-6 * diagonal,
+            "α = {alpha}: {worst:e} m from rigid"
+        );
+        let angle = fit.rotation.angle_between(DQuat::IDENTITY);
+        assert!(
+            (angle - 1.1 * alpha).abs() <= 1e-5,
+            "α = {alpha}: turned {angle} rad"
+        );
+    }
+}
+
+#[test]
+fn a_three_target_blend_is_continuous_in_the_weights() {
+    let rig = rig(&[1.0, -1.0, 0.0]);
+    let mut model = BlendModel::new(&rig).expect("rig builds");
+    let diagonal = rig.diagonal();
+    let mut previous: Option<Vec<DVec3>> = None;
+    let steps = 20;
+    for s in 0..=steps {
+        let t = s as f64 / steps as f64;
+        let w = [
+            0.4 * (1.0 - t),
+            0.3 + 0.4 * t,
+            0.3 - 0.1 * t,
+            0.3 * t - 0.3 * t + 0.0,
+        ];
+        let w = [w[0], w[1], w[2], 1.0 - w[0] - w[1] - w[2]];
+        let blend = model.solve(&w, &rig).expect("solves").positions;
+        if let Some(p) = &previous {
+            let jump = p
+                .iter()
+                .zip(&blend)
+                .map(|(a, b)| a.distance(*b))
+                .fold(0.0, f64::max);
+            // A twentieth of the weight moves the shape a small fraction of
+            // its size, never a jump to another branch.
+            assert!(jump <= 0.05 * diagonal, "step {s}: jumped {jump} m");
+        }
+        previous = Some(blend);
+    }
+}
+
+#[test]
+fn bad_rigs_are_refused_by_name() {
+    let good = rig(&[1.0]);
+    let mut r = good.clone();
+    r.targets[0].positions.pop();
+    assert!(matches!(
+        BlendModel::new(&r),
+        Err(BlendError::Rig(RigError::VertexCount { .. }))
+    ));
+    let mut r = good.clone();
+    r.targets[0].positions[7].x = f32::NAN;
+    let err = BlendModel::new(&r).unwrap_err().to_string();
+    assert!(err.contains("bend 1") && err.contains("vertex 7"), "{err}");
+    let mut r = good.clone();
+    let [a, b, _] = r.triangles[30];
+    r.targets[0].positions[b as usize] = r.targets[0].positions[a as usize];
+    assert!(matches!(
+        BlendModel::new(&r),
+        Err(BlendError::Rig(RigError::DegenerateEdge { .. }))
+    ));
+    let mut r = good.clone();
+    r.base.push(Vec3::ZERO);
+    r.targets[0].positions.push(Vec3::ONE);
+    assert!(matches!(
+        BlendModel::new(&r),
+        Err(BlendError::Rig(RigError::IsolatedVertex { vertex })) if vertex == good.base.len()
+    ));
+    let mut r = good.clone();
+    r.boundary = Boundary::Static { tolerance: 0.0 };
+    for p in &mut r.targets[0].positions {
+        p.x += 0.01;
+    }
+    assert!(matches!(
+        BlendModel::new(&r),
+        Err(BlendError::Rig(RigError::NoBoundary(_)))
+    ));
+    let mut r = good.clone();
+    r.triangles.pop();
+    assert!(matches!(
+        BlendModel::new(&r),
+        Err(BlendError::Rig(RigError::OpenMesh))
+    ));
+    let mut model = BlendModel::new(&good).expect("good rig");
+    for w in [
+        vec![0.5, 0.6],
+        vec![1.2, -0.2],
+        vec![1.0],
+        vec![f64::NAN, 1.0],
+    ] {
+        assert!(
+            matches!(
+                model.solve(&w, &good),
+                Err(BlendError::Rig(RigError::Weights { .. }))
+            ),
+            "{w:?}"
+        );
+    }
+}
+
+#[test]
+fn static_vertices_hold_the_bend_where_it_does_not_move() {
+    // Barr's bend keeps the ring at z = 0 in place: those vertices are the
+    // boundary, and the blend still keeps its length.
+    let mut rig = rig(&[std::f32::consts::FRAC_PI_2]);
+    rig.boundary = Boundary::Static { tolerance: 1e-6 };
+    let fixed = rig.static_vertices();
+    assert!(fixed.len() >= SLICES, "{} static vertices", fixed.len());
+    let mut model = BlendModel::new(&rig).expect("rig builds");
+    let blend = model.solve(&[0.5, 0.5], &rig).expect("solves").positions;
+    for &v in &fixed {
+        assert_eq!(blend[v as usize], rig.base[v as usize].as_dvec3());
+    }
+    let straight = centre_line(model.shape(0));
+    assert!((centre_line(&blend) - straight).abs() <= 0.01 * straight);
+}
