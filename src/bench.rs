@@ -2,6 +2,7 @@
 //! one JSON object per line (machine-readable), on the penguin sample with its
 //! key postures and default tolerances.
 
+pub mod blendshape;
 pub mod fem_adapt;
 pub mod fem_gpu;
 pub mod modal;
@@ -446,6 +447,9 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> Result<(), BenchError> {
         writeln!(out, "{v}")?;
     }
     for v in modal::figures(quick) {
+        writeln!(out, "{v}")?;
+    }
+    for v in blendshape::figures(quick) {
         writeln!(out, "{v}")?;
     }
     for v in render::run(quick) {

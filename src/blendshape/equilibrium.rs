@@ -418,6 +418,68 @@ impl SpringSystem {
         rhs.iter().all(|v| v.is_finite())
     }
 
+    /// The Newton direction, in place on `rhs` (−f on entry). Projected:
+    /// the exact Hessian when it is positive definite (Cholesky succeeds),
+    /// for Newton's quadratic convergence near a stable equilibrium, else
+    /// each block projected; after an indefinite step the next one goes
+    /// straight to the projection, the one after tries exact again. The
+    /// diagonal shift μ grows until a factor succeeds. False if none does.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one Newton step's state, kept by `solve`"
+    )]
+    fn direction(
+        &mut self,
+        x: &[DVec3],
+        rest: &[f64],
+        k: &[f64],
+        hessian: Hessian,
+        mu: &mut f64,
+        exact: &mut bool,
+        rhs: &mut Vec<f64>,
+    ) -> Result<bool, SolveError> {
+        let mean_k = k.iter().sum::<f64>() / k.len().max(1) as f64;
+        if hessian == Hessian::Exact {
+            let blocks = self.blocks(x, rest, k, false);
+            loop {
+                let mut trial = rhs.clone();
+                if self.lu_step(&blocks, *mu, &mut trial) {
+                    *rhs = trial;
+                    return Ok(true);
+                }
+                *mu *= 100.0;
+                if *mu > mean_k {
+                    return Ok(false);
+                }
+            }
+        }
+        if *exact {
+            let blocks = self.blocks(x, rest, k, false);
+            self.assemble(&blocks, *mu)?;
+            let mut trial = rhs.clone();
+            if self.cholesky_step(&mut trial)? {
+                *rhs = trial;
+                return Ok(true);
+            }
+            *exact = false;
+        } else {
+            *exact = true;
+        }
+        let blocks = self.blocks(x, rest, k, true);
+        loop {
+            self.assemble(&blocks, *mu)?;
+            let mut trial = rhs.clone();
+            if self.cholesky_step(&mut trial)? {
+                *rhs = trial;
+                return Ok(true);
+            }
+            *mu *= 100.0;
+            if *mu > mean_k {
+                return Ok(false);
+            }
+        }
+    }
+
     /// Newton–Raphson from `x` (fixed vertices already in place) to the
     /// equilibrium of springs with rest lengths `rest` and constants `k`.
     /// On error `x` is left as it was; when the iterations run out it holds
@@ -439,7 +501,6 @@ impl SpringSystem {
         let force_scale = rest.iter().zip(k).map(|(r, k)| r * k).sum::<f64>() / springs;
         let mean_rest = rest.iter().sum::<f64>() / springs;
         let mean_k = k.iter().sum::<f64>() / springs;
-        let project = settings.hessian == Hessian::Projected;
         let mut report = SolveReport {
             force_scale,
             ..Default::default()
@@ -456,46 +517,21 @@ impl SpringSystem {
         // Flat or straight regions have no transverse stiffness at rest: a
         // whisper of diagonal keeps the projected Jacobian definite.
         let mut mu = 1e-9 * mean_k;
+        // Whether to try the exact Hessian first (see `direction`).
+        let mut exact = true;
         while report.iterations < settings.max_iterations {
             if report.residual <= settings.force_tolerance * force_scale {
                 break;
             }
             report.iterations += 1;
             let t = clock();
-            let blocks = self.blocks(x, rest, k, project);
             for (c, fi) in rhs.chunks_exact_mut(3).zip(&f) {
                 c.copy_from_slice(&(-*fi).to_array());
             }
             report.assemble_s += t.elapsed().as_secs_f64();
             let t = clock();
-            let solved = loop {
-                let ok = match settings.hessian {
-                    Hessian::Projected => {
-                        self.assemble(&blocks, mu)?;
-                        let mut trial_rhs = rhs.clone();
-                        let ok = self.cholesky_step(&mut trial_rhs)?;
-                        if ok {
-                            rhs = trial_rhs;
-                        }
-                        ok
-                    }
-                    Hessian::Exact => {
-                        let mut trial_rhs = rhs.clone();
-                        let ok = self.lu_step(&blocks, mu, &mut trial_rhs);
-                        if ok {
-                            rhs = trial_rhs;
-                        }
-                        ok
-                    }
-                };
-                if ok {
-                    break true;
-                }
-                mu = (mu * 100.0).max(1e-12);
-                if mu > mean_k {
-                    break false;
-                }
-            };
+            let solved =
+                self.direction(x, rest, k, settings.hessian, &mut mu, &mut exact, &mut rhs)?;
             report.factor_s += t.elapsed().as_secs_f64();
             if !solved {
                 return Err(SolveError::Singular);

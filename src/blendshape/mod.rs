@@ -10,11 +10,12 @@
 //! or pinned vertices) and solved by Newton–Raphson ([`equilibrium`]).
 //! Quasi-static: no velocities, equal masses.
 //!
-//! Reads `fem` (the mesh solid's inside test, the polar rotation) and
-//! nothing above it.
+//! Reads `fem` (the mesh solid's inside test, the polar rotation) and `io`
+//! (files, imported meshes), nothing above them.
 
 pub mod anchor;
 pub mod equilibrium;
+pub mod file;
 pub mod interior;
 pub mod model;
 pub mod rig;
@@ -22,6 +23,7 @@ pub mod springs;
 
 pub use anchor::{Anchor, RigidMotion};
 pub use equilibrium::{Hessian, NewtonSettings, SolveError, SolveReport, SpringSystem};
+pub use file::{ImportError, load_rig, rig_from_meshes, save_rig};
 pub use model::{Blend, BlendError, BlendModel};
 pub use rig::{BlendRig, BlendTarget, Boundary, RigError, SpringConstants};
 pub use springs::{SpringClass, SpringSet};

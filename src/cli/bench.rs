@@ -11,8 +11,9 @@ pub struct BenchArgs {
     /// Only one group of figures: the skin (`skin`: the penguin's real-time
     /// factor and every sample's smoothness), the lattice FEM (`fem`), or the
     /// tools and playback (`interactive`: IK drag, picking, baked playback), or
-    /// the modal flesh (`modal`: precompute and cost per frame).
-    #[arg(long, value_parser = ["fem", "interactive", "modal", "skin"])]
+    /// the modal flesh (`modal`: precompute and cost per frame), or the
+    /// physical blendshapes (`blendshape`: Ma et al.'s Table 1 sizes).
+    #[arg(long, value_parser = ["blendshape", "fem", "interactive", "modal", "skin"])]
     only: Option<String>,
 }
 
@@ -31,6 +32,14 @@ impl BenchArgs {
                 only: Some(group),
             } if group == "modal" => {
                 for v in plasticine::bench::modal::figures(quick) {
+                    println!("{v}");
+                }
+            }
+            Self {
+                quick,
+                only: Some(group),
+            } if group == "blendshape" => {
+                for v in plasticine::bench::blendshape::figures(quick) {
                     println!("{v}");
                 }
             }

@@ -6,6 +6,7 @@
 mod args;
 mod bake;
 mod bench;
+mod blendshape;
 mod calibrate;
 mod desk;
 mod document;
@@ -143,6 +144,21 @@ Examples:\n  plasticine fem-import assets/limb.obj --skeleton assets/limb_skelet
 plasticine fem-import body.glb --skeleton assets/penguin.ron --scale 0.01 --vertices 300 --out body.ron"
     )]
     FemImport(fem_import::FemImportArgs),
+    /// Physical blendshapes (Ma et al.): build a rig from meshes, solve a blend to a mesh.
+    #[command(
+        long_about = "Physical blendshapes (Ma et al. 2012). A blend is the equilibrium of a \
+mass-spring system (the mesh's edges, its 2-rings for bending, internal springs through the solid) \
+whose rest lengths are the targets' blended: a bend between two targets keeps its length instead of \
+shrinking through the middle as a linear blend does.\n\n\
+`import` builds a rig from a base mesh and one mesh per target, each with the base's vertices and \
+triangles in its order (OBJ or glTF), checks that every target can be solved, and saves it. `solve` \
+writes the blend for the given weights (the base's first, summing to 1) as OBJ, with the base's \
+vertices in its order.\n\n\
+Examples:\n  plasticine blendshape import neutral.obj smile.obj frown.obj --out face.ron\n  \
+plasticine blendshape solve face.ron --weights 0.5,0.3,0.2 --out blend.obj\n  \
+plasticine blendshape solve face.ron --weights 0.5,0.5,0 --linear --out linear.obj"
+    )]
+    Blendshape(blendshape::BlendshapeArgs),
 }
 
 impl Cli {
@@ -163,6 +179,7 @@ impl Cli {
             Command::Render(a) => a.run(),
             Command::Export(a) => a.run(),
             Command::FemImport(a) => a.run(),
+            Command::Blendshape(a) => a.run(),
         }
     }
 }

@@ -62,7 +62,7 @@ pub const MAX_CHARACTER_FILE_BYTES: u64 = 512 << 20;
 /// Nesting depth RON allows while parsing. A character needs about 8 levels.
 pub const RON_RECURSION_LIMIT: usize = 128;
 
-fn ron_options() -> ron::Options {
+pub(crate) fn ron_options() -> ron::Options {
     ron::Options::default().with_recursion_limit(RON_RECURSION_LIMIT)
 }
 
@@ -221,7 +221,7 @@ pub fn upgrade_v1(skin: &mut Skin) {
     }
 }
 
-fn parse_error(origin: &Path, e: ron::error::SpannedError) -> IoError {
+pub(crate) fn parse_error(origin: &Path, e: ron::error::SpannedError) -> IoError {
     let message = match e.code {
         // RON's own text advises raising the limit, which is not the user's fix.
         ron::Error::ExceededRecursionLimit => {

@@ -6,6 +6,7 @@
 mod support;
 
 mod bake_resume;
+mod blendshape;
 mod cli;
 mod crash_kill;
 mod disk_full;

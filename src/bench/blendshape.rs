@@ -1,0 +1,125 @@
+//! `plasticine bench --only blendshape`: physical blendshapes (Ma et al.)
+//! on procedural rigs of the sizes of the paper's Table 1 (a bar and its
+//! 90° bend, resolved to the table's vertex counts, interior and anchor
+//! included): a cold solve from the base to the target, and the 36-step
+//! sweep between them warm-started step to step, as the paper times it.
+
+use crate::blendshape::{BlendModel, BlendRig, BlendTarget, Boundary, SpringConstants};
+use crate::shape::{BarrDeformation, MuscleShape};
+use glam::{Vec2, Vec3};
+use serde_json::json;
+use std::time::Instant;
+
+/// The paper's Table 1: shape, vertices, springs, CPU (PARDISO) and GPU
+/// (Cusp) seconds per interpolation step.
+pub const TABLE_1: [(&str, usize, usize, f64, f64); 5] = [
+    ("Man", 2_200, 21_600, 2.23, 3.62),
+    ("Face", 8_100, 65_100, 40.11, 3.67),
+    ("Cat", 7_300, 81_700, 67.58, 13.67),
+    ("Horse", 8_500, 96_100, 81.36, 15.95),
+    ("Hand", 18_600, 150_400, 153.99, 26.28),
+];
+
+/// Interpolation steps per sweep (Table 1 assumes 36).
+pub const SWEEP_STEPS: usize = 36;
+
+/// A bar of `slices` × `stacks` bent by `angle` over its length.
+fn bar(slices: usize, stacks: usize, angle: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let length = 0.8;
+    let mesh =
+        MuscleShape::superellipsoid(Vec3::new(0.08, 0.06, length / 2.0), Vec2::new(0.7, 0.8))
+            .with_deformation(BarrDeformation {
+                bend: angle / length,
+                twist: 0.5 * angle,
+                ..Default::default()
+            })
+            .tessellate(slices, stacks);
+    (mesh.positions, mesh.indices)
+}
+
+/// The rig of a bar resolved so that its model has about `vertices`.
+pub fn procedural_rig(vertices: usize) -> (BlendRig, BlendModel) {
+    let mut surface = vertices as f64;
+    loop {
+        // A bar five times as long as it is round: slices ≈ stacks / 2.5.
+        let slices = ((surface / 2.5).sqrt().round() as usize).max(6);
+        let stacks = ((surface / slices as f64).round() as usize).max(3);
+        let (base, triangles) = bar(slices, stacks, 0.0);
+        let rig = BlendRig {
+            name: format!("bar {vertices}"),
+            base,
+            triangles,
+            targets: vec![BlendTarget {
+                name: "bent".into(),
+                positions: bar(slices, stacks, std::f32::consts::FRAC_PI_2).0,
+            }],
+            boundary: Boundary::Anchor,
+            interior: true,
+            constants: SpringConstants::default(),
+        };
+        let model = BlendModel::new(&rig).expect("the procedural rig builds");
+        let ratio = vertices as f64 / model.vertices() as f64;
+        if (ratio - 1.0).abs() <= 0.03 {
+            return (rig, model);
+        }
+        surface *= ratio;
+    }
+}
+
+/// One JSON line per shape of Table 1 (only the first when `quick`).
+pub fn figures(quick: bool) -> Vec<serde_json::Value> {
+    let rows = if quick { &TABLE_1[..1] } else { &TABLE_1[..] };
+    rows.iter().map(|&row| case(row)).collect()
+}
+
+fn case(
+    (shape, vertices, paper_springs, paper_cpu, paper_gpu): (&str, usize, usize, f64, f64),
+) -> serde_json::Value {
+    let (rig, mut model) = procedural_rig(vertices);
+    let start = Instant::now();
+    let cold = model.solve(&[0.0, 1.0], &rig);
+    let cold_ms = start.elapsed().as_secs_f64() * 1e3;
+    model.reset();
+    let mut steps_ms = Vec::with_capacity(SWEEP_STEPS);
+    let (mut iterations, mut residual, mut factor_s, mut failed) = (0, 0.0f64, 0.0, 0);
+    let sweep = Instant::now();
+    for k in 1..=SWEEP_STEPS {
+        let alpha = k as f64 / SWEEP_STEPS as f64;
+        let t = Instant::now();
+        match model.solve(&[1.0 - alpha, alpha], &rig) {
+            Ok(blend) => {
+                iterations += blend.report.iterations;
+                residual = residual.max(blend.report.residual / blend.report.force_scale);
+                factor_s += blend.report.factor_s;
+            }
+            Err(_) => failed += 1,
+        }
+        steps_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let sweep_s = sweep.elapsed().as_secs_f64();
+    steps_ms.sort_by(f64::total_cmp);
+    let median = steps_ms[SWEEP_STEPS / 2];
+    let p99 = steps_ms[((SWEEP_STEPS as f64 * 0.99).ceil() as usize).min(SWEEP_STEPS) - 1];
+    json!({
+        "name": "blendshape",
+        "shape": shape,
+        "vertices": model.vertices(),
+        "surface_vertices": model.surface_vertices(),
+        "springs": model.springs().len(),
+        "paper_vertices": vertices,
+        "paper_springs": paper_springs,
+        "warm_step_ms_median": median,
+        "warm_step_ms_p99": p99,
+        "sweep_s": sweep_s,
+        "cold_solve_ms": cold_ms,
+        "cold_converged": cold.is_ok(),
+        "newton_iterations": iterations as f64 / SWEEP_STEPS as f64,
+        "factor_ms_per_step": factor_s * 1e3 / SWEEP_STEPS as f64,
+        "residual": residual,
+        "failed_steps": failed,
+        "paper_cpu_s": paper_cpu,
+        "paper_gpu_s": paper_gpu,
+        "speedup_over_paper_cpu": paper_cpu * 1e3 / median,
+        "threads": rayon::current_num_threads(),
+    })
+}

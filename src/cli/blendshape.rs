@@ -1,0 +1,186 @@
+//! `plasticine blendshape`: build a physical blendshape rig from meshes, and
+//! solve a blend of it to a mesh.
+
+use anyhow::{Context, Result, bail};
+use plasticine::blendshape::{
+    BlendModel, Boundary, ImportError, load_rig, rig_from_meshes, save_rig,
+};
+use plasticine::io::import::load_mesh;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// The arguments of `plasticine blendshape`.
+#[derive(clap::Args)]
+pub struct BlendshapeArgs {
+    #[command(subcommand)]
+    command: BlendshapeCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum BlendshapeCommand {
+    /// Build a rig from a base mesh and target meshes (OBJ or glTF, one file
+    /// per shape, all with the base's vertices and triangles in its order).
+    Import(ImportArgs),
+    /// Solve a blend: the equilibrium of the springs with blended rest
+    /// lengths (or, with --linear, the linear blend), written as OBJ.
+    Solve(SolveArgs),
+}
+
+#[derive(clap::Args)]
+struct ImportArgs {
+    /// The base mesh (the neutral shape).
+    base: PathBuf,
+    /// The target meshes; each target is named after its file.
+    #[arg(required = true)]
+    targets: Vec<PathBuf>,
+    /// Where to save the rig (.ron).
+    #[arg(long)]
+    out: PathBuf,
+    /// Name of the rig [default: the base file's name].
+    #[arg(long)]
+    name: Option<String>,
+    /// What holds the springs: `anchor` (a rigid object inside, all the
+    /// surface free), `static` (the vertices no target moves) or `pins`
+    /// (--pins, following the linear blend).
+    #[arg(long, default_value = "anchor", value_parser = ["anchor", "static", "pins"])]
+    boundary: String,
+    /// With --boundary static: how far, relative to the base's size, a
+    /// vertex may move and still count as static.
+    #[arg(long, default_value_t = 1e-6)]
+    static_tolerance: f32,
+    /// With --boundary pins: the pinned vertices, e.g. 0,5,17.
+    #[arg(long, value_delimiter = ',')]
+    pins: Vec<u32>,
+    /// No internal springs (an open mesh, e.g. a face mask, has no inside).
+    #[arg(long)]
+    no_interior: bool,
+}
+
+#[derive(clap::Args)]
+struct SolveArgs {
+    /// The rig (.ron, from `plasticine blendshape import`).
+    rig: PathBuf,
+    /// One weight per shape, the base's first, on the simplex: e.g. 0.5,0.5.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        required = true,
+        allow_hyphen_values = true
+    )]
+    weights: Vec<f64>,
+    /// Blend the positions linearly instead (what other tools do).
+    #[arg(long)]
+    linear: bool,
+    /// Where to write the shape (.obj): the base's vertices, in its order.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+impl BlendshapeArgs {
+    pub fn run(self) -> Result<()> {
+        match self.command {
+            BlendshapeCommand::Import(a) => a.run(),
+            BlendshapeCommand::Solve(a) => a.run(),
+        }
+    }
+}
+
+fn stem(path: &std::path::Path) -> String {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("shape")
+        .to_string()
+}
+
+impl ImportArgs {
+    fn run(self) -> Result<()> {
+        let base = load_mesh(&self.base)?;
+        let mut targets = Vec::new();
+        for path in &self.targets {
+            targets.push((stem(path), load_mesh(path)?));
+        }
+        let boundary = match self.boundary.as_str() {
+            "static" => Boundary::Static {
+                tolerance: self.static_tolerance,
+            },
+            "pins" => Boundary::Pins {
+                vertices: self.pins,
+            },
+            _ => Boundary::Anchor,
+        };
+        let name = self.name.unwrap_or_else(|| stem(&self.base));
+        let rig =
+            rig_from_meshes(&name, &base, &targets, boundary, !self.no_interior).map_err(|e| {
+                match &e {
+                    ImportError::Mismatch { target, .. } => {
+                        let file = self.targets.iter().find(|p| stem(p) == *target);
+                        anyhow::anyhow!(
+                            "{}: {e}",
+                            file.map_or(target.clone(), |p| p.display().to_string())
+                        )
+                    }
+                    ImportError::Rig(_) => anyhow::anyhow!("{}: {e}", self.base.display()),
+                }
+            })?;
+        // Building the model checks that the springs can be solved (each
+        // target's interior and anchor) before anything is written.
+        let t = Instant::now();
+        let model =
+            BlendModel::new(&rig).with_context(|| format!("rig from {}", self.base.display()))?;
+        save_rig(&self.out, &rig)?;
+        println!(
+            "rig '{}': {} shapes, {} vertices ({} on the surface), {} springs, built in {:.0} ms; saved {}",
+            rig.name,
+            rig.targets.len() + 1,
+            model.vertices(),
+            model.surface_vertices(),
+            model.springs().len(),
+            t.elapsed().as_secs_f64() * 1e3,
+            self.out.display()
+        );
+        Ok(())
+    }
+}
+
+impl SolveArgs {
+    fn run(self) -> Result<()> {
+        let rig = load_rig(&self.rig)?;
+        rig.check_weights(&self.weights)
+            .map_err(|e| anyhow::anyhow!("--weights: {e}"))?;
+        let mut model = BlendModel::new(&rig).with_context(|| format!("{}", self.rig.display()))?;
+        let t = Instant::now();
+        let positions = if self.linear {
+            let x = model.linear(&self.weights);
+            println!("linear blend of {} shapes", rig.targets.len() + 1);
+            x
+        } else {
+            let blend = model
+                .solve(&self.weights, &rig)
+                .with_context(|| format!("{}", self.rig.display()))?;
+            let r = blend.report;
+            println!(
+                "equilibrium in {} Newton steps, {:.1} ms (factor and solve {:.1} ms); largest force {:.2e}, {:.1e} of the springs' scale",
+                r.iterations,
+                t.elapsed().as_secs_f64() * 1e3,
+                r.factor_s * 1e3,
+                r.residual,
+                r.residual / r.force_scale
+            );
+            blend.positions
+        };
+        let surface: Vec<glam::Vec3> = positions[..model.surface_vertices()]
+            .iter()
+            .map(|p| p.as_vec3())
+            .collect();
+        if !surface.iter().all(|p| p.is_finite()) {
+            bail!("the blend is not finite; nothing written");
+        }
+        plasticine::io::obj::write_colored_obj(
+            &self.out,
+            &[(&rig.name, &surface, &rig.triangles)],
+            &[],
+        )?;
+        println!("wrote {}", self.out.display());
+        Ok(())
+    }
+}
