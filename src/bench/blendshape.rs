@@ -82,6 +82,7 @@ fn case(
     model.reset();
     let mut steps_ms = Vec::with_capacity(SWEEP_STEPS);
     let (mut iterations, mut residual, mut factor_s, mut failed) = (0, 0.0f64, 0.0, 0);
+    let (mut factorizations, mut cg) = (0, 0);
     let sweep = Instant::now();
     for k in 1..=SWEEP_STEPS {
         let alpha = k as f64 / SWEEP_STEPS as f64;
@@ -91,6 +92,8 @@ fn case(
                 iterations += blend.report.iterations;
                 residual = residual.max(blend.report.residual / blend.report.force_scale);
                 factor_s += blend.report.factor_s;
+                factorizations += blend.report.factorizations;
+                cg += blend.report.cg_iterations;
             }
             Err(_) => failed += 1,
         }
@@ -115,6 +118,8 @@ fn case(
         "cold_converged": cold.is_ok(),
         "newton_iterations": iterations as f64 / SWEEP_STEPS as f64,
         "factor_ms_per_step": factor_s * 1e3 / SWEEP_STEPS as f64,
+        "factorizations_per_step": factorizations as f64 / SWEEP_STEPS as f64,
+        "cg_iterations_per_step": cg as f64 / SWEEP_STEPS as f64,
         "residual": residual,
         "failed_steps": failed,
         "paper_cpu_s": paper_cpu,

@@ -38,6 +38,11 @@ impl RigidMotion {
         self.centre + self.translation + self.rotation * (p - self.centre)
     }
 
+    /// The point this motion takes to `p`.
+    pub fn invert(&self, p: DVec3) -> DVec3 {
+        self.centre + self.rotation.inverse() * (p - self.centre - self.translation)
+    }
+
     /// The least-squares rigid motion taking `from` onto `to` (Kabsch, the
     /// rotation as the polar factor of the cross-covariance), about the
     /// centroid of `from`.

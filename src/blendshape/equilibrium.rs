@@ -19,15 +19,11 @@
 //! paper blames crumpling on precision.
 
 use super::springs::SpringSet;
-use faer::dyn_stack::{MemBuffer, MemStack};
-use faer::linalg::cholesky::llt::factor::LltRegularization;
-use faer::prelude::Solve as _;
-use faer::sparse::linalg::cholesky::{
-    LltRef, SymbolicCholesky, SymmetricOrdering, factorize_symbolic_cholesky,
-};
-use faer::sparse::{SparseColMat, Triplet};
-use faer::{Conj, Mat, MatMut, Par, Side};
-use glam::{DMat3, DVec3};
+use faer::sparse::SparseColMat;
+use faer::sparse::linalg::cholesky::SymbolicCholesky;
+use glam::DVec3;
+
+mod jacobian;
 use rayon::prelude::*;
 
 /// How the Jacobian is treated.
@@ -81,6 +77,10 @@ pub struct SolveReport {
     pub factor_s: f64,
     /// Seconds spent assembling forces and Jacobians.
     pub assemble_s: f64,
+    /// Numeric Cholesky factorizations (tried).
+    pub factorizations: usize,
+    /// Preconditioned CG iterations (steps solved with a kept factor).
+    pub cg_iterations: usize,
 }
 
 /// Why a solve failed.
@@ -95,15 +95,21 @@ pub enum SolveError {
     Singular,
 }
 
-/// A spring system with its Dirichlet vertices and its Jacobian's cached
-/// sparsity pattern and symbolic factor.
-#[derive(Debug)]
-pub struct SpringSystem {
-    vertices: usize,
-    springs: SpringSet,
-    incidence: Vec<Vec<(u32, u32)>>,
-    fixed: Vec<bool>,
-    pattern: Option<Pattern>,
+/// Relative residual a preconditioned CG step stops at (an inexact Newton
+/// step: each one still cuts the force a thousandfold).
+const CG_TOLERANCE: f64 = 1e-3;
+/// CG iterations before a step gives up on the kept factor and refactors.
+const CG_MAX_ITERATIONS: usize = 12;
+
+/// What `direction` reads and updates across a solve's Newton steps.
+struct StepState {
+    hessian: Hessian,
+    /// The diagonal shift keeping a factor definite.
+    mu: f64,
+    /// Whether to try the exact Hessian's factor first.
+    exact: bool,
+    factorizations: usize,
+    cg_iterations: usize,
 }
 
 /// The lower triangle of the free block with fixed rows as the identity, its
@@ -117,20 +123,18 @@ struct Pattern {
     slots: Vec<u32>,
 }
 
-/// One spring's Hessian block k(d̂d̂ᵀ + t(I − d̂d̂ᵀ)), t = 1 − r/‖d‖,
-/// with t clamped at zero when `project`.
-fn spring_block(d: DVec3, rest: f64, k: f64, project: bool) -> DMat3 {
-    let len = d.length();
-    if len <= f64::MIN_POSITIVE {
-        return DMat3::from_diagonal(DVec3::splat(k));
-    }
-    let n = d / len;
-    let mut t = 1.0 - rest / len;
-    if project {
-        t = t.max(0.0);
-    }
-    let nn = DMat3::from_cols(n * n.x, n * n.y, n * n.z);
-    (nn * (1.0 - t) + DMat3::IDENTITY * t) * k
+/// A spring system with its Dirichlet vertices and its Jacobian's cached
+/// sparsity pattern and symbolic factor.
+#[derive(Debug)]
+pub struct SpringSystem {
+    vertices: usize,
+    springs: SpringSet,
+    incidence: Vec<Vec<(u32, u32)>>,
+    fixed: Vec<bool>,
+    pattern: Option<Pattern>,
+    /// The last Cholesky factor's values (for the pattern's symbolic
+    /// factor): the preconditioner of the next steps' conjugate gradients.
+    factor: Option<Vec<f64>>,
 }
 
 impl SpringSystem {
@@ -144,7 +148,37 @@ impl SpringSystem {
             incidence,
             fixed,
             pattern: None,
+            factor: None,
         }
+    }
+
+    /// Holds another set of vertices. The Jacobian's pattern changes: its
+    /// symbolic factor is redone at the next solve.
+    pub fn set_fixed(&mut self, fixed: Vec<bool>) {
+        assert_eq!(fixed.len(), self.vertices, "one fixed flag per vertex");
+        if fixed != self.fixed {
+            self.fixed = fixed;
+            self.pattern = None;
+            self.factor = None;
+        }
+    }
+
+    /// ∇E at vertex `i`, held or not: at a held vertex, the force its hold
+    /// exerts to keep it there (the reaction).
+    pub fn reaction(&self, i: usize, x: &[DVec3], rest: &[f64], k: &[f64]) -> DVec3 {
+        self.incidence[i]
+            .iter()
+            .map(|&(j, s)| {
+                let s = s as usize;
+                let d = x[i] - x[j as usize];
+                let len = d.length();
+                if len > f64::MIN_POSITIVE {
+                    d * (k[s] * (len - rest[s]) / len)
+                } else {
+                    DVec3::ZERO
+                }
+            })
+            .sum()
     }
 
     /// The springs.
@@ -193,229 +227,9 @@ impl SpringSystem {
         });
     }
 
-    /// ∇²E v, exact (unprojected) at `x`, for every vertex (fixed or not):
-    /// what the finite-difference check compares with.
-    pub fn hessian_times(&self, x: &[DVec3], rest: &[f64], k: &[f64], v: &[DVec3]) -> Vec<DVec3> {
-        let blocks = self.blocks(x, rest, k, false);
-        let mut out = vec![DVec3::ZERO; self.vertices];
-        for (s, &[a, b]) in self.springs.ends.iter().enumerate() {
-            let (a, b) = (a as usize, b as usize);
-            let d = blocks[s] * (v[a] - v[b]);
-            out[a] += d;
-            out[b] -= d;
-        }
-        out
-    }
-
     /// Largest free force.
     fn max_force(f: &[DVec3]) -> f64 {
         f.iter().map(|v| v.abs().max_element()).fold(0.0, f64::max)
-    }
-
-    fn pattern(&mut self) -> Result<&Pattern, SolveError> {
-        if self.pattern.is_none() {
-            self.pattern = Some(self.build_pattern()?);
-        }
-        Ok(self.pattern.as_ref().expect("just built"))
-    }
-
-    fn build_pattern(&self) -> Result<Pattern, SolveError> {
-        let n = 3 * self.vertices;
-        let mut entries = Vec::new();
-        for i in 0..self.vertices {
-            for r in 0..3 {
-                for c in 0..=r {
-                    entries.push(Triplet::new((3 * i + r) as u32, (3 * i + c) as u32, 0.0));
-                }
-            }
-            if self.fixed[i] {
-                continue;
-            }
-            for &(j, _) in &self.incidence[i] {
-                let j = j as usize;
-                if j < i && !self.fixed[j] {
-                    for r in 0..3 {
-                        for c in 0..3 {
-                            entries.push(Triplet::new((3 * i + r) as u32, (3 * j + c) as u32, 0.0));
-                        }
-                    }
-                }
-            }
-        }
-        let mut matrix = SparseColMat::<u32, f64>::try_new_from_triplets(n, n, &entries)
-            .map_err(|_| SolveError::Singular)?;
-        let symbolic = factorize_symbolic_cholesky(
-            matrix.symbolic(),
-            Side::Lower,
-            SymmetricOrdering::Amd,
-            Default::default(),
-        )
-        .map_err(|_| SolveError::Singular)?;
-        let position = |matrix: &SparseColMat<u32, f64>, i: usize, j: usize| -> u32 {
-            let col = matrix.symbolic();
-            let (s, e) = (col.col_ptr()[j] as usize, col.col_ptr()[j + 1] as usize);
-            let k = col.row_idx()[s..e]
-                .binary_search(&(i as u32))
-                .expect("entry in the pattern");
-            (s + k) as u32
-        };
-        let mut slots = Vec::with_capacity(entries.len());
-        for i in 0..self.vertices {
-            if self.fixed[i] {
-                // Fixed rows are the identity, set once.
-                for r in 0..3 {
-                    let p = position(&matrix, 3 * i + r, 3 * i + r) as usize;
-                    matrix.val_mut()[p] = 1.0;
-                }
-                continue;
-            }
-            for r in 0..3 {
-                for c in 0..=r {
-                    slots.push(position(&matrix, 3 * i + r, 3 * i + c));
-                }
-            }
-            for &(j, _) in &self.incidence[i] {
-                let j = j as usize;
-                if j < i && !self.fixed[j] {
-                    for r in 0..3 {
-                        for c in 0..3 {
-                            slots.push(position(&matrix, 3 * i + r, 3 * j + c));
-                        }
-                    }
-                }
-            }
-        }
-        Ok(Pattern {
-            matrix,
-            symbolic,
-            slots,
-        })
-    }
-
-    /// Every spring's Hessian block at `x`.
-    fn blocks(&self, x: &[DVec3], rest: &[f64], k: &[f64], project: bool) -> Vec<DMat3> {
-        self.springs
-            .ends
-            .par_iter()
-            .enumerate()
-            .map(|(s, &[a, b])| spring_block(x[a as usize] - x[b as usize], rest[s], k[s], project))
-            .collect()
-    }
-
-    /// Writes ∇²E (+ μ on the free diagonal) into the pattern's values.
-    fn assemble(&mut self, blocks: &[DMat3], mu: f64) -> Result<(), SolveError> {
-        self.pattern()?;
-        let pattern = self.pattern.as_mut().expect("built");
-        let values = pattern.matrix.val_mut();
-        let mut slot = pattern.slots.iter();
-        for i in 0..self.vertices {
-            if self.fixed[i] {
-                continue;
-            }
-            let mut diag = DMat3::from_diagonal(DVec3::splat(mu));
-            for &(_, s) in &self.incidence[i] {
-                diag += blocks[s as usize];
-            }
-            for r in 0..3 {
-                for c in 0..=r {
-                    values[*slot.next().expect("slot") as usize] = diag.col(c)[r];
-                }
-            }
-            for &(j, s) in &self.incidence[i] {
-                let j = j as usize;
-                if j < i && !self.fixed[j] {
-                    let b = blocks[s as usize];
-                    for r in 0..3 {
-                        for c in 0..3 {
-                            values[*slot.next().expect("slot") as usize] = -b.col(c)[r];
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Solves (∇²E + μ) Δ = −f with the projected Hessian, in place on `rhs`
-    /// (flat, 3 per vertex). False if the factor failed.
-    fn cholesky_step(&mut self, rhs: &mut [f64]) -> Result<bool, SolveError> {
-        let pattern = self.pattern.as_ref().ok_or(SolveError::Singular)?;
-        let par = Par::Seq;
-        let mut values = vec![0.0; pattern.symbolic.len_val()];
-        let mut buffer = MemBuffer::try_new(
-            pattern
-                .symbolic
-                .factorize_numeric_llt_scratch::<f64>(par, Default::default()),
-        )
-        .map_err(|_| SolveError::Singular)?;
-        if pattern
-            .symbolic
-            .factorize_numeric_llt(
-                &mut values,
-                pattern.matrix.as_ref(),
-                Side::Lower,
-                LltRegularization::default(),
-                par,
-                MemStack::new(&mut buffer),
-                Default::default(),
-            )
-            .is_err()
-        {
-            return Ok(false);
-        }
-        let n = rhs.len();
-        let mut buffer = MemBuffer::new(pattern.symbolic.solve_in_place_scratch::<f64>(1, par));
-        LltRef::new(&pattern.symbolic, &values).solve_in_place_with_conj(
-            Conj::No,
-            MatMut::from_column_major_slice_mut(rhs, n, 1),
-            par,
-            MemStack::new(&mut buffer),
-        );
-        Ok(true)
-    }
-
-    /// Solves with the exact (indefinite) Jacobian by sparse LU.
-    fn lu_step(&self, blocks: &[DMat3], mu: f64, rhs: &mut [f64]) -> bool {
-        let n = 3 * self.vertices;
-        let mut entries = Vec::new();
-        for i in 0..self.vertices {
-            if self.fixed[i] {
-                for r in 0..3 {
-                    entries.push(Triplet::new(3 * i + r, 3 * i + r, 1.0));
-                }
-                continue;
-            }
-            let mut diag = DMat3::from_diagonal(DVec3::splat(mu));
-            for &(j, s) in &self.incidence[i] {
-                let b = blocks[s as usize];
-                diag += b;
-                let j = j as usize;
-                if !self.fixed[j] {
-                    for r in 0..3 {
-                        for c in 0..3 {
-                            entries.push(Triplet::new(3 * i + r, 3 * j + c, -b.col(c)[r]));
-                        }
-                    }
-                }
-            }
-            for r in 0..3 {
-                for c in 0..3 {
-                    entries.push(Triplet::new(3 * i + r, 3 * i + c, diag.col(c)[r]));
-                }
-            }
-        }
-        let Ok(matrix) = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &entries) else {
-            return false;
-        };
-        let Ok(lu) = matrix.sp_lu() else {
-            return false;
-        };
-        let b = Mat::from_fn(n, 1, |i, _| rhs[i]);
-        let x = lu.solve(&b);
-        for (i, v) in rhs.iter_mut().enumerate() {
-            *v = x[(i, 0)];
-        }
-        rhs.iter().all(|v| v.is_finite())
     }
 
     /// The Newton direction, in place on `rhs` (−f on entry). Projected:
@@ -424,22 +238,23 @@ impl SpringSystem {
     /// each block projected; after an indefinite step the next one goes
     /// straight to the projection, the one after tries exact again. The
     /// diagonal shift μ grows until a factor succeeds. False if none does.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one Newton step's state, kept by `solve`"
-    )]
     fn direction(
         &mut self,
         x: &[DVec3],
         rest: &[f64],
         k: &[f64],
-        hessian: Hessian,
-        mu: &mut f64,
-        exact: &mut bool,
+        state: &mut StepState,
         rhs: &mut Vec<f64>,
     ) -> Result<bool, SolveError> {
         let mean_k = k.iter().sum::<f64>() / k.len().max(1) as f64;
-        if hessian == Hessian::Exact {
+        let StepState {
+            hessian,
+            mu,
+            exact,
+            factorizations,
+            cg_iterations,
+        } = state;
+        if *hessian == Hessian::Exact {
             let blocks = self.blocks(x, rest, k, false);
             loop {
                 let mut trial = rhs.clone();
@@ -453,10 +268,18 @@ impl SpringSystem {
                 }
             }
         }
+        let blocks = self.blocks(x, rest, k, false);
+        if let Some((step, iterations)) =
+            self.preconditioned_cg(&blocks, *mu, rhs, CG_TOLERANCE, CG_MAX_ITERATIONS)
+        {
+            *rhs = step;
+            *cg_iterations += iterations;
+            return Ok(true);
+        }
         if *exact {
-            let blocks = self.blocks(x, rest, k, false);
             self.assemble(&blocks, *mu)?;
             let mut trial = rhs.clone();
+            *factorizations += 1;
             if self.cholesky_step(&mut trial)? {
                 *rhs = trial;
                 return Ok(true);
@@ -469,6 +292,7 @@ impl SpringSystem {
         loop {
             self.assemble(&blocks, *mu)?;
             let mut trial = rhs.clone();
+            *factorizations += 1;
             if self.cholesky_step(&mut trial)? {
                 *rhs = trial;
                 return Ok(true);
@@ -516,9 +340,13 @@ impl SpringSystem {
         report.residual = Self::max_force(&f);
         // Flat or straight regions have no transverse stiffness at rest: a
         // whisper of diagonal keeps the projected Jacobian definite.
-        let mut mu = 1e-9 * mean_k;
-        // Whether to try the exact Hessian first (see `direction`).
-        let mut exact = true;
+        let mut state = StepState {
+            hessian: settings.hessian,
+            mu: 1e-9 * mean_k,
+            exact: true,
+            factorizations: 0,
+            cg_iterations: 0,
+        };
         while report.iterations < settings.max_iterations {
             if report.residual <= settings.force_tolerance * force_scale {
                 break;
@@ -530,8 +358,9 @@ impl SpringSystem {
             }
             report.assemble_s += t.elapsed().as_secs_f64();
             let t = clock();
-            let solved =
-                self.direction(x, rest, k, settings.hessian, &mut mu, &mut exact, &mut rhs)?;
+            let solved = self.direction(x, rest, k, &mut state, &mut rhs)?;
+            report.factorizations = state.factorizations;
+            report.cg_iterations = state.cg_iterations;
             report.factor_s += t.elapsed().as_secs_f64();
             if !solved {
                 return Err(SolveError::Singular);

@@ -8,12 +8,15 @@
 //! edges, its 2-rings for bending and internal ones through the solid
 //! ([`interior`]); the system is held by an [`anchor`] inside it (or static
 //! or pinned vertices) and solved by Newton–Raphson ([`equilibrium`]).
+//! Obstacles push it ([`contact`], §4): surface vertices found inside are
+//! held on the obstacle's surface and the blend solved again.
 //! Quasi-static: no velocities, equal masses.
 //!
 //! Reads `fem` (the mesh solid's inside test, the polar rotation) and `io`
 //! (files, imported meshes), nothing above them.
 
 pub mod anchor;
+pub mod contact;
 pub mod equilibrium;
 pub mod file;
 pub mod interior;
@@ -22,9 +25,10 @@ pub mod rig;
 pub mod springs;
 
 pub use anchor::{Anchor, RigidMotion};
+pub use contact::{Contact, Obstacle};
 pub use equilibrium::{Hessian, NewtonSettings, SolveError, SolveReport, SpringSystem};
 pub use file::{ImportError, load_rig, rig_from_meshes, save_rig};
-pub use model::{Blend, BlendError, BlendModel};
+pub use model::{Blend, BlendError, BlendModel, MAX_CONTACT_ROUNDS};
 pub use rig::{BlendRig, BlendTarget, Boundary, RigError, SpringConstants};
 pub use springs::{SpringClass, SpringSet};
 

@@ -3,6 +3,7 @@
 //! the anchor; and the blend itself (Ma et al. §3.2–3.4).
 
 use super::anchor::{Anchor, RigidMotion};
+use super::contact::{Contact, Obstacle};
 use super::equilibrium::{NewtonSettings, SolveError, SolveReport, SpringSystem};
 use super::interior;
 use super::rig::{BlendRig, Boundary, RigError};
@@ -46,9 +47,16 @@ pub struct Blend {
     /// Every vertex: the base's vertices first, in its order, then the
     /// interior and anchor ones.
     pub positions: Vec<DVec3>,
-    /// What Newton did.
+    /// What Newton did (the last contact round's solve).
     pub report: SolveReport,
+    /// The surface vertices held on an obstacle's surface.
+    pub contacts: Vec<Contact>,
+    /// Solves done (one, plus one per round of contacts changing).
+    pub rounds: usize,
 }
+
+/// Contact rounds before the last contacts are kept as they are.
+pub const MAX_CONTACT_ROUNDS: usize = 24;
 
 /// A rig compiled into spring systems.
 #[derive(Debug)]
@@ -65,6 +73,12 @@ pub struct BlendModel {
     motions: Vec<RigidMotion>,
     /// Vertices that follow the linear blend (pins), if any.
     pins: Vec<u32>,
+    /// The vertices held without contacts (anchor, pins).
+    held: Vec<bool>,
+    /// The base's triangles (surface normals for contact).
+    triangles: Vec<[u32; 3]>,
+    /// +1 if they wind counter-clockwise seen from outside, else −1.
+    winding: f64,
     system: SpringSystem,
     /// The last converged blend, in the anchor's frame (warm start).
     last: Option<Vec<DVec3>>,
@@ -131,6 +145,13 @@ impl BlendModel {
                 Boundary::Pins { vertices } => vertices.clone(),
                 Boundary::Static { .. } => rig.static_vertices(),
                 Boundary::Anchor => Vec::new(),
+            },
+            held: Vec::new(),
+            triangles: rig.triangles.clone(),
+            winding: if signed_volume(&base, &rig.triangles) < 0.0 {
+                -1.0
+            } else {
+                1.0
             },
             system: SpringSystem::new(vertices, SpringSet::default(), vec![false; vertices]),
             last: None,
@@ -206,6 +227,7 @@ impl BlendModel {
         for &v in &self.pins {
             fixed[v as usize] = true;
         }
+        self.held = fixed.clone();
         self.system = SpringSystem::new(vertices, springs, fixed);
         Ok(())
     }
@@ -270,11 +292,28 @@ impl BlendModel {
     /// the simplex). Starts from the last blend if there is one (scrubbing),
     /// else from the base. On failure the model keeps its last good blend.
     pub fn solve(&mut self, weights: &[f64], rig: &BlendRig) -> Result<Blend, BlendError> {
+        self.solve_with(weights, rig, &[])
+    }
+
+    /// [`Self::solve`] with obstacles pushing the surface (§4): rounds of
+    /// holding the surface vertices found inside on the obstacles' surfaces
+    /// and releasing those whose hold pulls, each solved again.
+    pub fn solve_with(
+        &mut self,
+        weights: &[f64],
+        rig: &BlendRig,
+        obstacles: &[Obstacle],
+    ) -> Result<Blend, BlendError> {
         rig.check_weights(weights)?;
         let (rest, k) = self.blended_springs(weights);
+        // Solved in the anchor's initial frame, where it sits as in the
+        // base, then moved by the blended motion; pins follow the linear
+        // blend.
+        let motion = match self.anchor {
+            Some(_) => RigidMotion::blend(weights, &self.motions),
+            None => RigidMotion::IDENTITY,
+        };
         let mut x = self.last.clone().unwrap_or_else(|| self.shapes[0].clone());
-        // Anchor: solved in the anchor's initial frame, where it sits as in
-        // the base; pins follow the linear blend.
         if let Some(anchor) = &self.anchor {
             for v in anchor.vertices() {
                 x[v] = self.shapes[0][v];
@@ -288,26 +327,110 @@ impl BlendModel {
                 .map(|(w, s)| s[v] * *w)
                 .sum();
         }
-        let report = self
-            .system
-            .solve(&mut x, &rest, &k, &self.settings)
-            .map_err(|source| BlendError::Solve {
-                what: "the blend".into(),
-                source,
-            })?;
-        check("the blend", &report)?;
-        self.last = Some(x.clone());
-        if self.anchor.is_some() {
-            let motion = RigidMotion::blend(weights, &self.motions);
-            for p in &mut x {
-                *p = motion.apply(*p);
+        let depth_tolerance = 1e-9 * self.size();
+        let mut contacts: Vec<Contact> = Vec::new();
+        let mut rounds = 0;
+        let report = loop {
+            let mut fixed = self.held.clone();
+            for c in &contacts {
+                fixed[c.vertex as usize] = true;
+                x[c.vertex as usize] = motion.invert(c.point);
             }
+            self.system.set_fixed(fixed);
+            let report = self
+                .system
+                .solve(&mut x, &rest, &k, &self.settings)
+                .map_err(|source| BlendError::Solve {
+                    what: "the blend".into(),
+                    source,
+                })?;
+            rounds += 1;
+            check("the blend", &report)?;
+            if obstacles.is_empty() || rounds >= MAX_CONTACT_ROUNDS {
+                break report;
+            }
+            // Let go where the hold pulls the vertex into the obstacle.
+            let before = contacts.len();
+            contacts.retain(|c| {
+                let reaction = self.system.reaction(c.vertex as usize, &x, &rest, &k);
+                (motion.rotation.inverse() * c.normal).dot(reaction) >= 0.0
+            });
+            let released = contacts.len() < before;
+            let normals = self.outward_normals(&x);
+            let mut added = false;
+            for v in 0..self.surface {
+                if contacts.iter().any(|c| c.vertex as usize == v) {
+                    continue;
+                }
+                let world = motion.apply(x[v]);
+                let inward = -(motion.rotation * normals[v]);
+                for obstacle in obstacles {
+                    let Some((nearest, _)) = obstacle.penetration(world) else {
+                        continue;
+                    };
+                    if nearest.distance(world) <= depth_tolerance {
+                        continue;
+                    }
+                    if let Some(point) = obstacle.exit_along(world, inward) {
+                        contacts.push(Contact {
+                            vertex: v as u32,
+                            point,
+                            normal: inward,
+                        });
+                        added = true;
+                        break;
+                    }
+                }
+            }
+            if !added && !released {
+                break report;
+            }
+        };
+        self.last = Some(x.clone());
+        for p in &mut x {
+            *p = motion.apply(*p);
         }
         Ok(Blend {
             positions: x,
             report,
+            contacts,
+            rounds,
         })
     }
+
+    /// Each surface vertex's outward normal in `x` (area-weighted over its
+    /// triangles, turned outward by the base's winding).
+    fn outward_normals(&self, x: &[DVec3]) -> Vec<DVec3> {
+        let mut normals = vec![DVec3::ZERO; self.surface];
+        for t in &self.triangles {
+            let [a, b, c] = t.map(|i| x[i as usize]);
+            let n = (b - a).cross(c - a) * self.winding;
+            for &i in t {
+                normals[i as usize] += n;
+            }
+        }
+        normals.iter().map(|n| n.normalize_or_zero()).collect()
+    }
+
+    /// The base's bounding-box diagonal.
+    fn size(&self) -> f64 {
+        let (lo, hi) = self.shapes[0][..self.surface].iter().fold(
+            (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)),
+            |(lo, hi), &p| (lo.min(p), hi.max(p)),
+        );
+        lo.distance(hi)
+    }
+}
+
+/// The volume the triangles enclose, negative if they wind inward.
+fn signed_volume(x: &[DVec3], triangles: &[[u32; 3]]) -> f64 {
+    triangles
+        .iter()
+        .map(|t| {
+            let [a, b, c] = t.map(|i| x[i as usize]);
+            a.dot(b.cross(c)) / 6.0
+        })
+        .sum()
 }
 
 fn check(what: &str, report: &SolveReport) -> Result<(), BlendError> {

@@ -342,3 +342,69 @@ fn static_vertices_hold_the_bend_where_it_does_not_move() {
     let straight = centre_line(model.shape(0));
     assert!((centre_line(&blend) - straight).abs() <= 0.01 * straight);
 }
+
+#[test]
+fn an_obstacle_dents_the_surface_holds_no_internal_vertex_and_lets_go() {
+    // Fig. 2: a rod pushed into the side of the blend.
+    let rig = rig(&[std::f32::consts::FRAC_PI_2]);
+    let mut model = BlendModel::new(&rig).expect("rig builds");
+    let w = [0.5, 0.5];
+    let free = model.solve(&w, &rig).expect("solves").positions;
+    // Where the blend's surface is at z ≈ 0.15 on its +x side, a capsule
+    // across it, 2 cm deep.
+    let side = (0..model.surface_vertices())
+        .max_by(|&a, &b| {
+            let score = |p: DVec3| p.x - 4.0 * (p.z - 0.15).abs();
+            score(free[a]).total_cmp(&score(free[b]))
+        })
+        .expect("vertices");
+    let radius = 0.03;
+    let centre = free[side] + DVec3::new(radius - 0.02, 0.0, 0.0);
+    let rod = Obstacle::Capsule {
+        a: centre - DVec3::Y * 0.2,
+        b: centre + DVec3::Y * 0.2,
+        radius,
+    };
+    let pushed = model
+        .solve_with(&w, &rig, std::slice::from_ref(&rod))
+        .expect("solves");
+    assert!(!pushed.contacts.is_empty() && pushed.rounds > 1);
+    assert!(
+        pushed
+            .contacts
+            .iter()
+            .all(|c| (c.vertex as usize) < model.surface_vertices()),
+        "an internal vertex was held"
+    );
+    let mut deepest = 0.0f64;
+    for p in &pushed.positions[..model.surface_vertices()] {
+        if let Some((q, _)) = rod.penetration(*p) {
+            deepest = deepest.max(q.distance(*p));
+        }
+    }
+    assert!(
+        deepest <= 1e-6,
+        "a surface vertex is {deepest:e} m inside the rod"
+    );
+    // The surface gave way by about the push's depth (the anchor holds the
+    // middle; the rest of the bar may turn about it).
+    let moved = pushed.positions[side].distance(free[side]);
+    assert!(moved >= 0.015, "the pushed vertex moved {moved} m");
+    // The rod leaves: every contact lets go and the blend comes back.
+    let away = Obstacle::Sphere {
+        centre: DVec3::new(5.0, 0.0, 0.0),
+        radius: 0.1,
+    };
+    let back = model.solve_with(&w, &rig, &[away]).expect("solves");
+    assert!(back.contacts.is_empty());
+    let worst = back
+        .positions
+        .iter()
+        .zip(&free)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0, f64::max);
+    assert!(
+        worst <= 1e-8 * rig.diagonal(),
+        "{worst:e} m from the free blend"
+    );
+}

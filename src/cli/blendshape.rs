@@ -3,7 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use plasticine::blendshape::{
-    BlendModel, Boundary, ImportError, load_rig, rig_from_meshes, save_rig,
+    BlendModel, Boundary, ImportError, Obstacle, load_rig, rig_from_meshes, save_rig,
 };
 use plasticine::io::import::load_mesh;
 use std::path::PathBuf;
@@ -71,6 +71,11 @@ struct SolveArgs {
     /// Blend the positions linearly instead (what other tools do).
     #[arg(long)]
     linear: bool,
+    /// Something that pushes the blend (repeatable): `sphere:X,Y,Z,R`,
+    /// `capsule:X,Y,Z,X,Y,Z,R` (the axis's two ends) or `mesh:FILE` (a
+    /// closed OBJ or glTF mesh), in the rig's units.
+    #[arg(long = "obstacle", value_name = "OBSTACLE", value_parser = parse_obstacle, allow_hyphen_values = true)]
+    obstacles: Vec<Obstacle>,
     /// Where to write the shape (.obj): the base's vertices, in its order.
     #[arg(long)]
     out: PathBuf,
@@ -149,13 +154,16 @@ impl SolveArgs {
             .map_err(|e| anyhow::anyhow!("--weights: {e}"))?;
         let mut model = BlendModel::new(&rig).with_context(|| format!("{}", self.rig.display()))?;
         let t = Instant::now();
+        if self.linear && !self.obstacles.is_empty() {
+            bail!("--linear cannot take obstacles: only the physical blend is pushed");
+        }
         let positions = if self.linear {
             let x = model.linear(&self.weights);
             println!("linear blend of {} shapes", rig.targets.len() + 1);
             x
         } else {
             let blend = model
-                .solve(&self.weights, &rig)
+                .solve_with(&self.weights, &rig, &self.obstacles)
                 .with_context(|| format!("{}", self.rig.display()))?;
             let r = blend.report;
             println!(
@@ -166,6 +174,13 @@ impl SolveArgs {
                 r.residual,
                 r.residual / r.force_scale
             );
+            if !self.obstacles.is_empty() {
+                println!(
+                    "{} surface vertices held on the obstacles after {} solves",
+                    blend.contacts.len(),
+                    blend.rounds
+                );
+            }
             blend.positions
         };
         let surface: Vec<glam::Vec3> = positions[..model.surface_vertices()]
@@ -182,5 +197,58 @@ impl SolveArgs {
         )?;
         println!("wrote {}", self.out.display());
         Ok(())
+    }
+}
+
+/// `sphere:X,Y,Z,R`, `capsule:X,Y,Z,X,Y,Z,R` or `mesh:FILE`.
+fn parse_obstacle(text: &str) -> Result<Obstacle, String> {
+    let (kind, rest) = text.split_once(':').ok_or_else(|| {
+        format!("'{text}': expected sphere:X,Y,Z,R, capsule:X,Y,Z,X,Y,Z,R or mesh:FILE")
+    })?;
+    let numbers = || -> Result<Vec<f64>, String> {
+        rest.split(',')
+            .map(|v| {
+                v.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite())
+                    .ok_or_else(|| format!("'{v}' is not a finite number"))
+            })
+            .collect()
+    };
+    let positive = |r: f64| {
+        if r > 0.0 {
+            Ok(r)
+        } else {
+            Err(format!("radius {r} is not positive"))
+        }
+    };
+    match kind {
+        "sphere" => match numbers()?.as_slice() {
+            &[x, y, z, r] => Ok(Obstacle::Sphere {
+                centre: glam::DVec3::new(x, y, z),
+                radius: positive(r)?,
+            }),
+            v => Err(format!("sphere needs X,Y,Z,R: {} numbers given", v.len())),
+        },
+        "capsule" => match numbers()?.as_slice() {
+            &[ax, ay, az, bx, by, bz, r] => Ok(Obstacle::Capsule {
+                a: glam::DVec3::new(ax, ay, az),
+                b: glam::DVec3::new(bx, by, bz),
+                radius: positive(r)?,
+            }),
+            v => Err(format!(
+                "capsule needs X,Y,Z,X,Y,Z,R: {} numbers given",
+                v.len()
+            )),
+        },
+        "mesh" => {
+            let mesh = load_mesh(std::path::Path::new(rest)).map_err(|e| e.to_string())?;
+            let solid =
+                plasticine::fem::mesh_lattice::MeshSolid::new(&mesh.positions, &mesh.triangles)
+                    .map_err(|e| format!("{rest}: {e}"))?;
+            Ok(Obstacle::Mesh(Box::new(solid)))
+        }
+        _ => Err(format!("'{kind}': expected sphere, capsule or mesh")),
     }
 }

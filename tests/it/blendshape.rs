@@ -144,3 +144,87 @@ fn meshes_that_do_not_match_are_refused_naming_the_file_and_nothing_is_written()
     assert!(stderr.contains("sum to 1.4"), "{stderr}");
     assert!(!dir.path().join("shape.obj").exists());
 }
+
+#[test]
+fn an_obstacle_on_the_command_line_dents_the_blend() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(path("straight.obj"), obj_text(&bar(0.0))).unwrap();
+    std::fs::write(path("bent.obj"), obj_text(&bar(1.0))).unwrap();
+    let (ok, _, stderr) = plasticine(&[
+        "blendshape",
+        "import",
+        &path("straight.obj"),
+        &path("bent.obj"),
+        "--out",
+        &path("rig.ron"),
+    ]);
+    assert!(ok, "{stderr}");
+    // A ball 2 cm into the top of the bar, a third of the way along.
+    let free = {
+        let (ok, _, stderr) = plasticine(&[
+            "blendshape",
+            "solve",
+            &path("rig.ron"),
+            "--weights",
+            "1,0",
+            "--out",
+            &path("free.obj"),
+        ]);
+        assert!(ok, "{stderr}");
+        load_mesh(&dir.path().join("free.obj")).unwrap()
+    };
+    let top = free
+        .positions
+        .iter()
+        .copied()
+        .filter(|p| (p.x - 0.2).abs() < 0.03)
+        .max_by(|a, b| a.y.total_cmp(&b.y))
+        .unwrap();
+    let (centre, radius) = (top + Vec3::new(0.0, 0.03 - 0.02, 0.0), 0.03f32);
+    let ball = format!("sphere:{},{},{},{radius}", centre.x, centre.y, centre.z);
+    let (ok, stdout, stderr) = plasticine(&[
+        "blendshape",
+        "solve",
+        &path("rig.ron"),
+        "--weights",
+        "1,0",
+        "--obstacle",
+        &ball,
+        "--out",
+        &path("pushed.obj"),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("held on the obstacles"), "{stdout}");
+    let pushed = load_mesh(&dir.path().join("pushed.obj")).unwrap();
+    let inside = pushed
+        .positions
+        .iter()
+        .map(|p| radius - p.distance(centre))
+        .fold(f32::MIN, f32::max);
+    assert!(inside <= 1e-6, "a vertex is {inside} m inside the ball");
+    let dent = free
+        .positions
+        .iter()
+        .zip(&pushed.positions)
+        .map(|(a, b)| a.y - b.y)
+        .fold(f32::MIN, f32::max);
+    assert!(dent >= 0.015, "the top went down {dent} m");
+    // A malformed obstacle is refused before anything is solved.
+    let (ok, _, stderr) = plasticine(&[
+        "blendshape",
+        "solve",
+        &path("rig.ron"),
+        "--weights",
+        "1,0",
+        "--obstacle",
+        "sphere:0,0,0,-1",
+        "--out",
+        &path("bad.obj"),
+    ]);
+    assert!(
+        !ok && stderr.contains("radius -1 is not positive"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("bad.obj").exists());
+}
