@@ -9,9 +9,9 @@
 //!
 //! Each module imports only from the ones below it in this order, and no
 //! files import each other round a loop (`cargo xtask layers` checks it):
-//! `bench` → `app` → `samples` → `tools`, `bake` → `skin` → `modal` → `fem`
-//! → `xr` → `render`, `view` → `io` → `kinematics`, `anim`, `snapshot` →
-//! `character` → `shape`, `input`, `skin_mesh`, `morph`.
+//! `bench` → `app` → `samples` → `tools`, `bake` → `skin` → `modal`,
+//! `blendshape` → `fem` → `xr` → `render`, `view` → `io` → `kinematics`,
+//! `anim`, `snapshot` → `character` → `shape`, `input`, `skin_mesh`, `morph`.
 
 // Numerical kernels index several parallel arrays by the same point index;
 // iterator zips of four or five slices would read worse.

@@ -4,7 +4,7 @@
 //! included): a cold solve from the base to the target, and the 36-step
 //! sweep between them warm-started step to step, as the paper times it.
 
-use crate::blendshape::{BlendModel, BlendRig, BlendTarget, Boundary, SpringConstants};
+use crate::blendshape::{BlendError, BlendModel, BlendRig, BlendTarget, Boundary, SpringConstants};
 use crate::shape::{BarrDeformation, MuscleShape};
 use glam::{Vec2, Vec3};
 use serde_json::json;
@@ -38,7 +38,7 @@ fn bar(slices: usize, stacks: usize, angle: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
 }
 
 /// The rig of a bar resolved so that its model has about `vertices`.
-pub fn procedural_rig(vertices: usize) -> (BlendRig, BlendModel) {
+pub fn procedural_rig(vertices: usize) -> Result<(BlendRig, BlendModel), BlendError> {
     let mut surface = vertices as f64;
     loop {
         // A bar five times as long as it is round: slices ≈ stacks / 2.5.
@@ -57,10 +57,10 @@ pub fn procedural_rig(vertices: usize) -> (BlendRig, BlendModel) {
             interior: true,
             constants: SpringConstants::default(),
         };
-        let model = BlendModel::new(&rig).expect("the procedural rig builds");
+        let model = BlendModel::new(&rig)?;
         let ratio = vertices as f64 / model.vertices() as f64;
         if (ratio - 1.0).abs() <= 0.03 {
-            return (rig, model);
+            return Ok((rig, model));
         }
         surface *= ratio;
     }
@@ -75,7 +75,12 @@ pub fn figures(quick: bool) -> Vec<serde_json::Value> {
 fn case(
     (shape, vertices, paper_springs, paper_cpu, paper_gpu): (&str, usize, usize, f64, f64),
 ) -> serde_json::Value {
-    let (rig, mut model) = procedural_rig(vertices);
+    let (rig, mut model) = match procedural_rig(vertices) {
+        Ok(built) => built,
+        Err(e) => {
+            return json!({"name": "blendshape", "shape": shape, "error": e.to_string()});
+        }
+    };
     let start = Instant::now();
     let cold = model.solve(&[0.0, 1.0], &rig);
     let cold_ms = start.elapsed().as_secs_f64() * 1e3;

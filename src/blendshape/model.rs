@@ -180,13 +180,25 @@ impl BlendModel {
         let held: Vec<bool> = (0..vertices).map(|v| v < self.surface).collect();
         let mut inner = SpringSystem::new(vertices, springs.clone(), held);
         let base_surface = &base_full[..self.surface];
+        let near: Vec<Vec<u32>> = base_full[self.surface..]
+            .iter()
+            .map(|&p| nearest_surface(p, base_surface, CARRIERS))
+            .collect();
         self.shapes = vec![base_full.clone()];
         for (t, target) in rig.shapes().into_iter().enumerate().skip(1) {
-            // Start the inside from the base moved by the surface's best
-            // rigid fit, then let the springs settle it.
-            let fit = RigidMotion::fit(base_surface, &target);
-            let mut x: Vec<DVec3> = base_full.iter().map(|&p| fit.apply(p)).collect();
+            // Start the inside where its nearest surface vertices took it
+            // (a rigid fit of the whole would put the inside of a bend
+            // outside the target's surface), then let the springs settle it.
+            let mut x = base_full.clone();
             x[..self.surface].copy_from_slice(&target);
+            for (v, p) in x.iter_mut().enumerate().skip(self.surface) {
+                *p += carried_displacement(
+                    base_full[v],
+                    base_surface,
+                    &target,
+                    &near[v - self.surface],
+                );
+            }
             if vertices > self.surface {
                 let what = format!("{}'s interior", rig.shape_name(t));
                 let report = inner
@@ -419,6 +431,41 @@ impl BlendModel {
             |(lo, hi), &p| (lo.min(p), hi.max(p)),
         );
         lo.distance(hi)
+    }
+}
+
+/// Surface vertices whose displacement carries an inside vertex to its
+/// starting place in a target.
+const CARRIERS: usize = 8;
+
+/// The `count` surface vertices nearest `p`.
+fn nearest_surface(p: DVec3, surface: &[DVec3], count: usize) -> Vec<u32> {
+    let mut order: Vec<(f64, u32)> = surface
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.distance_squared(p), i as u32))
+        .collect();
+    let count = count.min(order.len());
+    if count > 0 && count < order.len() {
+        order.select_nth_unstable_by(count - 1, |a, b| a.0.total_cmp(&b.0));
+    }
+    order[..count].iter().map(|&(_, i)| i).collect()
+}
+
+/// The inverse-square-distance average of the displacement of the surface
+/// vertices `near` from `base` to `target`, seen from `p`.
+fn carried_displacement(p: DVec3, base: &[DVec3], target: &[DVec3], near: &[u32]) -> DVec3 {
+    let (mut sum, mut weight) = (DVec3::ZERO, 0.0);
+    for &i in near {
+        let i = i as usize;
+        let w = 1.0 / base[i].distance_squared(p).max(f64::MIN_POSITIVE);
+        sum += (target[i] - base[i]) * w;
+        weight += w;
+    }
+    if weight > 0.0 {
+        sum / weight
+    } else {
+        DVec3::ZERO
     }
 }
 

@@ -471,6 +471,31 @@ fn the_interactive_bench_prints_machine_readable_figures() {
     }
 }
 
+/// `plasticine bench --only blendshape --quick`: the Man-sized rig of Ma et
+/// al.'s Table 1 (±5 % of its vertices), its sweep converged at every step,
+/// with the named figures.
+#[test]
+fn the_blendshape_bench_prints_the_table_figures() {
+    let (ok, out, err) = plasticine(&["bench", "--only", "blendshape", "--quick"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().expect("a line"))
+        .unwrap_or_else(|e| panic!("{out}: {e}"));
+    assert_eq!(v["name"], "blendshape");
+    assert_eq!(v["shape"], "Man");
+    let vertices = v["vertices"].as_f64().unwrap();
+    assert!((vertices - 2200.0).abs() <= 0.05 * 2200.0, "{v}");
+    for figure in [
+        "warm_step_ms_median",
+        "warm_step_ms_p99",
+        "cold_solve_ms",
+        "newton_iterations",
+    ] {
+        assert!(v[figure].as_f64().unwrap() > 0.0, "{figure}: {v}");
+    }
+    assert_eq!(v["failed_steps"], 0, "{v}");
+    assert!(v["residual"].as_f64().unwrap() <= 1e-8, "{v}");
+}
+
 /// `plasticine soak`, briefly: every cycle's edits undo to the state before
 /// them and redo to the edited one (the command fails otherwise), and the
 /// summary counts what it did.
