@@ -5,7 +5,7 @@ use anyhow::{Context, Result, bail};
 use plasticine::blendshape::{
     BlendModel, Boundary, ImportError, Obstacle, load_rig, rig_from_meshes, save_rig,
 };
-use plasticine::io::import::load_mesh;
+use plasticine::io::import::{ImportedMesh, load_mesh, load_mesh_with_targets};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -19,7 +19,8 @@ pub struct BlendshapeArgs {
 #[derive(clap::Subcommand)]
 enum BlendshapeCommand {
     /// Build a rig from a base mesh and target meshes (OBJ or glTF, one file
-    /// per shape, all with the base's vertices and triangles in its order).
+    /// per shape, all with the base's vertices and triangles in its order),
+    /// or from a glTF mesh and its morph targets.
     Import(ImportArgs),
     /// Solve a blend: the equilibrium of the springs with blended rest
     /// lengths (or, with --linear, the linear blend), written as OBJ.
@@ -30,8 +31,9 @@ enum BlendshapeCommand {
 struct ImportArgs {
     /// The base mesh (the neutral shape).
     base: PathBuf,
-    /// The target meshes; each target is named after its file.
-    #[arg(required = true)]
+    /// The target meshes; each target is named after its file. With none,
+    /// the base must be glTF with morph targets: those are the targets
+    /// (named by the mesh's `extras.targetNames`).
     targets: Vec<PathBuf>,
     /// Where to save the rig (.ron).
     #[arg(long)]
@@ -99,11 +101,29 @@ fn stem(path: &std::path::Path) -> String {
 
 impl ImportArgs {
     fn run(self) -> Result<()> {
-        let base = load_mesh(&self.base)?;
         let mut targets = Vec::new();
-        for path in &self.targets {
-            targets.push((stem(path), load_mesh(path)?));
-        }
+        let base = if self.targets.is_empty() {
+            let (base, morphs) = load_mesh_with_targets(&self.base)?;
+            if morphs.is_empty() {
+                bail!(
+                    "{}: no target meshes given and the file has no morph targets",
+                    self.base.display()
+                );
+            }
+            for m in morphs {
+                let mesh = ImportedMesh {
+                    positions: m.positions,
+                    triangles: base.triangles.clone(),
+                };
+                targets.push((m.name, mesh));
+            }
+            base
+        } else {
+            for path in &self.targets {
+                targets.push((stem(path), load_mesh(path)?));
+            }
+            load_mesh(&self.base)?
+        };
         let boundary = match self.boundary.as_str() {
             "static" => Boundary::Static {
                 tolerance: self.static_tolerance,

@@ -151,10 +151,12 @@ mass-spring system (the mesh's edges, its 2-rings for bending, internal springs 
 whose rest lengths are the targets' blended: a bend between two targets keeps its length instead of \
 shrinking through the middle as a linear blend does.\n\n\
 `import` builds a rig from a base mesh and one mesh per target, each with the base's vertices and \
-triangles in its order (OBJ or glTF), checks that every target can be solved, and saves it. `solve` \
+triangles in its order (OBJ or glTF), or from one glTF mesh and its morph targets, checks that every \
+target can be solved, and saves it. `solve` \
 writes the blend for the given weights (the base's first, summing to 1) as OBJ, with the base's \
 vertices in its order.\n\n\
 Examples:\n  plasticine blendshape import neutral.obj smile.obj frown.obj --out face.ron\n  \
+plasticine blendshape import face.glb --out face.ron\n  \
 plasticine blendshape solve face.ron --weights 0.5,0.3,0.2 --out blend.obj\n  \
 plasticine blendshape solve face.ron --weights 0.5,0.5,0 --linear --out linear.obj"
     )]

@@ -228,3 +228,139 @@ fn an_obstacle_on_the_command_line_dents_the_blend() {
     );
     assert!(!dir.path().join("bad.obj").exists());
 }
+
+/// A GLB of `base` with one morph target per mesh of `targets` (dense
+/// displacements), named in `extras.targetNames`, under a node turned a
+/// quarter about z: the targets' displacements turn with it.
+fn morph_glb(
+    base: &ImportedMesh,
+    targets: &[(&str, ImportedMesh)],
+    count_override: Option<usize>,
+) -> Vec<u8> {
+    let mut bin = Vec::new();
+    let push = |v: Vec3, bin: &mut Vec<u8>| {
+        for c in v.to_array() {
+            bin.extend_from_slice(&c.to_le_bytes());
+        }
+    };
+    for p in &base.positions {
+        push(*p, &mut bin);
+    }
+    let vertex_bytes = bin.len();
+    for (_, t) in targets {
+        for (p, q) in base.positions.iter().zip(&t.positions) {
+            push(*q - *p, &mut bin);
+        }
+    }
+    let indices_at = bin.len();
+    for t in &base.triangles {
+        for &i in t {
+            bin.extend_from_slice(&i.to_le_bytes());
+        }
+    }
+    let n = base.positions.len();
+    let mut accessors = vec![
+        serde_json::json!({"bufferView": 0, "componentType": 5126, "count": n, "type": "VEC3"}),
+    ];
+    let mut views =
+        vec![serde_json::json!({"buffer": 0, "byteOffset": 0, "byteLength": vertex_bytes})];
+    for k in 0..targets.len() {
+        views.push(serde_json::json!({"buffer": 0, "byteOffset": vertex_bytes * (k + 1), "byteLength": vertex_bytes}));
+        accessors.push(serde_json::json!({"bufferView": k + 1, "componentType": 5126, "count": count_override.unwrap_or(n), "type": "VEC3"}));
+    }
+    views.push(serde_json::json!({"buffer": 0, "byteOffset": indices_at, "byteLength": bin.len() - indices_at}));
+    accessors.push(serde_json::json!({"bufferView": targets.len() + 1, "componentType": 5125, "count": 3 * base.triangles.len(), "type": "SCALAR"}));
+    let doc = serde_json::json!({
+        "asset": {"version": "2.0"},
+        "scene": 0,
+        "scenes": [{"nodes": [0]}],
+        "nodes": [{"mesh": 0, "rotation": [0.0, 0.0, std::f32::consts::FRAC_1_SQRT_2, std::f32::consts::FRAC_1_SQRT_2]}],
+        "meshes": [{
+            "primitives": [{
+                "attributes": {"POSITION": 0},
+                "indices": targets.len() + 1,
+                "targets": (1..=targets.len()).map(|k| serde_json::json!({"POSITION": k})).collect::<Vec<_>>()
+            }],
+            "extras": {"targetNames": targets.iter().map(|(name, _)| *name).collect::<Vec<_>>()}
+        }],
+        "accessors": accessors,
+        "bufferViews": views,
+        "buffers": [{"byteLength": bin.len()}]
+    });
+    crate::support::meshes::glb(&doc, &bin)
+}
+
+#[test]
+fn a_gltf_mesh_with_morph_targets_is_a_rig() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let curl = bar(std::f32::consts::PI);
+    std::fs::write(
+        path("bar.glb"),
+        morph_glb(&bar(0.0), &[("curl", curl.clone())], None),
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = plasticine(&[
+        "blendshape",
+        "import",
+        &path("bar.glb"),
+        "--out",
+        &path("rig.ron"),
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("2 shapes"), "{stdout}");
+    let rig = plasticine::blendshape::load_rig(&dir.path().join("rig.ron")).unwrap();
+    assert_eq!(rig.targets[0].name, "curl");
+    // The node's quarter turn about z applies to the target's displacements
+    // too: the target is the curled bar, turned.
+    let turn = |p: Vec3| Vec3::new(-p.y, p.x, p.z);
+    let worst = rig.targets[0]
+        .positions
+        .iter()
+        .zip(&curl.positions)
+        .map(|(a, b)| a.distance(turn(*b)))
+        .fold(0.0f32, f32::max);
+    assert!(worst < 1e-5, "target off by {worst} m");
+    let (ok, _, stderr) = plasticine(&[
+        "blendshape",
+        "solve",
+        &path("rig.ron"),
+        "--weights",
+        "0.5,0.5",
+        "--out",
+        &path("half.obj"),
+    ]);
+    assert!(ok, "{stderr}");
+    let half = load_mesh(&dir.path().join("half.obj")).unwrap();
+    let length = centre_line(&bar(0.0));
+    assert!((centre_line(&half) - length).abs() <= 0.01 * length);
+
+    // A target with the wrong number of displacements names its accessor.
+    std::fs::write(
+        path("odd.glb"),
+        morph_glb(&bar(0.0), &[("curl", curl)], Some(10)),
+    )
+    .unwrap();
+    let (ok, _, stderr) = plasticine(&[
+        "blendshape",
+        "import",
+        &path("odd.glb"),
+        "--out",
+        &path("odd.ron"),
+    ]);
+    assert!(
+        !ok && stderr.contains("targets[0].POSITION") && stderr.contains("10 displacements"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("odd.ron").exists());
+    // A plain mesh with no targets and none given is refused.
+    std::fs::write(path("plain.obj"), obj_text(&bar(0.0))).unwrap();
+    let (ok, _, stderr) = plasticine(&[
+        "blendshape",
+        "import",
+        &path("plain.obj"),
+        "--out",
+        &path("plain.ron"),
+    ]);
+    assert!(!ok && stderr.contains("no morph targets"), "{stderr}");
+}

@@ -11,7 +11,7 @@
 //! strides are honoured and every range is checked against its buffer view
 //! and buffer, so a hostile file gets an error, never an out-of-bounds read.
 
-use super::mesh::{ImportedMesh, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES};
+use super::mesh::{ImportedMesh, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES, MorphTarget};
 use crate::io::IoError;
 use glam::{DMat4, DQuat, DVec3};
 use serde::Deserialize;
@@ -59,6 +59,7 @@ struct Node {
 #[serde(default)]
 struct Mesh {
     primitives: Vec<Primitive>,
+    extras: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -67,6 +68,16 @@ struct Primitive {
     attributes: HashMap<String, usize>,
     indices: Option<usize>,
     mode: Option<u32>,
+    /// Morph targets: per target, its attribute displacements.
+    targets: Vec<HashMap<String, usize>>,
+}
+
+/// One primitive's displacements of one morph target: the first vertex
+/// they apply to and one per vertex from it.
+struct TargetDeltas {
+    target: usize,
+    first: usize,
+    deltas: Vec<glam::Vec3>,
 }
 
 #[derive(Deserialize)]
@@ -102,6 +113,26 @@ struct Buffer {
 
 /// Parses a binary glTF (`.glb`); `origin` names it in errors.
 pub fn parse_glb(bytes: &[u8], origin: &Path) -> Result<ImportedMesh, IoError> {
+    parse_glb_targets(bytes, origin, None)
+}
+
+/// [`parse_glb`] with the meshes' morph targets (each the whole mesh's
+/// positions with that target at weight one; names from the mesh's
+/// `extras.targetNames`).
+pub fn parse_glb_with_targets(
+    bytes: &[u8],
+    origin: &Path,
+) -> Result<(ImportedMesh, Vec<MorphTarget>), IoError> {
+    let mut targets = Vec::new();
+    let mesh = parse_glb_targets(bytes, origin, Some(&mut targets))?;
+    Ok((mesh, targets))
+}
+
+fn parse_glb_targets(
+    bytes: &[u8],
+    origin: &Path,
+    targets: Option<&mut Vec<MorphTarget>>,
+) -> Result<ImportedMesh, IoError> {
     let len = bytes.len() as u64;
     let truncated = |offset: u64, what: &str, needed: u64| IoError::Truncated {
         path: origin.to_path_buf(),
@@ -184,13 +215,24 @@ pub fn parse_glb(bytes: &[u8], origin: &Path) -> Result<ImportedMesh, IoError> {
     // Padding is spaces by the specification; some writers use zeros.
     let end = json.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
     let doc = parse_json(&json[..end], origin, "the JSON chunk: ")?;
-    read_document(&doc, bin, origin)
+    read_document(&doc, bin, origin, targets)
 }
 
 /// Parses a JSON glTF (`.gltf`) whose buffers are `data:` URIs.
 pub fn parse_gltf_json(bytes: &[u8], origin: &Path) -> Result<ImportedMesh, IoError> {
     let doc = parse_json(bytes, origin, "")?;
-    read_document(&doc, None, origin)
+    read_document(&doc, None, origin, None)
+}
+
+/// [`parse_gltf_json`] with the morph targets, as [`parse_glb_with_targets`].
+pub fn parse_gltf_json_with_targets(
+    bytes: &[u8],
+    origin: &Path,
+) -> Result<(ImportedMesh, Vec<MorphTarget>), IoError> {
+    let doc = parse_json(bytes, origin, "")?;
+    let mut targets = Vec::new();
+    let mesh = read_document(&doc, None, origin, Some(&mut targets))?;
+    Ok((mesh, targets))
 }
 
 fn parse_json(bytes: &[u8], origin: &Path, place: &str) -> Result<Document, IoError> {
@@ -203,10 +245,12 @@ fn parse_json(bytes: &[u8], origin: &Path, place: &str) -> Result<Document, IoEr
 }
 
 /// Reads the geometry of a parsed document; `bin` is the GLB's BIN chunk.
+/// With `targets`, also every morph target's positions.
 fn read_document(
     doc: &Document,
     bin: Option<&[u8]>,
     origin: &Path,
+    targets: Option<&mut Vec<MorphTarget>>,
 ) -> Result<ImportedMesh, IoError> {
     let invalid = |field: String, message: String| IoError::Invalid {
         path: origin.to_path_buf(),
@@ -236,6 +280,8 @@ fn read_document(
     };
     let mut mesh = ImportedMesh::default();
     let mut triangle_primitives = 0;
+    let want_targets = targets.is_some();
+    let (mut deltas_of, mut names) = (Vec::<TargetDeltas>::new(), Vec::<String>::new());
     for (m, world) in instances(doc, origin)? {
         let Some(gm) = doc.meshes.get(m) else {
             return Err(invalid(
@@ -258,7 +304,29 @@ fn read_document(
                 continue; // points and lines
             }
             triangle_primitives += 1;
+            let first = mesh.positions.len();
             reader.append_primitive(prim, &field, &world, &mut mesh)?;
+            if want_targets {
+                if names.is_empty() {
+                    names = target_names(gm);
+                }
+                for (t, attributes) in prim.targets.iter().enumerate() {
+                    if let Some(&acc) = attributes.get("POSITION") {
+                        let field = format!("{field}.targets[{t}].POSITION");
+                        let deltas = reader.target_deltas(
+                            acc,
+                            &field,
+                            &world,
+                            mesh.positions.len() - first,
+                        )?;
+                        deltas_of.push(TargetDeltas {
+                            target: t,
+                            first,
+                            deltas,
+                        });
+                    }
+                }
+            }
         }
     }
     if mesh.triangles.is_empty() {
@@ -270,7 +338,40 @@ fn read_document(
             ),
         });
     }
+    if let Some(targets) = targets {
+        let count = deltas_of.iter().map(|d| d.target + 1).max().unwrap_or(0);
+        *targets = (0..count)
+            .map(|t| MorphTarget {
+                name: names
+                    .get(t)
+                    .cloned()
+                    .unwrap_or_else(|| format!("target {t}")),
+                positions: mesh.positions.clone(),
+            })
+            .collect();
+        for d in deltas_of {
+            let positions = &mut targets[d.target].positions[d.first..];
+            for (p, delta) in positions.iter_mut().zip(&d.deltas) {
+                *p += *delta;
+            }
+        }
+    }
     Ok(mesh)
+}
+
+/// A mesh's `extras.targetNames`, if it has them.
+fn target_names(mesh: &Mesh) -> Vec<String> {
+    mesh.extras
+        .as_ref()
+        .and_then(|e| e.get("targetNames"))
+        .and_then(|n| n.as_array())
+        .map(|names| {
+            names
+                .iter()
+                .map(|n| n.as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The bytes of buffer `k`: the BIN chunk for the GLB's first buffer without
@@ -577,6 +678,43 @@ impl Reader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A morph target's position displacements for a primitive of `count`
+    /// vertices, turned by its node's transform (displacements are vectors).
+    fn target_deltas(
+        &self,
+        acc: usize,
+        field: &str,
+        world: &DMat4,
+        count: usize,
+    ) -> Result<Vec<glam::Vec3>, IoError> {
+        let (data, stride, n) = self.accessor(acc, 5126, "VEC3", 12)?;
+        if n != count {
+            return Err(self.invalid(
+                field.to_string(),
+                format!("{n} displacements for a primitive of {count} vertices"),
+            ));
+        }
+        (0..n)
+            .map(|k| {
+                let o = k * stride;
+                let v: [f32; 3] = std::array::from_fn(|c| {
+                    f32::from_le_bytes(data[o + 4 * c..o + 4 * c + 4].try_into().unwrap_or([0; 4]))
+                });
+                let d = world
+                    .transform_vector3(DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64))
+                    .as_vec3();
+                if d.is_finite() {
+                    Ok(d)
+                } else {
+                    Err(self.invalid(
+                        format!("accessors[{acc}]"),
+                        format!("displacement {k} is not finite"),
+                    ))
+                }
+            })
+            .collect()
     }
 
     /// The bytes an accessor reads, starting at its first element, with the

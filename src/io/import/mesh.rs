@@ -29,3 +29,13 @@ impl ImportedMesh {
         )
     }
 }
+
+/// A morph target as read: the whole mesh's positions with the target at
+/// weight one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MorphTarget {
+    /// Its name (the mesh's `extras.targetNames`, else "target K").
+    pub name: String,
+    /// Every vertex's position, in the mesh's order.
+    pub positions: Vec<Vec3>,
+}

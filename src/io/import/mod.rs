@@ -13,7 +13,9 @@ pub mod gltf;
 mod mesh;
 pub mod obj;
 
-pub use mesh::{ImportedMesh, MAX_MESH_FILE_BYTES, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES};
+pub use mesh::{
+    ImportedMesh, MAX_MESH_FILE_BYTES, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES, MorphTarget,
+};
 
 use super::IoError;
 use super::character_file::read_bytes;
@@ -42,5 +44,24 @@ pub fn load_mesh(path: &Path) -> Result<ImportedMesh, IoError> {
             path: path.to_path_buf(),
             message: "unknown mesh format: expected a .obj, .glb or .gltf file".into(),
         }),
+    }
+}
+
+/// [`load_mesh`] with a glTF mesh's morph targets (none from OBJ).
+pub fn load_mesh_with_targets(path: &Path) -> Result<(ImportedMesh, Vec<MorphTarget>), IoError> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("glb") => {
+            let bytes = read_bytes(path, MAX_MESH_FILE_BYTES)?;
+            gltf::parse_glb_with_targets(&bytes, path)
+        }
+        Some("gltf") => {
+            let bytes = read_bytes(path, MAX_MESH_FILE_BYTES)?;
+            gltf::parse_gltf_json_with_targets(&bytes, path)
+        }
+        _ => Ok((load_mesh(path)?, Vec::new())),
     }
 }
