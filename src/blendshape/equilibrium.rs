@@ -131,6 +131,9 @@ pub struct SpringSystem {
     springs: SpringSet,
     incidence: Vec<Vec<(u32, u32)>>,
     fixed: Vec<bool>,
+    /// The held vertices the pattern was built for (identity rows there);
+    /// vertices held since are identity rows written into it.
+    structural: Vec<bool>,
     pattern: Option<Pattern>,
     /// The last Cholesky factor's values (for the pattern's symbolic
     /// factor): the preconditioner of the next steps' conjugate gradients.
@@ -146,21 +149,29 @@ impl SpringSystem {
             vertices,
             springs,
             incidence,
+            structural: fixed.clone(),
             fixed,
             pattern: None,
             factor: None,
         }
     }
 
-    /// Holds another set of vertices. The Jacobian's pattern changes: its
-    /// symbolic factor is redone at the next solve.
+    /// Holds another set of vertices. Holding more than the pattern was
+    /// built for (contacts) keeps the pattern, its symbolic factor and the
+    /// kept numeric factor; releasing one of those it was built for
+    /// rebuilds them at the next solve.
     pub fn set_fixed(&mut self, fixed: Vec<bool>) {
         assert_eq!(fixed.len(), self.vertices, "one fixed flag per vertex");
-        if fixed != self.fixed {
-            self.fixed = fixed;
+        if fixed
+            .iter()
+            .zip(&self.structural)
+            .any(|(now, built)| *built && !*now)
+        {
+            self.structural = fixed.clone();
             self.pattern = None;
             self.factor = None;
         }
+        self.fixed = fixed;
     }
 
     /// ∇E at vertex `i`, held or not: at a held vertex, the force its hold

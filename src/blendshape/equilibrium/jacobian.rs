@@ -60,12 +60,12 @@ impl SpringSystem {
                     entries.push(Triplet::new((3 * i + r) as u32, (3 * i + c) as u32, 0.0));
                 }
             }
-            if self.fixed[i] {
+            if self.structural[i] {
                 continue;
             }
             for &(j, _) in &self.incidence[i] {
                 let j = j as usize;
-                if j < i && !self.fixed[j] {
+                if j < i && !self.structural[j] {
                     for r in 0..3 {
                         for c in 0..3 {
                             entries.push(Triplet::new((3 * i + r) as u32, (3 * j + c) as u32, 0.0));
@@ -93,7 +93,7 @@ impl SpringSystem {
         };
         let mut slots = Vec::with_capacity(entries.len());
         for i in 0..self.vertices {
-            if self.fixed[i] {
+            if self.structural[i] {
                 // Fixed rows are the identity, set once.
                 for r in 0..3 {
                     let p = position(&matrix, 3 * i + r, 3 * i + r) as usize;
@@ -108,7 +108,7 @@ impl SpringSystem {
             }
             for &(j, _) in &self.incidence[i] {
                 let j = j as usize;
-                if j < i && !self.fixed[j] {
+                if j < i && !self.structural[j] {
                     for r in 0..3 {
                         for c in 0..3 {
                             slots.push(position(&matrix, 3 * i + r, 3 * j + c));
@@ -141,13 +141,21 @@ impl SpringSystem {
         let values = pattern.matrix.val_mut();
         let mut slot = pattern.slots.iter();
         for i in 0..self.vertices {
-            if self.fixed[i] {
+            if self.structural[i] {
                 continue;
             }
-            let mut diag = DMat3::from_diagonal(DVec3::splat(mu));
-            for &(_, s) in &self.incidence[i] {
-                diag += blocks[s as usize];
-            }
+            // A vertex held since the pattern was built (a contact) is an
+            // identity row and column in the same pattern: no new symbolic
+            // factor, and the kept factor stays a preconditioner.
+            let diag = if self.fixed[i] {
+                DMat3::IDENTITY
+            } else {
+                self.incidence[i]
+                    .iter()
+                    .fold(DMat3::from_diagonal(DVec3::splat(mu)), |d, &(_, s)| {
+                        d + blocks[s as usize]
+                    })
+            };
             for r in 0..3 {
                 for c in 0..=r {
                     values[*slot.next().expect("slot") as usize] = diag.col(c)[r];
@@ -155,8 +163,12 @@ impl SpringSystem {
             }
             for &(j, s) in &self.incidence[i] {
                 let j = j as usize;
-                if j < i && !self.fixed[j] {
-                    let b = blocks[s as usize];
+                if j < i && !self.structural[j] {
+                    let b = if self.fixed[i] || self.fixed[j] {
+                        DMat3::ZERO
+                    } else {
+                        blocks[s as usize]
+                    };
                     for r in 0..3 {
                         for c in 0..3 {
                             values[*slot.next().expect("slot") as usize] = -b.col(c)[r];
@@ -237,15 +249,23 @@ impl SpringSystem {
     ) -> Option<(Vec<f64>, usize)> {
         self.factor.as_ref()?;
         let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+        // The assembled matrix's product: P (H + μ) P v + (I − P) v, P
+        // zeroing the held vertices (the kept factor may be of another
+        // held set, so v's held entries need not be zero).
+        let held = |v: &[f64], i: usize| {
+            if self.fixed[i] {
+                DVec3::ZERO
+            } else {
+                DVec3::from_slice(&v[3 * i..3 * i + 3])
+            }
+        };
         let product = |v: &[f64], out: &mut [f64]| {
-            for (o, x) in out.iter_mut().zip(v) {
-                *o = mu * x;
+            for (i, o) in out.chunks_exact_mut(3).enumerate() {
+                o.copy_from_slice(&(held(v, i) * mu).to_array());
             }
             for (s, &[a, b]) in self.springs.ends.iter().enumerate() {
                 let (a, b) = (a as usize, b as usize);
-                let d = blocks[s]
-                    * (DVec3::from_slice(&v[3 * a..3 * a + 3])
-                        - DVec3::from_slice(&v[3 * b..3 * b + 3]));
+                let d = blocks[s] * (held(v, a) - held(v, b));
                 for r in 0..3 {
                     out[3 * a + r] += d[r];
                     out[3 * b + r] -= d[r];
@@ -253,7 +273,7 @@ impl SpringSystem {
             }
             for (i, fixed) in self.fixed.iter().enumerate() {
                 if *fixed {
-                    out[3 * i..3 * i + 3].fill(0.0);
+                    out[3 * i..3 * i + 3].copy_from_slice(&v[3 * i..3 * i + 3]);
                 }
             }
         };
