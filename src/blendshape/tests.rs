@@ -408,3 +408,37 @@ fn an_obstacle_dents_the_surface_holds_no_internal_vertex_and_lets_go() {
         "{worst:e} m from the free blend"
     );
 }
+
+#[test]
+fn the_exact_jacobian_with_lu_reaches_the_same_equilibrium() {
+    let rig = rig(&[std::f32::consts::FRAC_PI_2]);
+    let mut projected = BlendModel::new(&rig).expect("rig builds");
+    let mut exact = BlendModel::new(&rig).expect("rig builds");
+    exact.settings.hessian = Hessian::Exact;
+    let w = [0.4, 0.6];
+    let a = projected.solve(&w, &rig).expect("solves");
+    let b = exact.solve(&w, &rig).expect("solves with LU");
+    assert!(b.report.converged && b.report.factorizations == 0);
+    let worst = a
+        .positions
+        .iter()
+        .zip(&b.positions)
+        .map(|(p, q)| p.distance(*q))
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e-8 * rig.diagonal(), "{worst:e} m apart");
+}
+
+#[test]
+fn a_rig_file_round_trips_and_a_bad_one_names_its_field() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("bar.ron");
+    let rig = rig(&[1.0, -0.5]);
+    save_rig(&path, &rig).expect("saves");
+    assert_eq!(load_rig(&path).expect("loads"), rig);
+    // A target vertex made infinite in the file: refused with its path.
+    let mut bad_file = rig.clone();
+    bad_file.targets[1].positions[3] = Vec3::new(0.0, f32::INFINITY, 0.0);
+    save_rig(&path, &bad_file).expect("saves");
+    let err = load_rig(&path).expect_err("refused").to_string();
+    assert!(err.contains("targets[1].positions[3]"), "{err}");
+}
