@@ -20,6 +20,7 @@ pub mod contact;
 pub mod equilibrium;
 pub mod file;
 pub mod interior;
+pub mod intersect;
 pub mod model;
 pub mod rig;
 pub mod springs;

@@ -312,6 +312,20 @@ impl BlendRig {
         Ok(())
     }
 
+    /// Shapes that pass through themselves, each with the first pair of
+    /// crossing triangles: warned about (the springs of such a target fold
+    /// the blend through itself, the paper's stated limitation).
+    pub fn self_intersections(&self) -> Vec<(String, usize, usize)> {
+        self.shapes()
+            .iter()
+            .enumerate()
+            .filter_map(|(s, x)| {
+                super::intersect::first_self_intersection(x, &self.triangles)
+                    .map(|(a, b)| (self.shape_name(s), a, b))
+            })
+            .collect()
+    }
+
     /// The base vertices that no target moves (by the static tolerance).
     pub fn static_vertices(&self) -> Vec<u32> {
         let tolerance = match self.boundary {

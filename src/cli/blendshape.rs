@@ -147,6 +147,12 @@ impl ImportArgs {
                     ImportError::Rig(_) => anyhow::anyhow!("{}: {e}", self.base.display()),
                 }
             })?;
+        for (shape, a, b) in rig.self_intersections() {
+            eprintln!(
+                "warning: {shape} passes through itself (triangles {a} and {b} cross); \
+                 blends near it may fold through themselves"
+            );
+        }
         // Building the model checks that the springs can be solved (each
         // target's interior and anchor) before anything is written.
         let t = Instant::now();

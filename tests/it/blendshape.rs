@@ -364,3 +364,28 @@ fn a_gltf_mesh_with_morph_targets_is_a_rig() {
     ]);
     assert!(!ok && stderr.contains("no morph targets"), "{stderr}");
 }
+
+#[test]
+fn a_target_that_passes_through_itself_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    std::fs::write(path("straight.obj"), obj_text(&bar(0.0))).unwrap();
+    let mut folded = bar(0.0);
+    // The far pole pushed back through the bar's side.
+    let last = folded.positions.len() - 1;
+    folded.positions[last] = Vec3::new(0.3, 0.0, -0.2);
+    std::fs::write(path("folded.obj"), obj_text(&folded)).unwrap();
+    let (_, _, stderr) = plasticine(&[
+        "blendshape",
+        "import",
+        &path("straight.obj"),
+        &path("folded.obj"),
+        "--out",
+        &path("rig.ron"),
+    ]);
+    assert!(
+        stderr.contains("target 'folded' passes through itself"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("base passes through itself"), "{stderr}");
+}
