@@ -14,7 +14,7 @@
 //! the obstacle's outside normal's opposite), so a dent recovers as the
 //! obstacle leaves.
 
-use crate::fem::mesh_lattice::MeshSolid;
+use crate::fem::mesh_lattice::{MeshSolid, closest_point_on_triangle};
 use glam::DVec3;
 
 /// Something the blend cannot pass through.
@@ -70,7 +70,7 @@ impl Obstacle {
                     .iter()
                     .map(|t| {
                         let c = t.map(|i| solid.positions[i as usize]);
-                        let q = closest_on_triangle(p, c);
+                        let q = closest_point_on_triangle(p, c);
                         (q, q.distance_squared(p))
                     })
                     .min_by(|x, y| x.1.total_cmp(&y.1))?;
@@ -115,39 +115,6 @@ impl Obstacle {
     }
 }
 
-/// The point of triangle `[a, b, c]` nearest `p` (Ericson §5.1.5).
-pub fn closest_on_triangle(p: DVec3, [a, b, c]: [DVec3; 3]) -> DVec3 {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return a;
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return b;
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return c;
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-    }
-    let denom = 1.0 / (va + vb + vc);
-    a + ab * (vb * denom) + ac * (vc * denom)
-}
-
 /// A held surface vertex: where it is held and the direction the obstacle
 /// pushes it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -159,4 +126,28 @@ pub struct Contact {
     /// The direction of the push: into the blend, against its surface
     /// normal where the vertex met the obstacle.
     pub normal: DVec3,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shape::MuscleShape;
+
+    #[test]
+    fn a_mesh_obstacle_finds_the_nearest_surface_point_and_the_way_out() {
+        let mesh = MuscleShape::sphere(0.1).tessellate(48, 32);
+        let solid = MeshSolid::new(&mesh.positions, &mesh.indices).expect("closed mesh");
+        let ball = Obstacle::Mesh(Box::new(solid));
+        let p = DVec3::new(0.05, 0.02, 0.01);
+        let (q, n) = ball.penetration(p).expect("inside");
+        // The tessellated sphere's nearest point is within its chord error
+        // of the true sphere's, and the normal points out along p.
+        assert!((q - p.normalize() * 0.1).length() < 0.003, "{q}");
+        assert!(n.dot(p.normalize()) > 0.99, "{n}");
+        assert!(ball.penetration(DVec3::new(0.2, 0.0, 0.0)).is_none());
+        // Leaving along −x from p: the sphere's far side.
+        let out = ball.exit_along(p, -DVec3::X).expect("leaves");
+        let analytic = -(0.01f64 - 0.02f64.powi(2) - 0.01f64.powi(2)).sqrt();
+        assert!((out.x - analytic).abs() < 0.003, "{out}");
+    }
 }

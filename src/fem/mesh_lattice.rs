@@ -152,41 +152,48 @@ impl MeshSolid {
 /// Distance from a point to a triangle (Ericson, Real-Time Collision
 /// Detection §5.1.5), or to its edges where it has no area.
 pub fn point_triangle_distance(p: DVec3, [a, b, c]: [DVec3; 3]) -> f64 {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
+    let (ab, ac) = (b - a, c - a);
     let n = ab.cross(ac);
     if n.length_squared() <= 1e-24 * ab.length_squared().max(ac.length_squared()).powi(2) {
         return segment_distance(p, a, b)
             .min(segment_distance(p, b, c))
             .min(segment_distance(p, c, a));
     }
+    p.distance(closest_point_on_triangle(p, [a, b, c]))
+}
+
+/// The point of triangle `[a, b, c]` nearest `p` (Ericson §5.1.5: the
+/// vertex, edge or face region `p` projects into).
+pub fn closest_point_on_triangle(p: DVec3, [a, b, c]: [DVec3; 3]) -> DVec3 {
+    let (ab, ac, ap) = (b - a, c - a, p - a);
     let (d1, d2) = (ab.dot(ap), ac.dot(ap));
     if d1 <= 0.0 && d2 <= 0.0 {
-        return p.distance(a);
+        return a;
     }
     let bp = p - b;
     let (d3, d4) = (ab.dot(bp), ac.dot(bp));
     if d3 >= 0.0 && d4 <= d3 {
-        return p.distance(b);
+        return b;
     }
     let vc = d1 * d4 - d3 * d2;
     if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return p.distance(a + ab * (d1 / (d1 - d3)));
+        return a + ab * (d1 / (d1 - d3));
     }
     let cp = p - c;
     let (d5, d6) = (ab.dot(cp), ac.dot(cp));
     if d6 >= 0.0 && d5 <= d6 {
-        return p.distance(c);
+        return c;
     }
     let vb = d5 * d2 - d1 * d6;
     if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return p.distance(a + ac * (d2 / (d2 - d6)));
+        return a + ac * (d2 / (d2 - d6));
     }
     let va = d3 * d6 - d5 * d4;
     if va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0 {
-        return p.distance(b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6))));
+        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
     }
-    // Inside the face: distance to the plane.
-    (ap.dot(n) / n.length()).abs()
+    let denom = 1.0 / (va + vb + vc);
+    a + ab * (vb * denom) + ac * (vc * denom)
 }
 
 fn segment_distance(p: DVec3, a: DVec3, b: DVec3) -> f64 {
