@@ -4,23 +4,11 @@
 //! written.
 
 use crate::support::meshes::{capsule, obj_text};
+use crate::support::plasticine;
 use glam::Vec3;
 use plasticine::io::import::{ImportedMesh, load_mesh};
-use std::process::Command;
 
 const SEGMENTS: usize = 12;
-
-fn plasticine(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 /// A capsule along x from 0 to 0.6, and that capsule bent by `angle` about z
 /// over its length (its axis onto a circular arc of the same length).

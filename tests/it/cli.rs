@@ -1,19 +1,8 @@
 //! The command line as a user meets it: real files, the real binary.
 
+use crate::support::plasticine;
 use std::path::Path;
 use std::process::Command;
-
-fn plasticine(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 #[test]
 fn bake_writes_a_cache_whose_frames_follow_the_motion() {

@@ -18,6 +18,7 @@
 //! download, ~1 GB installed, into a venv under the target directory) and
 //! what Blender shows at some frames is checked against the cache.
 
+use crate::support::plasticine;
 use glam::{Affine3A, Quat, Vec3};
 use plasticine::character::Character;
 use plasticine::io::export::{ClosedGrid, grid_faces_inward, joint_local, obj_frame_name};
@@ -35,18 +36,6 @@ const GLTF_VALIDATOR: &str = "gltf-validator@2.0.0-dev.3.10";
 const USD_CORE: &str = "usd-core==26.11";
 /// Blender 4.5 LTS as a Python module (for `CPython` 3.11).
 const BPY: &str = "bpy==4.5.15";
-
-fn plasticine(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()

@@ -4,27 +4,15 @@
 //! binary and real files. The cache's mesh frames are checked against the
 //! flesh simulation run directly. Run with `--nocapture` for the numbers.
 
+use crate::support::plasticine;
 use glam::Vec3;
 use plasticine::io::{CacheReader, CacheWriter, load_character};
 use plasticine::skin::{Simulation, SkeletonDriver, SolverSettings};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const FPS: f32 = 10.0;
 /// Rest at t = 0, the elbow bent 1.2 rad at the key t = 0.5.
 const DURATION: &str = "0.5";
-
-fn plasticine(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 /// Imports the limb into `dir/limb.ron` and bakes it into `dir/bake`
 /// (every 5th frame also as OBJ).

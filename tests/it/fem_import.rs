@@ -5,6 +5,7 @@
 
 use crate::support::meshes;
 
+use crate::support::plasticine;
 use glam::{DVec3, Quat, Vec3};
 use meshes::{capsule, limb_mesh, mesh_glb, obj_text, sphere};
 use plasticine::character::{Character, Flesh, Posture};
@@ -16,7 +17,6 @@ use plasticine::fem::{
 use plasticine::io::import::load_mesh;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
-use std::process::Command;
 
 // ---------------------------------------------------------- inside test --
 
@@ -369,18 +369,6 @@ fn an_imported_mesh_moves_with_the_skeleton() {
 }
 
 // ------------------------------------------------------------------ CLI --
-
-fn plasticine(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 #[test]
 fn fem_import_writes_a_character_that_info_accepts() {

@@ -4,26 +4,14 @@
 //! tracked hand (a recorded input script) give back the rectangle they were
 //! taken from, and degenerate measurements write nothing.
 
+use crate::support::plasticine;
 use glam::{Quat, Vec3};
 use plasticine::input::{HandState, InputFrame, InputScript};
 use plasticine::io::IoError;
 use plasticine::view::{Calibration, CalibrationError, CalibrationFileError, Corner, Screen};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const DEFAULT: &str = "calibration/default-monitor.ron";
-
-fn plasticine(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_plasticine"))
-        .args(args)
-        .output()
-        .expect("runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
