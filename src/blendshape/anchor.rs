@@ -147,17 +147,8 @@ impl Anchor {
         );
         let mut attach = Vec::new();
         for k in 0..4 {
-            let p = positions[first + k];
-            let mut near: Vec<(f64, u32)> = positions[..others]
-                .iter()
-                .enumerate()
-                .map(|(i, q)| (q.distance_squared(p), i as u32))
-                .collect();
-            let take = ATTACHMENTS.min(near.len());
-            if take > 0 && take < near.len() {
-                near.select_nth_unstable_by(take - 1, |a, b| a.0.total_cmp(&b.0));
-            }
-            attach.extend(near[..take].iter().map(|&(_, i)| [i, vertex(k)]));
+            let near = nearest(positions[first + k], &positions[..others], ATTACHMENTS);
+            attach.extend(near.into_iter().map(|i| [i, vertex(k)]));
         }
         springs.extend(attach, SpringClass::Internal);
         Self { first, count: 4 }
@@ -173,6 +164,20 @@ impl Anchor {
     pub fn motion(&self, base: &[DVec3], shape: &[DVec3]) -> RigidMotion {
         RigidMotion::fit(&base[self.vertices()], &shape[self.vertices()])
     }
+}
+
+/// The indices of the `count` points nearest `p` (all of them if fewer).
+pub fn nearest(p: DVec3, points: &[DVec3], count: usize) -> Vec<u32> {
+    let mut order: Vec<(f64, u32)> = points
+        .iter()
+        .enumerate()
+        .map(|(i, q)| (q.distance_squared(p), i as u32))
+        .collect();
+    let count = count.min(order.len());
+    if count > 0 && count < order.len() {
+        order.select_nth_unstable_by(count - 1, |a, b| a.0.total_cmp(&b.0));
+    }
+    order[..count].iter().map(|&(_, i)| i).collect()
 }
 
 /// A point well inside the mesh and its distance to the surface: the volume

@@ -106,6 +106,8 @@ struct StepState {
     hessian: Hessian,
     /// The diagonal shift keeping a factor definite.
     mu: f64,
+    /// The mean spring constant: the shift's ceiling.
+    mean_k: f64,
     /// Whether to try the exact Hessian's factor first.
     exact: bool,
     factorizations: usize,
@@ -197,11 +199,6 @@ impl SpringSystem {
         &self.springs
     }
 
-    /// Which vertices are held.
-    pub fn fixed(&self) -> &[bool] {
-        &self.fixed
-    }
-
     /// Number of vertices.
     pub fn vertices(&self) -> usize {
         self.vertices
@@ -223,18 +220,11 @@ impl SpringSystem {
     /// f = ∇E at every vertex (eq. 2), zero at the fixed ones.
     pub fn forces(&self, x: &[DVec3], rest: &[f64], k: &[f64], f: &mut [DVec3]) {
         f.par_iter_mut().enumerate().for_each(|(i, fi)| {
-            *fi = DVec3::ZERO;
-            if self.fixed[i] {
-                return;
-            }
-            for &(j, s) in &self.incidence[i] {
-                let s = s as usize;
-                let d = x[i] - x[j as usize];
-                let len = d.length();
-                if len > f64::MIN_POSITIVE {
-                    *fi += d * (k[s] * (len - rest[s]) / len);
-                }
-            }
+            *fi = if self.fixed[i] {
+                DVec3::ZERO
+            } else {
+                self.reaction(i, x, rest, k)
+            };
         });
     }
 
@@ -257,10 +247,10 @@ impl SpringSystem {
         state: &mut StepState,
         rhs: &mut Vec<f64>,
     ) -> Result<bool, SolveError> {
-        let mean_k = k.iter().sum::<f64>() / k.len().max(1) as f64;
         let StepState {
             hessian,
             mu,
+            mean_k,
             exact,
             factorizations,
             cg_iterations,
@@ -274,7 +264,7 @@ impl SpringSystem {
                     return Ok(true);
                 }
                 *mu *= 100.0;
-                if *mu > mean_k {
+                if *mu > *mean_k {
                     return Ok(false);
                 }
             }
@@ -309,7 +299,7 @@ impl SpringSystem {
                 return Ok(true);
             }
             *mu *= 100.0;
-            if *mu > mean_k {
+            if *mu > *mean_k {
                 return Ok(false);
             }
         }
@@ -354,6 +344,7 @@ impl SpringSystem {
         let mut state = StepState {
             hessian: settings.hessian,
             mu: 1e-9 * mean_k,
+            mean_k,
             exact: true,
             factorizations: 0,
             cg_iterations: 0,

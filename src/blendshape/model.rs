@@ -2,7 +2,7 @@
 //! and the anchor; each shape's rest lengths; each target's rigid motion of
 //! the anchor; and the blend itself (Ma et al. §3.2–3.4).
 
-use super::anchor::{Anchor, RigidMotion};
+use super::anchor::{Anchor, RigidMotion, nearest};
 use super::contact::{Contact, Obstacle};
 use super::equilibrium::{NewtonSettings, SolveError, SolveReport, SpringSystem};
 use super::interior;
@@ -79,6 +79,8 @@ pub struct BlendModel {
     triangles: Vec<[u32; 3]>,
     /// +1 if they wind counter-clockwise seen from outside, else −1.
     winding: f64,
+    /// The base's bounding-box diagonal (contact depths are relative to it).
+    diagonal: f64,
     system: SpringSystem,
     /// The last converged blend, in the anchor's frame (warm start).
     last: Option<Vec<DVec3>>,
@@ -97,21 +99,9 @@ impl BlendModel {
         let mut positions = base.clone();
         if rig.interior {
             let inside = interior::interior(&base, &rig.triangles);
-            let first = positions.len() as u32;
+            // The interior's indices already follow the surface's.
             positions.extend(&inside.points);
-            springs.extend(
-                inside.springs.iter().map(|&[a, b]| {
-                    let lift = |v: u32| {
-                        if v >= surface as u32 {
-                            v - surface as u32 + first
-                        } else {
-                            v
-                        }
-                    };
-                    [lift(a), lift(b)]
-                }),
-                SpringClass::Internal,
-            );
+            springs.extend(inside.springs, SpringClass::Internal);
         }
         let anchor = match rig.boundary {
             Boundary::Anchor => Some(Anchor::place(
@@ -153,6 +143,7 @@ impl BlendModel {
             } else {
                 1.0
             },
+            diagonal: rig.diagonal(),
             system: SpringSystem::new(vertices, SpringSet::default(), vec![false; vertices]),
             last: None,
             settings: NewtonSettings::default(),
@@ -182,7 +173,7 @@ impl BlendModel {
         let base_surface = &base_full[..self.surface];
         let near: Vec<Vec<u32>> = base_full[self.surface..]
             .iter()
-            .map(|&p| nearest_surface(p, base_surface, CARRIERS))
+            .map(|&p| nearest(p, base_surface, CARRIERS))
             .collect();
         self.shapes = vec![base_full.clone()];
         for (t, target) in rig.shapes().into_iter().enumerate().skip(1) {
@@ -229,7 +220,9 @@ impl BlendModel {
                 }
             }
         }
-        self.rest = self.shapes.iter().map(|x| springs.lengths(x)).collect();
+        self.rest = std::iter::once(base_rest)
+            .chain(self.shapes[1..].iter().map(|x| springs.lengths(x)))
+            .collect();
         let mut fixed = vec![false; vertices];
         if let Some(anchor) = &self.anchor {
             for v in anchor.vertices() {
@@ -339,7 +332,7 @@ impl BlendModel {
                 .map(|(w, s)| s[v] * *w)
                 .sum();
         }
-        let depth_tolerance = 1e-9 * self.size();
+        let depth_tolerance = 1e-9 * self.diagonal;
         let mut contacts: Vec<Contact> = Vec::new();
         let mut rounds = 0;
         let report = loop {
@@ -369,9 +362,13 @@ impl BlendModel {
             });
             let released = contacts.len() < before;
             let normals = self.outward_normals(&x);
+            let mut in_contact = vec![false; self.surface];
+            for c in &contacts {
+                in_contact[c.vertex as usize] = true;
+            }
             let mut added = false;
             for v in 0..self.surface {
-                if contacts.iter().any(|c| c.vertex as usize == v) {
+                if in_contact[v] {
                     continue;
                 }
                 let world = motion.apply(x[v]);
@@ -423,34 +420,11 @@ impl BlendModel {
         }
         normals.iter().map(|n| n.normalize_or_zero()).collect()
     }
-
-    /// The base's bounding-box diagonal.
-    fn size(&self) -> f64 {
-        let (lo, hi) = self.shapes[0][..self.surface].iter().fold(
-            (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)),
-            |(lo, hi), &p| (lo.min(p), hi.max(p)),
-        );
-        lo.distance(hi)
-    }
 }
 
 /// Surface vertices whose displacement carries an inside vertex to its
 /// starting place in a target.
 const CARRIERS: usize = 8;
-
-/// The `count` surface vertices nearest `p`.
-fn nearest_surface(p: DVec3, surface: &[DVec3], count: usize) -> Vec<u32> {
-    let mut order: Vec<(f64, u32)> = surface
-        .iter()
-        .enumerate()
-        .map(|(i, q)| (q.distance_squared(p), i as u32))
-        .collect();
-    let count = count.min(order.len());
-    if count > 0 && count < order.len() {
-        order.select_nth_unstable_by(count - 1, |a, b| a.0.total_cmp(&b.0));
-    }
-    order[..count].iter().map(|&(_, i)| i).collect()
-}
 
 /// The inverse-square-distance average of the displacement of the surface
 /// vertices `near` from `base` to `target`, seen from `p`.

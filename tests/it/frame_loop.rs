@@ -8,12 +8,24 @@
 //! The body is `plasticine::app::latency_run`, so the same run can be made
 //! with the real renderer.
 
-use plasticine::app::{BusyRenderer, latency_run};
+use plasticine::app::{BusyRenderer, LatencyResult, latency_run};
 use std::time::Duration;
 
 /// The stand-in renderer's work: every skin point projected this many times
 /// (about a millisecond here).
 const RENDER_PASSES: usize = 1000;
+
+/// Every frame's tracking age is its own render time plus at most a tenth
+/// of the step delay: no frame waits for the solver.
+fn assert_latency_is_render_time(result: &LatencyResult, step_delay: Duration) {
+    assert!(
+        result
+            .frames
+            .iter()
+            .all(|t| t.tracking_age <= t.render_cpu + step_delay / 10),
+        "the tracking age is the render time, not the step delay"
+    );
+}
 
 #[test]
 fn head_to_render_latency_does_not_depend_on_the_solver() {
@@ -45,13 +57,7 @@ fn head_to_render_latency_does_not_depend_on_the_solver() {
     );
     assert_eq!(result.stale_tracking_frames, 0);
     assert!(s.frames >= 3 * s.distinct_snapshots && s.distinct_snapshots >= 2);
-    assert!(
-        result
-            .frames
-            .iter()
-            .all(|t| t.tracking_age <= t.render_cpu + step_delay / 10),
-        "the tracking age is the render time, not the step delay"
-    );
+    assert_latency_is_render_time(&result, step_delay);
     assert!(s.snapshot_age.max >= step_delay / 2);
 }
 
@@ -106,13 +112,7 @@ fn with_the_real_stereo_renderer_latency_is_the_render_time() {
         panic!("{e}\n{result}");
     }
     let s = &result.summary;
-    assert!(
-        result
-            .frames
-            .iter()
-            .all(|t| t.tracking_age <= t.render_cpu + step_delay / 10),
-        "the tracking age is the render time, not the step delay"
-    );
+    assert_latency_is_render_time(&result, step_delay);
     assert!(s.snapshot_age.max >= step_delay / 2);
     let img = renderer.read().unwrap();
     let count = |x0: u32| {

@@ -116,19 +116,10 @@ pub fn parse_glb(bytes: &[u8], origin: &Path) -> Result<ImportedMesh, IoError> {
     parse_glb_targets(bytes, origin, None)
 }
 
-/// [`parse_glb`] with the meshes' morph targets (each the whole mesh's
-/// positions with that target at weight one; names from the mesh's
-/// `extras.targetNames`).
-pub fn parse_glb_with_targets(
-    bytes: &[u8],
-    origin: &Path,
-) -> Result<(ImportedMesh, Vec<MorphTarget>), IoError> {
-    let mut targets = Vec::new();
-    let mesh = parse_glb_targets(bytes, origin, Some(&mut targets))?;
-    Ok((mesh, targets))
-}
-
-fn parse_glb_targets(
+/// [`parse_glb`], and with `targets` the meshes' morph targets (each the
+/// whole mesh's positions with that target at weight one; names from the
+/// mesh's `extras.targetNames`).
+pub(super) fn parse_glb_targets(
     bytes: &[u8],
     origin: &Path,
     targets: Option<&mut Vec<MorphTarget>>,
@@ -220,19 +211,17 @@ fn parse_glb_targets(
 
 /// Parses a JSON glTF (`.gltf`) whose buffers are `data:` URIs.
 pub fn parse_gltf_json(bytes: &[u8], origin: &Path) -> Result<ImportedMesh, IoError> {
-    let doc = parse_json(bytes, origin, "")?;
-    read_document(&doc, None, origin, None)
+    parse_gltf_json_targets(bytes, origin, None)
 }
 
-/// [`parse_gltf_json`] with the morph targets, as [`parse_glb_with_targets`].
-pub fn parse_gltf_json_with_targets(
+/// [`parse_gltf_json`], with the morph targets as [`parse_glb_targets`].
+pub(super) fn parse_gltf_json_targets(
     bytes: &[u8],
     origin: &Path,
-) -> Result<(ImportedMesh, Vec<MorphTarget>), IoError> {
+    targets: Option<&mut Vec<MorphTarget>>,
+) -> Result<ImportedMesh, IoError> {
     let doc = parse_json(bytes, origin, "")?;
-    let mut targets = Vec::new();
-    let mesh = read_document(&doc, None, origin, Some(&mut targets))?;
-    Ok((mesh, targets))
+    read_document(&doc, None, origin, targets)
 }
 
 fn parse_json(bytes: &[u8], origin: &Path, place: &str) -> Result<Document, IoError> {

@@ -23,6 +23,18 @@ use std::path::Path;
 
 /// Reads a mesh, choosing the reader by extension: `.obj`, `.glb`, `.gltf`.
 pub fn load_mesh(path: &Path) -> Result<ImportedMesh, IoError> {
+    load(path, None)
+}
+
+/// [`load_mesh`] with a glTF mesh's morph targets (none from OBJ).
+pub fn load_mesh_with_targets(path: &Path) -> Result<(ImportedMesh, Vec<MorphTarget>), IoError> {
+    let mut targets = Vec::new();
+    let mesh = load(path, Some(&mut targets))?;
+    Ok((mesh, targets))
+}
+
+/// Reads a mesh by its extension, and glTF's morph targets into `targets`.
+fn load(path: &Path, targets: Option<&mut Vec<MorphTarget>>) -> Result<ImportedMesh, IoError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -34,34 +46,15 @@ pub fn load_mesh(path: &Path) -> Result<ImportedMesh, IoError> {
         }
         Some("glb") => {
             let bytes = read_bytes(path, MAX_MESH_FILE_BYTES)?;
-            gltf::parse_glb(&bytes, path)
+            gltf::parse_glb_targets(&bytes, path, targets)
         }
         Some("gltf") => {
             let bytes = read_bytes(path, MAX_MESH_FILE_BYTES)?;
-            gltf::parse_gltf_json(&bytes, path)
+            gltf::parse_gltf_json_targets(&bytes, path, targets)
         }
         _ => Err(IoError::BadInput {
             path: path.to_path_buf(),
             message: "unknown mesh format: expected a .obj, .glb or .gltf file".into(),
         }),
-    }
-}
-
-/// [`load_mesh`] with a glTF mesh's morph targets (none from OBJ).
-pub fn load_mesh_with_targets(path: &Path) -> Result<(ImportedMesh, Vec<MorphTarget>), IoError> {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
-        Some("glb") => {
-            let bytes = read_bytes(path, MAX_MESH_FILE_BYTES)?;
-            gltf::parse_glb_with_targets(&bytes, path)
-        }
-        Some("gltf") => {
-            let bytes = read_bytes(path, MAX_MESH_FILE_BYTES)?;
-            gltf::parse_gltf_json_with_targets(&bytes, path)
-        }
-        _ => Ok((load_mesh(path)?, Vec::new())),
     }
 }
