@@ -63,3 +63,13 @@ fn fs_lit(in: VertexOut, @builtin(front_facing) front: bool) -> @location(0) vec
 fn fs_unlit(in: VertexOut) -> @location(0) vec4<f32> {
     return in.color;
 }
+
+// The UI panel: unlit, its texture coordinate carried in the normal slot
+// (src/render/renderer/ui.rs), its colours premultiplied (egui's).
+@group(1) @binding(0) var panel_texture: texture_2d<f32>;
+@group(1) @binding(1) var panel_sampler: sampler;
+
+@fragment
+fn fs_panel(in: VertexOut) -> @location(0) vec4<f32> {
+    return textureSample(panel_texture, panel_sampler, in.normal.xy);
+}

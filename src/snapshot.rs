@@ -115,4 +115,15 @@ impl SceneSnapshot {
             published: Instant::now(),
         }
     }
+
+    /// Where points `points` of skin `skin` are (those it has; none when
+    /// there is no such skin).
+    pub fn skin_points(&self, skin: usize, points: &[usize]) -> Vec<Vec3> {
+        self.skins.get(skin).map_or_else(Vec::new, |s| {
+            points
+                .iter()
+                .filter_map(|&k| s.positions.get(k).copied())
+                .collect()
+        })
+    }
 }

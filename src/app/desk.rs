@@ -9,7 +9,8 @@
 //! twist the wand; Shift held = precision mode; Tab or 1–6 pick the tool;
 //! Ctrl+Z / Ctrl+Y undo and redo; Ctrl+S saves; M cycles the stereo layout;
 //! F1 hides the overlay; F2 skin grid, F3 fat map, F4 muscles
-//! opaque/translucent/hidden, F5 connective tissue; Esc quits.
+//! opaque/translucent/hidden, F5 connective tissue, F6 x-ray, F7 the live
+//! plots beside the panel; P hides the panel; Esc quits.
 //!
 //! # Tracking
 //!
@@ -603,40 +604,54 @@ impl DeskApp {
                 });
                 self.say(format!("tool panel {}", on_off(!shown)));
             }
-            KeyCode::F2 | KeyCode::F3 | KeyCode::F4 | KeyCode::F5 | KeyCode::F6 => {
-                if let Some(s) = self.surface.as_mut() {
-                    let style = &mut s.view.scene.style;
-                    let what = match code {
-                        KeyCode::F2 => {
-                            style.wireframe = !style.wireframe;
-                            format!("skin grid {}", on_off(style.wireframe))
-                        }
-                        KeyCode::F3 => {
-                            style.map = style.map.next();
-                            style.map.legend(style.fat_map_max)
-                        }
-                        KeyCode::F4 => {
-                            style.muscles = match style.muscles {
-                                MuscleStyle::Translucent => MuscleStyle::Opaque,
-                                MuscleStyle::Opaque => MuscleStyle::Hidden,
-                                MuscleStyle::Hidden => MuscleStyle::Translucent,
-                            };
-                            format!("muscles {:?}", style.muscles)
-                        }
-                        KeyCode::F6 => {
-                            style.xray = !style.xray;
-                            format!("x-ray (skin seen through) {}", on_off(style.xray))
-                        }
-                        _ => {
-                            style.bands = !style.bands;
-                            format!("connective tissue {}", on_off(style.bands))
-                        }
-                    };
-                    self.say(what);
-                }
+            KeyCode::F2 | KeyCode::F3 | KeyCode::F4 | KeyCode::F5 | KeyCode::F6 | KeyCode::F7 => {
+                self.view_key(code);
             }
             KeyCode::Escape => event_loop.exit(),
             _ => {}
+        }
+    }
+
+    /// F2–F7: what the view shows.
+    fn view_key(&mut self, code: KeyCode) {
+        if code == KeyCode::F7 {
+            let Some(fl) = self.frame_loop.as_mut() else {
+                return;
+            };
+            let panel = fl.panel_mut();
+            panel.show_plots = !panel.show_plots;
+            let shown = panel.show_plots;
+            return self.say(format!("live plots {}", on_off(shown)));
+        }
+        if let Some(s) = self.surface.as_mut() {
+            let style = &mut s.view.scene.style;
+            let what = match code {
+                KeyCode::F2 => {
+                    style.wireframe = !style.wireframe;
+                    format!("skin grid {}", on_off(style.wireframe))
+                }
+                KeyCode::F3 => {
+                    style.map = style.map.next();
+                    style.map.legend(style.fat_map_max)
+                }
+                KeyCode::F4 => {
+                    style.muscles = match style.muscles {
+                        MuscleStyle::Translucent => MuscleStyle::Opaque,
+                        MuscleStyle::Opaque => MuscleStyle::Hidden,
+                        MuscleStyle::Hidden => MuscleStyle::Translucent,
+                    };
+                    format!("muscles {:?}", style.muscles)
+                }
+                KeyCode::F6 => {
+                    style.xray = !style.xray;
+                    format!("x-ray (skin seen through) {}", on_off(style.xray))
+                }
+                _ => {
+                    style.bands = !style.bands;
+                    format!("connective tissue {}", on_off(style.bands))
+                }
+            };
+            self.say(what);
         }
     }
 

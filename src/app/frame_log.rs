@@ -372,6 +372,7 @@ mod tests {
             message: Some("skin 'body' diverged".into()),
             message_count: 1,
             running: true,
+            trace: Default::default(),
         };
         let lines = log.overlay_lines(&status);
         assert!(lines[0].contains("tracking age 3.0 ms"), "{lines:?}");

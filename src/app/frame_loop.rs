@@ -59,7 +59,7 @@ use super::sim_thread::{SimMessage, SimStatus, SimThread};
 use crate::character::{Character, Posture};
 pub use crate::input::tracking::{TrackedParts, TrackedPose, Tracker};
 use crate::input::{HandState, InputFrame};
-use crate::render::geometry::Panel;
+use crate::render::UiQuad;
 use crate::skin::SolverSettings;
 use crate::snapshot::SceneSnapshot;
 use crate::tools::panel::{PanelOutcome, Row, Scope, Side, TimelineAction, TimelineStatus};
@@ -98,8 +98,8 @@ pub struct FrameInputs<'a> {
     pub current_joint: usize,
     /// Timing and status lines to draw.
     pub overlay: &'a [String],
-    /// The toolbar and parameters panel's columns, world space, when shown.
-    pub panels: &'a [Panel],
+    /// The toolbar, parameters and timeline panel, world space, when shown.
+    pub ui: Option<&'a UiQuad>,
     /// Skin points selected for re-binding (world space), to highlight.
     pub selected_points: &'a [Vec3],
 }
@@ -279,6 +279,7 @@ impl FrameLoop {
         }
         let tools = start.elapsed();
         let status = self.sim.status();
+        self.panel.record_live(start, &status, self.log.last());
         let mut overlay = self.log.overlay_lines(&status);
         if let Some(e) = &self.last_edit_error {
             overlay.push(e.clone());
@@ -309,18 +310,15 @@ impl FrameLoop {
         let tool_row = crate::tools::panel::ControlPanel::rows()
             .iter()
             .position(|&r| r == Row::Tool(self.toolbox.tool()));
-        let panel = self.panel.view(&second, &self.vehicle, tool_row);
-        let selected_points: Vec<Vec3> = match &self.toolbox.state.skin_selection {
-            Some((skin, points)) => snapshot
-                .skins
-                .get(*skin)
-                .map(|s| {
-                    points
-                        .iter()
-                        .filter_map(|&k| s.positions.get(k).copied())
-                        .collect()
-                })
-                .unwrap_or_default(),
+        // The headset shows the timings under the panel (the desk, on its picture).
+        let extra = if self.panel.anchor == PanelAnchor::LeftHand {
+            &overlay[..]
+        } else {
+            &[]
+        };
+        let panel = self.panel.view(&second, &self.vehicle, tool_row, extra);
+        let selected_points = match &self.toolbox.state.skin_selection {
+            Some((skin, points)) => snapshot.skin_points(*skin, points),
             None => Vec::new(),
         };
         let inputs = FrameInputs {
@@ -335,7 +333,7 @@ impl FrameLoop {
             tool: self.toolbox.tool(),
             current_joint: self.toolbox.state.current_joint,
             overlay: &overlay,
-            panels: &panel,
+            ui: panel.as_ref(),
             selected_points: &selected_points,
         };
         // 6. Render.
@@ -470,12 +468,17 @@ impl FrameLoop {
 
     /// Shows the toolbar and parameters panel at `anchor`.
     pub fn set_panel_anchor(&mut self, anchor: PanelAnchor) {
-        self.panel.anchor = anchor;
+        self.panel.set_anchor(anchor);
     }
 
     /// The toolbar and parameters panel: where it stands, its state and its lines.
     pub fn panel(&self) -> &PanelDriver {
         &self.panel
+    }
+
+    /// The panel, to change what it shows (the live plots).
+    pub fn panel_mut(&mut self) -> &mut PanelDriver {
+        &mut self.panel
     }
 
     /// Status lines shown under the panel's controls.

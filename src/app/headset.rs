@@ -288,11 +288,7 @@ impl FrameRenderer for HeadsetRenderer<'_> {
             )
         };
         let cameras = views.map(|v| v.camera(inputs.vehicle, NEAR, FAR));
-        let mut decorations = decorations(inputs);
-        // The frame timings under the panel's controls and settings.
-        if let Some(panel) = decorations.panels.first_mut() {
-            panel.lines.extend(inputs.overlay.iter().cloned());
-        }
+        let decorations = decorations(inputs);
         self.scene.draw_posed(
             inputs.snapshot,
             draw_posture(inputs),

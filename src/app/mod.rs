@@ -24,9 +24,11 @@ pub mod headless;
 pub mod headset;
 pub mod latency;
 pub mod panel_driver;
+pub mod panel_ui;
 pub mod playback;
 #[cfg(test)]
 mod playback_tests;
+pub mod plots;
 pub mod resolution;
 pub mod sim_thread;
 pub mod view_renderer;

@@ -11,10 +11,15 @@
 //! the trigger released until it is let go, so pressing a button never
 //! also creates a joint behind it.
 
+use super::frame_log::FrameTimings;
+pub use super::panel_ui::{COLUMN_GAP, CONTROLS_WIDTH_CHARS};
+use super::panel_ui::{PanelPainter, PanelPicture, column_left, controls_width, panel_size};
+use super::plots::LivePlots;
+use super::sim_thread::SimStatus;
 use crate::input::InputFrame;
 use crate::input::tracking::TrackedPose;
-use crate::render::geometry::Panel;
-use crate::tools::panel::{ControlPanel, PanelHit, ROW_HEIGHT};
+use crate::render::UiQuad;
+use crate::tools::panel::{ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow};
 use glam::{Mat4, Vec3};
 
 /// Where the panel stands.
@@ -53,15 +58,59 @@ pub struct PanelDriver {
     pub messages: Vec<String>,
     /// Presses taken so far (front ends give feedback when it grows).
     pub presses: u64,
+    /// The half of the hovered row the pointer is on.
+    hover_side: Option<Side>,
+    /// A press held on the scrubber: its row and the last fraction sought.
+    dragging: Option<(usize, f32)>,
+    painter: PanelPainter,
+    /// The solver's and the frames' last seconds.
+    pub live: LivePlots,
+    /// Whether the live plots are shown (in the headset under the
+    /// timeline; at the desk in a column left of the panel).
+    pub show_plots: bool,
+    /// When the first live sample was recorded.
+    epoch: Option<std::time::Instant>,
 }
 
+/// The headset panel's pixels per metre: a 12 mm row is 29 pixels, its
+/// text about 18.
+const HEADSET_PIXELS_PER_METRE: f32 = 2400.0;
+/// The desk panel's (it is drawn at 0.6 of the headset's size or less).
+const DESK_PIXELS_PER_METRE: f32 = 1600.0;
+
 impl PanelDriver {
-    /// A panel standing at `anchor`, with no lines built yet.
+    /// A panel standing at `anchor`, with no lines built yet; the live
+    /// plots are shown in the headset.
     pub fn new(anchor: PanelAnchor) -> Self {
         Self {
             anchor,
+            show_plots: anchor == PanelAnchor::LeftHand,
             ..Self::default()
         }
+    }
+
+    /// Moves the panel to `anchor`. The live plots are shown by default in
+    /// the headset, hidden at the desk (F7 shows them).
+    pub fn set_anchor(&mut self, anchor: PanelAnchor) {
+        let headset = |a: PanelAnchor| a == PanelAnchor::LeftHand;
+        if headset(anchor) != headset(self.anchor) {
+            self.show_plots = headset(anchor);
+        }
+        self.anchor = anchor;
+    }
+
+    /// Records the simulation's `status` and the last frame's timings in the
+    /// live plots, at `now`.
+    pub fn record_live(
+        &mut self,
+        now: std::time::Instant,
+        status: &SimStatus,
+        last: Option<&FrameTimings>,
+    ) {
+        let epoch = *self.epoch.get_or_insert(now);
+        let frame_ms = last.map_or(f64::NAN, |f| f.frame_time.as_secs_f64() * 1e3);
+        self.live
+            .record(now.duration_since(epoch).as_secs_f64(), status, frame_ms);
     }
 
     /// `tracker_from_panel` (of the first column) for `sample`, or `None`
@@ -115,14 +164,13 @@ impl PanelDriver {
     /// along its column's width: what to point at to press it.
     pub fn row_point(&self, sample: &TrackedPose, row: usize, fraction: f32) -> Option<Vec3> {
         let pose = self.pose(sample)?;
-        let (c, (start, rows)) = self
+        let (c, (start, _)) = self
             .columns()
             .into_iter()
             .enumerate()
             .find(|(_, (start, rows))| (*start..start + rows).contains(&row))?;
-        let width = Panel::width_of(&self.lines[start..start + rows], ROW_HEIGHT);
-        let y = -Panel::padding(ROW_HEIGHT) - ((row - start) as f32 + 0.5) * ROW_HEIGHT;
-        Some(column_pose(&pose, c).transform_point3(Vec3::new(fraction * width, y, 0.0)))
+        let y = -PAD - ((row - start) as f32 + 0.5) * ROW_HEIGHT;
+        Some(column_pose(&pose, c).transform_point3(Vec3::new(fraction * controls_width(), y, 0.0)))
     }
 
     /// The row the pointer is on, if any.
@@ -133,8 +181,7 @@ impl PanelDriver {
             .into_iter()
             .enumerate()
             .find_map(|(c, (start, rows))| {
-                let lines = &self.lines[start..start + rows];
-                let width = Panel::width_of(lines, ROW_HEIGHT);
+                let width = controls_width();
                 ControlPanel::hit_rows(&column_pose(&pose, c), width, rows, origin, dir).map(|h| {
                     PanelHit {
                         row: start + h.row,
@@ -156,6 +203,7 @@ impl PanelDriver {
     ) -> (Option<PanelHit>, InputFrame) {
         let hit = self.hit(sample);
         self.panel.hover = hit.map(|h| h.row);
+        self.hover_side = hit.map(|h| h.side);
         let triggered = input.right.triggered();
         let went_down = triggered && !self.was_triggered;
         self.was_triggered = triggered;
@@ -167,70 +215,85 @@ impl PanelDriver {
             self.pressing = true;
             self.presses += 1;
             press = Some(h);
+            let scrubber = Row::Timeline(TimelineRow::Scrubber);
+            self.dragging =
+                (ControlPanel::rows().get(h.row) == Some(&scrubber)).then_some((h.row, h.fraction));
+        } else if let Some((row, fraction)) = self.dragging.filter(|_| triggered)
+            && let Some(h) = hit.filter(|h| h.row == row && h.fraction != fraction)
+        {
+            // The playhead follows the wand along the scrubber while held.
+            self.dragging = Some((row, h.fraction));
+            press = Some(h);
         }
         if self.pressing {
             if !triggered {
                 self.pressing = false;
+                self.dragging = None;
             }
             input.right.trigger = 0.0;
         }
         (press, input)
     }
 
-    /// The panel's columns to draw, world space (`vehicle` =
-    /// `world_from_tracker`), for the tracking sample the frame is drawn
-    /// with; `highlight` is the current tool's row. The status lines hang
-    /// under the first column.
+    /// The panel to draw, world space (`vehicle` = `world_from_tracker`),
+    /// for the tracking sample the frame is drawn with; `highlight` is the
+    /// current tool's row. The status lines and `extra` hang under the
+    /// first column.
     pub fn view(
-        &self,
+        &mut self,
         sample: &TrackedPose,
         vehicle: &Mat4,
         highlight: Option<usize>,
-    ) -> Vec<Panel> {
-        let Some(pose) = self.pose(sample) else {
-            return Vec::new();
+        extra: &[String],
+    ) -> Option<UiQuad> {
+        let pose = self.pose(sample)?;
+        let columns = self.columns();
+        let rows = ControlPanel::rows();
+        let status: Vec<String> = self.status.iter().chain(extra).cloned().collect();
+        let picture = PanelPicture {
+            columns: &columns,
+            rows: &rows,
+            lines: &self.lines,
+            status: &status,
+            highlight,
+            hover: self.panel.hover.zip(self.hover_side),
+            pressed: self.pressing,
+            plots: if self.show_plots {
+                self.live.plots()
+            } else {
+                &[]
+            },
+            plots_apart: !matches!(self.anchor, PanelAnchor::LeftHand),
         };
-        let local = |row: Option<usize>, start: usize, rows: usize| {
-            row.filter(|r| (start..start + rows).contains(r))
-                .map(|r| r - start)
+        // At the desk the plots' column stands left of the controls, which
+        // stay where the anchor puts them.
+        let shift = if self.show_plots && picture.plots_apart {
+            Mat4::from_translation(-Vec3::X * column_left(1))
+        } else {
+            Mat4::IDENTITY
         };
-        self.columns()
-            .into_iter()
-            .enumerate()
-            .map(|(c, (start, rows))| {
-                let mut lines = self.lines[start..start + rows].to_vec();
-                if c == 0 {
-                    lines.extend(self.status.iter().cloned());
-                }
-                Panel {
-                    to_world: *vehicle * column_pose(&pose, c),
-                    lines,
-                    highlight: local(highlight, start, rows),
-                    hover: local(self.panel.hover, start, rows),
-                    line_height: ROW_HEIGHT,
-                }
-            })
-            .collect()
+        let pixels_per_metre = match self.anchor {
+            PanelAnchor::LeftHand => HEADSET_PIXELS_PER_METRE,
+            _ => DESK_PIXELS_PER_METRE,
+        };
+        Some(
+            self.painter
+                .paint(&picture, *vehicle * pose * shift, pixels_per_metre),
+        )
     }
 }
 
-/// Space between the headset panel's columns (m).
-pub const COLUMN_GAP: f32 = 0.01;
-
 /// Column `c`'s pose from the first's: side by side, left to right.
 fn column_pose(first: &Mat4, c: usize) -> Mat4 {
-    *first * Mat4::from_translation(Vec3::X * (c as f32 * (controls_width() + COLUMN_GAP)))
+    *first * Mat4::from_translation(Vec3::X * column_left(c))
 }
 
 /// The headset panel's size (m): two columns of controls, as tall as the
 /// taller (the tools and parameters).
 pub fn headset_layout() -> (f32, f32) {
     let split = ControlPanel::timeline_start();
-    let rows = split.max(ControlPanel::rows().len() - split);
-    (
-        2.0 * controls_width() + COLUMN_GAP,
-        rows as f32 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT),
-    )
+    let size = panel_size(2, split.max(ControlPanel::rows().len() - split), 0);
+    (size.x, size.y)
 }
 
 /// `tracker_from_panel` for a panel `width` × `height` (m) standing just
@@ -250,18 +313,9 @@ pub fn left_hand_pose(hand: Vec3, head: Vec3, width: f32, height: f32) -> Mat4 {
     )
 }
 
-/// The widest line of the panel's controls, in characters (the panel is
-/// placed by this width).
-pub const CONTROLS_WIDTH_CHARS: usize = 30;
-
-/// The controls' width (m, unscaled).
-pub fn controls_width() -> f32 {
-    CONTROLS_WIDTH_CHARS as f32 * 0.8 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT)
-}
-
 /// The controls' height (m, unscaled).
 pub fn controls_height() -> f32 {
-    ControlPanel::rows().len() as f32 * ROW_HEIGHT + 2.0 * Panel::padding(ROW_HEIGHT)
+    panel_size(1, ControlPanel::rows().len(), 0).y
 }
 
 /// `tracker_from_panel` for the desk: the panel's top-right corner at the
@@ -273,7 +327,10 @@ pub fn desk_pose(lower_left: Vec3, lower_right: Vec3, upper_left: Vec3, scale: f
     let facing = right.cross(up).normalize_or(Vec3::Z);
     let width = controls_width();
     let upper_right = upper_left + (lower_right - lower_left);
-    let origin = upper_right - right * (width * scale) + facing * 0.01;
+    // A margin of 2 % of the picture's width: standing in front of the
+    // glass, the panel is drawn a little larger than it is.
+    let margin = 0.02 * lower_right.distance(lower_left);
+    let origin = upper_right - right * (width * scale + margin) + facing * 0.01;
     Mat4::from_cols(
         (right * scale).extend(0.0),
         (up * scale).extend(0.0),
@@ -289,7 +346,7 @@ pub fn desk_panel_anchor(calibration: &crate::view::Calibration) -> PanelAnchor 
     let s = &calibration.screen;
     let rows = ControlPanel::rows().len() as f32 + 1.0;
     let height = s.upper_left.distance(s.lower_left);
-    let scale = (0.85 * height / (rows * ROW_HEIGHT)).min(0.6);
+    let scale = (0.8 * height / (rows * ROW_HEIGHT)).min(0.6);
     // Below the timing overlay's band at the top of the picture.
     let down = (s.lower_left - s.upper_left) * 0.1;
     PanelAnchor::Fixed(desk_pose(
@@ -324,12 +381,12 @@ mod tests {
     /// A wand aimed from `from` at the middle of `row`, on `side`.
     fn aim_at(d: &PanelDriver, s: &TrackedPose, row: usize, side: Side, from: Vec3) -> HandState {
         let pose = d.pose(s).unwrap();
-        let width = Panel::width_of(&d.lines, ROW_HEIGHT);
+        let width = controls_width();
         let x = match side {
             Side::Left => 0.2 * width,
             Side::Right => 0.8 * width,
         };
-        let y = -Panel::padding(ROW_HEIGHT) - (row as f32 + 0.5) * ROW_HEIGHT;
+        let y = -PAD - (row as f32 + 0.5) * ROW_HEIGHT;
         let target = pose.transform_point3(Vec3::new(x, y, 0.0));
         let dir = (target - from).normalize();
         HandState::at(from).with_orientation(Quat::from_rotation_arc(Vec3::NEG_Z, dir))
@@ -413,10 +470,57 @@ mod tests {
         // The mouse hand is on the ray from the head, behind the glass.
         let s0 = sample(head, Vec3::ZERO, HandState::at(Vec3::ZERO));
         let pose = d.pose(&s0).unwrap();
-        let y = -Panel::padding(ROW_HEIGHT) - 7.5 * ROW_HEIGHT;
+        let y = -PAD - 7.5 * ROW_HEIGHT;
         let target = pose.transform_point3(Vec3::new(0.01, y, 0.0));
         let tip = head + (target - head) * 1.6;
         let s = sample(head, Vec3::ZERO, HandState::at(tip));
         assert_eq!(d.hit(&s).map(|h| (h.row, h.side)), Some((7, Side::Left)));
+    }
+
+    #[test]
+    fn the_playhead_follows_the_wand_along_the_scrubber_while_the_trigger_is_held() {
+        let mut d = PanelDriver::new(PanelAnchor::LeftHand);
+        d.lines = vec![String::new(); ControlPanel::rows().len()];
+        let scrubber = ControlPanel::rows()
+            .iter()
+            .position(|&r| r == Row::Timeline(TimelineRow::Scrubber))
+            .unwrap();
+        let (head, left) = (Vec3::new(0.0, 1.6, 0.0), Vec3::new(-0.2, 1.1, -0.35));
+        let s0 = sample(head, left, HandState::at(Vec3::ZERO));
+        let from = Vec3::new(0.1, 1.3, -0.1);
+        let geometry = d.clone();
+        let wand = |row: usize, f: f32, trigger: bool| {
+            let target = geometry.row_point(&s0, row, f).unwrap();
+            let hand = HandState::at(from)
+                .with_orientation(Quat::from_rotation_arc(
+                    Vec3::NEG_Z,
+                    (target - from).normalize(),
+                ))
+                .with_trigger(trigger);
+            sample(head, left, hand)
+        };
+        let step = |d: &mut PanelDriver, s: TrackedPose| {
+            d.before_tools(&s, s.input, false)
+                .0
+                .map(|h| (h.row, h.fraction))
+        };
+        let near = |got: Option<(usize, f32)>, f: f32| {
+            got.is_some_and(|(row, g)| row == scrubber && (g - f).abs() < 1e-3)
+        };
+        let pressed = step(&mut d, wand(scrubber, 0.2, true));
+        assert!(near(pressed, 0.2), "{pressed:?}");
+        // Held and moved along the row: it seeks again, once per move.
+        let moved = step(&mut d, wand(scrubber, 0.7, true));
+        assert!(near(moved, 0.7), "{moved:?}");
+        assert_eq!(step(&mut d, wand(scrubber, 0.7, true)), None);
+        // Held onto another row: nothing; released: nothing.
+        assert_eq!(step(&mut d, wand(scrubber + 1, 0.5, true)), None);
+        assert_eq!(step(&mut d, wand(scrubber, 0.4, false)), None);
+        // Hovering along it without the trigger seeks nothing either.
+        assert_eq!(step(&mut d, wand(scrubber, 0.9, false)), None);
+        // A press held on another row does not drag.
+        let other = scrubber + 2;
+        assert!(step(&mut d, wand(other, 0.8, true)).is_some());
+        assert_eq!(step(&mut d, wand(other, 0.9, true)), None);
     }
 }

@@ -47,6 +47,8 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+pub use trace::SolverTrace;
+use trace::TraceSampler;
 
 /// Period of the simulation thread's advances when nothing slows it down
 /// (a headset's frame rate, so every frame can see a fresh snapshot).
@@ -184,6 +186,8 @@ pub struct SimStatus {
     /// False once the thread has ended (shut down, or stopped by a bug; then
     /// `message` says why).
     pub running: bool,
+    /// The solver's counters and energy, for the live plots.
+    pub trace: SolverTrace,
 }
 
 /// The simulation thread's end of the snapshot slot and status.
@@ -233,6 +237,7 @@ impl SimThread {
             message: None,
             message_count: 0,
             running: true,
+            trace: SolverTrace::default(),
         };
         let shared = Arc::new(Shared {
             snapshot: Mutex::new(Arc::new(first)),
@@ -393,6 +398,7 @@ struct Worker {
     /// Modal flesh's modes being computed (meanwhile the muscles ride
     /// rigidly).
     modes: Option<PendingModes>,
+    tracer: TraceSampler,
 }
 
 impl Worker {
@@ -427,6 +433,7 @@ impl Worker {
             load: SimLoad::default(),
             grab: None,
             modes: None,
+            tracer: TraceSampler::default(),
         };
         match settings.validate() {
             Ok(()) => w.settings = settings,
@@ -869,6 +876,7 @@ impl Worker {
         let result = sim.advance_real(real.min(cap), Some(ADVANCE_BUDGET));
         let t1 = sim.time();
         self.status.step_wall = start.elapsed();
+        self.status.trace = self.tracer.sample(sim, start);
         self.load.solver_wall += self.status.step_wall;
         self.load.delay += self.step_delay;
         self.load.simulated += t1 - t0;
@@ -954,3 +962,4 @@ impl Worker {
 mod modes;
 #[cfg(test)]
 mod tests;
+mod trace;

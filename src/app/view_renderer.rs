@@ -147,7 +147,7 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
         cursors,
         current_joint: Some(inputs.current_joint)
             .filter(|&j| j < inputs.snapshot.character.skeleton.joints.len()),
-        panels: inputs.panels.to_vec(),
+        ui: inputs.ui.cloned(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Render-thread cost: CPU time per stereo frame
-//! (geometry, uploads, encoding, submission) for the penguin at 64×64, the
+//! (geometry, uploads, encoding, submission) for the penguin at 64×64,
+//! without and with the headset's panel painted every frame, the
 //! upload cost of one skin snapshot, and the whole frame time (CPU and GPU)
 //! at a modern headset's 2×2016×2240 for the penguin at 128×128. The GPU is
 //! waited for outside the CPU timings, so they do not include the adapter's
@@ -43,6 +44,27 @@ pub fn stereo_frame_cpu(
     eye_size: (u32, u32),
     frames: usize,
 ) -> Result<Value, RenderError> {
+    stereo_frame_cpu_with(
+        ctx,
+        snap,
+        cams,
+        (eye_size, frames),
+        "render_stereo_frame_cpu",
+        &mut Decorations::default,
+    )
+}
+
+/// As [`stereo_frame_cpu`], with each frame's decorations made by
+/// `decorate` inside the timing (the panel is painted on the thread that
+/// renders).
+pub fn stereo_frame_cpu_with(
+    ctx: &GpuContext,
+    snap: &SceneSnapshot,
+    cams: &[EyeCamera; 2],
+    (eye_size, frames): ((u32, u32), usize),
+    name: &str,
+    decorate: &mut dyn FnMut() -> Decorations,
+) -> Result<Value, RenderError> {
     let mut r = SceneRenderer::new(ctx, OffscreenTarget::FORMAT)?;
     let out = (eye_size.0 * 2, eye_size.1);
     let target = OffscreenTarget::new(ctx, out);
@@ -50,12 +72,15 @@ pub fn stereo_frame_cpu(
     let mut cpu = Vec::with_capacity(frames);
     let mut upload = Vec::with_capacity(frames);
     let mut encode = Vec::with_capacity(frames);
+    let mut decorate_times = Vec::with_capacity(frames);
     let mut bytes = 0;
     for k in 0..frames + 3 {
         let t0 = Instant::now();
+        let decorations = decorate();
+        let decorated = t0.elapsed();
         let s = r.draw(
             snap,
-            &Decorations::default(),
+            &decorations,
             cams,
             StereoMode::SideBySide,
             eye_size,
@@ -67,13 +92,16 @@ pub fn stereo_frame_cpu(
         if k >= 3 {
             cpu.push(t);
             upload.push(s.upload);
+            decorate_times.push(decorated);
             encode.push(s.encode);
             bytes = s.upload_bytes;
         }
     }
-    let mut v = stats("render_stereo_frame_cpu", cpu);
+    let mut v = stats(name, cpu);
     v["upload_mean_ms"] = stats("", upload)["mean_ms"].clone();
     v["encode_mean_ms"] = stats("", encode)["mean_ms"].clone();
+    // Making the decorations: for the panel, egui's layout and tessellation.
+    v["decorate_mean_ms"] = stats("", decorate_times)["mean_ms"].clone();
     v["upload_bytes"] = json!(bytes);
     v["eye_size"] = json!(format!("{}x{}", eye_size.0, eye_size.1));
     Ok(v)
@@ -142,6 +170,77 @@ pub fn stereo_frame_total(
     Ok(v)
 }
 
+/// The headset's panel (every row, two columns, a status line, the live
+/// plots) painted afresh for each frame, held half a metre in front of the
+/// left eye.
+fn panel_decorations(
+    character: &Character,
+    cams: &[EyeCamera; 2],
+) -> impl FnMut() -> Decorations + use<> {
+    use crate::app::panel_driver::headset_layout;
+    use crate::app::panel_ui::{PanelPainter, PanelPicture};
+    use crate::tools::panel::{ControlPanel, TimelineStatus};
+    let rows = ControlPanel::rows();
+    let lines = ControlPanel::default().lines(
+        &crate::tools::Toolbox::default(),
+        character,
+        &crate::skin::SolverSettings::default(),
+        &TimelineStatus::default(),
+    );
+    let split = ControlPanel::timeline_start();
+    let columns = [(0, split), (split, rows.len() - split)];
+    let (width, height) = headset_layout();
+    let eye = cams[0].position;
+    let to_world =
+        glam::Mat4::from_translation(eye + glam::Vec3::new(-width / 2.0, height / 2.0, -0.5));
+    let mut painter = PanelPainter::default();
+    let mut live = crate::app::plots::LivePlots::default();
+    let (mut frame, mut steps) = (0u64, 0u64);
+    move || {
+        frame += 1;
+        steps += 20 + frame % 7;
+        // Ten seconds of a solver at 90 frames a second, its step wavering.
+        let t = frame as f64 / 90.0;
+        let sim = crate::app::sim_thread::SimStatus {
+            sim_time: t,
+            time_ratio: 1.0,
+            achieved_ratio: 1.0,
+            fell_behind: false,
+            paused: false,
+            revision: 0,
+            sequence: frame,
+            step_wall: Duration::from_millis(4),
+            step_delay: Duration::ZERO,
+            message: None,
+            message_count: 0,
+            running: true,
+            trace: crate::app::sim_thread::SolverTrace {
+                steps,
+                rejections: frame / 30,
+                skins: 3,
+                energy: Some(1.0 + (t * 3.0).sin() * 0.1),
+            },
+        };
+        live.record(t, &sim, 4.0 + (t * 5.0).cos());
+        let status = [format!("frame {frame}")];
+        let picture = PanelPicture {
+            columns: &columns,
+            rows: &rows,
+            lines: &lines,
+            status: &status,
+            highlight: Some(1),
+            hover: None,
+            pressed: false,
+            plots: live.plots(),
+            plots_apart: false,
+        };
+        Decorations {
+            ui: Some(painter.paint(&picture, to_world, 2400.0)),
+            ..Decorations::default()
+        }
+    }
+}
+
 /// The render figures of `plasticine bench`, or one line saying why there
 /// are none.
 pub fn run(quick: bool) -> Vec<Value> {
@@ -170,6 +269,18 @@ pub fn run(quick: bool) -> Vec<Value> {
             out.push(with(
                 stereo_frame_cpu(&ctx, &snap, &cams, (960, 1080), frames),
                 json!({"skin": "64x64", "goal_ms": 2.0}),
+            ));
+            let mut panel = panel_decorations(&snap.character, &cams);
+            out.push(with(
+                stereo_frame_cpu_with(
+                    &ctx,
+                    &snap,
+                    &cams,
+                    ((960, 1080), frames),
+                    "render_stereo_frame_cpu_with_panel",
+                    &mut panel,
+                ),
+                json!({"skin": "64x64", "goal_ms": 2.0, "panel": "headset, painted every frame"}),
             ));
             out.push(with(
                 skin_upload(&ctx, &snap, frames),

@@ -11,9 +11,11 @@ pub struct BenchArgs {
     /// Only one group of figures: the skin (`skin`: the penguin's real-time
     /// factor and every sample's smoothness), the lattice FEM (`fem`), or the
     /// tools and playback (`interactive`: IK drag, picking, baked playback), or
-    /// the modal flesh (`modal`: precompute and cost per frame), or the
-    /// physical blendshapes (`blendshape`: Ma et al.'s Table 1 sizes).
-    #[arg(long, value_parser = ["blendshape", "fem", "interactive", "modal", "skin"])]
+    /// the modal flesh (`modal`: precompute and cost per frame), the
+    /// physical blendshapes (`blendshape`: Ma et al.'s Table 1 sizes), or
+    /// the renderer (`render`: CPU per stereo frame, with and without the
+    /// panel, and whole frames).
+    #[arg(long, value_parser = ["blendshape", "fem", "interactive", "modal", "render", "skin"])]
     only: Option<String>,
 }
 
@@ -40,6 +42,14 @@ impl BenchArgs {
                 only: Some(group),
             } if group == "blendshape" => {
                 for v in plasticine::bench::blendshape::figures(quick) {
+                    println!("{v}");
+                }
+            }
+            Self {
+                quick,
+                only: Some(group),
+            } if group == "render" => {
+                for v in plasticine::bench::render::run(quick) {
                     println!("{v}");
                 }
             }

@@ -168,59 +168,10 @@ pub struct Decorations {
     pub cursors: Vec<Cursor>,
     /// The current joint, highlighted (LEMAN §6.1).
     pub current_joint: Option<usize>,
-    /// Text panels in the world (the headset's toolbar and settings).
-    pub panels: Vec<Panel>,
+    /// The UI panel standing in the world (the toolbar, parameters and
+    /// timeline).
+    pub ui: Option<super::ui_panel::UiQuad>,
 }
-
-/// A panel of text standing in the world: lines in the 8×8 bitmap font on a
-/// dark backing, readable in the headset.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Panel {
-    /// Panel space → world: x to the right along the text, y up, the panel
-    /// facing +z; the origin is the panel's top-left corner. Units: metres.
-    pub to_world: glam::Mat4,
-    /// The text, one string per line.
-    pub lines: Vec<String>,
-    /// A line drawn in the highlight colour (the current tool).
-    pub highlight: Option<usize>,
-    /// A line drawn on a lighter backing (the one the wand points at).
-    pub hover: Option<usize>,
-    /// Height of one line of text (metres in panel space).
-    pub line_height: f32,
-}
-
-impl Panel {
-    /// The padding around the text: two of the font's ten pixel rows per
-    /// line (8 pixels and 2 of leading).
-    pub fn padding(line_height: f32) -> f32 {
-        0.2 * line_height
-    }
-
-    /// The backing's width (panel units) for `lines`.
-    pub fn width_of<S: AsRef<str>>(lines: impl IntoIterator<Item = S>, line_height: f32) -> f32 {
-        let longest = lines
-            .into_iter()
-            .map(|l| l.as_ref().chars().count())
-            .max()
-            .unwrap_or(0);
-        longest as f32 * 0.8 * line_height + 2.0 * Self::padding(line_height)
-    }
-
-    /// The backing's width (panel units) for this panel's `lines`.
-    pub fn width(&self) -> f32 {
-        Self::width_of(&self.lines, self.line_height)
-    }
-}
-
-// Linear colours: the backing is about sRGB 25, darker than any background.
-/// Linear RGBA colour of a panel's backing.
-pub const PANEL_COLOR: [f32; 4] = [0.008, 0.01, 0.016, 0.9];
-/// Linear RGBA colour of a panel's text.
-pub const PANEL_TEXT: [f32; 4] = [0.92, 0.92, 0.85, 1.0];
-/// Linear RGBA colour of a panel's highlighted line (the current tool).
-pub const PANEL_HIGHLIGHT: [f32; 4] = [1.0, 0.8, 0.15, 1.0];
-/// Linear RGBA backing colour of the line the wand points at.
-pub const PANEL_HOVER: [f32; 4] = [0.04, 0.1, 0.28, 0.95];
 
 /// Linear RGBA skin tone (when the fat map is off).
 pub const SKIN_COLOR: [f32; 4] = {
@@ -427,9 +378,6 @@ impl GeometryBuilder {
         for c in &decorations.cursors {
             self.push_cursor(&mut g, c);
         }
-        for p in &decorations.panels {
-            push_panel(&mut g.flat, p);
-        }
         self.geometry = g;
         &self.geometry
     }
@@ -526,90 +474,6 @@ impl GeometryBuilder {
             let dir = c.orientation * Vec3::NEG_Z;
             g.lines
                 .push_line(c.position, c.position + dir * c.wand, color);
-        }
-    }
-}
-
-/// A quad in panel space (x0, y0)–(x1, y1) at depth `z`, in one colour.
-fn push_panel_quad(list: &mut DrawList, m: &glam::Mat4, r: [f32; 4], z: f32, color: [f32; 4]) {
-    let base = list.base();
-    let n = m.transform_vector3(Vec3::Z).normalize_or_zero();
-    for (x, y) in [(r[0], r[1]), (r[2], r[1]), (r[2], r[3]), (r[0], r[3])] {
-        list.vertices.push(Vertex::new(
-            m.transform_point3(Vec3::new(x, y, z)),
-            n,
-            color,
-        ));
-    }
-    list.indices
-        .extend_from_slice(&[base, base + 1, base + 2, base, base + 2, base + 3]);
-}
-
-/// A panel: its backing, then each line's lit font pixels as quads (runs of
-/// lit pixels in a row merged), a little in front of the backing.
-pub fn push_panel(list: &mut DrawList, panel: &Panel) {
-    let longest = panel
-        .lines
-        .iter()
-        .map(|l| l.chars().count())
-        .max()
-        .unwrap_or(0);
-    if longest == 0 {
-        return;
-    }
-    let px = panel.line_height / 10.0; // 8 font pixels and 2 of leading
-    let pad = Panel::padding(panel.line_height);
-    let width = panel.width();
-    let height = panel.lines.len() as f32 * panel.line_height + 2.0 * pad;
-    let m = &panel.to_world;
-    push_panel_quad(list, m, [0.0, 0.0, width, -height], 0.0, PANEL_COLOR);
-    let lift = px * 0.5;
-    if let Some(row) = panel.hover.filter(|&r| r < panel.lines.len()) {
-        let top = -pad - row as f32 * panel.line_height;
-        push_panel_quad(
-            list,
-            m,
-            [0.0, top, width, top - panel.line_height],
-            lift * 0.5,
-            PANEL_HOVER,
-        );
-    }
-    for (row, line) in panel.lines.iter().enumerate() {
-        let color = if panel.highlight == Some(row) {
-            PANEL_HIGHLIGHT
-        } else {
-            PANEL_TEXT
-        };
-        let top = -pad - row as f32 * panel.line_height - px;
-        for (col, ch) in line.chars().enumerate() {
-            let code = if ch.is_ascii() {
-                ch as usize
-            } else {
-                '?' as usize
-            };
-            let glyph = font8x8::legacy::BASIC_LEGACY[code];
-            let left = pad + col as f32 * 8.0 * px;
-            for (gy, bits) in glyph.iter().enumerate() {
-                let mut gx = 0;
-                while gx < 8 {
-                    if bits & (1 << gx) == 0 {
-                        gx += 1;
-                        continue;
-                    }
-                    let start = gx;
-                    while gx < 8 && bits & (1 << gx) != 0 {
-                        gx += 1;
-                    }
-                    let y0 = top - gy as f32 * px;
-                    push_panel_quad(
-                        list,
-                        m,
-                        [left + start as f32 * px, y0, left + gx as f32 * px, y0 - px],
-                        lift,
-                        color,
-                    );
-                }
-            }
         }
     }
 }

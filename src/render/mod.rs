@@ -17,6 +17,7 @@ pub mod renderer;
 pub mod scene_renderer;
 pub mod sheet;
 pub mod stereo;
+pub mod ui_panel;
 
 pub use capture::{OffscreenTarget, RgbaImage};
 pub use context::GpuContext;
@@ -26,6 +27,7 @@ pub use morph::{MorphGpuError, MorphMeshGpu};
 pub use renderer::{EyeCamera, FrameStats, Renderer, StereoPath};
 pub use scene_renderer::SceneRenderer;
 pub use stereo::StereoMode;
+pub use ui_panel::{UiFrame, UiQuad, UiTexture};
 
 /// Why the GPU could not be set up, drawn with, or read back.
 #[derive(Debug, thiserror::Error)]

@@ -10,17 +10,22 @@ use super::context::GpuContext;
 use super::geometry::{SceneGeometry, Vertex};
 use super::overlay::Overlay;
 use super::stereo::StereoMode;
+use super::ui_panel::UiQuad;
 use super::{RenderError, RgbaImage};
 use glam::{Mat4, Vec3};
 use multiview::{Multiview, record_multiview_eyes};
 pub use scene::{BACKGROUND, DEPTH_FORMAT, EYE_FORMAT, MorphDraw, scene_shader_source};
 use scene::{
-    GpuList, ScenePipelines, begin_scene_pass, camera_layout, draw_scene, scene_pipelines,
+    GpuList, SceneExtras, ScenePipelines, begin_scene_pass, camera_layout, draw_scene,
+    scene_pipelines,
 };
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use ui::{UiPanelGpu, panel_texture_layout, quad_triangles};
 
 mod multiview;
 mod scene;
+mod ui;
 
 /// Uniform offsets must be multiples of this on every adapter.
 const CAMERA_STRIDE: u64 = 256;
@@ -86,6 +91,10 @@ pub struct Renderer {
     /// instance).
     morph: Option<MorphDraw>,
     morph_color: wgpu::Buffer,
+    /// The UI panel: its painter, its quad, and the frame to paint next.
+    ui: UiPanelGpu,
+    ui_quad: GpuList,
+    ui_frame: Option<Arc<super::ui_panel::UiFrame>>,
     eyes: Option<EyeTargets>,
     compose_layout: wgpu::BindGroupLayout,
     compose_pipeline: wgpu::RenderPipeline,
@@ -112,6 +121,7 @@ fn choose_stereo_path(
     ctx: &GpuContext,
     samples: u32,
     allow_multiview: bool,
+    panel: &wgpu::BindGroupLayout,
 ) -> (Option<Multiview>, StereoPath) {
     let forced_per_eye = std::env::var("PLASTICINE_STEREO_PATH").is_ok_and(|v| v == "per-eye");
     if forced_per_eye || !allow_multiview {
@@ -132,7 +142,10 @@ fn choose_stereo_path(
             ),
         )
     } else {
-        (Some(Multiview::new(ctx, samples)), StereoPath::Multiview)
+        (
+            Some(Multiview::new(ctx, samples, panel)),
+            StereoPath::Multiview,
+        )
     }
 }
 
@@ -268,15 +281,9 @@ impl Renderer {
                 }),
             }],
         });
-        let scene_layout = ctx
-            .device
-            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("scene"),
-                bind_group_layouts: &[Some(&camera_layout)],
-                immediate_size: 0,
-            });
-        let eye_pipelines = scene_pipelines(&ctx, &scene_layout, samples, None);
-        let (multiview, path) = choose_stereo_path(&ctx, samples, allow_multiview);
+        let panel_layout = panel_texture_layout(&ctx);
+        let eye_pipelines = scene_pipelines(&ctx, (&camera_layout, &panel_layout), samples, None);
+        let (multiview, path) = choose_stereo_path(&ctx, samples, allow_multiview, &panel_layout);
         let compose_layout = compose_layout(&ctx);
         let compose_pipeline = compose_pipeline(&ctx, &compose_layout, output_format);
         let compose_uniform = ctx.device.create_buffer(&wgpu::BufferDescriptor {
@@ -298,6 +305,7 @@ impl Renderer {
             usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
+        let ui = UiPanelGpu::new(&ctx, panel_layout);
         let mut renderer = Self {
             ctx,
             output_format,
@@ -315,6 +323,9 @@ impl Renderer {
             ],
             morph: None,
             morph_color,
+            ui,
+            ui_quad: GpuList::new("ui panel"),
+            ui_frame: None,
             eyes: None,
             compose_layout,
             compose_pipeline,
@@ -535,6 +546,17 @@ impl Renderer {
         self.morph = morph;
     }
 
+    /// Draws `ui` (the in-world panel) with the scene from the next
+    /// [`render`](Self::render) on, until it is replaced or `None`; its
+    /// frame is painted into the panel's texture then.
+    pub fn set_ui(&mut self, ui: Option<&UiQuad>) -> u64 {
+        self.ui_frame = ui.map(|q| q.frame.clone());
+        match ui {
+            Some(q) => self.ui_quad.upload(&self.ctx, &quad_triangles(q)),
+            None => self.ui_quad.upload(&self.ctx, &Default::default()),
+        }
+    }
+
     /// Draws the uploaded scene for each eye of `mode` (eye images of
     /// `eye_size`), then lays them out into `target` and draws the overlay
     /// lines on top. `target` must have the renderer's output format.
@@ -560,9 +582,6 @@ impl Renderer {
             0,
             bytemuck::cast_slice(&[mode.shader_code(), 0, 0, 0]),
         );
-        if let Some((_, size)) = target {
-            self.overlay.prepare(&self.ctx, overlay_lines, mode, size);
-        }
         let upload = t0.elapsed();
 
         let t1 = Instant::now();
@@ -572,8 +591,22 @@ impl Renderer {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("stereo frame"),
             });
+        if let Some((_, size)) = target {
+            self.overlay
+                .prepare(&self.ctx, &mut encoder, overlay_lines, (mode, size));
+        }
         let multiview = mode.eye_count() == 2 && self.multiview.is_some();
-        let morph = self.morph.as_ref().map(|m| (m, &self.morph_color));
+        if let Some(frame) = self.ui_frame.take() {
+            self.ui.paint(&self.ctx, &mut encoder, &frame);
+        }
+        let extras = SceneExtras {
+            morph: self.morph.as_ref().map(|m| (m, &self.morph_color)),
+            panel: self
+                .ui
+                .bind_group()
+                .filter(|_| self.ui_quad.count > 0)
+                .map(|b| (&self.ui_quad, b)),
+        };
         if multiview {
             let mv = self.multiview.as_mut().expect("checked above");
             mv.ensure_targets(&self.ctx, eye_size);
@@ -585,7 +618,7 @@ impl Renderer {
         }
         let eyes = self.eyes.as_ref().expect("eye targets ensured above");
         if let Some(mv) = self.multiview.as_ref().filter(|_| multiview) {
-            record_multiview_eyes(&mut encoder, mv, &eyes.textures, &self.lists, morph);
+            record_multiview_eyes(&mut encoder, mv, &eyes.textures, &self.lists, extras);
         }
         let per_eye_passes = if multiview { 0 } else { mode.eye_count() };
         for eye in 0..per_eye_passes {
@@ -596,7 +629,7 @@ impl Renderer {
                 &self.camera_bind_group,
                 &self.eye_pipelines,
                 &self.lists,
-                morph,
+                extras,
             );
         }
         if let Some((target, _)) = target {
@@ -622,22 +655,25 @@ impl Renderer {
         eyes: &EyeTargets,
         target: &wgpu::TextureView,
     ) {
-        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-            label: Some("compose"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: target,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: None,
-            timestamp_writes: None,
-            occlusion_query_set: None,
-            multiview_mask: None,
-        });
+        let mut pass = encoder
+            .begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("compose"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: target,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color::BLACK),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            })
+            // egui-wgpu records into a pass of any lifetime.
+            .forget_lifetime();
         pass.set_pipeline(&self.compose_pipeline);
         pass.set_bind_group(0, &eyes.compose_bind_group, &[]);
         pass.draw(0..3, 0..1);
@@ -675,7 +711,7 @@ fn record_eye_pass(
     camera_bind_group: &wgpu::BindGroup,
     pipelines: &ScenePipelines,
     lists: &[GpuList; 4],
-    morph: Option<(&MorphDraw, &wgpu::Buffer)>,
+    extras: SceneExtras,
 ) {
     let (view, resolve) = match &eyes.msaa {
         Some(msaa) => (msaa, Some(&eyes.layers[eye])),
@@ -684,5 +720,5 @@ fn record_eye_pass(
     let label = if eye == 0 { "left eye" } else { "right eye" };
     let mut pass = begin_scene_pass(encoder, label, (view, resolve), &eyes.depth, None);
     pass.set_bind_group(0, camera_bind_group, &[(eye as u64 * CAMERA_STRIDE) as u32]);
-    draw_scene(&mut pass, pipelines, lists, morph);
+    draw_scene(&mut pass, pipelines, lists, extras);
 }

@@ -102,7 +102,9 @@ impl SceneRenderer {
         let geometry = self
             .geometry
             .build_posed(snapshot, posture, &self.style, decorations);
-        let bytes = self.gpu.upload(geometry) + morph_bytes.unwrap_or(0);
+        let bytes = self.gpu.upload(geometry)
+            + morph_bytes.unwrap_or(0)
+            + self.gpu.set_ui(decorations.ui.as_ref());
         let build_upload = t0.elapsed();
         let mut stats = self.gpu.render(cameras, mode, eye_size, target, overlay);
         stats.upload += build_upload;

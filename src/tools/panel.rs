@@ -1,8 +1,9 @@
 //! The toolbar and parameters panel (LEMAN §5.1, §6.1–6.3).
 //!
-//! A column of text rows standing in the world: the headset's left hand
-//! holds it, the desk shows it beside the work. The right hand points its
-//! wand at a row (the row lights up) and pulls the trigger:
+//! Rows standing in the world (painted with egui by the front end's
+//! `app::panel_ui`): the headset's left hand holds them, the desk shows them
+//! beside the work. The right hand points its wand at a row (the half it
+//! points at lights up) and pulls the trigger:
 //! - a **tool** row makes that tool current (its copy becomes the cursor);
 //! - a **parameter** row steps the value down when the wand points at the
 //!   row's left half and up at its right half (×0.8 / ×1.25 for stiffnesses,
@@ -196,7 +197,7 @@ impl ControlPanel {
     pub fn rows() -> Vec<Row> {
         let mut rows = vec![Row::Heading("TOOLS")];
         rows.extend(ToolKind::ALL.iter().map(|&k| Row::Tool(k)));
-        rows.push(Row::Heading("PARAMETERS (left -, right +)"));
+        rows.push(Row::Heading("PARAMETERS"));
         rows.extend(
             [
                 Param::Scope,

@@ -153,7 +153,7 @@ fn eyes_differ_by_the_predicted_parallax() {
             &Decorations {
                 cursors: vec![marker(p, radius)],
                 current_joint: None,
-                panels: vec![],
+                ui: None,
             },
             &cams,
             StereoMode::SideBySide,
@@ -215,7 +215,7 @@ fn only_one_eye_sees(
         &Decorations {
             cursors: vec![marker(p, 0.018)],
             current_joint: None,
-            panels: vec![],
+            ui: None,
         },
         &cams,
         mode,
@@ -368,30 +368,54 @@ fn the_stereo_path_is_multiview_only_where_it_renders_both_eyes() {
     assert!(between_eyes > 100);
 }
 
-/// An in-world panel (the headset's toolbar) is readable in both eyes: its
-/// text is lit on the dark backing, and the highlighted line (the current
-/// tool) is drawn in the highlight colour.
+/// An in-world panel (the headset's toolbar), painted with egui into a
+/// texture on a quad, is readable in both eyes: its text is lit on the dark
+/// backing, the current tool's row is drawn in the highlight colour, and a
+/// live plot's line shows in its column.
 #[test]
 fn a_world_panel_shows_its_text_and_highlight_in_both_eyes() {
-    use plasticine::render::geometry::Panel;
+    use plasticine::app::panel_ui::{PanelPainter, PanelPicture};
+    use plasticine::app::plots::Plot;
+    use plasticine::tools::ToolKind;
+    use plasticine::tools::panel::Row;
     let ctx = context();
     let mut r = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
     r.style = bare_style();
-    let size = (160, 160);
+    let size = (320, 320);
     let head = Vec3::new(0.0, 0.3, 0.5);
     let cams = parallel_eyes(head, 1.0);
-    // 20 cm wide panel, 40 cm in front of the eyes, facing them.
-    let panel = Panel {
-        to_world: glam::Mat4::from_translation(Vec3::new(-0.1, 0.38, 0.1)),
-        lines: vec!["TOOLS".into(), "> sphere".into(), "  skin".into()],
+    let rows = [
+        Row::Heading("TOOLS"),
+        Row::Tool(ToolKind::Sphere),
+        Row::Tool(ToolKind::Skin),
+    ];
+    let lines = ["TOOLS".to_string(), "> sphere".into(), "  skin".into()];
+    let picture = PanelPicture {
+        columns: &[(0, 3)],
+        rows: &rows,
+        lines: &lines,
+        status: &[],
         highlight: Some(1),
         hover: None,
-        line_height: 0.025,
+        pressed: false,
+        plots: &[Plot {
+            name: "step",
+            unit: "ms",
+            log: true,
+            samples: (0..50)
+                .map(|k| (k as f64 * 0.1, 1.0 + (k % 5) as f64))
+                .collect(),
+        }],
+        plots_apart: false,
     };
+    // At its own size (30 cm wide, rows 1.2 cm tall) 40 cm in front of the
+    // eyes, facing them; the plot under the rows.
+    let to_world = glam::Mat4::from_translation(Vec3::new(-0.15, 0.36, 0.1));
+    let quad = PanelPainter::default().paint(&picture, to_world, 2000.0);
     r.draw(
         &penguin_snapshot(),
         &Decorations {
-            panels: vec![panel],
+            ui: Some(quad),
             ..Decorations::default()
         },
         &cams,
@@ -411,8 +435,20 @@ fn a_world_panel_shows_its_text_and_highlight_in_both_eyes() {
                 p[0] > 200 && p[1] > 150 && p[2] < 120
             })
             .count();
+        let plotted = (0..size.1)
+            .flat_map(|y| (0..size.0).map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                let p = img.pixel(x, y);
+                // The plot's line: light blue.
+                p[2] > 180 && p[1] > 130 && p[0] < 150
+            })
+            .count();
         assert!(text > 40, "eye {eye}: {text} text pixels");
-        assert!(highlight > 10, "eye {eye}: {highlight} highlighted pixels");
+        assert!(highlight > 20, "eye {eye}: {highlight} highlighted pixels");
+        assert!(
+            plotted > 40,
+            "eye {eye}: {plotted} pixels of the plot's line"
+        );
     }
 }
 
@@ -585,7 +621,7 @@ fn the_modal_mesh_drawn_from_the_gpu_pass_is_the_cpu_picture() {
         let decorations = Decorations {
             cursors: vec![],
             current_joint: None,
-            panels: vec![],
+            ui: None,
         };
         let stats = r.draw(
             &snap,

@@ -2,8 +2,8 @@
 //! of array attachments (`multiview`), then copied into the eye textures.
 
 use super::scene::{
-    DEPTH_FORMAT, EYE_FORMAT, GpuList, MorphDraw, ScenePipelines, begin_scene_pass, camera_layout,
-    draw_scene, scene_pipelines,
+    DEPTH_FORMAT, EYE_FORMAT, GpuList, SceneExtras, ScenePipelines, begin_scene_pass,
+    camera_layout, draw_scene, scene_pipelines,
 };
 use crate::render::context::GpuContext;
 use std::num::NonZeroU32;
@@ -35,7 +35,7 @@ pub(super) fn record_multiview_eyes(
     mv: &Multiview,
     eye_textures: &[wgpu::Texture; 2],
     lists: &[GpuList; 4],
-    morph: Option<(&MorphDraw, &wgpu::Buffer)>,
+    extras: SceneExtras,
 ) {
     let t = mv
         .targets
@@ -50,7 +50,7 @@ pub(super) fn record_multiview_eyes(
             NonZeroU32::new(0b11),
         );
         pass.set_bind_group(0, &mv.bind_group, &[]);
-        draw_scene(&mut pass, &mv.pipelines, lists, morph);
+        draw_scene(&mut pass, &mv.pipelines, lists, extras);
     }
     // The compose pass and read-back take the eyes as separate images.
     for (eye, texture) in eye_textures.iter().enumerate() {
@@ -81,7 +81,7 @@ pub(super) fn record_multiview_eyes(
 }
 
 impl Multiview {
-    pub(super) fn new(ctx: &GpuContext, samples: u32) -> Self {
+    pub(super) fn new(ctx: &GpuContext, samples: u32, panel: &wgpu::BindGroupLayout) -> Self {
         // Both eyes' cameras, indexed by the view.
         let layout = camera_layout(ctx, "cameras (multiview)", 160, false);
         let camera_buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
@@ -98,15 +98,8 @@ impl Multiview {
                 resource: camera_buffer.as_entire_binding(),
             }],
         });
-        let pipeline_layout = ctx
-            .device
-            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("scene (multiview)"),
-                bind_group_layouts: &[Some(&layout)],
-                immediate_size: 0,
-            });
         Self {
-            pipelines: scene_pipelines(ctx, &pipeline_layout, samples, NonZeroU32::new(0b11)),
+            pipelines: scene_pipelines(ctx, (&layout, panel), samples, NonZeroU32::new(0b11)),
             camera_buffer,
             bind_group,
             samples,

@@ -109,8 +109,8 @@ impl GpuList {
     }
 }
 
-/// Opaque triangles, lines, flat panels, translucent triangles: one set per
-/// stereo path.
+/// Opaque triangles, lines, flat panels, translucent triangles, the UI
+/// panel: one set per stereo path.
 pub(super) struct ScenePipelines {
     pub(super) opaque: wgpu::RenderPipeline,
     pub(super) lines: wgpu::RenderPipeline,
@@ -118,6 +118,8 @@ pub(super) struct ScenePipelines {
     pub(super) translucent: wgpu::RenderPipeline,
     pub(super) morph_opaque: wgpu::RenderPipeline,
     pub(super) morph_translucent: wgpu::RenderPipeline,
+    /// The UI panel's quad: its texture at group 1, premultiplied.
+    pub(super) panel: wgpu::RenderPipeline,
 }
 
 /// A morph mesh's vertex buffers: the posed buffer (position, then the
@@ -172,12 +174,25 @@ pub fn scene_shader_source(multiview: bool) -> String {
     format!("{common}\n{stage}")
 }
 
+/// The scene's pipelines for one stereo path: `camera` is its camera
+/// binding (group 0), `panel` the UI panel's texture (group 1, for the
+/// panel pipeline alone).
 pub(super) fn scene_pipelines(
     ctx: &GpuContext,
-    layout: &wgpu::PipelineLayout,
+    (camera, panel): (&wgpu::BindGroupLayout, &wgpu::BindGroupLayout),
     samples: u32,
     multiview_mask: Option<NonZeroU32>,
 ) -> ScenePipelines {
+    let pipeline_layout = |label, groups: &[Option<&wgpu::BindGroupLayout>]| {
+        ctx.device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: groups,
+                immediate_size: 0,
+            })
+    };
+    let layout = &pipeline_layout("scene", &[Some(camera)]);
+    let panel_layout = &pipeline_layout("scene panel", &[Some(camera), Some(panel)]);
     let module = ctx
         .device
         .create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -186,6 +201,7 @@ pub(super) fn scene_pipelines(
         });
     let morph_buffers = morph_vertex_layouts();
     let make_with = |label: &str,
+                     layout: &wgpu::PipelineLayout,
                      buffers: &[Option<wgpu::VertexBufferLayout>],
                      topology: wgpu::PrimitiveTopology,
                      fs: &str,
@@ -237,11 +253,29 @@ pub(super) fn scene_pipelines(
                 fs: &str,
                 blend: Option<wgpu::BlendState>,
                 depth_write: bool| {
-        make_with(label, &scene_buffers, topology, fs, blend, depth_write)
+        make_with(
+            label,
+            layout,
+            &scene_buffers,
+            topology,
+            fs,
+            blend,
+            depth_write,
+        )
     };
     ScenePipelines {
+        panel: make_with(
+            "scene ui panel",
+            panel_layout,
+            &scene_buffers,
+            wgpu::PrimitiveTopology::TriangleList,
+            "fs_panel",
+            Some(wgpu::BlendState::PREMULTIPLIED_ALPHA_BLENDING),
+            false,
+        ),
         morph_opaque: make_with(
             "morph opaque",
+            layout,
             &morph_buffers,
             wgpu::PrimitiveTopology::TriangleList,
             "fs_lit",
@@ -250,6 +284,7 @@ pub(super) fn scene_pipelines(
         ),
         morph_translucent: make_with(
             "morph translucent",
+            layout,
             &morph_buffers,
             wgpu::PrimitiveTopology::TriangleList,
             "fs_lit",
@@ -310,16 +345,25 @@ pub(super) fn camera_layout(
         })
 }
 
+/// What the scene pass draws besides the lists: the morph mesh (with its
+/// colour buffer) and the UI panel's quad (with its texture).
+#[derive(Clone, Copy, Default)]
+pub(super) struct SceneExtras<'a> {
+    pub(super) morph: Option<(&'a MorphDraw, &'a wgpu::Buffer)>,
+    pub(super) panel: Option<(&'a GpuList, &'a wgpu::BindGroup)>,
+}
+
 /// Draws the scene's lists with `pipelines` in their order: opaque, lines,
 /// flat, then translucent (`lists` is opaque, lines, translucent, flat);
-/// the morph mesh (with its colour buffer) with the opaque or the
-/// translucent ones.
+/// the morph mesh with the opaque or the translucent ones; the UI panel
+/// last, over what is behind it.
 pub(super) fn draw_scene<'a>(
     pass: &mut wgpu::RenderPass<'a>,
     pipelines: &ScenePipelines,
     lists: &'a [GpuList; 4],
-    morph: Option<(&'a MorphDraw, &'a wgpu::Buffer)>,
+    extras: SceneExtras<'a>,
 ) {
+    let morph = extras.morph;
     pass.set_pipeline(&pipelines.opaque);
     lists[0].draw(pass);
     if let Some((m, color)) = morph.filter(|(m, _)| !m.translucent()) {
@@ -335,6 +379,11 @@ pub(super) fn draw_scene<'a>(
     if let Some((m, color)) = morph.filter(|(m, _)| m.translucent()) {
         pass.set_pipeline(&pipelines.morph_translucent);
         m.draw(pass, color);
+    }
+    if let Some((quad, texture)) = extras.panel {
+        pass.set_pipeline(&pipelines.panel);
+        pass.set_bind_group(1, texture, &[]);
+        quad.draw(pass);
     }
 }
 

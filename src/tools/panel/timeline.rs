@@ -165,11 +165,11 @@ pub(super) fn timeline_line(row: TimelineRow, t: &TimelineStatus) -> String {
             track[column(t.time)] = '|';
             track.into_iter().collect()
         }
-        TimelineRow::Transport => format!("  {:<13}{} {:.2} s", "stop|play", t.transport, t.time),
+        TimelineRow::Transport => format!("  {:<13}{} {:.2} s", "transport", t.transport, t.time),
         TimelineRow::Mode => format!("  {:<13}{}", "mode", t.mode),
-        TimelineRow::Length => format!("  {:<13}{:.2}..{:.2} s", "length -|+", a, b),
+        TimelineRow::Length => format!("  {:<13}{:.2}..{:.2} s", "length", a, b),
         TimelineRow::Loop => format!("  {:<13}{}", "loop", on(t.looping)),
-        TimelineRow::Key => format!("  {:<13}{} keys", "del|store", t.keys.len()),
+        TimelineRow::Key => format!("  {:<13}{} keys", "keys", t.keys.len()),
         TimelineRow::SelectKey => format!(
             "  {:<13}{}",
             "select key",
@@ -178,7 +178,7 @@ pub(super) fn timeline_line(row: TimelineRow, t: &TimelineStatus) -> String {
                 None => "none".into(),
             }
         ),
-        TimelineRow::MoveKey => format!("  {:<13}{KEY_NUDGE} s", "move key -|+"),
+        TimelineRow::MoveKey => format!("  {:<13}{KEY_NUDGE} s", "move key"),
         TimelineRow::Tension | TimelineRow::Continuity | TimelineRow::Bias => {
             let (label, i) = match row {
                 TimelineRow::Tension => ("tension", 0),
@@ -201,7 +201,10 @@ pub(super) fn timeline_line(row: TimelineRow, t: &TimelineStatus) -> String {
         ),
         TimelineRow::Perform => format!("  {:<13}{}", "perform", on(t.performing)),
         TimelineRow::PerformRate => {
-            format!("  {:<13}a key every {:.3} s", "rate +|-", t.perform_every)
+            format!(
+                "  {:<13}a key every {:.3} s",
+                "perform rate", t.perform_every
+            )
         }
     }
 }
