@@ -19,7 +19,9 @@ use super::sim_thread::SimStatus;
 use crate::input::InputFrame;
 use crate::input::tracking::TrackedPose;
 use crate::render::UiQuad;
-use crate::tools::panel::{ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow};
+use crate::tools::panel::{
+    ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow, row_help,
+};
 use glam::{Mat4, Vec3};
 
 /// Where the panel stands.
@@ -249,7 +251,18 @@ impl PanelDriver {
         let pose = self.pose(sample)?;
         let columns = self.columns();
         let rows = ControlPanel::rows();
-        let status: Vec<String> = self.status.iter().chain(extra).cloned().collect();
+        // The first line says what the pointed-at row does.
+        let help = self
+            .panel
+            .hover
+            .and_then(|r| rows.get(r))
+            .map(|&r| row_help(r))
+            .filter(|h| !h.is_empty())
+            .unwrap_or("point at a row: what it does shows here");
+        let status: Vec<String> = std::iter::once(help.to_string())
+            .chain(self.status.iter().cloned())
+            .chain(extra.iter().cloned())
+            .collect();
         let picture = PanelPicture {
             columns: &columns,
             rows: &rows,

@@ -29,11 +29,13 @@ use super::tool::{ToolContext, ToolKind, Toolbox};
 use crate::character::{Character, FemFlesh, Flesh, FleshDetail, ModalFlesh};
 use crate::skin::{IntegratorKind, SolverSettings};
 use glam::{Mat4, Vec3};
+pub use help::row_help;
 pub use timeline::{
     KEY_NUDGE, SCRUBBER_CHARS, TCB_STEP, TimelineAction, TimelineRow, TimelineStatus,
 };
 use timeline::{timeline_action, timeline_line};
 
+mod help;
 mod timeline;
 
 /// Physical height of one row (m): readable at arm's length.
