@@ -305,6 +305,20 @@ impl FrameLog {
     }
 }
 
+/// The overlay's line on adaptive flesh detail (§4.7), when there is any.
+pub(super) fn flesh_detail_line(flesh: &crate::fem::FleshPose) -> Option<String> {
+    let total: usize = flesh.detail.iter().sum();
+    (total > 0).then(|| {
+        let per_level: Vec<String> = flesh
+            .detail
+            .iter()
+            .enumerate()
+            .map(|(j, n)| format!("{n} at level {}", j + 1))
+            .collect();
+        format!("flesh detail: {}", per_level.join(", "))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

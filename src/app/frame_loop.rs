@@ -51,8 +51,8 @@
 //! of simulation state, not an edit, done only when that tool is active and a
 //! new snapshot of the same revision has arrived.
 
-use super::frame_log::FrameLog;
 pub use super::frame_log::FrameTimings;
+use super::frame_log::{FrameLog, flesh_detail_line};
 use super::panel_driver::{PanelAnchor, PanelDriver};
 use super::playback::{Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
 use super::sim_thread::{SimMessage, SimStatus, SimThread};
@@ -316,7 +316,9 @@ impl FrameLoop {
         } else {
             &[]
         };
-        let panel = self.panel.view(&second, &self.vehicle, tool_row, extra);
+        let panel = self
+            .panel
+            .view(&second, &self.vehicle, (tool_row, start), extra);
         let selected_points = match &self.toolbox.state.skin_selection {
             Some((skin, points)) => snapshot.skin_points(*skin, points),
             None => Vec::new(),
@@ -797,20 +799,6 @@ impl VehicleInput for FrameLoop {
     fn fly(&mut self, delta: Mat4) {
         self.pending_fly *= delta;
     }
-}
-
-/// The overlay's line on adaptive flesh detail (§4.7), when there is any.
-fn flesh_detail_line(flesh: &crate::fem::FleshPose) -> Option<String> {
-    let total: usize = flesh.detail.iter().sum();
-    (total > 0).then(|| {
-        let per_level: Vec<String> = flesh
-            .detail
-            .iter()
-            .enumerate()
-            .map(|(j, n)| format!("{n} at level {}", j + 1))
-            .collect();
-        format!("flesh detail: {}", per_level.join(", "))
-    })
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use crate::tools::panel::{
     ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow, row_help,
 };
 use glam::{Mat4, Vec3};
+use std::time::{Duration, Instant};
 
 /// Where the panel stands.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -71,8 +72,27 @@ pub struct PanelDriver {
     /// timeline; at the desk in a column left of the panel).
     pub show_plots: bool,
     /// When the first live sample was recorded.
-    epoch: Option<std::time::Instant>,
+    epoch: Option<Instant>,
+    /// The last picture (placed in panel space), when and for what it was
+    /// painted.
+    last_paint: Option<(Instant, PaintKey, UiQuad)>,
 }
+
+/// What a picture showed for the pointer and the rows: when it changes the
+/// panel is repainted at once.
+#[derive(Clone, Debug, PartialEq)]
+struct PaintKey {
+    lines: Vec<String>,
+    hover: Option<(usize, Side)>,
+    pressed: bool,
+    highlight: Option<usize>,
+    anchor: PanelAnchor,
+    plots: bool,
+}
+
+/// How often the panel is repainted while only its status lines and plots
+/// move.
+pub const REPAINT_EVERY: Duration = Duration::from_millis(33);
 
 /// The headset panel's pixels per metre: a 12 mm row is 29 pixels, its
 /// text about 18.
@@ -103,12 +123,7 @@ impl PanelDriver {
 
     /// Records the simulation's `status` and the last frame's timings in the
     /// live plots, at `now`.
-    pub fn record_live(
-        &mut self,
-        now: std::time::Instant,
-        status: &SimStatus,
-        last: Option<&FrameTimings>,
-    ) {
+    pub fn record_live(&mut self, now: Instant, status: &SimStatus, last: Option<&FrameTimings>) {
         let epoch = *self.epoch.get_or_insert(now);
         let frame_ms = last.map_or(f64::NAN, |f| f.frame_time.as_secs_f64() * 1e3);
         self.live
@@ -241,14 +256,36 @@ impl PanelDriver {
     /// for the tracking sample the frame is drawn with; `highlight` is the
     /// current tool's row. The status lines and `extra` hang under the
     /// first column.
+    ///
+    /// The picture is repainted when what it shows for the pointer or the
+    /// rows changes, else at most every [`REPAINT_EVERY`] (the plots and the
+    /// timings move every frame; egui's layout costs about half a
+    /// millisecond): in between, the last one moves with the panel.
     pub fn view(
         &mut self,
         sample: &TrackedPose,
         vehicle: &Mat4,
-        highlight: Option<usize>,
+        (highlight, now): (Option<usize>, Instant),
         extra: &[String],
     ) -> Option<UiQuad> {
         let pose = self.pose(sample)?;
+        let key = PaintKey {
+            lines: self.lines.clone(),
+            hover: self.panel.hover.zip(self.hover_side),
+            pressed: self.pressing,
+            highlight,
+            anchor: self.anchor,
+            plots: self.show_plots,
+        };
+        if let Some((at, last_key, quad)) = &self.last_paint
+            && now.duration_since(*at) < REPAINT_EVERY
+            && *last_key == key
+        {
+            return Some(UiQuad {
+                to_world: *vehicle * pose * quad.to_world,
+                ..quad.clone()
+            });
+        }
         let columns = self.columns();
         let rows = ControlPanel::rows();
         // The first line says what the pointed-at row does.
@@ -289,10 +326,13 @@ impl PanelDriver {
             PanelAnchor::LeftHand => HEADSET_PIXELS_PER_METRE,
             _ => DESK_PIXELS_PER_METRE,
         };
-        Some(
-            self.painter
-                .paint(&picture, *vehicle * pose * shift, pixels_per_metre),
-        )
+        let quad = self.painter.paint(&picture, shift, pixels_per_metre);
+        let placed = UiQuad {
+            to_world: *vehicle * pose * shift,
+            ..quad.clone()
+        };
+        self.last_paint = Some((now, key, quad));
+        Some(placed)
     }
 }
 
@@ -375,8 +415,8 @@ mod tests {
     use super::*;
     use crate::input::HandState;
     use crate::tools::panel::Side;
-    use glam::Quat;
-    use std::time::Instant;
+    use glam::{Quat, Vec4};
+    use std::sync::Arc;
 
     fn sample(head: Vec3, left: Vec3, right: HandState) -> TrackedPose {
         TrackedPose {
@@ -535,5 +575,49 @@ mod tests {
         let other = scrubber + 2;
         assert!(step(&mut d, wand(other, 0.8, true)).is_some());
         assert_eq!(step(&mut d, wand(other, 0.9, true)), None);
+    }
+
+    #[test]
+    fn the_picture_is_repainted_when_the_pointer_or_the_rows_change_else_at_a_steady_pace() {
+        let mut d = PanelDriver::new(PanelAnchor::LeftHand);
+        d.lines = vec!["  gravity      9.81 m/s2".to_string(); ControlPanel::rows().len()];
+        let (head, left) = (Vec3::new(0.0, 1.6, 0.0), Vec3::new(-0.2, 1.1, -0.35));
+        let s0 = sample(head, left, HandState::at(Vec3::ZERO));
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let same = |a: &UiQuad, b: &UiQuad| Arc::ptr_eq(&a.frame, &b.frame);
+        let first = d.view(&s0, &Mat4::IDENTITY, (None, at(0)), &[]).unwrap();
+        // The hand moved, nothing else: the same picture, placed anew.
+        let moved = Mat4::from_translation(Vec3::X);
+        let again = d.view(&s0, &moved, (None, at(10)), &[]).unwrap();
+        assert!(same(&first, &again));
+        assert!((again.to_world.w_axis - first.to_world.w_axis - Vec4::X).length() < 1e-5);
+        // A new highlight, a row's text, or the pointer: at once.
+        let tool = d
+            .view(&s0, &Mat4::IDENTITY, (Some(2), at(12)), &[])
+            .unwrap();
+        assert!(!same(&again, &tool));
+        d.lines[5] = "  gravity      0.00 m/s2".into();
+        let text = d
+            .view(&s0, &Mat4::IDENTITY, (Some(2), at(14)), &[])
+            .unwrap();
+        assert!(!same(&tool, &text));
+        let wand = aim_at(&d, &s0, 4, Side::Right, Vec3::new(0.15, 1.2, -0.2));
+        let hovering = sample(head, left, wand);
+        d.before_tools(&hovering, hovering.input, false);
+        let hover = d
+            .view(&hovering, &Mat4::IDENTITY, (Some(2), at(16)), &[])
+            .unwrap();
+        assert!(!same(&text, &hover));
+        // Only the status lines (timings) moving: after REPAINT_EVERY.
+        let timings = ["frame 7".to_string()];
+        let early = d
+            .view(&hovering, &Mat4::IDENTITY, (Some(2), at(20)), &timings)
+            .unwrap();
+        assert!(same(&hover, &early));
+        let late = d
+            .view(&hovering, &Mat4::IDENTITY, (Some(2), at(60)), &timings)
+            .unwrap();
+        assert!(!same(&early, &late));
     }
 }

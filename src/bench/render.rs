@@ -170,38 +170,48 @@ pub fn stereo_frame_total(
     Ok(v)
 }
 
-/// The headset's panel (every row, two columns, a status line, the live
-/// plots) painted afresh for each frame, held half a metre in front of the
-/// left eye.
+/// The headset's panel (every row, two columns, the live plots) as the
+/// frame loop draws it at 90 frames a second, held half a metre in front of
+/// the eyes: [`PanelDriver::view`] repaints it when its rows or the pointer
+/// change, else every [`REPAINT_EVERY`](crate::app::panel_driver::REPAINT_EVERY).
+///
+/// [`PanelDriver::view`]: crate::app::panel_driver::PanelDriver::view
 fn panel_decorations(
     character: &Character,
     cams: &[EyeCamera; 2],
 ) -> impl FnMut() -> Decorations + use<> {
-    use crate::app::panel_driver::headset_layout;
-    use crate::app::panel_ui::{PanelPainter, PanelPicture};
+    use crate::app::panel_driver::{PanelAnchor, PanelDriver};
+    use crate::app::sim_thread::{SimStatus, SolverTrace};
+    use crate::input::tracking::TrackedPose;
+    use crate::input::{HandState, InputFrame};
     use crate::tools::panel::{ControlPanel, TimelineStatus};
-    let rows = ControlPanel::rows();
-    let lines = ControlPanel::default().lines(
+    let mut driver = PanelDriver::new(PanelAnchor::LeftHand);
+    driver.lines = ControlPanel::default().lines(
         &crate::tools::Toolbox::default(),
         character,
         &crate::skin::SolverSettings::default(),
         &TimelineStatus::default(),
     );
-    let split = ControlPanel::timeline_start();
-    let columns = [(0, split), (split, rows.len() - split)];
-    let (width, height) = headset_layout();
-    let eye = cams[0].position;
-    let to_world =
-        glam::Mat4::from_translation(eye + glam::Vec3::new(-width / 2.0, height / 2.0, -0.5));
-    let mut painter = PanelPainter::default();
-    let mut live = crate::app::plots::LivePlots::default();
+    let head = cams[0].position;
+    let sample = TrackedPose {
+        head: (head, glam::Quat::IDENTITY),
+        input: InputFrame {
+            time: 0.0,
+            right: HandState::at(head + glam::Vec3::new(0.2, -0.3, -0.3)),
+            left: HandState::at(head + glam::Vec3::new(-0.1, -0.35, -0.5)),
+        },
+        sequence: 0,
+        sampled_at: Instant::now(),
+    };
+    let start = Instant::now();
     let (mut frame, mut steps) = (0u64, 0u64);
     move || {
         frame += 1;
         steps += 20 + frame % 7;
-        // Ten seconds of a solver at 90 frames a second, its step wavering.
+        // A solver whose step wavers, at 90 frames a second.
         let t = frame as f64 / 90.0;
-        let sim = crate::app::sim_thread::SimStatus {
+        let now = start + Duration::from_secs_f64(t);
+        let sim = SimStatus {
             sim_time: t,
             time_ratio: 1.0,
             achieved_ratio: 1.0,
@@ -214,28 +224,17 @@ fn panel_decorations(
             message: None,
             message_count: 0,
             running: true,
-            trace: crate::app::sim_thread::SolverTrace {
+            trace: SolverTrace {
                 steps,
                 rejections: frame / 30,
                 skins: 3,
                 energy: Some(1.0 + (t * 3.0).sin() * 0.1),
             },
         };
-        live.record(t, &sim, 4.0 + (t * 5.0).cos());
-        let status = [format!("frame {frame}")];
-        let picture = PanelPicture {
-            columns: &columns,
-            rows: &rows,
-            lines: &lines,
-            status: &status,
-            highlight: Some(1),
-            hover: None,
-            pressed: false,
-            plots: live.plots(),
-            plots_apart: false,
-        };
+        driver.record_live(now, &sim, None);
+        let timings = [format!("frame {frame}")];
         Decorations {
-            ui: Some(painter.paint(&picture, to_world, 2400.0)),
+            ui: driver.view(&sample, &glam::Mat4::IDENTITY, (Some(1), now), &timings),
             ..Decorations::default()
         }
     }
@@ -280,7 +279,7 @@ pub fn run(quick: bool) -> Vec<Value> {
                     "render_stereo_frame_cpu_with_panel",
                     &mut panel,
                 ),
-                json!({"skin": "64x64", "goal_ms": 2.0, "panel": "headset, painted every frame"}),
+                json!({"skin": "64x64", "goal_ms": 2.0, "panel": "headset with plots, 90 frames a second"}),
             ));
             out.push(with(
                 skin_upload(&ctx, &snap, frames),

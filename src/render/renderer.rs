@@ -95,6 +95,7 @@ pub struct Renderer {
     ui: UiPanelGpu,
     ui_quad: GpuList,
     ui_frame: Option<Arc<super::ui_panel::UiFrame>>,
+    ui_painted: Option<Arc<super::ui_panel::UiFrame>>,
     eyes: Option<EyeTargets>,
     compose_layout: wgpu::BindGroupLayout,
     compose_pipeline: wgpu::RenderPipeline,
@@ -326,6 +327,7 @@ impl Renderer {
             ui,
             ui_quad: GpuList::new("ui panel"),
             ui_frame: None,
+            ui_painted: None,
             eyes: None,
             compose_layout,
             compose_pipeline,
@@ -596,8 +598,15 @@ impl Renderer {
                 .prepare(&self.ctx, &mut encoder, overlay_lines, (mode, size));
         }
         let multiview = mode.eye_count() == 2 && self.multiview.is_some();
-        if let Some(frame) = self.ui_frame.take() {
+        // A frame already in the panel's texture is not painted again.
+        if let Some(frame) = self.ui_frame.take()
+            && !self
+                .ui_painted
+                .as_ref()
+                .is_some_and(|p| Arc::ptr_eq(p, &frame))
+        {
             self.ui.paint(&self.ctx, &mut encoder, &frame);
+            self.ui_painted = Some(frame);
         }
         let extras = SceneExtras {
             morph: self.morph.as_ref().map(|m| (m, &self.morph_color)),
