@@ -279,14 +279,12 @@ impl PanelPainter {
                             continue;
                         };
                         let image = Arc::make_mut(&mut t.image);
-                        let [w, _] = image.size;
-                        for y in 0..patch.size[1] {
-                            for x in 0..patch.size[0] {
-                                let at = (y0 + y) * w + x0 + x;
-                                if x0 + x < w
-                                    && let Some(p) = image.pixels.get_mut(at)
-                                {
-                                    *p = patch.pixels[y * patch.size[0] + x];
+                        let ([w, _], pw) = (image.size, patch.size[0]);
+                        if x0 + pw <= w {
+                            for (y, row) in patch.pixels.chunks_exact(pw.max(1)).enumerate() {
+                                let at = (y0 + y) * w + x0;
+                                if let Some(dst) = image.pixels.get_mut(at..at + pw) {
+                                    dst.copy_from_slice(row);
                                 }
                             }
                         }

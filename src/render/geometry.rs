@@ -213,9 +213,8 @@ const BONE_RADIUS: f32 = 0.004;
 const FLOOR_HALF: f32 = 2.0;
 const FLOOR_GRID: f32 = 0.25;
 
-/// Geometry for one frame, in draw order: opaque triangles, lines, flat
-/// (unlit, blended) triangles for panels, then translucent triangles
-/// (blended, no depth writes).
+/// Geometry for one frame, in draw order: opaque triangles, lines, then
+/// translucent triangles (blended, no depth writes).
 #[derive(Clone, Debug, Default)]
 pub struct SceneGeometry {
     /// Opaque, lit triangles (skin, solid muscles, skeleton, floor, small cursors).
@@ -225,8 +224,6 @@ pub struct SceneGeometry {
     /// Translucent, lit triangles (see-through muscles, large cursors), blended
     /// without depth writes.
     pub translucent: DrawList,
-    /// Flat (unlit, blended) triangles: the text panels.
-    pub flat: DrawList,
 }
 
 /// Builds [`SceneGeometry`] frame after frame, reusing its buffers and the
@@ -330,7 +327,6 @@ impl GeometryBuilder {
         g.opaque.clear();
         g.lines.clear();
         g.translucent.clear();
-        g.flat.clear();
         let character: &Character = &snapshot.character;
         let posture = posture.unwrap_or(&snapshot.posture);
         let posture_ok = posture.angles.len() == character.skeleton.joints.len();

@@ -85,8 +85,8 @@ pub struct Renderer {
     eye_pipelines: ScenePipelines,
     camera_buffer: wgpu::Buffer,
     camera_bind_group: wgpu::BindGroup,
-    /// Opaque, lines, translucent, flat.
-    lists: [GpuList; 4],
+    /// Opaque, lines, translucent.
+    lists: [GpuList; 3],
     /// A mesh posed on the GPU to draw with the lists, and its colour (one
     /// instance).
     morph: Option<MorphDraw>,
@@ -320,7 +320,6 @@ impl Renderer {
                 GpuList::new("opaque"),
                 GpuList::new("lines"),
                 GpuList::new("translucent"),
-                GpuList::new("flat"),
             ],
             morph: None,
             morph_color,
@@ -534,7 +533,6 @@ impl Renderer {
         self.lists[0].upload(ctx, &geometry.opaque)
             + self.lists[1].upload(ctx, &geometry.lines)
             + self.lists[2].upload(ctx, &geometry.translucent)
-            + self.lists[3].upload(ctx, &geometry.flat)
     }
 
     /// Draws `morph` (a mesh posed on the GPU) with the scene from the next
@@ -646,8 +644,7 @@ impl Renderer {
         }
         self.ctx.queue.submit(Some(encoder.finish()));
         let morph = self.morph.as_ref().map_or(0, |m| m.index_count);
-        let triangles =
-            (self.lists[0].count + self.lists[2].count + self.lists[3].count + morph) as u64 / 3;
+        let triangles = (self.lists[0].count + self.lists[2].count + morph) as u64 / 3;
         FrameStats {
             upload,
             upload_bytes: 0,
@@ -719,7 +716,7 @@ fn record_eye_pass(
     eye: usize,
     camera_bind_group: &wgpu::BindGroup,
     pipelines: &ScenePipelines,
-    lists: &[GpuList; 4],
+    lists: &[GpuList; 3],
     extras: SceneExtras,
 ) {
     let (view, resolve) = match &eyes.msaa {

@@ -34,7 +34,7 @@ pub(super) fn record_multiview_eyes(
     encoder: &mut wgpu::CommandEncoder,
     mv: &Multiview,
     eye_textures: &[wgpu::Texture; 2],
-    lists: &[GpuList; 4],
+    lists: &[GpuList; 3],
     extras: SceneExtras,
 ) {
     let t = mv

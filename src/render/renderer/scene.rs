@@ -109,12 +109,11 @@ impl GpuList {
     }
 }
 
-/// Opaque triangles, lines, flat panels, translucent triangles, the UI
-/// panel: one set per stereo path.
+/// Opaque triangles, lines, translucent triangles, the UI panel: one set
+/// per stereo path.
 pub(super) struct ScenePipelines {
     pub(super) opaque: wgpu::RenderPipeline,
     pub(super) lines: wgpu::RenderPipeline,
-    pub(super) flat: wgpu::RenderPipeline,
     pub(super) translucent: wgpu::RenderPipeline,
     pub(super) morph_opaque: wgpu::RenderPipeline,
     pub(super) morph_translucent: wgpu::RenderPipeline,
@@ -305,13 +304,6 @@ pub(super) fn scene_pipelines(
             Some(wgpu::BlendState::ALPHA_BLENDING),
             true,
         ),
-        flat: make(
-            "scene flat",
-            wgpu::PrimitiveTopology::TriangleList,
-            "fs_unlit",
-            Some(wgpu::BlendState::ALPHA_BLENDING),
-            true,
-        ),
         translucent: make(
             "scene translucent",
             wgpu::PrimitiveTopology::TriangleList,
@@ -353,14 +345,13 @@ pub(super) struct SceneExtras<'a> {
     pub(super) panel: Option<(&'a GpuList, &'a wgpu::BindGroup)>,
 }
 
-/// Draws the scene's lists with `pipelines` in their order: opaque, lines,
-/// flat, then translucent (`lists` is opaque, lines, translucent, flat);
+/// Draws the scene's lists (opaque, lines, translucent) with `pipelines`;
 /// the morph mesh with the opaque or the translucent ones; the UI panel
 /// last, over what is behind it.
 pub(super) fn draw_scene<'a>(
     pass: &mut wgpu::RenderPass<'a>,
     pipelines: &ScenePipelines,
-    lists: &'a [GpuList; 4],
+    lists: &'a [GpuList; 3],
     extras: SceneExtras<'a>,
 ) {
     let morph = extras.morph;
@@ -372,8 +363,6 @@ pub(super) fn draw_scene<'a>(
     }
     pass.set_pipeline(&pipelines.lines);
     lists[1].draw(pass);
-    pass.set_pipeline(&pipelines.flat);
-    lists[3].draw(pass);
     pass.set_pipeline(&pipelines.translucent);
     lists[2].draw(pass);
     if let Some((m, color)) = morph.filter(|(m, _)| m.translucent()) {
