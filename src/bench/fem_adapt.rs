@@ -5,7 +5,7 @@
 //! the cost of an adaptation, the DOFs it used against the coarse and the
 //! all-detail body, and the step rates of those two fixed bases.
 
-use crate::fem::adapt::{AdaptSettings, AdaptiveBody};
+use crate::fem::adapt::{AdaptError, AdaptSettings, AdaptiveBody};
 use crate::fem::element::Material;
 use crate::fem::lattice::Lattice;
 use crate::fem::solver::FemSettings;
@@ -13,7 +13,16 @@ use glam::DVec3;
 use serde_json::json;
 use std::time::Instant;
 
-fn slab() -> Result<AdaptiveBody, String> {
+/// What stops the slab's benchmark.
+#[derive(Debug, thiserror::Error)]
+enum SlabError {
+    #[error(transparent)]
+    Adaptive(#[from] AdaptError),
+    #[error("the load point is not a fine vertex")]
+    LoadPoint,
+}
+
+fn slab() -> Result<AdaptiveBody, AdaptError> {
     let l = Lattice::grid_box(DVec3::ZERO, DVec3::splat(0.05), [8, 2, 8]);
     let fixed = l
         .vertex_coords
@@ -40,7 +49,7 @@ fn slab() -> Result<AdaptiveBody, String> {
 
 /// Steps per wall second of `body` under `load` for `seconds` (at least
 /// three steps), adapting after each step if `adapt`.
-fn rate(body: &mut AdaptiveBody, load: &[DVec3], seconds: f64) -> Result<f64, String> {
+fn rate(body: &mut AdaptiveBody, load: &[DVec3], seconds: f64) -> Result<f64, AdaptError> {
     let start = Instant::now();
     let mut steps = 0;
     while start.elapsed().as_secs_f64() < seconds || steps < 3 {
@@ -50,13 +59,13 @@ fn rate(body: &mut AdaptiveBody, load: &[DVec3], seconds: f64) -> Result<f64, St
     Ok(steps as f64 / start.elapsed().as_secs_f64())
 }
 
-fn run(quick: bool) -> Result<serde_json::Value, String> {
+fn run(quick: bool) -> Result<serde_json::Value, SlabError> {
     let steps = if quick { 20 } else { 90 };
     let mut body = slab()?;
     let fine = body.hierarchy.fine.vertex_count();
     let at = (0..fine)
         .find(|&a| body.hierarchy.fine.rest[a].distance(DVec3::new(0.0375, 0.1, 0.0375)) < 1e-9)
-        .ok_or("the load point is not a fine vertex")?;
+        .ok_or(SlabError::LoadPoint)?;
     let mut load = vec![DVec3::ZERO; fine];
     load[at] = DVec3::new(0.0, -20.0, 0.0);
     let none = vec![DVec3::ZERO; fine];
@@ -108,5 +117,5 @@ fn run(quick: bool) -> Result<serde_json::Value, String> {
 
 /// One JSON value (or one saying what failed).
 pub fn fem_adaptive_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
-    vec![run(quick).unwrap_or_else(|e| json!({ "bench": "fem_adaptive", "error": e }))]
+    vec![run(quick).unwrap_or_else(|e| json!({ "bench": "fem_adaptive", "error": e.to_string() }))]
 }

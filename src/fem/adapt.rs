@@ -62,16 +62,19 @@
 
 mod blend;
 mod constraints;
+mod error;
 mod redundant;
 mod refine;
 mod region;
 
+pub use error::AdaptError;
 use redundant::{hosts_of, redundant_functions};
 pub use refine::polar_strain;
 
 use super::element::{CellElements, Material};
 use super::hierarchy::{Hierarchy, Prolongation, galerkin};
 use super::lattice::Lattice;
+use super::quadrature::QuadratureError;
 use super::regions::{add_twist, bone_weights};
 use super::snap::lattice_elements;
 use super::solver::{
@@ -99,15 +102,14 @@ pub struct AdaptSettings {
 impl AdaptSettings {
     /// Checks that each level has one refine and one coarsen threshold, with
     /// `0 ≤ coarsen < refine`, all finite; the error is a sentence.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), AdaptError> {
         let j = self.levels as usize;
         if self.refine_threshold.len() != j || self.coarsen_threshold.len() != j {
-            return Err(format!(
-                "{} levels need {j} refine and {j} coarsen thresholds, got {} and {}",
-                self.levels,
-                self.refine_threshold.len(),
-                self.coarsen_threshold.len()
-            ));
+            return Err(AdaptError::Thresholds {
+                levels: self.levels,
+                refine: self.refine_threshold.len(),
+                coarsen: self.coarsen_threshold.len(),
+            });
         }
         for (l, (&r, &c)) in self
             .refine_threshold
@@ -116,9 +118,11 @@ impl AdaptSettings {
             .enumerate()
         {
             if !(c.is_finite() && r.is_finite() && c >= 0.0 && c < r) {
-                return Err(format!(
-                    "level {l}: need 0 ≤ coarsen threshold < refine threshold, got {c} and {r}"
-                ));
+                return Err(AdaptError::ThresholdOrder {
+                    level: l,
+                    coarsen: c,
+                    refine: r,
+                });
             }
         }
         Ok(())
@@ -196,7 +200,7 @@ impl AdaptiveBody {
         fixed: Vec<Option<DVec3>>,
         settings: FemSettings,
         adapt: AdaptSettings,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, AdaptError> {
         Self::with_elements(coarse, materials, fixed, settings, adapt, |h| {
             Ok(lattice_elements(&h.fine))
         })
@@ -213,43 +217,40 @@ impl AdaptiveBody {
         fixed: Vec<Option<DVec3>>,
         settings: FemSettings,
         adapt: AdaptSettings,
-        elements: impl FnOnce(&Hierarchy) -> Result<CellElements, String>,
-    ) -> Result<Self, String> {
+        elements: impl FnOnce(&Hierarchy) -> Result<CellElements, QuadratureError>,
+    ) -> Result<Self, AdaptError> {
         adapt.validate()?;
         if materials.len() != coarse.cell_count() {
-            return Err(format!(
-                "{} materials for {} cells",
-                materials.len(),
-                coarse.cell_count()
-            ));
+            return Err(AdaptError::Materials {
+                materials: materials.len(),
+                cells: coarse.cell_count(),
+            });
         }
         for m in &materials {
             m.validate()?;
         }
         if fixed.len() != coarse.vertex_count() {
-            return Err(format!(
-                "{} clamps for {} vertices",
-                fixed.len(),
-                coarse.vertex_count()
-            ));
+            return Err(AdaptError::Clamps {
+                clamps: fixed.len(),
+                vertices: coarse.vertex_count(),
+            });
         }
         if !(settings.time_step.is_finite() && settings.time_step > 0.0) {
-            return Err(format!("time step must be > 0, got {}", settings.time_step));
+            return Err(AdaptError::TimeStep(settings.time_step));
         }
         if let Linearization::BlendedLocal { blend_width } = settings.linearization
             && !(blend_width.is_finite() && blend_width > 0.0)
         {
-            return Err(format!("blend width must be > 0, got {blend_width}"));
+            return Err(AdaptError::BlendWidth(blend_width));
         }
         let pinned: Vec<bool> = fixed.iter().map(Option::is_some).collect();
         let mut hierarchy = Hierarchy::new(coarse, adapt.levels, &pinned)?;
         let fine_elements = elements(&hierarchy)?;
         if fine_elements.len() != hierarchy.fine.cell_count() {
-            return Err(format!(
-                "{} elements for {} fine cells",
-                fine_elements.len(),
-                hierarchy.fine.cell_count()
-            ));
+            return Err(AdaptError::Elements {
+                elements: fine_elements.len(),
+                cells: hierarchy.fine.cell_count(),
+            });
         }
         let volumes: Vec<f64> = (0..fine_elements.len())
             .map(|c| fine_elements.get(c).volume())
@@ -311,7 +312,7 @@ impl AdaptiveBody {
         fixed: Vec<Option<DVec3>>,
         settings: FemSettings,
         adapt: AdaptSettings,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, AdaptError> {
         let m = vec![material; coarse.cell_count()];
         Self::new(coarse, m, fixed, settings, adapt)
     }
@@ -459,14 +460,13 @@ impl AdaptiveBody {
     /// The known displacement of each DOF for the bone transforms: `T(r) − r`
     /// for bone-bound coarse vertices (eq. 24), the clamp value for clamped
     /// ones, None for the rest (every detail).
-    pub fn pin_targets(&self, bones: &[DAffine3]) -> Result<Vec<Option<DVec3>>, String> {
+    pub fn pin_targets(&self, bones: &[DAffine3]) -> Result<Vec<Option<DVec3>>, AdaptError> {
         let coarse = &self.hierarchy.coarse;
         if bones.len() != coarse.bones.len() {
-            return Err(format!(
-                "{} bone transforms for {} bones",
-                bones.len(),
-                coarse.bones.len()
-            ));
+            return Err(AdaptError::BoneTransforms {
+                transforms: bones.len(),
+                bones: coarse.bones.len(),
+            });
         }
         Ok((0..self.dof_count())
             .map(|k| {
@@ -487,7 +487,7 @@ impl AdaptiveBody {
     /// they are (zero velocity). A static solve leaves them free: its
     /// system is consistent along them, and holding one at a value from
     /// before a change of load would leave its small free part strained.
-    fn step_targets(&self, bones: &[DAffine3]) -> Result<Vec<Option<DVec3>>, String> {
+    fn step_targets(&self, bones: &[DAffine3]) -> Result<Vec<Option<DVec3>>, AdaptError> {
         let mut targets = self.pin_targets(bones)?;
         for ((t, &redundant), &q) in targets.iter_mut().zip(&self.redundant).zip(&self.q) {
             if redundant && t.is_none() {
@@ -498,20 +498,21 @@ impl AdaptiveBody {
     }
 
     /// `Pᵀ f` for a load on the `K_J` vertices, checked (zero for none).
-    fn restrict_extra(&self, extra: Option<&[DVec3]>) -> Result<Vec<DVec3>, String> {
+    fn restrict_extra(&self, extra: Option<&[DVec3]>) -> Result<Vec<DVec3>, AdaptError> {
         match extra {
             None => Ok(vec![DVec3::ZERO; self.dof_count()]),
-            Some(extra) if extra.len() != self.hierarchy.fine.vertex_count() => Err(format!(
-                "{} forces for {} fine vertices",
-                extra.len(),
-                self.hierarchy.fine.vertex_count()
-            )),
+            Some(extra) if extra.len() != self.hierarchy.fine.vertex_count() => {
+                Err(AdaptError::Forces {
+                    forces: extra.len(),
+                    vertices: self.hierarchy.fine.vertex_count(),
+                })
+            }
             Some(extra) => Ok(self.prolongation.restrict(extra)),
         }
     }
 
     /// Gravity plus `Pᵀ f` for a load on the `K_J` vertices, checked.
-    fn restrict_load(&self, extra: Option<&[DVec3]>) -> Result<Vec<DVec3>, String> {
+    fn restrict_load(&self, extra: Option<&[DVec3]>) -> Result<Vec<DVec3>, AdaptError> {
         let g = self.settings.gravity;
         let mut f = self.restrict_extra(extra)?;
         for (fi, &w) in f.iter_mut().zip(&self.system.gravity_weight) {
@@ -527,7 +528,7 @@ impl AdaptiveBody {
         &mut self,
         bones: &[DAffine3],
         extra_forces: Option<&[DVec3]>,
-    ) -> Result<CgReport, String> {
+    ) -> Result<CgReport, AdaptError> {
         let targets = self.step_targets(bones)?;
         let f = self.restrict_load(extra_forces)?;
         self.check_constraints()?;
@@ -592,7 +593,7 @@ impl AdaptiveBody {
         &mut self,
         bones: &[DAffine3],
         extra_forces: Option<&[DVec3]>,
-    ) -> Result<CgReport, String> {
+    ) -> Result<CgReport, AdaptError> {
         let targets = self.pin_targets(bones)?;
         let f = self.restrict_load(extra_forces)?;
         self.check_constraints()?;

@@ -51,22 +51,33 @@ impl Material {
         self.young / (2.0 * (1.0 + self.poisson))
     }
 
-    /// Checks that E > 0, ν ∈ [0, 0.5) and ρ > 0, all finite; the error is a sentence.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks that E > 0, ν ∈ [0, 0.5) and ρ > 0, all finite; the error names the value.
+    pub fn validate(&self) -> Result<(), MaterialError> {
         if !(self.young.is_finite() && self.young > 0.0) {
-            return Err(format!("Young's modulus must be > 0, got {}", self.young));
+            return Err(MaterialError::Young(self.young));
         }
         if !(self.poisson.is_finite() && (0.0..0.5).contains(&self.poisson)) {
-            return Err(format!(
-                "Poisson's ratio must be in [0, 0.5), got {}",
-                self.poisson
-            ));
+            return Err(MaterialError::Poisson(self.poisson));
         }
         if !(self.density.is_finite() && self.density > 0.0) {
-            return Err(format!("density must be > 0, got {}", self.density));
+            return Err(MaterialError::Density(self.density));
         }
         Ok(())
     }
+}
+
+/// A [`Material`] value outside its physical range.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum MaterialError {
+    /// E ≤ 0 or not finite.
+    #[error("Young's modulus must be > 0, got {0}")]
+    Young(f64),
+    /// ν outside [0, 0.5) (½ is incompressible: λ is infinite).
+    #[error("Poisson's ratio must be in [0, 0.5), got {0}")]
+    Poisson(f64),
+    /// ρ ≤ 0 or not finite.
+    #[error("density must be > 0, got {0}")]
+    Density(f64),
 }
 
 /// Corner `i` of a cell sits at `(i & 1, (i >> 1) & 1, (i >> 2) & 1)` in cell

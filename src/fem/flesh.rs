@@ -96,7 +96,7 @@ pub fn flesh_lattice(
         BONE_RADIUS_CELLS,
         OBJECT_QUADRATURE_LEVELS,
     )
-    .map_err(|message| FleshError::Quadrature { message })
+    .map_err(FleshError::Quadrature)
 }
 
 impl FleshSim {

@@ -35,17 +35,11 @@ pub enum FleshError {
         message: String,
     },
     /// The lattice around the muscles or its cell integrals (§3.3) could not be built.
-    #[error("the flesh's cell integrals failed: {message}")]
-    Quadrature {
-        /// Why they could not be built.
-        message: String,
-    },
+    #[error("the flesh's cell integrals failed: {0}")]
+    Quadrature(#[from] super::quadrature::QuadratureError),
     /// The adaptive body (hierarchical basis, §4.7) could not be built.
-    #[error("the flesh's adaptive detail cannot be built: {message}")]
-    Adaptive {
-        /// Why it could not be built.
-        message: String,
-    },
+    #[error("the flesh's adaptive detail cannot be built: {0}")]
+    Adaptive(#[from] super::adapt::AdaptError),
     /// A `part_stiffness` entry names a joint the skeleton does not have.
     #[error("the flesh's part_stiffness names joint '{joint}', which the skeleton does not have")]
     PartJoint {
@@ -197,7 +191,6 @@ impl FleshBody {
         };
         let fixed = vec![None; lattice.vertex_count()];
         let imported = flesh.embedded_mesh.is_some();
-        let adaptive = |message: String| FleshError::Adaptive { message };
         let mut body =
             AdaptiveBody::with_elements(lattice, materials, fixed, settings, adapt, |h| {
                 if imported {
@@ -212,10 +205,9 @@ impl FleshBody {
                         SubcellTest::Centre,
                     )
                 }
-            })
-            .map_err(adaptive)?;
+            })?;
         if let Some(w) = &weights {
-            body.set_region_weights(w).map_err(adaptive)?;
+            body.set_region_weights(w)?;
         }
         Ok((Self::Adaptive(Box::new(body)), weights))
     }

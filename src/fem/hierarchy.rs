@@ -70,25 +70,48 @@ pub struct Hierarchy {
     vertex_at: Vec<u32>,
 }
 
+/// Why a [`Hierarchy`] cannot be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HierarchyError {
+    /// Subdivision levels outside 1..=[`MAX_LEVELS`].
+    #[error("the hierarchy needs 1 to {max} subdivision levels, got {0}", max = MAX_LEVELS)]
+    Levels(u32),
+    /// The pinned flags do not match the lattice.
+    #[error("{flags} pinned flags for {vertices} lattice vertices")]
+    PinnedFlags {
+        /// Flags given.
+        flags: usize,
+        /// Vertices of the coarse lattice.
+        vertices: usize,
+    },
+    /// An empty lattice.
+    #[error("the lattice has no cells")]
+    NoCells,
+    /// A lattice whose subdivision lost a coarse vertex (a broken lattice).
+    #[error("a coarse vertex is missing")]
+    MissingCoarseVertex,
+}
+
 impl Hierarchy {
     /// The basis of `levels` subdivisions of `coarse`, where `pinned_coarse`
     /// marks the coarse vertices with known displacements besides the bone
     /// vertices (clamps).
-    pub fn new(coarse: Lattice, levels: u32, pinned_coarse: &[bool]) -> Result<Self, String> {
+    pub fn new(
+        coarse: Lattice,
+        levels: u32,
+        pinned_coarse: &[bool],
+    ) -> Result<Self, HierarchyError> {
         if levels == 0 || levels > MAX_LEVELS {
-            return Err(format!(
-                "the hierarchy needs 1 to {MAX_LEVELS} subdivision levels, got {levels}"
-            ));
+            return Err(HierarchyError::Levels(levels));
         }
         if pinned_coarse.len() != coarse.vertex_count() {
-            return Err(format!(
-                "{} pinned flags for {} lattice vertices",
-                pinned_coarse.len(),
-                coarse.vertex_count()
-            ));
+            return Err(HierarchyError::PinnedFlags {
+                flags: pinned_coarse.len(),
+                vertices: coarse.vertex_count(),
+            });
         }
         if coarse.cell_count() == 0 {
-            return Err("the lattice has no cells".into());
+            return Err(HierarchyError::NoCells);
         }
         let conformed = (0..coarse.cell_count()).any(|c| !coarse.is_box(c));
         let fine = coarse.subdivide(levels);
@@ -134,7 +157,8 @@ impl Hierarchy {
             }
             pinned[a] = all_pinned;
             if level_of[a] == 0 {
-                let v = coarse_index(c.map(|x| x / f)).ok_or("a coarse vertex is missing")?;
+                let v =
+                    coarse_index(c.map(|x| x / f)).ok_or(HierarchyError::MissingCoarseVertex)?;
                 coarse_vertex[a] = Some(v);
                 fine_of_coarse[v] = a;
             }

@@ -19,7 +19,7 @@
 use super::lattice::{Lattice, skeleton_bones};
 use super::mesh_lattice::{MeshLatticeError, MeshSolid};
 use super::{FemBody, FemSettings, Linearization, Material, Twist};
-use crate::character::{Character, EmbeddedMesh, FemFlesh, Flesh};
+use crate::character::{Character, EmbeddedMesh, FemFlesh, Flesh, InvalidField};
 use crate::kinematics::forward_kinematics;
 use glam::{DVec3, Vec3};
 
@@ -88,12 +88,12 @@ pub fn fem_character_from_mesh(
     triangles: &[[u32; 3]],
     skeleton_from: &Character,
     options: &MeshImport,
-) -> Result<(Character, ImportReport), String> {
+) -> Result<(Character, ImportReport), ImportError> {
     if !(options.scale.is_finite() && options.scale > 0.0 && options.translate.is_finite()) {
-        return Err(format!(
-            "--scale must be > 0 and --translate finite, got {} and {}",
-            options.scale, options.translate
-        ));
+        return Err(ImportError::Placement {
+            scale: options.scale,
+            translate: options.translate,
+        });
     }
     let positions: Vec<Vec3> = positions
         .iter()
@@ -117,13 +117,12 @@ pub fn fem_character_from_mesh(
         key_postures: skeleton_from.key_postures.clone(),
         flesh: Flesh::Fem(fem.clone()),
     };
-    fem.validate()
-        .map_err(|e| format!("FEM settings: {}: {}", e.field, e.message))?;
+    fem.validate().map_err(ImportError::Settings)?;
     let bones = skeleton_bones(&character);
     if bones.is_empty() {
-        return Err("the skeleton has a single joint: the flesh needs at least one bone (two joints) to drive it".into());
+        return Err(ImportError::SingleJoint);
     }
-    let solid = MeshSolid::new(&positions, triangles).map_err(|e| format!("the mesh: {e}"))?;
+    let solid = MeshSolid::new(&positions, triangles).map_err(ImportError::Mesh)?;
     let rest = forward_kinematics(&character.skeleton, &character.skeleton.rest_posture());
     let joints: Vec<DVec3> = rest.iter().map(|a| a.translation.as_dvec3()).collect();
     let hint = fit_hint(&solid, &joints);
@@ -166,9 +165,7 @@ pub fn fem_character_from_mesh(
             triangles: triangles.to_vec(),
         });
     }
-    character
-        .validate()
-        .map_err(|e| format!("the imported character: {e}"))?;
+    character.validate().map_err(ImportError::Character)?;
     Ok((character, report))
 }
 
@@ -216,35 +213,80 @@ fn import_warnings(
     warnings
 }
 
-/// The sentence for a lattice that could not be built: a bone outside the
+/// Why a mesh cannot be given FEM flesh; each sentence is for the command line.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ImportError {
+    /// The placement of the mesh is not a similarity.
+    #[error("--scale must be > 0 and --translate finite, got {scale} and {translate}")]
+    Placement {
+        /// The scale given.
+        scale: f64,
+        /// The translation given.
+        translate: Vec3,
+    },
+    /// A flesh setting out of range.
+    #[error("FEM settings: {}: {}", .0.field, .0.message)]
+    Settings(InvalidField),
+    /// Nothing to drive the lattice.
+    #[error(
+        "the skeleton has a single joint: the flesh needs at least one bone (two joints) to drive it"
+    )]
+    SingleJoint,
+    /// The mesh cannot bound a solid.
+    #[error("the mesh: {0}")]
+    Mesh(MeshLatticeError),
+    /// A bone wholly outside the mesh, named by its joints.
+    #[error("the bone from joint '{from}' to '{to}' lies entirely outside the mesh{}", .hint.as_ref().map_or(String::new(), |h| format!("; {h}")))]
+    BoneOutside {
+        /// The bone's parent joint.
+        from: String,
+        /// Its child joint.
+        to: String,
+        /// How the mesh and skeleton might be brought together, if a fit was found.
+        hint: Option<String>,
+    },
+    /// No lattice could be built around the mesh.
+    #[error(transparent)]
+    Lattice(MeshLatticeError),
+    /// A mesh vertex the lattice built around it does not hold (a bug).
+    #[error("internal error: mesh vertex {vertex} at {at} is outside the lattice")]
+    VertexOutside {
+        /// The vertex.
+        vertex: usize,
+        /// Where it is.
+        at: DVec3,
+    },
+    /// The character made is not valid.
+    #[error("the imported character: {0}")]
+    Character(InvalidField),
+}
+
+/// The error for a lattice that could not be built: a bone outside the
 /// mesh is named by its joints (with the fit `hint`), other errors as they say.
-fn lattice_error(e: MeshLatticeError, character: &Character, hint: Option<&str>) -> String {
+fn lattice_error(e: MeshLatticeError, character: &Character, hint: Option<&str>) -> ImportError {
     let joint_names = |j: usize| character.skeleton.joints[j].name.as_str();
     match e {
         MeshLatticeError::BoneOutside { bone, joint } => {
             let b = &skeleton_bones(character)[bone];
-            let child = b.child.map_or("?", joint_names);
-            format!(
-                "the bone from joint '{}' to '{child}' lies entirely outside the mesh{}",
-                joint_names(joint),
-                hint.map_or(String::new(), |h| format!("; {h}"))
-            )
+            ImportError::BoneOutside {
+                from: joint_names(joint).to_owned(),
+                to: b.child.map_or("?", joint_names).to_owned(),
+                hint: hint.map(str::to_owned),
+            }
         }
-        e => e.to_string(),
+        e => ImportError::Lattice(e),
     }
 }
 
 /// Embeds every mesh vertex in `lattice`: how many embed, and the largest
 /// distance between a vertex and its trilinear reconstruction. A vertex
 /// outside the lattice is an error.
-fn embedding_check(solid: &MeshSolid, lattice: &Lattice) -> Result<(usize, f64), String> {
+fn embedding_check(solid: &MeshSolid, lattice: &Lattice) -> Result<(usize, f64), ImportError> {
     let mut embedded = 0;
     let mut max_error = 0f64;
     for (k, p) in solid.positions.iter().enumerate() {
         let Some(e) = lattice.embed(*p) else {
-            return Err(format!(
-                "internal error: mesh vertex {k} at {p} is outside the lattice"
-            ));
+            return Err(ImportError::VertexOutside { vertex: k, at: *p });
         };
         embedded += 1;
         let zero = vec![DVec3::ZERO; lattice.vertex_count()];

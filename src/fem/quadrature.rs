@@ -182,12 +182,21 @@ pub fn moment_fitted_rule(kept: &[bool], per_axis: usize, volume: f64) -> Vec<Qu
     points
 }
 
+/// Why the cells' integrals cannot be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum QuadratureError {
+    /// A subdivision of the cut cells deeper than [`MAX_LEVELS`].
+    #[error("quadrature levels must be at most {max}, got {0}", max = MAX_LEVELS)]
+    Levels(u32),
+    /// A hierarchy whose fine lattice does not nest in its coarse one.
+    #[error("a fine cell lies outside the coarse lattice")]
+    FineCellOutside,
+}
+
 /// Refuses a subdivision deeper than [`MAX_LEVELS`].
-fn check_levels(levels: u32) -> Result<(), String> {
+fn check_levels(levels: u32) -> Result<(), QuadratureError> {
     if levels > MAX_LEVELS {
-        return Err(format!(
-            "quadrature levels must be at most {MAX_LEVELS}, got {levels}"
-        ));
+        return Err(QuadratureError::Levels(levels));
     }
     Ok(())
 }
@@ -201,7 +210,7 @@ pub fn object_elements(
     inside: impl Fn(DVec3) -> bool,
     levels: u32,
     test: SubcellTest,
-) -> Result<CellElements, String> {
+) -> Result<CellElements, QuadratureError> {
     check_levels(levels)?;
     let size = lattice.cell_size;
     let volume = size.element_product();
@@ -304,7 +313,7 @@ pub fn hierarchy_object_elements(
     inside: impl Fn(DVec3) -> bool,
     levels: u32,
     test: SubcellTest,
-) -> Result<CellElements, String> {
+) -> Result<CellElements, QuadratureError> {
     check_levels(levels)?;
     let (coarse, fine) = (&h.coarse, &h.fine);
     let size = coarse.cell_size;
@@ -335,7 +344,7 @@ pub fn hierarchy_object_elements(
     for &c in &fine.cell_coords {
         let parent = coarse
             .cell_at(c.map(|x| x / f))
-            .ok_or("a fine cell lies outside the coarse lattice")?;
+            .ok_or(QuadratureError::FineCellOutside)?;
         let o = c.map(|x| x % f);
         let mask = &masks[parent];
         for l in 0..per {
@@ -431,7 +440,7 @@ pub fn character_lattice(
     character: &Character,
     settings: &LatticeSettings,
     levels: u32,
-) -> Result<(Lattice, CellElements), String> {
+) -> Result<(Lattice, CellElements), QuadratureError> {
     let lattice = Lattice::from_character(character, settings);
     let elements = object_elements(
         &lattice,
@@ -453,7 +462,7 @@ pub fn character_lattice_with_vertices(
     vertices: usize,
     bone_radius_cells: f64,
     levels: u32,
-) -> Result<(Lattice, CellElements), String> {
+) -> Result<(Lattice, CellElements), QuadratureError> {
     let lattice = Lattice::from_character_with_vertices(character, vertices, bone_radius_cells);
     let elements = object_elements(
         &lattice,

@@ -422,5 +422,12 @@ fn elements_of_the_wrong_count_are_an_error() {
         levels(1),
         |_| Ok(plasticine::fem::snap::lattice_elements(&l)),
     );
-    assert!(r.unwrap_err().contains("elements for"));
+    let fine_cells = l.subdivide(1).cell_count();
+    assert_eq!(
+        r.unwrap_err(),
+        plasticine::fem::adapt::AdaptError::Elements {
+            elements: l.cell_count(),
+            cells: fine_cells,
+        }
+    );
 }

@@ -27,7 +27,7 @@
 
 use super::redundant::{hosts_of, redundant_functions};
 use super::region::AdaptRegion;
-use super::{AdaptiveBody, NONE};
+use super::{AdaptError, AdaptiveBody, NONE};
 use crate::fem::hierarchy::{Prolongation, galerkin};
 use crate::fem::regions::add_twist;
 use crate::fem::solver::{
@@ -116,19 +116,18 @@ impl AdaptiveBody {
     /// Replaces the automatic region weights with `weights[bone][coarse
     /// vertex]` (e.g. painted ones, a partition of unity over the coarse
     /// vertices). Errors for the global model or a shape mismatch.
-    pub fn set_region_weights(&mut self, weights: &[Vec<f64>]) -> Result<(), String> {
+    pub fn set_region_weights(&mut self, weights: &[Vec<f64>]) -> Result<(), AdaptError> {
         let coarse = &self.hierarchy.coarse;
         if self.regions.is_empty() {
-            return Err("region weights need blended local linearization".into());
+            return Err(AdaptError::RegionWeightsNeedBlending);
         }
         if weights.len() != coarse.bones.len()
             || weights.iter().any(|w| w.len() != coarse.vertex_count())
         {
-            return Err(format!(
-                "region weights must be {} bones × {} coarse vertices",
-                coarse.bones.len(),
-                coarse.vertex_count()
-            ));
+            return Err(AdaptError::RegionWeightsShape {
+                bones: coarse.bones.len(),
+                vertices: coarse.vertex_count(),
+            });
         }
         self.regions = self.build_regions(weights);
         self.rebuild_regions();
@@ -210,7 +209,7 @@ impl AdaptiveBody {
 
     /// Generalized elastic forces on the DOFs for the bone transforms:
     /// `Σ_i W^i (−R_i K^i u^i)` blended, `−K_h q` for the global model.
-    pub fn elastic_forces(&self, bones: &[DAffine3]) -> Result<Vec<DVec3>, String> {
+    pub fn elastic_forces(&self, bones: &[DAffine3]) -> Result<Vec<DVec3>, AdaptError> {
         self.pin_targets(bones)?;
         let n = self.dof_count();
         let mut f = vec![DVec3::ZERO; n];

@@ -12,7 +12,7 @@
 //! coefficient). The solve projects CG onto the constraint set exactly as
 //! [`super::super::solver`] does.
 
-use super::AdaptiveBody;
+use super::{AdaptError, AdaptiveBody};
 use crate::fem::lattice::Embedding;
 use crate::fem::solver::{LocalConstraint, PositionConstraint};
 use glam::DVec3;
@@ -21,15 +21,15 @@ impl AdaptiveBody {
     /// Holds the flesh point `point` (rest space) at the displacement
     /// `target`; the point is embedded in `K_J`. Returns the constraint's
     /// index in [`constraints`](Self::constraints).
-    pub fn grab(&mut self, point: DVec3, target: DVec3) -> Result<usize, String> {
+    pub fn grab(&mut self, point: DVec3, target: DVec3) -> Result<usize, AdaptError> {
         if !(point.is_finite() && target.is_finite()) {
-            return Err(format!("grab at {point} towards {target}: not finite"));
+            return Err(AdaptError::GrabNotFinite { point, target });
         }
         let embedding = self
             .hierarchy
             .fine
             .embed(point)
-            .ok_or_else(|| format!("grab at {point}: outside the lattice"))?;
+            .ok_or(AdaptError::GrabOutside(point))?;
         self.constraints
             .push(PositionConstraint { embedding, target });
         Ok(self.constraints.len() - 1)
@@ -77,17 +77,18 @@ impl AdaptiveBody {
 
     /// Checks the constraints against `K_J`: an embedding from another
     /// lattice, or a non-finite target, is an error.
-    pub(super) fn check_constraints(&self) -> Result<(), String> {
+    pub(super) fn check_constraints(&self) -> Result<(), AdaptError> {
         let cells = self.hierarchy.fine.cell_count();
         for (i, c) in self.constraints.iter().enumerate() {
             if c.embedding.cell >= cells {
-                return Err(format!(
-                    "constraint {i}: cell {} of {cells} K_J cells",
-                    c.embedding.cell
-                ));
+                return Err(AdaptError::ConstraintCell {
+                    index: i,
+                    cell: c.embedding.cell,
+                    cells,
+                });
             }
             if !c.target.is_finite() || c.embedding.weights.iter().any(|w| !w.is_finite()) {
-                return Err(format!("constraint {i}: not finite"));
+                return Err(AdaptError::ConstraintNotFinite(i));
             }
         }
         Ok(())
