@@ -189,6 +189,9 @@ pub enum BakeError {
     /// The bake options are invalid (frame rate, duration or resolution).
     #[error("{0}")]
     Options(String),
+    /// A skin cannot be resampled to the resolution asked for.
+    #[error(transparent)]
+    Resample(#[from] crate::character::resample::ResampleError),
     /// A fresh bake would throw away a cancelled one.
     #[error(
         "{} holds a cancelled bake{detail}: resume it, or start over discarding it",
@@ -231,7 +234,7 @@ pub fn bake(
     let fingerprint = checkpoint::fingerprint(&character);
     if let Some((m, n)) = opts.resolution {
         for skin in &mut character.skins {
-            *skin = resample(skin, m, n).map_err(BakeError::Options)?;
+            *skin = resample(skin, m, n)?;
         }
     }
     let start = character.key_postures[0].time as f64;

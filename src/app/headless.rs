@@ -111,6 +111,9 @@ pub enum HeadlessError {
     /// An option is out of range, or there is nothing to render; the text says which.
     #[error("{0}")]
     Options(String),
+    /// A skin cannot be resampled to the resolution asked for.
+    #[error(transparent)]
+    Resample(#[from] crate::character::resample::ResampleError),
     /// The bake's cache does not belong to this character.
     #[error(
         "the cache {cache} does not belong to this character: {detail}. Bake it again with `plasticine bake`"
@@ -422,7 +425,7 @@ fn resample_as_baked(character: &mut Character, path: &Path) -> Result<(), Headl
         for (skin, cached) in character.skins.iter_mut().zip(skins) {
             if (skin.m, skin.n) != (cached.m, cached.n) {
                 *skin = crate::character::resample::resample(skin, cached.m, cached.n)
-                    .map_err(HeadlessError::Options)?;
+                    .map_err(HeadlessError::Resample)?;
             }
         }
     }

@@ -112,7 +112,7 @@ impl BakedFrames {
                 ));
             }
             if (cs.m, cs.n) != (skin.m, skin.n) {
-                *skin = resample(skin, cs.m, cs.n)?;
+                *skin = resample(skin, cs.m, cs.n).map_err(|e| e.to_string())?;
             }
         }
         let first_time = reader

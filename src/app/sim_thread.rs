@@ -647,7 +647,7 @@ impl Worker {
         if let Some((m, n)) = self.resolution {
             for skin in &mut c.skins {
                 if (skin.m, skin.n) != (m, n) {
-                    *skin = resample(skin, m, n)?;
+                    *skin = resample(skin, m, n).map_err(|e| e.to_string())?;
                 }
             }
         }

@@ -57,17 +57,14 @@ use glam::Vec3;
 /// copied. Refuses resolutions outside `Skin::MIN_M`×`Skin::MIN_N` ..
 /// `Skin::MAX_POINTS`, and a source skin whose arrays do not match its own
 /// resolution.
-pub fn resample(skin: &Skin, m: usize, n: usize) -> Result<Skin, String> {
+pub fn resample(skin: &Skin, m: usize, n: usize) -> Result<Skin, ResampleError> {
     let too_many = m.checked_mul(n).is_none_or(|c| c > Skin::MAX_POINTS);
     if m < Skin::MIN_M || n < Skin::MIN_N || too_many {
-        return Err(format!(
-            "cannot resample skin '{}' to {m}x{n}: the resolution must be at least {}x{} \
-             and at most {} points",
-            skin.name,
-            Skin::MIN_M,
-            Skin::MIN_N,
-            Skin::MAX_POINTS
-        ));
+        return Err(ResampleError::Resolution {
+            skin: skin.name.clone(),
+            m,
+            n,
+        });
     }
     check_source(skin)?;
 
@@ -139,7 +136,7 @@ pub fn resample(skin: &Skin, m: usize, n: usize) -> Result<Skin, String> {
 /// Array lengths of the source must match its resolution (the interpolation
 /// indexes them); values are not checked: a convex combination of valid values
 /// is valid.
-fn check_source(skin: &Skin) -> Result<(), String> {
+fn check_source(skin: &Skin) -> Result<(), ResampleError> {
     let p = &skin.points;
     let count = skin.m.saturating_mul(skin.n);
     let bad = skin.m < 1
@@ -160,12 +157,44 @@ fn check_source(skin: &Skin) -> Result<(), String> {
         .iter()
         .any(|&len| len != count);
     if bad {
-        return Err(format!(
-            "cannot resample skin '{}': its arrays do not match its {}x{} resolution",
-            skin.name, skin.m, skin.n
-        ));
+        return Err(ResampleError::Arrays {
+            skin: skin.name.clone(),
+            m: skin.m,
+            n: skin.n,
+        });
     }
     Ok(())
+}
+
+/// Why a skin cannot be resampled.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ResampleError {
+    /// The resolution asked for is outside what a skin may have.
+    #[error(
+        "cannot resample skin '{skin}' to {m}x{n}: the resolution must be at least {min_m}x{min_n} \
+         and at most {max} points",
+        min_m = Skin::MIN_M,
+        min_n = Skin::MIN_N,
+        max = Skin::MAX_POINTS
+    )]
+    Resolution {
+        /// The skin's name.
+        skin: String,
+        /// Points around asked for.
+        m: usize,
+        /// Rows asked for.
+        n: usize,
+    },
+    /// The source skin's arrays do not match its own resolution.
+    #[error("cannot resample skin '{skin}': its arrays do not match its {m}x{n} resolution")]
+    Arrays {
+        /// The skin's name.
+        skin: String,
+        /// Its points around.
+        m: usize,
+        /// Its rows.
+        n: usize,
+    },
 }
 
 /// For each new column: the old columns either side (periodic) and the weight
@@ -799,11 +828,23 @@ mod tests {
         let s = cylinder(8, 8);
         for (m, n) in [(3, 16), (16, 3), (0, 0), (4096, 2048), (usize::MAX, 2)] {
             let e = resample(&s, m, n).unwrap_err();
-            assert!(e.contains(&format!("{m}x{n}")), "{e}");
+            let want = ResampleError::Resolution {
+                skin: s.name.clone(),
+                m,
+                n,
+            };
+            assert_eq!(e, want);
+            assert!(e.to_string().contains(&format!("{m}x{n}")), "{e}");
         }
         let mut broken = s.clone();
         broken.points.fat.pop();
         let e = resample(&broken, 8, 8).unwrap_err();
-        assert!(e.contains("8x8"), "{e}");
+        let want = ResampleError::Arrays {
+            skin: s.name.clone(),
+            m: 8,
+            n: 8,
+        };
+        assert_eq!(e, want);
+        assert!(e.to_string().contains("8x8"), "{e}");
     }
 }

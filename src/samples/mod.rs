@@ -31,7 +31,7 @@ pub fn resampled(name: &str, m: usize, n: usize) -> Result<Character, SimError> 
     let mut c = build(name, 16, 16)?;
     if (m, n) != (16, 16) {
         for s in &mut c.skins {
-            *s = crate::character::resample::resample(s, m, n).map_err(SimError::Settings)?;
+            *s = crate::character::resample::resample(s, m, n)?;
         }
     }
     Ok(c)
@@ -78,10 +78,10 @@ pub fn build_with_flesh(
         "wombat" => wombat(),
         "torso" => torso(),
         other => {
-            return Err(SimError::Settings(format!(
-                "unknown sample '{other}': choose one of {}",
-                NAMES.join(", ")
-            )));
+            return Err(SimError::UnknownSample {
+                name: other.to_owned(),
+                known: NAMES.join(", "),
+            });
         }
     };
     c.flesh = flesh;

@@ -99,7 +99,7 @@ pub fn wrap_skin(
     shrink_wrap(character, posture, &mut skin)?;
     if (mc, nc) != (m, n) {
         skin = crate::character::resample::resample(&skin, m, n)
-            .map_err(|e| InvalidField::new("resolution", e))?;
+            .map_err(|e| InvalidField::new("resolution", e.to_string()))?;
     }
     rest_in_place(&mut skin, material.shrink);
     skin.points.velocity.fill(Vec3::ZERO);

@@ -5,6 +5,7 @@
 
 use super::constraints::ContactResponse;
 use super::integrate::{EvalCount, IntegratorKind, Tolerances};
+use crate::character::InvalidField;
 use serde::{Deserialize, Serialize};
 
 /// What the user sets for the solver (the parameters panel of §6).
@@ -42,22 +43,27 @@ impl Default for SolverSettings {
 impl SolverSettings {
     /// Checks the tolerances, time ratio, contact response and speed limit; the message
     /// names the offending field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidField> {
         self.tolerances.validate()?;
         if !(self.time_ratio.is_finite() && self.time_ratio > 0.0) {
-            return Err(format!(
-                "time_ratio must be positive, got {}",
-                self.time_ratio
+            return Err(InvalidField::new(
+                "time_ratio",
+                format!("must be positive, got {}", self.time_ratio),
             ));
         }
         let c = self.contact;
-        if !((0.0..=1.0).contains(&c.k_normal) && (0.0..=1.0).contains(&c.k_tangent)) {
-            return Err("contact.k_normal and contact.k_tangent must lie in [0, 1]".into());
+        for (name, k) in [("k_normal", c.k_normal), ("k_tangent", c.k_tangent)] {
+            if !(0.0..=1.0).contains(&k) {
+                return Err(InvalidField::new(
+                    format!("contact.{name}"),
+                    format!("must lie in [0, 1], got {k}"),
+                ));
+            }
         }
         if !(self.max_speed.is_finite() && self.max_speed > 0.0) {
-            return Err(format!(
-                "max_speed must be positive, got {}",
-                self.max_speed
+            return Err(InvalidField::new(
+                "max_speed",
+                format!("must be positive, got {}", self.max_speed),
             ));
         }
         Ok(())
@@ -104,9 +110,20 @@ pub enum SimEvent {
 /// Why the simulation could not be built or advanced.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
-    /// Invalid solver settings, skin resolution or sample name; the message says which.
+    /// Invalid solver settings; the error names the field.
     #[error("invalid solver settings: {0}")]
-    Settings(String),
+    Settings(InvalidField),
+    /// A skin cannot be resampled to the resolution asked for.
+    #[error(transparent)]
+    Resample(#[from] crate::character::resample::ResampleError),
+    /// No sample of that name.
+    #[error("unknown sample '{name}': choose one of {known}")]
+    UnknownSample {
+        /// The name asked for.
+        name: String,
+        /// The samples there are, comma-separated.
+        known: String,
+    },
     /// The character violates an invariant; the error names the field.
     #[error("invalid character: {0}")]
     Character(#[from] crate::character::InvalidField),

@@ -456,7 +456,7 @@ impl Simulation {
         let t = self.time();
         let mut c = self.character.clone();
         for s in &mut c.skins {
-            *s = crate::character::resample::resample(s, m, n).map_err(SimError::Settings)?;
+            *s = crate::character::resample::resample(s, m, n)?;
         }
         self.set_character(c)?;
         for rt in &mut self.skins {

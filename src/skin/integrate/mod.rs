@@ -19,6 +19,7 @@ pub use rosenbrock::Rosenbrock4;
 pub use runge_kutta::{AdaptiveRk2, AdaptiveRk4};
 pub use verlet::AdaptiveVerlet;
 
+use crate::character::InvalidField;
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
@@ -104,14 +105,17 @@ impl Default for Tolerances {
 }
 
 impl Tolerances {
-    /// Checks that every tolerance is positive and `min_step <= max_step`; the message
+    /// Checks that every tolerance is positive and `min_step <= max_step`; the error
     /// names the offending field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidField> {
         let pos = |x: f32, name: &str| {
             if x.is_finite() && x > 0.0 {
                 Ok(())
             } else {
-                Err(format!("tolerances.{name} must be positive, got {x}"))
+                Err(InvalidField::new(
+                    format!("tolerances.{name}"),
+                    format!("must be positive, got {x}"),
+                ))
             }
         };
         pos(self.position, "position")?;
@@ -120,15 +124,18 @@ impl Tolerances {
         pos(self.velocity_threshold, "velocity_threshold")?;
         pos(self.constraint, "constraint")?;
         if !(self.min_step > 0.0 && self.min_step <= self.max_step && self.max_step.is_finite()) {
-            return Err(format!(
-                "tolerances: need 0 < min_step <= max_step, got {} and {}",
-                self.min_step, self.max_step
+            return Err(InvalidField::new(
+                "tolerances.min_step",
+                format!(
+                    "need 0 < min_step <= max_step, got {} and {}",
+                    self.min_step, self.max_step
+                ),
             ));
         }
         if !(self.fixed_step > 0.0 && self.fixed_step.is_finite()) {
-            return Err(format!(
-                "tolerances.fixed_step must be positive, got {}",
-                self.fixed_step
+            return Err(InvalidField::new(
+                "tolerances.fixed_step",
+                format!("must be positive, got {}", self.fixed_step),
             ));
         }
         Ok(())
