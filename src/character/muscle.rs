@@ -80,7 +80,7 @@ impl Muscle {
         }
         self.shape
             .validate()
-            .map_err(|m| InvalidField::new("shape", m))?;
+            .map_err(|e| InvalidField::new(format!("shape.{}", e.field), e.message))?;
         if let Some(c) = self.color
             && !c.iter().all(|x| (0.0..=1.0).contains(x))
         {

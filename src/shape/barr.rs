@@ -14,6 +14,7 @@
 //! closed-form inverse (Barr gives one for each), and gradients are carried
 //! back with the transposed Jacobian of that inverse. Computations are `f64`.
 
+use super::InvalidShape;
 use super::superquadric::Superquadric;
 use glam::{DVec3, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
@@ -196,51 +197,58 @@ impl BarrDeformation {
     /// Checks the deformation against a primitive whose |z| is at most
     /// `z_extent` and whose sqrt(x² + y²) is at most `xy_extent`. Messages name
     /// the field (`deformation.taper.x`, …).
-    pub(crate) fn validate(&self, z_extent: f64, xy_extent: f64) -> Result<(), String> {
+    pub(crate) fn validate(&self, z_extent: f64, xy_extent: f64) -> Result<(), InvalidShape> {
         if !self.taper.is_finite() {
-            return Err(format!(
-                "deformation.taper must be finite, got {}",
-                self.taper
+            return Err(InvalidShape::new(
+                "deformation.taper",
+                format!("must be finite, got {}", self.taper),
             ));
         }
         if !self.twist.is_finite() {
-            return Err(format!(
-                "deformation.twist must be finite, got {}",
-                self.twist
+            return Err(InvalidShape::new(
+                "deformation.twist",
+                format!("must be finite, got {}", self.twist),
             ));
         }
         if !self.bend.is_finite() {
-            return Err(format!(
-                "deformation.bend must be finite, got {}",
-                self.bend
+            return Err(InvalidShape::new(
+                "deformation.bend",
+                format!("must be finite, got {}", self.bend),
             ));
         }
         for (name, a) in [("x", self.taper.x), ("y", self.taper.y)] {
             if 1.0 - (a as f64).abs() * z_extent <= 0.0 {
-                return Err(format!(
-                    "deformation.taper.{name} = {a} makes the taper factor 1 + taper.{name}·z \
-                     non-positive within the shape's z extent ±{z_extent} \
-                     (needs |taper.{name}| < {})",
-                    1.0 / z_extent
+                return Err(InvalidShape::new(
+                    format!("deformation.taper.{name}"),
+                    format!(
+                        "{a} makes the taper factor 1 + taper.{name}·z non-positive within the \
+                         shape's z extent ±{z_extent} (needs |taper.{name}| < {})",
+                        1.0 / z_extent
+                    ),
                 ));
             }
         }
         let kb = (self.bend as f64).abs();
         if kb * z_extent >= std::f64::consts::PI {
-            return Err(format!(
-                "deformation.bend = {} bends the shape's z extent ±{z_extent} onto more than a \
-                 full circle (needs |bend| < {})",
-                self.bend,
-                std::f64::consts::PI / z_extent
+            return Err(InvalidShape::new(
+                "deformation.bend",
+                format!(
+                    "{} bends the shape's z extent ±{z_extent} onto more than a full circle \
+                     (needs |bend| < {})",
+                    self.bend,
+                    std::f64::consts::PI / z_extent
+                ),
             ));
         }
         let x_extent = self.max_taper_factor(z_extent) * xy_extent;
         if kb * x_extent >= 1.0 {
-            return Err(format!(
-                "deformation.bend = {} puts the centre of curvature inside the shape \
-                 (needs |bend| < {})",
-                self.bend,
-                1.0 / x_extent
+            return Err(InvalidShape::new(
+                "deformation.bend",
+                format!(
+                    "{} puts the centre of curvature inside the shape (needs |bend| < {})",
+                    self.bend,
+                    1.0 / x_extent
+                ),
             ));
         }
         Ok(())

@@ -59,6 +59,27 @@ use glam::{DVec3, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 use superquadric::Superquadric;
 
+/// A shape parameter out of its range, naming the parameter (`radius`,
+/// `deformation.taper.x`, …).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct InvalidShape {
+    /// The parameter's path within the shape.
+    pub field: String,
+    /// What range it breaks.
+    pub message: String,
+}
+
+impl InvalidShape {
+    /// The error for parameter `field`, with the explanation `message`.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
 /// A muscle's implicit shape in its local frame: a primitive with Barr deformations.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,22 +144,31 @@ impl MuscleShape {
     /// one-to-one: taper factors `1 + taper·z` positive over the z extent, and
     /// the bend neither wrapping the z extent past a full circle nor putting
     /// its centre of curvature inside the (tapered) shape.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidShape> {
         match &self.primitive {
             Primitive::Sphere { radius } => {
                 if !(radius.is_finite() && *radius > 0.0) {
-                    return Err(format!("radius must be positive, got {radius}"));
+                    return Err(InvalidShape::new(
+                        "radius",
+                        format!("must be positive, got {radius}"),
+                    ));
                 }
             }
             Primitive::Superellipsoid { radii, exponents } => {
                 if !(radii.is_finite() && radii.min_element() > 0.0) {
-                    return Err(format!("radii must be positive, got {radii}"));
+                    return Err(InvalidShape::new(
+                        "radii",
+                        format!("must be positive, got {radii}"),
+                    ));
                 }
                 if !(exponents.is_finite()
                     && exponents.min_element() >= 0.05
                     && exponents.max_element() <= 4.0)
                 {
-                    return Err(format!("exponents must lie in [0.05, 4], got {exponents}"));
+                    return Err(InvalidShape::new(
+                        "exponents",
+                        format!("must lie in [0.05, 4], got {exponents}"),
+                    ));
                 }
             }
         }

@@ -613,7 +613,7 @@ fn ray_hits_deformed_shapes_on_their_surface() {
 fn validate_rejects_bad_parameters_naming_the_field() {
     let expect_err = |shape: MuscleShape, field: &str| {
         let err = shape.validate().expect_err(field);
-        assert!(err.contains(field), "{err:?} should name {field}");
+        assert_eq!(err.field, field, "{err} should name {field}");
     };
     expect_err(MuscleShape::sphere(0.0), "radius");
     expect_err(MuscleShape::sphere(-1.0), "radius");

@@ -454,7 +454,9 @@ fn edit_muscle(
 ) -> Result<Inverse, EditError> {
     check_muscle(c, muscle)?;
     check_unlocked(c, cmd, c.muscles[muscle].joint)?;
-    shape.validate().map_err(|e| invalid(cmd, "shape", e))?;
+    shape
+        .validate()
+        .map_err(|e| invalid(cmd, &format!("shape.{}", e.field), e.message))?;
     let old = std::mem::replace(&mut c.muscles[muscle].shape, shape.clone());
     Ok(Inverse::EditMuscle { muscle, shape: old })
 }

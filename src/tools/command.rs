@@ -510,7 +510,7 @@ pub(super) fn check_unlocked(c: &Character, cmd: &Command, j: usize) -> Result<(
 pub(super) fn check_new_muscle(cmd: &Command, m: &NewMuscle, field: &str) -> Result<(), EditError> {
     m.shape
         .validate()
-        .map_err(|e| invalid(cmd, &format!("{field}.shape"), e))?;
+        .map_err(|e| invalid(cmd, &format!("{field}.shape.{}", e.field), e.message))?;
     if !m.offset.is_finite() {
         return Err(invalid(cmd, &format!("{field}.offset"), "must be finite"));
     }

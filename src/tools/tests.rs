@@ -602,7 +602,7 @@ fn invalid_commands_are_refused_with_messages_and_change_nothing() {
                 position_world: Vec3::ZERO,
                 muscle: Some(NewMuscle::sphere(-0.1)),
             },
-            "radius must be positive, got -0.1",
+            "muscle.shape.radius: must be positive, got -0.1",
         ),
         (
             Command::AddJoint {
@@ -711,7 +711,10 @@ fn invalid_commands_are_refused_with_messages_and_change_nothing() {
             ],
         )
         .unwrap_err();
-    assert!(err.to_string().contains("radius must be positive"), "{err}");
+    assert!(
+        err.to_string().contains("shape.radius: must be positive"),
+        "{err}"
+    );
     assert!(c == before);
     assert_eq!((h.revision(), h.undo_depth()), (rev, depth));
 }
