@@ -558,7 +558,10 @@ fn check_cache_matches(
         cache: path.to_path_buf(),
         detail,
     };
-    reader.flesh().check_against(character).map_err(&mismatch)?;
+    reader
+        .flesh()
+        .check_against(character)
+        .map_err(|e| mismatch(e.to_string()))?;
     let skins = reader.skins();
     if skins.len() != character.skins.len() {
         return Err(mismatch(format!(

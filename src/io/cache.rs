@@ -94,7 +94,8 @@ pub mod flesh;
 mod reader;
 
 pub use flesh::{
-    CacheFlesh, CacheMesh, CacheModalPart, MAX_CACHE_MESHES, MAX_CACHE_MUSCLES, MAX_MESH_VERTICES,
+    CacheFlesh, CacheMesh, CacheModalPart, EntryError, FleshRecordError, MAX_CACHE_MESHES,
+    MAX_CACHE_MUSCLES, MAX_MESH_VERTICES,
 };
 use glam::{Affine3A, Vec3};
 pub use reader::{CacheFrame, CacheReader, Frames};
@@ -175,20 +176,15 @@ pub struct CacheSummary {
 }
 
 /// Checks one skin entry (shared by writer and reader).
-pub(crate) fn check_skin(m: u64, n: u64, name_len: usize) -> Result<(), String> {
+pub(crate) fn check_skin(m: u64, n: u64, name_len: usize) -> Result<(), EntryError> {
     if m > u64::from(u32::MAX) || n > u64::from(u32::MAX) {
-        return Err(format!("resolution {m}x{n} does not fit the format"));
+        return Err(EntryError::Resolution { m, n });
     }
     if m.checked_mul(n).is_none_or(|p| p > Skin::MAX_POINTS as u64) {
-        return Err(format!(
-            "resolution {m}x{n} is over {} points",
-            Skin::MAX_POINTS
-        ));
+        return Err(EntryError::Points { m, n });
     }
     if name_len > MAX_SKIN_NAME_BYTES {
-        return Err(format!(
-            "skin name is {name_len} bytes, over {MAX_SKIN_NAME_BYTES}"
-        ));
+        return Err(EntryError::NameLength(name_len));
     }
     Ok(())
 }
@@ -512,7 +508,7 @@ impl CacheWriter {
                 skins.len()
             )));
         }
-        flesh.check().map_err(bad)?;
+        flesh.check().map_err(|e| bad(e.to_string()))?;
         let version = CACHE_FORMAT_VERSION;
         let mut header = Vec::with_capacity(64);
         header.extend_from_slice(&CACHE_MAGIC);
@@ -630,10 +626,10 @@ impl CacheWriter {
         }
         self.flesh
             .check_frame(frame, meshes, muscles)
-            .map_err(bad)?;
+            .map_err(|e| bad(e.to_string()))?;
         self.flesh
             .check_amplitudes(frame, amplitudes)
-            .map_err(bad)?;
+            .map_err(|e| bad(e.to_string()))?;
         self.broken = true; // until the whole frame is written
         let temp = self.shown_path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);

@@ -69,37 +69,39 @@ impl CacheFlesh {
     }
 
     /// Checks the counts against the format's limits.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), FleshRecordError> {
         if self.meshes.len() > MAX_CACHE_MESHES {
-            return Err(format!(
-                "{} embedded meshes, the format holds at most {MAX_CACHE_MESHES}",
-                self.meshes.len()
-            ));
+            return Err(FleshRecordError::Meshes(self.meshes.len()));
         }
         for (k, m) in self.meshes.iter().enumerate() {
-            check_mesh(m.vertices as u64, m.name.len())
-                .map_err(|e| format!("embedded mesh {k} ({:?}): {e}", m.name))?;
+            check_mesh(m.vertices as u64, m.name.len()).map_err(|source| {
+                FleshRecordError::Mesh {
+                    index: k,
+                    name: m.name.clone(),
+                    source,
+                }
+            })?;
         }
         if self.muscles > MAX_CACHE_MUSCLES {
-            return Err(format!(
-                "{} muscle offsets, the format holds at most {MAX_CACHE_MUSCLES}",
-                self.muscles
-            ));
+            return Err(FleshRecordError::Muscles(self.muscles));
         }
         if self.modal.len() > MAX_MODAL_PARTS {
-            return Err(format!(
-                "{} modal parts, the format holds at most {MAX_MODAL_PARTS}",
-                self.modal.len()
-            ));
+            return Err(FleshRecordError::Parts(self.modal.len()));
         }
         for (k, p) in self.modal.iter().enumerate() {
-            check_modal_part(p.omega.len() as u64, p.name.len())
-                .map_err(|e| format!("modal part {k} ({:?}): {e}", p.name))?;
-            if let Some(w) = p.omega.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
-                return Err(format!(
-                    "modal part {k} ({:?}): angular frequency {w} is not positive",
-                    p.name
-                ));
+            check_modal_part(p.omega.len() as u64, p.name.len()).map_err(|source| {
+                FleshRecordError::Part {
+                    index: k,
+                    name: p.name.clone(),
+                    source,
+                }
+            })?;
+            if let Some(&omega) = p.omega.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+                return Err(FleshRecordError::PartFrequency {
+                    index: k,
+                    name: p.name.clone(),
+                    omega,
+                });
             }
         }
         Ok(())
@@ -132,57 +134,62 @@ impl CacheFlesh {
         frame: u64,
         meshes: &[&[Vec3]],
         muscles: &[Affine3A],
-    ) -> Result<(), String> {
+    ) -> Result<(), FleshRecordError> {
         if meshes.len() != self.meshes.len() {
-            return Err(format!(
-                "frame {frame}: {} embedded meshes given, the cache has {}",
-                meshes.len(),
-                self.meshes.len()
-            ));
+            return Err(FleshRecordError::FrameMeshes {
+                frame,
+                given: meshes.len(),
+                cached: self.meshes.len(),
+            });
         }
         for (k, (m, p)) in self.meshes.iter().zip(meshes).enumerate() {
             if p.len() != m.vertices {
-                return Err(format!(
-                    "frame {frame}: embedded mesh {k} ({:?}) has {} vertices, the cache {}",
-                    m.name,
-                    p.len(),
-                    m.vertices
-                ));
+                return Err(FleshRecordError::FrameVertices {
+                    frame,
+                    index: k,
+                    name: m.name.clone(),
+                    given: p.len(),
+                    cached: m.vertices,
+                });
             }
             if let Some(i) = p.iter().position(|v| !v.is_finite()) {
-                return Err(format!(
-                    "frame {frame}: embedded mesh {k} ({:?}) vertex {i} is not finite: {}",
-                    m.name, p[i]
-                ));
+                return Err(FleshRecordError::FrameVertexNotFinite {
+                    frame,
+                    index: k,
+                    name: m.name.clone(),
+                    vertex: i,
+                    at: p[i],
+                });
             }
         }
         if muscles.len() != self.muscles {
-            return Err(format!(
-                "frame {frame}: {} muscle offsets given, the cache has {}",
-                muscles.len(),
-                self.muscles
-            ));
+            return Err(FleshRecordError::FrameMuscles {
+                frame,
+                given: muscles.len(),
+                cached: self.muscles,
+            });
         }
         if let Some(i) = muscles.iter().position(|a| !a.is_finite()) {
-            return Err(format!("frame {frame}: muscle offset {i} is not finite"));
+            return Err(FleshRecordError::FrameMuscleNotFinite { frame, index: i });
         }
         Ok(())
     }
 
     /// Checks one frame's modal amplitudes against the header.
-    pub fn check_amplitudes(&self, frame: u64, amplitudes: &[f32]) -> Result<(), String> {
+    pub fn check_amplitudes(&self, frame: u64, amplitudes: &[f32]) -> Result<(), FleshRecordError> {
         if amplitudes.len() != self.amplitudes() {
-            return Err(format!(
-                "frame {frame}: {} modal amplitudes given, the cache has {}",
-                amplitudes.len(),
-                self.amplitudes()
-            ));
+            return Err(FleshRecordError::FrameAmplitudes {
+                frame,
+                given: amplitudes.len(),
+                cached: self.amplitudes(),
+            });
         }
         if let Some(i) = amplitudes.iter().position(|q| !q.is_finite()) {
-            return Err(format!(
-                "frame {frame}: modal amplitude {i} is not finite: {}",
-                amplitudes[i]
-            ));
+            return Err(FleshRecordError::FrameAmplitudeNotFinite {
+                frame,
+                index: i,
+                value: amplitudes[i],
+            });
         }
         Ok(())
     }
@@ -259,33 +266,27 @@ pub const MAX_MODAL_PARTS: usize = 1 << 10;
 pub const MAX_PART_MODES: usize = 1 << 10;
 
 /// Checks one modal part entry (shared by writer and reader).
-pub fn check_modal_part(modes: u64, name_len: usize) -> Result<(), String> {
+pub fn check_modal_part(modes: u64, name_len: usize) -> Result<(), EntryError> {
     if modes == 0 || modes > MAX_PART_MODES as u64 {
-        return Err(format!("{modes} modes, must lie in 1..={MAX_PART_MODES}"));
+        return Err(EntryError::Modes(modes));
     }
+    check_name(name_len)
+}
+
+/// A name longer than a record may hold.
+fn check_name(name_len: usize) -> Result<(), EntryError> {
     if name_len > super::MAX_SKIN_NAME_BYTES {
-        return Err(format!(
-            "name is {name_len} bytes, over {}",
-            super::MAX_SKIN_NAME_BYTES
-        ));
+        return Err(EntryError::NameLength(name_len));
     }
     Ok(())
 }
 
 /// Checks one embedded-mesh entry (shared by writer and reader).
-pub fn check_mesh(vertices: u64, name_len: usize) -> Result<(), String> {
+pub fn check_mesh(vertices: u64, name_len: usize) -> Result<(), EntryError> {
     if vertices == 0 || vertices > MAX_MESH_VERTICES as u64 {
-        return Err(format!(
-            "{vertices} vertices, must lie in 1..={MAX_MESH_VERTICES}"
-        ));
+        return Err(EntryError::Vertices(vertices));
     }
-    if name_len > super::MAX_SKIN_NAME_BYTES {
-        return Err(format!(
-            "name is {name_len} bytes, over {}",
-            super::MAX_SKIN_NAME_BYTES
-        ));
-    }
-    Ok(())
+    check_name(name_len)
 }
 
 impl CacheFlesh {
@@ -319,29 +320,33 @@ impl CacheFlesh {
     /// Checks that this (a cache's) flesh can be drawn on `character`: each
     /// stored mesh is the character's embedded mesh with as many vertices,
     /// and the muscle offsets, if any, are one per muscle.
-    pub fn check_against(&self, character: &crate::character::Character) -> Result<(), String> {
+    pub fn check_against(
+        &self,
+        character: &crate::character::Character,
+    ) -> Result<(), FleshRecordError> {
         let own = Self::of(character);
         if self.meshes.len() > own.meshes.len() {
-            return Err(format!(
-                "it holds {} embedded meshes, the character {}",
-                self.meshes.len(),
-                own.meshes.len()
-            ));
+            return Err(FleshRecordError::CharacterMeshes {
+                cached: self.meshes.len(),
+                character: own.meshes.len(),
+            });
         }
         for (k, (a, b)) in self.meshes.iter().zip(&own.meshes).enumerate() {
             if a.vertices != b.vertices {
-                return Err(format!(
-                    "embedded mesh {k} ({:?}) has {} vertices in the cache and {} in the character ({:?})",
-                    a.name, a.vertices, b.vertices, b.name
-                ));
+                return Err(FleshRecordError::CharacterVertices {
+                    index: k,
+                    name: a.name.clone(),
+                    cached: a.vertices,
+                    character: b.vertices,
+                    character_name: b.name.clone(),
+                });
             }
         }
         if self.muscles != 0 && self.muscles != character.muscles.len() {
-            return Err(format!(
-                "it holds {} muscle offsets, the character has {} muscles",
-                self.muscles,
-                character.muscles.len()
-            ));
+            return Err(FleshRecordError::CharacterMuscles {
+                cached: self.muscles,
+                character: character.muscles.len(),
+            });
         }
         Ok(())
     }
@@ -358,4 +363,189 @@ pub fn mesh_name(mesh: &crate::character::EmbeddedMesh) -> String {
         .chars()
         .take(super::MAX_SKIN_NAME_BYTES / 4)
         .collect()
+}
+
+/// One skin, embedded-mesh or modal-part entry outside the format's limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    /// A skin resolution whose sides do not fit in 32 bits.
+    #[error("resolution {m}x{n} does not fit the format")]
+    Resolution {
+        /// Points around.
+        m: u64,
+        /// Rows.
+        n: u64,
+    },
+    /// A skin with more points than a skin may have.
+    #[error("resolution {m}x{n} is over {max} points", max = crate::character::Skin::MAX_POINTS)]
+    Points {
+        /// Points around.
+        m: u64,
+        /// Rows.
+        n: u64,
+    },
+    /// A mesh with no vertices or more than the format holds.
+    #[error("{0} vertices, must lie in 1..={max}", max = MAX_MESH_VERTICES)]
+    Vertices(u64),
+    /// A part with no modes or more than the format holds.
+    #[error("{0} modes, must lie in 1..={max}", max = MAX_PART_MODES)]
+    Modes(u64),
+    /// A name longer than a record holds.
+    #[error("name is {0} bytes, over {max}", max = super::MAX_SKIN_NAME_BYTES)]
+    NameLength(usize),
+}
+
+/// The flesh section of a cache: counts the format cannot hold, a frame that
+/// does not match the header, or a cache that does not match a character.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum FleshRecordError {
+    /// Too many embedded meshes.
+    #[error("{0} embedded meshes, the format holds at most {max}", max = MAX_CACHE_MESHES)]
+    Meshes(usize),
+    /// An embedded mesh's entry.
+    #[error("embedded mesh {index} ({name:?}): {source}")]
+    Mesh {
+        /// Its index.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// What is wrong with it.
+        source: EntryError,
+    },
+    /// Too many muscle offsets.
+    #[error("{0} muscle offsets, the format holds at most {max}", max = MAX_CACHE_MUSCLES)]
+    Muscles(usize),
+    /// Too many modal parts.
+    #[error("{0} modal parts, the format holds at most {max}", max = MAX_MODAL_PARTS)]
+    Parts(usize),
+    /// A modal part's entry.
+    #[error("modal part {index} ({name:?}): {source}")]
+    Part {
+        /// Its index.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// What is wrong with it.
+        source: EntryError,
+    },
+    /// A mode whose angular frequency is not positive.
+    #[error("modal part {index} ({name:?}): angular frequency {omega} is not positive")]
+    PartFrequency {
+        /// The part's index.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// The frequency (rad/s).
+        omega: f32,
+    },
+    /// A frame with another number of embedded meshes than the header.
+    #[error("frame {frame}: {given} embedded meshes given, the cache has {cached}")]
+    FrameMeshes {
+        /// The frame.
+        frame: u64,
+        /// Meshes given.
+        given: usize,
+        /// Meshes in the header.
+        cached: usize,
+    },
+    /// A frame's mesh with another number of vertices than the header.
+    #[error(
+        "frame {frame}: embedded mesh {index} ({name:?}) has {given} vertices, the cache {cached}"
+    )]
+    FrameVertices {
+        /// The frame.
+        frame: u64,
+        /// The mesh's index.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// Vertices given.
+        given: usize,
+        /// Vertices in the header.
+        cached: usize,
+    },
+    /// A frame's mesh vertex that is not finite.
+    #[error("frame {frame}: embedded mesh {index} ({name:?}) vertex {vertex} is not finite: {at}")]
+    FrameVertexNotFinite {
+        /// The frame.
+        frame: u64,
+        /// The mesh's index.
+        index: usize,
+        /// Its name.
+        name: String,
+        /// The vertex.
+        vertex: usize,
+        /// Its position.
+        at: Vec3,
+    },
+    /// A frame with another number of muscle offsets than the header.
+    #[error("frame {frame}: {given} muscle offsets given, the cache has {cached}")]
+    FrameMuscles {
+        /// The frame.
+        frame: u64,
+        /// Offsets given.
+        given: usize,
+        /// Offsets in the header.
+        cached: usize,
+    },
+    /// A frame's muscle offset that is not finite.
+    #[error("frame {frame}: muscle offset {index} is not finite")]
+    FrameMuscleNotFinite {
+        /// The frame.
+        frame: u64,
+        /// The muscle.
+        index: usize,
+    },
+    /// A frame with another number of modal amplitudes than the header.
+    #[error("frame {frame}: {given} modal amplitudes given, the cache has {cached}")]
+    FrameAmplitudes {
+        /// The frame.
+        frame: u64,
+        /// Amplitudes given.
+        given: usize,
+        /// Amplitudes in the header.
+        cached: usize,
+    },
+    /// A frame's modal amplitude that is not finite.
+    #[error("frame {frame}: modal amplitude {index} is not finite: {value}")]
+    FrameAmplitudeNotFinite {
+        /// The frame.
+        frame: u64,
+        /// The amplitude's index.
+        index: usize,
+        /// Its value.
+        value: f32,
+    },
+    /// A cache with more embedded meshes than the character.
+    #[error("it holds {cached} embedded meshes, the character {character}")]
+    CharacterMeshes {
+        /// Meshes in the cache.
+        cached: usize,
+        /// The character's.
+        character: usize,
+    },
+    /// A cached mesh with another number of vertices than the character's.
+    #[error(
+        "embedded mesh {index} ({name:?}) has {cached} vertices in the cache and {character} in the character ({character_name:?})"
+    )]
+    CharacterVertices {
+        /// The mesh's index.
+        index: usize,
+        /// Its name in the cache.
+        name: String,
+        /// Its vertices in the cache.
+        cached: usize,
+        /// The character's mesh's vertices.
+        character: usize,
+        /// The character's mesh's name.
+        character_name: String,
+    },
+    /// A cache with another number of muscle offsets than the character's muscles.
+    #[error("it holds {cached} muscle offsets, the character has {character} muscles")]
+    CharacterMuscles {
+        /// Offsets in the cache.
+        cached: usize,
+        /// The character's muscles.
+        character: usize,
+    },
 }

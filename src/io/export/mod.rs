@@ -545,7 +545,10 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
             .collect::<Vec<_>>()
             .join(", ")
     };
-    cache.flesh().check_against(character).map_err(&mismatch)?;
+    cache
+        .flesh()
+        .check_against(character)
+        .map_err(|e| mismatch(e.to_string()))?;
     let cs = cache.skins().to_vec();
     if cs.len() != character.skins.len() {
         let skins = |n: usize| format!("{n} skin{}", if n == 1 { "" } else { "s" });
