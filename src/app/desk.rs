@@ -26,6 +26,7 @@
 use super::desk_input::{DeskTracker, REDO, TWIST_STEP, UNDO, VehicleAxes};
 use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
 use super::panel_driver::{PanelAnchor, desk_panel_anchor};
+use super::render_failure::RenderFailure;
 use super::sim_thread::SimMessage;
 use super::view_renderer::ViewRenderer;
 use crate::character::Character;
@@ -351,7 +352,7 @@ impl Surface {
 }
 
 impl FrameRenderer for Surface {
-    fn acquire(&mut self) -> Result<(), String> {
+    fn acquire(&mut self) -> Result<(), RenderFailure> {
         if self.frame.is_some() {
             return Ok(());
         }
@@ -363,13 +364,13 @@ impl FrameRenderer for Surface {
             }
             wgpu::CurrentSurfaceTexture::Outdated | wgpu::CurrentSurfaceTexture::Lost => {
                 self.surface.configure(&self.ctx.device, &self.config);
-                Err("the window surface was out of date; reconfigured".into())
+                Err(RenderFailure::SurfaceOutdated)
             }
-            other => Err(format!("no surface image this frame: {other:?}")),
+            other => Err(RenderFailure::NoSurfaceImage(format!("{other:?}"))),
         }
     }
 
-    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, String> {
+    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, RenderFailure> {
         let t0 = Instant::now();
         self.acquire()?;
         let frame = self.frame.take().expect("acquired above");

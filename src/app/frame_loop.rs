@@ -55,6 +55,7 @@ pub use super::frame_log::FrameTimings;
 use super::frame_log::{FrameLog, flesh_detail_line};
 use super::panel_driver::{PanelAnchor, PanelDriver};
 use super::playback::{Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
+use super::render_failure::{FrameError, RenderFailure};
 use super::sim_thread::{SimMessage, SimStatus, SimThread};
 use crate::character::{Character, Posture};
 pub use crate::input::tracking::{TrackedParts, TrackedPose, Tracker};
@@ -117,19 +118,19 @@ pub struct RenderReport {
 pub trait FrameRenderer {
     /// Gets the frame's render target (a window's next image), which may
     /// wait for the display. Called before the late tracking sample.
-    fn acquire(&mut self) -> Result<(), String> {
+    fn acquire(&mut self) -> Result<(), RenderFailure> {
         Ok(())
     }
     /// Draws the frame described by `frame` and says what it cost and when it was submitted; an
     /// `Err` says why the frame was not drawn.
-    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String>;
+    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, RenderFailure>;
 }
 
 impl<R: FrameRenderer + ?Sized> FrameRenderer for &mut R {
-    fn acquire(&mut self) -> Result<(), String> {
+    fn acquire(&mut self) -> Result<(), RenderFailure> {
         (**self).acquire()
     }
-    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String> {
+    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, RenderFailure> {
         (**self).render(frame)
     }
 }
@@ -141,17 +142,6 @@ pub trait VehicleInput {
     /// (tracker space): `world_from_tracker ← world_from_tracker · delta`.
     /// Takes effect at the next frame, before the tools run.
     fn fly(&mut self, delta: Mat4);
-}
-
-/// The renderer refused a frame (e.g. a lost surface); the edits of that
-/// frame were made and sent.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("frame {frame_index} was not rendered: {message}")]
-pub struct FrameError {
-    /// The frame that was not rendered.
-    pub frame_index: u64,
-    /// The renderer's reason.
-    pub message: String,
 }
 
 /// `pose` (tracker space) in world space.
@@ -298,9 +288,9 @@ impl FrameLoop {
         }
         // The render target, which may wait for the display: before the
         // late tracking sample, so that wait is not head-to-render latency.
-        renderer.acquire().map_err(|message| FrameError {
+        renderer.acquire().map_err(|reason| FrameError {
             frame_index,
-            message,
+            reason,
         })?;
         // 4. The newest snapshot, whatever its age (or playback's frame).
         let snapshot = view.snapshot.unwrap_or_else(|| self.sim.latest());
@@ -339,9 +329,9 @@ impl FrameLoop {
             selected_points: &selected_points,
         };
         // 6. Render.
-        let report = renderer.render(&inputs).map_err(|message| FrameError {
+        let report = renderer.render(&inputs).map_err(|reason| FrameError {
             frame_index,
-            message,
+            reason,
         })?;
         let timings = FrameTimings {
             frame_index,
@@ -876,7 +866,7 @@ mod tests {
     }
 
     impl FrameRenderer for Recorder {
-        fn render(&mut self, f: &FrameInputs) -> Result<RenderReport, String> {
+        fn render(&mut self, f: &FrameInputs) -> Result<RenderReport, RenderFailure> {
             self.revisions.push(f.snapshot.revision);
             self.joints.push(f.snapshot.character.skeleton.joints.len());
             self.heads.push(f.head.0);

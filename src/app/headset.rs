@@ -41,6 +41,7 @@
 use super::frame_log::Stats;
 use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
 use super::panel_driver::PanelAnchor;
+use super::render_failure::RenderFailure;
 use super::view_renderer::{decorations, draw_posture};
 use crate::character::Character;
 use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
@@ -269,20 +270,16 @@ pub struct HeadsetRenderer<'a> {
 }
 
 impl FrameRenderer for HeadsetRenderer<'_> {
-    fn acquire(&mut self) -> Result<(), String> {
-        self.headset
-            .borrow_mut()
-            .acquire()
-            .map_err(|e| e.to_string())
+    fn acquire(&mut self) -> Result<(), RenderFailure> {
+        Ok(self.headset.borrow_mut().acquire()?)
     }
 
-    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, String> {
+    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, RenderFailure> {
         let t0 = Instant::now();
         let (views, eye_size, located_at) = {
             let h = self.headset.borrow();
             (
-                h.frame_views()
-                    .ok_or("no views were located for this frame")?,
+                h.frame_views().ok_or(RenderFailure::NoViews)?,
                 h.eye_size(),
                 h.views_located_at(),
             )
@@ -303,7 +300,7 @@ impl FrameRenderer for HeadsetRenderer<'_> {
             .scene
             .gpu
             .eye_textures()
-            .ok_or("the renderer drew no eye images")?;
+            .ok_or(RenderFailure::NoEyeImages)?;
         let h = self.headset.borrow();
         h.copy_eyes(eyes)?;
         let cpu_encode = t0.elapsed();
@@ -312,11 +309,7 @@ impl FrameRenderer for HeadsetRenderer<'_> {
             self.captured = Some(h.read_swapchain()?);
         }
         drop(h);
-        let submitted_at = self
-            .headset
-            .borrow_mut()
-            .submit()
-            .map_err(|e| e.to_string())?;
+        let submitted_at = self.headset.borrow_mut().submit()?;
         if let Some(at) = located_at {
             self.locate_to_submit.push(submitted_at - at);
         }

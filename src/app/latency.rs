@@ -15,6 +15,7 @@ use super::frame_log::FrameSummary;
 use super::frame_loop::{
     FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedPose, Tracker,
 };
+use super::render_failure::RenderFailure;
 use super::sim_thread::{SimMessage, SimStatus};
 use crate::input::{HandState, InputFrame};
 use crate::samples::shipped_penguin;
@@ -123,7 +124,7 @@ impl BusyRenderer {
 }
 
 impl FrameRenderer for BusyRenderer {
-    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String> {
+    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, RenderFailure> {
         let start = Instant::now();
         let (eye, look) = frame.head;
         let view = Mat4::from_rotation_translation(look, eye).inverse();
@@ -169,11 +170,11 @@ struct Checked<R> {
 }
 
 impl<R: FrameRenderer> FrameRenderer for Checked<R> {
-    fn acquire(&mut self) -> Result<(), String> {
+    fn acquire(&mut self) -> Result<(), RenderFailure> {
         self.inner.acquire()
     }
 
-    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, String> {
+    fn render(&mut self, frame: &FrameInputs) -> Result<RenderReport, RenderFailure> {
         if frame.tracking_sequence != self.latest.load(Ordering::SeqCst) {
             self.stale += 1;
         }

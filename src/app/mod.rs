@@ -29,17 +29,19 @@ pub mod playback;
 #[cfg(test)]
 mod playback_tests;
 pub mod plots;
+pub mod render_failure;
 pub mod resolution;
 pub mod sim_thread;
 pub mod view_renderer;
 
 pub use frame_log::{FrameLog, FrameSummary, Stats};
 pub use frame_loop::{
-    FrameError, FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedParts,
-    TrackedPose, Tracker, VehicleInput,
+    FrameInputs, FrameLoop, FrameRenderer, FrameTimings, RenderReport, TrackedParts, TrackedPose,
+    Tracker, VehicleInput,
 };
 pub use latency::{BusyRenderer, LatencyResult, MovingTracker, latency_run, latency_run_with};
 pub use playback::{BakedFrames, Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
+pub use render_failure::{FrameError, RenderFailure};
 pub use resolution::{GovernorConfig, LoadSample, RESOLUTION_LADDER, ResolutionGovernor};
 pub use sim_thread::{
     FleshGrab, SimLoad, SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state,

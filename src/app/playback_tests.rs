@@ -68,7 +68,7 @@ struct Seen {
 use crate::snapshot::SceneSnapshot;
 
 impl FrameRenderer for Seen {
-    fn render(&mut self, f: &FrameInputs) -> Result<RenderReport, String> {
+    fn render(&mut self, f: &FrameInputs) -> Result<RenderReport, RenderFailure> {
         self.snapshot = Some(f.snapshot.clone());
         self.edit_posture = Some(f.edit_posture.clone());
         Ok(RenderReport {

@@ -4,6 +4,7 @@
 //! offscreen target.
 
 use super::frame_loop::{FrameInputs, FrameRenderer, RenderReport};
+use super::render_failure::RenderFailure;
 use crate::input::HandState;
 use crate::render::{
     Cursor, Decorations, EyeCamera, GpuContext, OffscreenTarget, RenderError, RgbaImage,
@@ -198,7 +199,7 @@ impl OffscreenFrameRenderer {
 }
 
 impl FrameRenderer for OffscreenFrameRenderer {
-    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, String> {
+    fn render(&mut self, inputs: &FrameInputs) -> Result<RenderReport, RenderFailure> {
         let t0 = Instant::now();
         let size = self.target.size;
         self.view

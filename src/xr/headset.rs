@@ -53,7 +53,7 @@ mod tracking;
 use super::actions::{HandActions, HandInputs, Side, TrackingSpaces};
 use super::error::{XrError, call};
 use super::instance::{RuntimeInfo, XrPurpose, XrRuntime};
-use super::swapchain::EyeSwapchain;
+use super::swapchain::{EyeSwapchain, SwapchainError};
 use super::vulkan::create_gpu;
 use crate::input::HandState;
 use crate::input::tracking::TrackedParts;
@@ -723,18 +723,18 @@ impl Headset {
 
     /// Copies the eye images into the acquired swapchain image (see
     /// [`EyeSwapchain::copy_eyes`]).
-    pub fn copy_eyes(&self, eyes: [&wgpu::Texture; 2]) -> Result<(), String> {
+    pub fn copy_eyes(&self, eyes: [&wgpu::Texture; 2]) -> Result<(), SwapchainError> {
         self.swapchain
             .as_ref()
-            .ok_or("no swapchain")?
+            .ok_or(SwapchainError::NoSwapchain)?
             .copy_eyes(&self.gpu, eyes)
     }
 
     /// Reads back both layers of the acquired swapchain image (tests).
-    pub fn read_swapchain(&self) -> Result<[crate::render::RgbaImage; 2], String> {
-        let s = self.swapchain.as_ref().ok_or("no swapchain")?;
-        let left = s.read_layer(&self.gpu, 0).map_err(|e| e.to_string())?;
-        let right = s.read_layer(&self.gpu, 1).map_err(|e| e.to_string())?;
+    pub fn read_swapchain(&self) -> Result<[crate::render::RgbaImage; 2], SwapchainError> {
+        let s = self.swapchain.as_ref().ok_or(SwapchainError::NoSwapchain)?;
+        let left = s.read_layer(&self.gpu, 0)?;
+        let right = s.read_layer(&self.gpu, 1)?;
         Ok([left, right])
     }
 

@@ -79,4 +79,5 @@ pub use actions::{HandActions, HandInputs, PROFILES, Side};
 pub use error::{LOADER_LIBRARY, XrError};
 pub use headset::{Headset, HeadsetOptions, HeadsetTracker, LocatedView, Pump, SessionEnd};
 pub use instance::{LOADER_ENV, RuntimeInfo, XrPurpose, XrRuntime, load_entry, loader_path};
+pub use swapchain::SwapchainError;
 pub use tracker::{SessionState, XrTracker, XrTrackerOptions};

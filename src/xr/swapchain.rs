@@ -16,6 +16,20 @@ use ash::vk;
 use ash::vk::Handle;
 use openxr as xr;
 use std::time::Duration;
+
+/// Why the eye images could not go to (or come back from) the swapchain.
+#[derive(Debug, thiserror::Error)]
+pub enum SwapchainError {
+    /// The session has no swapchain (it has not begun rendering).
+    #[error("no swapchain")]
+    NoSwapchain,
+    /// No image of the swapchain is acquired for this frame.
+    #[error("no swapchain image is acquired")]
+    NotAcquired,
+    /// Reading a layer back failed (tests).
+    #[error(transparent)]
+    Read(#[from] RenderError),
+}
 use wgpu::hal;
 use wgpu::hal::api::Vulkan as HalVulkan;
 
@@ -235,10 +249,12 @@ impl EyeSwapchain {
     /// swapchain's size and a copy-compatible format) into the acquired
     /// image's layers 0 and 1, and hands the image back to the colour
     /// target layout. Submits.
-    pub fn copy_eyes(&self, ctx: &GpuContext, eyes: [&wgpu::Texture; 2]) -> Result<(), String> {
-        let target = self
-            .acquired_texture()
-            .ok_or("no swapchain image is acquired")?;
+    pub fn copy_eyes(
+        &self,
+        ctx: &GpuContext,
+        eyes: [&wgpu::Texture; 2],
+    ) -> Result<(), SwapchainError> {
+        let target = self.acquired_texture().ok_or(SwapchainError::NotAcquired)?;
         let mut encoder = ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
