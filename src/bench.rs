@@ -30,9 +30,9 @@ pub enum BenchError {
     /// Writing or reading the benchmark's cache file failed.
     #[error(transparent)]
     Files(#[from] crate::io::IoError),
-    /// Playing back the baked cache failed (the message says why).
+    /// Playing back the baked cache failed.
     #[error("baked playback: {0}")]
-    Playback(String),
+    Playback(#[source] crate::app::playback::BakedPlaybackError),
 }
 
 /// The penguin, settled at 16×16 and resampled to m×n (LEMAN §6.5).

@@ -38,10 +38,11 @@ use super::resolution::{GovernorConfig, LoadSample, ResolutionGovernor};
 use super::sim_thread::{SimMessage, SimThread};
 use crate::anim::sample_posture;
 use crate::anim::timeline::{Advanced, PlaybackMode, Timeline, Transport, key_at};
-use crate::character::resample::resample;
+use crate::character::resample::{ResampleError, resample};
 use crate::character::{Character, KeyPosture, Posture};
 use crate::fem::FleshPose;
-use crate::io::CacheReader;
+use crate::io::cache::FleshRecordError;
+use crate::io::{CacheReader, IoError};
 use crate::skin::{SkeletonDriver, SolverSettings};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
 use crate::tools::{Command, History};
@@ -81,43 +82,96 @@ pub struct BakedFrames {
     path: PathBuf,
 }
 
+/// Why a bake cannot be played back on a character.
+#[derive(Debug, thiserror::Error)]
+pub enum BakedPlaybackError {
+    /// The cache cannot be opened.
+    #[error("cannot open the bake: {0}")]
+    Open(#[source] IoError),
+    /// A cache with no frames.
+    #[error("the bake {} has no frames", .0.display())]
+    Empty(PathBuf),
+    /// Another number of skins than the character's.
+    #[error("the bake {} has {cached} skins, the character {character}", .path.display())]
+    Skins {
+        /// The cache.
+        path: PathBuf,
+        /// Its skins.
+        cached: usize,
+        /// The character's.
+        character: usize,
+    },
+    /// Flesh that is not the character's.
+    #[error("the bake {} does not fit: {source}", .path.display())]
+    Flesh {
+        /// The cache.
+        path: PathBuf,
+        /// How it differs.
+        source: FleshRecordError,
+    },
+    /// A skin of another name at the same place.
+    #[error("skin {index} is '{cached}' in the bake and '{character}' in the character")]
+    SkinName {
+        /// The skin's index.
+        index: usize,
+        /// Its name in the cache.
+        cached: String,
+        /// Its name in the character.
+        character: String,
+    },
+    /// The character's skin cannot take the cache's resolution.
+    #[error(transparent)]
+    Resample(#[from] ResampleError),
+    /// The cache's first frame cannot be read.
+    #[error("cannot read the bake: {0}")]
+    Read(#[source] IoError),
+    /// A frame cannot be read.
+    #[error("cannot read frame {frame} of the bake: {source}")]
+    Frame {
+        /// The frame.
+        frame: usize,
+        /// Why.
+        source: IoError,
+    },
+}
+
 impl BakedFrames {
     /// Opens the cache at `path`, which must hold `character`'s skins (by
     /// name, in order; at any resolution).
-    pub fn open(path: &Path, character: &Character) -> Result<Self, String> {
-        let mut reader =
-            CacheReader::open(path).map_err(|e| format!("cannot open the bake: {e}"))?;
+    pub fn open(path: &Path, character: &Character) -> Result<Self, BakedPlaybackError> {
+        let mut reader = CacheReader::open(path).map_err(BakedPlaybackError::Open)?;
         if reader.frame_count() == 0 {
-            return Err(format!("the bake {} has no frames", path.display()));
+            return Err(BakedPlaybackError::Empty(path.to_path_buf()));
         }
         let skins = reader.skins().to_vec();
         if skins.len() != character.skins.len() {
-            return Err(format!(
-                "the bake {} has {} skins, the character {}",
-                path.display(),
-                skins.len(),
-                character.skins.len()
-            ));
+            return Err(BakedPlaybackError::Skins {
+                path: path.to_path_buf(),
+                cached: skins.len(),
+                character: character.skins.len(),
+            });
         }
         reader
             .flesh()
             .check_against(character)
-            .map_err(|e| format!("the bake {} does not fit: {e}", path.display()))?;
+            .map_err(|source| BakedPlaybackError::Flesh {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let mut c = character.clone();
         for (k, (cs, skin)) in skins.iter().zip(&mut c.skins).enumerate() {
             if cs.name != skin.name {
-                return Err(format!(
-                    "skin {k} is '{}' in the bake and '{}' in the character",
-                    cs.name, skin.name
-                ));
+                return Err(BakedPlaybackError::SkinName {
+                    index: k,
+                    cached: cs.name.clone(),
+                    character: skin.name.clone(),
+                });
             }
             if (cs.m, cs.n) != (skin.m, skin.n) {
-                *skin = resample(skin, cs.m, cs.n).map_err(|e| e.to_string())?;
+                *skin = resample(skin, cs.m, cs.n)?;
             }
         }
-        let first_time = reader
-            .frame_time(0)
-            .map_err(|e| format!("cannot read the bake: {e}"))?;
+        let first_time = reader.frame_time(0).map_err(BakedPlaybackError::Read)?;
         Ok(Self {
             fps: reader.fps() as f64,
             reader,
@@ -159,7 +213,7 @@ impl BakedFrames {
         posture: &Posture,
         revision: u64,
         sequence: &mut u64,
-    ) -> Result<Arc<SceneSnapshot>, String> {
+    ) -> Result<Arc<SceneSnapshot>, BakedPlaybackError> {
         let f = self.frame_index(t);
         if let Some((cf, snap)) = &self.current
             && *cf == f
@@ -170,7 +224,7 @@ impl BakedFrames {
         let time = self
             .reader
             .read_frame_with_flesh(f, &mut self.scratch, &mut self.meshes, &mut self.muscles)
-            .map_err(|e| format!("cannot read frame {f} of the bake: {e}"))?;
+            .map_err(|source| BakedPlaybackError::Frame { frame: f, source })?;
         // The positions move into the snapshot (the next read allocates
         // afresh): one copy per frame, from the file's bytes.
         let skins = self
@@ -649,7 +703,7 @@ impl Playback {
                     };
                 }
                 Err(e) => {
-                    self.say(e);
+                    self.say(e.to_string());
                 }
             }
         }

@@ -36,7 +36,7 @@
 //! reason goes to [`SimStatus::message`] as a sentence a user can act on. The
 //! thread goes on publishing.
 
-use crate::character::resample::resample;
+use crate::character::resample::{ResampleError, resample};
 use crate::character::{Character, Posture};
 use crate::fem::flesh::flesh_changed;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SolverSettings};
@@ -642,12 +642,12 @@ impl Worker {
 
     /// The received character at the simulated resolution, carrying over the
     /// state of the skins that are still the same.
-    fn prepare(&self, model: &Character) -> Result<Character, String> {
+    fn prepare(&self, model: &Character) -> Result<Character, ResampleError> {
         let mut c = model.clone();
         if let Some((m, n)) = self.resolution {
             for skin in &mut c.skins {
                 if (skin.m, skin.n) != (m, n) {
-                    *skin = resample(skin, m, n).map_err(|e| e.to_string())?;
+                    *skin = resample(skin, m, n)?;
                 }
             }
         }

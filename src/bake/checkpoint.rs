@@ -341,31 +341,49 @@ impl Checkpoint {
                 format!("{} unexpected bytes after the state", rest.len()),
             ));
         }
-        cp.check().map_err(|message| corrupt(0, message))?;
+        cp.check().map_err(|e| corrupt(0, e.to_string()))?;
         Ok(cp)
     }
 
     /// What the types cannot say: the progress lies within the bake, and
     /// the solver state has a skin, with as many velocities as positions,
     /// for every skin baked.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), Inconsistent> {
         let (done, frames) = (self.done, self.identity.frames);
         if done == 0 || done > frames {
-            return Err(format!("{done} frames written of {frames}"));
+            return Err(Inconsistent::Progress { done, frames });
         }
         let (states, skins) = (self.state.skins.len(), self.identity.skins.len());
         if states != skins {
-            return Err(format!("{states} skin states for {skins} skins"));
+            return Err(Inconsistent::Skins { states, skins });
         }
         for (k, s) in self.state.skins.iter().enumerate() {
             if s.position.len() != s.velocity.len() {
-                return Err(format!(
-                    "skin {k}'s state: {} positions but {} velocities",
-                    s.position.len(),
-                    s.velocity.len()
-                ));
+                return Err(Inconsistent::State {
+                    skin: k,
+                    positions: s.position.len(),
+                    velocities: s.velocity.len(),
+                });
             }
         }
         Ok(())
     }
+}
+
+/// A checkpoint that decodes but contradicts itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+enum Inconsistent {
+    /// Progress outside the bake.
+    #[error("{done} frames written of {frames}")]
+    Progress { done: u64, frames: u64 },
+    /// Not one solver state per skin.
+    #[error("{states} skin states for {skins} skins")]
+    Skins { states: usize, skins: usize },
+    /// A skin's state with unequal arrays.
+    #[error("skin {skin}'s state: {positions} positions but {velocities} velocities")]
+    State {
+        skin: usize,
+        positions: usize,
+        velocities: usize,
+    },
 }

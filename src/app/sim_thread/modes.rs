@@ -11,12 +11,26 @@ use crate::skin::flesh::FleshRun;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::Instant;
 
+/// Why a character's modal flesh did not arrive from its thread.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ModesError {
+    /// The character's flesh turned out not to be modal.
+    #[error("the character's flesh is not modal")]
+    NotModal,
+    /// The flesh could not be built (its error says why).
+    #[error(transparent)]
+    Build(#[from] crate::skin::flesh::FleshBuildError),
+    /// The thread ended without an answer.
+    #[error("the modes' thread stopped")]
+    Stopped,
+}
+
 /// Modes being computed on their own thread for one character's flesh.
 pub(super) struct PendingModes {
     /// The character they are for (what decides the flesh: its flesh,
     /// muscles, skeleton and gravity).
     character: Character,
-    rx: Receiver<Result<FleshRun, String>>,
+    rx: Receiver<Result<FleshRun, ModesError>>,
     started: Instant,
 }
 
@@ -31,8 +45,8 @@ impl PendingModes {
             .spawn(move || {
                 let built = match FleshRun::build(&c, &d, t, None) {
                     Ok(Some(run)) => Ok(run),
-                    Ok(None) => Err("the character's flesh is not modal".into()),
-                    Err(e) => Err(e.to_string()),
+                    Ok(None) => Err(ModesError::NotModal),
+                    Err(e) => Err(ModesError::Build(e)),
                 };
                 // The simulation may have moved on to other flesh: then
                 // nobody listens, and that is fine.
@@ -60,11 +74,11 @@ impl PendingModes {
     }
 
     /// The flesh, once computed (an error when it could not be).
-    pub(super) fn poll(&self) -> Option<Result<FleshRun, String>> {
+    pub(super) fn poll(&self) -> Option<Result<FleshRun, ModesError>> {
         match self.rx.try_recv() {
             Ok(built) => Some(built),
             Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(Err("the modes' thread stopped".into())),
+            Err(TryRecvError::Disconnected) => Some(Err(ModesError::Stopped)),
         }
     }
 

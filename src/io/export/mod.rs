@@ -119,10 +119,44 @@ impl fmt::Display for ExportFormat {
 }
 
 impl std::str::FromStr for ExportFormat {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Self::from_name(s).ok_or_else(|| format!("unknown format '{s}': use glb, usda or obj"))
+    type Err = UnknownFormat;
+    fn from_str(s: &str) -> Result<Self, UnknownFormat> {
+        Self::from_name(s).ok_or_else(|| UnknownFormat(s.to_owned()))
     }
+}
+
+/// A format name that is not one of the exports.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown format '{0}': use glb, usda or obj")]
+pub struct UnknownFormat(pub String);
+
+/// A cache whose modal flesh is not the character's: other parts, or modes
+/// at other frequencies (its flesh changed since the bake).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ModeMismatch {
+    /// Other parts, or other numbers of modes.
+    #[error("its modal flesh has parts {cached}, the character's has {character}: bake it again")]
+    Parts {
+        /// The cache's parts, "name (n modes)", comma-separated.
+        cached: String,
+        /// The character's, alike.
+        character: String,
+    },
+    /// A mode at another frequency.
+    #[error(
+        "part '{part}' mode {mode} vibrates at {cached_hz:.4} Hz in the cache and \
+         {character_hz:.4} Hz in the character (its flesh changed since the bake): bake it again"
+    )]
+    Frequency {
+        /// The part.
+        part: String,
+        /// The mode's index in it.
+        mode: usize,
+        /// Its frequency in the cache (Hz).
+        cached_hz: f32,
+        /// Its frequency in the character (Hz).
+        character_hz: f32,
+    },
 }
 
 /// How the simulated (secondary) skin motion is carried by the export.
@@ -205,7 +239,7 @@ pub const MODE_MATCH: f32 = 1e-4;
 
 impl ModeMorphs {
     /// Checks that `cached` (a cache header's modal parts) are these modes.
-    pub fn check_cache(&self, cached: &[crate::io::CacheModalPart]) -> Result<(), String> {
+    pub fn check_cache(&self, cached: &[crate::io::CacheModalPart]) -> Result<(), ModeMismatch> {
         let names = |p: &[crate::io::CacheModalPart]| -> String {
             p.iter()
                 .map(|p| format!("{} ({} modes)", p.name, p.omega.len()))
@@ -218,22 +252,20 @@ impl ModeMorphs {
                 .zip(&self.parts)
                 .any(|(a, b)| a.name != b.name || a.omega.len() != b.omega.len())
         {
-            return Err(format!(
-                "its modal flesh has parts {}, the character's has {}: bake it again",
-                names(cached),
-                names(&self.parts)
-            ));
+            return Err(ModeMismatch::Parts {
+                cached: names(cached),
+                character: names(&self.parts),
+            });
         }
         for (a, b) in cached.iter().zip(&self.parts) {
             for (i, (&wa, &wb)) in a.omega.iter().zip(&b.omega).enumerate() {
                 if (wa - wb).abs() > MODE_MATCH * wb {
-                    return Err(format!(
-                        "part '{}' mode {i} vibrates at {:.4} Hz in the cache and {:.4} Hz in \
-                         the character (its flesh changed since the bake): bake it again",
-                        a.name,
-                        wa / std::f32::consts::TAU,
-                        wb / std::f32::consts::TAU
-                    ));
+                    return Err(ModeMismatch::Frequency {
+                        part: a.name.clone(),
+                        mode: i,
+                        cached_hz: wa / std::f32::consts::TAU,
+                        character_hz: wb / std::f32::consts::TAU,
+                    });
                 }
             }
         }

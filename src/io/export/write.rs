@@ -82,10 +82,10 @@ pub fn export(
     let modes = opts.modes.as_ref().filter(|_| format != ExportFormat::Obj);
     if let Some(m) = modes {
         m.check_cache(&cache.flesh().modal)
-            .map_err(|message| ExportError::Mismatch {
+            .map_err(|e| ExportError::Mismatch {
                 cache: cache.path().to_path_buf(),
                 character: character.name.clone(),
-                message,
+                message: e.to_string(),
             })?;
     }
     let embedded = character
