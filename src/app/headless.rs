@@ -424,8 +424,7 @@ fn resample_as_baked(character: &mut Character, path: &Path) -> Result<(), Headl
     if skins.len() == character.skins.len() {
         for (skin, cached) in character.skins.iter_mut().zip(skins) {
             if (skin.m, skin.n) != (cached.m, cached.n) {
-                *skin = crate::character::resample::resample(skin, cached.m, cached.n)
-                    .map_err(HeadlessError::Resample)?;
+                *skin = crate::character::resample::resample(skin, cached.m, cached.n)?;
             }
         }
     }

@@ -183,10 +183,7 @@ pub(crate) fn check_skin(m: u64, n: u64, name_len: usize) -> Result<(), EntryErr
     if m.checked_mul(n).is_none_or(|p| p > Skin::MAX_POINTS as u64) {
         return Err(EntryError::Points { m, n });
     }
-    if name_len > MAX_SKIN_NAME_BYTES {
-        return Err(EntryError::NameLength(name_len));
-    }
-    Ok(())
+    flesh::check_name(name_len)
 }
 
 /// Where a [`CacheWriter`]'s bytes go.
