@@ -183,7 +183,10 @@ pub(crate) fn check_skin(m: u64, n: u64, name_len: usize) -> Result<(), EntryErr
     if m.checked_mul(n).is_none_or(|p| p > Skin::MAX_POINTS as u64) {
         return Err(EntryError::Points { m, n });
     }
-    flesh::check_name(name_len)
+    if name_len > MAX_SKIN_NAME_BYTES {
+        return Err(EntryError::NameLength(name_len));
+    }
+    Ok(())
 }
 
 /// Where a [`CacheWriter`]'s bytes go.

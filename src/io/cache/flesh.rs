@@ -274,7 +274,7 @@ pub fn check_modal_part(modes: u64, name_len: usize) -> Result<(), EntryError> {
 }
 
 /// A name longer than a record may hold.
-pub(crate) fn check_name(name_len: usize) -> Result<(), EntryError> {
+fn check_name(name_len: usize) -> Result<(), EntryError> {
     if name_len > super::MAX_SKIN_NAME_BYTES {
         return Err(EntryError::NameLength(name_len));
     }
