@@ -335,28 +335,10 @@ fn wait_line(rx: &mpsc::Receiver<String>, needle: &str, timeout: Duration) -> Ve
 #[test]
 fn losing_the_runtime_ends_the_tracker_with_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let service = Command::new("monado-service")
-        .env("XDG_RUNTIME_DIR", dir.path())
-        .env("XRT_COMPOSITOR_NULL", "1")
-        .env("SIMULATED_ENABLE", "1")
-        .env("XRT_NO_STDIN", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(service) = service else {
+    let Some(service) = start_private_monado(dir.path()) else {
         return skip("the runtime loss test", "monado-service is not installed");
     };
     let mut service = Guard(service);
-    let socket = dir.path().join("monado_comp_ipc");
-    let start = Instant::now();
-    while !socket.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "monado-service did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
     let mut child = Guard(
         Command::new(BIN)
             .args(["tracker", "--seconds", "60", "--rate", "5"])
@@ -476,6 +458,13 @@ impl Remote {
         self.state[RIGHT + ACTIVE] = 1;
     }
 
+    /// The right controller out of tracking (the driver reports its pose
+    /// invalid), wherever it is and whatever it presses.
+    fn right_lost(&mut self, p: Vec3, trigger: bool) {
+        self.right(p, trigger);
+        self.state[RIGHT + ACTIVE] = 0;
+    }
+
     fn left(&mut self, p: Vec3, squeeze: bool) {
         self.put(LEFT, &[0.0, 0.0, 0.0, 1.0]);
         self.put(LEFT + POSITION, &p.to_array());
@@ -486,6 +475,133 @@ impl Remote {
     fn send(&mut self) {
         self.stream.write_all(&self.state).unwrap();
     }
+}
+
+/// Where the scripted controllers start: the right one's tip, and the left.
+const TIP: Vec3 = Vec3::new(0.35, 1.3, -0.45);
+const LEFT_REST: Vec3 = Vec3::new(-0.25, 1.2, -0.4);
+
+/// The remote driver's runtime directory and a connection to it, with the
+/// head at standing height and the controllers at [`TIP`] and
+/// [`LEFT_REST`], nothing pressed; `None` (the test skipped) without one.
+fn remote_at_rest(test: &str) -> Option<(std::ffi::OsString, Remote)> {
+    let Some(remote_dir) = std::env::var_os("PLASTICINE_MONADO_REMOTE_DIR") else {
+        skip(
+            test,
+            "PLASTICINE_MONADO_REMOTE_DIR (a Monado service with the remote driver) is not set",
+        );
+        return None;
+    };
+    let mut remote = Remote::connect(Duration::from_secs(30));
+    remote.head(Vec3::new(0.0, 1.6, 0.0));
+    remote.right(TIP, false);
+    remote.left(LEFT_REST, false);
+    remote.send();
+    Some((remote_dir, remote))
+}
+
+/// `plasticine xr` on the penguin against the remote driver's Monado
+/// (`--placement tracker`: world = STAGE space), saving to `saved` when it
+/// ends, up to its right controller's profile line.
+struct RemoteSession {
+    child: Guard,
+    rx: mpsc::Receiver<String>,
+    transcript: Vec<String>,
+    _state: tempfile::TempDir,
+}
+
+impl RemoteSession {
+    fn start(
+        remote_dir: &std::ffi::OsStr,
+        args: &[&str],
+        saved: &Path,
+        recorded: Option<&Path>,
+    ) -> Self {
+        let state = tempfile::tempdir().unwrap();
+        let mut command = Command::new(BIN);
+        command
+            .args(["xr", "assets/penguin.ron", "--placement", "tracker"])
+            .args(args)
+            .args([
+                "--resolution-scale",
+                "0.25",
+                "--fallback",
+                "none",
+                "--save-on-exit",
+            ])
+            .arg(saved);
+        if let Some(recorded) = recorded {
+            command.arg("--record").arg(recorded);
+        }
+        let mut child = Guard(
+            command
+                .env("XDG_RUNTIME_DIR", remote_dir)
+                .env("XDG_STATE_HOME", state.path())
+                .env_remove("DISPLAY")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let rx = lines_of(&mut child.0);
+        let transcript = wait_line(
+            &rx,
+            "right hand's controller is now /interaction_profiles/valve/index_controller",
+            Duration::from_secs(60),
+        );
+        settle();
+        Self {
+            child,
+            rx,
+            transcript,
+            _state: state,
+        }
+    }
+
+    /// Waits (bounded) for a line containing `needle`.
+    fn wait_line(&mut self, needle: &str) {
+        let lines = wait_line(&self.rx, needle, Duration::from_secs(20));
+        self.transcript.extend(lines);
+    }
+
+    /// Ctrl+C, as a user presses it; waits for a clean exit; the whole
+    /// transcript.
+    fn stop(mut self) -> String {
+        // kill(2): the test runs in a minimal chroot that need not have a
+        // kill program.
+        #[allow(unsafe_code, reason = "libc::kill is the C library's")]
+        // SAFETY: sending SIGINT to our own child process.
+        let sent = unsafe { libc::kill(self.child.0.id() as libc::pid_t, libc::SIGINT) };
+        assert_eq!(sent, 0, "SIGINT sent to the headset session");
+        self.wait_line("Headset session:");
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.0.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "plasticine xr did not exit after Ctrl+C"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        while let Ok(line) = self.rx.recv_timeout(Duration::from_millis(200)) {
+            self.transcript.push(line);
+        }
+        let transcript = self.transcript.join("\n");
+        assert!(status.success(), "{transcript}");
+        assert!(
+            transcript.contains("the session ended as asked"),
+            "{transcript}"
+        );
+        transcript
+    }
+}
+
+/// Time for the runtime and the session to take in what the remote sent.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(500));
 }
 
 /// `plasticine calibrate --live` with the remote driver's right controller
@@ -791,35 +907,19 @@ fn the_headset_renders_the_penguin_lit_in_both_eyes_and_ends_when_asked() {
     }
 }
 
-/// The runtime going away under a running headset session: a private
-/// Monado service is killed while `plasticine xr` renders; the session ends
-/// with the loss said plainly, the character saved, the process exiting on
-/// its own (no hang, no panic).
+/// The runtime going away under a running headset session, and coming
+/// back: a private Monado service is killed while `plasticine xr` renders;
+/// the session ends with the loss said plainly, the character saved as it
+/// was, the process exiting on its own (no hang, no panic). Started again,
+/// the runtime takes a new session on the saved file, which it leaves as it
+/// found it.
 #[test]
 fn losing_the_runtime_under_the_headset_saves_and_exits() {
     let dir = tempfile::tempdir().unwrap();
-    let service = Command::new("monado-service")
-        .env("XDG_RUNTIME_DIR", dir.path())
-        .env("XRT_COMPOSITOR_NULL", "1")
-        .env("SIMULATED_ENABLE", "1")
-        .env("XRT_NO_STDIN", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    let Ok(service) = service else {
+    let Some(service) = start_private_monado(dir.path()) else {
         return skip("the headset loss test", "monado-service is not installed");
     };
     let mut service = Guard(service);
-    let socket = dir.path().join("monado_comp_ipc");
-    let start = Instant::now();
-    while !socket.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "monado-service did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
     let saved = dir.path().join("saved.ron");
     let state = tempfile::tempdir().unwrap();
     let mut child = Guard(
@@ -867,13 +967,67 @@ fn losing_the_runtime_under_the_headset_saves_and_exits() {
         stderr.contains(&format!("the character was saved to {}", saved.display())),
         "{stderr}"
     );
+    let original = load_character(Path::new("assets/penguin.ron")).unwrap();
     let c = load_character(&saved).unwrap();
-    assert_eq!(
-        c.name,
-        load_character(Path::new("assets/penguin.ron"))
-            .unwrap()
-            .name
+    assert_eq!(c.name, original.name);
+    assert_eq!(c.skeleton, original.skeleton, "the character as it was");
+    assert_eq!(c.muscles, original.muscles, "the character as it was");
+
+    // The runtime restarted: the saved work opens in a new session and
+    // comes out of it unchanged.
+    let _service = Guard(start_private_monado(dir.path()).expect("monado-service starts again"));
+    let again = dir.path().join("again.ron");
+    let (ok, stdout, stderr) = plasticine_within(
+        &[
+            "xr",
+            saved.to_str().unwrap(),
+            "--frames",
+            "30",
+            "--resolution-scale",
+            "0.25",
+            "--fallback",
+            "none",
+            "--save-on-exit",
+            again.to_str().unwrap(),
+        ],
+        &[("XDG_RUNTIME_DIR", dir.path().to_str().unwrap())],
+        Duration::from_secs(120),
     );
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        stdout.contains("Headset session: 30 frames rendered"),
+        "{stdout}"
+    );
+    let reopened = load_character(&again).unwrap();
+    assert_eq!(reopened.skeleton, c.skeleton);
+    assert_eq!(reopened.muscles, c.muscles);
+}
+
+/// A Monado service of its own (simulated devices, null compositor) in
+/// `runtime_dir`, up when its socket is; `None` where it is not installed.
+fn start_private_monado(runtime_dir: &Path) -> Option<Child> {
+    // A service that was killed leaves its socket: wait for the new one.
+    let socket = runtime_dir.join("monado_comp_ipc");
+    let _ = std::fs::remove_file(&socket);
+    let service = Command::new("monado-service")
+        .env("XDG_RUNTIME_DIR", runtime_dir)
+        .env("XRT_COMPOSITOR_NULL", "1")
+        .env("SIMULATED_ENABLE", "1")
+        .env("XRT_NO_STDIN", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let start = Instant::now();
+    while !socket.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "monado-service did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(service)
 }
 
 /// With no runtime: `plasticine xr` names what is missing; with
@@ -936,54 +1090,16 @@ fn with_no_runtime_xr_says_why_and_turns_to_the_desk() {
 /// Ctrl+C ends the session cleanly and the saved character has both joints
 /// where they should be. (`--placement tracker`: world = STAGE space.)
 #[test]
-#[expect(
-    clippy::too_many_lines,
-    reason = "one scripted headset session against Monado, step by step: every phase drives the same live session and runtime"
-)]
 fn remote_controllers_create_joints_and_drag_the_world() {
-    let Some(remote_dir) = std::env::var_os("PLASTICINE_MONADO_REMOTE_DIR") else {
-        return skip(
-            "the scripted headset test",
-            "PLASTICINE_MONADO_REMOTE_DIR (a Monado service with the remote driver) is not set",
-        );
+    let Some((remote_dir, mut remote)) = remote_at_rest("the scripted headset test") else {
+        return;
     };
-    let mut remote = Remote::connect(Duration::from_secs(30));
-    let tip = Vec3::new(0.35, 1.3, -0.45);
-    let (left0, drag) = (Vec3::new(-0.25, 1.2, -0.4), Vec3::new(0.1, 0.0, 0.0));
-    remote.head(Vec3::new(0.0, 1.6, 0.0));
-    remote.right(tip, false);
-    remote.left(left0, false);
-    remote.send();
+    let (tip, left0, drag) = (TIP, LEFT_REST, Vec3::new(0.1, 0.0, 0.0));
 
     let dir = tempfile::tempdir().unwrap();
     let saved = dir.path().join("scripted.ron");
     let recorded = dir.path().join("session.ron");
-    let state = tempfile::tempdir().unwrap();
-    let mut child = Guard(
-        Command::new(BIN)
-            .args(["xr", "assets/penguin.ron", "--placement", "tracker"])
-            .args(["--tool", "select", "--resolution-scale", "0.25"])
-            .args(["--fallback", "none", "--save-on-exit"])
-            .arg(&saved)
-            .arg("--record")
-            .arg(&recorded)
-            .env("XDG_RUNTIME_DIR", &remote_dir)
-            .env("XDG_STATE_HOME", state.path())
-            .env_remove("DISPLAY")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let rx = lines_of(&mut child.0);
-    let mut transcript = wait_line(
-        &rx,
-        "right hand's controller is now /interaction_profiles/valve/index_controller",
-        Duration::from_secs(60),
-    );
-    let settle = || std::thread::sleep(Duration::from_millis(500));
-    settle();
+    let session = RemoteSession::start(&remote_dir, &["--tool", "select"], &saved, Some(&recorded));
     // The tool panel stands above the left hand, facing the head: point
     // the wand (straight ahead, −z) at its sphere row from 5 cm in front
     // and pull the trigger. The session started with the select tool,
@@ -1041,34 +1157,7 @@ fn remote_controllers_create_joints_and_drag_the_world() {
     remote.right(tip, false);
     remote.send();
     settle();
-    // Ctrl+C, as a user presses it (kill(2): the test runs in a minimal
-    // chroot that need not have a kill program).
-    #[allow(unsafe_code, reason = "libc::kill is the C library's")]
-    // SAFETY: sending SIGINT to our own child process.
-    let sent = unsafe { libc::kill(child.0.id() as libc::pid_t, libc::SIGINT) };
-    assert_eq!(sent, 0, "SIGINT sent to the headset session");
-    transcript.extend(wait_line(&rx, "Headset session:", Duration::from_secs(20)));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.0.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "plasticine xr did not exit after Ctrl+C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
-        transcript.push(line);
-    }
-    let transcript = transcript.join("\n");
-    assert!(status.success(), "{transcript}");
-    assert!(
-        transcript.contains("the session ended as asked"),
-        "{transcript}"
-    );
-
+    let transcript = session.stop();
     let start_joints = load_character(Path::new("assets/penguin.ron"))
         .unwrap()
         .skeleton
@@ -1115,4 +1204,70 @@ fn remote_controllers_create_joints_and_drag_the_world() {
     let r = load_character(&replayed).unwrap();
     assert_eq!(r.skeleton, c.skeleton, "the replayed skeleton");
     assert_eq!(r.muscles, c.muscles, "the replayed muscles");
+}
+
+/// A controller that loses tracking mid-gesture: the sphere tool's trigger
+/// pressed at the tip creates a joint and drags its sphere out to 5 cm; the
+/// controller then drops out of tracking with the trigger still held, moves
+/// 40 cm on, and comes back into view there, trigger still down, before it
+/// is let go. The sphere keeps the 5 cm it had where the controller was last
+/// seen, no second joint is made, the user is told, and the saved character
+/// has that one joint.
+#[test]
+fn a_controller_lost_mid_drag_lets_go_where_it_was_last_seen() {
+    let Some((remote_dir, mut remote)) = remote_at_rest("the lost-controller headset test") else {
+        return;
+    };
+    let tip = TIP;
+    let (drawn, away) = (tip + Vec3::X * 0.05, tip + Vec3::X * 0.4);
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("lost.ron");
+    let mut session = RemoteSession::start(&remote_dir, &["--tool", "sphere"], &saved, None);
+    for (p, trigger, tracked) in [
+        (tip, true, true),
+        (drawn, true, true),
+        (away, true, false),
+        (away, true, true),
+        (away, false, true),
+    ] {
+        if tracked {
+            remote.right(p, trigger);
+        } else {
+            remote.right_lost(p, trigger);
+        }
+        remote.send();
+        settle();
+        if !tracked {
+            session.wait_line("The right controller lost tracking");
+        }
+    }
+    let transcript = session.stop();
+
+    let start = load_character(Path::new("assets/penguin.ron")).unwrap();
+    let c = load_character(&saved).unwrap();
+    assert_eq!(
+        c.skeleton.joints.len(),
+        start.skeleton.joints.len() + 1,
+        "one joint, not a second on the way back\n{transcript}"
+    );
+    let joint = start.skeleton.joints.len();
+    let body = PosedBody::new(&c, &c.skeleton.rest_posture());
+    let at = Vec3::from(body.joints[joint].translation);
+    assert!(
+        at.distance(tip) < 0.01,
+        "the joint is at the tip: {at} vs {tip}"
+    );
+    let muscle = c
+        .muscles
+        .iter()
+        .find(|m| m.joint == joint)
+        .expect("its sphere");
+    let radius = match muscle.shape.primitive {
+        plasticine::shape::Primitive::Sphere { radius } => radius,
+        ref p => panic!("a sphere, not {p:?}"),
+    };
+    assert!(
+        (radius - 0.05).abs() < 0.005,
+        "the sphere keeps the radius drawn before tracking was lost: {radius}\n{transcript}"
+    );
 }

@@ -58,6 +58,7 @@ use super::playback::{Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
 use super::render_failure::{FrameError, RenderFailure};
 use super::sim_thread::{SimMessage, SimStatus, SimThread};
 use crate::character::{Character, Posture};
+use crate::input::tracking::LostHands;
 pub use crate::input::tracking::{TrackedParts, TrackedPose, Tracker};
 use crate::input::{HandState, InputFrame};
 use crate::render::UiQuad;
@@ -185,6 +186,10 @@ pub struct FrameLoop {
     playback: Playback,
     /// The right hand's grip on the FEM flesh.
     grabber: super::flesh_grab::FleshGrabber,
+    /// What the hands let go of when they lost tracking.
+    hands_lost: LostHands,
+    /// Messages about tracking (a lost controller), for the panel.
+    tracking_messages: Vec<String>,
 }
 
 impl FrameLoop {
@@ -211,6 +216,8 @@ impl FrameLoop {
             panel_key: None,
             playback: Playback::default(),
             grabber: Default::default(),
+            hands_lost: LostHands::default(),
+            tracking_messages: Vec::new(),
         };
         fl.send_edits();
         fl
@@ -230,8 +237,9 @@ impl FrameLoop {
         let frame_index = self.frame_index;
         self.frame_index += 1;
 
-        // 1. Tracking.
-        let first = tracker.sample();
+        // 1. Tracking; a hand the tracker lost presses nothing.
+        let mut first = tracker.sample();
+        self.release_lost_hands(tracker.tracked(), &mut first);
         // 2. Vehicle, then the active tool on the newest hands.
         self.vehicle *= std::mem::replace(&mut self.pending_fly, Mat4::IDENTITY);
         let input = self.input_to_world(&first.input);
@@ -481,14 +489,25 @@ impl FrameLoop {
     /// What the panel's presses (and the playback) did since the last
     /// call, oldest first.
     pub fn take_panel_messages(&mut self) -> Vec<String> {
-        let mut m = std::mem::take(&mut self.panel.messages);
+        let mut m = std::mem::take(&mut self.tracking_messages);
+        m.append(&mut self.panel.messages);
         m.append(&mut self.playback.messages);
         m
     }
 
-    /// The session's solver settings.
-    pub fn settings(&self) -> &SolverSettings {
-        &self.settings
+    /// Lets go of what a hand the tracker lost was holding (see
+    /// [`LostHands`]), saying so once per loss.
+    fn release_lost_hands(&mut self, tracked: TrackedParts, sample: &mut TrackedPose) {
+        let newly = self.hands_lost.apply(tracked, &mut sample.input);
+        for (side, newly) in ["left", "right"].into_iter().zip(newly) {
+            if newly {
+                let line = format!(
+                    "The {side} controller lost tracking: what it held was let go where it was last seen (undo takes it back)."
+                );
+                tracing::warn!("{line}");
+                self.tracking_messages.push(line);
+            }
+        }
     }
 
     /// Acts on a panel row as a press of the wand on `side`, at `fraction`
@@ -792,187 +811,4 @@ impl VehicleInput for FrameLoop {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::character::{Dof, Environment, Joint, Skeleton};
-    use crate::input::buttons;
-    use crate::kinematics::pose::PosedBody;
-    use std::collections::VecDeque;
-
-    /// A root joint only.
-    fn root_only() -> Character {
-        Character {
-            name: "blob".into(),
-            skeleton: Skeleton {
-                joints: vec![Joint {
-                    locked: false,
-                    name: "root".into(),
-                    parent: None,
-                    offset: Vec3::new(0.0, 0.2, 0.0),
-                    rest_rotation: Quat::IDENTITY,
-                    dofs: [Dof::default(); 3],
-                }],
-            },
-            muscles: vec![],
-            skins: vec![],
-            environment: Environment::default(),
-            flesh: Default::default(),
-            key_postures: vec![],
-        }
-    }
-
-    /// Plays input frames (tracker space), repeating the last one.
-    struct Script {
-        frames: VecDeque<InputFrame>,
-        last: InputFrame,
-        sequence: u64,
-    }
-
-    impl Script {
-        fn new(frames: impl IntoIterator<Item = InputFrame>) -> Self {
-            Self {
-                frames: frames.into_iter().collect(),
-                last: InputFrame::default(),
-                sequence: 0,
-            }
-        }
-    }
-
-    impl Tracker for Script {
-        fn sample(&mut self) -> TrackedPose {
-            self.sequence += 1;
-            // Each frame's input is taken by its first sample.
-            if self.sequence % 2 == 1
-                && let Some(f) = self.frames.pop_front()
-            {
-                self.last = f;
-            }
-            TrackedPose {
-                head: (Vec3::new(0.0, 1.6, 0.4), Quat::IDENTITY),
-                input: self.last,
-                sequence: self.sequence,
-                sampled_at: Instant::now(),
-            }
-        }
-    }
-
-    /// Remembers what it was given.
-    #[derive(Default)]
-    struct Recorder {
-        revisions: Vec<u64>,
-        joints: Vec<usize>,
-        heads: Vec<Vec3>,
-        overlay: Vec<String>,
-    }
-
-    impl FrameRenderer for Recorder {
-        fn render(&mut self, f: &FrameInputs) -> Result<RenderReport, RenderFailure> {
-            self.revisions.push(f.snapshot.revision);
-            self.joints.push(f.snapshot.character.skeleton.joints.len());
-            self.heads.push(f.head.0);
-            self.overlay = f.overlay.to_vec();
-            Ok(RenderReport {
-                cpu_encode: Duration::ZERO,
-                submitted_at: Instant::now(),
-            })
-        }
-    }
-
-    fn frame_until(
-        fl: &mut FrameLoop,
-        tracker: &mut Script,
-        r: &mut Recorder,
-        ok: impl Fn(&Recorder) -> bool,
-    ) {
-        let start = Instant::now();
-        while !ok(r) {
-            assert!(start.elapsed() < Duration::from_secs(60), "never rendered");
-            fl.frame(tracker, r).unwrap();
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
-
-    #[test]
-    fn tools_act_in_world_space_and_edits_flow_to_the_snapshot() {
-        let mut fl = FrameLoop::new(root_only(), SolverSettings::default());
-        fl.set_tool(ToolKind::Sphere).unwrap();
-        // The vehicle: the user stands 2 m back and turned a quarter left.
-        let vehicle = Mat4::from_rotation_translation(
-            Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
-            Vec3::new(0.0, 0.0, 2.0),
-        );
-        fl.fly(vehicle);
-        let tip = Vec3::new(0.3, 0.5, -0.2);
-        let hand = |pressed: bool, left: u32| InputFrame {
-            time: 0.0,
-            right: HandState::at(tip).with_trigger(pressed),
-            left: HandState::default().with_buttons(left),
-        };
-        let mut tracker = Script::new([hand(false, 0), hand(true, 0), hand(false, 0)]);
-        let mut r = Recorder::default();
-        for _ in 0..3 {
-            fl.frame(&mut tracker, &mut r).unwrap();
-        }
-        assert_eq!(fl.vehicle(), vehicle);
-        // A joint where the hand is in the world, not in the tracker.
-        let c = fl.character();
-        assert_eq!(c.skeleton.joints.len(), 2);
-        let body = PosedBody::new(c, fl.history().posture());
-        let at: Vec3 = body.joints[1].translation.into();
-        let want = vehicle.transform_point3(tip);
-        assert!(at.distance(want) < 1e-4, "joint at {at}, hand at {want}");
-        // The head handed to the renderer is in the world too.
-        let head = *r.heads.last().unwrap();
-        assert!(head.distance(vehicle.transform_point3(Vec3::new(0.0, 1.6, 0.4))) < 1e-4);
-        // The edit reaches the simulation and comes back in a snapshot.
-        let rev = fl.history().revision();
-        frame_until(&mut fl, &mut tracker, &mut r, |r| {
-            r.revisions.last() == Some(&rev)
-        });
-        assert_eq!(r.joints.last(), Some(&2));
-        // Left A undoes (handled by the toolbox), and that flows too.
-        tracker
-            .frames
-            .extend([hand(false, buttons::A), hand(false, 0)]);
-        fl.frame(&mut tracker, &mut r).unwrap();
-        fl.frame(&mut tracker, &mut r).unwrap();
-        assert_eq!(fl.character().skeleton.joints.len(), 1);
-        let rev = fl.history().revision();
-        frame_until(&mut fl, &mut tracker, &mut r, |r| {
-            r.revisions.last() == Some(&rev)
-        });
-        assert_eq!(r.joints.last(), Some(&1));
-        assert!(r.overlay[0].starts_with("render "), "{:?}", r.overlay);
-        assert_eq!(fl.log().len(), r.revisions.len());
-    }
-
-    #[test]
-    fn skin_tools_see_the_simulated_skin() {
-        let c = crate::samples::shipped_penguin();
-        let file_positions = c.skins[0].points.position.clone();
-        let mut fl = FrameLoop::new(c, SolverSettings::default());
-        let mut tracker = Script::new([]);
-        let mut r = Recorder::default();
-        // With the selection tool the edit side's skin is left alone.
-        frame_until(&mut fl, &mut tracker, &mut r, |r| r.revisions.len() > 20);
-        assert_eq!(fl.character().skins[0].points.position, file_positions);
-        // The skin tool copies in the newest snapshot of this revision.
-        fl.set_tool(ToolKind::Skin).unwrap();
-        fl.frame(&mut tracker, &mut r).unwrap();
-        let synced = fl.synced_sequence;
-        assert!(synced > 0);
-        let snap = fl.sim().latest();
-        if snap.sequence == synced {
-            assert_eq!(
-                fl.character().skins[0].points.position,
-                snap.skins[0].positions
-            );
-        }
-        assert_ne!(fl.character().skins[0].points.position, file_positions);
-        assert_eq!(
-            fl.history().revision(),
-            0,
-            "a copy of simulation state, not an edit"
-        );
-    }
-}
+mod tests;
