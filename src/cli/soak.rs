@@ -3,15 +3,23 @@
 //! work. Each cycle edits the penguin (skin material, fat strokes, a pose, a
 //! key posture) through the undo history, undoes and redoes every edit
 //! (checking that both land exactly), plays a second of the key postures
-//! with the skin simulated frame by frame, and bakes half a second. It
-//! prints one JSON line per sample of the process's memory and a summary,
-//! and fails if memory grew more than the limit after the warm-up.
+//! with the skin simulated frame by frame (drawing the last one offscreen
+//! with the real renderer), and bakes half a second. It prints one
+//! JSON line per sample of the process's memory and GPU objects and a
+//! summary, and fails if memory grew more than the limit after the warm-up
+//! or the GPU holds more buffers or textures at the end than after it.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
+use plasticine::app::headless::OrbitRig;
 use plasticine::bake::{BakeOptions, bake};
+use plasticine::render::{
+    Decorations, GpuContext, LiveObjects, OffscreenTarget, SceneRenderer, StereoMode,
+};
 use plasticine::skin::{Simulation, SkeletonDriver, SolverSettings};
+use plasticine::snapshot::{SceneSnapshot, SkinSurface};
 use plasticine::tools::{Command, History};
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The arguments of `plasticine soak`.
@@ -28,9 +36,70 @@ pub struct SoakArgs {
     undo_budget: usize,
     /// Largest growth of resident memory after the warm-up (the first tenth
     /// of the cycles, and until the undo data fills its budget), in
-    /// percent, before the soak fails.
+    /// percent, before the soak fails: the median over the last tenth of
+    /// the cycles against the median over the tenth before the warm-up's end.
     #[arg(long, default_value_t = 5.0)]
     max_growth: f64,
+    /// Draw nothing: no GPU (or software renderer) needed, and no GPU
+    /// objects counted.
+    #[arg(long)]
+    no_render: bool,
+}
+
+/// The played frames drawn offscreen, as a session's renderer draws them
+/// (one renderer, one target, for the whole soak), so the GPU objects a
+/// long session holds can be counted.
+struct View {
+    ctx: GpuContext,
+    renderer: SceneRenderer,
+    target: OffscreenTarget,
+    rig: Option<OrbitRig>,
+}
+
+/// The offscreen image's size (small: the soak counts objects, not pixels).
+const VIEW_SIZE: (u32, u32) = (160, 120);
+
+impl View {
+    fn new() -> Result<Self> {
+        let ctx =
+            GpuContext::headless().context("the soak draws its frames (--no-render does not)")?;
+        let renderer = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT)?;
+        let target = OffscreenTarget::new(&ctx, VIEW_SIZE);
+        Ok(Self {
+            ctx,
+            renderer,
+            target,
+            rig: None,
+        })
+    }
+
+    /// Draws the simulation as it stands, waits for the image; the time.
+    fn draw(&mut self, sim: &Simulation, t: f64, revision: u64) -> Result<f64> {
+        let start = Instant::now();
+        let character = Arc::new(sim.character.clone());
+        let mut snapshot = SceneSnapshot::of(character, sim.driver.posture_at(t), revision);
+        snapshot.skins = (0..sim.character.skins.len())
+            .map(|s| SkinSurface::of(&sim.character, s))
+            .collect();
+        snapshot.sim_time = t;
+        let rig = *self.rig.get_or_insert_with(|| OrbitRig::framing(&snapshot));
+        let aspect = VIEW_SIZE.0 as f32 / VIEW_SIZE.1 as f32;
+        self.renderer.draw(
+            &snapshot,
+            &Decorations::default(),
+            &rig.eyes(0.0, aspect, 0.0),
+            StereoMode::Mono,
+            VIEW_SIZE,
+            Some((&self.target.view, VIEW_SIZE)),
+            &[],
+        );
+        self.target.read(&self.ctx)?;
+        Ok(start.elapsed().as_secs_f64() * 1e3)
+    }
+
+    fn live(&self) -> Option<LiveObjects> {
+        self.ctx.live_objects()
+    }
 }
 
 /// Resident memory of this process (bytes), from `/proc/self/statm`.
@@ -115,12 +184,24 @@ impl SoakArgs {
         history.keep_record(false);
         let mut c = start.clone();
         let (mut baseline, mut peak) = (None, 0u64);
+        // Resident memory of the latest cycles (a window as long as the
+        // warm-up): growth compares the window's median at the end with its
+        // median after the warm-up, so a passing peak (a bake's buffers, the
+        // driver's) is not taken for growth. The peak is reported too.
+        let mut rss_window: std::collections::VecDeque<f64> = std::collections::VecDeque::new();
         // Frame times of the latest cycles only (a window as long as the
         // warm-up): the soak's own record must not grow with its length.
         let window = 30 * warm_up.max(1);
         let mut frame_ms: std::collections::VecDeque<f64> = std::collections::VecDeque::new();
         let (mut first_frames, mut undos) = (None, 0usize);
         let mut full = false;
+        let mut view = if self.no_render {
+            None
+        } else {
+            Some(View::new()?)
+        };
+        let mut draw_ms: std::collections::VecDeque<f64> = std::collections::VecDeque::new();
+        let (mut gpu_after_warm_up, mut first_draws) = (None, None);
         let wall = Instant::now();
         for cycle in 0..cycles {
             // Edit, undo everything, redo everything: both exact.
@@ -157,6 +238,13 @@ impl SoakArgs {
                     frame_ms.pop_front();
                 }
                 frame_ms.push_back(t.elapsed().as_secs_f64() * 1e3);
+                if let Some(view) = view.as_mut().filter(|_| f == 30) {
+                    let ms = view.draw(&sim, f as f64 / 30.0, history.revision())?;
+                    if draw_ms.len() == window / 30 {
+                        draw_ms.pop_front();
+                    }
+                    draw_ms.push_back(ms);
+                }
             }
             // Bake half a second, over the last cycle's bake.
             let opts = BakeOptions {
@@ -168,10 +256,17 @@ impl SoakArgs {
                 plasticine::bake::BakeControl::Continue
             })?;
             let rss = resident_bytes().unwrap_or(0);
+            if rss_window.len() == warm_up.max(1) {
+                rss_window.pop_front();
+            }
+            rss_window.push_back(rss as f64);
+            let gpu = view.as_ref().and_then(View::live);
             // Warm-up: a tenth of the cycles, and until the undo data is full.
             if baseline.is_none() && cycle + 1 >= warm_up.max(1) && (full || cycle + 1 == cycles) {
-                baseline = Some(rss);
+                baseline = Some(median(&mut Vec::from(rss_window.clone())));
                 first_frames = Some(median(&mut Vec::from(frame_ms.clone())));
+                gpu_after_warm_up = gpu;
+                first_draws = Some(median(&mut Vec::from(draw_ms.clone())));
             }
             peak = peak.max(rss);
             if cycle % (cycles / 20).max(1) == 0 || cycle + 1 == cycles {
@@ -186,13 +281,17 @@ impl SoakArgs {
                         "undo_depth": history.undo_depth(),
                         "undo_mb": history.held_bytes() as f64 / 1e6,
                         "forgotten_steps": history.forgotten_steps(),
+                        "gpu": gpu,
                     })
                 );
             }
         }
-        let baseline = baseline.unwrap_or(peak).max(1);
-        let growth = 100.0 * (peak as f64 / baseline as f64 - 1.0);
+        let end = median(&mut Vec::from(rss_window));
+        let baseline = baseline.unwrap_or(end).max(1.0);
+        let growth = 100.0 * (end / baseline - 1.0);
         let last_frames = median(&mut Vec::from(frame_ms));
+        let gpu_end = view.as_ref().and_then(View::live);
+        let last_draws = median(&mut Vec::from(draw_ms));
         println!(
             "{}",
             json!({
@@ -202,15 +301,31 @@ impl SoakArgs {
                 "edits": cycles * self.edits,
                 "undos_and_redos": 2 * undos,
                 "wall_s": wall.elapsed().as_secs_f64(),
-                "rss_after_warm_up_mb": baseline as f64 / 1e6,
+                "rss_after_warm_up_mb": baseline / 1e6,
+                "rss_end_mb": end / 1e6,
                 "undo_budget_reached": full,
                 "rss_peak_mb": peak as f64 / 1e6,
                 "rss_growth_pct": growth,
                 "frame_ms_median_start": first_frames,
                 "frame_ms_median_end": last_frames,
                 "undo_mb": history.held_bytes() as f64 / 1e6,
+                "gpu_after_warm_up": gpu_after_warm_up,
+                "gpu_end": gpu_end,
+                "draw_ms_median_start": first_draws,
+                "draw_ms_median_end": view.is_some().then_some(last_draws),
             })
         );
+        if let (Some(warm), Some(end)) = (gpu_after_warm_up, gpu_end)
+            && (end.buffers > warm.buffers || end.textures > warm.textures)
+        {
+            bail!(
+                "the GPU holds more objects than after the warm-up: {} buffers (was {}), {} textures (was {})",
+                end.buffers,
+                warm.buffers,
+                end.textures,
+                warm.textures
+            );
+        }
         if growth > self.max_growth {
             bail!(
                 "resident memory grew {growth:.1} % after the warm-up (limit {} %)",

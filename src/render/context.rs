@@ -20,6 +20,19 @@ pub struct GpuContext {
     pub multisample_array: bool,
 }
 
+/// How many GPU objects wgpu holds (its own counts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct LiveObjects {
+    /// Buffers.
+    pub buffers: usize,
+    /// Textures.
+    pub textures: usize,
+    /// Texture views.
+    pub texture_views: usize,
+    /// Bind groups.
+    pub bind_groups: usize,
+}
+
 /// A line a user can read about the adapter in use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AdapterSummary {
@@ -119,6 +132,19 @@ impl GpuContext {
             queue,
             multiview,
             multisample_array,
+        })
+    }
+
+    /// The GPU objects wgpu holds now (its registry's live ids): what a
+    /// leak would grow. `None` where the backend keeps no registry (WebGPU).
+    pub fn live_objects(&self) -> Option<LiveObjects> {
+        let report = self.instance.generate_report()?;
+        let hub = report.hub_report();
+        Some(LiveObjects {
+            buffers: hub.buffers.num_allocated,
+            textures: hub.textures.num_allocated,
+            texture_views: hub.texture_views.num_allocated,
+            bind_groups: hub.bind_groups.num_allocated,
         })
     }
 

@@ -20,7 +20,7 @@ pub mod stereo;
 pub mod ui_panel;
 
 pub use capture::{OffscreenTarget, RgbaImage};
-pub use context::GpuContext;
+pub use context::{GpuContext, LiveObjects};
 pub use geometry::{Cursor, Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
 pub use heat::SkinMap;
 pub use morph::{MorphGpuError, MorphMeshGpu};

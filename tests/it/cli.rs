@@ -509,4 +509,18 @@ fn a_short_soak_edits_undoes_redoes_plays_and_bakes() {
     assert_eq!(summary["edits"], 96);
     assert_eq!(summary["undos_and_redos"], 192);
     assert!(summary["rss_peak_mb"].as_f64().unwrap() > 1.0, "{summary}");
+    // It drew with the real renderer, and the GPU holds what it held
+    // after the warm-up (the command fails on more buffers or textures).
+    assert!(
+        summary["draw_ms_median_end"].as_f64().unwrap() > 0.0,
+        "{summary}"
+    );
+    assert!(
+        summary["gpu_end"]["buffers"].as_u64().unwrap() > 0,
+        "{summary}"
+    );
+    assert_eq!(
+        summary["gpu_end"], summary["gpu_after_warm_up"],
+        "{summary}"
+    );
 }
