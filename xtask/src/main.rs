@@ -39,8 +39,10 @@ Commands:
                    and each top-level module imports only from the layers below it
                    (the order is in xtask/src/layers.rs).
   fuzz [TARGET] [--seconds N | --runs N]
-                   Fuzz the loaders (fuzz/: character, cache, checkpoint, mesh,
-                   calibration, session; all when none is named) for N seconds each
+                   Fuzz the loaders and the command line (fuzz/: character,
+                   cache, checkpoint, mesh, calibration, session,
+                   character_arbitrary, input_script, cli; all when none is
+                   named) for N seconds each
                    (default 60), or N inputs from a fixed seed (reproducible),
                    installing cargo-fuzz if needed. Findings go to
                    fuzz/artifacts/TARGET.
