@@ -495,6 +495,11 @@ impl FrameLoop {
         m
     }
 
+    /// The session's solver settings.
+    pub fn settings(&self) -> &SolverSettings {
+        &self.settings
+    }
+
     /// Lets go of what a hand the tracker lost was holding (see
     /// [`LostHands`]), saying so once per loss.
     fn release_lost_hands(&mut self, tracked: TrackedParts, sample: &mut TrackedPose) {

@@ -16,7 +16,7 @@ use plasticine::render::{
     Decorations, GpuContext, LiveObjects, OffscreenTarget, SceneRenderer, StereoMode,
 };
 use plasticine::skin::{Simulation, SkeletonDriver, SolverSettings};
-use plasticine::snapshot::{SceneSnapshot, SkinSurface};
+use plasticine::snapshot::SceneSnapshot;
 use plasticine::tools::{Command, History};
 use serde_json::json;
 use std::sync::Arc;
@@ -76,11 +76,9 @@ impl View {
     /// Draws the simulation as it stands, waits for the image; the time.
     fn draw(&mut self, sim: &Simulation, t: f64, revision: u64) -> Result<f64> {
         let start = Instant::now();
+        // The snapshot's skins are the simulated character's own points.
         let character = Arc::new(sim.character.clone());
         let mut snapshot = SceneSnapshot::of(character, sim.driver.posture_at(t), revision);
-        snapshot.skins = (0..sim.character.skins.len())
-            .map(|s| SkinSurface::of(&sim.character, s))
-            .collect();
         snapshot.sim_time = t;
         let rig = *self.rig.get_or_insert_with(|| OrbitRig::framing(&snapshot));
         let aspect = VIEW_SIZE.0 as f32 / VIEW_SIZE.1 as f32;
@@ -240,7 +238,8 @@ impl SoakArgs {
                 frame_ms.push_back(t.elapsed().as_secs_f64() * 1e3);
                 if let Some(view) = view.as_mut().filter(|_| f == 30) {
                     let ms = view.draw(&sim, f as f64 / 30.0, history.revision())?;
-                    if draw_ms.len() == window / 30 {
+                    // One draw per cycle: a window as long as the warm-up.
+                    if draw_ms.len() == warm_up.max(1) {
                         draw_ms.pop_front();
                     }
                     draw_ms.push_back(ms);
