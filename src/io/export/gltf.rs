@@ -32,17 +32,19 @@ use super::{
 use crate::character::Character;
 use crate::io::{AtomicFile, IoError};
 use crate::kinematics::forward_kinematics;
+use builder::{Bounds, Builder, extras, index, mesh, morph_target, triangles};
 use glam::{Mat4, Vec3};
-use serde_json::{Value, json};
+use gltf::accessor::{ComponentType, Type};
+use gltf::animation::{Interpolation, Property};
+use gltf::buffer::Target;
+use gltf::mesh::Semantic;
+use gltf::validation::USize64;
+use gltf::{Accessor, Index};
+use gltf_json as gltf;
 use std::io::Write;
 use std::path::Path;
 
-const ARRAY_BUFFER: u32 = 34962;
-const ELEMENT_ARRAY_BUFFER: u32 = 34963;
-const UNSIGNED_SHORT: u32 = 5123;
-const UNSIGNED_INT: u32 = 5125;
-const FLOAT: u32 = 5126;
-const TRIANGLES: u32 = 4;
+mod builder;
 
 /// GLB magic, version and chunk types.
 const GLB_MAGIC: u32 = 0x4654_6C67; // "glTF"
@@ -53,207 +55,12 @@ const CHUNK_BIN: u32 = 0x004E_4942; // "BIN\0"
 /// Two key times closer than this (s) to a frame time replace its sample.
 const KEY_SNAP: f64 = 1e-6;
 
-/// Buffer views and accessors over one buffer whose first part is built in
-/// memory and whose rest is streamed afterwards.
-#[derive(Default)]
-struct Builder {
-    views: Vec<Value>,
-    accessors: Vec<Value>,
-    /// The in-memory part.
-    bin: Vec<u8>,
-    /// Bytes reserved after `bin` (padded to 4) for streamed views.
-    streamed: u64,
-}
-
-impl Builder {
-    fn align(&mut self) {
-        while !self.bin.len().is_multiple_of(4) {
-            self.bin.push(0);
-        }
-    }
-
-    fn view_json(offset: u64, len: u64, target: Option<u32>) -> Value {
-        let mut v = json!({"buffer": 0, "byteOffset": offset, "byteLength": len});
-        if let Some(t) = target {
-            v["target"] = json!(t);
-        }
-        v
-    }
-
-    /// A view over `bytes`, stored in memory.
-    fn static_view(&mut self, bytes: &[u8], target: Option<u32>) -> usize {
-        assert_eq!(self.streamed, 0, "static data goes before streamed data");
-        self.align();
-        let offset = self.bin.len() as u64;
-        self.bin.extend_from_slice(bytes);
-        self.views
-            .push(Self::view_json(offset, bytes.len() as u64, target));
-        self.views.len() - 1
-    }
-
-    /// A view of `len` bytes (a multiple of 4) to be streamed later, in order.
-    fn streamed_view(&mut self, len: u64, target: Option<u32>) -> usize {
-        debug_assert_eq!(len % 4, 0);
-        if self.streamed == 0 {
-            self.align();
-        }
-        let offset = self.bin.len() as u64 + self.streamed;
-        self.streamed += len;
-        self.views.push(Self::view_json(offset, len, target));
-        self.views.len() - 1
-    }
-
-    fn accessor(
-        &mut self,
-        view: usize,
-        component: u32,
-        count: usize,
-        ty: &str,
-        bounds: Option<&Bounds>,
-    ) -> usize {
-        let mut a = json!({
-            "bufferView": view,
-            "componentType": component,
-            "count": count,
-            "type": ty,
-        });
-        if let Some(b) = bounds {
-            a["min"] = json!(b.min);
-            a["max"] = json!(b.max);
-        }
-        self.accessors.push(a);
-        self.accessors.len() - 1
-    }
-
-    /// Floats stored in memory, `ty` of `comps` components, with bounds if asked.
-    fn floats(
-        &mut self,
-        data: &[f32],
-        comps: usize,
-        ty: &str,
-        target: Option<u32>,
-        with_bounds: bool,
-    ) -> usize {
-        let view = self.static_view(&f32_bytes(data), target);
-        let bounds = with_bounds.then(|| Bounds::of(data, comps));
-        self.accessor(view, FLOAT, data.len() / comps, ty, bounds.as_ref())
-    }
-
-    /// A VEC3 float accessor of `data` stored sparsely (the non-zero
-    /// elements and their indices over implicit zeros) when fewer than half
-    /// are non-zero, densely otherwise; with min/max.
-    fn sparse_vec3s(&mut self, data: &[Vec3]) -> usize {
-        let nonzero: Vec<u32> = (0..data.len() as u32)
-            .filter(|&i| data[i as usize] != Vec3::ZERO)
-            .collect();
-        let flat: Vec<f32> = data.iter().flat_map(|v| v.to_array()).collect();
-        if nonzero.is_empty() || 2 * nonzero.len() >= data.len() {
-            return self.floats(&flat, 3, "VEC3", Some(ARRAY_BUFFER), true);
-        }
-        let bounds = Bounds::of(&flat, 3);
-        let index_bytes: Vec<u8> = nonzero.iter().flat_map(|i| i.to_le_bytes()).collect();
-        let indices = self.static_view(&index_bytes, None);
-        let values: Vec<f32> = nonzero
-            .iter()
-            .flat_map(|&i| data[i as usize].to_array())
-            .collect();
-        let values = self.static_view(&f32_bytes(&values), None);
-        self.accessors.push(json!({
-            "componentType": FLOAT,
-            "count": data.len(),
-            "type": "VEC3",
-            "min": bounds.min,
-            "max": bounds.max,
-            "sparse": {
-                "count": nonzero.len(),
-                "indices": {"bufferView": indices, "componentType": UNSIGNED_INT},
-                "values": {"bufferView": values},
-            },
-        }));
-        self.accessors.len() - 1
-    }
-
-    /// The index accessor of `triangles` over `points` vertices (`u16`
-    /// where they fit, else `u32`).
-    fn indices(&mut self, triangles: &[[u32; 3]], points: usize) -> usize {
-        let flat = triangles.iter().flatten().copied();
-        let (bytes, ty): (Vec<u8>, u32) = if points <= usize::from(u16::MAX) {
-            (
-                flat.flat_map(|i| (i as u16).to_le_bytes()).collect(),
-                UNSIGNED_SHORT,
-            )
-        } else {
-            (flat.flat_map(|i| i.to_le_bytes()).collect(), UNSIGNED_INT)
-        };
-        let view = self.static_view(&bytes, Some(ELEMENT_ARRAY_BUFFER));
-        self.accessor(view, ty, triangles.len() * 3, "SCALAR", None)
-    }
-
-    /// Total buffer length.
-    fn len(&self) -> u64 {
-        self.bin.len().next_multiple_of(4) as u64 + self.streamed
-    }
-}
-
-/// Per-component bounds, as the exact values of the stored `f32`s.
-#[derive(Clone, Debug)]
-struct Bounds {
-    min: Vec<f64>,
-    max: Vec<f64>,
-}
-
-impl Bounds {
-    fn empty(comps: usize) -> Self {
-        Self {
-            min: vec![f64::INFINITY; comps],
-            max: vec![f64::NEG_INFINITY; comps],
-        }
-    }
-
-    fn of(data: &[f32], comps: usize) -> Self {
-        let mut b = Self::empty(comps);
-        for chunk in data.chunks_exact(comps) {
-            for (c, &v) in chunk.iter().enumerate() {
-                b.add(c, v);
-            }
-        }
-        b
-    }
-
-    fn add(&mut self, c: usize, v: f32) {
-        let v = f64::from(v);
-        self.min[c] = self.min[c].min(v);
-        self.max[c] = self.max[c].max(v);
-    }
-
-    fn add_vec3(&mut self, v: Vec3) {
-        for (c, x) in v.to_array().into_iter().enumerate() {
-            self.add(c, x);
-        }
-    }
-}
-
-fn f32_bytes(data: &[f32]) -> Vec<u8> {
-    data.iter().flat_map(|v| v.to_le_bytes()).collect()
-}
-
 fn push_vec3s(buf: &mut Vec<u8>, data: impl Iterator<Item = Vec3>) {
     for v in data {
         for c in v.to_array() {
             buf.extend_from_slice(&c.to_le_bytes());
         }
     }
-}
-
-/// The nodes, meshes and animation of the glTF document, built up in order.
-#[derive(Default)]
-struct Scene {
-    nodes: Vec<Value>,
-    meshes: Vec<Value>,
-    samplers: Vec<Value>,
-    channels: Vec<Value>,
-    /// The scene's root nodes.
-    roots: Vec<usize>,
 }
 
 /// The bounds of every position accessor, found by pass 1.
@@ -288,57 +95,39 @@ pub(super) fn write_glb(
     let bounds = frame_bounds(src, progress)?;
 
     let mut b = Builder::default();
-    let mut scene = Scene::default();
 
     // The skeleton.
-    skeleton(
-        src,
-        &mut b,
-        &mut scene.nodes,
-        &mut scene.samplers,
-        &mut scene.channels,
-    )?;
-    scene.roots.push(0);
-    let bones_node = scene.nodes.len();
-    scene.nodes.push(
-        json!({"name": format!("{}_bones", character.name), "mesh": scene.meshes.len(), "skin": 0}),
-    );
-    scene.meshes.push(bone_mesh(character, &mut b));
-    scene.roots.push(bones_node);
+    skeleton(src, &mut b)?;
+    b.scene_roots.push(Index::new(0));
+    let bones = bone_mesh(character, &mut b);
+    b.mesh_node(format!("{}_bones", character.name), bones, true);
     let inverse_bind = inverse_bind_matrices(character, &mut b);
 
     let indices = skin_indices(src, &mut b);
     // Painted skins carry their colours (static: paint does not move).
-    let colors: Vec<Option<usize>> = (0..src.surfaces.len())
+    let colors: Vec<Option<Index<Accessor>>> = (0..src.surfaces.len())
         .map(|s| {
             src.colors(s).map(|c| {
                 let flat: Vec<f32> = c.iter().flat_map(|x| x.to_array()).collect();
-                b.floats(&flat, 3, "VEC3", Some(ARRAY_BUFFER), false)
+                b.floats(&flat, 3, Type::Vec3, Some(Target::ArrayBuffer), false)
             })
         })
         .collect();
     let times: Vec<f32> = relative_times(src).iter().map(|&t| t as f32).collect();
     if let Some(m) = modes {
-        modal_mesh(src, m, &times, &mut b, &mut scene)?;
+        modal_mesh(src, m, &times, &mut b)?;
     }
 
     // The secondary motion's small data and animation.
     if morph {
-        morph_animation(src, &times, &mut b, &mut scene);
+        morph_animation(src, &times, &mut b);
     } else {
-        frame_animation(src, &times, &mut b, &mut scene);
+        frame_animation(src, &times, &mut b);
     }
-    reserve_frames(
-        src,
-        morph,
-        (&indices, &colors),
-        &bounds,
-        &mut b,
-        &mut scene.meshes,
-    );
+    reserve_frames(src, morph, (&indices, &colors), &bounds, &mut b);
 
-    let doc = document(src, secondary, &scene, inverse_bind, &b);
-    let json_bytes = json_chunk(&doc, out)?;
+    document(src, secondary, inverse_bind, &mut b);
+    let json_bytes = json_chunk(&b.root, out)?;
     b.align();
     let bin_len = b.len();
     let total = glb_size(out, json_bytes.len(), bin_len)?;
@@ -405,7 +194,7 @@ fn frame_bounds(
 
 /// The index accessor of each surface's triangles (`u16` where the points
 /// fit, else `u32`).
-fn skin_indices(src: &Source, b: &mut Builder) -> Vec<usize> {
+fn skin_indices(src: &Source, b: &mut Builder) -> Vec<Index<Accessor>> {
     src.surfaces
         .iter()
         .map(|s| b.indices(&s.triangles(), s.point_count()))
@@ -430,23 +219,14 @@ fn modal_mesh(
     m: &ModeMorphs,
     times: &[f32],
     b: &mut Builder,
-    scene: &mut Scene,
 ) -> Result<(), IoError> {
-    let flat = |v: &[Vec3]| -> Vec<f32> { v.iter().flat_map(|p| p.to_array()).collect() };
     let count = m.positions.len();
-    let position = b.floats(&flat(&m.positions), 3, "VEC3", Some(ARRAY_BUFFER), true);
-    let normal = b.floats(&flat(&m.normals), 3, "VEC3", Some(ARRAY_BUFFER), false);
-    let bytes: Vec<u8> = m
-        .joints
-        .iter()
-        .flatten()
-        .flat_map(|j| j.to_le_bytes())
-        .collect();
-    let view = b.static_view(&bytes, Some(ARRAY_BUFFER));
-    let joints = b.accessor(view, UNSIGNED_SHORT, count, "VEC4", None);
+    let position = b.vec3s(&m.positions, true);
+    let normal = b.vec3s(&m.normals, false);
+    let joints = b.joints(&m.joints);
     let weights: Vec<f32> = m.weights.iter().flatten().copied().collect();
-    let weights = b.floats(&weights, 4, "VEC4", Some(ARRAY_BUFFER), false);
-    let mut targets: Vec<Value> = Vec::with_capacity(2 * m.targets.len());
+    let weights = b.floats(&weights, 4, Type::Vec4, Some(Target::ArrayBuffer), false);
+    let mut targets = Vec::with_capacity(2 * m.targets.len());
     let mut names: Vec<String> = Vec::with_capacity(2 * m.targets.len());
     for t in &m.targets {
         for (sign, side) in [(1.0, "+"), (-1.0, "-")] {
@@ -454,7 +234,7 @@ fn modal_mesh(
             // A mode moves only its part's vertices: store the rest as zeros.
             let p = b.sparse_vec3s(&signed(&t.positions));
             let n = b.sparse_vec3s(&signed(&t.normals));
-            targets.push(json!({"POSITION": p, "NORMAL": n}));
+            targets.push(morph_target(p, n));
             names.push(format!("{}{side}", t.name));
         }
     }
@@ -469,76 +249,67 @@ fn modal_mesh(
             output.extend([w.max(0.0), (-w).max(0.0)]);
         }
     }
-    let input = b.floats(times, 1, "SCALAR", None, true);
-    let output = b.floats(&output, 1, "SCALAR", None, false);
-    let name = &m.name;
-    let node = scene.nodes.len();
-    scene
-        .nodes
-        .push(json!({"name": format!("{name}_modal"), "mesh": scene.meshes.len(), "skin": 0}));
-    scene.roots.push(node);
-    scene.meshes.push(json!({
-        "name": name,
-        "primitives": [{
-            "attributes": {"POSITION": position, "NORMAL": normal, "JOINTS_0": joints, "WEIGHTS_0": weights},
-            "indices": indices,
-            "mode": TRIANGLES,
-            "targets": targets,
-        }],
-        "weights": vec![0.0; names.len()],
-        "extras": {"targetNames": names},
-    }));
-    scene.channels.push(
-        json!({"sampler": scene.samplers.len(), "target": {"node": node, "path": "weights"}}),
+    let input = b.floats(times, 1, Type::Scalar, None, true);
+    let output = b.floats(&output, 1, Type::Scalar, None, false);
+    let primitive = triangles(
+        &[
+            (Semantic::Positions, position),
+            (Semantic::Normals, normal),
+            (Semantic::Joints(0), joints),
+            (Semantic::Weights(0), weights),
+        ],
+        Some(indices),
+        Some(targets),
     );
-    scene
-        .samplers
-        .push(json!({"input": input, "output": output, "interpolation": "LINEAR"}));
+    let mesh = mesh(m.name.clone(), vec![primitive], &names);
+    let node = b.mesh_node(format!("{}_modal", m.name), mesh, true);
+    b.channel(
+        node,
+        Property::MorphTargetWeights,
+        (input, output),
+        Interpolation::Linear,
+    );
     Ok(())
 }
 
 /// Morph targets: a node per skin with its mesh (primitives filled in by
 /// [`reserve_frames`]) and a one-hot LINEAR weights channel.
-fn morph_animation(src: &Source, times: &[f32], b: &mut Builder, scene: &mut Scene) {
+fn morph_animation(src: &Source, times: &[f32], b: &mut Builder) {
     if src.surfaces.is_empty() {
         return; // no accessors nothing uses
     }
     let count = src.frames.len();
-    let input = b.floats(times, 1, "SCALAR", None, true);
+    let input = b.floats(times, 1, Type::Scalar, None, true);
     let mut weights = vec![0.0f32; count * count];
     for e in 0..count {
         weights[e * count + e] = 1.0;
     }
-    let output = b.floats(&weights, 1, "SCALAR", None, false);
+    let output = b.floats(&weights, 1, Type::Scalar, None, false);
+    let names: Vec<String> = (0..count).map(|e| frame_name(src, e)).collect();
     for s in &src.surfaces {
-        let node = scene.nodes.len();
-        scene
-            .nodes
-            .push(json!({"name": format!("{}_skin", s.name), "mesh": scene.meshes.len()}));
-        scene.roots.push(node);
-        // Filled in once the frame views are reserved.
-        scene.meshes.push(json!({"name": s.name, "weights": vec![0.0; count],
-            "extras": {"targetNames": (0..count).map(|e| frame_name(src, e)).collect::<Vec<_>>()}}));
-        scene.channels.push(
-            json!({"sampler": scene.samplers.len(), "target": {"node": node, "path": "weights"}}),
+        // Its primitive is added once the frame views are reserved.
+        let mesh = mesh(s.name.clone(), Vec::new(), &names);
+        let node = b.mesh_node(format!("{}_skin", s.name), mesh, false);
+        b.channel(
+            node,
+            Property::MorphTargetWeights,
+            (input, output),
+            Interpolation::Linear,
         );
-        scene
-            .samplers
-            .push(json!({"input": input, "output": output, "interpolation": "LINEAR"}));
     }
 }
 
 /// Per-frame meshes: a group node per exported frame with a child (and
 /// mesh, primitives filled in by [`reserve_frames`]) per skin, shown by a
 /// STEP scale channel.
-fn frame_animation(src: &Source, times: &[f32], b: &mut Builder, scene: &mut Scene) {
+fn frame_animation(src: &Source, times: &[f32], b: &mut Builder) {
     if src.surfaces.is_empty() {
         return; // no empty frame groups
     }
     let count = src.frames.len();
     // Scale outputs, shared by the frames with the same pattern (made
     // only when used: the validator reports unused accessors).
-    let mut outputs: Vec<(Vec<f32>, usize)> = Vec::new();
+    let mut outputs: Vec<(Vec<f32>, Index<Accessor>)> = Vec::new();
     for e in 0..count {
         let (input, shown): (Vec<f32>, &[f32]) = match e {
             _ if count == 1 => (vec![0.0], &[1.0]),
@@ -550,37 +321,31 @@ fn frame_animation(src: &Source, times: &[f32], b: &mut Builder, scene: &mut Sce
             Some(&(_, a)) => a,
             None => {
                 let data: Vec<f32> = shown.iter().flat_map(|&s| [s; 3]).collect();
-                let a = b.floats(&data, 3, "VEC3", None, false);
+                let a = b.floats(&data, 3, Type::Vec3, None, false);
                 outputs.push((shown.to_vec(), a));
                 a
             }
         };
-        let input = b.floats(&input, 1, "SCALAR", None, true);
-        let group = scene.nodes.len();
+        let input = b.floats(&input, 1, Type::Scalar, None, true);
         let scale = if e == 0 { 1.0 } else { 0.0 };
-        scene.nodes.push(
-            json!({"name": frame_name(src, e), "scale": [scale, scale, scale], "children": []}),
-        );
-        scene.roots.push(group);
-        scene.channels.push(
-            json!({"sampler": scene.samplers.len(), "target": {"node": group, "path": "scale"}}),
-        );
-        scene
-            .samplers
-            .push(json!({"input": input, "output": output, "interpolation": "STEP"}));
+        let mut children = Vec::with_capacity(src.surfaces.len());
         for s in &src.surfaces {
-            let child = scene.nodes.len();
-            scene.nodes.push(
-                json!({"name": format!("{}_{:05}", s.name, src.frames[e]), "mesh": scene.meshes.len()}),
-            );
-            scene.nodes[group]["children"]
-                .as_array_mut()
-                .expect("children")
-                .push(json!(child));
-            scene
-                .meshes
-                .push(json!({"name": format!("{}_{:05}", s.name, src.frames[e])}));
+            let name = format!("{}_{:05}", s.name, src.frames[e]);
+            // Its primitive is added once the frame views are reserved.
+            let mesh = b.root.push(mesh(name.clone(), Vec::new(), &[]));
+            children.push(b.root.push(gltf::Node {
+                name: Some(name),
+                mesh: Some(mesh),
+                ..Default::default()
+            }));
         }
+        let group = b.root_node(gltf::Node {
+            name: Some(frame_name(src, e)),
+            scale: Some([scale; 3]),
+            children: Some(children),
+            ..Default::default()
+        });
+        b.channel(group, Property::Scale, (input, output), Interpolation::Step);
     }
 }
 
@@ -589,13 +354,12 @@ fn frame_animation(src: &Source, times: &[f32], b: &mut Builder, scene: &mut Sce
 fn reserve_frames(
     src: &Source,
     morph: bool,
-    (indices, colors): (&[usize], &[Option<usize>]),
+    (indices, colors): (&[Index<Accessor>], &[Option<Index<Accessor>>]),
     bounds: &FrameBounds,
     b: &mut Builder,
-    meshes: &mut [Value],
 ) {
     let count = src.frames.len();
-    let first_skin_mesh = meshes.len()
+    let first_skin_mesh = b.root.meshes.len()
         - if morph {
             src.surfaces.len()
         } else {
@@ -610,81 +374,92 @@ fn reserve_frames(
             } else {
                 first_skin_mesh + e * src.surfaces.len() + s
             };
+            let streamed = |b: &mut Builder, bounds: Option<&Bounds>| {
+                let v = b.streamed_view(bytes, Some(Target::ArrayBuffer));
+                b.accessor(Some(v), ComponentType::F32, p, Type::Vec3, bounds)
+            };
             if !morph || e == 0 {
-                let v = b.streamed_view(bytes, Some(ARRAY_BUFFER));
-                let position = b.accessor(v, FLOAT, p, "VEC3", Some(&bounds.abs[e][s]));
-                let v = b.streamed_view(bytes, Some(ARRAY_BUFFER));
-                let normal = b.accessor(v, FLOAT, p, "VEC3", None);
-                let mut attributes = json!({"POSITION": position, "NORMAL": normal});
+                let position = streamed(b, Some(&bounds.abs[e][s]));
+                let normal = streamed(b, None);
+                let mut attributes =
+                    vec![(Semantic::Positions, position), (Semantic::Normals, normal)];
                 if let Some(c) = colors[s] {
-                    attributes["COLOR_0"] = json!(c);
+                    attributes.push((Semantic::Colors(0), c));
                 }
-                meshes[mesh_index]["primitives"] = json!([{
-                    "attributes": attributes,
-                    "indices": indices[s],
-                    "mode": TRIANGLES,
-                }]);
+                let targets = morph.then(Vec::new);
+                b.root.meshes[mesh_index].primitives =
+                    vec![triangles(&attributes, Some(indices[s]), targets)];
             }
             if morph {
-                let v = b.streamed_view(bytes, Some(ARRAY_BUFFER));
-                let position = b.accessor(v, FLOAT, p, "VEC3", Some(&bounds.delta[e][s]));
-                let v = b.streamed_view(bytes, Some(ARRAY_BUFFER));
-                let normal = b.accessor(v, FLOAT, p, "VEC3", None);
-                let prim = &mut meshes[mesh_index]["primitives"][0];
-                if prim.get("targets").is_none() {
-                    prim["targets"] = json!([]);
-                }
-                prim["targets"]
-                    .as_array_mut()
-                    .expect("targets")
-                    .push(json!({"POSITION": position, "NORMAL": normal}));
+                let position = streamed(b, Some(&bounds.delta[e][s]));
+                let normal = streamed(b, None);
+                b.root.meshes[mesh_index].primitives[0]
+                    .targets
+                    .get_or_insert_with(Vec::new)
+                    .push(morph_target(position, normal));
             }
         }
     }
 }
 
-/// The glTF JSON document: asset, scene, nodes, meshes, the skin, the
-/// animation, accessors, buffer views and the one buffer.
+/// Completes the glTF document: asset, scene, the skin, the animation and
+/// the one buffer.
 fn document(
     src: &Source,
     secondary: SecondaryMotion,
-    scene: &Scene,
-    inverse_bind: usize,
-    b: &Builder,
-) -> Value {
+    inverse_bind: Index<Accessor>,
+    b: &mut Builder,
+) {
     let character = src.character;
-    json!({
-        "asset": {
-            "version": "2.0",
-            "generator": format!("Plasticine {}", env!("CARGO_PKG_VERSION")),
-            "extras": {
-                "character": character.name,
-                "cache": src.cache.path().display().to_string(),
-                "fps": src.fps,
-                "cacheFrames": src.frames,
-                "secondaryMotion": format!("{secondary:?}"),
-            },
-        },
-        "scene": 0,
-        "scenes": [{"name": character.name, "nodes": scene.roots}],
-        "nodes": scene.nodes,
-        "meshes": scene.meshes,
-        "skins": [{
-            "name": format!("{}_skeleton", character.name),
-            "joints": (0..character.skeleton.joints.len()).collect::<Vec<_>>(),
-            "skeleton": 0,
-            "inverseBindMatrices": inverse_bind,
-        }],
-        "animations": [{"name": character.name, "samplers": scene.samplers, "channels": scene.channels}],
-        "accessors": b.accessors,
-        "bufferViews": b.views,
-        "buffers": [{"byteLength": b.len()}],
-    })
+    b.root.asset = gltf::Asset {
+        version: "2.0".into(),
+        generator: Some(format!("Plasticine {}", env!("CARGO_PKG_VERSION"))),
+        extras: extras(&serde_json::json!({
+            "character": character.name,
+            "cache": src.cache.path().display().to_string(),
+            "fps": src.fps,
+            "cacheFrames": src.frames,
+            "secondaryMotion": format!("{secondary:?}"),
+        })),
+        copyright: None,
+        extensions: None,
+        min_version: None,
+    };
+    let scene = b.root.push(gltf::Scene {
+        extensions: None,
+        extras: None,
+        name: Some(character.name.clone()),
+        nodes: b.scene_roots.clone(),
+    });
+    b.root.scene = Some(scene);
+    b.root.push(gltf::Skin {
+        extensions: None,
+        extras: None,
+        inverse_bind_matrices: Some(inverse_bind),
+        joints: (0..character.skeleton.joints.len()).map(index).collect(),
+        name: Some(format!("{}_skeleton", character.name)),
+        skeleton: Some(Index::new(0)),
+    });
+    b.root.push(gltf::Animation {
+        extensions: None,
+        extras: None,
+        channels: std::mem::take(&mut b.channels),
+        name: Some(character.name.clone()),
+        samplers: std::mem::take(&mut b.samplers),
+    });
+    let byte_length = USize64(b.len());
+    b.root.push(gltf::Buffer {
+        byte_length,
+        name: None,
+        uri: None,
+        extensions: None,
+        extras: None,
+    });
 }
 
 /// The JSON chunk's bytes: `doc` serialized, padded with spaces to 4 bytes.
-fn json_chunk(doc: &Value, out: &Path) -> Result<Vec<u8>, IoError> {
-    let mut json_bytes = serde_json::to_vec(doc).map_err(|e| IoError::Serialize {
+fn json_chunk(doc: &gltf::Root, out: &Path) -> Result<Vec<u8>, IoError> {
+    let mut json_bytes = gltf::serialize::to_vec(doc).map_err(|e| IoError::Serialize {
         path: out.to_path_buf(),
         message: e.to_string(),
     })?;
@@ -791,27 +566,19 @@ fn stream_frames(
 }
 
 /// Joint nodes, and the skeleton's animation channels.
-fn skeleton(
-    src: &mut Source,
-    b: &mut Builder,
-    nodes: &mut Vec<Value>,
-    samplers: &mut Vec<Value>,
-    channels: &mut Vec<Value>,
-) -> Result<(), IoError> {
+fn skeleton(src: &mut Source, b: &mut Builder) -> Result<(), IoError> {
     let character = src.character;
     let skeleton = &character.skeleton;
     let rest = local_transforms(skeleton, &skeleton.rest_posture());
     for (k, (joint, (t, r))) in skeleton.joints.iter().zip(&rest).enumerate() {
-        let children: Vec<usize> = skeleton.children(k).collect();
-        let mut node = json!({
-            "name": joint.name,
-            "translation": t.to_array(),
-            "rotation": r.to_array(),
+        let children: Vec<Index<gltf::Node>> = skeleton.children(k).map(index).collect();
+        b.root.push(gltf::Node {
+            name: Some(joint.name.clone()),
+            translation: Some(t.to_array()),
+            rotation: Some(gltf::scene::UnitQuaternion(r.to_array())),
+            children: (!children.is_empty()).then_some(children),
+            ..Default::default()
         });
-        if !children.is_empty() {
-            node["children"] = json!(children);
-        }
-        nodes.push(node);
     }
 
     // Sample times: every cache frame in the exported range, and every key.
@@ -864,33 +631,40 @@ fn skeleton(
             }
         }
     }
-    let input = b.floats(&input, 1, "SCALAR", None, true);
+    let input = b.floats(&input, 1, Type::Scalar, None, true);
     for (j, r) in rotations.iter().enumerate() {
-        let output = b.floats(r, 4, "VEC4", None, false);
-        channels
-            .push(json!({"sampler": samplers.len(), "target": {"node": j, "path": "rotation"}}));
-        samplers.push(json!({"input": input, "output": output, "interpolation": "LINEAR"}));
+        let output = b.floats(r, 4, Type::Vec4, None, false);
+        b.channel(
+            index(j),
+            Property::Rotation,
+            (input, output),
+            Interpolation::Linear,
+        );
     }
-    let output = b.floats(&root, 3, "VEC3", None, false);
-    channels.push(json!({"sampler": samplers.len(), "target": {"node": 0, "path": "translation"}}));
-    samplers.push(json!({"input": input, "output": output, "interpolation": "LINEAR"}));
+    let output = b.floats(&root, 3, Type::Vec3, None, false);
+    b.channel(
+        Index::new(0),
+        Property::Translation,
+        (input, output),
+        Interpolation::Linear,
+    );
     Ok(())
 }
 
 /// Inverse world transforms of the joints in the rest posture.
-fn inverse_bind_matrices(character: &Character, b: &mut Builder) -> usize {
+fn inverse_bind_matrices(character: &Character, b: &mut Builder) -> Index<Accessor> {
     let skeleton = &character.skeleton;
     let world = forward_kinematics(skeleton, &skeleton.rest_posture());
     let data: Vec<f32> = world
         .iter()
         .flat_map(|w| Mat4::from(w.inverse()).to_cols_array())
         .collect();
-    b.floats(&data, 16, "MAT4", None, false)
+    b.floats(&data, 16, Type::Mat4, None, false)
 }
 
 /// A bone mesh skinned to the joints: an octahedron from each joint to each
 /// child, following the parent, and a small one at the root; flat-shaded.
-fn bone_mesh(character: &Character, b: &mut Builder) -> Value {
+fn bone_mesh(character: &Character, b: &mut Builder) -> gltf::Mesh {
     let skeleton = &character.skeleton;
     let world = forward_kinematics(skeleton, &skeleton.rest_posture());
     let origin = |k: usize| Vec3::from(world[k].translation);
@@ -901,7 +675,7 @@ fn bone_mesh(character: &Character, b: &mut Builder) -> Value {
     let root_size = if extent > 0.0 { 0.04 * extent } else { 0.02 };
     let mut positions: Vec<Vec3> = Vec::new();
     let mut normals: Vec<Vec3> = Vec::new();
-    let mut joints: Vec<u16> = Vec::new();
+    let mut joints: Vec<[u16; 4]> = Vec::new();
     let mut add = |tip_a: Vec3, tip_b: Vec3, at: f32, width: f32, joint: usize| {
         let d = (tip_b - tip_a).normalize();
         let (u, v) = d.any_orthonormal_pair();
@@ -925,7 +699,7 @@ fn bone_mesh(character: &Character, b: &mut Builder) -> Value {
                 }
                 positions.extend(tri);
                 normals.extend([nrm; 3]);
-                joints.extend([[joint as u16, 0, 0, 0]; 3].into_iter().flatten());
+                joints.extend([[joint as u16, 0, 0, 0]; 3]);
             }
         }
     };
@@ -940,20 +714,21 @@ fn bone_mesh(character: &Character, b: &mut Builder) -> Value {
             }
         }
     }
-    let flat = |v: &[Vec3]| -> Vec<f32> { v.iter().flat_map(|p| p.to_array()).collect() };
     let count = positions.len();
-    let position = b.floats(&flat(&positions), 3, "VEC3", Some(ARRAY_BUFFER), true);
-    let normal = b.floats(&flat(&normals), 3, "VEC3", Some(ARRAY_BUFFER), false);
-    let bytes: Vec<u8> = joints.iter().flat_map(|j| j.to_le_bytes()).collect();
-    let view = b.static_view(&bytes, Some(ARRAY_BUFFER));
-    let joint_acc = b.accessor(view, UNSIGNED_SHORT, count, "VEC4", None);
+    let position = b.vec3s(&positions, true);
+    let normal = b.vec3s(&normals, false);
+    let joints = b.joints(&joints);
     let weights: Vec<f32> = (0..count).flat_map(|_| [1.0, 0.0, 0.0, 0.0]).collect();
-    let weight_acc = b.floats(&weights, 4, "VEC4", Some(ARRAY_BUFFER), false);
-    json!({
-        "name": format!("{}_bones", character.name),
-        "primitives": [{
-            "attributes": {"POSITION": position, "NORMAL": normal, "JOINTS_0": joint_acc, "WEIGHTS_0": weight_acc},
-            "mode": TRIANGLES,
-        }],
-    })
+    let weights = b.floats(&weights, 4, Type::Vec4, Some(Target::ArrayBuffer), false);
+    let primitive = triangles(
+        &[
+            (Semantic::Positions, position),
+            (Semantic::Normals, normal),
+            (Semantic::Joints(0), joints),
+            (Semantic::Weights(0), weights),
+        ],
+        None,
+        None,
+    );
+    mesh(format!("{}_bones", character.name), vec![primitive], &[])
 }

@@ -146,23 +146,8 @@ pub fn sphere(radius: f32, segments: usize) -> ImportedMesh {
     capsule(0.0, 0.0, radius, Vec3::ZERO, segments, segments / 2, 1)
 }
 
+/// `bytes` as padded standard base64, as data: URIs carry it.
 pub fn base64(bytes: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut s = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-        for k in 0..4 {
-            if k <= chunk.len() {
-                s.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                s.push('=');
-            }
-        }
-    }
-    s
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
