@@ -29,31 +29,36 @@ pub enum Budget {
     Runs(u64),
 }
 
-/// Parses `[TARGET] [--seconds N | --runs N]`.
-pub fn parse(args: &[String]) -> Result<(Vec<&'static str>, Budget), String> {
-    let mut targets = Vec::new();
-    let mut budget = Budget::Seconds(60);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if a == "--seconds" || a == "--runs" {
-            let n = it.next().ok_or_else(|| format!("{a} needs a number"))?;
-            let n = n
+/// Parses `[TARGET...] [--seconds N | --runs N]`.
+pub fn parse(mut args: pico_args::Arguments) -> Result<(Vec<&'static str>, Budget), String> {
+    let mut count = |flag: &'static str| -> Result<Option<u64>, String> {
+        match args.opt_value_from_str::<_, String>(flag) {
+            Err(e) => Err(e.to_string()),
+            Ok(None) => Ok(None),
+            Ok(Some(n)) => n
                 .parse()
                 .ok()
-                .filter(|&s: &u64| s > 0)
-                .ok_or_else(|| format!("{a} must be a positive whole number, got {n:?}"))?;
-            budget = if a == "--runs" {
-                Budget::Runs(n)
-            } else {
-                Budget::Seconds(n)
-            };
-        } else if let Some(t) = TARGETS.iter().find(|t| **t == a.as_str()) {
-            targets.push(*t);
-        } else {
-            return Err(format!(
-                "unknown fuzz target {a:?}: choose from {}",
-                TARGETS.join(", ")
-            ));
+                .filter(|&n: &u64| n > 0)
+                .map(Some)
+                .ok_or_else(|| format!("{flag} must be a positive whole number, got {n:?}")),
+        }
+    };
+    let (seconds, runs) = (count("--seconds")?, count("--runs")?);
+    let budget = match (seconds, runs) {
+        (Some(_), Some(_)) => return Err("give --seconds or --runs, not both".into()),
+        (_, Some(n)) => Budget::Runs(n),
+        (s, None) => Budget::Seconds(s.unwrap_or(60)),
+    };
+    let mut targets = Vec::new();
+    for a in crate::rest(args)? {
+        match TARGETS.iter().find(|t| **t == a) {
+            Some(t) => targets.push(*t),
+            None => {
+                return Err(format!(
+                    "unknown fuzz target {a:?}: choose from {}",
+                    TARGETS.join(", ")
+                ));
+            }
         }
     }
     if targets.is_empty() {
@@ -74,8 +79,8 @@ fn runs(target: &str, n: u64) -> u64 {
     }
 }
 
-pub fn run(args: &[String]) -> Result<(), String> {
-    let (targets, budget) = parse(args)?;
+/// Runs each of `targets` for `budget`.
+pub fn run(targets: &[&str], budget: Budget) -> Result<(), String> {
     let root = crate::repo_root();
     let fuzz_dir = root.join("fuzz");
     let have = Command::new(crate::cargo())
@@ -90,7 +95,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         cmd.args(["install", "cargo-fuzz", "--locked"]);
         crate::run(cmd)?;
     }
-    for target in targets {
+    for &target in targets {
         let corpus = fuzz_dir.join("corpus").join(target);
         let seeds = fuzz_dir.join("seeds").join(target);
         std::fs::create_dir_all(&corpus)
@@ -128,27 +133,36 @@ pub fn run(args: &[String]) -> Result<(), String> {
 mod tests {
     use super::*;
 
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(|x| x.to_string()).collect()
+    fn s(v: &[&str]) -> pico_args::Arguments {
+        pico_args::Arguments::from_vec(v.iter().map(Into::into).collect())
     }
 
     #[test]
     fn targets_and_seconds_are_read_and_bad_ones_refused() {
-        assert_eq!(parse(&[]).unwrap(), (TARGETS.to_vec(), Budget::Seconds(60)));
         assert_eq!(
-            parse(&s(&["cache", "--seconds", "5"])).unwrap(),
+            parse(s(&[])).unwrap(),
+            (TARGETS.to_vec(), Budget::Seconds(60))
+        );
+        assert_eq!(
+            parse(s(&["cache", "--seconds", "5"])).unwrap(),
             (vec!["cache"], Budget::Seconds(5))
         );
         assert_eq!(
-            parse(&s(&["--runs", "100"])).unwrap(),
+            parse(s(&["--runs", "100"])).unwrap(),
             (TARGETS.to_vec(), Budget::Runs(100))
         );
         assert!(
-            parse(&s(&["cash"]))
+            parse(s(&["cash"]))
                 .unwrap_err()
                 .contains("unknown fuzz target")
         );
-        assert!(parse(&s(&["--seconds", "0"])).is_err());
-        assert!(parse(&s(&["--seconds"])).is_err());
+        assert!(parse(s(&["--seconds", "0"])).is_err());
+        assert!(parse(s(&["--seconds"])).is_err());
+        assert!(parse(s(&["--seconds", "5", "--runs", "5"])).is_err());
+        assert_eq!(
+            parse(s(&["--runs", "7", "mesh", "cli"])).unwrap(),
+            (vec!["mesh", "cli"], Budget::Runs(7)),
+            "options may come before the targets"
+        );
     }
 }

@@ -557,13 +557,7 @@ pub fn long_files(dir: &Path) -> Result<Vec<(PathBuf, usize)>, String> {
 }
 
 /// `cargo xtask layers`.
-pub fn run(args: &[String]) -> Result<(), String> {
-    if !args.is_empty() {
-        return Err(format!(
-            "`cargo xtask layers` takes no arguments (got: {})",
-            args.join(" ")
-        ));
-    }
+pub fn run() -> Result<(), String> {
     let root = crate::repo_root();
     let c = Crate::load(&root.join("src"))?;
     let found = violations(&c);

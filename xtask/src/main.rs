@@ -50,29 +50,68 @@ Commands:
 ";
 
 fn main() -> ExitCode {
-    let mut args = env::args().skip(1);
-    let command = args.next();
-    let rest: Vec<String> = args.collect();
-    let result = match command.as_deref() {
-        None | Some("help" | "-h" | "--help") => {
-            print!("{USAGE}");
-            Ok(())
-        }
-        Some("test") => test(&rest),
-        Some("xr-test") => xr_test(&rest),
-        Some("demo") => demo(&rest),
-        Some("layers") => layers::run(&rest),
-        Some("fuzz") => fuzz::run(&rest),
-        // Internal: the inside of `xr-test`, under unshare.
-        Some("monado-session") => monado::session(&rest),
-        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
-    };
-    match result {
+    match dispatch(pico_args::Arguments::from_env()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("xtask: error: {msg}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Runs the subcommand `args` names with the rest of `args`.
+fn dispatch(mut args: pico_args::Arguments) -> Result<(), String> {
+    let command = args.subcommand().map_err(|e| e.to_string())?;
+    match command.as_deref() {
+        None => {
+            let given = rest(args)?;
+            if given.iter().all(|a| a == "-h" || a == "--help") {
+                print!("{USAGE}");
+                Ok(())
+            } else {
+                Err(format!(
+                    "a command comes before {}\n\n{USAGE}",
+                    given.join(" ")
+                ))
+            }
+        }
+        Some("help") => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some("test") => no_arguments("test", args).and_then(|()| test()),
+        Some("xr-test") => no_arguments("xr-test", args).and_then(|()| xr_test()),
+        Some("demo") => demo(&rest(args)?),
+        Some("layers") => no_arguments("layers", args).and_then(|()| layers::run()),
+        Some("fuzz") => fuzz::parse(args).and_then(|(targets, budget)| fuzz::run(&targets, budget)),
+        // Internal: the insides of `xr-test`, under unshare.
+        Some("monado-session") => monado::session(&rest(args)?),
+        Some("chroot-install") => monado::install_in_chroot(&rest(args)?),
+        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+    }
+}
+
+/// What is left of `args`, in order.
+fn rest(args: pico_args::Arguments) -> Result<Vec<String>, String> {
+    args.finish()
+        .into_iter()
+        .map(|a| {
+            a.into_string()
+                .map_err(|a| format!("argument {a:?} is not UTF-8"))
+        })
+        .collect()
+}
+
+/// Refuses arguments to a command that takes none.
+fn no_arguments(command: &str, args: pico_args::Arguments) -> Result<(), String> {
+    let args = rest(args)?;
+    if args.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`cargo xtask {command}` takes no arguments (got: {})",
+            args.join(" ")
+        ))
     }
 }
 
@@ -191,13 +230,7 @@ fn clippy_available() -> bool {
     added && cargo_succeeds(&["clippy", "--version"])
 }
 
-fn test(args: &[String]) -> Result<(), String> {
-    if !args.is_empty() {
-        return Err(format!(
-            "`cargo xtask test` takes no arguments (got: {})",
-            args.join(" ")
-        ));
-    }
+fn test() -> Result<(), String> {
     // No incremental-compilation caches (about 1 GB on a clean build): CI
     // builds once, and its machine's disk may be small.
     // SAFETY: xtask is single-threaded here; the variable is read by the
@@ -215,7 +248,7 @@ fn test(args: &[String]) -> Result<(), String> {
         } else {
             println!("\nxtask: note: rustfmt is not installed; skipping the format check");
         }
-        steps.step("cargo xtask layers", || layers::run(&[]))?;
+        steps.step("cargo xtask layers", layers::run)?;
         if clippy_available() {
             steps.step("cargo clippy -D warnings", || {
                 run(cargo_cmd(&[
@@ -271,7 +304,7 @@ fn test(args: &[String]) -> Result<(), String> {
         // Every loader fuzzed briefly and reproducibly (a fixed seed and
         // number of inputs); the long runs are `cargo xtask fuzz` by hand.
         steps.step("cargo xtask fuzz --runs 20000", || {
-            fuzz::run(&["--runs".into(), "20000".into()])
+            fuzz::run(fuzz::TARGETS, fuzz::Budget::Runs(20_000))
         })?;
         let fuzz_manifest = repo_root().join("fuzz").join("Cargo.toml");
         let fuzz_manifest = fuzz_manifest.to_string_lossy();
@@ -288,13 +321,7 @@ fn test(args: &[String]) -> Result<(), String> {
     result
 }
 
-fn xr_test(args: &[String]) -> Result<(), String> {
-    if !args.is_empty() {
-        return Err(format!(
-            "`cargo xtask xr-test` takes no arguments (got: {})",
-            args.join(" ")
-        ));
-    }
+fn xr_test() -> Result<(), String> {
     let mut steps = Steps::new();
     let result = (|| {
         steps.step("system packages", || {

@@ -19,6 +19,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use xshell::{Shell, cmd};
 
 /// The Debian release that packages Monado.
 pub const SUITE: &str = "trixie";
@@ -252,30 +253,14 @@ pub fn ensure_chroot(dir: &Path) -> Result<(), String> {
         fs::write(dir.join("etc/resolv.conf"), resolv)
             .map_err(|e| format!("writing the chroot's resolv.conf: {e}"))?;
     }
-    let c = shell_quote(&dir.to_string_lossy());
-    let script = format!(
-        "set -e\n\
-         mount --bind /proc {c}/proc\n\
-         mount --rbind /dev {c}/dev\n\
-         mount --bind /sys {c}/sys\n\
-         chroot {c} /usr/bin/env -i PATH={CHROOT_PATH} DEBIAN_FRONTEND=noninteractive \
-             apt-get -q update\n\
-         chroot {c} /usr/bin/env -i PATH={CHROOT_PATH} DEBIAN_FRONTEND=noninteractive \
-             apt-get -q install -y --no-install-recommends {}\n\
-         chroot {c} apt-get clean\n",
-        CHROOT_PACKAGES.join(" ")
-    );
+    // The mounts live in a mount namespace of their own: they go with it.
+    let me = std::env::current_exe().map_err(|e| format!("cannot find xtask itself: {e}"))?;
     let mut cmd = Command::new("unshare");
-    cmd.args([
-        "--mount",
-        "--propagation",
-        "private",
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ])
-    .stdout(Stdio::null());
+    cmd.args(["--mount", "--propagation", "private", "--"])
+        .arg(me)
+        .arg("chroot-install")
+        .arg(dir)
+        .stdout(Stdio::null());
     run_quiet(cmd, "installing Monado in the chroot").map_err(|e| {
         format!(
             "could not install Monado in the {SUITE} chroot: {e}. Is the Debian mirror \
@@ -290,8 +275,49 @@ pub fn ensure_chroot(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
+/// `xtask chroot-install CHROOT`, in a mount namespace of its own (see
+/// [`ensure_chroot`]): mounts /proc, /dev and /sys into the new chroot and
+/// installs [`CHROOT_PACKAGES`] in it with apt.
+pub fn install_in_chroot(args: &[String]) -> Result<(), String> {
+    let [chroot] = args else {
+        return Err("usage: xtask chroot-install CHROOT".into());
+    };
+    let chroot = Path::new(chroot);
+    mount_system(chroot)?;
+    let sh = Shell::new().map_err(|e| e.to_string())?;
+    let path = format!("PATH={CHROOT_PATH}");
+    let apt = |what: &str, cmd: xshell::Cmd| {
+        cmd.quiet()
+            .run()
+            .map_err(|e| format!("{what} in the chroot: {e}"))
+    };
+    let env = "/usr/bin/env";
+    apt(
+        "apt-get update",
+        cmd!(
+            sh,
+            "chroot {chroot} {env} -i {path} DEBIAN_FRONTEND=noninteractive apt-get -q update"
+        ),
+    )?;
+    apt(
+        "apt-get install",
+        cmd!(
+            sh,
+            "chroot {chroot} {env} -i {path} DEBIAN_FRONTEND=noninteractive apt-get -q install -y --no-install-recommends {CHROOT_PACKAGES...}"
+        ),
+    )?;
+    apt("apt-get clean", cmd!(sh, "chroot {chroot} apt-get clean"))
+}
+
+/// Mounts the host's /proc, /dev and /sys at the same places in `chroot`.
+fn mount_system(chroot: &Path) -> Result<(), String> {
+    for (how, what) in [("--bind", "/proc"), ("--rbind", "/dev"), ("--bind", "/sys")] {
+        mount(
+            &[how, what, &chroot.join(&what[1..]).to_string_lossy()],
+            what,
+        )?;
+    }
+    Ok(())
 }
 
 /// Runs the test binary in the chroot with the two Monado services, in new
@@ -346,9 +372,19 @@ impl Service {
     }
 }
 
-fn chroot_command(chroot: &Path, env: &[(&str, &str)], program: &[&str]) -> Command {
+/// `program` run in `chroot` with only `env` (and PATH, HOME, LANG) set,
+/// in the directory `dir` (the chroot's root without one).
+fn chroot_command(
+    chroot: &Path,
+    dir: Option<&str>,
+    env: &[(&str, &str)],
+    program: &[&str],
+) -> Command {
     let mut cmd = Command::new("chroot");
     cmd.arg(chroot).arg("/usr/bin/env").arg("-i");
+    if let Some(dir) = dir {
+        cmd.arg("-C").arg(dir);
+    }
     cmd.arg(format!("PATH={CHROOT_PATH}"));
     cmd.arg("HOME=/root").arg("LANG=C.UTF-8");
     for (k, v) in env {
@@ -375,7 +411,7 @@ fn start_service(
         ("XRT_NO_STDIN", "1"),
     ];
     env.extend_from_slice(config);
-    let child = chroot_command(chroot, &env, &["monado-service"])
+    let child = chroot_command(chroot, None, &env, &["monado-service"])
         .stdin(Stdio::null())
         .stdout(file.try_clone().map_err(|e| e.to_string())?)
         .stderr(file)
@@ -410,9 +446,11 @@ fn start_service(
 }
 
 fn mount(args: &[&str], what: &str) -> Result<(), String> {
-    let mut cmd = Command::new("mount");
-    cmd.args(args);
-    run_quiet(cmd, &format!("mounting {what}"))
+    let sh = Shell::new().map_err(|e| e.to_string())?;
+    cmd!(sh, "mount {args...}")
+        .quiet()
+        .run()
+        .map_err(|e| format!("mounting {what}: {e}"))
 }
 
 /// `xtask monado-session CHROOT TEST_BINARY LOGS [BIND...]`: runs inside
@@ -430,16 +468,14 @@ pub fn session(args: &[String]) -> Result<(), String> {
     fs::create_dir_all(logs).map_err(|e| format!("creating {}: {e}", logs.display()))?;
     let at = |p: &str| chroot.join(p.trim_start_matches('/'));
     let s = |p: &Path| p.to_string_lossy().into_owned();
-    mount(&["--bind", "/proc", &s(&at("/proc"))], "/proc")?;
-    mount(&["--rbind", "/dev", &s(&at("/dev"))], "/dev")?;
-    mount(&["--bind", "/sys", &s(&at("/sys"))], "/sys")?;
+    mount_system(chroot)?;
     mount(&["-t", "tmpfs", "tmpfs", &s(&at("/tmp"))], "/tmp")?;
     for b in binds {
         let inside = at(b);
         fs::create_dir_all(&inside).map_err(|e| format!("creating {}: {e}", inside.display()))?;
         mount(&["--bind", b, &s(&inside)], b)?;
     }
-    let mut lo = chroot_command(chroot, &[], &["ip", "link", "set", "lo", "up"]);
+    let mut lo = chroot_command(chroot, None, &[], &["ip", "link", "set", "lo", "up"]);
     lo.stdout(Stdio::null());
     run_quiet(lo, "bringing up loopback in the test session")?;
 
@@ -464,14 +500,12 @@ pub fn session(args: &[String]) -> Result<(), String> {
 
     let test_log = logs.join("xr_monado.log");
     let cwd = binds.first().cloned().unwrap_or_else(|| "/".into());
-    let script = format!(
-        "cd {} && exec {} --test-threads=1 --show-output",
-        shell_quote(&cwd),
-        shell_quote(test_binary)
-    );
     println!("xtask: running {test_binary} in the {SUITE} chroot (Monado: simulated + remote)");
+    // `env -C` starts the test binary in the repository (its tests read
+    // files relative to it) without a shell to quote for.
     let mut test = chroot_command(
         chroot,
+        Some(&cwd),
         &[
             ("XDG_RUNTIME_DIR", SIM_DIR),
             ("PLASTICINE_REQUIRE_MONADO", "1"),
@@ -479,7 +513,7 @@ pub fn session(args: &[String]) -> Result<(), String> {
             ("RUST_BACKTRACE", "1"),
             ("TMPDIR", "/tmp"),
         ],
-        &["sh", "-c", &script],
+        &[test_binary, "--test-threads=1", "--show-output"],
     )
     .stdin(Stdio::null())
     .spawn()
