@@ -1,5 +1,6 @@
 //! An imported mesh: the first byte picks the reader (OBJ, binary glTF,
-//! JSON glTF), the rest is the file.
+//! JSON glTF; the glTF readers with their morph targets, dense or sparse,
+//! as `blendshape import` reads them), the rest is the file.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -11,9 +12,10 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let origin = Path::new("fuzz.mesh");
+    let mut targets = Vec::new();
     let _ = match which % 3 {
         0 => obj::parse_obj(bytes, origin),
-        1 => gltf::parse_glb(bytes, origin),
-        _ => gltf::parse_gltf_json(bytes, origin),
+        1 => gltf::parse_glb_targets(bytes, origin, Some(&mut targets)),
+        _ => gltf::parse_gltf_json_targets(bytes, origin, Some(&mut targets)),
     };
 });

@@ -16,7 +16,9 @@
 //! With `PLASTICINE_BLENDER=1`, both glTF layouts are also imported into
 //! Blender (the `PyPI` package `bpy`, Blender as a Python module: a ~350 MB
 //! download, ~1 GB installed, into a venv under the target directory) and
-//! what Blender shows at some frames is checked against the cache.
+//! what Blender shows at some frames is checked against the cache, and a
+//! shape key exported by Blender (sparse accessors) is imported as a
+//! blendshape rig.
 
 use crate::support::plasticine;
 use glam::{Affine3A, Quat, Vec3};
@@ -1874,4 +1876,74 @@ fn modal_penguin_exports_to_usd_skel_blend_shapes_that_replay_the_modes() {
         want.len()
     ));
     assert!(worst <= 1e-4 * size, "{worst} m from the CPU (size {size})");
+}
+
+/// A shape key made in Blender and exported by Blender's own glTF exporter
+/// (sparse morph-target accessors, u8 indices, no buffer view under them)
+/// becomes a blendshape rig whose target moves the sphere's cap by what the
+/// key moved it.
+#[test]
+fn blender_shape_keys_with_sparse_accessors_become_a_blendshape_rig() {
+    if std::env::var_os("PLASTICINE_BLENDER").is_none_or(|v| v.is_empty()) {
+        note("note: skipping the Blender shape-key import: set PLASTICINE_BLENDER=1");
+        return;
+    }
+    let python = match blender_python() {
+        Ok(p) => p.clone(),
+        Err(why) => panic!("PLASTICINE_BLENDER is set but Blender (bpy) is not usable: {why}"),
+    };
+    let dir = out_dir("shape-keys");
+    let ball = dir.path().join("ball.glb");
+    run_ok(
+        Command::new(&python)
+            .arg("tests/support/blender_shape_keys.py")
+            .arg(&ball),
+        "exporting a shape key from Blender",
+    )
+    .unwrap();
+    let glb = Glb::read(&ball);
+    let sparse = glb.json["accessors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a.get("sparse").is_some())
+        .count();
+    assert_eq!(
+        sparse, 1,
+        "Blender wrote the shape key sparsely: {}",
+        glb.json
+    );
+
+    let rig_file = dir.path().join("ball.ron");
+    let (ok, stdout, stderr) = plasticine(&[
+        "blendshape",
+        "import",
+        ball.to_str().unwrap(),
+        "--out",
+        rig_file.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    let rig = plasticine::blendshape::load_rig(&rig_file).unwrap();
+    assert_eq!(rig.targets.len(), 1);
+    assert_eq!(rig.targets[0].name, "lift");
+    // Blender's z is glTF's y: the cap (above 0.05 m) rose 0.02 m, the rest
+    // stayed.
+    let (mut raised, mut still) = (0, 0);
+    for (k, (t, b)) in rig.targets[0].positions.iter().zip(&rig.base).enumerate() {
+        let d = *t - *b;
+        if b.y > 0.05 {
+            assert!(
+                d.distance(Vec3::new(0.0, 0.02, 0.0)) < 1e-6,
+                "vertex {k} moved {d}"
+            );
+            raised += 1;
+        } else {
+            assert!(d.length() < 1e-7, "vertex {k} moved {d}");
+            still += 1;
+        }
+    }
+    assert!(
+        raised > 10 && still > raised,
+        "{raised} raised, {still} still"
+    );
 }

@@ -1,10 +1,10 @@
 //! The mesh readers of `plasticine fem-import` on files written
 //! here: OBJ with quads, corner forms and negative indices; GLB with a byte
 //! stride, u8/u16 indices, node translations, matrices, rotations, a
-//! mirroring scale and fans; .gltf with a data: URI; and hostile files
-//! (truncated, bad chunk lengths, indices out of range, NaN, every
-//! truncation and thousands of corrupted bytes), which give errors, never
-//! panics.
+//! mirroring scale and fans; .gltf with a data: URI; sparse morph targets;
+//! and hostile files (truncated, bad chunk lengths, indices out of range,
+//! NaN, every truncation and thousands of corrupted bytes), which give
+//! errors, never panics.
 
 use crate::support::meshes;
 
@@ -237,4 +237,127 @@ fn malformed_glb_files_are_errors_not_panics() {
         bytes[at] = (state >> 32) as u8;
         let _ = parse_glb(&bytes, here());
     }
+}
+
+/// A quad of two triangles whose one morph target is sparse (displacements
+/// of vertices 1 and 3 over implicit zeros, u8 indices), as our own
+/// export writes modal targets; `sparse` edits the target's `sparse` entry.
+fn sparse_target_glb(sparse: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
+    let mut bin = Vec::new();
+    let positions = [
+        [0.0f32, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+    ];
+    for c in positions.iter().flatten() {
+        bin.extend_from_slice(&c.to_le_bytes());
+    }
+    for i in [0u16, 1, 2, 0, 2, 3] {
+        bin.extend_from_slice(&i.to_le_bytes());
+    }
+    bin.extend_from_slice(&[1, 3, 0, 0]); // indices, padded to 4
+    for c in [0.0f32, 0.1, 0.0, 0.2, 0.0, -0.3] {
+        bin.extend_from_slice(&c.to_le_bytes());
+    }
+    let mut target = json!({
+        "componentType": 5126, "count": 4, "type": "VEC3",
+        "sparse": {
+            "count": 2,
+            "indices": {"bufferView": 2, "componentType": 5121},
+            "values": {"bufferView": 3}
+        }
+    });
+    sparse(&mut target["sparse"]);
+    let doc = json!({
+        "asset": {"version": "2.0"},
+        "meshes": [{
+            "primitives": [{"attributes": {"POSITION": 0}, "indices": 1, "targets": [{"POSITION": 2}]}],
+            "extras": {"targetNames": ["lift"]}
+        }],
+        "accessors": [
+            {"bufferView": 0, "componentType": 5126, "count": 4, "type": "VEC3"},
+            {"bufferView": 1, "componentType": 5123, "count": 6, "type": "SCALAR"},
+            target
+        ],
+        "bufferViews": [
+            {"buffer": 0, "byteOffset": 0, "byteLength": 48},
+            {"buffer": 0, "byteOffset": 48, "byteLength": 12},
+            {"buffer": 0, "byteOffset": 60, "byteLength": 2},
+            {"buffer": 0, "byteOffset": 64, "byteLength": 24}
+        ],
+        "buffers": [{"byteLength": bin.len()}]
+    });
+    glb(&doc, &bin)
+}
+
+#[test]
+fn sparse_morph_targets_are_read_and_hostile_ones_refused() {
+    use plasticine::io::import::load_mesh_with_targets;
+    let dir = tempfile::tempdir().unwrap();
+    let load = |bytes: Vec<u8>| {
+        let path = dir.path().join("sparse.glb");
+        std::fs::write(&path, bytes).unwrap();
+        load_mesh_with_targets(&path)
+    };
+    let (mesh, targets) = load(sparse_target_glb(|_| {})).unwrap();
+    assert_eq!(targets.len(), 1);
+    assert_eq!(targets[0].name, "lift");
+    let moved: Vec<Vec3> = targets[0]
+        .positions
+        .iter()
+        .zip(&mesh.positions)
+        .map(|(t, p)| *t - *p)
+        .collect();
+    let expected = [
+        Vec3::ZERO,
+        Vec3::new(0.0, 0.1, 0.0),
+        Vec3::ZERO,
+        Vec3::new(0.2, 0.0, -0.3),
+    ];
+    for (k, (m, e)) in moved.iter().zip(expected).enumerate() {
+        assert!(m.distance(e) < 1e-7, "vertex {k} moved {m}, expected {e}");
+    }
+
+    let refused = |edit: fn(&mut serde_json::Value), what: &str| {
+        let e = load(sparse_target_glb(edit)).unwrap_err().to_string();
+        assert!(
+            e.contains("accessors[2].sparse") && e.contains(what),
+            "{what}: {e}"
+        );
+    };
+    refused(
+        |s| s["count"] = json!(5),
+        "must be 1 to the accessor's count",
+    );
+    refused(
+        |s| s["count"] = json!(0),
+        "must be 1 to the accessor's count",
+    );
+    refused(
+        |s| s["indices"]["componentType"] = json!(5126),
+        "unsigned byte, short or int",
+    );
+    refused(|s| s["indices"]["byteOffset"] = json!(1), "need 3 bytes");
+    refused(|s| s["values"]["byteOffset"] = json!(4), "need 28 bytes");
+    refused(|s| s["values"]["bufferView"] = json!(9), "does not exist");
+    // Indices 3 then 0: they must increase; and one past the count.
+    let e = load({
+        let mut bytes = sparse_target_glb(|_| {});
+        let at = bytes.len() - 28; // the indices, before the 24 value bytes
+        bytes[at..at + 2].copy_from_slice(&[3, 0]);
+        bytes
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("index 1 is 0: indices must increase"), "{e}");
+    let e = load({
+        let mut bytes = sparse_target_glb(|_| {});
+        let at = bytes.len() - 28;
+        bytes[at + 1] = 4;
+        bytes
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("index 1 is 4"), "{e}");
 }

@@ -10,6 +10,9 @@
 //! nodes, every mesh as it is. Points and lines are skipped. Byte offsets and
 //! strides are honoured and every range is checked against its buffer view
 //! and buffer, so a hostile file gets an error, never an out-of-bounds read.
+//! Positions and morph-target displacements may be sparse accessors (as
+//! Blender and our own export write shape keys): substitutions over the
+//! dense data or over zeros, their indices strictly increasing.
 
 use super::mesh::{ImportedMesh, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES, MorphTarget};
 use crate::io::IoError;
@@ -91,7 +94,33 @@ struct Accessor {
     #[serde(rename = "type")]
     kind: String,
     #[serde(default)]
-    sparse: Option<serde_json::Value>,
+    sparse: Option<Sparse>,
+}
+
+/// A sparse accessor's substitutions: `count` elements at the `indices`
+/// replaced by the `values` (over the dense data, or zeros).
+#[derive(Deserialize)]
+struct Sparse {
+    count: u64,
+    indices: SparseIndices,
+    values: SparseValues,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SparseIndices {
+    buffer_view: usize,
+    #[serde(default)]
+    byte_offset: u64,
+    component_type: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SparseValues {
+    buffer_view: usize,
+    #[serde(default)]
+    byte_offset: u64,
 }
 
 #[derive(Deserialize)]
@@ -119,7 +148,7 @@ pub fn parse_glb(bytes: &[u8], origin: &Path) -> Result<ImportedMesh, IoError> {
 /// [`parse_glb`], and with `targets` the meshes' morph targets (each the
 /// whole mesh's positions with that target at weight one; names from the
 /// mesh's `extras.targetNames`).
-pub(super) fn parse_glb_targets(
+pub fn parse_glb_targets(
     bytes: &[u8],
     origin: &Path,
     targets: Option<&mut Vec<MorphTarget>>,
@@ -215,7 +244,7 @@ pub fn parse_gltf_json(bytes: &[u8], origin: &Path) -> Result<ImportedMesh, IoEr
 }
 
 /// [`parse_gltf_json`], with the morph targets as [`parse_glb_targets`].
-pub(super) fn parse_gltf_json_targets(
+pub fn parse_gltf_json_targets(
     bytes: &[u8],
     origin: &Path,
     targets: Option<&mut Vec<MorphTarget>>,
@@ -557,7 +586,8 @@ impl Reader<'_> {
         let Some(&pos) = prim.attributes.get("POSITION") else {
             return Err(self.invalid(format!("{field}.attributes"), "has no POSITION".into()));
         };
-        let (data, stride, count) = self.accessor(pos, 5126, "VEC3", 12)?;
+        let points = self.vec3s(pos)?;
+        let count = points.len();
         let base = mesh.positions.len();
         if base + count > MAX_MESH_VERTICES {
             return Err(self.invalid(
@@ -565,11 +595,7 @@ impl Reader<'_> {
                 format!("more than {MAX_MESH_VERTICES} vertices in all"),
             ));
         }
-        for k in 0..count {
-            let o = k * stride;
-            let v: [f32; 3] = std::array::from_fn(|c| {
-                f32::from_le_bytes(data[o + 4 * c..o + 4 * c + 4].try_into().unwrap_or([0; 4]))
-            });
+        for (k, v) in points.into_iter().enumerate() {
             let p = world.transform_point3(DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64));
             let p32 = p.as_vec3();
             if !p32.is_finite() {
@@ -678,19 +704,18 @@ impl Reader<'_> {
         world: &DMat4,
         count: usize,
     ) -> Result<Vec<glam::Vec3>, IoError> {
-        let (data, stride, n) = self.accessor(acc, 5126, "VEC3", 12)?;
+        let deltas = self.vec3s(acc)?;
+        let n = deltas.len();
         if n != count {
             return Err(self.invalid(
                 field.to_string(),
                 format!("{n} displacements for a primitive of {count} vertices"),
             ));
         }
-        (0..n)
-            .map(|k| {
-                let o = k * stride;
-                let v: [f32; 3] = std::array::from_fn(|c| {
-                    f32::from_le_bytes(data[o + 4 * c..o + 4 * c + 4].try_into().unwrap_or([0; 4]))
-                });
+        deltas
+            .into_iter()
+            .enumerate()
+            .map(|(k, v)| {
                 let d = world
                     .transform_vector3(DVec3::new(v[0] as f64, v[1] as f64, v[2] as f64))
                     .as_vec3();
@@ -706,15 +731,14 @@ impl Reader<'_> {
             .collect()
     }
 
-    /// The bytes an accessor reads, starting at its first element, with the
-    /// stride and count; checks type, component type and every range.
-    fn accessor(
+    /// Accessor `ix`, checked to be `kind` of `component_type` and to
+    /// have at most as many elements as a mesh may.
+    fn checked_accessor(
         &self,
         ix: usize,
         component_type: u32,
         kind: &str,
-        element_size: u64,
-    ) -> Result<(&[u8], usize, usize), IoError> {
+    ) -> Result<&Accessor, IoError> {
         let f = |name: &str| format!("accessors[{ix}]{name}");
         let acc = self
             .doc
@@ -730,9 +754,6 @@ impl Reader<'_> {
                 ),
             ));
         }
-        if acc.sparse.is_some() {
-            return Err(self.invalid(f(".sparse"), "sparse accessors are not supported".into()));
-        }
         let limit = MAX_MESH_VERTICES.max(3 * MAX_MESH_TRIANGLES) as u64;
         if acc.count > limit {
             return Err(self.invalid(
@@ -740,14 +761,56 @@ impl Reader<'_> {
                 format!("{} is over the limit of {limit}", acc.count),
             ));
         }
+        Ok(acc)
+    }
+
+    /// The bytes an accessor reads, starting at its first element, with the
+    /// stride and count; checks type, component type and every range.
+    /// Sparse accessors are refused (see [`Self::vec3s`]).
+    fn accessor(
+        &self,
+        ix: usize,
+        component_type: u32,
+        kind: &str,
+        element_size: u64,
+    ) -> Result<(&[u8], usize, usize), IoError> {
+        let f = |name: &str| format!("accessors[{ix}]{name}");
+        let acc = self.checked_accessor(ix, component_type, kind)?;
+        if acc.sparse.is_some() {
+            return Err(self.invalid(
+                f(".sparse"),
+                "sparse accessors are supported for positions and morph targets only".into(),
+            ));
+        }
         let Some(v) = acc.buffer_view else {
             return Err(self.invalid(
                 f(".bufferView"),
-                "is missing (zero-filled accessors are not supported)".into(),
+                "is missing (zero-filled accessors are supported for positions and morph targets only)"
+                    .into(),
             ));
         };
+        let (data, stride) =
+            self.elements(&f(""), v, acc.byte_offset, acc.count, element_size, true)?;
+        Ok((data, stride, acc.count as usize))
+    }
+
+    /// The bytes of `count` elements of `element_size` from `byte_offset`
+    /// in buffer view `v` (for `field`), and their stride (the view's, where
+    /// `strided` allows one); checks every range.
+    fn elements(
+        &self,
+        field: &str,
+        v: usize,
+        byte_offset: u64,
+        count: u64,
+        element_size: u64,
+        strided: bool,
+    ) -> Result<(&[u8], usize), IoError> {
         let view = self.doc.buffer_views.get(v).ok_or_else(|| {
-            self.invalid(f(".bufferView"), format!("buffer view {v} does not exist"))
+            self.invalid(
+                format!("{field}.bufferView"),
+                format!("buffer view {v} does not exist"),
+            )
         })?;
         let vf = |name: &str| format!("bufferViews[{v}]{name}");
         let buffer = self.buffers.get(view.buffer).ok_or_else(|| {
@@ -769,7 +832,16 @@ impl Reader<'_> {
                 ),
             ));
         }
-        let stride = view.byte_stride.unwrap_or(element_size);
+        let stride = match view.byte_stride {
+            Some(stride) if strided => stride,
+            Some(_) => {
+                return Err(self.invalid(
+                    vf(".byteStride"),
+                    "must not be set on a sparse accessor's view".into(),
+                ));
+            }
+            None => element_size,
+        };
         if stride < element_size || stride > 252 {
             return Err(self.invalid(
                 vf(".byteStride"),
@@ -779,24 +851,116 @@ impl Reader<'_> {
             ));
         }
         // Last byte read: byteOffset + (count − 1)·stride + element size.
-        let needed = match acc.count {
-            0 => acc.byte_offset,
-            n => acc
-                .byte_offset
-                .saturating_add((n - 1) * stride + element_size),
+        let needed = match count {
+            0 => byte_offset,
+            n => byte_offset.saturating_add((n - 1) * stride + element_size),
         };
         if needed > view.byte_length {
             return Err(self.invalid(
-                f(""),
+                field.to_string(),
                 format!(
-                    "{} elements from byte {} with stride {stride} need {needed} bytes, buffer view {v} has {}",
-                    acc.count, acc.byte_offset, view.byte_length
+                    "{count} elements from byte {byte_offset} with stride {stride} need {needed} bytes, buffer view {v} has {}",
+                    view.byte_length
                 ),
             ));
         }
-        let start = (view.byte_offset + acc.byte_offset) as usize;
+        let start = (view.byte_offset + byte_offset) as usize;
         let end = (view.byte_offset + view.byte_length) as usize;
-        Ok((&buffer[start..end], stride as usize, acc.count as usize))
+        Ok((&buffer[start..end], stride as usize))
+    }
+
+    /// A float VEC3 accessor's elements: its buffer view's (or zeros
+    /// without one), then a sparse accessor's substitutions, as our own
+    /// export writes modal morph targets.
+    fn vec3s(&self, ix: usize) -> Result<Vec<[f32; 3]>, IoError> {
+        let f = |name: &str| format!("accessors[{ix}]{name}");
+        let acc = self.checked_accessor(ix, 5126, "VEC3")?;
+        let count = acc.count as usize;
+        let read = |data: &[u8], o: usize| -> [f32; 3] {
+            std::array::from_fn(|c| {
+                f32::from_le_bytes(data[o + 4 * c..o + 4 * c + 4].try_into().unwrap_or([0; 4]))
+            })
+        };
+        let mut out = match acc.buffer_view {
+            Some(v) => {
+                let (data, stride) =
+                    self.elements(&f(""), v, acc.byte_offset, acc.count, 12, true)?;
+                (0..count).map(|k| read(data, k * stride)).collect()
+            }
+            None if acc.sparse.is_some() => vec![[0.0; 3]; count],
+            None => {
+                return Err(self.invalid(
+                    f(".bufferView"),
+                    "is missing and the accessor is not sparse".into(),
+                ));
+            }
+        };
+        let Some(sparse) = &acc.sparse else {
+            return Ok(out);
+        };
+        if sparse.count == 0 || sparse.count > acc.count {
+            return Err(self.invalid(
+                f(".sparse.count"),
+                format!(
+                    "{} must be 1 to the accessor's count {}",
+                    sparse.count, acc.count
+                ),
+            ));
+        }
+        let size = match sparse.indices.component_type {
+            5121 => 1,
+            5123 => 2,
+            5125 => 4,
+            t => {
+                return Err(self.invalid(
+                    f(".sparse.indices.componentType"),
+                    format!("must be unsigned byte, short or int, got {t}"),
+                ));
+            }
+        };
+        let (indices, _) = self.elements(
+            &f(".sparse.indices"),
+            sparse.indices.buffer_view,
+            sparse.indices.byte_offset,
+            sparse.count,
+            size,
+            false,
+        )?;
+        let (values, _) = self.elements(
+            &f(".sparse.values"),
+            sparse.values.buffer_view,
+            sparse.values.byte_offset,
+            sparse.count,
+            12,
+            false,
+        )?;
+        let mut previous = None;
+        for k in 0..sparse.count as usize {
+            let o = k * size as usize;
+            let i = match size {
+                1 => u64::from(indices[o]),
+                2 => u64::from(u16::from_le_bytes([indices[o], indices[o + 1]])),
+                _ => u64::from(u32::from_le_bytes([
+                    indices[o],
+                    indices[o + 1],
+                    indices[o + 2],
+                    indices[o + 3],
+                ])),
+            };
+            // The specification asks for strictly increasing indices.
+            if i >= acc.count || previous.is_some_and(|p| i <= p) {
+                return Err(self.invalid(
+                    f(".sparse.indices"),
+                    format!(
+                        "index {k} is {i}: indices must increase and stay below the count {}",
+                        acc.count
+                    ),
+                ));
+            }
+            previous = Some(i);
+            out[i as usize] = read(values, 12 * k);
+        }
+        Ok(out)
     }
 }
 
