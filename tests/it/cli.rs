@@ -524,3 +524,97 @@ fn a_short_soak_edits_undoes_redoes_plays_and_bakes() {
         "{summary}"
     );
 }
+
+#[test]
+fn the_drape_workload_prints_the_documented_lines_and_refuses_bad_sizes() {
+    let (ok, stdout, stderr) = plasticine(&[
+        "bench",
+        "drape",
+        "--sizes",
+        "8x8,16x12",
+        "--runs",
+        "3",
+        "--sim-seconds",
+        "0.05",
+        "--sim-seconds-for",
+        "16x12=0.01",
+        "--threads",
+        "2",
+    ]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    for (line, (m, n, steps)) in lines.iter().zip([(8, 8, 100), (16, 12, 20)]) {
+        assert_eq!(line["peer"], "plasticine");
+        assert_eq!((line["M"].as_u64(), line["N"].as_u64()), (Some(m), Some(n)));
+        assert_eq!(line["points"], m * n);
+        assert_eq!(line["springs"], m * (6 * n - 5));
+        assert_eq!(line["steps"], steps);
+        assert_eq!(line["runs_wall_seconds"].as_array().unwrap().len(), 3);
+        assert_eq!(line["threads"], 2);
+        assert_eq!(line["finite"], true);
+        let wall = line["wall_seconds"].as_f64().unwrap();
+        let rate = line["point_steps_per_s"].as_f64().unwrap();
+        assert!(((m * n * steps) as f64 / wall - rate).abs() <= 1e-9 * rate);
+        for field in [
+            "max_penetration_end",
+            "mean_radius_end",
+            "min_radius_end",
+            "max_radius_end",
+            "mean_y_end",
+            "kinetic_energy_end",
+            "spring_energy_end",
+            "setup_and_warmup_seconds",
+            "realtime_factor",
+        ] {
+            assert!(line[field].is_number(), "{field} missing: {line}");
+        }
+    }
+
+    // Checkpoints: one line per step count, the initial state first.
+    let (ok, stdout, stderr) = plasticine(&[
+        "bench",
+        "drape",
+        "--sizes",
+        "16x16",
+        "--checkpoints",
+        "0,1,10",
+        "--precision",
+        "f64",
+    ]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let steps: Vec<u64> = lines.iter().map(|l| l["steps"].as_u64().unwrap()).collect();
+    assert_eq!(steps, [0, 1, 10]);
+    // At rest at first, pre-stretched as the workload document says.
+    assert_eq!(lines[0]["sum_vy"], 0.0);
+    let e = lines[0]["spring_energy_end"].as_f64().unwrap();
+    assert!((e - 5.77).abs() < 0.005, "{e}");
+    assert!(
+        lines[2]["sum_vy"].as_f64().unwrap() < 0.0,
+        "gravity pulls down"
+    );
+
+    for (args, what) in [
+        (&["--sizes", "3x3"][..], "at least 4x4"),
+        (&["--sizes", "64"][..], "is not MxN"),
+        (&["--threads", "0"][..], "--threads must be at least 1"),
+        (&["--runs", "0"][..], "--runs must be at least 1"),
+        (
+            &["--sim-seconds", "0.0001"][..],
+            "whole number of 0.0005 s steps",
+        ),
+    ] {
+        let mut all = vec!["bench", "drape"];
+        all.extend_from_slice(args);
+        let (ok, stdout, stderr) = plasticine(&all);
+        assert!(!ok && stderr.contains(what), "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?} printed {stdout}");
+    }
+}
