@@ -16,37 +16,165 @@ pub trait Real:
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
     + std::ops::AddAssign
+    + Lanes<Self>
     + 'static
 {
+    /// Its SIMD vector: `wide`'s f32x8 or f64x4 (two SSE registers each on
+    /// the x86-64 baseline, one AVX register where the build enables it).
+    type Wide: Lanes<Self>;
     /// `v`, rounded to this type.
     fn of(v: f64) -> Self;
     /// This value as f64.
     fn f64(self) -> f64;
-    /// The square root.
-    fn sqrt(self) -> Self;
 }
 
+/// A point's arithmetic on one value or on a vector of `N` neighbouring
+/// points: IEEE operations lane by lane, so the vector and the scalar
+/// give the same bits.
+pub trait Lanes<T>:
+    Copy
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+{
+    /// Lanes per vector.
+    const N: usize;
+    /// Which lanes a comparison holds for.
+    type Mask: Copy;
+    /// `v` in every lane.
+    fn splat(v: T) -> Self;
+    /// The first `N` values of `s`.
+    fn load(s: &[T]) -> Self;
+    /// Into the first `N` values of `s`.
+    fn store(self, s: &mut [T]);
+    /// The square root, lane by lane.
+    fn sqrt(self) -> Self;
+    /// Where `self < other`.
+    fn lt(self, other: Self) -> Self::Mask;
+    /// `a` where `mask`, else `b`.
+    fn blend(mask: Self::Mask, a: Self, b: Self) -> Self;
+    /// Whether any lane of `mask` is set.
+    fn any(mask: Self::Mask) -> bool;
+    /// The union of two masks.
+    fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    /// No lane set.
+    fn none() -> Self::Mask;
+}
+
+macro_rules! scalar_lanes {
+    ($t:ty) => {
+        impl Lanes<$t> for $t {
+            const N: usize = 1;
+            type Mask = bool;
+            #[inline(always)]
+            fn splat(v: $t) -> Self {
+                v
+            }
+            #[inline(always)]
+            fn load(s: &[$t]) -> Self {
+                s[0]
+            }
+            #[inline(always)]
+            fn store(self, s: &mut [$t]) {
+                s[0] = self;
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn lt(self, other: Self) -> bool {
+                self < other
+            }
+            #[inline(always)]
+            fn blend(mask: bool, a: Self, b: Self) -> Self {
+                if mask { a } else { b }
+            }
+            #[inline(always)]
+            fn any(mask: bool) -> bool {
+                mask
+            }
+            #[inline(always)]
+            fn or(a: bool, b: bool) -> bool {
+                a | b
+            }
+            #[inline(always)]
+            fn none() -> bool {
+                false
+            }
+        }
+    };
+}
+
+macro_rules! wide_lanes {
+    ($w:ty, $t:ty, $n:expr) => {
+        impl Lanes<$t> for $w {
+            const N: usize = $n;
+            type Mask = $w;
+            #[inline(always)]
+            fn splat(v: $t) -> Self {
+                <$w>::splat(v)
+            }
+            #[inline(always)]
+            fn load(s: &[$t]) -> Self {
+                let lanes: [$t; $n] = s[..$n].try_into().expect("a full vector");
+                <$w>::new(lanes)
+            }
+            #[inline(always)]
+            fn store(self, s: &mut [$t]) {
+                s[..$n].copy_from_slice(&self.to_array());
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$w>::sqrt(self)
+            }
+            #[inline(always)]
+            fn lt(self, other: Self) -> Self {
+                wide::CmpLt::cmp_lt(self, other)
+            }
+            #[inline(always)]
+            fn blend(mask: Self, a: Self, b: Self) -> Self {
+                mask.blend(a, b)
+            }
+            #[inline(always)]
+            fn any(mask: Self) -> bool {
+                mask.any()
+            }
+            #[inline(always)]
+            fn or(a: Self, b: Self) -> Self {
+                a | b
+            }
+            #[inline(always)]
+            fn none() -> Self {
+                <$w>::splat(0.0)
+            }
+        }
+    };
+}
+
+scalar_lanes!(f32);
+scalar_lanes!(f64);
+wide_lanes!(wide::f32x8, f32, 8);
+wide_lanes!(wide::f64x4, f64, 4);
+
 impl Real for f32 {
+    type Wide = wide::f32x8;
     fn of(v: f64) -> Self {
         v as f32
     }
     fn f64(self) -> f64 {
         f64::from(self)
     }
-    fn sqrt(self) -> Self {
-        f32::sqrt(self)
-    }
 }
 
 impl Real for f64 {
+    type Wide = wide::f64x4;
     fn of(v: f64) -> Self {
         v
     }
     fn f64(self) -> f64 {
         self
-    }
-    fn sqrt(self) -> Self {
-        f64::sqrt(self)
     }
 }
 
@@ -93,17 +221,23 @@ pub(super) fn cylinder_point(size: DrapeSize, i: usize, j: usize) -> [f64; 3] {
     ]
 }
 
-/// One pass over the spheres in order; whether it moved the point.
+/// One pass over the spheres in order; the lanes it moved.
 #[inline(always)]
-fn project<T: Real>(x: &mut [T; 3], spheres: &[(T, T, T); 3]) -> bool {
-    let mut moved = false;
+fn project<T: Real, W: Lanes<T>>(x: &mut [W; 3], spheres: &[(T, T, T); 3]) -> W::Mask {
+    let mut moved = W::none();
     for &(cy, r, r2) in spheres {
+        let (cy, r) = (W::splat(cy), W::splat(r));
         let dy = x[1] - cy;
         let d2 = x[0] * x[0] + dy * dy + x[2] * x[2];
-        if d2 < r2 {
+        let inside = d2.lt(W::splat(r2));
+        if W::any(inside) {
             let s = r / d2.sqrt();
-            *x = [x[0] * s, cy + dy * s, x[2] * s];
-            moved = true;
+            *x = [
+                W::blend(inside, x[0] * s, x[0]),
+                W::blend(inside, cy + dy * s, x[1]),
+                W::blend(inside, x[2] * s, x[2]),
+            ];
+            moved = W::or(moved, inside);
         }
     }
     moved
@@ -306,44 +440,94 @@ impl<T: Real> Params<T> {
         for end in ends.iter().map(|(e, _)| e).chain([&down, &up, &own]) {
             assert!(end.iter().all(|c| c.len() == len));
         }
-        let zero = T::of(0.0);
-        for t in 0..len {
-            let xp = [own[0][t], own[1][t], own[2][t]];
-            let mut f = [zero; 3];
-            let mut spring = |end: &[&[T]; 3], r: T| {
-                let d = [end[0][t] - xp[0], end[1][t] - xp[1], end[2][t] - xp[2]];
-                let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
-                let s = self.k * (l - r) / l;
-                f[0] += s * d[0];
-                f[1] += s * d[1];
-                f[2] += s * d[2];
-            };
-            for (end, r) in &ends {
-                spring(end, *r);
-            }
-            if DOWN {
-                spring(&down, rbu);
-            }
-            if UP {
-                spring(&up, rbu);
-            }
-            let g = [zero, self.gravity, zero];
-            let mut v = [vx[t], vy[t], vz[t]];
-            for c in 0..3 {
-                v[c] += self.dt * (f[c] * self.inv_mass + g[c] - self.damping * v[c]);
-            }
-            let mut moved_to = [
-                xp[0] + self.dt * v[0],
-                xp[1] + self.dt * v[1],
-                xp[2] + self.dt * v[2],
-            ];
-            if project(&mut moved_to, &self.spheres) {
-                for c in 0..3 {
-                    v[c] = (moved_to[c] - xp[c]) / self.dt;
-                }
-            }
-            [ox[t], oy[t], oz[t]] = moved_to;
-            [vx[t], vy[t], vz[t]] = v;
+        let mut out_x = [ox, oy, oz];
+        let mut out_v = [vx, vy, vz];
+        let neighbours = Row {
+            ends: &ends,
+            down: DOWN.then_some(&down),
+            up: UP.then_some(&up),
+            bend_up: rbu,
+            own: &own,
+        };
+        let mut t = 0;
+        while t + T::Wide::N <= len {
+            self.point::<T::Wide>(t, &neighbours, &mut out_x, &mut out_v);
+            t += T::Wide::N;
+        }
+        for t in t..len {
+            self.point::<T>(t, &neighbours, &mut out_x, &mut out_v);
         }
     }
+
+    /// Steps the free point at `t` of a row slice, or the `W::N` points
+    /// from there.
+    #[inline(always)]
+    fn point<W: Lanes<T>>(
+        &self,
+        t: usize,
+        row: &Row<T>,
+        out_x: &mut [&mut [T]; 3],
+        out_v: &mut [&mut [T]; 3],
+    ) {
+        let load = |s: &[&[T]; 3]| {
+            [
+                W::load(&s[0][t..]),
+                W::load(&s[1][t..]),
+                W::load(&s[2][t..]),
+            ]
+        };
+        let xp = load(row.own);
+        let zero = W::splat(T::of(0.0));
+        let mut f = [zero; 3];
+        let k = W::splat(self.k);
+        let mut spring = |end: &[&[T]; 3], r: T| {
+            let e = load(end);
+            let d = [e[0] - xp[0], e[1] - xp[1], e[2] - xp[2]];
+            let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            let s = k * (l - W::splat(r)) / l;
+            for c in 0..3 {
+                f[c] = f[c] + s * d[c];
+            }
+        };
+        for (end, r) in row.ends {
+            spring(end, *r);
+        }
+        if let Some(down) = row.down {
+            spring(down, row.bend_up);
+        }
+        if let Some(up) = row.up {
+            spring(up, row.bend_up);
+        }
+        let dt = W::splat(self.dt);
+        let g = [zero, W::splat(self.gravity), zero];
+        let (inv_mass, damping) = (W::splat(self.inv_mass), W::splat(self.damping));
+        let mut v: [W; 3] = std::array::from_fn(|c| W::load(&out_v[c][t..]));
+        for c in 0..3 {
+            v[c] = v[c] + dt * (f[c] * inv_mass + g[c] - damping * v[c]);
+        }
+        let mut moved_to: [W; 3] = std::array::from_fn(|c| xp[c] + dt * v[c]);
+        let moved = project(&mut moved_to, &self.spheres);
+        if W::any(moved) {
+            for c in 0..3 {
+                v[c] = W::blend(moved, (moved_to[c] - xp[c]) / dt, v[c]);
+            }
+        }
+        for c in 0..3 {
+            moved_to[c].store(&mut out_x[c][t..]);
+            v[c].store(&mut out_v[c][t..]);
+        }
+    }
+}
+
+/// The slices a row of points reads, each shifted to its neighbour.
+struct Row<'a, T> {
+    /// The ten springs every free point has, and their rest lengths.
+    ends: &'a [([&'a [T]; 3], T); 10],
+    /// Bending two rows down and up, where they exist.
+    down: Option<&'a [&'a [T]; 3]>,
+    up: Option<&'a [&'a [T]; 3]>,
+    /// Their rest length.
+    bend_up: T,
+    /// The point itself.
+    own: &'a [&'a [T]; 3],
 }
