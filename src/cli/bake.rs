@@ -47,6 +47,12 @@ pub struct BakeArgs {
     /// one after every frame.
     #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_interval)]
     checkpoint_every: std::time::Duration,
+    /// Stop with a checkpoint once frame B (counted from 0) is baked, and
+    /// exit successfully: a render farm's job with a time limit bakes a
+    /// stretch of a long shot, and the next job continues it with --resume
+    /// (the chained cache is the same, byte for byte, as one bake's).
+    #[arg(long, value_name = "B")]
+    until_frame: Option<usize>,
 }
 
 impl BakeArgs {
@@ -63,6 +69,7 @@ impl BakeArgs {
             resume,
             restart,
             checkpoint_every,
+            until_frame,
         } = self;
 
         let c = load_character(&character)?;
@@ -115,10 +122,14 @@ impl BakeArgs {
             )
             .expect("valid template"),
         );
-        let outcome = bake(c, &opts, &out, |f, total| {
+        let outcome = bake(c, &opts, &out, |done, total| {
             bar.set_length(total as u64);
-            bar.set_position(f as u64);
-            plasticine::bake::BakeControl::Continue
+            bar.set_position(done as u64);
+            if until_frame.is_some_and(|b| done > b) {
+                plasticine::bake::BakeControl::Cancel
+            } else {
+                plasticine::bake::BakeControl::Continue
+            }
         })
         .map_err(|e| {
             use plasticine::bake::BakeError;
@@ -135,6 +146,19 @@ impl BakeArgs {
         bar.finish_and_clear();
         let s = match outcome {
             plasticine::bake::BakeOutcome::Finished(s) => s,
+            plasticine::bake::BakeOutcome::Cancelled(c)
+                if until_frame.is_some_and(|b| c.done > b) =>
+            {
+                // Asked for: this job's stretch of the shot is done.
+                println!(
+                    "baked frames 0 to {} of the {} (--until-frame); the next job continues with `{}` (checkpoint {})",
+                    c.done - 1,
+                    c.frames,
+                    resume_command(),
+                    c.checkpoint.display()
+                );
+                return Ok(());
+            }
             plasticine::bake::BakeOutcome::Cancelled(c) => {
                 // The command to continue: this one, with --resume.
                 eprintln!(
@@ -166,11 +190,15 @@ fn resume_command() -> String {
             format!("'{}'", a.replace('\'', "'\\''"))
         }
     };
-    let mut args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--restart" && a != "--resume")
-        .map(quote)
-        .collect();
+    let mut args: Vec<String> = Vec::new();
+    let mut given = std::env::args().skip(1);
+    while let Some(a) = given.next() {
+        if a == "--until-frame" {
+            given.next(); // the next job chooses its own stretch
+        } else if a != "--restart" && a != "--resume" && !a.starts_with("--until-frame=") {
+            args.push(quote(a));
+        }
+    }
     args.insert(0, "plasticine".into());
     args.push("--resume".into());
     args.join(" ")

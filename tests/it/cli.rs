@@ -618,3 +618,54 @@ fn the_drape_workload_prints_the_documented_lines_and_refuses_bad_sizes() {
         assert!(stdout.is_empty(), "{args:?} printed {stdout}");
     }
 }
+
+/// What a render farm needs of a bake: the same bytes on any number of
+/// threads, and a long shot baked as chained jobs (`--until-frame`, then
+/// `--resume`) that equals one bake, each job ending successfully.
+#[test]
+fn a_bake_is_the_same_on_any_thread_count_and_as_chained_farm_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let bake = |name: &str, threads: &str, extra: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_plasticine"));
+        cmd.args([
+            "bake",
+            "assets/penguin.ron",
+            "--out",
+            &out(name),
+            "--duration",
+            "0.3",
+            "--resolution",
+            "48x48",
+        ])
+        .args(extra)
+        .env("RAYON_NUM_THREADS", threads);
+        let o = cmd.output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        );
+        assert!(o.status.success(), "{name} {extra:?}: {stdout}{stderr}");
+        stdout
+    };
+    bake("one", "1", &[]);
+    bake("two", "2", &[]);
+    let first = bake("chained", "2", &["--until-frame", "3"]);
+    assert!(
+        first.contains("baked frames 0 to 3 of the 10")
+            && first.contains("--resume`")
+            && !first.contains("--until-frame 3 "),
+        "{first}"
+    );
+    let second = bake("chained", "1", &["--resume", "--until-frame", "6"]);
+    assert!(second.contains("baked frames 0 to 6 of the 10"), "{second}");
+    let last = bake("chained", "2", &["--resume"]);
+    assert!(last.contains("Baked 10 frames"), "{last}");
+    let cache = |name: &str| std::fs::read(Path::new(&out(name)).join("bake.plcache")).unwrap();
+    let one = cache("one");
+    assert!(one == cache("two"), "1 and 2 threads baked different bytes");
+    assert!(
+        one == cache("chained"),
+        "the chained jobs baked different bytes"
+    );
+}
