@@ -8,6 +8,7 @@ pub mod fem_adapt;
 pub mod fem_gpu;
 pub mod modal;
 pub mod render;
+pub mod scaling;
 
 use crate::character::{Band, Character};
 use crate::samples;
@@ -34,6 +35,12 @@ pub enum BenchError {
     /// Playing back the baked cache failed.
     #[error("baked playback: {0}")]
     Playback(#[source] crate::app::playback::BakedPlaybackError),
+    /// A bake the scaling figures time failed.
+    #[error(transparent)]
+    Bake(#[from] crate::bake::BakeError),
+    /// An export the scaling figures time failed.
+    #[error(transparent)]
+    Export(#[from] crate::io::export::ExportError),
 }
 
 /// The penguin, settled at 16×16 and resampled to m×n (LEMAN §6.5).

@@ -23,6 +23,11 @@ pub struct BenchArgs {
     /// panel, and whole frames).
     #[arg(long, value_parser = ["blendshape", "fem", "interactive", "modal", "render", "skin"])]
     only: Option<String>,
+    /// Instead: the cost of each part (skin step, skin–skin contact, FEM
+    /// step, a baked and an exported second) at four sizes, and the
+    /// exponent k of cost ∝ n^k.
+    #[arg(long, conflicts_with = "only")]
+    scaling: bool,
 }
 
 impl BenchArgs {
@@ -31,7 +36,14 @@ impl BenchArgs {
             workload,
             quick,
             only,
+            scaling,
         } = self;
+        if scaling && workload.is_none() {
+            for v in plasticine::bench::scaling::figures(quick)? {
+                println!("{v}");
+            }
+            return Ok(());
+        }
         match (workload, only) {
             (Some(Workload::Drape(drape)), _) => drape.run()?,
             (None, None) => {

@@ -669,3 +669,40 @@ fn a_bake_is_the_same_on_any_thread_count_and_as_chained_farm_jobs() {
         "the chained jobs baked different bytes"
     );
 }
+
+#[test]
+fn the_scaling_bench_fits_an_exponent_for_every_part() {
+    let (ok, stdout, stderr) = plasticine(&["bench", "--scaling", "--quick"]);
+    assert!(ok, "{stderr}");
+    let lines: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let parts: Vec<&str> = lines.iter().map(|l| l["what"].as_str().unwrap()).collect();
+    assert_eq!(
+        parts,
+        [
+            "skin_step",
+            "skin_step_without_skin_contact",
+            "skin_skin_contact",
+            "fem_step",
+            "bake_second",
+            "export_second"
+        ]
+    );
+    for l in &lines {
+        assert_eq!(l["sizes"].as_array().unwrap().len(), 4, "{l}");
+        let n: Vec<f64> = l["n"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert!(n.windows(2).all(|w| w[1] > w[0]), "sizes grow: {l}");
+        // Every part but the contact's share (a difference of two timings)
+        // has a positive cost at every size and so a fitted exponent.
+        if l["what"] != "skin_skin_contact" {
+            assert!(l["exponent"].as_f64().is_some_and(f64::is_finite), "{l}");
+        }
+    }
+}
