@@ -286,6 +286,21 @@ impl FemBody {
         self.lattice.vertex_count()
     }
 
+    /// Per region, after a step: the sparse factor's stored scalars and the
+    /// system matrix's scalar non-zeros (the fill is their ratio), or `None`
+    /// where no factor preconditions (declined past its fill budget, or not
+    /// built yet) and block-Jacobi CG does.
+    pub fn factor_fill(&self) -> Vec<Option<(usize, usize)>> {
+        self.scratch
+            .iter()
+            .map(|sc| {
+                let system = sc.system.as_ref()?;
+                let (_, factor) = system.factor.as_ref()?;
+                Some((factor.as_ref()?.stored(), 9 * system.matrix.blocks.len()))
+            })
+            .collect()
+    }
+
     /// Deformed vertex positions `r_a` + `q_a`.
     pub fn positions(&self) -> Vec<DVec3> {
         self.lattice

@@ -705,4 +705,17 @@ fn the_scaling_bench_fits_an_exponent_for_every_part() {
             assert!(l["exponent"].as_f64().is_some_and(f64::is_finite), "{l}");
         }
     }
+    // The FEM line says how each size was solved: CG iterations per step,
+    // and the factor's fill where one preconditions (these small lattices
+    // are all under the fill budget, so each has one, filling over the
+    // matrix as the lattice grows).
+    let fem = &lines[3];
+    assert_eq!(fem["cg_iterations_per_step"].as_array().unwrap().len(), 4);
+    let ratios: Vec<f64> = fem["factor_fill"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["ratio"].as_f64().unwrap())
+        .collect();
+    assert!(ratios.windows(2).all(|w| w[1] > w[0]), "{ratios:?}");
 }
