@@ -83,7 +83,7 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
         &[16, 32, 64, 128]
     };
     let seconds = if quick { 0.1 } else { 0.3 };
-    let names: Vec<String> = skin_sizes.iter().map(|m| format!("{m}x{m}")).collect();
+    let skins: Vec<String> = skin_sizes.iter().map(|m| format!("{m}x{m}")).collect();
     let mut out = Vec::new();
 
     let without = SolverSettings {
@@ -100,7 +100,7 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
     out.push(line(
         "skin_step",
         "s per skin step",
-        &names,
+        &skins,
         &n,
         &with_cost,
         1.0,
@@ -108,7 +108,7 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
     out.push(line(
         "skin_step_without_skin_contact",
         "s per skin step",
-        &names,
+        &skins,
         &n,
         &without_cost,
         1.0,
@@ -121,7 +121,7 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
     let mut l = line(
         "skin_skin_contact",
         "s per skin step",
-        &names,
+        &skins,
         &n,
         &contact,
         1.0,
@@ -137,7 +137,7 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
     } else {
         &[[4, 4, 8], [6, 6, 12], [8, 8, 16], [12, 12, 24]]
     };
-    let (mut cost, mut n, mut names, mut iterations, mut fill) =
+    let (mut cost, mut n, mut lattices, mut iterations, mut fill) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for d in dims {
         let mut body = limb(*d, 0.4 / d[2] as f64, Linearization::Global);
@@ -158,9 +158,9 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
             json!({"factor_scalars": stored, "matrix_scalars": nnz, "ratio": stored as f64 / nnz as f64})
         }));
         n.push(body.vertex_count() as f64);
-        names.push(format!("{}x{}x{}", d[0], d[1], d[2]));
+        lattices.push(format!("{}x{}x{}", d[0], d[1], d[2]));
     }
-    let mut l = line("fem_step", "s per step", &names, &n, &cost, 1.0);
+    let mut l = line("fem_step", "s per step", &lattices, &n, &cost, 1.0);
     // One iteration where the sparse factor preconditions; tens where its
     // fill is over budget and block-Jacobi does (the cost's knee). The
     // direct solve's fill is reported, as it grows faster than the lattice.
@@ -171,7 +171,6 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
     // A baked second and its export, at the skin sizes.
     let dir = tempfile::tempdir()?;
     let (mut bake_cost, mut export_cost, mut n) = (Vec::new(), Vec::new(), Vec::new());
-    let names: Vec<String> = skin_sizes.iter().map(|m| format!("{m}x{m}")).collect();
     for &m in skin_sizes {
         let c = penguin_native(m, m)?;
         n.push(c.skins.iter().map(|s| s.m * s.n).sum::<usize>() as f64);
@@ -201,7 +200,7 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
     out.push(line(
         "bake_second",
         "wall s per simulated s",
-        &names,
+        &skins,
         &n,
         &bake_cost,
         1.5,
@@ -209,7 +208,7 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
     out.push(line(
         "export_second",
         "wall s per simulated s",
-        &names,
+        &skins,
         &n,
         &export_cost,
         1.0,

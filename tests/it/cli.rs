@@ -437,14 +437,19 @@ fn ctrl_c_cancels_a_bake_and_resume_finishes_it_identically() {
 /// `plasticine bench --only interactive --quick` prints one JSON object per
 /// line (machine-readable), with the figures the tools and playback issues
 /// ask for, each measured (positive) and with its goal.
+/// Every line of `out`, each a JSON object (`plasticine bench` prints
+/// nothing else on stdout).
+fn json_lines(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
 #[test]
 fn the_interactive_bench_prints_machine_readable_figures() {
     let (ok, out, err) = plasticine(&["bench", "--only", "interactive", "--quick"]);
     assert!(ok, "{err}");
-    let lines: Vec<serde_json::Value> = out
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-        .collect();
+    let lines = json_lines(&out);
     let find = |name: &str| {
         lines
             .iter()
@@ -542,10 +547,7 @@ fn the_drape_workload_prints_the_documented_lines_and_refuses_bad_sizes() {
         "2",
     ]);
     assert!(ok, "{stderr}");
-    let lines: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&stdout);
     assert_eq!(lines.len(), 2, "{stdout}");
     for (line, (m, n, steps)) in lines.iter().zip([(8, 8, 100), (16, 12, 20)]) {
         assert_eq!(line["peer"], "plasticine");
@@ -586,10 +588,7 @@ fn the_drape_workload_prints_the_documented_lines_and_refuses_bad_sizes() {
         "f64",
     ]);
     assert!(ok, "{stderr}");
-    let lines: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&stdout);
     let steps: Vec<u64> = lines.iter().map(|l| l["steps"].as_u64().unwrap()).collect();
     assert_eq!(steps, [0, 1, 10]);
     // At rest at first, pre-stretched as the workload document says.
@@ -674,10 +673,7 @@ fn a_bake_is_the_same_on_any_thread_count_and_as_chained_farm_jobs() {
 fn the_scaling_bench_fits_an_exponent_for_every_part() {
     let (ok, stdout, stderr) = plasticine(&["bench", "--scaling", "--quick"]);
     assert!(ok, "{stderr}");
-    let lines: Vec<serde_json::Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = json_lines(&stdout);
     let parts: Vec<&str> = lines.iter().map(|l| l["what"].as_str().unwrap()).collect();
     assert_eq!(
         parts,

@@ -255,6 +255,19 @@ fn blender_python() -> &'static Result<PathBuf, String> {
     TOOL.get_or_init(|| venv_with("blender-venv", BPY))
 }
 
+/// The Python with Blender's `bpy` when `PLASTICINE_BLENDER` asks for the
+/// Blender checks (failing if it cannot be had); else `None` after `skip`.
+fn blender_or_skip(skip: &str) -> Option<PathBuf> {
+    if std::env::var_os("PLASTICINE_BLENDER").is_none_or(|v| v.is_empty()) {
+        note(skip);
+        return None;
+    }
+    match blender_python() {
+        Ok(p) => Some(p.clone()),
+        Err(why) => panic!("PLASTICINE_BLENDER is set but Blender (bpy) is not usable: {why}"),
+    }
+}
+
 /// The Khronos validator's report on `file`.
 fn validate(tools: &Path, file: &Path) -> Value {
     let start = Instant::now();
@@ -1200,16 +1213,11 @@ fn json_vec3(v: &Value) -> Vec3 {
 
 #[test]
 fn blender_imports_both_layouts_frame_for_frame() {
-    if std::env::var_os("PLASTICINE_BLENDER").is_none_or(|v| v.is_empty()) {
-        note(
-            "note: skipping the Blender import check: set PLASTICINE_BLENDER=1 to run it \
+    let Some(python) = blender_or_skip(
+        "note: skipping the Blender import check: set PLASTICINE_BLENDER=1 to run it \
              (installs bpy from PyPI: ~350 MB download, ~1 GB under the target directory)",
-        );
+    ) else {
         return;
-    }
-    let python = match blender_python() {
-        Ok(p) => p.clone(),
-        Err(why) => panic!("PLASTICINE_BLENDER is set but Blender (bpy) is not usable: {why}"),
     };
     let cache = penguin_bake();
     let character = penguin();
@@ -1683,13 +1691,10 @@ fn modal_limb_bake() -> &'static (PathBuf, PathBuf) {
 /// within 1e-4 of the mesh's size of the cache's mesh.
 #[test]
 fn blender_shows_the_modal_mesh_as_baked() {
-    if std::env::var_os("PLASTICINE_BLENDER").is_none_or(|v| v.is_empty()) {
-        note("note: skipping the Blender import of the modal glb: set PLASTICINE_BLENDER=1");
+    let Some(python) = blender_or_skip(
+        "note: skipping the Blender import of the modal glb: set PLASTICINE_BLENDER=1",
+    ) else {
         return;
-    }
-    let python = match blender_python() {
-        Ok(p) => p.clone(),
-        Err(why) => panic!("PLASTICINE_BLENDER is set but Blender (bpy) is not usable: {why}"),
     };
     let (character, cache) = modal_limb_bake();
     let dir = out_dir("blender-modal");
@@ -1884,13 +1889,10 @@ fn modal_penguin_exports_to_usd_skel_blend_shapes_that_replay_the_modes() {
 /// key moved it.
 #[test]
 fn blender_shape_keys_with_sparse_accessors_become_a_blendshape_rig() {
-    if std::env::var_os("PLASTICINE_BLENDER").is_none_or(|v| v.is_empty()) {
-        note("note: skipping the Blender shape-key import: set PLASTICINE_BLENDER=1");
+    let Some(python) =
+        blender_or_skip("note: skipping the Blender shape-key import: set PLASTICINE_BLENDER=1")
+    else {
         return;
-    }
-    let python = match blender_python() {
-        Ok(p) => p.clone(),
-        Err(why) => panic!("PLASTICINE_BLENDER is set but Blender (bpy) is not usable: {why}"),
     };
     let dir = out_dir("shape-keys");
     let ball = dir.path().join("ball.glb");

@@ -380,8 +380,7 @@ impl<T: Real> Params<T> {
         let starts = [start(0), start(1), start(-1), start(2), start(-2)];
         let columns: Neighbourhood<T> = std::array::from_fn(|c| starts.map(|s| &x[c][s..s + n]));
         // The rows next to the rims lack the bending spring that would
-        // reach the row beyond the rim: their own loops, so the long one
-        // in between has no branch but the contact's.
+        // reach the row beyond the rim.
         self.rows::<false, true>(&columns, 1..2, at, out);
         self.rows::<true, true>(&columns, 2..n - 2, at, out);
         self.rows::<true, false>(&columns, n - 2..n - 1, at, out);
@@ -390,8 +389,8 @@ impl<T: Real> Params<T> {
     /// Steps rows `rows` of a column; `DOWN` and `UP` say whether the
     /// bending springs two rows down and up exist. Every neighbour is read
     /// through a slice shifted by its row offset, all as long as `rows`, so
-    /// the loop indexes them all by one counter without bounds checks and
-    /// the compiler can vectorize it along the column.
+    /// one counter indexes them all: vectors of `T::Wide::N` points, then
+    /// the remainder one by one.
     #[inline(always)]
     fn rows<const DOWN: bool, const UP: bool>(
         &self,
@@ -406,8 +405,7 @@ impl<T: Real> Params<T> {
             let from = (lo as isize + dj) as usize;
             std::array::from_fn(|c| &x[c][k][from..from + len])
         };
-        // The springs' other ends (column, row offset) and rest lengths;
-        // bending down and up where they exist (else a stand-in never read).
+        // The springs' other ends (column, row offset) and rest lengths.
         let ends = [
             (pick(1, 0), ra),
             (pick(2, 0), ra),
@@ -420,42 +418,23 @@ impl<T: Real> Params<T> {
             (pick(3, 0), rba),
             (pick(4, 0), rba),
         ];
-        let down = if DOWN { pick(0, -2) } else { pick(0, 0) };
-        let up = if UP { pick(0, 2) } else { pick(0, 0) };
-        let own = pick(0, 0);
-        let [ox, oy, oz] = &mut out.x;
-        let [vx, vy, vz] = &mut out.v;
-        let (ox, oy, oz) = (
-            &mut ox[at + lo..at + lo + len],
-            &mut oy[at + lo..at + lo + len],
-            &mut oz[at + lo..at + lo + len],
-        );
-        let (vx, vy, vz) = (
-            &mut vx[at + lo..at + lo + len],
-            &mut vy[at + lo..at + lo + len],
-            &mut vz[at + lo..at + lo + len],
-        );
-        // Every slice is `len` long: said once here, so the loop below
-        // needs no bounds check.
-        for end in ends.iter().map(|(e, _)| e).chain([&down, &up, &own]) {
-            assert!(end.iter().all(|c| c.len() == len));
-        }
-        let mut out_x = [ox, oy, oz];
-        let mut out_v = [vx, vy, vz];
-        let neighbours = Row {
-            ends: &ends,
-            down: DOWN.then_some(&down),
-            up: UP.then_some(&up),
+        let row = Row {
+            ends,
+            down: DOWN.then(|| pick(0, -2)),
+            up: UP.then(|| pick(0, 2)),
             bend_up: rbu,
-            own: &own,
+            own: pick(0, 0),
         };
+        let span = at + lo..at + lo + len;
+        let mut out_x = out.x.each_mut().map(|s| &mut s[span.clone()]);
+        let mut out_v = out.v.each_mut().map(|s| &mut s[span.clone()]);
         let mut t = 0;
         while t + T::Wide::N <= len {
-            self.point::<T::Wide>(t, &neighbours, &mut out_x, &mut out_v);
+            self.point::<T::Wide>(t, &row, &mut out_x, &mut out_v);
             t += T::Wide::N;
         }
         for t in t..len {
-            self.point::<T>(t, &neighbours, &mut out_x, &mut out_v);
+            self.point::<T>(t, &row, &mut out_x, &mut out_v);
         }
     }
 
@@ -476,7 +455,7 @@ impl<T: Real> Params<T> {
                 W::load(&s[2][t..]),
             ]
         };
-        let xp = load(row.own);
+        let xp = load(&row.own);
         let zero = W::splat(T::of(0.0));
         let mut f = [zero; 3];
         let k = W::splat(self.k);
@@ -489,14 +468,11 @@ impl<T: Real> Params<T> {
                 f[c] = f[c] + s * d[c];
             }
         };
-        for (end, r) in row.ends {
+        for (end, r) in &row.ends {
             spring(end, *r);
         }
-        if let Some(down) = row.down {
-            spring(down, row.bend_up);
-        }
-        if let Some(up) = row.up {
-            spring(up, row.bend_up);
+        for end in row.down.iter().chain(&row.up) {
+            spring(end, row.bend_up);
         }
         let dt = W::splat(self.dt);
         let g = [zero, W::splat(self.gravity), zero];
@@ -522,12 +498,12 @@ impl<T: Real> Params<T> {
 /// The slices a row of points reads, each shifted to its neighbour.
 struct Row<'a, T> {
     /// The ten springs every free point has, and their rest lengths.
-    ends: &'a [([&'a [T]; 3], T); 10],
+    ends: [([&'a [T]; 3], T); 10],
     /// Bending two rows down and up, where they exist.
-    down: Option<&'a [&'a [T]; 3]>,
-    up: Option<&'a [&'a [T]; 3]>,
+    down: Option<[&'a [T]; 3]>,
+    up: Option<[&'a [T]; 3]>,
     /// Their rest length.
     bend_up: T,
     /// The point itself.
-    own: &'a [&'a [T]; 3],
+    own: [&'a [T]; 3],
 }

@@ -90,6 +90,14 @@ fn reference(sz: DrapeSize, steps: usize) -> Vec<[f64; 3]> {
     x
 }
 
+/// The largest coordinate difference between two states' points.
+fn farthest(a: &[[f64; 3]], b: &[[f64; 3]]) -> f64 {
+    a.iter()
+        .zip(b)
+        .flat_map(|(p, q)| (0..3).map(move |c| (p[c] - q[c]).abs()))
+        .fold(0.0, f64::max)
+}
+
 #[test]
 fn the_fused_kernel_steps_the_workload_as_written() {
     // Small grids reach every boundary case: the wrap-around, bending
@@ -99,11 +107,7 @@ fn the_fused_kernel_steps_the_workload_as_written() {
         let mut drape = Drape::new(sz, Precision::F64);
         drape.run(30);
         let (got, _) = drape.state();
-        let worst = got
-            .iter()
-            .zip(&want)
-            .map(|(a, b)| (0..3).map(|c| (a[c] - b[c]).abs()).fold(0.0, f64::max))
-            .fold(0.0, f64::max);
+        let worst = farthest(&got, &want);
         // The order of the force sums differs: round-off only.
         assert!(worst <= 1e-12, "{sz}: off by {worst} m after 30 steps");
     }
@@ -123,11 +127,7 @@ fn single_precision_follows_double_at_the_checkpoints() {
         done = k;
         let (xa, _) = a.state();
         let (xb, _) = b.state();
-        let worst = xa
-            .iter()
-            .zip(&xb)
-            .map(|(p, q)| (0..3).map(|c| (p[c] - q[c]).abs()).fold(0.0, f64::max))
-            .fold(0.0, f64::max);
+        let worst = farthest(&xa, &xb);
         // Point by point, relative to the cylinder's height: f32 round-off
         // grows through the contacts.
         assert!(
