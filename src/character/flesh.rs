@@ -6,6 +6,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::InvalidField;
+use super::part::{PART_STIFFNESS_RANGE, PartStiffness};
 
 /// How the muscle layer moves.
 #[allow(
@@ -187,6 +188,9 @@ pub struct FemFlesh {
     /// where the flesh is distorted (a grab, a hard swing) and dropped where
     /// it relaxes. `None` simulates the control lattice alone.
     pub detail: Option<FleshDetail>,
+    /// Dynamic morph targets (Galoppo 2008, ch. 5): sculpted rest shapes
+    /// and stiffnesses at a few postures, interpolated in pose space.
+    pub morph_targets: Vec<super::MorphTarget>,
 }
 
 /// Settings of adaptive detail (Capell §4.7). Distortion is the strain with
@@ -234,6 +238,7 @@ impl Default for FemFlesh {
             part_stiffness: Vec::new(),
             embedded_mesh: None,
             detail: None,
+            morph_targets: Vec::new(),
         }
     }
 }
@@ -254,22 +259,6 @@ pub struct WeightStroke {
     /// Change of weight at the centre, scaled by the falloff toward `radius`.
     pub amount: f32,
 }
-
-/// A part of the flesh with its own stiffness: every lattice cell whose
-/// centre (at rest) is nearest a bone carried by the joint `joint` (the
-/// joint's part: the bone from it to a child, where its muscles ride) has
-/// Young's modulus `young × scale`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PartStiffness {
-    /// The joint's name.
-    pub joint: String,
-    /// Factor on the flesh's Young's modulus for this part, within `PART_STIFFNESS_RANGE`.
-    pub scale: f64,
-}
-
-/// The range of a part's stiffness scale.
-pub const PART_STIFFNESS_RANGE: std::ops::RangeInclusive<f64> = 1e-3..=1e3;
 
 impl FemFlesh {
     /// The stiffness scale of the part of joint `name` (1 when not set).

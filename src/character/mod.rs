@@ -3,16 +3,20 @@
 //! Nothing here knows about threads, the GPU or XR.
 
 mod flesh;
+mod morph;
 mod muscle;
+mod part;
 pub mod resample;
 mod skeleton;
 mod skin;
 
 pub use flesh::{
     DEFAULT_MODAL_CLAMP, DEFAULT_MODES, EmbeddedMesh, FemFlesh, Flesh, FleshDetail, MODAL_YOUNG,
-    MODES_RANGE, ModalFlesh, ModalPart, PART_STIFFNESS_RANGE, PartStiffness, WeightStroke,
+    MODES_RANGE, ModalFlesh, ModalPart, WeightStroke,
 };
+pub use morph::{MorphOffset, MorphTarget, SAME_POSE, same_pose, validate_targets};
 pub use muscle::{DEFAULT_MUSCLE_COLOR, DeformationDriver, DeformationParam, Muscle};
+pub use part::{PART_STIFFNESS_RANGE, PartStiffness};
 pub use skeleton::{Dof, Joint, Posture, Skeleton};
 pub use skin::{Band, BandDefaults, DEFAULT_SKIN_COLOR, Skin, SkinMaterial, SkinPoints};
 
@@ -151,6 +155,27 @@ impl Character {
                     format!("flesh.Fem.part_stiffness[{k}].joint"),
                     format!("the skeleton has no joint '{}'", p.joint),
                 ));
+            }
+            validate_targets(
+                &fem.morph_targets,
+                &self.skeleton,
+                fem.blend_width.is_none(),
+            )
+            .map_err(|e| InvalidField::new(format!("flesh.Fem.{}", e.field), e.message))?;
+            if !fem.morph_targets.is_empty() {
+                // The targets blend the control lattice's own system; the
+                // modes and the adaptive hierarchy are computed without them.
+                let unsupported = match &self.flesh {
+                    Flesh::Modal(_) => Some("modal flesh"),
+                    _ if fem.detail.is_some() => Some("adaptive detail"),
+                    _ => None,
+                };
+                if let Some(what) = unsupported {
+                    return Err(InvalidField::new(
+                        "flesh.Fem.morph_targets",
+                        format!("morph targets run on the lattice FEM flesh, not with {what}"),
+                    ));
+                }
             }
         }
         let mut last = f32::NEG_INFINITY;

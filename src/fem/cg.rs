@@ -94,6 +94,9 @@ pub(crate) struct SystemCache {
     /// The sparse Cholesky factor of the unknown block and the known-row
     /// mask it was built for (None inside: declined, block-Jacobi it is).
     pub(crate) factor: Option<(Vec<bool>, Option<SparseCholesky>)>,
+    /// The stiffness coefficient the factor was built for (it may be an
+    /// earlier system's, see [`SystemCache::ensure_near`]).
+    pub(crate) factored_at: f64,
 }
 
 impl SystemCache {
@@ -128,6 +131,7 @@ impl SystemCache {
             matrix,
             precond,
             factor: None,
+            factored_at: c_stiff,
         }
     }
 
@@ -138,6 +142,7 @@ impl SystemCache {
         if !matches!(&self.factor, Some((mask, _)) if mask.as_slice() == known) {
             let factor = SparseCholesky::new(&self.matrix, known);
             self.factor = Some((known.to_vec(), factor));
+            self.factored_at = self.key.1;
         }
     }
 
@@ -146,6 +151,44 @@ impl SystemCache {
         match &self.factor {
             Some((mask, Some(f))) if mask.as_slice() == known => Some(f),
             _ => None,
+        }
+    }
+
+    /// As [`ensure`](Self::ensure), but a rebuilt system whose stiffness
+    /// coefficient is within `share` of the one its predecessor's factor
+    /// was built for keeps that factor: it no longer inverts the system,
+    /// but still preconditions it to a few CG iterations (the blended
+    /// stiffness of morph targets moves every step; refactoring waits
+    /// until it has moved by `share`).
+    pub(crate) fn ensure_near(
+        cache: &mut Option<SystemCache>,
+        matrices: &Assembled,
+        mass: MassKind,
+        c_mass: f64,
+        c_stiff: f64,
+        share: f64,
+    ) -> SystemCache {
+        match cache.take() {
+            // A blend that sums to one up to rounding is the same system.
+            Some(c)
+                if c.key.0 == c_mass
+                    && c.key.2 == mass
+                    && (c_stiff / c.key.1 - 1.0).abs() <= 1e-12 =>
+            {
+                c
+            }
+            Some(old) => {
+                let mut system = Self::new(matrices, mass, c_mass, c_stiff);
+                if old.key.0 == c_mass
+                    && old.key.2 == mass
+                    && (c_stiff / old.factored_at - 1.0).abs() <= share
+                {
+                    system.factor = old.factor;
+                    system.factored_at = old.factored_at;
+                }
+                system
+            }
+            None => Self::new(matrices, mass, c_mass, c_stiff),
         }
     }
 

@@ -21,6 +21,7 @@ pub use super::flesh_body::{
     FLESH_STEP, FleshError, OBJECT_QUADRATURE_LEVELS, fem_settings, painted_weights,
 };
 use super::lattice::{Embedding, Lattice, bone_transforms, skeleton_bones};
+use super::morph::{MorphBlend, MorphModel};
 use super::quadrature::character_lattice_with_vertices;
 use super::snap::lattice_elements;
 use super::solver::{PositionConstraint, StepReport};
@@ -56,6 +57,12 @@ pub struct FleshSim {
     /// displacement at every field-lattice vertex.
     history: VecDeque<(f64, Vec<DVec3>)>,
     muscles: MuscleCoupling,
+    /// The dynamic morph targets on this lattice (Galoppo ch. 5), blended
+    /// at every step's posture.
+    morph: Option<MorphModel>,
+    /// Steps whose morph weights were clamped to convex ones (a pose far
+    /// past the targets), for reports.
+    pub morph_clamped_steps: u64,
     mesh: Option<Vec<Option<Embedding>>>,
     edges: std::sync::Arc<Vec<[u32; 2]>>,
     grabs: Vec<Grab>,
@@ -156,6 +163,16 @@ impl FleshSim {
             });
         }
         let (body, weights) = FleshBody::build(character, flesh, lattice, elements)?;
+        // Validation refuses targets with adaptive detail.
+        let morph = match &body {
+            FleshBody::Lattice(b) if !flesh.morph_targets.is_empty() => Some(MorphModel::new(
+                &flesh.morph_targets,
+                &character.skeleton,
+                &b.lattice,
+                &b.regions,
+            )?),
+            _ => None,
+        };
         let field = body.lattice();
         let muscles = MuscleCoupling::new(character, field);
         let mesh = flesh.embedded_mesh.as_ref().map(|m| {
@@ -175,11 +192,14 @@ impl FleshSim {
             next_grab: 1,
             steps: 0,
             cg_iterations: 0,
+            morph,
+            morph_clamped_steps: 0,
         };
         if old.is_some_and(|old| sim.carry_state(old)) {
             return Ok(sim);
         }
         let bones = bone_transforms(character, sim.body.bones(), posture);
+        sim.blend_morph(character, posture);
         sim.body.settle(&bones, weights.as_deref());
         sim.history = VecDeque::from([(t, sim.body.field())]);
         if let Some(old) = old {
@@ -277,10 +297,42 @@ impl FleshSim {
                 break;
             }
             let t = self.time + h;
-            let bones = bone_transforms(character, self.body.bones(), &posture_at(t));
+            let posture = posture_at(t);
+            let bones = bone_transforms(character, self.body.bones(), &posture);
+            self.blend_morph(character, &posture);
             reports.push(self.step(&bones, t));
         }
         reports
+    }
+
+    /// Puts the morph targets' blend at `posture` into the body.
+    fn blend_morph(&mut self, character: &Character, posture: &Posture) {
+        let (Some(model), FleshBody::Lattice(body)) = (&self.morph, &mut self.body) else {
+            return;
+        };
+        let blend = model.blend(&character.skeleton, posture, &body.regions);
+        self.morph_clamped_steps += u64::from(blend.clamped);
+        body.morph = Some(blend);
+    }
+
+    /// The morph targets' names and their weights at the newest step (empty
+    /// without targets).
+    pub fn morph_weights(&self) -> Vec<(String, f64)> {
+        match (&self.morph, &self.body) {
+            (Some(model), FleshBody::Lattice(body)) => model
+                .names
+                .iter()
+                .cloned()
+                .zip(
+                    body.morph
+                        .as_ref()
+                        .map_or(&[][..], |b: &MorphBlend| &b.weights[..])
+                        .iter()
+                        .copied(),
+                )
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// One step to time `t` with the bones at `bones`.

@@ -62,6 +62,9 @@ pub enum FleshError {
         /// Number of bones of the lattice.
         bones: usize,
     },
+    /// The dynamic morph targets cannot be put on the lattice.
+    #[error("the flesh's morph targets: {0}")]
+    Morph(#[from] super::morph::MorphError),
     /// The posture's number of joint angles differs from the skeleton's joints.
     #[error("the posture has {got} joint angles, the skeleton {joints} joints")]
     Posture {

@@ -77,6 +77,7 @@ pub mod hierarchy;
 pub mod import;
 pub mod lattice;
 pub mod mesh_lattice;
+pub mod morph;
 pub mod nonlinear;
 pub mod quadrature;
 pub mod regions;

@@ -47,6 +47,7 @@ pub(crate) use super::cg::{
 };
 use super::element::{CellElements, HexElement, Material};
 use super::lattice::{Embedding, Lattice};
+use super::morph::MorphBlend;
 use super::regions::{NOT_IN_REGION, Region, Twist, build_regions_with, partition_error};
 pub use super::sparse::MassKind;
 use super::sparse::{Assembled, assemble_elements};
@@ -200,8 +201,17 @@ pub struct FemBody {
     pub constraints: Vec<PositionConstraint>,
     /// Wall time of the precompute (integrals, assembly, regions), seconds.
     pub precompute_seconds: f64,
+    /// The dynamic morph targets' blend at the current pose (Galoppo ch. 5,
+    /// [`super::morph`]): each region's stiffness factor and rest offsets.
+    /// Set by the owner before each step; `None` is the plain flesh.
+    pub morph: Option<MorphBlend>,
     scratch: Vec<Scratch>,
 }
+
+/// How far a region's blended stiffness may move before its factor is
+/// rebuilt; in between the old factor preconditions CG (issue: β moves
+/// by more than 0.05).
+pub const MORPH_REFACTOR_SHARE: f64 = 0.05;
 
 impl FemBody {
     /// Precomputes the integrals and regions of a lattice with per-cell
@@ -258,6 +268,7 @@ impl FemBody {
             v: vec![DVec3::ZERO; n],
             fixed: vec![None; n],
             constraints: Vec::new(),
+            morph: None,
             scratch,
         }
     }
@@ -354,19 +365,31 @@ impl FemBody {
             .collect()
     }
 
+    /// Region `ri`'s morph terms: its stiffness factor `σ_r` and rest offsets
+    /// `w_r` per local vertex (1 and none without targets).
+    fn morph_terms(&self, ri: usize) -> (f64, Option<&[DVec3]>) {
+        match &self.morph {
+            Some(m) => (m.scale[ri], Some(&m.offset[ri][..])),
+            None => (1.0, None),
+        }
+    }
+
     /// Elastic forces `Σ_i W^i (−R_i K^i (T_i⁻¹(r + q) − r))` of the current
     /// state for the bone transforms (global model: `−K q`).
     pub fn elastic_forces(&self, bones: &[DAffine3]) -> Vec<DVec3> {
         let mut f = vec![DVec3::ZERO; self.vertex_count()];
-        for region in &self.regions {
+        for (ri, region) in self.regions.iter().enumerate() {
             let t = self.region_transform(region, bones);
             let inv = t.inverse();
+            let (scale, offset) = self.morph_terms(ri);
             let u: Vec<DVec3> = region
                 .vertices
                 .iter()
-                .map(|&a| {
+                .enumerate()
+                .map(|(l, &a)| {
                     let r = self.lattice.rest[a];
-                    inv.transform_point3(r + self.q[a]) - r
+                    (inv.transform_point3(r + self.q[a]) - r) * scale
+                        - offset.map_or(DVec3::ZERO, |w| w[l])
                 })
                 .collect();
             let mut ku = vec![DVec3::ZERO; region.len()];
@@ -395,8 +418,11 @@ impl FemBody {
         let mut scratch = std::mem::take(&mut self.scratch);
         let this = &*self;
         // One region's solve; its Δv^i (bone frame) is left in `sc.x`.
-        let solve = |region: &Region, sc: &mut Scratch| -> CgReport {
+        let solve = |ri: usize, region: &Region, sc: &mut Scratch| -> CgReport {
             let t = this.region_transform(region, bones);
+            // With morph targets: σ_r K in place of K, and its rest shifted
+            // by w_r (see `super::morph`).
+            let (scale, offset) = this.morph_terms(ri);
             let rot = t.matrix3;
             let inv = t.inverse();
             let n = region.len();
@@ -408,7 +434,8 @@ impl FemBody {
                 let r = this.lattice.rest[a];
                 let u = inv.transform_point3(r + this.q[a]) - r;
                 let v_local = rt * this.v[a];
-                sc.tmp[l] = u + v_local * (s.stiffness_damping + h);
+                sc.tmp[l] = (u + v_local * (s.stiffness_damping + h)) * scale
+                    - offset.map_or(DVec3::ZERO, |w| w[l]);
                 sc.z[l] = v_local;
             }
             region.matrices.stiffness.mul(&sc.tmp, &mut sc.ap);
@@ -432,8 +459,14 @@ impl FemBody {
                 rt * ((c.target - d) / h - v)
             });
             let (c_m, c_k) = s.implicit_euler_coefficients();
-            let mut system =
-                SystemCache::ensure(&mut sc.system, &region.matrices, s.mass, c_m, c_k);
+            let mut system = SystemCache::ensure_near(
+                &mut sc.system,
+                &region.matrices,
+                s.mass,
+                c_m,
+                c_k * scale,
+                MORPH_REFACTOR_SHARE,
+            );
             system.prepare_factor(&sc.known);
             let solved = projected_pcg(
                 &system,
@@ -453,13 +486,15 @@ impl FemBody {
             self.regions
                 .par_iter()
                 .zip(scratch.par_iter_mut())
-                .map(|(region, sc)| solve(region, sc))
+                .enumerate()
+                .map(|(ri, (region, sc))| solve(ri, region, sc))
                 .collect()
         } else {
             self.regions
                 .iter()
                 .zip(scratch.iter_mut())
-                .map(|(region, sc)| solve(region, sc))
+                .enumerate()
+                .map(|(ri, (region, sc))| solve(ri, region, sc))
                 .collect()
         };
         // Line 5 of the §4.5 pseudocode: Δv ← Σ_i W^i Q^iᵀ Δv^i.
@@ -541,11 +576,14 @@ impl FemBody {
             let n = region.len();
             let sc = &mut scratch[ri];
             sc.resize(n);
-            // In the bone's frame: K q̃ = Rᵀ f − K (T⁻¹(r) − r), q = R q̃.
+            // In the bone's frame: K q̃ = Rᵀ f − K (T⁻¹(r) − r), q = R q̃;
+            // with morph targets σ_r K q̃ = Rᵀ f − K (σ_r (T⁻¹(r) − r) − w_r).
             let rt = rot.transpose();
+            let (scale, offset) = self.morph_terms(ri);
             for (l, &a) in region.vertices.iter().enumerate() {
                 let r = self.lattice.rest[a];
-                sc.tmp[l] = inv.transform_point3(r) - r;
+                sc.tmp[l] =
+                    (inv.transform_point3(r) - r) * scale - offset.map_or(DVec3::ZERO, |w| w[l]);
             }
             region.matrices.stiffness.mul(&sc.tmp, &mut sc.ap);
             for (l, &a) in region.vertices.iter().enumerate() {
@@ -565,7 +603,7 @@ impl FemBody {
             }
             let cons = self.local_constraints(region, |c| rt * c.target);
             let mut system =
-                SystemCache::ensure(&mut sc.system, &region.matrices, s.mass, 0.0, 1.0);
+                SystemCache::ensure(&mut sc.system, &region.matrices, s.mass, 0.0, scale);
             system.prepare_factor(&sc.known);
             report.solves.push(projected_pcg(
                 &system,
@@ -596,7 +634,8 @@ impl FemBody {
     }
 
     /// Total energy of the global linear model: kinetic ½ vᵀMv, elastic
-    /// ½ qᵀKq (the rest stiffness, without the twist penalty) and
+    /// ½ qᵀKq (the rest stiffness, without the twist penalty; with morph
+    /// targets, of the blended rest shape and stiffness) and
     /// gravitational −Σ `m_a` `g·q_a`. Implicit Euler on this model never
     /// increases it (`tests/it/fem_physics.rs`).
     pub fn energy(&self) -> Energy {
@@ -614,14 +653,30 @@ impl FemBody {
                     .mul(&self.global.stiffness, &self.v, &mut mv);
             }
         }
+        // With morph targets the global model's elastic energy is
+        // ½σ(q − w/σ)ᵀK(q − w/σ): its rest shape is shifted and it is σ as stiff.
+        let (scale, offset) = match (&self.morph, &self.regions[..]) {
+            (Some(m), [region]) if region.bone.is_none() => {
+                let mut w = vec![DVec3::ZERO; n];
+                for (l, &a) in region.vertices.iter().enumerate() {
+                    w[a] = m.offset[0][l];
+                }
+                (m.scale[0], Some(w))
+            }
+            _ => (1.0, None),
+        };
+        let d: Vec<DVec3> = match &offset {
+            Some(w) => self.q.iter().zip(w).map(|(q, w)| *q - *w / scale).collect(),
+            None => self.q.clone(),
+        };
         let mut kq = vec![DVec3::ZERO; n];
-        self.global.stiffness.mul(&self.q, &mut kq);
+        self.global.stiffness.mul(&d, &mut kq);
         let gravity: f64 = (0..n)
             .map(|a| -self.settings.gravity.dot(self.q[a]) * self.global.gravity_weight[a])
             .sum();
         Energy {
             kinetic: 0.5 * dot(&self.v, &mv),
-            elastic: 0.5 * dot(&self.q, &kq),
+            elastic: 0.5 * scale * dot(&d, &kq),
             gravity,
         }
     }

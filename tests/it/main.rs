@@ -22,6 +22,7 @@ mod fem_flesh_app;
 mod fem_flesh_parts;
 mod fem_gpu;
 mod fem_import;
+mod fem_morph;
 mod fem_nonlinear;
 mod fem_physics;
 mod fem_quadrature;
