@@ -311,6 +311,15 @@ impl Flesh {
         }
     }
 
+    /// The FEM flesh settings to edit, or `None` for kinematic muscles and
+    /// modal flesh.
+    pub fn fem_mut(&mut self) -> Option<&mut FemFlesh> {
+        match self {
+            Flesh::Kinematic | Flesh::Modal(_) => None,
+            Flesh::Fem(f) => Some(f),
+        }
+    }
+
     /// The FEM model of simulated flesh, FEM or modal (the lattice, material
     /// and embedded mesh); `None` for kinematic muscles.
     pub fn lattice_model(&self) -> Option<&FemFlesh> {

@@ -162,21 +162,23 @@ impl Character {
                 fem.blend_width.is_none(),
             )
             .map_err(|e| InvalidField::new(format!("flesh.Fem.{}", e.field), e.message))?;
-            if !fem.morph_targets.is_empty() {
-                // The targets blend the control lattice's own system; the
-                // modes and the adaptive hierarchy are computed without them.
-                let unsupported = match &self.flesh {
-                    Flesh::Modal(_) => Some("modal flesh"),
-                    _ if fem.detail.is_some() => Some("adaptive detail"),
-                    _ => None,
-                };
-                if let Some(what) = unsupported {
-                    return Err(InvalidField::new(
-                        "flesh.Fem.morph_targets",
-                        format!("morph targets run on the lattice FEM flesh, not with {what}"),
-                    ));
-                }
+            // The targets blend the control lattice's own system; the
+            // adaptive hierarchy is built without them.
+            if !fem.morph_targets.is_empty() && fem.detail.is_some() {
+                return Err(InvalidField::new(
+                    "flesh.Fem.morph_targets",
+                    "morph targets run on the lattice FEM flesh, not with adaptive detail",
+                ));
             }
+        }
+        if let Flesh::Modal(m) = &self.flesh
+            && !m.fem.morph_targets.is_empty()
+        {
+            // The modes are computed about one rest shape.
+            return Err(InvalidField::new(
+                "flesh.Modal.fem.morph_targets",
+                "morph targets run on the lattice FEM flesh, not on modal flesh",
+            ));
         }
         let mut last = f32::NEG_INFINITY;
         for (k, key) in self.key_postures.iter().enumerate() {

@@ -54,6 +54,25 @@ impl InfoArgs {
             for p in &f.part_stiffness {
                 println!("  part '{}': E x{}", p.joint, p.scale);
             }
+            for t in &f.morph_targets {
+                let parts: Vec<String> = t
+                    .part_stiffness
+                    .iter()
+                    .map(|p| format!(", '{}' x{}", p.joint, p.scale))
+                    .collect();
+                println!(
+                    "  morph target '{}': {} offsets (largest {:.1} mm), stiffness x{}{}",
+                    t.name,
+                    t.offsets.len(),
+                    t.offsets
+                        .iter()
+                        .map(|o| o.offset.length())
+                        .fold(0.0, f32::max)
+                        * 1e3,
+                    t.stiffness,
+                    parts.concat()
+                );
+            }
             if let Some(m) = &f.embedded_mesh {
                 println!(
                     "  embedded mesh '{}': {} vertices, {} triangles",

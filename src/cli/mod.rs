@@ -13,6 +13,7 @@ mod document;
 mod export;
 mod fem_import;
 mod info;
+mod morph;
 mod render;
 mod replay;
 mod resample;
@@ -161,6 +162,21 @@ plasticine blendshape solve face.ron --weights 0.5,0.3,0.2 --out blend.obj\n  \
 plasticine blendshape solve face.ron --weights 0.5,0.5,0 --linear --out linear.obj"
     )]
     Blendshape(blendshape::BlendshapeArgs),
+    /// Dynamic morph targets of the FEM flesh (Galoppo): a sculpted rest shape and stiffness at a posture.
+    #[command(
+        long_about = "Dynamic morph targets of the FEM flesh (Galoppo 2008, ch. 5). A target is, at one \
+posture, a rest shape of the flesh and a stiffness: between and beyond the targets both are interpolated \
+in pose space (radial basis functions on the joints' rotations), so the flesh bulges and stiffens where \
+you said, and still sways, sags and takes grabs.\n\n\
+`add` poses the flesh (a key posture, or the animation at a time), grabs it where you say and pulls it, \
+relaxes it held so, and keeps that shape (and the stiffness you give) as a target; a target already at \
+that pose is replaced. `remove` drops one by name. `plasticine info` lists them.\n\n\
+Examples:\n  plasticine sample penguin --flesh fem --out p.ron\n  \
+plasticine morph add p.ron --name tucked --key 1 --pull belly:0,0,0.02 --stiffness 2 --out p.ron\n  \
+plasticine morph add p.ron --name flex --at 0.5 --part flipper_l=3 --out p.ron\n  \
+plasticine morph remove p.ron --name tucked --out p.ron"
+    )]
+    Morph(morph::MorphArgs),
 }
 
 impl Cli {
@@ -182,6 +198,7 @@ impl Cli {
             Command::Export(a) => a.run(),
             Command::FemImport(a) => a.run(),
             Command::Blendshape(a) => a.run(),
+            Command::Morph(a) => a.run(),
         }
     }
 }

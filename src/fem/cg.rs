@@ -219,6 +219,10 @@ pub(crate) fn mass_mul(matrices: &Assembled, mass: MassKind, x: &[DVec3], y: &mu
     }
 }
 
+/// A constraint whose free corners carry less than this share of its
+/// support's weight (its norm) is dropped: see [`ConstraintBasis::new`].
+pub(crate) const HELD_BY_KNOWN: f64 = 0.1;
+
 /// Orthonormal basis of the constraint columns restricted to unknown rows
 /// (the Q of C's QR), stored sparsely.
 pub(crate) struct ConstraintBasis {
@@ -251,6 +255,14 @@ impl ConstraintBasis {
                 }
             }
             let norm0 = col.iter().map(|v| v * v).sum::<f64>().sqrt();
+            // A point that lies almost on the known (bone) vertices cannot
+            // be moved without throwing its free corners far (the change
+            // is the target over their weights): it is held by the bone.
+            let full = c.support.iter().map(|(_, w)| w * w).sum::<f64>().sqrt();
+            if norm0 < HELD_BY_KNOWN * full {
+                dropped += 1;
+                continue;
+            }
             // Modified Gram–Schmidt against the accepted columns; the
             // projections are the off-diagonal entries of R.
             let mut coeffs = Vec::with_capacity(columns.len());

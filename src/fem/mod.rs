@@ -78,6 +78,7 @@ pub mod import;
 pub mod lattice;
 pub mod mesh_lattice;
 pub mod morph;
+pub mod morph_author;
 pub mod nonlinear;
 pub mod quadrature;
 pub mod regions;

@@ -508,3 +508,110 @@ fn a_target_that_turns_a_cell_inside_out_is_refused_naming_it() {
     let text = e.to_string();
     assert!(text.contains("'wild'") && text.contains("cell"), "{text}");
 }
+
+#[test]
+fn an_animator_pulls_the_belly_at_a_key_and_keeps_it_as_a_target() {
+    use crate::support::plasticine;
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let (p, q) = (path("p.ron"), path("q.ron"));
+    let (ok, _, err) = plasticine(&["sample", "penguin", "--flesh", "fem", "--out", &p]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = plasticine(&[
+        "morph",
+        "add",
+        &p,
+        "--name",
+        "tucked",
+        "--key",
+        "1",
+        "--pull",
+        "belly:0,0,0.01",
+        "--stiffness",
+        "2",
+        "--out",
+        &q,
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("Kept 'tucked'") && out.contains("Added 'rest'"),
+        "{out}"
+    );
+    let (ok, info, _) = plasticine(&["info", &q]);
+    assert!(
+        ok && info.contains("morph target 'tucked'") && info.contains("stiffness x2"),
+        "{info}"
+    );
+    assert!(info.contains("morph target 'rest'"), "{info}");
+
+    // At the key the flesh rests pulled forward (+z) at the belly, as far
+    // as it was pulled; at rest it is the plain flesh.
+    let (plain, kept) = (
+        plasticine::io::load_character(std::path::Path::new(&p)).unwrap(),
+        plasticine::io::load_character(std::path::Path::new(&q)).unwrap(),
+    );
+    let key = plain.key_postures[1].posture.clone();
+    let moved = |posture: &Posture| {
+        let (a, b) = (
+            FleshSim::new(&plain, posture, 0.0).unwrap(),
+            FleshSim::new(&kept, posture, 0.0).unwrap(),
+        );
+        let d: Vec<DVec3> = b.q().iter().zip(a.q()).map(|(x, y)| *x - *y).collect();
+        let forward: f64 = d.iter().map(|v| v.z).fold(0.0, f64::max);
+        // The stiffer target also sags less, which moves the flesh every
+        // way; the pull moves it forward on the whole.
+        let net: f64 = d.iter().map(|v| v.z).sum();
+        (forward, net, largest(&d))
+    };
+    let (forward, net, _) = moved(&key);
+    let (_, _, at_rest) = moved(&plain.skeleton.rest_posture());
+    eprintln!(
+        "at the key the flesh moved forward at most {:.1} mm, {:.1} mm summed over the lattice; at rest {:.1e} mm",
+        forward * 1e3,
+        net * 1e3,
+        at_rest * 1e3
+    );
+    assert!(
+        forward > 0.005 && forward < 0.05,
+        "pulled 10 mm, moved {forward} m forward"
+    );
+    assert!(net > forward, "pulled forward, net {net} m");
+    assert!(at_rest < 1e-9, "{at_rest}");
+
+    // Clear refusals.
+    let (ok, _, err) = plasticine(&["morph", "remove", &q, "--name", "nope", "--out", &q]);
+    assert!(
+        !ok && err.contains("no morph target 'nope'") && err.contains("tucked"),
+        "{err}"
+    );
+    let kinematic = path("k.ron");
+    plasticine(&["sample", "penguin", "--out", &kinematic]);
+    let (ok, _, err) = plasticine(&[
+        "morph",
+        "add",
+        &kinematic,
+        "--name",
+        "x",
+        "--pull",
+        "belly:0,0,0.01",
+        "--out",
+        &q,
+    ]);
+    assert!(!ok && err.contains("no FEM flesh"), "{err}");
+    let (ok, _, err) = plasticine(&[
+        "morph",
+        "add",
+        &q,
+        "--name",
+        "x",
+        "--pull",
+        "5,5,5:0,0,0.01",
+        "--out",
+        &q,
+    ]);
+    assert!(!ok && err.contains("does not grab the flesh"), "{err}");
+    let (ok, _, err) = plasticine(&["morph", "remove", &q, "--name", "tucked", "--out", &q]);
+    assert!(ok, "{err}");
+    let (_, info, _) = plasticine(&["info", &q]);
+    assert!(!info.contains("'tucked'"), "{info}");
+}
