@@ -7,6 +7,7 @@ pub mod drape;
 pub mod fem_adapt;
 pub mod fem_gpu;
 pub mod modal;
+pub mod morph;
 pub mod render;
 pub mod scaling;
 
@@ -458,6 +459,9 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> Result<(), BenchError> {
         writeln!(out, "{v}")?;
     }
     for v in blendshape::figures(quick) {
+        writeln!(out, "{v}")?;
+    }
+    for v in morph::figures(quick) {
         writeln!(out, "{v}")?;
     }
     for v in render::run(quick) {

@@ -18,10 +18,11 @@ pub struct BenchArgs {
     /// factor and every sample's smoothness), the lattice FEM (`fem`), or the
     /// tools and playback (`interactive`: IK drag, picking, baked playback), or
     /// the modal flesh (`modal`: precompute and cost per frame), the
-    /// physical blendshapes (`blendshape`: Ma et al.'s Table 1 sizes), or
-    /// the renderer (`render`: CPU per stereo frame, with and without the
+    /// physical blendshapes (`blendshape`: Ma et al.'s Table 1 sizes), the
+    /// FEM flesh's dynamic morph targets (`morph`: Galoppo's Table 5.1
+    /// sizes, with and without the targets), or the renderer (`render`: CPU per stereo frame, with and without the
     /// panel, and whole frames).
-    #[arg(long, value_parser = ["blendshape", "fem", "interactive", "modal", "render", "skin"])]
+    #[arg(long, value_parser = ["blendshape", "fem", "interactive", "modal", "morph", "render", "skin"])]
     only: Option<String>,
     /// Instead: the cost of each part (skin step, skin–skin contact, FEM
     /// step, a baked and an exported second) at four sizes, and the
@@ -59,6 +60,11 @@ impl BenchArgs {
             }
             (None, Some(group)) if group == "blendshape" => {
                 for v in plasticine::bench::blendshape::figures(quick) {
+                    println!("{v}");
+                }
+            }
+            (None, Some(group)) if group == "morph" => {
+                for v in plasticine::bench::morph::figures(quick) {
                     println!("{v}");
                 }
             }

@@ -94,8 +94,8 @@ pub(crate) struct SystemCache {
     /// The sparse Cholesky factor of the unknown block and the known-row
     /// mask it was built for (None inside: declined, block-Jacobi it is).
     pub(crate) factor: Option<(Vec<bool>, Option<SparseCholesky>)>,
-    /// The stiffness coefficient the factor was built for (it may be an
-    /// earlier system's, see [`SystemCache::ensure_near`]).
+    /// The mass coefficient the factor was built for (the system's may
+    /// have moved since, see [`SystemCache::ensure_near`]).
     pub(crate) factored_at: f64,
 }
 
@@ -131,7 +131,7 @@ impl SystemCache {
             matrix,
             precond,
             factor: None,
-            factored_at: c_stiff,
+            factored_at: c_mass,
         }
     }
 
@@ -142,7 +142,7 @@ impl SystemCache {
         if !matches!(&self.factor, Some((mask, _)) if mask.as_slice() == known) {
             let factor = SparseCholesky::new(&self.matrix, known);
             self.factor = Some((known.to_vec(), factor));
-            self.factored_at = self.key.1;
+            self.factored_at = self.key.0;
         }
     }
 
@@ -154,12 +154,13 @@ impl SystemCache {
         }
     }
 
-    /// As [`ensure`](Self::ensure), but a rebuilt system whose stiffness
-    /// coefficient is within `share` of the one its predecessor's factor
-    /// was built for keeps that factor: it no longer inverts the system,
-    /// but still preconditions it to a few CG iterations (the blended
-    /// stiffness of morph targets moves every step; refactoring waits
-    /// until it has moved by `share`).
+    /// As [`ensure`](Self::ensure) for a system whose mass coefficient
+    /// moves from step to step (morph targets fold their blended stiffness
+    /// σ into it: `S/σ = (c_m/σ) M + c_k K`). With lumped mass the mass
+    /// sits on the diagonal blocks alone, so a moved coefficient updates
+    /// them in place, and the factor is kept, preconditioning CG, until
+    /// the coefficient has moved by `share` from the one it was built for;
+    /// then it is refactored numerically on the same symbolic analysis.
     pub(crate) fn ensure_near(
         cache: &mut Option<SystemCache>,
         matrices: &Assembled,
@@ -171,24 +172,38 @@ impl SystemCache {
         match cache.take() {
             // A blend that sums to one up to rounding is the same system.
             Some(c)
-                if c.key.0 == c_mass
+                if c.key.1 == c_stiff
                     && c.key.2 == mass
-                    && (c_stiff / c.key.1 - 1.0).abs() <= 1e-12 =>
+                    && (c_mass / c.key.0 - 1.0).abs() <= 1e-12 =>
             {
                 c
             }
-            Some(old) => {
-                let mut system = Self::new(matrices, mass, c_mass, c_stiff);
-                if old.key.0 == c_mass
-                    && old.key.2 == mass
-                    && (c_stiff / old.factored_at - 1.0).abs() <= share
-                {
-                    system.factor = old.factor;
-                    system.factored_at = old.factored_at;
+            Some(mut c) if c.key.1 == c_stiff && mass == MassKind::Lumped && c.key.2 == mass => {
+                let change = c_mass - c.key.0;
+                for row in 0..c.matrix.rows() {
+                    if let Some(k) = c.matrix.find(row, row) {
+                        c.matrix.blocks[k] +=
+                            DMat3::from_diagonal(DVec3::splat(change * matrices.lumped_mass[row]));
+                        let d = c.matrix.blocks[k];
+                        c.precond[row] = if d.determinant().abs() > 0.0 {
+                            d.inverse()
+                        } else {
+                            DMat3::IDENTITY
+                        };
+                    }
                 }
-                system
+                c.key.0 = c_mass;
+                if (c_mass / c.factored_at - 1.0).abs() > share {
+                    // Refactor numerically on the same ordering and symbolic
+                    // analysis (the pattern and the known rows are the same).
+                    if let Some((mask, factor)) = &mut c.factor {
+                        *factor = factor.as_ref().and_then(|f| f.refactored(&c.matrix, mask));
+                    }
+                    c.factored_at = c_mass;
+                }
+                c
             }
-            None => Self::new(matrices, mass, c_mass, c_stiff),
+            _ => Self::new(matrices, mass, c_mass, c_stiff),
         }
     }
 

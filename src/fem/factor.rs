@@ -46,45 +46,51 @@ pub struct SparseCholesky {
     values: Vec<f64>,
 }
 
+/// The lower triangle of block matrix `a` in scalars, the rows and columns
+/// of `known` block rows replaced by the identity.
+fn lower_triangle(a: &BlockCsr, known: &[bool]) -> Option<SparseColMat<u32, f64>> {
+    let rows = a.rows();
+    if known.len() != rows {
+        return None;
+    }
+    let n = 3 * rows;
+    // The lower triangle, column-major in faer's terms: A is symmetric,
+    // so block (row, col) with col ≤ row is entry (i, j) with j ≤ i.
+    let mut entries = Vec::with_capacity(9 * a.blocks.len() / 2 + n);
+    for row in 0..rows {
+        if known[row] {
+            for r in 0..3 {
+                let i = (3 * row + r) as u32;
+                entries.push(Triplet::new(i, i, 1.0));
+            }
+            continue;
+        }
+        for k in a.row_ptr[row]..a.row_ptr[row + 1] {
+            let col = a.col[k] as usize;
+            if col > row || known[col] {
+                continue;
+            }
+            let block = a.blocks[k];
+            for r in 0..3 {
+                for c in 0..3 {
+                    let (i, j) = (3 * row + r, 3 * col + c);
+                    if j <= i {
+                        // glam is column-major: entry (r, c) is col(c)[r].
+                        entries.push(Triplet::new(i as u32, j as u32, block.col(c)[r]));
+                    }
+                }
+            }
+        }
+    }
+    SparseColMat::<u32, f64>::try_new_from_triplets(n, n, &entries).ok()
+}
+
 impl SparseCholesky {
     /// Factors the block matrix `a` with the rows and columns of `known`
     /// block rows replaced by the identity. None if the factor is over the
     /// fill budget or the matrix is not positive definite.
     pub fn new(a: &BlockCsr, known: &[bool]) -> Option<Self> {
-        let rows = a.rows();
-        if known.len() != rows {
-            return None;
-        }
-        let n = 3 * rows;
-        // The lower triangle, column-major in faer's terms: A is symmetric,
-        // so block (row, col) with col ≤ row is entry (i, j) with j ≤ i.
-        let mut entries = Vec::with_capacity(9 * a.blocks.len() / 2 + n);
-        for row in 0..rows {
-            if known[row] {
-                for r in 0..3 {
-                    let i = (3 * row + r) as u32;
-                    entries.push(Triplet::new(i, i, 1.0));
-                }
-                continue;
-            }
-            for k in a.row_ptr[row]..a.row_ptr[row + 1] {
-                let col = a.col[k] as usize;
-                if col > row || known[col] {
-                    continue;
-                }
-                let block = a.blocks[k];
-                for r in 0..3 {
-                    for c in 0..3 {
-                        let (i, j) = (3 * row + r, 3 * col + c);
-                        if j <= i {
-                            // glam is column-major: entry (r, c) is col(c)[r].
-                            entries.push(Triplet::new(i as u32, j as u32, block.col(c)[r]));
-                        }
-                    }
-                }
-            }
-        }
-        let matrix = SparseColMat::<u32, f64>::try_new_from_triplets(n, n, &entries).ok()?;
+        let matrix = lower_triangle(a, known)?;
         let symbolic = factorize_symbolic_cholesky(
             matrix.symbolic(),
             Side::Lower,
@@ -96,7 +102,22 @@ impl SparseCholesky {
         if stored > MAX_STORED || stored > MAX_FILL_RATIO * 9 * a.blocks.len() {
             return None;
         }
-        let mut values = vec![0.0; stored];
+        Self::numeric(Arc::new(symbolic), &matrix)
+    }
+
+    /// The factor of `a` (same pattern and known rows as this one's), its
+    /// ordering and symbolic analysis reused: only the numeric
+    /// factorization runs (a morph target's blend moved the system).
+    pub fn refactored(&self, a: &BlockCsr, known: &[bool]) -> Option<Self> {
+        let matrix = lower_triangle(a, known)?;
+        Self::numeric(self.symbolic.clone(), &matrix)
+    }
+
+    fn numeric(
+        symbolic: Arc<SymbolicCholesky<u32>>,
+        matrix: &SparseColMat<u32, f64>,
+    ) -> Option<Self> {
+        let mut values = vec![0.0; symbolic.len_val()];
         let par = Par::Seq;
         let mut buffer = MemBuffer::try_new(
             symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
@@ -113,10 +134,7 @@ impl SparseCholesky {
                 Default::default(),
             )
             .ok()?;
-        Some(Self {
-            symbolic: Arc::new(symbolic),
-            values,
-        })
+        Some(Self { symbolic, values })
     }
 
     /// Stored scalars of the factor.

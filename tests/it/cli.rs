@@ -490,6 +490,35 @@ fn the_blendshape_bench_prints_the_table_figures() {
     assert!(v["residual"].as_f64().unwrap() <= 1e-8, "{v}");
 }
 
+/// `plasticine bench --only morph --quick`: both of Galoppo's Table 5.1
+/// sizes, each with and without its targets, with the named
+/// figures, and the targets' overhead.
+#[test]
+fn the_morph_bench_prints_each_case_with_and_without_targets() {
+    let (ok, out, err) = plasticine(&["bench", "--only", "morph", "--quick"]);
+    assert!(ok, "{err}");
+    let lines = json_lines(&out);
+    for (case, targets) in [("herbert-size", 3), ("shoulder-size", 6)] {
+        let of = |name: &str, t: u64| {
+            lines
+                .iter()
+                .find(|l| l["name"] == name && l["case"] == case && l["targets"] == t)
+                .unwrap_or_else(|| panic!("{name} {case} {t}: {out}"))
+        };
+        let (plain, with) = (of("morph", 0), of("morph", targets));
+        for l in [plain, with] {
+            assert!(l["step_ms"].as_f64().unwrap() > 0.0, "{l}");
+            assert!(l["dofs"].as_u64().unwrap() > 300, "{l}");
+            assert_eq!(l["reduced"], false, "{l}");
+        }
+        assert_eq!(plain["dofs"], with["dofs"]);
+        assert!(
+            of("morph_overhead", targets)["overhead_pct"].is_number(),
+            "{out}"
+        );
+    }
+}
+
 /// `plasticine soak`, briefly: every cycle's edits undo to the state before
 /// them and redo to the edited one (the command fails otherwise), and the
 /// summary counts what it did.
