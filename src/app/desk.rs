@@ -572,6 +572,12 @@ impl DeskApp {
             KeyCode::KeyK => {
                 fl.playback_mut().store_key();
             }
+            // Holding the flesh (right mouse): keep its pulled shape at
+            // this posture as a morph target (the headset's A).
+            KeyCode::KeyT => match fl.keep_morph_target() {
+                Ok(said) => self.say(said),
+                Err(e) => self.say(e),
+            },
             KeyCode::Comma => {
                 fl.playback_mut().select_previous_key();
             }

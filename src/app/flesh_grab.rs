@@ -9,6 +9,7 @@
 //! cursor at the wheel's depth, a muscle in front of the cursor is hit too).
 
 use super::sim_thread::FleshGrab;
+use crate::fem::morph_author::Pull;
 use crate::input::{HandState, buttons};
 use crate::kinematics::pose::PosedBody;
 use crate::snapshot::SceneSnapshot;
@@ -22,8 +23,9 @@ const PICK_LENGTH: f32 = 4.0;
 enum State {
     #[default]
     Open,
-    /// Holding the flesh: the grabbed point sits at hand + offset.
-    Holding { offset: Vec3 },
+    /// Holding the flesh: the point grabbed at `at` sits at hand + offset,
+    /// now `to`.
+    Holding { offset: Vec3, at: Vec3, to: Vec3 },
     /// The grip closed on nothing: wait for it to open.
     Missed,
 }
@@ -32,12 +34,32 @@ enum State {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FleshGrabber {
     state: State,
+    /// The A button was down last frame (its press keeps a morph target).
+    a_down: bool,
 }
 
 impl FleshGrabber {
     /// Whether the grip is holding a flesh point now.
     pub fn is_holding(&self) -> bool {
         matches!(self.state, State::Holding { .. })
+    }
+
+    /// The grab as a pull (where the point was grabbed, where it is held
+    /// now), while the grip holds the flesh.
+    pub fn pull(&self) -> Option<Pull> {
+        match self.state {
+            State::Holding { at, to, .. } => Some(Pull { at, to }),
+            _ => None,
+        }
+    }
+
+    /// Whether this frame's hand pressed A while holding the flesh: keep
+    /// its pulled shape as a morph target (Galoppo §5.2).
+    pub fn keep_pressed(&mut self, hand: &HandState) -> bool {
+        let down = hand.buttons & buttons::A != 0;
+        let pressed = down && !self.a_down;
+        self.a_down = down;
+        pressed && self.is_holding()
     }
 
     /// The message this frame's hand (world space) sends, if any. Nothing
@@ -49,12 +71,20 @@ impl FleshGrabber {
             (State::Open, true) => {
                 let at = pick(hand, snapshot);
                 self.state = match at {
-                    Some(p) => State::Holding { offset: p - tip },
+                    Some(p) => State::Holding {
+                        offset: p - tip,
+                        at: p,
+                        to: p,
+                    },
                     None => State::Missed,
                 };
                 at.map(|at| FleshGrab::Start { at })
             }
-            (State::Holding { offset }, true) => Some(FleshGrab::Move { hand: tip + offset }),
+            (State::Holding { offset, at, .. }, true) => {
+                let to = tip + offset;
+                self.state = State::Holding { offset, at, to };
+                Some(FleshGrab::Move { hand: to })
+            }
             (State::Holding { .. }, false) => {
                 self.state = State::Open;
                 Some(FleshGrab::Release)

@@ -272,6 +272,13 @@ impl FrameLoop {
         let view = self.update_playback(start);
         // 3. Edits to the simulation, and the hand's grip on the flesh.
         self.send_edits();
+        if self.toolbox.tool() != ToolKind::Skin && self.grabber.keep_pressed(&input.right) {
+            // A while holding the flesh (the skin tool's A attaches).
+            match self.keep_morph_target() {
+                Ok(said) => self.toolbox.state.notice = Some(said),
+                Err(e) => self.last_edit_error = Some(e),
+            }
+        }
         if let Some(g) = self.grabber.update(&input.right, &self.sim.latest()) {
             let _ = self.sim.send(SimMessage::Grab(g));
         }
@@ -386,6 +393,53 @@ impl FrameLoop {
             .preview_posture
             .as_ref()
             .unwrap_or(self.history.posture())
+    }
+
+    /// Keeps the flesh's shape under the grip's pull, at the interactive
+    /// posture, as a dynamic morph target (Galoppo §5.2): one undo step.
+    /// Says what it kept, or why not.
+    pub fn keep_morph_target(&mut self) -> Result<String, String> {
+        let Some(pull) = self.grabber.pull() else {
+            return Err(
+                "hold the flesh with the grip (the desk's right mouse button) to keep a target"
+                    .into(),
+            );
+        };
+        let Some(fem) = self.character.flesh.fem() else {
+            return Err("morph targets shape FEM flesh; this character's is not".into());
+        };
+        let posture = self.interactive_posture().clone();
+        let name = crate::fem::morph_author::next_name(fem);
+        let target = crate::fem::morph_author::sculpt_target(
+            &self.character,
+            &name,
+            &posture,
+            &[pull],
+            1.0,
+            Vec::new(),
+        )
+        .map_err(|e| format!("cannot keep a target: {e}"))?;
+        let (flesh, added) =
+            crate::fem::morph_author::with_target(fem, &self.character.skeleton, target);
+        let replaced = added.replaced.join(", ");
+        self.edit(|_, ctx| {
+            ctx.history.apply(
+                ctx.character,
+                crate::tools::Command::SetFlesh {
+                    flesh: crate::character::Flesh::Fem(flesh),
+                },
+            )
+        })
+        .map_err(|e| format!("cannot keep a target: {e}"))?;
+        self.send_edits();
+        let mut said = format!("kept morph target '{name}' at this pose");
+        if !replaced.is_empty() {
+            said += &format!(" (replacing {replaced})");
+        }
+        if added.rest {
+            said += ", with 'rest' (the plain flesh at rest) beside it";
+        }
+        Ok(said)
     }
 
     /// Sends the model if the history's revision moved and the interactive

@@ -3,8 +3,8 @@
 
 use anyhow::{Context, Result, bail};
 use glam::Vec3;
-use plasticine::character::{Character, MorphTarget, PartStiffness, Posture};
-use plasticine::fem::morph_author::{Pull, sculpt_target};
+use plasticine::character::{Character, PartStiffness, Posture};
+use plasticine::fem::morph_author::{Pull, REST_TARGET, sculpt_target, with_target};
 use plasticine::io::{load_character, save_character};
 use plasticine::kinematics::PosedBody;
 use plasticine::skin::SkeletonDriver;
@@ -106,33 +106,11 @@ impl AddArgs {
             .iter()
             .map(|o| o.offset.length())
             .fold(0.0, f32::max);
-        let fem = c.flesh.fem_mut().expect("checked above");
-        let replaced: Vec<String> = fem
-            .morph_targets
-            .iter()
-            .filter(|t| {
-                t.name == self.name || plasticine::character::same_pose(&t.posture, &posture)
-            })
-            .map(|t| t.name.clone())
-            .collect();
-        fem.morph_targets.retain(|t| !replaced.contains(&t.name));
-        // One target alone shapes the flesh in every pose; the first one
-        // away from the rest posture gets the plain flesh at rest beside
-        // it, so it acts near its own pose (a name the user can remove).
-        let rest = c.skeleton.rest_posture();
-        let with_rest = fem.morph_targets.is_empty()
-            && !plasticine::character::same_pose(&posture, &rest)
-            && self.name != REST_TARGET;
-        if with_rest {
-            fem.morph_targets.push(MorphTarget {
-                name: REST_TARGET.to_string(),
-                posture: rest,
-                offsets: Vec::new(),
-                stiffness: 1.0,
-                part_stiffness: Vec::new(),
-            });
-        }
-        fem.morph_targets.push(target);
+        let fem = c.flesh.fem().expect("checked above");
+        let (flesh, added) = with_target(fem, &c.skeleton, target);
+        *c.flesh.fem_mut().expect("checked above") = flesh;
+        let replaced = added.replaced;
+        let with_rest = added.rest;
         c.validate()
             .map_err(|e| anyhow::anyhow!("the target is not valid: {}: {}", e.field, e.message))?;
         // The flesh must build with it (a shape that inverts a cell is refused).
@@ -218,9 +196,6 @@ impl RemoveArgs {
         Ok(())
     }
 }
-
-/// The plain target added beside the first one.
-const REST_TARGET: &str = "rest";
 
 /// How far from a muscle's centre toward its surface a pull by joint name
 /// grabs (a share of the way along the pull's direction).

@@ -12,7 +12,9 @@
 use super::flesh::{FLESH_STEP, FleshError, FleshSim};
 use super::flesh_body::FleshBody;
 use super::lattice::bone_transforms;
-use crate::character::{Character, MorphOffset, MorphTarget, PartStiffness, Posture, same_pose};
+use crate::character::{
+    Character, FemFlesh, MorphOffset, MorphTarget, PartStiffness, Posture, Skeleton, same_pose,
+};
 use glam::{DMat3, DVec3, Vec3};
 
 /// A grab of the sculpting: the flesh point `at` (world, on the flesh
@@ -157,4 +159,65 @@ fn relax(flesh: &mut FleshSim, character: &Character, posture: &Posture) {
     if let FleshBody::Lattice(body) = &mut flesh.body {
         body.settings.mass_damping = damping;
     }
+}
+
+/// The plain target added beside the first one (see [`with_target`]).
+pub const REST_TARGET: &str = "rest";
+
+/// What [`with_target`] did besides adding the target.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Added {
+    /// Targets it replaced: the same name, or the same pose.
+    pub replaced: Vec<String>,
+    /// Whether it added [`REST_TARGET`], the plain flesh at rest, beside a
+    /// first target away from rest: one target alone shapes the flesh in
+    /// every pose, so it acts near its own pose only with another.
+    pub rest: bool,
+}
+
+/// `flesh` with `target` kept: a target of the same name or at the same
+/// pose is replaced, and a first target away from the rest posture gets
+/// the plain flesh at rest beside it.
+pub fn with_target(
+    flesh: &FemFlesh,
+    skeleton: &Skeleton,
+    target: MorphTarget,
+) -> (FemFlesh, Added) {
+    let mut f = flesh.clone();
+    let replaced: Vec<String> = f
+        .morph_targets
+        .iter()
+        .filter(|t| t.name == target.name || same_pose(&t.posture, &target.posture))
+        .map(|t| t.name.clone())
+        .collect();
+    f.morph_targets.retain(|t| !replaced.contains(&t.name));
+    let rest = skeleton.rest_posture();
+    let add_rest = f.morph_targets.is_empty()
+        && !same_pose(&target.posture, &rest)
+        && target.name != REST_TARGET;
+    if add_rest {
+        f.morph_targets.push(MorphTarget {
+            name: REST_TARGET.to_string(),
+            posture: rest,
+            offsets: Vec::new(),
+            stiffness: 1.0,
+            part_stiffness: Vec::new(),
+        });
+    }
+    f.morph_targets.push(target);
+    (
+        f,
+        Added {
+            replaced,
+            rest: add_rest,
+        },
+    )
+}
+
+/// A name for a new target not yet taken: "pose 1", "pose 2", …
+pub fn next_name(flesh: &FemFlesh) -> String {
+    (1..)
+        .map(|k| format!("pose {k}"))
+        .find(|n| flesh.morph_targets.iter().all(|t| t.name != *n))
+        .expect("some name is free")
 }

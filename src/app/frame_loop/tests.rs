@@ -252,3 +252,84 @@ fn skin_tools_see_the_simulated_skin() {
         "a copy of simulation state, not an edit"
     );
 }
+
+/// Grip the FEM penguin's belly, pull it 3 cm, press A: the pulled shape
+/// is kept as a dynamic morph target at this posture, in one undo step;
+/// left A takes it back. A with nothing held keeps nothing.
+#[test]
+fn a_on_the_gripped_flesh_keeps_a_morph_target_in_one_undo_step() {
+    use crate::character::{FemFlesh, Flesh};
+    let mut c = crate::samples::bare("penguin").unwrap();
+    c.flesh = Flesh::Fem(FemFlesh::default());
+    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    let mut tracker = Script::new([]);
+    let mut r = Recorder::default();
+    let start = Instant::now();
+    while fl.sim.latest().flesh.is_none() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no flesh");
+        fl.frame(&mut tracker, &mut r).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let hand = |at: Vec3, right: u32, left: u32| InputFrame {
+        time: 0.0,
+        right: HandState::at(at).with_buttons(right),
+        left: HandState::default().with_buttons(left),
+    };
+    let front = Vec3::new(0.0, 0.2, 0.5);
+    let pulled = front + Vec3::new(0.0, 0.0, 0.03);
+    let (grip, a) = (buttons::GRIP, buttons::A);
+    // A with nothing held.
+    tracker
+        .frames
+        .extend([hand(front, a, 0), hand(front, 0, 0)]);
+    fl.frame(&mut tracker, &mut r).unwrap();
+    fl.frame(&mut tracker, &mut r).unwrap();
+    let targets = |fl: &FrameLoop| fl.character().flesh.fem().unwrap().morph_targets.clone();
+    assert!(targets(&fl).is_empty());
+    let revision = fl.history().revision();
+    tracker.frames.extend([
+        hand(front, grip, 0),
+        hand(pulled, grip, 0),
+        hand(pulled, grip | a, 0),
+        hand(pulled, grip, 0),
+        hand(pulled, 0, 0),
+    ]);
+    for _ in 0..5 {
+        fl.frame(&mut tracker, &mut r).unwrap();
+    }
+    let kept = targets(&fl);
+    assert_eq!(
+        kept.len(),
+        1,
+        "{:?}",
+        kept.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+    assert_eq!(kept[0].name, "pose 1");
+    let largest = kept[0]
+        .offsets
+        .iter()
+        .map(|o| o.offset.length())
+        .fold(0.0, f32::max);
+    let forward: f32 = kept[0].offsets.iter().map(|o| o.offset.z).sum();
+    assert!(
+        largest > 0.005 && forward > 0.0,
+        "largest {largest} m, forward {forward}"
+    );
+    assert_eq!(fl.history().revision(), revision + 1, "one undo step");
+    assert!(
+        fl.toolbox()
+            .state
+            .notice
+            .as_deref()
+            .is_some_and(|n| n.contains("kept morph target 'pose 1'")),
+        "{:?}",
+        fl.toolbox().state.notice
+    );
+    // Left A undoes it.
+    tracker
+        .frames
+        .extend([hand(pulled, 0, a), hand(pulled, 0, 0)]);
+    fl.frame(&mut tracker, &mut r).unwrap();
+    fl.frame(&mut tracker, &mut r).unwrap();
+    assert!(targets(&fl).is_empty());
+}
