@@ -469,11 +469,7 @@ pub fn cell_materials(
     Ok((0..lattice.cell_count())
         .map(|c| {
             let centre = lattice.cell_corners(c).iter().sum::<DVec3>() / 8.0;
-            let bone = lattice
-                .bones
-                .iter()
-                .min_by(|a, b| a.distance(centre).total_cmp(&b.distance(centre)))
-                .expect("bones checked above");
+            let bone = lattice.nearest_bone(centre).expect("bones checked above");
             Material {
                 young: base.young * scale_of_joint.get(bone.joint).copied().unwrap_or(1.0),
                 ..base

@@ -505,6 +505,14 @@ impl Lattice {
         self.cells[c].map(|a| self.rest[a])
     }
 
+    /// The bone nearest `p` (its segment), None without bones: the bone
+    /// whose part (its joint's) a point of the flesh belongs to.
+    pub fn nearest_bone(&self, p: DVec3) -> Option<&Bone> {
+        self.bones
+            .iter()
+            .min_by(|a, b| a.distance(p).total_cmp(&b.distance(p)))
+    }
+
     /// The cell holding a rest-space point and its trilinear weights, or None
     /// outside the lattice. A point on a face shared by an active and an
     /// inactive cell lands in the active one. In a conformed cell the local

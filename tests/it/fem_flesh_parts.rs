@@ -23,15 +23,7 @@ fn sag_of_part(c: &Character, flesh: &FleshSim, joint: &str) -> f64 {
     let l = flesh.lattice();
     (0..l.vertex_count())
         .filter(|&a| l.bone_of_vertex[a].is_none())
-        .filter(|&a| {
-            let p = l.rest[a];
-            let nearest = l
-                .bones
-                .iter()
-                .min_by(|x, y| x.distance(p).total_cmp(&y.distance(p)))
-                .unwrap();
-            nearest.joint == j
-        })
+        .filter(|&a| l.nearest_bone(l.rest[a]).unwrap().joint == j)
         .map(|a| flesh.q()[a].length())
         .fold(0.0, f64::max)
 }

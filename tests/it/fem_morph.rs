@@ -59,15 +59,7 @@ fn bulge(c: &Character, amount: f32, radius: f32) -> Vec<MorphOffset> {
     let axis = (tail - head).normalize();
     (0..l.vertex_count())
         .filter(|&a| l.bone_of_vertex[a].is_none())
-        .filter(|&a| {
-            let p = l.rest[a];
-            let nearest = l
-                .bones
-                .iter()
-                .min_by(|x, y| x.distance(p).total_cmp(&y.distance(p)))
-                .unwrap();
-            nearest.joint == belly
-        })
+        .filter(|&a| l.nearest_bone(l.rest[a]).unwrap().joint == belly)
         .filter_map(|a| {
             let p = l.rest[a].as_vec3();
             let d = p - centre;
