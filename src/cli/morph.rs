@@ -1,9 +1,10 @@
 //! `plasticine morph`: dynamic morph targets of the FEM flesh (Galoppo
 //! 2008, ch. 5), kept and removed headless.
 
+use super::args::parse_vec3;
 use anyhow::{Context, Result, bail};
 use glam::Vec3;
-use plasticine::character::{Character, PartStiffness, Posture};
+use plasticine::character::{Character, MorphOffset, MorphTarget, PartStiffness, Posture};
 use plasticine::fem::morph_author::{Pull, REST_TARGET, sculpt_target, with_target};
 use plasticine::io::{load_character, save_character};
 use plasticine::kinematics::PosedBody;
@@ -44,6 +45,21 @@ struct AddArgs {
     /// at the posture) or X,Y,Z in the world. Repeat for several grabs held at once.
     #[arg(long, value_name = "POINT:DX,DY,DZ")]
     pull: Vec<String>,
+    /// Instead of pulls: the target's shape as a mesh (OBJ, glTF), the
+    /// character's imported (embedded) mesh sculpted, same vertices in the
+    /// same order, at rest (a shape key on the rest mesh). Its offsets are
+    /// fitted to the lattice.
+    #[arg(long, conflicts_with = "pull")]
+    mesh: Option<PathBuf>,
+    /// With --mesh: take the glTF mesh's morph target of this name.
+    #[arg(long, requires = "mesh")]
+    mesh_target: Option<String>,
+    /// With --mesh: multiply its coordinates by this, as `fem-import` did.
+    #[arg(long, default_value_t = 1.0, requires = "mesh")]
+    scale: f64,
+    /// With --mesh: then move it by X,Y,Z metres, as `fem-import` did.
+    #[arg(long, value_parser = parse_vec3, default_value = "0,0,0", allow_hyphen_values = true, requires = "mesh")]
+    translate: Vec3,
     /// The flesh's stiffness at this posture, as a factor.
     #[arg(long, default_value_t = 1.0)]
     stiffness: f64,
@@ -99,7 +115,10 @@ impl AddArgs {
             .iter()
             .map(|p| parse_part(p))
             .collect::<Result<Vec<_>>>()?;
-        let target = sculpt_target(&c, &self.name, &posture, &pulls, self.stiffness, parts)?;
+        let target = match &self.mesh {
+            Some(path) => self.mesh_target(&c, path, posture.clone(), parts)?,
+            None => sculpt_target(&c, &self.name, &posture, &pulls, self.stiffness, parts)?,
+        };
         let count = target.offsets.len();
         let largest = target
             .offsets
@@ -119,7 +138,7 @@ impl AddArgs {
         save_character(&self.out, &c)?;
         let total = c.flesh.fem().map_or(0, |f| f.morph_targets.len());
         println!(
-            "Kept '{}' ({} lattice offsets, largest {:.1} mm, stiffness x{}){}; {} target(s). Wrote {}",
+            "Kept '{}' ({} offsets, largest {:.1} mm, stiffness x{}){}; {} target(s). Wrote {}",
             self.name,
             count,
             largest * 1e3,
@@ -140,6 +159,54 @@ impl AddArgs {
             );
         }
         Ok(())
+    }
+
+    /// The target whose rest shape is the sculpted embedded mesh in `path`.
+    fn mesh_target(
+        &self,
+        c: &Character,
+        path: &std::path::Path,
+        posture: Posture,
+        parts: Vec<PartStiffness>,
+    ) -> Result<MorphTarget> {
+        let Some(base) = c.flesh.fem().and_then(|f| f.embedded_mesh.as_ref()) else {
+            bail!(
+                "--mesh shapes an imported mesh (`plasticine fem-import`); this character has none"
+            );
+        };
+        let (mesh, targets) = plasticine::io::import::load_mesh_with_targets(path)?;
+        let positions = match &self.mesh_target {
+            None => mesh.positions,
+            Some(name) => match targets.into_iter().find(|t| t.name == *name) {
+                Some(t) => t.positions,
+                None => bail!("{} has no morph target '{name}'", path.display()),
+            },
+        };
+        if positions.len() != base.positions.len() {
+            bail!(
+                "{} has {} vertices; the imported mesh '{}' has {}: a target is the same mesh sculpted",
+                path.display(),
+                positions.len(),
+                base.source,
+                base.positions.len()
+            );
+        }
+        let offsets = base
+            .positions
+            .iter()
+            .zip(&positions)
+            .map(|(&rest, &p)| MorphOffset {
+                at: rest,
+                offset: p * self.scale as f32 + self.translate - rest,
+            })
+            .collect();
+        Ok(MorphTarget {
+            name: self.name.clone(),
+            posture,
+            offsets,
+            stiffness: self.stiffness,
+            part_stiffness: parts,
+        })
     }
 
     fn posture(&self, c: &Character) -> Result<Posture> {
@@ -206,7 +273,7 @@ fn parse_pull(text: &str, c: &Character, body: &PosedBody) -> Result<Pull> {
     let (point, by) = text
         .rsplit_once(':')
         .with_context(|| format!("--pull '{text}': expected POINT:DX,DY,DZ"))?;
-    let by = parse_vec3(by).with_context(|| format!("--pull '{text}': the pull DX,DY,DZ"))?;
+    let by = parse_vec3(by).map_err(|e| anyhow::anyhow!("--pull '{text}': the pull: {e}"))?;
     let at = match c.skeleton.find(point) {
         Some(j) => {
             // The joint's muscles' flesh on the side pulled toward (their
@@ -242,8 +309,8 @@ fn parse_pull(text: &str, c: &Character, body: &PosedBody) -> Result<Pull> {
                 .sum::<Vec3>()
                 / muscles.len() as f32
         }
-        None => parse_vec3(point).with_context(|| {
-            format!("--pull '{text}': POINT is neither a joint's name nor X,Y,Z")
+        None => parse_vec3(point).map_err(|_| {
+            anyhow::anyhow!("--pull '{text}': POINT is neither a joint's name nor X,Y,Z")
         })?,
     };
     Ok(Pull { at, to: at + by })
@@ -261,16 +328,4 @@ fn parse_part(text: &str) -> Result<PartStiffness> {
         joint: joint.trim().to_string(),
         scale,
     })
-}
-
-fn parse_vec3(text: &str) -> Result<Vec3> {
-    let v: Vec<f32> = text
-        .split(',')
-        .map(|x| x.trim().parse::<f32>())
-        .collect::<Result<_, _>>()
-        .with_context(|| format!("'{text}' is not three numbers"))?;
-    match v[..] {
-        [x, y, z] if v.iter().all(|x| x.is_finite()) => Ok(Vec3::new(x, y, z)),
-        _ => bail!("'{text}' is not three finite numbers"),
-    }
 }

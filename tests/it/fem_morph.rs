@@ -607,3 +607,101 @@ fn an_animator_pulls_the_belly_at_a_key_and_keeps_it_as_a_target() {
     let (_, info, _) = plasticine(&["info", &q]);
     assert!(!info.contains("'tucked'"), "{info}");
 }
+
+/// An imported mesh's sculpted copy (a shape key on the rest mesh) kept as
+/// the target at the bent key: the limb's upper arm bulges there, fitted
+/// through the lattice, and not at rest.
+#[test]
+fn a_sculpted_copy_of_the_imported_mesh_is_a_target() {
+    use crate::support::plasticine;
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let root = env!("CARGO_MANIFEST_DIR");
+    let (limb, kept, flexed) = (path("limb.ron"), path("flex.ron"), path("flex.obj"));
+    let (ok, _, err) = plasticine(&[
+        "fem-import",
+        &format!("{root}/assets/limb.obj"),
+        "--skeleton",
+        &format!("{root}/assets/limb_skeleton.ron"),
+        "--out",
+        &limb,
+    ]);
+    assert!(ok, "{err}");
+    // The biceps: the upper side of the upper arm pushed out by up to 2 cm.
+    let mesh =
+        plasticine::io::import::load_mesh(std::path::Path::new(&format!("{root}/assets/limb.obj")))
+            .unwrap();
+    let sculpt: Vec<Vec3> = mesh
+        .positions
+        .iter()
+        .map(|&p| {
+            let radial = Vec3::new(0.0, p.y - 1.0, p.z);
+            let up = (radial.y / radial.length().max(1e-9)).max(0.0);
+            let along = ((p.x - 0.18) / 0.1).powi(2);
+            radial.normalize_or_zero() * 0.02 * up * (-along).exp()
+        })
+        .collect();
+    let mut obj = String::new();
+    for (p, d) in mesh.positions.iter().zip(&sculpt) {
+        let q = *p + *d;
+        obj += &format!("v {} {} {}\n", q.x, q.y, q.z);
+    }
+    for t in &mesh.triangles {
+        obj += &format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
+    }
+    std::fs::write(&flexed, obj).unwrap();
+    let (ok, out, err) = plasticine(&[
+        "morph", "add", &limb, "--name", "flex", "--key", "1", "--mesh", &flexed, "--out", &kept,
+    ]);
+    assert!(ok, "{err}");
+    assert!(out.contains("Kept 'flex' (306 offsets"), "{out}");
+
+    let (plain, with) = (
+        plasticine::io::load_character(std::path::Path::new(&limb)).unwrap(),
+        plasticine::io::load_character(std::path::Path::new(&kept)).unwrap(),
+    );
+    let drawn = |c: &Character, p: &Posture| {
+        FleshSim::new(c, p, 0.0)
+            .unwrap()
+            .pose(c, p, 0.0)
+            .mesh
+            .expect("the embedded mesh is drawn")
+    };
+    // The most sculpted vertex, in the bone's frame at rest: compare where
+    // it is drawn at the key with and without the target.
+    let (k, most) = sculpt
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.length().total_cmp(&b.1.length()))
+        .unwrap();
+    let key = plain.key_postures[1].posture.clone();
+    let rest = plain.skeleton.rest_posture();
+    let bulge = (drawn(&with, &key)[k] - drawn(&plain, &key)[k]).length();
+    let at_rest = drawn(&with, &rest)
+        .iter()
+        .zip(drawn(&plain, &rest))
+        .map(|(a, b)| a.distance(b))
+        .fold(0.0, f32::max);
+    eprintln!(
+        "sculpted {:.1} mm, drawn {:.1} mm further out at the key; at rest {:.1e} mm",
+        most.length() * 1e3,
+        bulge * 1e3,
+        at_rest * 1e3
+    );
+    assert!(
+        bulge > 0.4 * most.length() && bulge < 1.5 * most.length(),
+        "{bulge}"
+    );
+    assert!(at_rest < 1e-6, "{at_rest}");
+
+    // A mesh with other vertices is refused, naming both counts.
+    let short = path("short.obj");
+    std::fs::write(&short, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n").unwrap();
+    let (ok, _, err) = plasticine(&[
+        "morph", "add", &limb, "--name", "x", "--mesh", &short, "--out", &kept,
+    ]);
+    assert!(
+        !ok && err.contains("has 3 vertices") && err.contains("306"),
+        "{err}"
+    );
+}
