@@ -33,6 +33,10 @@ pub struct FleshPose {
     /// Active adaptive detail functions per level 1..=J (empty without
     /// adaptive detail), for the status line.
     pub detail: Vec<usize>,
+    /// The dynamic morph targets' weights at this pose (name, β; empty
+    /// without targets), and whether they were clamped to convex ones, for
+    /// the status line.
+    pub morph_weights: (Vec<(String, f32)>, bool),
 }
 
 impl FleshPose {

@@ -319,9 +319,58 @@ pub(super) fn flesh_detail_line(flesh: &crate::fem::FleshPose) -> Option<String>
     })
 }
 
+/// The status line of the dynamic morph targets' weights at the drawn pose
+/// ("morph: tucked 0.62, rest 0.38"), so an animator scrubbing the timeline
+/// sees which targets act; None without targets.
+pub(super) fn flesh_morph_line(flesh: &crate::fem::FleshPose) -> Option<String> {
+    let (weights, clamped) = &flesh.morph_weights;
+    (!weights.is_empty()).then(|| {
+        let named: Vec<String> = weights
+            .iter()
+            .map(|(name, w)| format!("{name} {w:.2}"))
+            .collect();
+        let clamp = if *clamped {
+            " (clamped: a pose far past the targets)"
+        } else {
+            ""
+        };
+        format!("morph: {}{clamp}", named.join(", "))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_morph_line_names_each_targets_weight() {
+        let mut pose = crate::fem::FleshPose {
+            time: 0.0,
+            muscle_offsets: Vec::new(),
+            lattice: Vec::new(),
+            edges: Default::default(),
+            mesh: None,
+            morph: None,
+            grabs: Vec::new(),
+            detail: Vec::new(),
+            morph_weights: Default::default(),
+        };
+        assert_eq!(flesh_morph_line(&pose), None);
+        pose.morph_weights = (
+            vec![("tucked".into(), 0.625), ("rest".into(), 0.375)],
+            false,
+        );
+        assert_eq!(
+            flesh_morph_line(&pose).as_deref(),
+            Some("morph: tucked 0.62, rest 0.38")
+        );
+        pose.morph_weights.1 = true;
+        assert!(
+            flesh_morph_line(&pose)
+                .unwrap()
+                .ends_with("(clamped: a pose far past the targets)")
+        );
+    }
 
     fn timings(i: u64, tracking_ms: u64, snapshot: u64) -> FrameTimings {
         FrameTimings {

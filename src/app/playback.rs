@@ -284,6 +284,7 @@ pub fn baked_flesh_pose(
         morph: None,
         grabs: Vec::new(),
         detail: Vec::new(),
+        morph_weights: Default::default(),
     })
 }
 

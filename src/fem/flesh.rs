@@ -435,6 +435,18 @@ impl FleshSim {
                 .map(|g| (l.deform(&g.embedding, &q).as_vec3(), g.hand.as_vec3()))
                 .collect(),
             detail: self.body.detail_per_level(),
+            morph_weights: match &self.morph {
+                Some(model) => {
+                    let (beta, clamped, _) = model.weights(&character.skeleton, posture);
+                    let named = model
+                        .names
+                        .iter()
+                        .cloned()
+                        .zip(beta.iter().map(|b| *b as f32));
+                    (named.collect(), clamped)
+                }
+                None => Default::default(),
+            },
         }
     }
 

@@ -281,13 +281,13 @@ impl MorphModel {
         })
     }
 
-    /// The blend at `posture` for `regions`: β from the pose space, clamped
-    /// to convex weights where a region's stiffness would fall below
-    /// [`MIN_STIFFNESS_SHARE`] of its softest target's.
-    pub fn blend(&self, skeleton: &Skeleton, posture: &Posture, regions: &[Region]) -> MorphBlend {
+    /// The weights β at `posture`, whether they were clamped, and each
+    /// region's stiffness factor (see [`blend`](Self::blend)).
+    pub fn weights(&self, skeleton: &Skeleton, posture: &Posture) -> (Vec<f64>, bool, Vec<f64>) {
         let beta = self.space.weights(&descriptor(skeleton, posture));
+        let regions = self.stiffness.first().map_or(0, Vec::len);
         let scales = |beta: &[f64]| -> Vec<f64> {
-            (0..regions.len())
+            (0..regions)
                 .map(|r| {
                     beta.iter()
                         .zip(&self.stiffness)
@@ -296,7 +296,7 @@ impl MorphModel {
                 })
                 .collect()
         };
-        let mut scale = scales(&beta);
+        let scale = scales(&beta);
         let too_soft = scale.iter().enumerate().any(|(r, &s)| {
             let softest = self
                 .stiffness
@@ -305,15 +305,21 @@ impl MorphModel {
                 .fold(f64::INFINITY, f64::min);
             s < MIN_STIFFNESS_SHARE * softest
         });
-        let weights = if too_soft {
-            let positive: Vec<f64> = beta.iter().map(|b| b.max(0.0)).collect();
-            let sum: f64 = positive.iter().sum();
-            let convex: Vec<f64> = positive.iter().map(|b| b / sum).collect();
-            scale = scales(&convex);
-            convex
-        } else {
-            beta
-        };
+        if !too_soft {
+            return (beta, false, scale);
+        }
+        let positive: Vec<f64> = beta.iter().map(|b| b.max(0.0)).collect();
+        let sum: f64 = positive.iter().sum();
+        let convex: Vec<f64> = positive.iter().map(|b| b / sum).collect();
+        let scale = scales(&convex);
+        (convex, true, scale)
+    }
+
+    /// The blend at `posture` for `regions`: β from the pose space, clamped
+    /// to convex weights where a region's stiffness would fall below
+    /// [`MIN_STIFFNESS_SHARE`] of its softest target's.
+    pub fn blend(&self, skeleton: &Skeleton, posture: &Posture, regions: &[Region]) -> MorphBlend {
+        let (weights, clamped, scale) = self.weights(skeleton, posture);
         let offset = regions
             .iter()
             .enumerate()
@@ -334,7 +340,7 @@ impl MorphModel {
             .collect();
         MorphBlend {
             weights,
-            clamped: too_soft,
+            clamped,
             scale,
             offset,
         }

@@ -499,6 +499,7 @@ impl ModalSim {
             morph,
             grabs: Vec::new(),
             detail: Vec::new(),
+            morph_weights: Default::default(),
         }
     }
 }

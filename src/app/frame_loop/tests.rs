@@ -325,6 +325,11 @@ fn a_on_the_gripped_flesh_keeps_a_morph_target_in_one_undo_step() {
         "{:?}",
         fl.toolbox().state.notice
     );
+    // The status line shows the target's weight once the simulation has
+    // rebuilt the flesh with it.
+    frame_until(&mut fl, &mut tracker, &mut r, |r| {
+        r.overlay.iter().any(|l| l == "morph: pose 1 1.00")
+    });
     // Left A undoes it.
     tracker
         .frames

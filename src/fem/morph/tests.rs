@@ -79,3 +79,52 @@ fn the_descriptor_is_the_log_of_each_non_root_rotation() {
     let clamped = crate::kinematics::clamp_angles(&c.skeleton.joints[j].dofs, posture.angles[j]);
     assert!((norm - clamped.z as f64).abs() < 1e-6, "|s| = {norm}");
 }
+
+/// A very stiff target extrapolated against (β < 0) would leave the
+/// flesh with no stiffness: those weights are clamped to convex ones, and
+/// otherwise the stiffness stays above its floor.
+#[test]
+fn weights_that_would_soften_the_flesh_away_are_clamped_to_convex_ones() {
+    let c = crate::samples::bare("penguin").expect("sample");
+    let (l, r) = (
+        c.skeleton.find("flipper_l").unwrap(),
+        c.skeleton.find("flipper_r").unwrap(),
+    );
+    let pose = |a: f32, b: f32| {
+        let mut p = c.skeleton.rest_posture();
+        p.angles[l].z = a;
+        p.angles[r].z = b;
+        p
+    };
+    let postures = [pose(0.0, 0.0), pose(0.5, 0.0), pose(0.0, 0.5)];
+    let descriptors: Vec<Vec<f64>> = postures
+        .iter()
+        .map(|p| descriptor(&c.skeleton, p))
+        .collect();
+    let model = MorphModel {
+        names: vec!["rest".into(), "left".into(), "right".into()],
+        space: PoseSpace::new(&descriptors, 0.0),
+        offsets: vec![Vec::new(); 3],
+        stiffness: vec![vec![1.0], vec![1.0], vec![20.0]],
+    };
+    let mut clamped = 0;
+    for k in 0..72 {
+        let angle = k as f32 * 5f32.to_radians();
+        let p = pose(1.5 * angle.cos(), 1.5 * angle.sin());
+        let (beta, was_clamped, scale) = model.weights(&c.skeleton, &p);
+        assert!((beta.iter().sum::<f64>() - 1.0).abs() < 1e-9, "{beta:?}");
+        if was_clamped {
+            clamped += 1;
+            assert!(beta.iter().all(|b| *b >= 0.0), "{beta:?}");
+            assert!(scale[0] >= 1.0 - 1e-9, "{scale:?}");
+        } else {
+            assert!(scale[0] >= MIN_STIFFNESS_SHARE, "{scale:?} at {k}");
+        }
+    }
+    assert!(clamped > 0, "no pose extrapolated against the stiff target");
+    // At the targets themselves nothing is clamped.
+    for (p, want) in postures.iter().zip([1.0, 1.0, 20.0]) {
+        let (_, was_clamped, scale) = model.weights(&c.skeleton, p);
+        assert!(!was_clamped && (scale[0] - want).abs() < 1e-9, "{scale:?}");
+    }
+}
