@@ -136,19 +136,19 @@ impl Obstacles {
     /// quads (the nearest quad decides), leaving out, for `o == s`, the
     /// quads near grid point `k` of `s` and those not facing it.
     fn nearest(&self, s: usize, k: usize, p: Vec3, o: usize) -> Option<f32> {
-        // Blocks nearest first, until a block's box is further than the
-        // nearest quad found.
-        let mut order: Vec<(f32, usize)> = self.skins[o]
-            .blocks
-            .iter()
-            .enumerate()
-            .map(|(b, &(lo, hi))| ((p - p.clamp(lo, hi)).length(), b))
-            .collect();
-        order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        // The nearest block's box first, for a tight bound; then every
+        // block whose box is not further than the nearest quad found. (A
+        // sort of the boxes per query was 8 % of a 128x128 bake: the
+        // junctions are found point by point when a simulation starts.)
+        let blocks = &self.skins[o].blocks;
+        let bound = |&(lo, hi): &(Vec3, Vec3)| (p - p.clamp(lo, hi)).length_squared();
+        let first =
+            (0..blocks.len()).min_by(|&a, &b| bound(&blocks[a]).total_cmp(&bound(&blocks[b])))?;
         let mut best: Option<f32> = None;
-        for (bound, b) in order {
-            if best.is_some_and(|d| bound > d.abs()) {
-                break;
+        self.nearest_in_block(s, k, p, o, first, f32::INFINITY, &mut best);
+        for (b, block) in blocks.iter().enumerate() {
+            if b == first || best.is_some_and(|d| bound(block) > d * d) {
+                continue;
             }
             self.nearest_in_block(s, k, p, o, b, f32::INFINITY, &mut best);
         }
