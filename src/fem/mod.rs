@@ -59,6 +59,13 @@
 //! [`FemFlesh::detail`](crate::character::FemFlesh::detail) asks for
 //! adaptive detail ([`flesh_body::FleshBody`]).
 //!
+//! Dynamic morph targets (Galoppo 2008, ch. 5, [`morph`]) give the
+//! flesh a sculpted rest shape and a stiffness at a few postures,
+//! interpolated in pose space (RBF on the joints' log rotations); each
+//! region then solves with its blended stiffness and rest offsets.
+//! [`morph_author`] keeps the flesh, pulled by grabs at a posture, as a
+//! target (§5.2).
+//!
 //! Data flows one way, skeleton → flesh → skin: this module reads
 //! `character`, `kinematics` (the posed muscles), `shape` and `snapshot` (the
 //! flesh pose it publishes); the skin reads the flesh pose from
