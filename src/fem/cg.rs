@@ -117,14 +117,7 @@ impl SystemCache {
             }
         }
         let precond = (0..matrix.rows())
-            .map(|row| {
-                let d = matrix.diagonal(row);
-                if d.determinant().abs() > 0.0 {
-                    d.inverse()
-                } else {
-                    DMat3::IDENTITY
-                }
-            })
+            .map(|row| jacobi_block(matrix.diagonal(row)))
             .collect();
         Self {
             key: (c_mass, c_stiff, mass),
@@ -184,12 +177,7 @@ impl SystemCache {
                     if let Some(k) = c.matrix.find(row, row) {
                         c.matrix.blocks[k] +=
                             DMat3::from_diagonal(DVec3::splat(change * matrices.lumped_mass[row]));
-                        let d = c.matrix.blocks[k];
-                        c.precond[row] = if d.determinant().abs() > 0.0 {
-                            d.inverse()
-                        } else {
-                            DMat3::IDENTITY
-                        };
+                        c.precond[row] = jacobi_block(c.matrix.blocks[k]);
                     }
                 }
                 c.key.0 = c_mass;
@@ -219,6 +207,16 @@ impl SystemCache {
             Some(c) if c.key == (c_mass, c_stiff, mass) => c,
             _ => Self::new(matrices, mass, c_mass, c_stiff),
         }
+    }
+}
+
+/// The block-Jacobi preconditioner's block for diagonal block `d`: its
+/// inverse, or the identity where it is singular.
+fn jacobi_block(d: DMat3) -> DMat3 {
+    if d.determinant().abs() > 0.0 {
+        d.inverse()
+    } else {
+        DMat3::IDENTITY
     }
 }
 

@@ -21,7 +21,7 @@ pub use super::flesh_body::{
     FLESH_STEP, FleshError, OBJECT_QUADRATURE_LEVELS, fem_settings, painted_weights,
 };
 use super::lattice::{Embedding, Lattice, bone_transforms, skeleton_bones};
-use super::morph::{MorphBlend, MorphModel};
+use super::morph::MorphModel;
 use super::quadrature::character_lattice_with_vertices;
 use super::snap::lattice_elements;
 use super::solver::{PositionConstraint, StepReport};
@@ -60,9 +60,6 @@ pub struct FleshSim {
     /// The dynamic morph targets on this lattice (Galoppo ch. 5), blended
     /// at every step's posture.
     morph: Option<MorphModel>,
-    /// Steps whose morph weights were clamped to convex ones (a pose far
-    /// past the targets), for reports.
-    pub morph_clamped_steps: u64,
     mesh: Option<Vec<Option<Embedding>>>,
     edges: std::sync::Arc<Vec<[u32; 2]>>,
     grabs: Vec<Grab>,
@@ -193,7 +190,6 @@ impl FleshSim {
             steps: 0,
             cg_iterations: 0,
             morph,
-            morph_clamped_steps: 0,
         };
         if old.is_some_and(|old| sim.carry_state(old)) {
             return Ok(sim);
@@ -310,29 +306,7 @@ impl FleshSim {
         let (Some(model), FleshBody::Lattice(body)) = (&self.morph, &mut self.body) else {
             return;
         };
-        let blend = model.blend(&character.skeleton, posture, &body.regions);
-        self.morph_clamped_steps += u64::from(blend.clamped);
-        body.morph = Some(blend);
-    }
-
-    /// The morph targets' names and their weights at the newest step (empty
-    /// without targets).
-    pub fn morph_weights(&self) -> Vec<(String, f64)> {
-        match (&self.morph, &self.body) {
-            (Some(model), FleshBody::Lattice(body)) => model
-                .names
-                .iter()
-                .cloned()
-                .zip(
-                    body.morph
-                        .as_ref()
-                        .map_or(&[][..], |b: &MorphBlend| &b.weights[..])
-                        .iter()
-                        .copied(),
-                )
-                .collect(),
-            _ => Vec::new(),
-        }
+        body.morph = Some(model.blend(&character.skeleton, posture, &body.regions));
     }
 
     /// One step to time `t` with the bones at `bones`.

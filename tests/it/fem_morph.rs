@@ -216,7 +216,7 @@ fn at_its_pose_the_flesh_rests_in_the_sculpted_shape_and_far_from_it_not() {
         worst * 1e3,
         mid * 1e3,
         far * 1e3,
-        mid_with.morph_weights()
+        mid_with.pose(&c, &half, 0.0).morph_weights.0
     );
     assert!(worst <= 5e-4, "off the sculpted shape by {worst} m");
     assert!(
