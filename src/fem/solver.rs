@@ -153,6 +153,51 @@ pub struct PositionConstraint {
     pub target: DVec3,
 }
 
+/// What [`FemBody::solve_velocity`] is asked.
+pub(crate) struct VelocitySolve<'a> {
+    /// The known Δv of every vertex (world; None where unknown).
+    pub(crate) known: &'a [Option<DVec3>],
+    /// Whether the state's loads (gravity, elastic force, damping) and the
+    /// position constraints' targets are on the right-hand side; without,
+    /// the solve is a response to `known` and `impulses` alone.
+    pub(crate) loads: bool,
+    /// Impulses (N·s, world) at embedded points.
+    pub(crate) impulses: &'a [(Embedding, DVec3)],
+    /// The rigid motion mass damping leaves alone (a dynamic core's).
+    pub(crate) damping_frame: Option<RigidVelocity>,
+    /// Whether to compute the known vertices' reactions (a product more
+    /// per region).
+    pub(crate) reactions: bool,
+}
+
+/// A rigid body's velocity field: `v + ω × (x − c)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RigidVelocity {
+    /// The reference point c.
+    pub centre: DVec3,
+    /// Its velocity.
+    pub linear: DVec3,
+    /// The angular velocity ω.
+    pub angular: DVec3,
+}
+
+impl RigidVelocity {
+    /// The velocity of the point `x` moving with the body.
+    pub fn at(&self, x: DVec3) -> DVec3 {
+        self.linear + self.angular.cross(x - self.centre)
+    }
+}
+
+/// What [`FemBody::solve_velocity`] found.
+pub(crate) struct VelocitySolved {
+    /// Δv of every vertex (world).
+    pub(crate) dv: Vec<DVec3>,
+    /// At known vertices, the impulse that holds each at its Δv (zero elsewhere).
+    pub(crate) reaction: Vec<DVec3>,
+    /// The regional solves.
+    pub(crate) report: StepReport,
+}
+
 /// What one step did: one CG report per region.
 #[derive(Clone, Debug, Default)]
 pub struct StepReport {
@@ -414,14 +459,51 @@ impl FemBody {
             self.lattice.bones.len(),
             "one transform per bone"
         );
+        let h = self.settings.time_step;
+        let targets = self.pin_targets(bones);
+        let known: Vec<Option<DVec3>> = targets
+            .iter()
+            .zip(self.q.iter().zip(&self.v))
+            .map(|(t, (q, v))| t.map(|t| (t - *q) / h - *v))
+            .collect();
+        let solved = self.solve_velocity(
+            bones,
+            &VelocitySolve {
+                known: &known,
+                loads: true,
+                impulses: &[],
+                damping_frame: None,
+                reactions: false,
+            },
+        );
+        advance_state(&mut self.q, &mut self.v, &solved.dv, &targets, h);
+        solved.report
+    }
+
+    /// One linear solve of the step's system (eq. 16, every region, blended):
+    /// the velocity change Δv for the known Δv of `input.known` (bones,
+    /// clamps), with the state's loads or without (a response), plus
+    /// impulses at points. Also returns the residual impulse at every known
+    /// vertex: what holds it to its Δv, which the flesh pushes back on
+    /// whatever moves it (a dynamic bone, [`super::dynamic`]). The solve is
+    /// linear in the known Δv and the impulses, so responses superpose.
+    /// The state is not advanced.
+    pub(crate) fn solve_velocity(
+        &mut self,
+        bones: &[DAffine3],
+        input: &VelocitySolve,
+    ) -> VelocitySolved {
         let s = self.settings.clone();
         let h = s.time_step;
-        let targets = self.pin_targets(bones);
-        let mut dv = vec![DVec3::ZERO; self.vertex_count()];
+        let n_all = self.vertex_count();
+        let mut dv = vec![DVec3::ZERO; n_all];
+        let mut reaction = vec![DVec3::ZERO; n_all];
         let mut report = StepReport::default();
         let mut scratch = std::mem::take(&mut self.scratch);
         let this = &*self;
-        // One region's solve; its Δv^i (bone frame) is left in `sc.x`.
+        let impulse = this.spread(input.impulses);
+        // One region's solve; its Δv^i (bone frame) is left in `sc.x`, the
+        // unbalanced right-hand side at its known rows in `sc.r` (world).
         let solve = |ri: usize, region: &Region, sc: &mut Scratch| -> CgReport {
             let t = this.region_transform(region, bones);
             // With morph targets: σ_r K in place of K, and its rest shifted
@@ -431,33 +513,60 @@ impl FemBody {
             let inv = t.inverse();
             let n = region.len();
             sc.resize(n);
-            // In the bone's frame (Rᵀ applied to eq. 16, see SystemCache):
-            // S x̃ = h [Rᵀ f_g − α M ṽ − K (u + (β + h) ṽ)], ṽ = Rᵀ v, Δv = R x̃.
             let rt = rot.transpose();
-            for (l, &a) in region.vertices.iter().enumerate() {
-                let r = this.lattice.rest[a];
-                let u = inv.transform_point3(r + this.q[a]) - r;
-                let v_local = rt * this.v[a];
-                sc.tmp[l] = (u + v_local * (s.stiffness_damping + h)) * scale
-                    - offset.map_or(DVec3::ZERO, |w| w[l]);
-                sc.z[l] = v_local;
-            }
-            region.matrices.stiffness.mul(&sc.tmp, &mut sc.ap);
-            mass_mul(&region.matrices, s.mass, &sc.z, &mut sc.r);
-            let fg = rt * s.gravity;
-            for l in 0..n {
-                sc.b[l] =
-                    (fg * region.matrices.gravity_weight[l] - sc.r[l] * s.mass_damping - sc.ap[l])
+            if input.loads {
+                // In the bone's frame (Rᵀ applied to eq. 16, see SystemCache):
+                // S x̃ = h [Rᵀ f_g − α M ṽ − K (u + (β + h) ṽ)], ṽ = Rᵀ v, Δv = R x̃.
+                // A dynamic core's rigid motion is not damped (α on the
+                // velocity relative to it).
+                for (l, &a) in region.vertices.iter().enumerate() {
+                    let r = this.lattice.rest[a];
+                    let u = inv.transform_point3(r + this.q[a]) - r;
+                    let v_local = rt * this.v[a];
+                    sc.tmp[l] = (u + v_local * (s.stiffness_damping + h)) * scale
+                        - offset.map_or(DVec3::ZERO, |w| w[l]);
+                    sc.z[l] = match &input.damping_frame {
+                        Some(f) => rt * (this.v[a] - f.at(r + this.q[a])),
+                        None => v_local,
+                    };
+                }
+                region.matrices.stiffness.mul(&sc.tmp, &mut sc.ap);
+                mass_mul(&region.matrices, s.mass, &sc.z, &mut sc.r);
+                let fg = rt * s.gravity;
+                for l in 0..n {
+                    sc.b[l] = (fg * region.matrices.gravity_weight[l]
+                        - sc.r[l] * s.mass_damping
+                        - sc.ap[l])
                         * h;
-            }
-            for (l, &a) in region.vertices.iter().enumerate() {
-                if let Some(target) = targets[a] {
-                    sc.known[l] = true;
-                    sc.x[l] = rt * ((target - this.q[a]) / h - this.v[a]);
                 }
             }
-            // Eq. 20: Σφ Δv = (d_c(t+h) − d_c(t))/h − Σφ v, in the bone frame.
+            if !impulse.is_empty() {
+                for (l, &a) in region.vertices.iter().enumerate() {
+                    sc.b[l] += rt * impulse[a];
+                }
+            }
+            let mut any_known = false;
+            for (l, &a) in region.vertices.iter().enumerate() {
+                if let Some(known) = input.known[a] {
+                    sc.known[l] = true;
+                    sc.x[l] = rt * known;
+                    any_known |= known != DVec3::ZERO;
+                }
+            }
+            // A response with nothing pushing this region: Δv^i = 0.
+            if !input.loads && !any_known && sc.b.iter().all(|b| *b == DVec3::ZERO) {
+                sc.r.iter_mut().for_each(|r| *r = DVec3::ZERO);
+                return CgReport {
+                    converged: true,
+                    ..CgReport::default()
+                };
+            }
+            // Eq. 20: Σφ Δv = (d_c(t+h) − d_c(t))/h − Σφ v, in the bone frame;
+            // a response keeps the constraints where they are (value 0).
             let cons = this.local_constraints(region, |c| {
+                if !input.loads {
+                    return DVec3::ZERO;
+                }
                 let d = this.lattice.displacement(&c.embedding, &this.q);
                 let v = this.lattice.displacement(&c.embedding, &this.v);
                 rt * ((c.target - d) / h - v)
@@ -482,10 +591,24 @@ impl FemBody {
                 &cons,
                 s.cg_tolerance,
                 s.cg_max_iterations,
-                true,
+                input.loads,
             );
+            if input.loads {
+                sc.warm.copy_from_slice(&sc.x);
+            }
+            // The known rows' unbalanced impulse, b − S x, back in the world
+            // (σ times the scaled system's).
+            if input.reactions {
+                system.matrix.mul(&sc.x, &mut sc.ap);
+            }
+            for l in 0..n {
+                sc.r[l] = if input.reactions && sc.known[l] {
+                    rot * (sc.b[l] - sc.ap[l]) * scale
+                } else {
+                    DVec3::ZERO
+                };
+            }
             sc.system = Some(system);
-            sc.warm.copy_from_slice(&sc.x);
             solved
         };
         // The regions are independent systems: solve them on the rayon
@@ -505,28 +628,56 @@ impl FemBody {
                 .map(|(ri, (region, sc))| solve(ri, region, sc))
                 .collect()
         };
-        // Line 5 of the §4.5 pseudocode: Δv ← Σ_i W^i Q^iᵀ Δv^i.
+        // Line 5 of the §4.5 pseudocode: Δv ← Σ_i W^i Q^iᵀ Δv^i (and the
+        // known rows' impulses alike).
         for (region, sc) in self.regions.iter().zip(&scratch) {
             let rot = self.region_transform(region, bones).matrix3;
             for (l, &a) in region.vertices.iter().enumerate() {
                 dv[a] += rot * sc.x[l] * region.weights[l];
+                reaction[a] += sc.r[l] * region.weights[l];
             }
         }
         self.scratch = scratch;
-        if self.regions.len() > 1 {
+        if self.regions.len() > 1 && !self.constraints.is_empty() {
             let values: Vec<DVec3> = self
                 .constraints
                 .iter()
-                .map(|c| {
-                    let d = self.lattice.displacement(&c.embedding, &self.q);
-                    let v = self.lattice.displacement(&c.embedding, &self.v);
-                    (c.target - d) / h - v
+                .map(|c| match input.loads {
+                    true => self.constraint_velocity(c),
+                    false => DVec3::ZERO,
                 })
                 .collect();
-            self.correct_blend(&mut dv, &targets, &values);
+            self.correct_blend(&mut dv, input.known, &values);
         }
-        advance_state(&mut self.q, &mut self.v, &dv, &targets, h);
-        report
+        VelocitySolved {
+            dv,
+            reaction,
+            report,
+        }
+    }
+
+    /// Impulses at embedded points spread over their cells' corners
+    /// (φ-weighted), per vertex; empty for none.
+    fn spread(&self, impulses: &[(Embedding, DVec3)]) -> Vec<DVec3> {
+        if impulses.is_empty() {
+            return Vec::new();
+        }
+        let mut out = vec![DVec3::ZERO; self.vertex_count()];
+        for (e, j) in impulses {
+            for (&a, &w) in self.lattice.cells[e.cell].iter().zip(&e.weights) {
+                out[a] += *j * w;
+            }
+        }
+        out
+    }
+
+    /// The velocity change a position constraint asks of its point this
+    /// step (eq. 20): `(d_c(t + h) − d_c(t))/h − Σφ v`, world.
+    fn constraint_velocity(&self, c: &PositionConstraint) -> DVec3 {
+        let h = self.settings.time_step;
+        let d = self.lattice.displacement(&c.embedding, &self.q);
+        let v = self.lattice.displacement(&c.embedding, &self.v);
+        (c.target - d) / h - v
     }
 
     /// After blending: the minimum-norm change of the free entries of `x`
