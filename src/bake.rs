@@ -81,6 +81,39 @@ pub struct BakeOptions {
     /// Also write a checkpoint after a frame when this much wall time has
     /// passed since the last one (`None`: only when cancelled).
     pub checkpoint_every: Option<Duration>,
+    /// Make the skeleton respond and land on this ground (FEM flesh only,
+    /// see `fem::dynamic`), lifted first to the drop height if one is given.
+    pub ground: Option<GroundDrop>,
+}
+
+/// The ground a responding skeleton lands on, and the height its lowest
+/// contact proxy starts at (none: where the posture puts it).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
+pub struct GroundDrop {
+    /// The ground plane, its friction and restitution.
+    pub plane: crate::contact::Plane,
+    /// Start height of the lowest contact proxy over the ground, m.
+    pub drop: Option<f64>,
+}
+
+/// What the responding skeleton's contact did over a bake.
+#[derive(Clone, Debug, Serialize)]
+pub struct ContactSummary {
+    /// The lowest point of any contact proxy over the bake, m over the
+    /// ground (negative: inside it).
+    pub min_ground_clearance_m: f64,
+    /// The lowest bone end over the bake, m over the ground.
+    pub min_bone_clearance_m: f64,
+    /// Contact proxies on the flesh.
+    pub proxies: usize,
+    /// The most contacts of one flesh step.
+    pub max_contacts: usize,
+    /// Contacts per flesh step, averaged.
+    pub mean_contacts: f64,
+    /// Flesh steps taken with the skeleton responding.
+    pub steps: u64,
+    /// The core's speed at the end, m/s (≈ 0: it has settled).
+    pub final_speed_m_s: f64,
 }
 
 impl Default for BakeOptions {
@@ -94,6 +127,7 @@ impl Default for BakeOptions {
             start: BakeStart::Fresh,
             cancel: None,
             checkpoint_every: Some(Duration::from_secs(30)),
+            ground: None,
         }
     }
 }
@@ -141,6 +175,9 @@ pub struct BakeSummary {
     pub cache_bytes: u64,
     /// Frames also written as OBJ.
     pub obj_frames: usize,
+    /// What the responding skeleton's contact did (a bake with a ground).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact: Option<Box<ContactSummary>>,
 }
 
 /// A bake stopped between two frames, resumable with [`BakeStart::Resume`].
@@ -252,6 +289,9 @@ pub fn bake(
     let driver = SkeletonDriver::Keys(character.key_postures.clone());
     let name = character.name.clone();
     let mut sim = Simulation::new(character, driver, opts.settings.clone())?;
+    if let Some(g) = opts.ground {
+        sim.make_dynamic(g.plane, g.drop)?;
+    }
     // FEM or modal flesh: the embedded mesh and muscle offsets per frame;
     // modal flesh also its amplitudes.
     let flesh_layout = CacheFlesh::of(&sim.character).with_modal(modal_parts(&sim));
@@ -319,10 +359,26 @@ pub fn bake(
         cache: paths.cache,
         cache_bytes: cache_summary.bytes,
         obj_frames: run.obj_frames,
+        contact: contact_summary(&sim),
     };
     let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
     write_atomic(&out_dir.join("summary.json"), json.as_bytes())?;
     Ok(BakeOutcome::Finished(summary))
+}
+
+/// The responding skeleton's contact figures, if it responds.
+fn contact_summary(sim: &Simulation) -> Option<Box<ContactSummary>> {
+    let core = sim.flesh()?.core()?;
+    let t = &core.totals;
+    Some(Box::new(ContactSummary {
+        min_ground_clearance_m: t.min_clearance,
+        min_bone_clearance_m: t.min_bone_clearance,
+        proxies: core.proxy_count(),
+        max_contacts: t.max_contacts,
+        mean_contacts: t.contacts as f64 / t.steps.max(1) as f64,
+        steps: t.steps,
+        final_speed_m_s: core.velocity.length(),
+    }))
 }
 
 /// Where a bake's files go in its output folder.
@@ -417,6 +473,9 @@ fn bake_identity(
         start,
         frames: total as u64,
         obj_every: opts.obj_every,
+        ground: opts
+            .ground
+            .map(|g| serde_json::to_string(&g).expect("the ground serializes")),
         skins: character
             .skins
             .iter()

@@ -10,7 +10,7 @@
 //! Each module imports only from the ones below it in this order, and no
 //! files import each other round a loop (`cargo xtask layers` checks it):
 //! `bench` → `app` → `samples` → `tools`, `bake` → `skin` → `modal`,
-//! `blendshape` → `fem` → `xr` → `render`, `view` → `io` → `kinematics`,
+//! `blendshape` → `fem` → `contact` → `xr` → `render`, `view` → `io` → `kinematics`,
 //! `anim`, `snapshot` → `character` → `shape`, `input`, `skin_mesh`, `morph`.
 
 // Numerical kernels index several parallel arrays by the same point index;
@@ -26,6 +26,7 @@ pub mod bake;
 pub mod bench;
 pub mod blendshape;
 pub mod character;
+pub mod contact;
 pub mod fem;
 pub mod input;
 pub mod io;

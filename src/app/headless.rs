@@ -538,7 +538,7 @@ fn advance(
             snapshot.skins = (0..sim.character.skins.len())
                 .map(|s| SkinSurface::of(&sim.character, s))
                 .collect();
-            snapshot.posture = sim.driver.posture_at(t);
+            snapshot.posture = sim.posture_at(t);
             snapshot.flesh = sim.flesh_pose().map(Arc::new);
             snapshot.sim_time = t;
             snapshot.sequence += 1;

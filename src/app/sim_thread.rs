@@ -925,7 +925,7 @@ impl Worker {
                 let skins = (0..sim.character.skins.len())
                     .map(|s| SkinSurface::of(&sim.character, s))
                     .collect();
-                (sim.driver.posture_at(t), skins, t)
+                (sim.posture_at(t), skins, t)
             }
             None => (
                 self.idle_driver.posture_at(0.0),

@@ -78,6 +78,10 @@ pub struct BakeIdentity {
     pub frames: u64,
     /// Also write every k-th frame as OBJ, if set.
     pub obj_every: Option<usize>,
+    /// The ground and drop height of a bake whose skeleton responds (as
+    /// JSON, exact), none for a kinematic skeleton.
+    #[serde(default)]
+    pub ground: Option<String>,
     /// Skins as baked (after resampling): name, m, n.
     pub skins: Vec<(String, usize, usize)>,
 }
@@ -139,6 +143,14 @@ impl BakeIdentity {
             d.push(format!(
                 "start time: then {} s, now {} s",
                 self.start, now.start
+            ));
+        }
+        if self.ground != now.ground {
+            let g = |x: &Option<String>| x.clone().unwrap_or_else(|| "none".into());
+            d.push(format!(
+                "ground: then {}, now {}",
+                g(&self.ground),
+                g(&now.ground)
             ));
         }
         if self.obj_every != now.obj_every {

@@ -15,6 +15,7 @@
 //! displacement field on the field lattice (K or `K_J`).
 
 use super::coupling::{MuscleCoupling, deformation_at};
+use super::dynamic::{DynamicCore, DynamicError, posture_with_root};
 use super::element::CellElements;
 use super::flesh_body::FleshBody;
 pub use super::flesh_body::{
@@ -64,6 +65,9 @@ pub struct FleshSim {
     edges: std::sync::Arc<Vec<[u32; 2]>>,
     grabs: Vec<Grab>,
     next_grab: u64,
+    /// The skeleton's core as a rigid body on the ground, when the
+    /// skeleton responds ([`super::dynamic`]).
+    core: Option<Box<DynamicCore>>,
     /// Steps taken and their CG iterations, for cost reports.
     pub steps: u64,
     /// CG iterations summed over all steps taken (every regional solve).
@@ -190,6 +194,7 @@ impl FleshSim {
             steps: 0,
             cg_iterations: 0,
             morph,
+            core: None,
         };
         if old.is_some_and(|old| sim.carry_state(old)) {
             return Ok(sim);
@@ -237,6 +242,7 @@ impl FleshSim {
         self.history.clone_from(&old.history);
         self.grabs.clone_from(&old.grabs);
         self.next_grab = old.next_grab;
+        self.core.clone_from(&old.core);
         self.edges = std::sync::Arc::new(self.body.wire_edges());
         true
     }
@@ -294,8 +300,12 @@ impl FleshSim {
             }
             let t = self.time + h;
             let posture = posture_at(t);
-            let bones = bone_transforms(character, self.body.bones(), &posture);
             self.blend_morph(character, &posture);
+            if self.core.is_some() {
+                reports.push(self.step_dynamic(character, &posture, t));
+                continue;
+            }
+            let bones = bone_transforms(character, self.body.bones(), &posture);
             reports.push(self.step(&bones, t));
         }
         reports
@@ -334,6 +344,111 @@ impl FleshSim {
     /// before t, for interpolation).
     pub fn forget_before(&mut self, t: f64) {
         forget_before(&mut self.history, t);
+        if let Some(core) = &mut self.core {
+            core.forget_before(t);
+        }
+    }
+
+    /// Makes the skeleton respond ([`super::dynamic`]): its core becomes a
+    /// rigid body carrying the flesh, on `ground`, from the skeleton at
+    /// `posture`. With `drop`, the character is first lifted (or lowered)
+    /// so its lowest contact proxy is that high over the ground, at rest.
+    /// Fails on flesh or a skeleton the core cannot drive, or a character
+    /// starting over half its flesh deep in the ground.
+    pub fn make_dynamic(
+        &mut self,
+        character: &Character,
+        posture: &Posture,
+        ground: crate::contact::Plane,
+        drop: Option<f64>,
+    ) -> Result<(), DynamicError> {
+        let FleshBody::Lattice(body) = &mut self.body else {
+            return Err(DynamicError::Flesh(
+                "this flesh has adaptive detail (set its detail to none)".into(),
+            ));
+        };
+        if let Some(d) = drop.filter(|d| !(d.is_finite() && *d >= 0.0)) {
+            return Err(DynamicError::Ground(crate::character::InvalidField::new(
+                "drop",
+                format!("must be a finite height >= 0 m, got {d}"),
+            )));
+        }
+        let proxies =
+            crate::contact::contact_proxies(character, &character.skeleton.rest_posture());
+        let mut core = DynamicCore::new(character, body, &proxies, posture, ground, self.time)?;
+        let positions = core.proxy_positions(&body.lattice, &body.q);
+        let heights: Vec<f64> = positions.iter().map(|x| ground.distance(*x)).collect();
+        let low = heights.iter().copied().fold(f64::INFINITY, f64::min);
+        let high = heights.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if let Some(height) = drop {
+            core.translate(body, ground.normal * (height - low));
+        } else if low < 0.0 && -low > 0.5 * (high - low) {
+            let deepest = heights
+                .iter()
+                .enumerate()
+                .min_by(|a, b| a.1.total_cmp(b.1))
+                .map_or(0, |(k, _)| k);
+            let muscle = proxies.get(deepest).map_or(0, |p| p.muscle);
+            return Err(DynamicError::Buried {
+                part: format!(
+                    "muscle {muscle} on {}",
+                    character
+                        .muscles
+                        .get(muscle)
+                        .and_then(|m| character.skeleton.joints.get(m.joint))
+                        .map_or("?", |j| j.name.as_str())
+                ),
+                depth: -low,
+            });
+        }
+        for (_, q) in &mut self.history {
+            q.clone_from(&body.q);
+        }
+        self.core = Some(Box::new(core));
+        Ok(())
+    }
+
+    /// The skeleton's core, when it responds.
+    pub fn core(&self) -> Option<&DynamicCore> {
+        self.core.as_deref()
+    }
+
+    /// The skeleton's core, to change its settings.
+    pub fn core_mut(&mut self) -> Option<&mut DynamicCore> {
+        self.core.as_deref_mut()
+    }
+
+    /// The posture the skeleton has at time t: `driven` (the key
+    /// postures') with the root where the core has carried it, when the
+    /// skeleton responds; `driven` itself otherwise.
+    pub fn posture(&self, character: &Character, driven: &Posture, t: f64) -> Posture {
+        match &self.core {
+            Some(core) => posture_with_root(character, driven, core.frame_at(t)),
+            None => driven.clone(),
+        }
+    }
+
+    /// One step of the flesh with the core (see [`super::dynamic`]).
+    fn step_dynamic(&mut self, character: &Character, posture: &Posture, t: f64) -> StepReport {
+        let constraints: Vec<PositionConstraint> = self
+            .grabs
+            .iter()
+            .map(|g| PositionConstraint {
+                embedding: g.embedding,
+                target: g.hand - g.rest,
+            })
+            .collect();
+        let (FleshBody::Lattice(body), Some(core)) = (&mut self.body, &mut self.core) else {
+            unreachable!("make_dynamic keeps a core only on lattice flesh");
+        };
+        body.constraints = constraints;
+        let relative = DynamicCore::relative_bones(character, &body.lattice.bones, posture);
+        let report = core.step(body, &relative, t);
+        self.time = t;
+        self.steps += 1;
+        self.cg_iterations += report.iterations() as u64;
+        self.history.push_back((t, self.body.field()));
+        report
     }
 
     /// The lattice displacement q at time t, linear between steps (clamped

@@ -66,6 +66,10 @@
 //! [`morph_author`] keeps the flesh, pulled by grabs at a posture, as a
 //! target (§5.2).
 //!
+//! [`dynamic`] makes the skeleton respond (Galoppo 2008, ch. 3–4): its
+//! core a rigid body coupled to the flesh in one implicit step, landing on
+//! the ground with frictional contact (`crate::contact`).
+//!
 //! Data flows one way, skeleton → flesh → skin: this module reads
 //! `character`, `kinematics` (the posed muscles), `shape` and `snapshot` (the
 //! flesh pose it publishes); the skin reads the flesh pose from
@@ -75,6 +79,7 @@ pub mod adapt;
 pub mod cg;
 pub mod conform;
 pub mod coupling;
+pub mod dynamic;
 pub mod element;
 pub mod factor;
 pub mod flesh;

@@ -123,6 +123,15 @@ impl FleshRun {
         }
     }
 
+    /// The skeleton's posture at time t: the key postures' `driven`, with
+    /// the root where a responding skeleton's core carried it.
+    pub fn posture(&self, character: &Character, driven: &Posture, t: f64) -> Posture {
+        match self {
+            Self::Fem(f) => f.posture(character, driven, t),
+            Self::Modal(_) => driven.clone(),
+        }
+    }
+
     /// The flesh at time t, for drawing.
     pub fn pose(&self, character: &Character, posture: &Posture, t: f64) -> FleshPose {
         match self {

@@ -155,6 +155,9 @@ pub enum SimError {
     /// The character's modal flesh could not be built.
     #[error("modal flesh: {0}")]
     Modal(#[from] crate::modal::ModalError),
+    /// The skeleton cannot be made to respond (see `fem::dynamic`).
+    #[error("dynamic skeleton: {0}")]
+    Dynamic(#[from] crate::fem::dynamic::DynamicError),
 }
 
 impl From<super::flesh::FleshBuildError> for SimError {

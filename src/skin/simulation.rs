@@ -92,6 +92,9 @@ pub struct Simulation {
     /// Where the skins cross as the character was given (a limb's root inside
     /// the body): left out of skin contact. Kept through `restore` too.
     junctions: super::contact::Junctions,
+    /// The ground a responding skeleton lands on and the drop height it
+    /// started from, made again on `restore`.
+    ground: Option<(crate::contact::Plane, Option<f64>)>,
 }
 
 impl Simulation {
@@ -114,6 +117,7 @@ impl Simulation {
             flesh,
             omega: Vec::new(),
             junctions: Default::default(),
+            ground: None,
         };
         sim.reset_runtimes(0.0);
         // Start consistent: boundary rows on their joints.
@@ -331,6 +335,14 @@ impl Simulation {
         }
         if self.flesh.is_some() {
             self.flesh = build_flesh(&self.character, &self.driver, 0.0)?;
+            // The flesh replays from t = 0: lifted the same way (the skins'
+            // state comes with the saved state).
+            if let Some((ground, drop)) = self.ground {
+                let posture = self.driver.posture_at(0.0);
+                if let Some(flesh) = self.flesh.as_mut().and_then(FleshRun::fem_mut) {
+                    flesh.make_dynamic(&self.character, &posture, ground, drop)?;
+                }
+            }
         }
         self.clock = state.clock;
         for ((st, skin), rt) in state
@@ -508,7 +520,50 @@ impl Simulation {
         let t = self.time();
         self.flesh
             .as_ref()
-            .map(|f| f.pose(&self.character, &self.driver.posture_at(t), t))
+            .map(|f| f.pose(&self.character, &self.posture_at(t), t))
+    }
+
+    /// The skeleton's posture at time t: the driver's, with the root where
+    /// a responding skeleton's core carried it.
+    pub fn posture_at(&self, t: f64) -> crate::character::Posture {
+        let driven = self.driver.posture_at(t);
+        match &self.flesh {
+            Some(f) => f.posture(&self.character, &driven, t),
+            None => driven,
+        }
+    }
+
+    /// Makes the skeleton respond on FEM flesh (see `fem::dynamic`): its
+    /// core falls, tips and lands on `ground`. With `drop`, the character
+    /// (flesh and skins) is first lifted so its lowest contact proxy is that
+    /// high over the ground. Only at the start (time 0).
+    pub fn make_dynamic(
+        &mut self,
+        ground: crate::contact::Plane,
+        drop: Option<f64>,
+    ) -> Result<(), SimError> {
+        let t = self.time();
+        let posture = self.driver.posture_at(t);
+        let character = &self.character;
+        let Some(flesh) = self.flesh.as_mut().and_then(FleshRun::fem_mut) else {
+            return Err(SimError::Dynamic(crate::fem::dynamic::DynamicError::Flesh(
+                "this character's flesh is not FEM (choose FEM in the panel's flesh row, or `plasticine sample NAME --flesh fem`)".into(),
+            )));
+        };
+        let before = crate::fem::dynamic::root_frame(character, &posture).translation;
+        flesh.make_dynamic(character, &posture, ground, drop)?;
+        let lift = flesh
+            .core()
+            .map_or(glam::DVec3::ZERO, |c| c.position - before);
+        let lift = lift.as_vec3();
+        for skin in &mut self.character.skins {
+            for p in &mut skin.points.position {
+                *p += lift;
+            }
+        }
+        self.ground = Some((ground, drop));
+        self.measure_frequencies();
+        Ok(())
     }
 
     /// The inner layers (skeleton and muscles, on the flesh) at time t.

@@ -117,6 +117,7 @@ pub fn posed_body(
     let posture = driver.posture_at(t);
     match flesh {
         Some(f) => {
+            let posture = f.posture(character, &posture, t);
             let offsets = f.muscle_offsets(character, &posture, t);
             PosedBody::with_muscle_offsets(character, &posture, &offsets)
         }

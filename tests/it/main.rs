@@ -8,6 +8,7 @@ mod support;
 mod bake_resume;
 mod blendshape;
 mod cli;
+mod contact_drop;
 mod crash_kill;
 mod disk_full;
 mod export;

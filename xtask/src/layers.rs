@@ -31,6 +31,7 @@ pub const TIERS: &[&[&str]] = &[
     &["skin"],
     &["modal", "blendshape"],
     &["fem"],
+    &["contact"],
     &["xr"],
     &["render", "view"],
     &["io"],

@@ -1,0 +1,115 @@
+//! Issue 17's acceptance, as a user runs it: the FEM penguin baked with its
+//! skeleton responding, dropped on the ground (`bake --drop`), and the
+//! ground's bad parameters refused.
+
+use crate::support::plasticine;
+use std::path::Path;
+
+fn fem_penguin(dir: &Path) -> String {
+    let p = dir.join("p.ron").to_str().unwrap().to_string();
+    let (ok, _, stderr) = plasticine(&["sample", "penguin", "--flesh", "fem", "--out", &p]);
+    assert!(ok, "{stderr}");
+    p
+}
+
+#[test]
+fn a_dropped_fem_penguin_falls_lands_and_settles_above_the_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = fem_penguin(dir.path());
+    let out = dir.path().join("b");
+    let (ok, stdout, stderr) = plasticine(&[
+        "bake",
+        &p,
+        "--drop",
+        "0.5",
+        "--duration",
+        "1.5",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let contact = &summary["contact"];
+    let f = |k: &str| {
+        contact[k]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{k}: {contact}"))
+    };
+    // It fell and met the ground: contacts, the lowest proxy on it (within
+    // the push-out's millimetres), every bone above it.
+    assert!(f("max_contacts") >= 10.0, "{contact}");
+    assert!(f("min_ground_clearance_m") > -3e-3, "{contact}");
+    assert!(f("min_ground_clearance_m") < 1e-3, "{contact}");
+    assert!(f("min_bone_clearance_m") > -1e-3, "{contact}");
+    let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(text.contains("min_ground_clearance_m"), "{text}");
+}
+
+#[test]
+fn a_drop_bake_resumed_from_a_checkpoint_is_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = fem_penguin(dir.path());
+    let bake = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "bake",
+            &p,
+            "--drop",
+            "0.2",
+            "--duration",
+            "0.5",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let (ok, stdout, stderr) = plasticine(&args);
+        assert!(ok, "{name} {extra:?}: {stdout}{stderr}");
+        std::fs::read(out.join("bake.plcache")).unwrap_or_default()
+    };
+    let one = bake("one", &[]);
+    bake("chained", &["--until-frame", "6"]);
+    let chained = bake("chained", &["--resume"]);
+    assert!(!one.is_empty());
+    assert!(one == chained, "the resumed drop baked different bytes");
+    // A different ground is a different bake: resuming refuses it.
+    bake("other", &["--until-frame", "3"]);
+    let out = dir.path().join("other");
+    let (ok, _, stderr) = plasticine(&[
+        "bake",
+        &p,
+        "--drop",
+        "0.2",
+        "--friction",
+        "0.3",
+        "--duration",
+        "0.5",
+        "--out",
+        out.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert!(!ok && stderr.contains("ground"), "{stderr}");
+}
+
+#[test]
+fn bad_ground_parameters_and_kinematic_flesh_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = fem_penguin(dir.path());
+    let out = dir.path().join("b");
+    let out = out.to_str().unwrap();
+    for (flag, value, field) in [
+        ("--friction", "-0.5", "friction"),
+        ("--restitution", "1.5", "restitution"),
+        ("--restitution", "NaN", "restitution"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let (ok, _, stderr) = plasticine(&["bake", &p, "--drop", "0.1", &arg, "--out", out]);
+        assert!(!ok && stderr.contains(field), "{flag} {value}: {stderr}");
+    }
+    let (ok, _, stderr) = plasticine(&["bake", &p, "--drop=-1", "--out", out]);
+    assert!(!ok && stderr.contains("drop"), "{stderr}");
+    // Kinematic muscles: no flesh to carry the skeleton.
+    let (ok, _, stderr) =
+        plasticine(&["bake", "assets/penguin.ron", "--drop", "0.1", "--out", out]);
+    assert!(!ok && stderr.contains("not FEM"), "{stderr}");
+}
