@@ -3,6 +3,7 @@
 //! key postures and default tolerances.
 
 pub mod blendshape;
+pub mod contact;
 pub mod drape;
 pub mod fem_adapt;
 pub mod fem_gpu;

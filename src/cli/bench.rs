@@ -20,9 +20,10 @@ pub struct BenchArgs {
     /// the modal flesh (`modal`: precompute and cost per frame), the
     /// physical blendshapes (`blendshape`: Ma et al.'s Table 1 sizes), the
     /// FEM flesh's dynamic morph targets (`morph`: Galoppo's Table 5.1
-    /// sizes, with and without the targets), or the renderer (`render`: CPU per stereo frame, with and without the
+    /// sizes, with and without the targets), the skeleton responding on
+    /// the ground (`contact`: Galoppo's Table 4.1 sizes), or the renderer (`render`: CPU per stereo frame, with and without the
     /// panel, and whole frames).
-    #[arg(long, value_parser = ["blendshape", "fem", "interactive", "modal", "morph", "render", "skin"])]
+    #[arg(long, value_parser = ["blendshape", "contact", "fem", "interactive", "modal", "morph", "render", "skin"])]
     only: Option<String>,
     /// Instead: the cost of each part (skin step, skin–skin contact, FEM
     /// step, a baked and an exported second) at four sizes, and the
@@ -60,6 +61,11 @@ impl BenchArgs {
             }
             (None, Some(group)) if group == "blendshape" => {
                 for v in plasticine::bench::blendshape::figures(quick) {
+                    println!("{v}");
+                }
+            }
+            (None, Some(group)) if group == "contact" => {
+                for v in plasticine::bench::contact::figures(quick) {
                     println!("{v}");
                 }
             }

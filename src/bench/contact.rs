@@ -1,0 +1,188 @@
+//! `plasticine bench --only contact`: the FEM flesh with its skeleton
+//! responding and frictional contact with the ground (Galoppo 2008, ch.
+//! 3–4, [`crate::fem::dynamic`]), at the sizes of the thesis' Table 4.1
+//! where we have the scene: a 5-bone tube lying on the ground (292 nodes)
+//! and the penguin at about 2,800 and 8,400 lattice vertices (its 10
+//! bones, not the deer's 34), each dropped a centimetre and timed while
+//! it lies on the ground ("colliding"), and in free fall ("free").
+//! Step and contact wall time per 1/120 s flesh step, the contacts per
+//! step, the thesis' figure and our goal.
+
+use crate::character::{Character, Dof, Environment, FemFlesh, Flesh, Joint, Muscle, Skeleton};
+use crate::contact::Plane;
+use crate::fem::FleshSim;
+use crate::samples;
+use crate::shape::MuscleShape;
+use glam::{DVec3, Quat, Vec2, Vec3};
+use serde_json::json;
+use std::time::Instant;
+
+/// The scenes: name, lattice vertices asked for, the thesis' colliding
+/// step (ms) and our goal (ms).
+const SCENES: [(&str, usize, f64, f64); 3] = [
+    ("tube", 292, 23.3, 0.4),
+    ("penguin-2800", 2800, 160.0, 4.0),
+    ("penguin-8400", 8400, 450.0, 8.0),
+];
+
+/// A tube of five bones along x (six joints, 0.1 m apart), a rounded
+/// cylinder of flesh on each.
+pub fn tube(vertices: usize) -> Character {
+    let joint = |k: usize| Joint {
+        locked: false,
+        name: format!("link{k}"),
+        parent: k.checked_sub(1),
+        offset: if k == 0 {
+            Vec3::new(-0.25, 0.2, 0.0)
+        } else {
+            Vec3::new(0.1, 0.0, 0.0)
+        },
+        rest_rotation: Quat::IDENTITY,
+        dofs: [Dof::default(); 3],
+    };
+    Character {
+        name: "tube".into(),
+        skeleton: Skeleton {
+            joints: (0..6).map(joint).collect(),
+        },
+        muscles: (0..5)
+            .map(|k| Muscle {
+                joint: k,
+                offset: Vec3::new(0.05, 0.0, 0.0),
+                // The shape's long (z) axis along the bone.
+                rotation: Quat::from_rotation_y(std::f32::consts::FRAC_PI_2),
+                shape: MuscleShape::superellipsoid(
+                    Vec3::new(0.05, 0.05, 0.06),
+                    Vec2::new(0.6, 1.0),
+                ),
+                drivers: Vec::new(),
+                color: None,
+            })
+            .collect(),
+        skins: Vec::new(),
+        environment: Environment::default(),
+        flesh: Flesh::Fem(FemFlesh {
+            target_vertices: vertices,
+            ..FemFlesh::default()
+        }),
+        key_postures: Vec::new(),
+    }
+}
+
+/// The scene's character.
+fn scene(name: &str, vertices: usize) -> Option<Character> {
+    if name == "tube" {
+        return Some(tube(vertices));
+    }
+    let mut c = samples::bare("penguin")?;
+    c.flesh = Flesh::Fem(FemFlesh {
+        target_vertices: vertices,
+        ..FemFlesh::default()
+    });
+    Some(c)
+}
+
+/// What a timed run measured.
+struct Timing {
+    vertices: usize,
+    bones: usize,
+    contacts: f64,
+    step_ms: f64,
+    contact_ms: f64,
+}
+
+/// Drops `c` on `ground` from `drop` (none: where it stands), lets it
+/// settle for `settle` seconds, then times `steps` steps.
+fn time(
+    c: &Character,
+    ground: Plane,
+    drop: Option<f64>,
+    settle: f64,
+    steps: usize,
+) -> Result<Timing, String> {
+    let posture = c.skeleton.rest_posture();
+    let mut flesh = FleshSim::new(c, &posture, 0.0).map_err(|e| e.to_string())?;
+    flesh
+        .make_dynamic(c, &posture, ground, drop)
+        .map_err(|e| e.to_string())?;
+    flesh.advance_to(c, |_| posture.clone(), settle);
+    let h = crate::fem::FLESH_STEP;
+    let (mut wall, mut contact, mut contacts) = (0.0, 0.0, 0usize);
+    for _ in 0..steps {
+        let end = flesh.time() + h;
+        let start = Instant::now();
+        flesh.advance_to(c, |_| posture.clone(), end - 0.5 * h);
+        wall += start.elapsed().as_secs_f64();
+        let core = flesh.core().expect("dynamic");
+        contact += core.last.contact_seconds;
+        contacts += core.last.contacts;
+    }
+    let n = steps as f64;
+    Ok(Timing {
+        vertices: flesh.lattice().vertex_count(),
+        bones: flesh.lattice().bones.len(),
+        contacts: contacts as f64 / n,
+        step_ms: 1e3 * wall / n,
+        contact_ms: 1e3 * contact / n,
+    })
+}
+
+/// One JSON line per scene and regime (colliding, free).
+pub fn figures(quick: bool) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for (name, vertices, thesis, goal) in SCENES {
+        if quick && vertices > 1000 {
+            continue;
+        }
+        let Some(c) = scene(name, vertices) else {
+            continue;
+        };
+        let steps = if quick { 5 } else { 60 };
+        let far = Plane::through(DVec3::new(0.0, -1e3, 0.0), DVec3::Y, 0.8, 0.1);
+        for (regime, ground, drop, settle) in [
+            (
+                "colliding",
+                Plane::ground(),
+                Some(0.01),
+                if quick { 0.05 } else { 0.5 },
+            ),
+            ("free", far, None, 0.05),
+        ] {
+            out.push(match time(&c, ground, drop, settle, steps) {
+                Ok(t) => json!({
+                    "name": "contact",
+                    "scene": name,
+                    "regime": regime,
+                    "vertices": t.vertices,
+                    "bones": t.bones,
+                    "contacts": t.contacts,
+                    "step_ms": t.step_ms,
+                    "contact_ms": t.contact_ms,
+                    "thesis_step_ms": thesis,
+                    "goal_step_ms": goal,
+                }),
+                Err(error) => json!({"name": "contact", "scene": name, "error": error}),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_tube_lies_on_the_ground_on_its_flesh() {
+        let lines = super::figures(true);
+        let tube = lines
+            .iter()
+            .find(|l| l["scene"] == "tube" && l["regime"] == "colliding")
+            .expect("a tube line");
+        assert!(tube["contacts"].as_f64().unwrap() > 5.0, "{tube}");
+        assert_eq!(tube["bones"], 5);
+        let free = lines
+            .iter()
+            .find(|l| l["scene"] == "tube" && l["regime"] == "free")
+            .expect("a free line");
+        assert_eq!(free["contacts"].as_f64(), Some(0.0), "{free}");
+    }
+}
