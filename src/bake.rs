@@ -19,6 +19,7 @@ pub mod checkpoint;
 
 use crate::character::Character;
 use crate::character::resample::resample;
+use crate::fem::FleshSim;
 use crate::io::{CacheFlesh, CacheModalPart, CacheReader, CacheWriter, IoError, write_atomic};
 use crate::skin::flesh::FleshRun;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SkinStats, SolverSettings};
@@ -294,7 +295,9 @@ pub fn bake(
     }
     // FEM or modal flesh: the embedded mesh and muscle offsets per frame;
     // modal flesh also its amplitudes.
-    let flesh_layout = CacheFlesh::of(&sim.character).with_modal(modal_parts(&sim));
+    let flesh_layout = CacheFlesh::of(&sim.character)
+        .with_modal(modal_parts(&sim))
+        .with_root(sim.flesh().and_then(FleshSim::core).is_some());
 
     let mut run = begin(&mut sim, opts, &paths, &identity, &flesh_layout, start)?;
     let frame_out = FrameOut {
@@ -604,7 +607,12 @@ fn write_frame(
         }
         _ => Vec::new(),
     };
-    cache.write_frame_with_modal(t, &positions, &mesh, muscles, &amplitudes)?;
+    // A responding skeleton's root, so playback and export put it there.
+    let root = sim.flesh().and_then(FleshSim::core).map(|c| {
+        let f = c.frame_at(t);
+        glam::Affine3A::from_mat3_translation(f.matrix3.as_mat3(), f.translation.as_vec3())
+    });
+    cache.write_frame_with_root(t, &positions, &mesh, muscles, &amplitudes, root)?;
     // Hand every frame to the OS: a bake killed outright keeps them.
     cache.flush()?;
     if let Some(k) = out.obj_every.filter(|&k| k > 0 && f.is_multiple_of(k)) {

@@ -163,6 +163,13 @@ pub struct OrbitRig {
 impl OrbitRig {
     /// Frames everything in `snapshot` (skins, else joints) with a 40° vertical view.
     pub fn framing(snapshot: &SceneSnapshot) -> Self {
+        Self::framing_with(snapshot, &[])
+    }
+
+    /// As [`framing`](Self::framing), also taking in `extra` points (where
+    /// a bake's skins end up: a dropped character falls out of its first
+    /// frame's view).
+    pub fn framing_with(snapshot: &SceneSnapshot, extra: &[Vec3]) -> Self {
         let mut lo = Vec3::splat(f32::INFINITY);
         let mut hi = Vec3::splat(f32::NEG_INFINITY);
         let points = snapshot.flesh.as_ref().and_then(|f| f.mesh_points());
@@ -172,6 +179,7 @@ impl OrbitRig {
             .iter()
             .flat_map(|s| s.positions.iter())
             .chain(mesh.into_iter().flatten())
+            .chain(extra)
         {
             lo = lo.min(*p);
             hi = hi.max(*p);
@@ -312,6 +320,16 @@ pub fn render_character(
         .contact_sheet
         .then(|| crate::render::sheet::ContactSheet::new(images_total, frame_size));
     let mut rig: Option<OrbitRig> = None;
+    // A bake whose skeleton moved on its own (a drop) is framed over its
+    // first and last frames.
+    let last_skins: Vec<Vec3> = match &mut source {
+        Source::Baked { reader, .. } if reader.flesh().root && reader.frame_count() > 1 => {
+            let mut out = Vec::new();
+            reader.read_frame(reader.frame_count() - 1, &mut out)?;
+            out.into_iter().flatten().collect()
+        }
+        _ => Vec::new(),
+    };
     let mut images = Vec::new();
     let mut cpu = Duration::ZERO;
     let mut rendered = 0;
@@ -322,7 +340,7 @@ pub fn render_character(
             continue;
         }
         // Frame the first picture and keep the framing, so motion reads.
-        let rig = *rig.get_or_insert_with(|| OrbitRig::framing(&snapshot));
+        let rig = *rig.get_or_insert_with(|| OrbitRig::framing_with(&snapshot, &last_skins));
         let azimuth = (opts.orbit_degrees_per_second * (f as f32 / fps)).to_radians();
         let cams = rig.eyes(azimuth, aspect, ipd);
         let t0 = Instant::now();
@@ -526,6 +544,12 @@ fn advance(
             if let Some(d) = driver {
                 snapshot.posture = d.posture_at(t);
             }
+            // A responding skeleton's root, where the bake had it.
+            snapshot.posture = crate::kinematics::posture_with_stored_root(
+                &snapshot.character,
+                &snapshot.posture,
+                reader.root(),
+            );
             snapshot.sim_time = t;
             snapshot.sequence += 1;
             Ok(t)

@@ -215,9 +215,15 @@ impl BakedFrames {
         sequence: &mut u64,
     ) -> Result<Arc<SceneSnapshot>, BakedPlaybackError> {
         let f = self.frame_index(t);
+        // (The reader's root is the current frame's: it was read last.)
         if let Some((cf, snap)) = &self.current
             && *cf == f
-            && snap.posture == *posture
+            && snap.posture
+                == crate::kinematics::posture_with_stored_root(
+                    &self.character,
+                    posture,
+                    self.reader.root(),
+                )
         {
             return Ok(snap.clone());
         }
@@ -243,7 +249,12 @@ impl BakedFrames {
         let snap = Arc::new(SceneSnapshot {
             character: self.character.clone(),
             revision,
-            posture: posture.clone(),
+            // A responding skeleton's root, where the bake had it.
+            posture: crate::kinematics::posture_with_stored_root(
+                &self.character,
+                posture,
+                self.reader.root(),
+            ),
             skins,
             sim_time: time,
             // FEM flesh: the muscles and embedded mesh where the bake put

@@ -43,7 +43,8 @@ use super::solver::{FemBody, RigidVelocity, StepReport, VelocitySolve, advance_s
 use crate::character::{Character, Posture};
 use crate::contact::{Plane, Proxy};
 use crate::kinematics::forward_kinematics;
-use glam::{DAffine3, DMat3, DQuat, DVec3, EulerRot, Vec3};
+pub use crate::kinematics::posture_with_root;
+use glam::{DAffine3, DMat3, DQuat, DVec3};
 use nalgebra::{Matrix6, Vector6};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -206,19 +207,6 @@ impl Default for ContactTotals {
 /// The root joint's world frame for a posture.
 pub fn root_frame(character: &Character, posture: &Posture) -> DAffine3 {
     super::lattice::to_daffine(forward_kinematics(&character.skeleton, posture)[0])
-}
-
-/// `posture` with the root joint placed at the world frame `frame` (its
-/// translation and its three angles; the other joints as they are).
-pub fn posture_with_root(character: &Character, posture: &Posture, frame: DAffine3) -> Posture {
-    let root = &character.skeleton.joints[0];
-    let r = DQuat::from_mat3(&frame.matrix3).normalize();
-    let local = (root.rest_rotation.as_dquat().inverse() * r).normalize();
-    let (x, y, z) = local.to_euler(EulerRot::XYZ);
-    let mut p = posture.clone();
-    p.angles[0] = Vec3::new(x as f32, y as f32, z as f32);
-    p.root_translation = (frame.translation - root.offset.as_dvec3()).as_vec3();
-    p
 }
 
 /// Whether the root joint turns freely about every axis.

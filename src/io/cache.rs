@@ -85,7 +85,17 @@
 //! and each frame's flesh ends with every part's `m` modal amplitudes
 //! (`f32`), part after part, so [`bytes_per_frame`] grows by 4 · Σ m. The
 //! frequencies let an export that computes the modes again check that the
-//! amplitudes are theirs. This build writes version 4 and reads all four.
+//! amplitudes are theirs.
+//!
+//! # Format, version 5: a responding skeleton
+//!
+//! Version 4 with, after the modal parts, a `u32` of flags (bit 0: every
+//! frame stores the root joint's simulated world frame; other bits must be
+//! zero), and each frame's flesh with that frame (an `Affine3A`, 12 `f32`,
+//! column-major) after the muscle offsets, before the amplitudes. Written
+//! only for a bake whose skeleton responded (`fem::dynamic`, `bake
+//! --drop`): playback puts the skeleton's root there. Every other cache is
+//! still written as version 4; this build reads all five.
 
 use super::atomic::{parent_dir, sync_dir};
 use super::{AtomicFile, IoError};
@@ -107,7 +117,7 @@ use std::path::{Path, PathBuf};
 /// The first 8 bytes of every cache file.
 pub const CACHE_MAGIC: [u8; 8] = *b"PLSTCACH";
 /// The format version this build writes; it reads versions 1 to this.
-pub const CACHE_FORMAT_VERSION: u32 = 4;
+pub const CACHE_FORMAT_VERSION: u32 = 5;
 /// Bytes of the CRC-32 after the header and after each frame (version 3).
 pub const CHECKSUM_BYTES: u64 = 4;
 /// The frame count of a file whose writer has not finished.
@@ -509,7 +519,7 @@ impl CacheWriter {
             )));
         }
         flesh.check().map_err(|e| bad(e.to_string()))?;
-        let version = CACHE_FORMAT_VERSION;
+        let version = flesh.version();
         let mut header = Vec::with_capacity(64);
         header.extend_from_slice(&CACHE_MAGIC);
         header.extend_from_slice(&version.to_le_bytes());
@@ -583,6 +593,21 @@ impl CacheWriter {
         muscles: &[Affine3A],
         amplitudes: &[f32],
     ) -> Result<(), IoError> {
+        self.write_frame_with_root(time, positions, meshes, muscles, amplitudes, None)
+    }
+
+    /// Like [`write_frame_with_modal`](Self::write_frame_with_modal), with
+    /// the root joint's simulated world frame, which the header's layout
+    /// must ask for (and only then).
+    pub fn write_frame_with_root(
+        &mut self,
+        time: f64,
+        positions: &[&[Vec3]],
+        meshes: &[&[Vec3]],
+        muscles: &[Affine3A],
+        amplitudes: &[f32],
+        root: Option<Affine3A>,
+    ) -> Result<(), IoError> {
         let bad = |message: String| IoError::BadInput {
             path: self.path.clone(),
             message,
@@ -630,6 +655,22 @@ impl CacheWriter {
         self.flesh
             .check_amplitudes(frame, amplitudes)
             .map_err(|e| bad(e.to_string()))?;
+        match root {
+            Some(r) if !r.is_finite() => {
+                return Err(bad(format!("frame {frame}: the root frame is not finite")));
+            }
+            Some(_) if !self.flesh.root => {
+                return Err(bad(format!(
+                    "frame {frame}: a root frame the header has no room for"
+                )));
+            }
+            None if self.flesh.root => {
+                return Err(bad(format!(
+                    "frame {frame}: the header asks for a root frame"
+                )));
+            }
+            _ => {}
+        }
         self.broken = true; // until the whole frame is written
         let temp = self.shown_path().to_path_buf();
         let io = |e| IoError::os(&temp, "write", e);
@@ -652,6 +693,9 @@ impl CacheWriter {
         if !self.flesh.is_empty() {
             self.buf.clear();
             CacheFlesh::encode_frame(meshes, muscles, &mut self.buf);
+            if let Some(r) = &root {
+                CacheFlesh::encode_root(r, &mut self.buf);
+            }
             CacheFlesh::encode_amplitudes(amplitudes, &mut self.buf);
             checksum.update(&self.buf);
             self.file.write_all(&self.buf).map_err(io)?;

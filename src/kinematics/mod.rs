@@ -35,6 +35,40 @@ pub fn forward_kinematics(skeleton: &Skeleton, posture: &Posture) -> Vec<Affine3
     world
 }
 
+/// `posture` with the root joint placed at the world frame `frame` (its
+/// translation and its three angles; the other joints as they are).
+pub fn posture_with_root(
+    character: &crate::character::Character,
+    posture: &Posture,
+    frame: glam::DAffine3,
+) -> Posture {
+    let root = &character.skeleton.joints[0];
+    let r = glam::DQuat::from_mat3(&frame.matrix3).normalize();
+    let local = (root.rest_rotation.as_dquat().inverse() * r).normalize();
+    let (x, y, z) = local.to_euler(glam::EulerRot::XYZ);
+    let mut p = posture.clone();
+    p.angles[0] = Vec3::new(x as f32, y as f32, z as f32);
+    p.root_translation = (frame.translation - root.offset.as_dvec3()).as_vec3();
+    p
+}
+
+/// [`posture_with_root`] for a root frame stored in single precision (a
+/// cache's), or `posture` itself for none.
+pub fn posture_with_stored_root(
+    character: &crate::character::Character,
+    posture: &Posture,
+    root: Option<Affine3A>,
+) -> Posture {
+    match root {
+        Some(r) => posture_with_root(
+            character,
+            posture,
+            glam::DAffine3::from_cols_array(&r.to_cols_array().map(f64::from)),
+        ),
+        None => posture.clone(),
+    }
+}
+
 /// A joint's three angles (rad) clamped to its DOF limits, locked DOFs held at zero.
 pub fn clamp_angles(dofs: &[crate::character::Dof; 3], a: Vec3) -> Vec3 {
     Vec3::new(dofs[0].clamp(a.x), dofs[1].clamp(a.y), dofs[2].clamp(a.z))

@@ -359,6 +359,7 @@ fn flesh_sections_round_trip_and_hostile_headers_are_refused() {
         }],
         muscles: 2,
         modal: Vec::new(),
+        root: false,
     };
     let skin: Vec<Vec3> = (0..12).map(|i| Vec3::splat(i as f32)).collect();
     let mesh = |k: usize| -> Vec<Vec3> {
@@ -474,6 +475,7 @@ fn modal_amplitudes_round_trip_and_hostile_parts_are_refused() {
                 omega: vec![12.25],
             },
         ],
+        root: false,
     };
     let skin: Vec<Vec3> = (0..12).map(|i| Vec3::splat(i as f32)).collect();
     let q = |k: usize| vec![0.1 * k as f32, -0.02, 1e-7 * k as f32];
@@ -637,4 +639,77 @@ fn muscle_offsets_are_baked_as_the_flesh_moves_them() {
         c.muscles.len()
     );
     assert!(moved > 1e-5, "the flesh moves the muscles: {moved}");
+}
+
+/// Version 5: a root frame per frame (a bake whose skeleton responded)
+/// after the muscle offsets and before the modal amplitudes, read back
+/// exactly; a frame without one where the header asks for one (or the
+/// other way round) is refused, and so are unknown header flags.
+#[test]
+fn root_frames_round_trip_and_a_missing_one_is_refused() {
+    use glam::{Affine3A, Quat};
+    use plasticine::io::{CacheFlesh, CacheModalPart, CacheReader, CacheWriter};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v5.plcache");
+    let flesh = CacheFlesh {
+        meshes: Vec::new(),
+        muscles: 1,
+        modal: vec![CacheModalPart {
+            name: "arm".into(),
+            omega: vec![20.0],
+        }],
+        root: true,
+    };
+    let skin: Vec<Vec3> = (0..12).map(|i| Vec3::splat(i as f32)).collect();
+    let root = |k: usize| {
+        Affine3A::from_rotation_translation(
+            Quat::from_rotation_z(0.1 * k as f32),
+            Vec3::new(0.0, 0.5 - 0.1 * k as f32, 0.0),
+        )
+    };
+    let offset = Affine3A::from_translation(Vec3::X);
+    let mut w = CacheWriter::create_with_flesh(&path, 30.0, &[("s", 4, 3)], &flesh).unwrap();
+    // No root where the header asks for one: refused, nothing written.
+    let err = w
+        .write_frame_with_modal(0.0, &[&skin], &[], &[offset], &[0.5])
+        .unwrap_err();
+    assert!(err.to_string().contains("root frame"), "{err}");
+    for k in 0..3 {
+        w.write_frame_with_root(
+            k as f64 / 30.0,
+            &[&skin],
+            &[],
+            &[offset],
+            &[k as f32],
+            Some(root(k)),
+        )
+        .unwrap();
+    }
+    w.finish().unwrap();
+    let mut r = CacheReader::open(&path).unwrap();
+    assert_eq!(r.version(), 5);
+    assert!(r.flesh().root);
+    let (mut s, mut m, mut o) = (Vec::new(), Vec::new(), Vec::new());
+    for k in 0..3 {
+        r.read_frame_with_flesh(k, &mut s, &mut m, &mut o).unwrap();
+        assert_eq!(r.root(), Some(root(k)));
+        assert_eq!(o, [offset]);
+        assert_eq!(r.read_amplitudes(k).unwrap(), [k as f32]);
+    }
+    // A cache without a root layout refuses a root frame.
+    let plain = dir.path().join("v4.plcache");
+    let mut w = CacheWriter::create_with_flesh(
+        &plain,
+        30.0,
+        &[("s", 4, 3)],
+        &CacheFlesh {
+            root: false,
+            ..flesh.clone()
+        },
+    )
+    .unwrap();
+    let err = w
+        .write_frame_with_root(0.0, &[&skin], &[], &[offset], &[0.5], Some(root(0)))
+        .unwrap_err();
+    assert!(err.to_string().contains("root frame"), "{err}");
 }

@@ -3,7 +3,7 @@ use crate::character::{Dof, FemFlesh, Flesh, Joint, Muscle, Skeleton};
 use crate::contact::Plane;
 use crate::fem::FleshSim;
 use crate::shape::MuscleShape;
-use glam::{Quat, Vec2};
+use glam::{EulerRot, Quat, Vec2, Vec3};
 
 /// A flat block of flesh (a boxy superellipsoid, 0.24 × 0.08 × 0.24 m)
 /// on a two-joint bone through its middle, turned by `tilt` about z.

@@ -48,12 +48,23 @@ pub struct CacheFlesh {
     /// Modal flesh's parts, whose amplitudes every frame stores after the
     /// muscle offsets (version 4; empty otherwise).
     pub modal: Vec<CacheModalPart>,
+    /// Whether every frame stores the root joint's simulated world frame
+    /// after the muscle offsets (version 5: the skeleton responded, see
+    /// `fem::dynamic`), so playback and export put the skeleton there.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub root: bool,
 }
 
 impl CacheFlesh {
     /// Nothing stored: the cache is written as version 1.
     pub fn is_empty(&self) -> bool {
-        self.meshes.is_empty() && self.muscles == 0 && self.modal.is_empty()
+        self.meshes.is_empty() && self.muscles == 0 && self.modal.is_empty() && !self.root
+    }
+
+    /// The format version this layout is written as: 5 with a root frame,
+    /// else 4 (a cache without one stays readable by older builds).
+    pub fn version(&self) -> u32 {
+        if self.root { 5 } else { 4 }
     }
 
     /// Modal amplitudes per frame, over all parts.
@@ -64,7 +75,7 @@ impl CacheFlesh {
     /// The flesh part of one frame, in bytes.
     pub fn frame_bytes(&self) -> u64 {
         12 * self.meshes.iter().map(|m| m.vertices as u64).sum::<u64>()
-            + MUSCLE_OFFSET_BYTES * self.muscles as u64
+            + MUSCLE_OFFSET_BYTES * (self.muscles as u64 + u64::from(self.root))
             + 4 * self.amplitudes() as u64
     }
 
@@ -125,6 +136,10 @@ impl CacheFlesh {
             for w in &p.omega {
                 header.extend_from_slice(&w.to_le_bytes());
             }
+        }
+        if self.version() >= 5 {
+            // Flags: bit 0, a root frame per frame.
+            header.extend_from_slice(&u32::from(self.root).to_le_bytes());
         }
     }
 
@@ -211,6 +226,27 @@ impl CacheFlesh {
                 .chunks_exact(4)
                 .map(|c| f32::from_le_bytes(c.try_into().unwrap())),
         );
+    }
+
+    /// Encodes one frame's root frame (after
+    /// [`encode_frame`](Self::encode_frame)'s bytes, before the amplitudes).
+    pub fn encode_root(root: &Affine3A, buf: &mut Vec<u8>) {
+        for c in root.to_cols_array() {
+            buf.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+
+    /// Decodes the root frame of a frame's flesh bytes, if the layout has one.
+    pub fn decode_root(&self, bytes: &[u8]) -> Option<Affine3A> {
+        if !self.root {
+            return None;
+        }
+        let at = 12 * self.meshes.iter().map(|m| m.vertices).sum::<usize>()
+            + MUSCLE_OFFSET_BYTES as usize * self.muscles;
+        let f = |k: usize| f32::from_le_bytes(bytes[at + k..at + k + 4].try_into().unwrap());
+        Some(Affine3A::from_cols_array(&std::array::from_fn(
+            |k| f(4 * k),
+        )))
     }
 
     /// Encodes one frame's flesh (checked with [`check_frame`](Self::check_frame)).
@@ -307,6 +343,7 @@ impl CacheFlesh {
                 .collect(),
             muscles: character.muscles.len(),
             modal: Vec::new(),
+            root: false,
         }
     }
 
@@ -314,6 +351,12 @@ impl CacheFlesh {
     /// angular frequencies are `parts` (as the simulation computed them).
     pub fn with_modal(mut self, parts: Vec<CacheModalPart>) -> Self {
         self.modal = parts;
+        self
+    }
+
+    /// The layout with a root frame per frame, or without.
+    pub fn with_root(mut self, root: bool) -> Self {
+        self.root = root;
         self
     }
 

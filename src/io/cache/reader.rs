@@ -32,6 +32,8 @@ pub struct CacheReader {
     frames: u64,
     complete: bool,
     buf: Vec<u8>,
+    /// The root frame of the frame last read with its flesh.
+    root: Option<Affine3A>,
 }
 
 /// One decoded frame.
@@ -65,6 +67,7 @@ impl CacheReader {
             frames: 0,
             complete: false,
             buf: Vec::new(),
+            root: None,
         };
         r.read_header()?;
         Ok(r)
@@ -336,10 +339,20 @@ impl CacheReader {
                 modal.push(CacheModalPart { name, omega });
             }
         }
+        let mut root = false;
+        if self.version >= 5 {
+            let at = self.pos;
+            let flags = self.read_u32("the flesh flags")?;
+            if flags > 1 {
+                return Err(self.corrupt(at, format!("unknown flesh flags {flags:#x}")));
+            }
+            root = flags & 1 == 1;
+        }
         self.flesh = CacheFlesh {
             meshes,
             muscles,
             modal,
+            root,
         };
         Ok(())
     }
@@ -349,7 +362,14 @@ impl CacheReader {
         &self.path
     }
 
-    /// The file's format version (1 to 4).
+    /// The root joint's simulated world frame of the frame last read with
+    /// [`read_frame_with_flesh`](Self::read_frame_with_flesh) (version 5, a
+    /// bake whose skeleton responded; None otherwise).
+    pub fn root(&self) -> Option<Affine3A> {
+        self.root
+    }
+
+    /// The file's format version (1 to 5).
     pub fn version(&self) -> u32 {
         self.version
     }
@@ -485,6 +505,14 @@ impl CacheReader {
         if let Some((meshes, muscles)) = flesh {
             let end = self.frame_bytes as usize - self.checksum_bytes();
             self.flesh.decode_frame(&self.buf[at..end], meshes, muscles);
+            self.root = self.flesh.decode_root(&self.buf[at..end]);
+            if self.root.is_some_and(|r| !r.is_finite()) {
+                let offset = self.header_len + index as u64 * self.frame_bytes;
+                return Err(self.corrupt(
+                    offset,
+                    format!("frame {index}: the root frame is not finite"),
+                ));
+            }
         }
         Ok(time)
     }
