@@ -107,8 +107,8 @@ struct EmbeddedProxy {
 /// Where a contact is.
 #[derive(Clone, Copy, Debug)]
 enum ContactAt {
-    /// A proxy on the flesh.
-    Flesh(Embedding),
+    /// A proxy on the flesh: its index and embedding.
+    Flesh(usize, Embedding),
     /// A point of a bone, at this arm from the predicted core centre ĉ.
     Bone(DVec3),
 }
@@ -173,6 +173,8 @@ pub struct DynamicCore {
     history: VecDeque<(f64, DAffine3)>,
     /// The last step's contacts and clearances.
     pub last: ContactReport,
+    /// The regional impulse responses kept across steps.
+    responses: impulse::ResponseCache,
     /// Over every step so far: the most contacts and the lowest clearances.
     pub totals: ContactTotals,
 }
@@ -309,6 +311,7 @@ impl DynamicCore {
             history: VecDeque::from([(t, frame)]),
             last: ContactReport::default(),
             totals: ContactTotals::default(),
+            responses: Default::default(),
         })
     }
 

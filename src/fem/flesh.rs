@@ -67,7 +67,7 @@ pub struct FleshSim {
     next_grab: u64,
     /// The skeleton's core as a rigid body on the ground, when the
     /// skeleton responds ([`super::dynamic`]).
-    core: Option<Box<DynamicCore>>,
+    pub(crate) core: Option<Box<DynamicCore>>,
     /// Steps taken and their CG iterations, for cost reports.
     pub steps: u64,
     /// CG iterations summed over all steps taken (every regional solve).

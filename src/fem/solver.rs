@@ -656,6 +656,77 @@ impl FemBody {
         }
     }
 
+    /// Region `ri`'s answer, in its bone's frame, to a unit impulse along
+    /// its local axis `axis` at the embedded point `e`, every bone and
+    /// clamped vertex held (Δv = 0) and no loads: its Δv per local vertex,
+    /// and the impulse each known vertex needs to hold (before the region's
+    /// weights). The regional system is constant in the bone's frame, so
+    /// this is too while the blend of morph targets and the position
+    /// constraints stay as they are: a caller may keep it across steps
+    /// and rotate it into the world with the region's current frame. None
+    /// when the point's cell is not in the region.
+    pub(crate) fn region_impulse_response(
+        &mut self,
+        ri: usize,
+        e: &Embedding,
+        axis: usize,
+    ) -> Option<(Vec<DVec3>, Vec<DVec3>)> {
+        let s = self.settings.clone();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let region = &self.regions[ri];
+        let cell = &self.lattice.cells[e.cell];
+        if cell.iter().all(|&a| region.local_of[a] == NOT_IN_REGION) {
+            self.scratch = scratch;
+            return None;
+        }
+        let sc = &mut scratch[ri];
+        let n = region.len();
+        sc.resize(n);
+        for (&a, &w) in cell.iter().zip(&e.weights) {
+            let l = region.local_of[a];
+            if l != NOT_IN_REGION {
+                sc.b[l as usize][axis] += w;
+            }
+        }
+        for (l, &a) in region.vertices.iter().enumerate() {
+            sc.known[l] = self.lattice.bone_of_vertex[a].is_some() || self.fixed[a].is_some();
+        }
+        let cons = self.local_constraints(region, |_| DVec3::ZERO);
+        let (scale, _) = self.morph_terms(ri);
+        let (c_m, c_k) = s.implicit_euler_coefficients();
+        if scale != 1.0 {
+            sc.b.iter_mut().for_each(|b| *b /= scale);
+        }
+        let mut system = SystemCache::ensure_near(
+            &mut sc.system,
+            &region.matrices,
+            s.mass,
+            c_m / scale,
+            c_k,
+            MORPH_REFACTOR_SHARE,
+        );
+        system.prepare_factor(&sc.known);
+        projected_pcg(
+            &system,
+            sc,
+            &cons,
+            s.cg_tolerance,
+            s.cg_max_iterations,
+            false,
+        );
+        system.matrix.mul(&sc.x, &mut sc.ap);
+        let reaction = (0..n)
+            .map(|l| match sc.known[l] {
+                true => (sc.b[l] - sc.ap[l]) * scale,
+                false => DVec3::ZERO,
+            })
+            .collect();
+        let x = sc.x.clone();
+        sc.system = Some(system);
+        self.scratch = scratch;
+        Some((x, reaction))
+    }
+
     /// Impulses at embedded points spread over their cells' corners
     /// (φ-weighted), per vertex; empty for none.
     fn spread(&self, impulses: &[(Embedding, DVec3)]) -> Vec<DVec3> {

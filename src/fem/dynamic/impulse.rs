@@ -28,7 +28,7 @@ impl DynamicCore {
         let (core_v, core_w) = split(dc);
         let (core_v, core_w) = (self.velocity + core_v, self.angular_velocity + core_w);
         let mut contacts: Vec<Contact> = Vec::new();
-        for p in &self.proxies {
+        for (k, p) in self.proxies.iter().enumerate() {
             // Cheap test on the embedded point first; the fat reaches
             // at most its length further.
             let x = lattice.deform(&p.embedding, &body.q);
@@ -43,7 +43,7 @@ impl DynamicCore {
                 continue;
             }
             contacts.push(Contact {
-                at: ContactAt::Flesh(p.embedding),
+                at: ContactAt::Flesh(k, p.embedding),
                 d0,
                 free: u,
                 before: lattice.displacement(&p.embedding, &body.v),
@@ -100,10 +100,22 @@ impl DynamicCore {
             // answer to what reaches the bones; on a bone, the core's
             // answer and the flesh it carries.
             let mut responses: Vec<(Vec<DVec3>, Vector6<f64>)> = Vec::with_capacity(3 * m);
+            // The regional responses to an impulse are constant in the
+            // bones' frames while the systems are (no morph blend, no
+            // grabs): kept across steps, rotated into this step's frames.
+            let cacheable = body.morph.is_none() && body.constraints.is_empty();
+            if !cacheable {
+                self.responses.clear();
+            }
             for c in contacts {
                 for axis in frame_axes {
                     let (mut total, core) = match c.at {
-                        ContactAt::Flesh(e) => {
+                        ContactAt::Flesh(k, _) if cacheable => {
+                            let (dv, reaction) =
+                                self.cached_response(body, &coupled.bones_hat, k, axis);
+                            (dv, coupled.core_answer(&reaction))
+                        }
+                        ContactAt::Flesh(_, e) => {
                             let r = body.solve_velocity(
                                 &coupled.bones_hat,
                                 &VelocitySolve {
@@ -136,7 +148,7 @@ impl DynamicCore {
                 let (lin, ang) = split(core);
                 for (i, c) in contacts.iter().enumerate() {
                     let u = match c.at {
-                        ContactAt::Flesh(e) => lattice.displacement(&e, total),
+                        ContactAt::Flesh(_, e) => lattice.displacement(&e, total),
                         ContactAt::Bone(arm) => lin + ang.cross(arm),
                     };
                     for a in 0..3 {
@@ -184,5 +196,114 @@ impl DynamicCore {
             self.last.sweeps = 0;
             self.last.violation = 0.0;
         }
+    }
+}
+
+/// Most memory the kept impulse responses may take; past it the least
+/// recently used are dropped (and computed again if their contact comes
+/// back). The penguin at 7,933 lattice vertices keeps about 6 MB per
+/// proxy (three axes, Δv and reactions, over the regions that hold it).
+pub const RESPONSE_CACHE_BYTES: usize = 256 << 20;
+
+/// One region's answers to unit impulses along its three local axes at a
+/// proxy: Δv and the known vertices' reactions, in the bone's frame.
+#[derive(Clone, Debug)]
+pub(super) struct RegionResponse {
+    region: usize,
+    dv: [Vec<DVec3>; 3],
+    reaction: [Vec<DVec3>; 3],
+}
+
+/// The kept impulse responses, per proxy: its bytes, when last used, and
+/// the regions' answers.
+#[derive(Clone, Debug, Default)]
+pub(super) struct ResponseCache {
+    entries: std::collections::HashMap<usize, (usize, u64, Vec<RegionResponse>)>,
+    bytes: usize,
+    clock: u64,
+}
+
+impl ResponseCache {
+    /// Drops every kept response.
+    pub(super) fn clear(&mut self) {
+        self.entries.clear();
+        self.bytes = 0;
+    }
+
+    /// Drops the least recently used responses until `more` bytes fit.
+    fn make_room(&mut self, more: usize) {
+        while self.bytes + more > RESPONSE_CACHE_BYTES {
+            let Some((&k, _)) = self.entries.iter().min_by_key(|(_, e)| e.1) else {
+                break;
+            };
+            if let Some((bytes, _, _)) = self.entries.remove(&k) {
+                self.bytes -= bytes;
+            }
+        }
+    }
+}
+
+impl DynamicCore {
+    /// The flesh's Δv and the known vertices' reactions (world) for a
+    /// unit impulse along `axis` at proxy `k`, held bones, no loads: the
+    /// blend of every region's kept local answers, turned by this step's
+    /// bone frames `bones`.
+    pub(super) fn cached_response(
+        &mut self,
+        body: &mut FemBody,
+        bones: &[DAffine3],
+        k: usize,
+        axis: DVec3,
+    ) -> (Vec<DVec3>, Vec<DVec3>) {
+        if !self.responses.entries.contains_key(&k) {
+            let e = self.proxies[k].embedding;
+            let mut list = Vec::new();
+            for ri in 0..body.regions.len() {
+                let mut answers = Vec::with_capacity(3);
+                for a in 0..3 {
+                    match body.region_impulse_response(ri, &e, a) {
+                        Some(r) => answers.push(r),
+                        None => break,
+                    }
+                }
+                if answers.len() == 3 {
+                    let [x, y, z]: [(Vec<DVec3>, Vec<DVec3>); 3] =
+                        answers.try_into().expect("three axes");
+                    list.push(RegionResponse {
+                        region: ri,
+                        dv: [x.0, y.0, z.0],
+                        reaction: [x.1, y.1, z.1],
+                    });
+                }
+            }
+            let bytes: usize = list
+                .iter()
+                .map(|r| 6 * r.dv[0].len() * std::mem::size_of::<DVec3>())
+                .sum();
+            self.responses.make_room(bytes);
+            self.responses.bytes += bytes;
+            self.responses.entries.insert(k, (bytes, 0, list));
+        }
+        self.responses.clock += 1;
+        let clock = self.responses.clock;
+        let entry = self.responses.entries.get_mut(&k).expect("kept above");
+        entry.1 = clock;
+        let n = body.vertex_count();
+        let (mut dv, mut reaction) = (vec![DVec3::ZERO; n], vec![DVec3::ZERO; n]);
+        for r in &self.responses.entries[&k].2 {
+            let region = &body.regions[r.region];
+            let rot = body.region_transform(region, bones).matrix3;
+            let local = rot.transpose() * axis;
+            for (l, &a) in region.vertices.iter().enumerate() {
+                let w = region.weights[l];
+                let x = r.dv[0][l] * local.x + r.dv[1][l] * local.y + r.dv[2][l] * local.z;
+                dv[a] += rot * x * w;
+                let f = r.reaction[0][l] * local.x
+                    + r.reaction[1][l] * local.y
+                    + r.reaction[2][l] * local.z;
+                reaction[a] += rot * f * w;
+            }
+        }
+        (dv, reaction)
     }
 }

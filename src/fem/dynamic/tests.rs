@@ -205,3 +205,63 @@ fn a_dropped_penguin_lands_on_its_flesh_and_its_bones_stay_above_the_floor() {
     assert!(without.min_clearance > -3e-3, "{without:?}");
     assert!(without.min_bone_clearance < -0.01, "{without:?}");
 }
+
+#[test]
+fn a_kept_impulse_response_turned_into_this_step_s_frames_is_the_solved_one() {
+    // The penguin's blended regions, posed away from rest: the answers
+    // kept in the bones' frames, rotated, must equal a fresh solve.
+    let mut c = crate::samples::shipped_penguin();
+    c.flesh = Flesh::Fem(FemFlesh::default());
+    let mut posture = c.skeleton.rest_posture();
+    posture.angles[0] = Vec3::new(0.3, -0.5, 0.2);
+    posture.angles[2] = Vec3::new(0.0, 0.4, -0.3);
+    let mut sim = FleshSim::new(&c, &posture, 0.0).unwrap();
+    sim.make_dynamic(&c, &posture, Plane::ground(), Some(0.2))
+        .unwrap();
+    let (super::super::FleshBody::Lattice(body), Some(core)) =
+        (&mut sim.body, sim.core.as_deref_mut())
+    else {
+        panic!("lattice flesh with a core");
+    };
+    let bones: Vec<DAffine3> = DynamicCore::relative_bones(&c, &body.lattice.bones, &posture)
+        .iter()
+        .map(|l| core.frame() * *l)
+        .collect();
+    let known: Vec<Option<DVec3>> = body
+        .pin_targets(&bones)
+        .iter()
+        .map(|t| t.map(|_| DVec3::ZERO))
+        .collect();
+    let axis = DVec3::new(0.3, -0.8, 0.5).normalize();
+    for k in [0, core.proxies.len() / 2, core.proxies.len() - 1] {
+        let e = core.proxies[k].embedding;
+        let (dv, reaction) = core.cached_response(body, &bones, k, axis);
+        // Twice: the second comes from what was kept.
+        let (dv2, _) = core.cached_response(body, &bones, k, axis);
+        assert_eq!(dv, dv2);
+        let direct = body.solve_velocity(
+            &bones,
+            &VelocitySolve {
+                known: &known,
+                loads: false,
+                impulses: &[(e, axis)],
+                damping_frame: None,
+                reactions: true,
+            },
+        );
+        let scale = direct.dv.iter().map(|v| v.length()).fold(0.0, f64::max);
+        let err = dv
+            .iter()
+            .zip(&direct.dv)
+            .map(|(a, b)| (*a - *b).length())
+            .fold(0.0, f64::max);
+        assert!(scale > 0.0 && err < 1e-6 * scale, "{err} of {scale}");
+        let rs = direct.reaction.iter().map(|v| v.length()).sum::<f64>();
+        let re = reaction
+            .iter()
+            .zip(&direct.reaction)
+            .map(|(a, b)| (*a - *b).length())
+            .sum::<f64>();
+        assert!(rs > 0.0 && re < 1e-6 * rs, "{re} of {rs}");
+    }
+}
