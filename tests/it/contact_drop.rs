@@ -145,3 +145,81 @@ fn bad_ground_parameters_and_kinematic_flesh_are_refused_clearly() {
         plasticine(&["bake", "assets/penguin.ron", "--drop", "0.1", "--out", out]);
     assert!(!ok && stderr.contains("not FEM"), "{stderr}");
 }
+
+/// The root joint's translation samples in a .glb's animation.
+fn root_translations(glb: &[u8]) -> Vec<[f32; 3]> {
+    let u32_at = |k: usize| u32::from_le_bytes(glb[k..k + 4].try_into().unwrap()) as usize;
+    let json_len = u32_at(12);
+    let json: serde_json::Value = serde_json::from_slice(&glb[20..20 + json_len]).unwrap();
+    let bin = &glb[20 + json_len + 8..];
+    let root = json["skins"][0]["joints"][0].as_u64().unwrap();
+    let anim = &json["animations"][0];
+    let channel = anim["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["target"]["node"] == root && c["target"]["path"] == "translation")
+        .expect("a root translation channel");
+    let sampler = &anim["samplers"][channel["sampler"].as_u64().unwrap() as usize];
+    let accessor = &json["accessors"][sampler["output"].as_u64().unwrap() as usize];
+    let view = &json["bufferViews"][accessor["bufferView"].as_u64().unwrap() as usize];
+    let start = view["byteOffset"].as_u64().unwrap_or(0) as usize
+        + accessor["byteOffset"].as_u64().unwrap_or(0) as usize;
+    let f =
+        |k: usize| f32::from_le_bytes(bin[start + 4 * k..start + 4 * k + 4].try_into().unwrap());
+    (0..accessor["count"].as_u64().unwrap() as usize)
+        .map(|i| [f(3 * i), f(3 * i + 1), f(3 * i + 2)])
+        .collect()
+}
+
+#[test]
+fn a_drop_bake_exports_with_the_skeleton_where_it_fell() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = fem_penguin(dir.path());
+    let out = dir.path().join("b");
+    let (ok, stdout, stderr) = plasticine(&[
+        "bake",
+        &p,
+        "--drop",
+        "0.5",
+        "--duration",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    let glb = dir.path().join("drop.glb");
+    let cache = out.join("bake.plcache");
+    let (ok, stdout, stderr) = plasticine(&[
+        "export",
+        &p,
+        "--baked",
+        cache.to_str().unwrap(),
+        "--out",
+        glb.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stdout}{stderr}");
+    // The root's animation follows the cache's roots: half a metre up at
+    // the start, near the floor at the end (the root joint's offset is
+    // 6 cm up from the root translation).
+    let t = root_translations(&std::fs::read(&glb).unwrap());
+    let mut reader = plasticine::io::CacheReader::open(&cache).unwrap();
+    let (mut s, mut m, mut o) = (Vec::new(), Vec::new(), Vec::new());
+    let last = reader.frame_count() - 1;
+    for (sample, frame) in [(0, 0), (t.len() - 1, last)] {
+        reader
+            .read_frame_with_flesh(frame, &mut s, &mut m, &mut o)
+            .unwrap();
+        let root = reader.root().unwrap().translation;
+        assert!(
+            (t[sample][1] - root.y).abs() < 1e-4 && (t[sample][0] - root.x).abs() < 1e-4,
+            "sample {sample}: {:?} vs the cache's root {root}",
+            t[sample]
+        );
+    }
+    assert!(
+        t[0][1] > 0.5 && t[t.len() - 1][1] < 0.3,
+        "{:?}",
+        (t[0], t[t.len() - 1])
+    );
+}

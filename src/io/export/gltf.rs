@@ -26,8 +26,7 @@
 //! glTF's axes are Plasticine's: Y up, right-handed, metres.
 
 use super::{
-    ExportError, ModeMorphs, SecondaryMotion, Source, commit, local_transforms, posture_at,
-    relative_times,
+    ExportError, ModeMorphs, SecondaryMotion, Source, commit, local_transforms, relative_times,
 };
 use crate::character::Character;
 use crate::io::{AtomicFile, IoError};
@@ -620,7 +619,7 @@ fn skeleton(src: &mut Source, b: &mut Builder) -> Result<(), IoError> {
     let mut root = Vec::with_capacity(3 * kept.len());
     let mut previous: Vec<glam::Quat> = rest.iter().map(|(_, r)| *r).collect();
     for &t in &kept {
-        let local = local_transforms(skeleton, &posture_at(character, t));
+        let local = local_transforms(skeleton, &src.posture_at(t));
         for (j, (tr, r)) in local.iter().enumerate() {
             // Keep neighbouring samples in one hemisphere: the shortest slerp.
             let r = if r.dot(previous[j]) < 0.0 { -*r } else { *r };

@@ -63,7 +63,9 @@ mod write;
 use super::{AtomicFile, CacheMesh, CacheReader, CacheSkin, IoError};
 use crate::anim::sample_posture;
 use crate::character::{Character, Joint, Posture, Skeleton};
-use crate::kinematics::{clamp_angles, forward_kinematics, joint_rotation};
+use crate::kinematics::{
+    clamp_angles, forward_kinematics, joint_rotation, posture_with_stored_root,
+};
 pub use crate::skin_mesh::{ClosedGrid, grid_quads, grid_triangles};
 use glam::{Affine3A, Quat, Vec3};
 use serde::Serialize;
@@ -413,9 +415,23 @@ pub(crate) struct Source<'a> {
     /// Cache indices of the exported frames, and their times (s).
     pub frames: Vec<usize>,
     pub times: Vec<f64>,
+    /// A responding skeleton's root per cache frame (time, world frame),
+    /// from a version-5 cache; empty otherwise.
+    pub roots: Vec<(f64, Affine3A)>,
 }
 
 impl Source<'_> {
+    /// The skeleton's posture at time t: the key postures', with the root
+    /// where the bake had it when the skeleton responded (interpolated
+    /// between frames).
+    pub fn posture_at(&self, t: f64) -> Posture {
+        posture_with_stored_root(
+            self.character,
+            &posture_at(self.character, t),
+            root_at(&self.roots, t),
+        )
+    }
+
     /// The painted colours of exported surface `s` per exported vertex
     /// (refined and closed as its positions are), or `None` for an
     /// unpainted skin or an embedded mesh.
@@ -617,12 +633,14 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
     let count = cache.frame_count();
     let mut probe: Vec<usize> = (0..8).map(|q| q * (count - 1) / 7).collect();
     probe.dedup();
-    let mut frame = Vec::new();
+    let (mut frame, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
     // Per skin: distance, frame, point.
     let mut worst = vec![(0.0f32, 0usize, 0usize); cs.len()];
     for &f in &probe {
-        let t = cache.read_frame(f, &mut frame)?;
-        let world = forward_kinematics(&character.skeleton, &posture_at(character, t));
+        let t = cache.read_frame_with_flesh(f, &mut frame, &mut meshes, &mut muscles)?;
+        // A responding skeleton's root where the bake had it.
+        let posture = posture_with_stored_root(character, &posture_at(character, t), cache.root());
+        let world = forward_kinematics(&character.skeleton, &posture);
         for (s, (skin, ring)) in character.skins.iter().zip(&rings).enumerate() {
             let (m, n) = (cs[s].m, cs[s].n);
             for (row, joint) in [(0, skin.bottom_joint), (1, skin.top_joint)] {
@@ -662,6 +680,41 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
         )));
     }
     Ok(worst.iter().map(|w| w.0).fold(0.0, f32::max))
+}
+
+/// The root frame at time t from a bake's (time, frame) list, linear
+/// (slerped) between frames and held at the ends; None for an empty list.
+pub fn root_at(roots: &[(f64, Affine3A)], t: f64) -> Option<Affine3A> {
+    let k = roots.partition_point(|(s, _)| *s <= t);
+    if k == 0 {
+        return roots.first().map(|r| r.1);
+    }
+    let (t0, a) = roots[k - 1];
+    let Some(&(t1, b)) = roots.get(k) else {
+        return Some(a);
+    };
+    let s = (((t - t0) / (t1 - t0)) as f32).clamp(0.0, 1.0);
+    let (_, ra, ta) = a.to_scale_rotation_translation();
+    let (_, rb, tb) = b.to_scale_rotation_translation();
+    Some(Affine3A::from_rotation_translation(
+        ra.slerp(rb, s),
+        ta.lerp(tb, s),
+    ))
+}
+
+/// Every frame's root (time, world frame) of a version-5 cache; empty for
+/// a cache without them.
+pub fn cache_roots(cache: &mut CacheReader) -> Result<Vec<(f64, Affine3A)>, IoError> {
+    if !cache.flesh().root {
+        return Ok(Vec::new());
+    }
+    let (mut skins, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
+    (0..cache.frame_count())
+        .map(|f| {
+            let t = cache.read_frame_with_flesh(f, &mut skins, &mut meshes, &mut muscles)?;
+            Ok((t, cache.root().expect("a version-5 frame holds its root")))
+        })
+        .collect()
 }
 
 /// The posture the bake followed at time `t`: the key postures' spline, or

@@ -17,8 +17,7 @@
 //! skin and attribute; only one frame is in memory at a time.
 
 use super::{
-    ClosedGrid, ExportError, ModeMorphs, Source, Topology, commit, local_transforms, posture_at,
-    relative_times,
+    ClosedGrid, ExportError, ModeMorphs, Source, Topology, commit, local_transforms, relative_times,
 };
 use crate::io::{AtomicFile, IoError};
 use crate::kinematics::forward_kinematics;
@@ -376,7 +375,7 @@ fn modal_skel(
     let mut translations = String::new();
     let mut previous: Vec<Quat> = rest.iter().map(|(_, r)| *r).collect();
     for (e, code) in codes.iter().enumerate() {
-        let local = local_transforms(skeleton, &posture_at(character, src.times[e]));
+        let local = local_transforms(skeleton, &src.posture_at(src.times[e]));
         let _ = write!(rotations, "                    {code}: ");
         let _ = write!(translations, "                    {code}: ");
         let turned: Vec<Quat> = local

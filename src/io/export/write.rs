@@ -100,7 +100,9 @@ pub fn export(
             topology: Topology::Mesh(mesh.triangles.clone()),
         });
     }
+    let roots = super::cache_roots(cache)?;
     let mut src = Source {
+        roots,
         character,
         surfaces,
         meshes: if modes.is_some() {
