@@ -175,6 +175,9 @@ pub struct DynamicCore {
     pub last: ContactReport,
     /// The regional impulse responses kept across steps.
     responses: impulse::ResponseCache,
+    /// The regional answers to unit core velocities, kept while the
+    /// posture relative to the root holds.
+    units: Option<units::UnitResponses>,
     /// Over every step so far: the most contacts and the lowest clearances.
     pub totals: ContactTotals,
 }
@@ -312,6 +315,7 @@ impl DynamicCore {
             last: ContactReport::default(),
             totals: ContactTotals::default(),
             responses: Default::default(),
+            units: None,
         })
     }
 
@@ -432,7 +436,7 @@ impl DynamicCore {
     /// The coupled free step (eq. 4.23–4.26): the flesh's Δv and the core's
     /// `Δv_c` without contact, and what superposes onto them.
     fn free_step(
-        &self,
+        &mut self,
         body: &mut FemBody,
         relative: &[DAffine3],
     ) -> (Coupled, Vec<DVec3>, Vector6<f64>, StepReport) {
@@ -471,10 +475,17 @@ impl DynamicCore {
             },
         );
         let mut report = main.report.clone();
-        // The flesh's answer to each unit change of the core's velocity.
+        // The flesh's answer to each unit change of the core's velocity:
+        // kept in the bones' frames while the posture relative to the root
+        // holds still, else solved.
         let mut unit: Vec<Vec<DVec3>> = Vec::with_capacity(6);
         let mut schur = Matrix6::<f64>::zeros();
-        for j in 0..6 {
+        let kept = self.unit_responses(body, relative, &bones_hat);
+        for (j, (dv, reaction)) in kept.iter().flatten().enumerate() {
+            schur.set_column(j, &(-wrench(reaction, &arm)));
+            unit.push(dv.clone());
+        }
+        for j in unit.len()..6 {
             let known: Vec<Option<DVec3>> = (0..n)
                 .map(|a| base[a].map(|_| arm[a].map_or(DVec3::ZERO, |r| g_column(j, r))))
                 .collect();
@@ -609,3 +620,4 @@ fn embed_near(lattice: &Lattice, p: DVec3) -> Option<Embedding> {
 mod impulse;
 #[cfg(test)]
 mod tests;
+mod units;

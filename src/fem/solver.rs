@@ -658,38 +658,56 @@ impl FemBody {
 
     /// Region `ri`'s answer, in its bone's frame, to a unit impulse along
     /// its local axis `axis` at the embedded point `e`, every bone and
-    /// clamped vertex held (Δv = 0) and no loads: its Δv per local vertex,
-    /// and the impulse each known vertex needs to hold (before the region's
-    /// weights). The regional system is constant in the bone's frame, so
-    /// this is too while the blend of morph targets and the position
-    /// constraints stay as they are: a caller may keep it across steps
-    /// and rotate it into the world with the region's current frame. None
-    /// when the point's cell is not in the region.
+    /// clamped vertex held (Δv = 0) and no loads (see
+    /// [`region_response`](Self::region_response)). None when the point's
+    /// cell is not in the region.
     pub(crate) fn region_impulse_response(
         &mut self,
         ri: usize,
         e: &Embedding,
         axis: usize,
     ) -> Option<(Vec<DVec3>, Vec<DVec3>)> {
-        let s = self.settings.clone();
-        let mut scratch = std::mem::take(&mut self.scratch);
         let region = &self.regions[ri];
         let cell = &self.lattice.cells[e.cell];
         if cell.iter().all(|&a| region.local_of[a] == NOT_IN_REGION) {
-            self.scratch = scratch;
             return None;
         }
-        let sc = &mut scratch[ri];
-        let n = region.len();
-        sc.resize(n);
+        let mut b = vec![DVec3::ZERO; region.len()];
         for (&a, &w) in cell.iter().zip(&e.weights) {
             let l = region.local_of[a];
             if l != NOT_IN_REGION {
-                sc.b[l as usize][axis] += w;
+                b[l as usize][axis] += w;
             }
         }
+        Some(self.region_response(ri, &b, |_| DVec3::ZERO))
+    }
+
+    /// Region `ri`'s answer, in its bone's frame, to the impulses `b` (per
+    /// local vertex) with its bone and clamped vertices moved by
+    /// `known(l)` (local vertex l) and no loads: its Δv per local vertex,
+    /// and the impulse each known vertex needs to hold (before the
+    /// region's weights). The regional system is constant in the bone's
+    /// frame, so this is too while the blend of morph targets and the
+    /// position constraints stay as they are: a caller may keep it across
+    /// steps and turn it into the world with the region's current frame.
+    pub(crate) fn region_response(
+        &mut self,
+        ri: usize,
+        b: &[DVec3],
+        known: impl Fn(usize) -> DVec3,
+    ) -> (Vec<DVec3>, Vec<DVec3>) {
+        let s = self.settings.clone();
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let region = &self.regions[ri];
+        let sc = &mut scratch[ri];
+        let n = region.len();
+        sc.resize(n);
+        sc.b.copy_from_slice(b);
         for (l, &a) in region.vertices.iter().enumerate() {
             sc.known[l] = self.lattice.bone_of_vertex[a].is_some() || self.fixed[a].is_some();
+            if sc.known[l] {
+                sc.x[l] = known(l);
+            }
         }
         let cons = self.local_constraints(region, |_| DVec3::ZERO);
         let (scale, _) = self.morph_terms(ri);
@@ -724,7 +742,7 @@ impl FemBody {
         let x = sc.x.clone();
         sc.system = Some(system);
         self.scratch = scratch;
-        Some((x, reaction))
+        (x, reaction)
     }
 
     /// Impulses at embedded points spread over their cells' corners

@@ -265,3 +265,76 @@ fn a_kept_impulse_response_turned_into_this_step_s_frames_is_the_solved_one() {
         assert!(rs > 0.0 && re < 1e-6 * rs, "{re} of {rs}");
     }
 }
+
+#[test]
+fn kept_answers_to_the_core_s_unit_velocities_are_the_solved_ones() {
+    // The penguin posed away from rest and its core turned: the six
+    // answers kept in the bones' frames, turned into the world, must
+    // equal fresh solves with the bone vertices moved by G_a e_j.
+    let mut c = crate::samples::shipped_penguin();
+    c.flesh = Flesh::Fem(FemFlesh::default());
+    let mut posture = c.skeleton.rest_posture();
+    posture.angles[0] = Vec3::new(0.4, -0.6, 0.3);
+    posture.angles[5] = Vec3::new(0.0, 0.3, 0.5);
+    let mut sim = FleshSim::new(&c, &posture, 0.0).unwrap();
+    sim.make_dynamic(&c, &posture, Plane::ground(), Some(0.2))
+        .unwrap();
+    let (super::super::FleshBody::Lattice(body), Some(core)) =
+        (&mut sim.body, sim.core.as_deref_mut())
+    else {
+        panic!("lattice flesh with a core");
+    };
+    let relative = DynamicCore::relative_bones(&c, &body.lattice.bones, &posture);
+    for turn in [
+        DQuat::IDENTITY,
+        DQuat::from_euler(EulerRot::XYZ, 0.7, -1.1, 0.4),
+    ] {
+        let frame = DAffine3::from_rotation_translation(turn, DVec3::new(0.1, 0.4, -0.2));
+        let bones: Vec<DAffine3> = relative.iter().map(|l| frame * *l).collect();
+        let kept = core.unit_responses(body, &relative, &bones).expect("kept");
+        let targets = body.pin_targets(&bones);
+        for (j, (dv, reaction)) in kept.iter().enumerate() {
+            let known: Vec<Option<DVec3>> = (0..body.vertex_count())
+                .map(|a| {
+                    let t = targets[a]?;
+                    Some(match body.lattice.bone_of_vertex[a] {
+                        Some(_) => {
+                            let arm = body.lattice.rest[a] + t - frame.translation;
+                            g_column(j, arm)
+                        }
+                        None => DVec3::ZERO,
+                    })
+                })
+                .collect();
+            let direct = body.solve_velocity(
+                &bones,
+                &VelocitySolve {
+                    known: &known,
+                    loads: false,
+                    impulses: &[],
+                    damping_frame: None,
+                    reactions: true,
+                },
+            );
+            let size = |v: &[DVec3]| v.iter().map(|x| x.length()).sum::<f64>();
+            let diff = |a: &[DVec3], b: &[DVec3]| {
+                a.iter()
+                    .zip(b)
+                    .map(|(x, y)| (*x - *y).length())
+                    .sum::<f64>()
+            };
+            assert!(
+                diff(dv, &direct.dv) < 1e-6 * size(&direct.dv),
+                "unit {j}: Δv off by {} of {}",
+                diff(dv, &direct.dv),
+                size(&direct.dv)
+            );
+            assert!(
+                diff(reaction, &direct.reaction) < 1e-6 * size(&direct.reaction),
+                "unit {j}: reactions off by {} of {}",
+                diff(reaction, &direct.reaction),
+                size(&direct.reaction)
+            );
+        }
+    }
+}
