@@ -174,10 +174,10 @@ pub struct DynamicCore {
     /// The last step's contacts and clearances.
     pub last: ContactReport,
     /// The regional impulse responses kept across steps.
-    responses: impulse::ResponseCache,
+    responses: kept::ResponseCache,
     /// The regional answers to unit core velocities, kept while the
     /// posture relative to the root holds.
-    units: Option<units::UnitResponses>,
+    units: Option<kept::UnitResponses>,
     /// Over every step so far: the most contacts and the lowest clearances.
     pub totals: ContactTotals,
 }
@@ -618,6 +618,7 @@ fn embed_near(lattice: &Lattice, p: DVec3) -> Option<Embedding> {
 }
 
 mod impulse;
+mod kept;
 #[cfg(test)]
 mod tests;
 mod units;

@@ -2,6 +2,7 @@
 //! detection against the ground, each contact's coupled response, the
 //! condensed solve, and its impulses applied.
 
+use super::kept::RegionResponse;
 use super::{
     CONTACT_MARGIN, CONTACT_TOLERANCE, CORRECTION, Contact, ContactAt, Coupled, DynamicCore, split,
 };
@@ -195,50 +196,6 @@ impl DynamicCore {
         } else {
             self.last.sweeps = 0;
             self.last.violation = 0.0;
-        }
-    }
-}
-
-/// Most memory the kept impulse responses may take; past it the least
-/// recently used are dropped (and computed again if their contact comes
-/// back). The penguin at 7,933 lattice vertices keeps about 6 MB per
-/// proxy (three axes, Δv and reactions, over the regions that hold it).
-pub const RESPONSE_CACHE_BYTES: usize = 256 << 20;
-
-/// One region's answers to unit impulses along its three local axes at a
-/// proxy: Δv and the known vertices' reactions, in the bone's frame.
-#[derive(Clone, Debug)]
-pub(super) struct RegionResponse {
-    region: usize,
-    dv: [Vec<DVec3>; 3],
-    reaction: [Vec<DVec3>; 3],
-}
-
-/// The kept impulse responses, per proxy: its bytes, when last used, and
-/// the regions' answers.
-#[derive(Clone, Debug, Default)]
-pub(super) struct ResponseCache {
-    entries: std::collections::HashMap<usize, (usize, u64, Vec<RegionResponse>)>,
-    bytes: usize,
-    clock: u64,
-}
-
-impl ResponseCache {
-    /// Drops every kept response.
-    pub(super) fn clear(&mut self) {
-        self.entries.clear();
-        self.bytes = 0;
-    }
-
-    /// Drops the least recently used responses until `more` bytes fit.
-    fn make_room(&mut self, more: usize) {
-        while self.bytes + more > RESPONSE_CACHE_BYTES {
-            let Some((&k, _)) = self.entries.iter().min_by_key(|(_, e)| e.1) else {
-                break;
-            };
-            if let Some((bytes, _, _)) = self.entries.remove(&k) {
-                self.bytes -= bytes;
-            }
         }
     }
 }

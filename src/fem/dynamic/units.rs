@@ -9,17 +9,9 @@
 //! them into the world's six with the core's current rotation.
 
 use super::DynamicCore;
+use super::kept::UnitResponses;
 use crate::fem::solver::FemBody;
 use glam::{DAffine3, DVec3};
-
-/// Each region's answers (Δv, known vertices' reactions; bone frame) to
-/// its three local unit translations, then its three local unit rotations
-/// about the core's centre, for one posture relative to the root.
-#[derive(Clone, Debug)]
-pub(super) struct UnitResponses {
-    relative: Vec<DAffine3>,
-    regions: Vec<Vec<(Vec<DVec3>, Vec<DVec3>)>>,
-}
 
 impl DynamicCore {
     /// The flesh's Δv and the bone vertices' reactions (world) for the six
