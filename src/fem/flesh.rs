@@ -319,16 +319,21 @@ impl FleshSim {
         body.morph = Some(model.blend(&character.skeleton, posture, &body.regions));
     }
 
-    /// One step to time `t` with the bones at `bones`.
-    fn step(&mut self, bones: &[DAffine3], t: f64) -> StepReport {
-        let constraints = self
-            .grabs
+    /// The grabs as position constraints (§4.4): each grabbed point held at
+    /// its hand.
+    fn grab_constraints(&self) -> Vec<PositionConstraint> {
+        self.grabs
             .iter()
             .map(|g| PositionConstraint {
                 embedding: g.embedding,
                 target: g.hand - g.rest,
             })
-            .collect();
+            .collect()
+    }
+
+    /// One step to time `t` with the bones at `bones`.
+    fn step(&mut self, bones: &[DAffine3], t: f64) -> StepReport {
+        let constraints = self.grab_constraints();
         let (report, detail_changed) = self.body.step(bones, constraints);
         if detail_changed {
             self.edges = std::sync::Arc::new(self.body.wire_edges());
@@ -430,14 +435,7 @@ impl FleshSim {
 
     /// One step of the flesh with the core (see [`super::dynamic`]).
     fn step_dynamic(&mut self, character: &Character, posture: &Posture, t: f64) -> StepReport {
-        let constraints: Vec<PositionConstraint> = self
-            .grabs
-            .iter()
-            .map(|g| PositionConstraint {
-                embedding: g.embedding,
-                target: g.hand - g.rest,
-            })
-            .collect();
+        let constraints = self.grab_constraints();
         let (FleshBody::Lattice(body), Some(core)) = (&mut self.body, &mut self.core) else {
             unreachable!("make_dynamic keeps a core only on lattice flesh");
         };

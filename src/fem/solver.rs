@@ -253,6 +253,36 @@ pub struct FemBody {
     scratch: Vec<Scratch>,
 }
 
+/// Solves one region's system (eq. 16 in its bone's frame) for the
+/// right-hand side, known entries and start vector in `sc`: the morph
+/// blend's σ folds into the mass term, `(c_m/σ) M + c_k K` with `b/σ`; the
+/// factor is prepared for the known mask; the system stays in `sc`.
+fn solve_region(
+    region: &Region,
+    s: &FemSettings,
+    scale: f64,
+    sc: &mut Scratch,
+    cons: &[LocalConstraint],
+    warm: bool,
+) -> CgReport {
+    let (c_m, c_k) = s.implicit_euler_coefficients();
+    if scale != 1.0 {
+        sc.b.iter_mut().for_each(|b| *b /= scale);
+    }
+    let mut system = SystemCache::ensure_near(
+        &mut sc.system,
+        &region.matrices,
+        s.mass,
+        c_m / scale,
+        c_k,
+        MORPH_REFACTOR_SHARE,
+    );
+    system.prepare_factor(&sc.known);
+    let report = projected_pcg(&system, sc, cons, s.cg_tolerance, s.cg_max_iterations, warm);
+    sc.system = Some(system);
+    report
+}
+
 /// How far a region's blended stiffness may move before its factor is
 /// refactored (numerically, on the same ordering); in between the old
 /// factor preconditions CG. Measured on the penguin's waddle at 4,581
@@ -571,34 +601,13 @@ impl FemBody {
                 let v = this.lattice.displacement(&c.embedding, &this.v);
                 rt * ((c.target - d) / h - v)
             });
-            // σ_r folds into the mass term: (c_m/σ) M + c_k K, and b/σ.
-            let (c_m, c_k) = s.implicit_euler_coefficients();
-            if scale != 1.0 {
-                sc.b.iter_mut().for_each(|b| *b /= scale);
-            }
-            let mut system = SystemCache::ensure_near(
-                &mut sc.system,
-                &region.matrices,
-                s.mass,
-                c_m / scale,
-                c_k,
-                MORPH_REFACTOR_SHARE,
-            );
-            system.prepare_factor(&sc.known);
-            let solved = projected_pcg(
-                &system,
-                sc,
-                &cons,
-                s.cg_tolerance,
-                s.cg_max_iterations,
-                input.loads,
-            );
+            let solved = solve_region(region, &s, scale, sc, &cons, input.loads);
             if input.loads {
                 sc.warm.copy_from_slice(&sc.x);
             }
             // The known rows' unbalanced impulse, b − S x, back in the world
             // (σ times the scaled system's).
-            if input.reactions {
+            if let (true, Some(system)) = (input.reactions, &sc.system) {
                 system.matrix.mul(&sc.x, &mut sc.ap);
             }
             for l in 0..n {
@@ -608,7 +617,6 @@ impl FemBody {
                     DVec3::ZERO
                 };
             }
-            sc.system = Some(system);
             solved
         };
         // The regions are independent systems: solve them on the rayon
@@ -711,28 +719,10 @@ impl FemBody {
         }
         let cons = self.local_constraints(region, |_| DVec3::ZERO);
         let (scale, _) = self.morph_terms(ri);
-        let (c_m, c_k) = s.implicit_euler_coefficients();
-        if scale != 1.0 {
-            sc.b.iter_mut().for_each(|b| *b /= scale);
+        solve_region(region, &s, scale, sc, &cons, false);
+        if let Some(system) = &sc.system {
+            system.matrix.mul(&sc.x, &mut sc.ap);
         }
-        let mut system = SystemCache::ensure_near(
-            &mut sc.system,
-            &region.matrices,
-            s.mass,
-            c_m / scale,
-            c_k,
-            MORPH_REFACTOR_SHARE,
-        );
-        system.prepare_factor(&sc.known);
-        projected_pcg(
-            &system,
-            sc,
-            &cons,
-            s.cg_tolerance,
-            s.cg_max_iterations,
-            false,
-        );
-        system.matrix.mul(&sc.x, &mut sc.ap);
         let reaction = (0..n)
             .map(|l| match sc.known[l] {
                 true => (sc.b[l] - sc.ap[l]) * scale,
@@ -740,7 +730,6 @@ impl FemBody {
             })
             .collect();
         let x = sc.x.clone();
-        sc.system = Some(system);
         self.scratch = scratch;
         (x, reaction)
     }

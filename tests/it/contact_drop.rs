@@ -5,6 +5,15 @@
 use crate::support::plasticine;
 use std::path::Path;
 
+/// Bakes `p` into `out` with `args` (after the character), which must
+/// succeed.
+fn bake_ok(p: &str, out: &Path, args: &[&str]) {
+    let mut all = vec!["bake", p, "--out", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let (ok, stdout, stderr) = plasticine(&all);
+    assert!(ok, "{args:?}: {stdout}{stderr}");
+}
+
 fn fem_penguin(dir: &Path) -> String {
     let p = dir.join("p.ron").to_str().unwrap().to_string();
     let (ok, _, stderr) = plasticine(&["sample", "penguin", "--flesh", "fem", "--out", &p]);
@@ -17,17 +26,7 @@ fn a_dropped_fem_penguin_falls_lands_and_settles_above_the_floor() {
     let dir = tempfile::tempdir().unwrap();
     let p = fem_penguin(dir.path());
     let out = dir.path().join("b");
-    let (ok, stdout, stderr) = plasticine(&[
-        "bake",
-        &p,
-        "--drop",
-        "0.5",
-        "--duration",
-        "1.5",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(ok, "{stdout}{stderr}");
+    bake_ok(&p, &out, &["--drop", "0.5", "--duration", "1.5"]);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let contact = &summary["contact"];
@@ -64,15 +63,7 @@ fn a_bake_without_a_drop_keeps_the_version_4_cache() {
     let dir = tempfile::tempdir().unwrap();
     let p = fem_penguin(dir.path());
     let out = dir.path().join("b");
-    let (ok, stdout, stderr) = plasticine(&[
-        "bake",
-        &p,
-        "--duration",
-        "0.1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(ok, "{stdout}{stderr}");
+    bake_ok(&p, &out, &["--duration", "0.1"]);
     let reader = plasticine::io::CacheReader::open(&out.join("bake.plcache")).unwrap();
     assert_eq!(reader.version(), 4);
     assert!(!reader.flesh().root);
@@ -84,19 +75,9 @@ fn a_drop_bake_resumed_from_a_checkpoint_is_the_same_bytes() {
     let p = fem_penguin(dir.path());
     let bake = |name: &str, extra: &[&str]| {
         let out = dir.path().join(name);
-        let mut args = vec![
-            "bake",
-            &p,
-            "--drop",
-            "0.2",
-            "--duration",
-            "0.5",
-            "--out",
-            out.to_str().unwrap(),
-        ];
+        let mut args = vec!["--drop", "0.2", "--duration", "0.5"];
         args.extend_from_slice(extra);
-        let (ok, stdout, stderr) = plasticine(&args);
-        assert!(ok, "{name} {extra:?}: {stdout}{stderr}");
+        bake_ok(&p, &out, &args);
         std::fs::read(out.join("bake.plcache")).unwrap_or_default()
     };
     let one = bake("one", &[]);
@@ -177,17 +158,7 @@ fn a_drop_bake_exports_with_the_skeleton_where_it_fell() {
     let dir = tempfile::tempdir().unwrap();
     let p = fem_penguin(dir.path());
     let out = dir.path().join("b");
-    let (ok, stdout, stderr) = plasticine(&[
-        "bake",
-        &p,
-        "--drop",
-        "0.5",
-        "--duration",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(ok, "{stdout}{stderr}");
+    bake_ok(&p, &out, &["--drop", "0.5", "--duration", "1"]);
     let glb = dir.path().join("drop.glb");
     let cache = out.join("bake.plcache");
     let (ok, stdout, stderr) = plasticine(&[

@@ -206,18 +206,29 @@ fn a_dropped_penguin_lands_on_its_flesh_and_its_bones_stay_above_the_floor() {
     assert!(without.min_bone_clearance < -0.01, "{without:?}");
 }
 
+/// The FEM penguin with its joints turned by `angles` (joint, angles),
+/// made dynamic 0.2 m over the ground.
+fn posed_penguin(angles: &[(usize, Vec3)]) -> (Character, Posture, FleshSim) {
+    let mut c = crate::samples::shipped_penguin();
+    c.flesh = Flesh::Fem(FemFlesh::default());
+    let mut posture = c.skeleton.rest_posture();
+    for &(j, a) in angles {
+        posture.angles[j] = a;
+    }
+    let mut sim = FleshSim::new(&c, &posture, 0.0).unwrap();
+    sim.make_dynamic(&c, &posture, Plane::ground(), Some(0.2))
+        .unwrap();
+    (c, posture, sim)
+}
+
 #[test]
 fn a_kept_impulse_response_turned_into_this_step_s_frames_is_the_solved_one() {
     // The penguin's blended regions, posed away from rest: the answers
     // kept in the bones' frames, rotated, must equal a fresh solve.
-    let mut c = crate::samples::shipped_penguin();
-    c.flesh = Flesh::Fem(FemFlesh::default());
-    let mut posture = c.skeleton.rest_posture();
-    posture.angles[0] = Vec3::new(0.3, -0.5, 0.2);
-    posture.angles[2] = Vec3::new(0.0, 0.4, -0.3);
-    let mut sim = FleshSim::new(&c, &posture, 0.0).unwrap();
-    sim.make_dynamic(&c, &posture, Plane::ground(), Some(0.2))
-        .unwrap();
+    let (c, posture, mut sim) = posed_penguin(&[
+        (0, Vec3::new(0.3, -0.5, 0.2)),
+        (2, Vec3::new(0.0, 0.4, -0.3)),
+    ]);
     let (super::super::FleshBody::Lattice(body), Some(core)) =
         (&mut sim.body, sim.core.as_deref_mut())
     else {
@@ -271,14 +282,10 @@ fn kept_answers_to_the_core_s_unit_velocities_are_the_solved_ones() {
     // The penguin posed away from rest and its core turned: the six
     // answers kept in the bones' frames, turned into the world, must
     // equal fresh solves with the bone vertices moved by G_a e_j.
-    let mut c = crate::samples::shipped_penguin();
-    c.flesh = Flesh::Fem(FemFlesh::default());
-    let mut posture = c.skeleton.rest_posture();
-    posture.angles[0] = Vec3::new(0.4, -0.6, 0.3);
-    posture.angles[5] = Vec3::new(0.0, 0.3, 0.5);
-    let mut sim = FleshSim::new(&c, &posture, 0.0).unwrap();
-    sim.make_dynamic(&c, &posture, Plane::ground(), Some(0.2))
-        .unwrap();
+    let (c, posture, mut sim) = posed_penguin(&[
+        (0, Vec3::new(0.4, -0.6, 0.3)),
+        (5, Vec3::new(0.0, 0.3, 0.5)),
+    ]);
     let (super::super::FleshBody::Lattice(body), Some(core)) =
         (&mut sim.body, sim.core.as_deref_mut())
     else {
