@@ -58,6 +58,11 @@ pub const CORRECTION: f64 = 0.2;
 /// Proxies this close to the ground (m) after the free step are contacts
 /// too, so a resting contact does not flicker.
 pub const CONTACT_MARGIN: f64 = 1e-3;
+/// A contact solve that leaves a contact sinking faster than this (m/s)
+/// is reported as unsettled.
+pub const UNSETTLED_VIOLATION: f64 = 1e-3;
+/// The most unsettled steps kept for the owner to take.
+const UNSETTLED_KEPT: usize = 1024;
 /// The contact solve's tolerance on velocities, m/s.
 pub const CONTACT_TOLERANCE: f64 = 1e-7;
 
@@ -161,7 +166,11 @@ pub struct DynamicCore {
     /// Points along every lattice bone (bone, rest point): contacts on the
     /// core itself.
     bone_points: Vec<(usize, DVec3)>,
-    /// Whether the bones meet the ground themselves (else only the flesh's
+    /// The skins' end rings (joint, point in its frame): they ride their
+    /// joints rigidly, so they too meet the ground on the core.
+    ring_points: Vec<(usize, DVec3)>,
+    /// Whether the bones (and the skins' end rings on them) meet the ground
+    /// themselves (else only the flesh's
     /// surface does: the baseline under which a hard landing pushes the
     /// core through its soft flesh, Galoppo's Fig. 1.7).
     pub bone_contacts: bool,
@@ -173,6 +182,9 @@ pub struct DynamicCore {
     history: VecDeque<(f64, DAffine3)>,
     /// The last step's contacts and clearances.
     pub last: ContactReport,
+    /// (time, violation) of the steps whose contact solve did not settle,
+    /// since the owner last took them (at most `UNSETTLED_KEPT`).
+    unsettled: Vec<(f64, f64)>,
     /// The regional impulse responses kept across steps.
     responses: kept::ResponseCache,
     /// The regional answers to unit core velocities, kept while the
@@ -300,9 +312,25 @@ impl DynamicCore {
         let bone_mass = BONE_MASS_SHARE * body.global.lumped_mass.iter().sum::<f64>();
         // A ball of the bones' mass, a cell across.
         let bone_inertia = 0.4 * bone_mass * (0.5 * lattice.cell_size.max_element()).powi(2);
+        let ring_points = character
+            .skins
+            .iter()
+            .flat_map(|skin| {
+                let m = skin.m;
+                skin.boundary_local.iter().enumerate().map(move |(k, p)| {
+                    let joint = if k < m {
+                        skin.bottom_joint
+                    } else {
+                        skin.top_joint
+                    };
+                    (joint, p.as_dvec3())
+                })
+            })
+            .collect();
         Ok(Self {
             bone_contacts: true,
             bone_points,
+            ring_points,
             bone_mass,
             bone_inertia,
             position: frame.translation,
@@ -316,7 +344,15 @@ impl DynamicCore {
             totals: ContactTotals::default(),
             responses: Default::default(),
             units: None,
+            unsettled: Vec::new(),
         })
+    }
+
+    /// The (time, violation) of the steps since the last call whose
+    /// contact solve left a contact sinking faster than
+    /// [`UNSETTLED_VIOLATION`].
+    pub fn take_unsettled(&mut self) -> Vec<(f64, f64)> {
+        std::mem::take(&mut self.unsettled)
     }
 
     /// The core's frame D now.
@@ -394,6 +430,16 @@ impl DynamicCore {
         }
     }
 
+    /// Every joint's frame in the root's, `FK_root⁻¹ FK_j`, for the key
+    /// posture `posture`.
+    pub fn relative_joints(character: &Character, posture: &Posture) -> Vec<DAffine3> {
+        let root = root_frame(character, posture).inverse();
+        forward_kinematics(&character.skeleton, posture)
+            .into_iter()
+            .map(|j| root * super::lattice::to_daffine(j))
+            .collect()
+    }
+
     /// The bones' transforms in the root's frame, `L_b = FK_root⁻¹ T_b`,
     /// for the key posture `posture`.
     pub fn relative_bones(
@@ -410,18 +456,28 @@ impl DynamicCore {
 
     /// One step of the flesh `body` with the core, to time `t`, the bones
     /// posed relative to the root by `relative` (see
-    /// [`relative_bones`](Self::relative_bones)): the coupled free step,
+    /// [`relative_bones`](Self::relative_bones)) and the joints by `joints`
+    /// ([`relative_joints`](Self::relative_joints)): the coupled free step,
     /// then the contacts (Fig. 4.4's steps), then the core and the flesh
     /// move.
-    pub fn step(&mut self, body: &mut FemBody, relative: &[DAffine3], t: f64) -> StepReport {
+    pub fn step(
+        &mut self,
+        body: &mut FemBody,
+        relative: &[DAffine3],
+        joints: &[DAffine3],
+        t: f64,
+    ) -> StepReport {
         let start = Instant::now();
         let (coupled, mut dv, mut dc, mut report) = self.free_step(body, relative);
         let contact_start = Instant::now();
-        let contacts = self.detect(body, &coupled, relative, &dv, &dc);
+        let contacts = self.detect(body, &coupled, (relative, joints), &dv, &dc);
         let m = contacts.len();
         self.resolve(body, &coupled, &contacts, &mut dv, &mut dc, &mut report);
         self.last.contacts = m;
         self.last.contact_seconds = contact_start.elapsed().as_secs_f64();
+        if self.last.violation > UNSETTLED_VIOLATION && self.unsettled.len() < UNSETTLED_KEPT {
+            self.unsettled.push((t, self.last.violation));
+        }
         self.advance(body, relative, &dv, &dc, t);
         self.last.step_seconds = start.elapsed().as_secs_f64();
         let tot = &mut self.totals;
@@ -513,6 +569,7 @@ impl DynamicCore {
             schur[(k + 3, k + 3)] += self.bone_inertia;
         }
         let coupled = Coupled {
+            d_hat,
             bones_hat,
             c_hat,
             base,
@@ -570,6 +627,8 @@ impl DynamicCore {
 /// impulse superposes onto (the flesh's unit responses to the core, and
 /// the core's factored Schur complement).
 struct Coupled {
+    /// The predicted core frame.
+    d_hat: DAffine3,
     /// The bones on the predicted core frame.
     bones_hat: Vec<DAffine3>,
     /// The predicted core centre ĉ.

@@ -441,7 +441,8 @@ impl FleshSim {
         };
         body.constraints = constraints;
         let relative = DynamicCore::relative_bones(character, &body.lattice.bones, posture);
-        let report = core.step(body, &relative, t);
+        let joints = DynamicCore::relative_joints(character, posture);
+        let report = core.step(body, &relative, &joints, t);
         self.time = t;
         self.steps += 1;
         self.cg_iterations += report.iterations() as u64;

@@ -5,6 +5,7 @@
 use super::constraints::{ConstraintReport, Constraints, ContactResponse};
 use super::contact::{ContactPlan, Junctions, Obstacles};
 use super::driver::SkeletonDriver;
+use super::elastic::Grid;
 use super::integrate::Integrator;
 use super::settings::{Frequency, SimError, SimEvent, SkinStats, SolverSettings};
 use super::system::SkinSystem;
@@ -461,7 +462,56 @@ fn enforce(
             under.body.fat_depth(0.0, &skin.muscles, p) <= 0.0
         });
     }
+    // A responding skeleton's ground holds the skin too (its flesh lands
+    // on it; the skin, lagging, would dip under it).
+    let ground = sys
+        .flesh
+        .and_then(super::flesh::FleshRun::fem)
+        .and_then(crate::fem::FleshSim::core)
+        .map(|core| core.ground);
+    if let Some(ground) = ground {
+        let rep = hold_above(&ground, &grid, contact, r, v);
+        return ConstraintReport {
+            max_correction: report.max_correction.max(rep.max_correction),
+            corrected: report.corrected + rep.corrected,
+            tests: report.tests + rep.tests,
+        };
+    }
     report
+}
+
+/// Puts every free skin point below `ground` back on it, its velocity into
+/// the ground answered as the muscles answer it (`contact`'s restitution
+/// and sliding); the boundary rows are the joints'.
+fn hold_above(
+    ground: &crate::contact::Plane,
+    grid: &Grid,
+    contact: ContactResponse,
+    r: &mut [Vec3],
+    v: &mut [Vec3],
+) -> ConstraintReport {
+    let n = ground.normal.as_vec3();
+    let offset = ground.offset as f32;
+    let mut rep = ConstraintReport::default();
+    for j in (0..grid.n).filter(|&j| !grid.is_boundary_row(j)) {
+        for i in 0..grid.m {
+            let k = grid.idx(i, j);
+            rep.tests += 1;
+            let d = n.dot(r[k]) - offset;
+            if d >= 0.0 {
+                continue;
+            }
+            r[k] -= n * d;
+            rep.corrected += 1;
+            rep.max_correction = rep.max_correction.max(-d);
+            let vn = v[k].dot(n);
+            if vn < 0.0 {
+                let along = v[k] - n * vn;
+                v[k] = -contact.k_normal * vn * n + contact.k_tangent * along;
+            }
+        }
+    }
+    rep
 }
 
 #[cfg(test)]

@@ -56,6 +56,23 @@ fn a_dropped_fem_penguin_falls_lands_and_settles_above_the_floor() {
     };
     let (first, last) = (root_height(0), root_height(45));
     assert!(first > 0.5 && last < 0.2, "root from {first} to {last} m");
+    // The skins land with it and stay on the floor: their free points
+    // lag the flesh at impact and the ground holds them; their end rings
+    // ride the joints, which meet the ground on the core.
+    let lowest = (0..reader.frame_count())
+        .map(|f| {
+            reader.read_frame(f, &mut skins).unwrap();
+            skins
+                .iter()
+                .flatten()
+                .map(|p| p.y)
+                .fold(f32::INFINITY, f32::min)
+        })
+        .fold(f32::INFINITY, f32::min);
+    assert!(
+        lowest > -2e-3 && lowest < 0.02,
+        "the skins' lowest point: {lowest} m"
+    );
 }
 
 #[test]

@@ -18,7 +18,7 @@ impl DynamicCore {
         &self,
         body: &FemBody,
         coupled: &Coupled,
-        relative: &[DAffine3],
+        (relative, joints): (&[DAffine3], &[DAffine3]),
         dv: &[DVec3],
         dc: &Vector6<f64>,
     ) -> Vec<Contact> {
@@ -51,14 +51,29 @@ impl DynamicCore {
             });
         }
         let now = self.frame();
-        let bone_points = if self.bone_contacts {
-            &self.bone_points[..]
+        let (bone_points, ring_points) = if self.bone_contacts {
+            (&self.bone_points[..], &self.ring_points[..])
         } else {
-            &[]
+            (&[][..], &[][..])
         };
-        for &(b, p) in bone_points {
-            let x = (now * relative[b]).transform_point3(p);
-            let arm = coupled.bones_hat[b].transform_point3(p) - coupled.c_hat;
+        // The core's own points, now and where the free motion puts them:
+        // along the bones, and the skins' end rings on their joints.
+        let core_points = bone_points
+            .iter()
+            .map(|&(b, p)| {
+                (
+                    (now * relative[b]).transform_point3(p),
+                    coupled.bones_hat[b].transform_point3(p),
+                )
+            })
+            .chain(ring_points.iter().map(|&(j, p)| {
+                (
+                    (now * joints[j]).transform_point3(p),
+                    (coupled.d_hat * joints[j]).transform_point3(p),
+                )
+            }));
+        for (x, x_hat) in core_points {
+            let arm = x_hat - coupled.c_hat;
             let u = core_v + core_w.cross(arm);
             let d0 = self.ground.distance(x);
             if d0 + h * normal.dot(u) > CONTACT_MARGIN {

@@ -345,3 +345,26 @@ fn kept_answers_to_the_core_s_unit_velocities_are_the_solved_ones() {
         }
     }
 }
+
+#[test]
+fn a_character_starting_deep_in_the_ground_is_refused_naming_the_part() {
+    let c = block(0.0);
+    let posture = c.skeleton.rest_posture();
+    let mut sim = FleshSim::new(&c, &posture, 0.0).unwrap();
+    // The ground through the block's middle and a little above: over half
+    // its flesh under it.
+    let ground = Plane::through(DVec3::new(0.0, 0.51, 0.0), DVec3::Y, 0.5, 0.0);
+    let err = sim.make_dynamic(&c, &posture, ground, None).unwrap_err();
+    match &err {
+        DynamicError::Buried { part, depth } => {
+            assert!(part.contains("root"), "{err}");
+            assert!(*depth > 0.04 && *depth < 0.06, "{err}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().contains("--drop"), "{err}");
+    // Grazing the ground is fine: contact pushes it out.
+    let ground = Plane::through(DVec3::new(0.0, 0.47, 0.0), DVec3::Y, 0.5, 0.0);
+    sim.make_dynamic(&c, &posture, ground, None).unwrap();
+    assert!(sim.core().is_some());
+}
