@@ -815,5 +815,12 @@ fn describe(e: &SimEvent) -> String {
         } => format!(
             "skin {skin} diverged at t={at:.4} s: rolled back to t={rolled_back_to:.4} s and limited the step to {new_max_step:.2e} s"
         ),
+        SimEvent::ContactUnsettled {
+            steps,
+            at,
+            violation,
+        } => format!(
+            "the ground contact did not settle in {steps} flesh steps from t={at:.4} s (up to {violation:.2e} m/s into the ground left); the steps went on with the impulses found"
+        ),
     }
 }

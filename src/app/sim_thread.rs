@@ -897,17 +897,29 @@ impl Worker {
             Ok(report) => {
                 self.status.fell_behind = report.fell_behind || real > cap;
                 for ev in report.events {
-                    let SimEvent::Diverged {
-                        skin,
-                        at,
-                        rolled_back_to,
-                        new_max_step,
-                    } = ev;
-                    let name = self.model.skins.get(skin).map_or("?", |s| s.name.as_str());
-                    self.report(format!(
-                        "skin '{name}' diverged at t = {at:.3} s: rolled back to {rolled_back_to:.3} s, \
-                         steps now at most {new_max_step:.1e} s"
-                    ));
+                    match ev {
+                        SimEvent::Diverged {
+                            skin,
+                            at,
+                            rolled_back_to,
+                            new_max_step,
+                        } => {
+                            let name =
+                                self.model.skins.get(skin).map_or("?", |s| s.name.as_str());
+                            self.report(format!(
+                                "skin '{name}' diverged at t = {at:.3} s: rolled back to {rolled_back_to:.3} s, \
+                                 steps now at most {new_max_step:.1e} s"
+                            ));
+                        }
+                        SimEvent::ContactUnsettled {
+                            steps,
+                            at,
+                            violation,
+                        } => self.report(format!(
+                            "the ground contact did not settle in {steps} flesh steps from t = {at:.3} s \
+                             ({violation:.1e} m/s into the ground left)"
+                        )),
+                    }
                 }
             }
             Err(e) => {

@@ -105,6 +105,17 @@ pub enum SimEvent {
         /// The skin's new step limit (s).
         new_max_step: f64,
     },
+    /// A responding skeleton's contact solve left contacts sinking into
+    /// the ground (it stopped at its sweep limit); the flesh steps went on
+    /// with the impulses found.
+    ContactUnsettled {
+        /// Flesh steps so affected in this advance.
+        steps: usize,
+        /// The first one's time (s).
+        at: f64,
+        /// The fastest sinking left (m/s).
+        violation: f64,
+    },
 }
 
 /// Why the simulation could not be built or advanced.

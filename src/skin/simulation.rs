@@ -400,6 +400,7 @@ impl Simulation {
         // stalling the thread.
         let mut target = target;
         let asked = target;
+        let from = self.time();
         if let Some(flesh) = &mut self.flesh {
             let driver = &self.driver;
             flesh.advance_within(
@@ -410,6 +411,7 @@ impl Simulation {
             );
             target = target.min(flesh.time() - super::system::VELOCITY_DT);
         }
+        report.events.extend(self.unsettled_contact(from));
         // Skins are independent systems: step them in parallel. They are taken
         // out of the character meanwhile; the inner layers stay readable.
         let mut skins = std::mem::take(&mut self.character.skins);
@@ -531,6 +533,24 @@ impl Simulation {
             Some(f) => f.posture(&self.character, &driven, t),
             None => driven,
         }
+    }
+
+    /// A responding skeleton's flesh steps after `from` whose ground
+    /// contact did not settle, as one event (a resumed bake replays the
+    /// steps before it, already reported).
+    fn unsettled_contact(&mut self, from: f64) -> Option<SimEvent> {
+        let core = self.flesh_mut()?.core_mut()?;
+        let steps: Vec<(f64, f64)> = core
+            .take_unsettled()
+            .into_iter()
+            .filter(|&(t, _)| t > from)
+            .collect();
+        let &(at, _) = steps.first()?;
+        Some(SimEvent::ContactUnsettled {
+            steps: steps.len(),
+            at,
+            violation: steps.iter().map(|s| s.1).fold(0.0, f64::max),
+        })
     }
 
     /// Makes the skeleton respond on FEM flesh (see `fem::dynamic`): its
