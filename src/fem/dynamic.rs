@@ -398,11 +398,21 @@ impl DynamicCore {
     /// The lowest proxy over the ground, and the deepest one's index, for
     /// the displacement `q`.
     pub fn lowest_proxy(&self, lattice: &Lattice, q: &[DVec3]) -> Option<(usize, f64)> {
-        self.proxy_positions(lattice, q)
-            .iter()
-            .map(|x| self.ground.distance(*x))
-            .enumerate()
-            .min_by(|a, b| a.1.total_cmp(&b.1))
+        // Every step measures this: the fat's turn (a polar decomposition)
+        // only where the embedded point, less the fat's length, could
+        // still be the lowest.
+        let mut lowest: Option<(usize, f64)> = None;
+        for (k, p) in self.proxies.iter().enumerate() {
+            let bound = self.ground.distance(lattice.deform(&p.embedding, q)) - p.fat.length();
+            if lowest.is_some_and(|(_, d)| bound >= d) {
+                continue;
+            }
+            let d = self.ground.distance(self.proxy_position(lattice, q, p));
+            if lowest.is_none_or(|(_, best)| d < best) {
+                lowest = Some((k, d));
+            }
+        }
+        lowest
     }
 
     /// The core's frame at time t, linear (slerped) between steps, clamped
