@@ -2,7 +2,8 @@
 //! touches and how hard it pushes back.
 //!
 //! - [`obstacle`]: the obstacles, signed distances with a friction
-//!   coefficient μ and a restitution ε (the ground plane so far).
+//!   coefficient μ and a restitution ε: the ground plane, the hand's
+//!   moving capsule.
 //! - [`proxy`]: the contact proxies, points on the muscles' surfaces pushed
 //!   out by the fat (§4.3.3: "muscle-surface points offset by fat"), in the
 //!   rest pose, for the flesh to embed in its lattice.
@@ -21,5 +22,5 @@ pub mod obstacle;
 pub mod proxy;
 
 pub use friction::{ContactRow, solve_contacts};
-pub use obstacle::Plane;
+pub use obstacle::{Capsule, Obstacle, Plane};
 pub use proxy::{Proxy, contact_proxies};

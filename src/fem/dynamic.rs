@@ -27,9 +27,11 @@
 //!
 //! ## Contact (eq. 4.27–4.32, 3.13–3.22)
 //!
-//! The proxies ([`crate::contact::proxy`]) below the ground after the free
-//! step, or closing on it within the step, become contacts: one per lattice
-//! cell, the deepest. Each contact's response to a unit impulse along its
+//! The proxies ([`crate::contact::proxy`]) and bone points inside an
+//! obstacle after the free step, or closing on it within the step, become
+//! contacts: the ground, and the hand's moving capsules (`pushers`, eq.
+//! 3.19: velocities are taken relative to the obstacle's, so friction
+//! drags the flesh along with a moving hand). Each contact's response to a unit impulse along its
 //! normal and tangents goes through the same superposition (a flesh solve,
 //! then the core's answer through Ã), so `W = J A⁻¹ Jᵀ` is the exact
 //! Delassus matrix of the coupled system: an impulse on the belly moves the
@@ -41,7 +43,7 @@ use super::coupling::{deformation_at, polar_rotation};
 use super::lattice::{Embedding, Lattice};
 use super::solver::{FemBody, RigidVelocity, StepReport, VelocitySolve, advance_state};
 use crate::character::{Character, Posture};
-use crate::contact::{Plane, Proxy};
+use crate::contact::{Capsule, Obstacle, Plane, Proxy};
 use crate::kinematics::forward_kinematics;
 pub use crate::kinematics::posture_with_root;
 use glam::{DAffine3, DMat3, DQuat, DVec3};
@@ -122,11 +124,15 @@ enum ContactAt {
 #[derive(Clone, Copy, Debug)]
 struct Contact {
     at: ContactAt,
-    /// Its distance from the ground at the start of the step.
+    /// What it touches.
+    obstacle: Obstacle,
+    /// The obstacle's outward normal there.
+    normal: DVec3,
+    /// Its distance from the obstacle at the start of the step.
     d0: f64,
-    /// Its velocity after the free step.
+    /// Its velocity after the free step, relative to the obstacle's.
     free: DVec3,
-    /// Its velocity before the step.
+    /// Its velocity before the step, relative to the obstacle's.
     before: DVec3,
 }
 
@@ -147,6 +153,10 @@ pub struct ContactReport {
     pub step_seconds: f64,
     /// Wall time of the contact part (responses, W, solve), seconds.
     pub contact_seconds: f64,
+    /// Contacts with the hand's capsules.
+    pub push_contacts: usize,
+    /// The normal impulse the hand's capsules gave the character (N s).
+    pub push_impulse: f64,
 }
 
 /// The skeleton's core as a rigid body, and the ground it lands on.
@@ -162,6 +172,8 @@ pub struct DynamicCore {
     pub angular_velocity: DVec3,
     /// The ground.
     pub ground: Plane,
+    /// The hand's moving capsules (the push tool), set by the owner.
+    pub pushers: Vec<Capsule>,
     proxies: Vec<EmbeddedProxy>,
     /// Points along every lattice bone (bone, rest point): contacts on the
     /// core itself.
@@ -338,6 +350,7 @@ impl DynamicCore {
             velocity: DVec3::ZERO,
             angular_velocity: DVec3::ZERO,
             ground,
+            pushers: Vec::new(),
             proxies,
             history: VecDeque::from([(t, frame)]),
             last: ContactReport::default(),
@@ -346,6 +359,14 @@ impl DynamicCore {
             units: None,
             unsettled: Vec::new(),
         })
+    }
+
+    /// What the flesh may touch in a step starting at time t: the ground
+    /// and the hand's capsules where they are then.
+    fn obstacles(&self, t: f64) -> Vec<Obstacle> {
+        std::iter::once(Obstacle::Plane(self.ground))
+            .chain(self.pushers.iter().map(|c| Obstacle::Capsule(c.at(t))))
+            .collect()
     }
 
     /// The (time, violation) of the steps since the last call whose
@@ -480,7 +501,8 @@ impl DynamicCore {
         let start = Instant::now();
         let (coupled, mut dv, mut dc, mut report) = self.free_step(body, relative);
         let contact_start = Instant::now();
-        let contacts = self.detect(body, &coupled, (relative, joints), &dv, &dc);
+        let obstacles = self.obstacles(t - body.settings.time_step);
+        let contacts = self.detect(body, &coupled, (relative, joints), &dv, &dc, &obstacles);
         let m = contacts.len();
         self.resolve(body, &coupled, &contacts, &mut dv, &mut dc, &mut report);
         self.last.contacts = m;

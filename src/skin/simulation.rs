@@ -95,6 +95,10 @@ pub struct Simulation {
     /// The ground a responding skeleton lands on and the drop height it
     /// started from, made again on `restore`.
     ground: Option<(crate::contact::Plane, Option<f64>)>,
+    /// The hand's capsules pushing the character (the push tool): the
+    /// skins are held out of them, and a responding skeleton's flesh is
+    /// pushed by them.
+    pushers: Vec<crate::contact::Capsule>,
 }
 
 impl Simulation {
@@ -118,6 +122,7 @@ impl Simulation {
             omega: Vec::new(),
             junctions: Default::default(),
             ground: None,
+            pushers: Vec::new(),
         };
         sim.reset_runtimes(0.0);
         // Start consistent: boundary rows on their joints.
@@ -427,6 +432,7 @@ impl Simulation {
             super::contact::Obstacles::of_skins(t0, target - t0, &skins)
         });
         let junctions = &self.junctions;
+        let pushers = &self.pushers[..];
         let results: Vec<Result<Vec<SimEvent>, SimError>> = skins
             .par_iter_mut()
             .zip(self.skins.par_iter_mut())
@@ -442,6 +448,7 @@ impl Simulation {
                     index: s,
                     omega: omega.get(s).copied().unwrap_or_default(),
                     contact: obstacles.as_ref().map(|o| (o, junctions)),
+                    pushers,
                 };
                 stepper.advance(target, deadline)
             })
@@ -551,6 +558,33 @@ impl Simulation {
             at,
             violation: steps.iter().map(|s| s.1).fold(0.0, f64::max),
         })
+    }
+
+    /// The hand's capsules pushing the character from now on (none: the
+    /// hand lets go). The skins are held out of them; a responding
+    /// skeleton's flesh is pushed by them, and the push's impulse is in
+    /// [`push_impulse`](Self::push_impulse). Refused, naming the field,
+    /// for a capsule that is not finite or has no radius.
+    pub fn set_pushers(
+        &mut self,
+        pushers: Vec<crate::contact::Capsule>,
+    ) -> Result<(), crate::character::InvalidField> {
+        for c in &pushers {
+            c.validate()?;
+        }
+        if let Some(core) = self.flesh_mut().and_then(|f| f.core_mut()) {
+            core.pushers.clone_from(&pushers);
+        }
+        self.pushers = pushers;
+        Ok(())
+    }
+
+    /// The normal impulse (N s) the hand's capsules gave a responding
+    /// skeleton's flesh in its last step, and the contacts it took: for
+    /// the haptic pulse. None when the skeleton does not respond.
+    pub fn push_impulse(&self) -> Option<(f64, usize)> {
+        let core = self.flesh.as_ref()?.fem()?.core()?;
+        Some((core.last.push_impulse, core.last.push_contacts))
     }
 
     /// Makes the skeleton respond on FEM flesh (see `fem::dynamic`): its

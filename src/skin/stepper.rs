@@ -10,6 +10,7 @@ use super::integrate::Integrator;
 use super::settings::{Frequency, SimError, SimEvent, SkinStats, SolverSettings};
 use super::system::SkinSystem;
 use crate::character::{Character, Skin};
+use crate::contact::Obstacle;
 use glam::Vec3;
 use std::time::Instant;
 
@@ -78,6 +79,8 @@ pub(super) struct SkinStepper<'a> {
     /// The FEM flesh, stepped past the target already.
     pub(super) flesh: Option<&'a super::flesh::FleshRun>,
     pub(super) settings: &'a SolverSettings,
+    /// The hand's capsules: the skin is held out of them.
+    pub(super) pushers: &'a [crate::contact::Capsule],
     pub(super) skin: &'a mut Skin,
     pub(super) rt: &'a mut SkinRuntime,
     pub(super) index: usize,
@@ -193,7 +196,9 @@ impl SkinStepper<'_> {
         let mut v = std::mem::take(&mut self.skin.points.velocity);
         let skin: &Skin = self.skin;
         let rt = &mut *self.rt;
-        let mut sys = SkinSystem::new(self.character, skin, self.driver).with_flesh(self.flesh);
+        let mut sys = SkinSystem::new(self.character, skin, self.driver)
+            .with_flesh(self.flesh)
+            .with_pushers(self.pushers);
         let entry_time = rt.time;
         let mut r0 = r.clone();
         let mut v0 = v.clone();
@@ -442,6 +447,14 @@ fn enforce(
     v: &mut [Vec3],
 ) -> ConstraintReport {
     let (grid, skin) = (sys.grid, sys.skin);
+    // The hand's capsules first: where one presses the skin onto a muscle
+    // the muscle wins (the skin never sinks into it), so the muscles and
+    // the other skins come after.
+    let mut hands = ConstraintReport::default();
+    for capsule in sys.pushers {
+        let rep = hold_outside(&Obstacle::Capsule(capsule.at(t)), &grid, contact, r, v);
+        hands = merged(hands, rep);
+    }
     let under = sys.underlayers(t);
     let report = c.resolve(
         &grid,
@@ -462,6 +475,7 @@ fn enforce(
             under.body.fat_depth(0.0, &skin.muscles, p) <= 0.0
         });
     }
+    let report = merged(report, hands);
     // A responding skeleton's ground holds the skin too (its flesh lands
     // on it; the skin, lagging, would dip under it).
     let ground = sys
@@ -469,45 +483,54 @@ fn enforce(
         .and_then(super::flesh::FleshRun::fem)
         .and_then(crate::fem::FleshSim::core)
         .map(|core| core.ground);
-    if let Some(ground) = ground {
-        let rep = hold_above(&ground, &grid, contact, r, v);
-        return ConstraintReport {
-            max_correction: report.max_correction.max(rep.max_correction),
-            corrected: report.corrected + rep.corrected,
-            tests: report.tests + rep.tests,
-        };
+    match ground {
+        Some(g) => merged(
+            report,
+            hold_outside(&Obstacle::Plane(g), &grid, contact, r, v),
+        ),
+        None => report,
     }
-    report
 }
 
-/// Puts every free skin point below `ground` back on it, its velocity into
-/// the ground answered as the muscles answer it (`contact`'s restitution
-/// and sliding); the boundary rows are the joints'.
-fn hold_above(
-    ground: &crate::contact::Plane,
+/// Two constraint passes' reports as one.
+fn merged(a: ConstraintReport, b: ConstraintReport) -> ConstraintReport {
+    ConstraintReport {
+        max_correction: a.max_correction.max(b.max_correction),
+        corrected: a.corrected + b.corrected,
+        tests: a.tests + b.tests,
+    }
+}
+
+/// Puts every free skin point inside obstacle `o` back on its surface, its
+/// velocity into it (relative to the obstacle's) answered as the muscles
+/// answer it (`contact`'s restitution and sliding); the boundary rows are
+/// the joints'.
+fn hold_outside(
+    o: &Obstacle,
     grid: &Grid,
     contact: ContactResponse,
     r: &mut [Vec3],
     v: &mut [Vec3],
 ) -> ConstraintReport {
-    let n = ground.normal.as_vec3();
-    let offset = ground.offset as f32;
+    let moving = o.velocity().as_vec3();
     let mut rep = ConstraintReport::default();
     for j in (0..grid.n).filter(|&j| !grid.is_boundary_row(j)) {
         for i in 0..grid.m {
             let k = grid.idx(i, j);
             rep.tests += 1;
-            let d = n.dot(r[k]) - offset;
+            let (d, n) = o.distance_normal(r[k].as_dvec3());
             if d >= 0.0 {
                 continue;
             }
+            let (d, n) = (d as f32, n.as_vec3());
             r[k] -= n * d;
             rep.corrected += 1;
             rep.max_correction = rep.max_correction.max(-d);
-            let vn = v[k].dot(n);
+            let rel = v[k] - moving;
+            let vn = rel.dot(n);
             if vn < 0.0 {
-                let along = v[k] - n * vn;
-                v[k] = -contact.k_normal * vn * n + contact.k_tangent * along;
+                let along = rel - n * vn;
+                v[k] = moving - contact.k_normal * vn * n + contact.k_tangent * along;
             }
         }
     }

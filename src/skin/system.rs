@@ -135,6 +135,9 @@ pub struct SkinSystem<'a> {
     pub driver: &'a SkeletonDriver,
     /// The FEM flesh the muscles ride on, if any.
     pub flesh: Option<&'a FleshRun>,
+    /// The hand's capsules pushing the character (the skin is held out of
+    /// them).
+    pub pushers: &'a [crate::contact::Capsule],
     /// The skin's m×n grid.
     pub grid: Grid,
     /// Point mass ρ·a (a the point's rest area), its inertia (the mass, or
@@ -200,6 +203,7 @@ impl<'a> SkinSystem<'a> {
             skin,
             driver,
             flesh: None,
+            pushers: &[],
             grid,
             mass,
             inertia,
@@ -239,6 +243,12 @@ impl<'a> SkinSystem<'a> {
     pub fn with_flesh(mut self, flesh: Option<&'a FleshRun>) -> Self {
         self.flesh = flesh;
         self.under = None;
+        self
+    }
+
+    /// The hand's capsules the skin is held out of.
+    pub fn with_pushers(mut self, pushers: &'a [crate::contact::Capsule]) -> Self {
+        self.pushers = pushers;
         self
     }
 

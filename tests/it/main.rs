@@ -9,6 +9,7 @@ mod bake_resume;
 mod blendshape;
 mod cli;
 mod contact_drop;
+mod contact_push;
 mod crash_kill;
 mod disk_full;
 mod export;

@@ -6,14 +6,15 @@ use super::kept::RegionResponse;
 use super::{
     CONTACT_MARGIN, CONTACT_TOLERANCE, CORRECTION, Contact, ContactAt, Coupled, DynamicCore, split,
 };
-use crate::contact::{ContactRow, solve_contacts};
+use crate::contact::{ContactRow, Obstacle, solve_contacts};
 use crate::fem::solver::{FemBody, StepReport, VelocitySolve};
 use glam::{DAffine3, DVec3};
 use nalgebra::Vector6;
 
 impl DynamicCore {
-    /// The flesh proxies and bone points that touch the ground, or would
-    /// within the step after the free step's `dv`, `dc`.
+    /// The flesh proxies and bone points that touch an obstacle, or would
+    /// within the step after the free step's `dv`, `dc`: one contact per
+    /// point and obstacle.
     pub(super) fn detect(
         &self,
         body: &FemBody,
@@ -21,11 +22,11 @@ impl DynamicCore {
         (relative, joints): (&[DAffine3], &[DAffine3]),
         dv: &[DVec3],
         dc: &Vector6<f64>,
+        obstacles: &[Obstacle],
     ) -> Vec<Contact> {
         let h = body.settings.time_step;
         let lattice = &body.lattice;
         let moved: Vec<DVec3> = body.v.iter().zip(dv).map(|(v, d)| *v + *d).collect();
-        let normal = self.ground.normal;
         let (core_v, core_w) = split(dc);
         let (core_v, core_w) = (self.velocity + core_v, self.angular_velocity + core_w);
         let mut contacts: Vec<Contact> = Vec::new();
@@ -34,21 +35,27 @@ impl DynamicCore {
             // at most its length further.
             let x = lattice.deform(&p.embedding, &body.q);
             let u = lattice.displacement(&p.embedding, &moved);
-            if self.ground.distance(x) + h * normal.dot(u) - p.fat.length() > CONTACT_MARGIN {
-                continue;
+            let mut exact = None;
+            for o in obstacles {
+                let (d, n) = o.distance_normal(x);
+                let closing = h * n.dot(u - o.velocity());
+                if d + closing - p.fat.length() > CONTACT_MARGIN {
+                    continue;
+                }
+                let at = *exact.get_or_insert_with(|| self.proxy_position(lattice, &body.q, p));
+                let (d0, normal) = o.distance_normal(at);
+                if d0 + h * normal.dot(u - o.velocity()) > CONTACT_MARGIN {
+                    continue;
+                }
+                contacts.push(Contact {
+                    at: ContactAt::Flesh(k, p.embedding),
+                    obstacle: *o,
+                    normal,
+                    d0,
+                    free: u - o.velocity(),
+                    before: lattice.displacement(&p.embedding, &body.v) - o.velocity(),
+                });
             }
-            let d0 = self
-                .ground
-                .distance(self.proxy_position(lattice, &body.q, p));
-            if d0 + h * normal.dot(u) > CONTACT_MARGIN {
-                continue;
-            }
-            contacts.push(Contact {
-                at: ContactAt::Flesh(k, p.embedding),
-                d0,
-                free: u,
-                before: lattice.displacement(&p.embedding, &body.v),
-            });
         }
         let now = self.frame();
         let (bone_points, ring_points) = if self.bone_contacts {
@@ -75,16 +82,21 @@ impl DynamicCore {
         for (x, x_hat) in core_points {
             let arm = x_hat - coupled.c_hat;
             let u = core_v + core_w.cross(arm);
-            let d0 = self.ground.distance(x);
-            if d0 + h * normal.dot(u) > CONTACT_MARGIN {
-                continue;
+            let before = self.velocity + self.angular_velocity.cross(x - self.position);
+            for o in obstacles {
+                let (d0, normal) = o.distance_normal(x);
+                if d0 + h * normal.dot(u - o.velocity()) > CONTACT_MARGIN {
+                    continue;
+                }
+                contacts.push(Contact {
+                    at: ContactAt::Bone(arm),
+                    obstacle: *o,
+                    normal,
+                    d0,
+                    free: u - o.velocity(),
+                    before: before - o.velocity(),
+                });
             }
-            contacts.push(Contact {
-                at: ContactAt::Bone(arm),
-                d0,
-                free: u,
-                before: self.velocity + self.angular_velocity.cross(x - self.position),
-            });
         }
         contacts
     }
@@ -102,7 +114,6 @@ impl DynamicCore {
     ) {
         let h = body.settings.time_step;
         let n = body.vertex_count();
-        let normal = self.ground.normal;
         let m = contacts.len();
         if m > 0 {
             let zero: Vec<Option<DVec3>> = coupled
@@ -110,7 +121,6 @@ impl DynamicCore {
                 .iter()
                 .map(|b| b.map(|_| DVec3::ZERO))
                 .collect();
-            let frame_axes = ContactRow::frame_of(normal);
             // Each contact's response (flesh and core) to unit impulses
             // along its frame: on the flesh, a flesh solve and the core's
             // answer to what reaches the bones; on a bone, the core's
@@ -124,7 +134,7 @@ impl DynamicCore {
                 self.responses.clear();
             }
             for c in contacts {
-                for axis in frame_axes {
+                for axis in ContactRow::frame_of(c.normal) {
                     let (mut total, core) = match c.at {
                         ContactAt::Flesh(k, _) if cacheable => {
                             let (dv, reaction) =
@@ -160,6 +170,10 @@ impl DynamicCore {
             let lattice = &body.lattice;
             let n3 = 3 * m;
             let mut w = vec![0.0; n3 * n3];
+            let frames: Vec<[DVec3; 3]> = contacts
+                .iter()
+                .map(|c| ContactRow::frame_of(c.normal))
+                .collect();
             for (col, (total, core)) in responses.iter().enumerate() {
                 let (lin, ang) = split(core);
                 for (i, c) in contacts.iter().enumerate() {
@@ -168,27 +182,28 @@ impl DynamicCore {
                         ContactAt::Bone(arm) => lin + ang.cross(arm),
                     };
                     for a in 0..3 {
-                        w[(3 * i + a) * n3 + col] = frame_axes[a].dot(u);
+                        w[(3 * i + a) * n3 + col] = frames[i][a].dot(u);
                     }
                 }
             }
             let rows: Vec<ContactRow> = contacts
                 .iter()
-                .map(|c| {
-                    let before = normal.dot(c.before);
+                .zip(&frames)
+                .map(|(c, frame)| {
+                    let before = c.normal.dot(c.before);
                     let mut target = if c.d0 >= 0.0 {
                         -c.d0 / h
                     } else {
                         -CORRECTION * c.d0 / h
                     };
                     if c.d0 <= CONTACT_MARGIN && before < 0.0 {
-                        target = target.max(-self.ground.restitution * before);
+                        target = target.max(-c.obstacle.restitution() * before);
                     }
                     ContactRow {
-                        frame: frame_axes,
+                        frame: *frame,
                         free_velocity: c.free,
                         target,
-                        friction: self.ground.friction,
+                        friction: c.obstacle.friction(),
                     }
                 })
                 .collect();
@@ -208,9 +223,17 @@ impl DynamicCore {
             }
             self.last.sweeps = solved.sweeps;
             self.last.violation = solved.violation;
+            let pushed = contacts
+                .iter()
+                .zip(&solved.impulses)
+                .filter(|(c, _)| matches!(c.obstacle, Obstacle::Capsule(_)));
+            self.last.push_contacts = pushed.clone().count();
+            self.last.push_impulse = pushed.map(|(_, l)| l.x).sum();
         } else {
             self.last.sweeps = 0;
             self.last.violation = 0.0;
+            self.last.push_contacts = 0;
+            self.last.push_impulse = 0.0;
         }
     }
 }

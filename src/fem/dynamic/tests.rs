@@ -143,6 +143,56 @@ fn a_dropped_block_lands_and_rests_on_the_ground_without_sinking() {
     assert!(core.last.clearance < 2e-3, "{:?}", core.last);
 }
 
+#[test]
+fn the_hands_capsule_pushes_the_block_along_the_floor_without_entering_it() {
+    // Eq. 3.19: a moving obstacle. The block rests on the floor; a capsule
+    // (a hand, 3 cm round) comes from the left at 0.3 m/s and keeps
+    // going: the block goes with it, the flesh stays out of the capsule.
+    let c = block(0.0);
+    let mut sim = dynamic(&c, Plane::ground(), 0.002);
+    run(&mut sim, &c, 0.3);
+    let x0 = sim.core().unwrap().position;
+    let speed = 0.3;
+    let hand = crate::contact::Capsule::hand(
+        DVec3::new(-0.2, x0.y, 0.0),
+        DVec3::new(-0.2, x0.y + 0.15, 0.0),
+        0.03,
+        DVec3::new(speed, 0.0, 0.0),
+        0.3,
+    );
+    sim.core_mut().unwrap().pushers = vec![hand];
+    run(&mut sim, &c, 0.8);
+    let core = sim.core().unwrap();
+    // The capsule's face went from 0.05 m short of the block to 0.1 m
+    // into where it stood: the block moved about that far, the flesh
+    // dented under the push.
+    let moved = core.position - x0;
+    assert!(moved.x > 0.07 && moved.x < 0.105, "{moved}");
+    // Straight on (the Fibonacci proxies are not mirror-symmetric: a hair
+    // of drift).
+    assert!(moved.z.abs() < 0.03 * moved.x, "{moved}");
+    assert!(
+        (core.velocity.x - speed).abs() < 0.15 * speed,
+        "{}",
+        core.velocity
+    );
+    assert!(
+        core.last.push_contacts > 0 && core.last.push_impulse > 0.0,
+        "{:?}",
+        core.last
+    );
+    // No proxy inside the capsule beyond 2 mm, none under the floor.
+    let FleshBodyRef::Lattice(b) = body_of(&sim);
+    let now = hand.at(0.8);
+    let deepest = core
+        .proxy_positions(&b.lattice, &b.q)
+        .into_iter()
+        .map(|x| now.distance_normal(x).0)
+        .fold(f64::INFINITY, f64::min);
+    assert!(deepest > -2e-3, "{deepest}");
+    assert!(core.last.clearance > -1e-3, "{:?}", core.last);
+}
+
 /// The block's speed down a 30° slope after `t`, for friction μ.
 fn slide(mu: f64) -> (f64, f64) {
     let theta = 30f64.to_radians();

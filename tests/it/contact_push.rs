@@ -1,0 +1,113 @@
+//! The hand pushes the character (issue 17's push tool, Galoppo eq. 3.19):
+//! a moving capsule against a responding skeleton's flesh and its skins.
+
+use glam::{DVec3, Vec3};
+use plasticine::character::{FemFlesh, Flesh};
+use plasticine::contact::{Capsule, Plane};
+use plasticine::skin::{Simulation, SkeletonDriver, SolverSettings};
+
+/// The FEM penguin on the floor, its skeleton responding.
+fn standing_penguin() -> Simulation {
+    let mut c = plasticine::samples::shipped_penguin();
+    c.flesh = Flesh::Fem(FemFlesh::default());
+    let rest = c.skeleton.rest_posture();
+    let mut sim =
+        Simulation::new(c, SkeletonDriver::Still(rest), SolverSettings::default()).unwrap();
+    sim.make_dynamic(Plane::ground(), Some(0.002)).unwrap();
+    sim
+}
+
+fn root(sim: &Simulation) -> DVec3 {
+    sim.flesh().unwrap().core().unwrap().position
+}
+
+/// The skins' points, world.
+fn skin_points(sim: &Simulation) -> Vec<Vec3> {
+    sim.character
+        .skins
+        .iter()
+        .flat_map(|s| s.points.position.iter().copied())
+        .collect()
+}
+
+#[test]
+fn a_hand_pushing_the_lying_penguin_moves_its_skeleton_and_stays_out_of_its_skin() {
+    // A standing penguin tips onto its back (its feet are too short to
+    // stand on): let it lie there first.
+    let settle = 1.2;
+    let (mut pushed, mut still) = (standing_penguin(), standing_penguin());
+    pushed.advance_to(settle, None).unwrap();
+    still.advance_to(settle, None).unwrap();
+    // The hand comes at its side (from −x), in the middle of the skins'
+    // box, a 4 cm capsule pointing along the push, at 0.4 m/s.
+    let points = skin_points(&pushed);
+    let (lo, hi) = points.iter().fold(
+        (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+    );
+    let (mid, side) = (((lo + hi) * 0.5).as_dvec3(), lo.x as f64);
+    let speed = 0.4;
+    let hand = Capsule::hand(
+        DVec3::new(side - 0.15, mid.y, mid.z),
+        DVec3::new(side - 0.05, mid.y, mid.z),
+        0.04,
+        DVec3::new(speed, 0.0, 0.0),
+        settle,
+    );
+    pushed.set_pushers(vec![hand]).unwrap();
+    let end = settle + 0.4;
+    let report = pushed.advance_to(end, None).unwrap();
+    still.advance_to(end, None).unwrap();
+    assert!(
+        report
+            .events
+            .iter()
+            .all(|e| !format!("{e:?}").contains("Diverged")),
+        "{:?}",
+        report.events
+    );
+    // The skeleton yields: the root went along the push (+x) against the
+    // unpushed one.
+    let moved = root(&pushed) - root(&still);
+    let (impulse, contacts) = pushed.push_impulse().unwrap();
+    eprintln!("root moved {moved}, impulse {impulse} N s over {contacts} contacts");
+    // The skins stay out of the hand (where a hand presses a skin onto its
+    // muscle the muscle wins; the flesh's contact keeps that from
+    // happening here).
+    let now = hand.at(end);
+    let deepest = skin_points(&pushed)
+        .iter()
+        .map(|p| now.distance_normal(p.as_dvec3()).0)
+        .fold(f64::INFINITY, f64::min);
+    let core = pushed.flesh().unwrap().core().unwrap();
+    eprintln!(
+        "deepest skin point in the hand: {deepest} m; turned {:?}, unpushed {:?}",
+        core.rotation.to_scaled_axis(),
+        still
+            .flesh()
+            .unwrap()
+            .core()
+            .unwrap()
+            .rotation
+            .to_scaled_axis()
+    );
+    assert!(moved.x > 0.03, "{moved}");
+    assert!(contacts > 0 && impulse > 0.0, "{impulse} {contacts}");
+    assert!(deepest > -1e-3, "{deepest}");
+    // The hand lets go: nothing holds the skin any more.
+    pushed.set_pushers(Vec::new()).unwrap();
+    assert_eq!(pushed.push_impulse().map(|p| p.1 > 0), Some(true));
+    pushed.advance_to(end + 0.05, None).unwrap();
+    assert_eq!(pushed.push_impulse(), Some((0.0, 0)));
+}
+
+#[test]
+fn a_hand_that_is_not_a_capsule_is_refused_naming_the_field() {
+    let mut sim = standing_penguin();
+    let mut hand = Capsule::hand(DVec3::ZERO, DVec3::Z, -0.1, DVec3::ZERO, 0.0);
+    let e = sim.set_pushers(vec![hand]).unwrap_err();
+    assert_eq!(e.field, "push.radius");
+    hand.radius = 0.05;
+    hand.velocity.x = f64::NAN;
+    assert_eq!(sim.set_pushers(vec![hand]).unwrap_err().field, "push");
+}
