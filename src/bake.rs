@@ -87,15 +87,7 @@ pub struct BakeOptions {
     pub ground: Option<GroundDrop>,
 }
 
-/// The ground a responding skeleton lands on, and the height its lowest
-/// contact proxy starts at (none: where the posture puts it).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, serde::Deserialize)]
-pub struct GroundDrop {
-    /// The ground plane, its friction and restitution.
-    pub plane: crate::contact::Plane,
-    /// Start height of the lowest contact proxy over the ground, m.
-    pub drop: Option<f64>,
-}
+pub use crate::contact::GroundDrop;
 
 /// What the responding skeleton's contact did over a bake.
 #[derive(Clone, Debug, Serialize)]

@@ -37,6 +37,9 @@ pub struct FleshPose {
     /// without targets), and whether they were clamped to convex ones, for
     /// the status line.
     pub morph_weights: (Vec<(String, f32)>, bool),
+    /// The skeleton responds (falls, is pushed): the snapshot's root is
+    /// the simulation's, and the skeleton is drawn there.
+    pub root_responds: bool,
 }
 
 impl FleshPose {

@@ -80,6 +80,9 @@ pub struct DeskOptions {
     pub stop: Option<&'static std::sync::atomic::AtomicBool>,
     /// A bake's frame cache for baked playback.
     pub bake: Option<PathBuf>,
+    /// Let the skeleton respond on this ground (FEM flesh): it falls,
+    /// stands, and Shift + right button pushes it.
+    pub ground: Option<crate::contact::GroundDrop>,
 }
 
 /// Which tracker the desk uses for the head and the right hand.
@@ -149,6 +152,7 @@ impl Default for DeskOptions {
             record: None,
             stop: None,
             bake: None,
+            ground: None,
             autosave_dir: None,
             undo_budget: crate::tools::DEFAULT_UNDO_BUDGET,
             settings: SolverSettings::default(),
@@ -790,6 +794,9 @@ impl ApplicationHandler for DeskApp {
                 let m = fl.playback_mut().load_bake(bake);
                 println!("{m}");
             }
+            if let Some(ground) = self.options.ground {
+                let _ = fl.sim().send(SimMessage::MakeDynamic(ground));
+            }
             fl.set_vehicle(
                 self.options
                     .calibration
@@ -839,11 +846,17 @@ impl ApplicationHandler for DeskApp {
                 match button {
                     MouseButton::Left => self.tracker.trigger = pressed,
                     MouseButton::Right => {
-                        let grip = crate::input::buttons::GRIP;
+                        // Shift + right pushes the character; right alone
+                        // grabs the flesh. Either ends on release.
+                        use crate::input::buttons::{GRIP, PUSH};
                         if pressed {
-                            self.tracker.right_buttons |= grip;
+                            self.tracker.right_buttons |= if self.modifiers.shift_key() {
+                                PUSH
+                            } else {
+                                GRIP
+                            };
                         } else {
-                            self.tracker.right_buttons &= !grip;
+                            self.tracker.right_buttons &= !(GRIP | PUSH);
                         }
                     }
                     _ => {}

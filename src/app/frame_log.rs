@@ -354,6 +354,7 @@ mod tests {
             grabs: Vec::new(),
             detail: Vec::new(),
             morph_weights: Default::default(),
+            root_responds: false,
         };
         assert_eq!(flesh_morph_line(&pose), None);
         pose.morph_weights = (
@@ -436,6 +437,7 @@ mod tests {
             message_count: 1,
             running: true,
             trace: Default::default(),
+            push_impulse: 0.0,
         };
         let lines = log.overlay_lines(&status);
         assert!(lines[0].contains("tracking age 3.0 ms"), "{lines:?}");

@@ -186,6 +186,8 @@ pub struct FrameLoop {
     playback: Playback,
     /// The right hand's grip on the FEM flesh.
     grabber: super::flesh_grab::FleshGrabber,
+    /// The right hand's push on the character.
+    pusher: super::flesh_push::FleshPusher,
     /// What the hands let go of when they lost tracking.
     hands_lost: LostHands,
     /// Messages about tracking (a lost controller), for the panel.
@@ -216,6 +218,7 @@ impl FrameLoop {
             panel_key: None,
             playback: Playback::default(),
             grabber: Default::default(),
+            pusher: Default::default(),
             hands_lost: LostHands::default(),
             tracking_messages: Vec::new(),
         };
@@ -282,6 +285,9 @@ impl FrameLoop {
         if let Some(g) = self.grabber.update(&input.right, &self.sim.latest()) {
             let _ = self.sim.send(SimMessage::Grab(g));
         }
+        if let Some(p) = self.pusher.update(&input.right, start) {
+            let _ = self.sim.send(SimMessage::Push(p));
+        }
         let tools = start.elapsed();
         let status = self.sim.status();
         self.panel.record_live(start, &status, self.log.last());
@@ -291,6 +297,12 @@ impl FrameLoop {
         }
         if let Some(n) = &self.toolbox.state.notice {
             overlay.push(n.clone());
+        }
+        if self.pusher.is_pushing() {
+            overlay.push(format!(
+                "push: {:.2} N s on the skeleton this step",
+                status.push_impulse
+            ));
         }
         if let Some(flesh) = self.sim.latest().flesh.as_deref() {
             overlay.extend(flesh_detail_line(flesh));

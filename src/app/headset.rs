@@ -26,7 +26,9 @@
 //! Either hand: menu cycles the tools; squeeze grabs the world: one hand
 //! drags it, both hands scale it and turn it about the vertical through
 //! their midpoint ([`WorldGrab`]). A pulse when the tool tip touches a
-//! joint, and when a grab starts.
+//! joint, and when a grab starts. The tool hand's thumbstick click, held,
+//! pushes the character ([`super::flesh_push`]); on a responding skeleton
+//! the push's impulse sets a pulse's strength.
 //!
 //! # Ending
 //!
@@ -116,6 +118,9 @@ pub struct XrOptions {
     pub record: Option<PathBuf>,
     /// A bake's frame cache for baked playback.
     pub bake: Option<PathBuf>,
+    /// Let the skeleton respond on this ground (FEM flesh): it falls,
+    /// stands, and the tool hand's thumbstick click pushes it.
+    pub ground: Option<crate::contact::GroundDrop>,
     /// Set (by a signal handler: Ctrl+C) to end the session as if the
     /// frame count were reached: asked of the runtime, then saved.
     pub stop: Option<&'static AtomicBool>,
@@ -137,6 +142,7 @@ impl Default for XrOptions {
             timings_csv: None,
             record: None,
             bake: None,
+            ground: None,
             stop: None,
         }
     }
@@ -286,9 +292,10 @@ impl FrameRenderer for HeadsetRenderer<'_> {
         };
         let cameras = views.map(|v| v.camera(inputs.vehicle, NEAR, FAR));
         let decorations = decorations(inputs);
+        let posture = draw_posture(inputs);
         self.scene.draw_posed(
             inputs.snapshot,
-            draw_posture(inputs),
+            posture.as_deref(),
             &decorations,
             &cameras,
             StereoMode::SideBySide,
@@ -502,8 +509,20 @@ impl Controls {
             headset.borrow().pulse(1, 0.6, Duration::from_millis(25));
         }
         self.snaps = snaps;
+        // While the hand pushes a responding skeleton: a pulse as strong as
+        // the push's impulse.
+        let impulse = fl.sim().status().push_impulse;
+        if impulse > 0.0 && super::flesh_push::pushing(inputs[1].buttons) {
+            let amplitude = (impulse / PUSH_FULL_IMPULSE).clamp(0.1, 1.0) as f32;
+            headset
+                .borrow()
+                .pulse(1, amplitude, Duration::from_millis(10));
+        }
     }
 }
+
+/// The push impulse per flesh step (N s) felt at full strength.
+const PUSH_FULL_IMPULSE: f64 = 2.0;
 
 /// Runs the headset front end on `character` until the session ends (see
 /// the module documentation). Fails with [`XrFrontError::Unavailable`] when
@@ -633,6 +652,11 @@ fn start_editing(character: Character, options: &XrOptions) -> Result<Editing, X
     if let Some(bake) = &options.bake {
         let m = fl.playback_mut().load_bake(bake);
         println!("{m}");
+    }
+    if let Some(ground) = options.ground {
+        let _ = fl
+            .sim()
+            .send(super::sim_thread::SimMessage::MakeDynamic(ground));
     }
     if let Some(a) = autosaver.as_mut() {
         let _ = a.mark_saved(fl.character(), SystemTime::now());

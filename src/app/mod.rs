@@ -18,6 +18,7 @@
 pub mod desk;
 pub mod desk_input;
 pub mod flesh_grab;
+pub mod flesh_push;
 pub mod frame_log;
 pub mod frame_loop;
 pub mod headless;

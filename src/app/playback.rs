@@ -259,8 +259,12 @@ impl BakedFrames {
             sim_time: time,
             // FEM flesh: the muscles and embedded mesh where the bake put
             // them (a cache without flesh draws them on the skeleton).
-            flesh: baked_flesh_pose(&self.character, time, &self.meshes, &self.muscles)
-                .map(Arc::new),
+            flesh: baked_flesh_pose(&self.character, time, &self.meshes, &self.muscles).map(
+                |mut f| {
+                    f.root_responds = self.reader.root().is_some();
+                    Arc::new(f)
+                },
+            ),
             sequence: *sequence,
             published: Instant::now(),
         });
@@ -296,6 +300,7 @@ pub fn baked_flesh_pose(
         grabs: Vec::new(),
         detail: Vec::new(),
         morph_weights: Default::default(),
+        root_responds: false,
     })
 }
 

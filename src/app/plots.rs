@@ -137,6 +137,7 @@ mod tests {
                 skins: 2,
                 energy: Some(0.5),
             },
+            push_impulse: 0.0,
         }
     }
 

@@ -38,10 +38,11 @@
 
 use crate::character::resample::{ResampleError, resample};
 use crate::character::{Character, Posture};
+use crate::contact::GroundDrop;
 use crate::fem::flesh::flesh_changed;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SolverSettings};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
-use glam::Vec3;
+pub use hands::{FleshGrab, HandPush};
 use modes::PendingModes;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -112,27 +113,17 @@ pub enum SimMessage {
     /// at the picked point that follows the hand until released. Ignored
     /// for kinematic flesh.
     Grab(FleshGrab),
+    /// The hand pushes the character (none: it stopped pushing): the skins
+    /// are held out of its capsule, and a responding skeleton's flesh is
+    /// pushed by it.
+    Push(Option<HandPush>),
+    /// Makes the skeleton respond on FEM flesh: it falls onto the ground,
+    /// stands or lies there, and the hand can push it (kept through edits).
+    MakeDynamic(GroundDrop),
     /// Undoes [`SimMessage::Resample`]: simulates every skin at the model's
     /// own resolution again, resampling the current simulated state (so the
     /// skin goes on from where it hangs rather than jumping back).
     NativeResolution,
-}
-
-/// A hand grabbing the flesh (one grab at a time).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum FleshGrab {
-    /// Takes hold of the flesh at a world point of its current pose.
-    Start {
-        /// The flesh point taken hold of (world space).
-        at: Vec3,
-    },
-    /// The hand moved: the held point follows it.
-    Move {
-        /// Where the held point is to go (world space).
-        hand: Vec3,
-    },
-    /// Lets go.
-    Release,
 }
 
 /// Cumulative solver cost, for a governor that picks the resolution from the
@@ -188,6 +179,9 @@ pub struct SimStatus {
     pub running: bool,
     /// The solver's counters and energy, for the live plots.
     pub trace: SolverTrace,
+    /// The hand's push on a responding skeleton in the last flesh step:
+    /// the normal impulse, N s (0 when not touching), for the haptic pulse.
+    pub push_impulse: f64,
 }
 
 /// The simulation thread's end of the snapshot slot and status.
@@ -238,6 +232,7 @@ impl SimThread {
             message_count: 0,
             running: true,
             trace: SolverTrace::default(),
+            push_impulse: 0.0,
         };
         let shared = Arc::new(Shared {
             snapshot: Mutex::new(Arc::new(first)),
@@ -393,8 +388,8 @@ struct Worker {
     pending_settings: Option<SolverSettings>,
     pending_resample: bool,
     load: SimLoad,
-    /// The flesh grab held by the hand, if any.
-    grab: Option<u64>,
+    /// The hands' grab and push, and the ground.
+    hands: hands::Hands,
     /// Modal flesh's modes being computed (meanwhile the muscles ride
     /// rigidly).
     modes: Option<PendingModes>,
@@ -431,7 +426,7 @@ impl Worker {
             pending_settings: None,
             pending_resample: false,
             load: SimLoad::default(),
-            grab: None,
+            hands: hands::Hands::default(),
             modes: None,
             tracer: TraceSampler::default(),
         };
@@ -461,6 +456,14 @@ impl Worker {
         tracing::warn!("simulation: {message}");
         self.status.message = Some(message);
         self.status.message_count += 1;
+        self.dirty = true;
+    }
+
+    /// Says `said`, if anything; something changed either way.
+    fn tell(&mut self, said: Option<String>) {
+        if let Some(m) = said {
+            self.report(m);
+        }
         self.dirty = true;
     }
 
@@ -572,40 +575,20 @@ impl Worker {
                     self.pending_resample = true;
                 }
             }
-            SimMessage::Grab(g) => self.apply_grab(g),
+            SimMessage::Grab(g) => {
+                let said = self.hands.grab(self.sim.as_mut(), g);
+                self.tell(said);
+            }
+            SimMessage::Push(p) => {
+                let said = self.hands.push(self.sim.as_mut(), p);
+                self.tell(said);
+            }
+            SimMessage::MakeDynamic(ground) => {
+                let said = self.hands.make_dynamic(self.sim.as_mut(), ground);
+                self.tell(Some(said));
+            }
             SimMessage::Shutdown => {}
         }
-    }
-
-    fn apply_grab(&mut self, g: FleshGrab) {
-        let Some(flesh) = self.sim.as_mut().and_then(|s| s.flesh_mut()) else {
-            return;
-        };
-        match g {
-            FleshGrab::Start { at } => {
-                if let Some(old) = self.grab.take() {
-                    flesh.release(old);
-                }
-                self.grab = flesh.grab(at);
-                if self.grab.is_none() {
-                    self.report(format!(
-                        "nothing to grab at ({:.3}, {:.3}, {:.3}): the point is outside the flesh",
-                        at.x, at.y, at.z
-                    ));
-                }
-            }
-            FleshGrab::Move { hand } => {
-                if let Some(id) = self.grab {
-                    flesh.move_grab(id, hand);
-                }
-            }
-            FleshGrab::Release => {
-                if let Some(id) = self.grab.take() {
-                    flesh.release(id);
-                }
-            }
-        }
-        self.dirty = true;
     }
 
     fn apply_pending(&mut self) {
@@ -769,6 +752,8 @@ impl Worker {
                 self.revision = revision;
                 self.status.revision = revision;
                 self.dirty = true;
+                let said = self.hands.keep_dynamic(self.sim.as_mut());
+                self.tell(said);
             }
             Err(e) => self.report(format!(
                 "edit {revision} was not simulated: {e}; still simulating edit {}",
@@ -893,6 +878,7 @@ impl Worker {
             0.8 * self.status.achieved_ratio + 0.2 * achieved
         };
         self.dirty = true;
+        self.status.push_impulse = hands::Hands::push_impulse(self.sim.as_ref());
         match result {
             Ok(report) => {
                 self.status.fell_behind = report.fell_behind || real > cap;
@@ -971,6 +957,7 @@ impl Worker {
     }
 }
 
+mod hands;
 mod modes;
 #[cfg(test)]
 mod tests;

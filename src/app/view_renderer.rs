@@ -106,7 +106,7 @@ impl ViewRenderer {
         }
         self.scene.draw_posed(
             snapshot,
-            posture,
+            posture.as_deref(),
             &decorations,
             &cameras,
             self.mode,
@@ -116,6 +116,9 @@ impl ViewRenderer {
         )
     }
 }
+
+/// The push cursor's colour: a palm.
+const PUSH_COLOR: [f32; 4] = [0.95, 0.75, 0.6, 1.0];
 
 /// Tool cursors with their wands (sized in physical metres, whatever the
 /// vehicle's scale), and the current joint: what every front end draws
@@ -130,8 +133,19 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
         color,
         active: h.triggered(),
     };
+    let right = &inputs.hands.right;
+    let right_cursor = if super::flesh_push::pushing(right.buttons) {
+        // The push: the hand's capsule's tip, as big as the ball that
+        // pushes (world units, as the simulation takes it).
+        Cursor {
+            radius: super::flesh_push::PUSH_RADIUS,
+            ..hand(right, PUSH_COLOR, 0.0)
+        }
+    } else {
+        hand(right, tool_color(inputs.tool), WAND_LENGTH)
+    };
     let mut cursors = vec![
-        hand(&inputs.hands.right, tool_color(inputs.tool), WAND_LENGTH),
+        right_cursor,
         // The left hand flies the vehicle: a small grey marker, no wand.
         hand(&inputs.hands.left, [0.5, 0.5, 0.55, 1.0], 0.0),
     ];
@@ -154,10 +168,28 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
 
 /// The posture to draw the skeleton in: the edit side's (no simulation
 /// lag: LEMAN manipulates the skeleton in real time) when it fits the
-/// snapshot's skeleton; the skin is always the snapshot's.
-pub fn draw_posture<'a>(inputs: &FrameInputs<'a>) -> Option<&'a crate::character::Posture> {
-    (inputs.edit_posture.angles.len() == inputs.snapshot.posture.angles.len())
-        .then_some(inputs.edit_posture)
+/// snapshot's skeleton, with the root where the simulation carried it when
+/// the skeleton responds (it falls and is pushed); the skin is always the
+/// snapshot's.
+pub fn draw_posture<'a>(
+    inputs: &FrameInputs<'a>,
+) -> Option<std::borrow::Cow<'a, crate::character::Posture>> {
+    let (edit, simulated) = (inputs.edit_posture, &inputs.snapshot.posture);
+    if edit.angles.len() != simulated.angles.len() {
+        return None;
+    }
+    let responds = inputs
+        .snapshot
+        .flesh
+        .as_ref()
+        .is_some_and(|f| f.root_responds);
+    if !responds || edit.angles.is_empty() {
+        return Some(std::borrow::Cow::Borrowed(edit));
+    }
+    let mut p = edit.clone();
+    p.root_translation = simulated.root_translation;
+    p.angles[0] = simulated.angles[0];
+    Some(std::borrow::Cow::Owned(p))
 }
 
 /// Uniform scale of a similarity transform.

@@ -230,6 +230,7 @@ fn panel_decorations(
                 skins: 3,
                 energy: Some(1.0 + (t * 3.0).sin() * 0.1),
             },
+            push_impulse: 0.0,
         };
         driver.record_live(now, &sim, None);
         let timings = [format!("frame {frame}")];

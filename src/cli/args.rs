@@ -149,3 +149,42 @@ pub(crate) fn parse_interval(s: &str) -> Result<std::time::Duration, String> {
     }
     Ok(std::time::Duration::from_secs_f64(x))
 }
+
+/// The ground a responding skeleton lands on (`bake`, `desk`, `xr`).
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct GroundArgs {
+    /// Let the skeleton respond and land on the ground (y = 0), starting
+    /// its lowest point H metres above it (FEM flesh): it falls, bounces
+    /// and settles, and the hand can push it.
+    #[arg(long, value_name = "H")]
+    pub drop: Option<f64>,
+    /// Coulomb friction of the ground under --drop.
+    #[arg(long, value_name = "MU", requires = "drop",
+          default_value_t = plasticine::contact::obstacle::GROUND_FRICTION)]
+    pub friction: f64,
+    /// Restitution of the ground under --drop, in [0, 1].
+    #[arg(long, value_name = "E", requires = "drop",
+          default_value_t = plasticine::contact::obstacle::GROUND_RESTITUTION)]
+    pub restitution: f64,
+}
+
+impl GroundArgs {
+    /// The ground asked for, validated (none without --drop).
+    pub fn ground(&self) -> anyhow::Result<Option<plasticine::contact::GroundDrop>> {
+        let Some(h) = self.drop else {
+            return Ok(None);
+        };
+        let plane = plasticine::contact::Plane {
+            friction: self.friction,
+            restitution: self.restitution,
+            ..plasticine::contact::Plane::ground()
+        };
+        plane
+            .validate()
+            .map_err(|e| anyhow::anyhow!("invalid ground: {e}"))?;
+        Ok(Some(plasticine::contact::GroundDrop {
+            plane,
+            drop: Some(h),
+        }))
+    }
+}

@@ -53,19 +53,10 @@ pub struct BakeArgs {
     /// (the chained cache is the same, byte for byte, as one bake's).
     #[arg(long, value_name = "B")]
     until_frame: Option<usize>,
-    /// Let the skeleton respond and land on the ground (y = 0), starting
-    /// its lowest point H metres above it (FEM flesh): it falls, bounces
-    /// and settles; summary.json reports the clearance and the contacts.
-    #[arg(long, value_name = "H")]
-    drop: Option<f64>,
-    /// Coulomb friction of the ground under --drop.
-    #[arg(long, value_name = "MU", requires = "drop",
-          default_value_t = plasticine::contact::obstacle::GROUND_FRICTION)]
-    friction: f64,
-    /// Restitution of the ground under --drop, in [0, 1].
-    #[arg(long, value_name = "E", requires = "drop",
-          default_value_t = plasticine::contact::obstacle::GROUND_RESTITUTION)]
-    restitution: f64,
+    /// The ground (`--drop`): summary.json reports the clearance and the
+    /// contacts.
+    #[command(flatten)]
+    ground: super::args::GroundArgs,
 }
 
 impl BakeArgs {
@@ -83,9 +74,7 @@ impl BakeArgs {
             restart,
             checkpoint_every,
             until_frame,
-            drop,
-            friction,
-            restitution,
+            ground,
         } = self;
 
         let c = load_character(&character)?;
@@ -131,23 +120,7 @@ impl BakeArgs {
             },
             cancel: Some(cancel),
             checkpoint_every: Some(checkpoint_every),
-            ground: match drop {
-                Some(h) => {
-                    let plane = plasticine::contact::Plane {
-                        friction,
-                        restitution,
-                        ..plasticine::contact::Plane::ground()
-                    };
-                    plane
-                        .validate()
-                        .map_err(|e| anyhow::anyhow!("invalid ground: {e}"))?;
-                    Some(plasticine::bake::GroundDrop {
-                        plane,
-                        drop: Some(h),
-                    })
-                }
-                None => None,
-            },
+            ground: ground.ground()?,
         };
         let bar = ProgressBar::new(0).with_style(
             ProgressStyle::with_template(

@@ -51,6 +51,10 @@ pub struct DeskArgs {
     /// undone (they stay in a recorded session), so a long session holds steady.
     #[arg(long, value_name = "MB", default_value_t = 512)]
     undo_budget: usize,
+    /// The ground (`--drop`): Shift + right mouse button pushes the
+    /// character.
+    #[command(flatten)]
+    ground: super::args::GroundArgs,
 }
 
 impl DeskArgs {
@@ -69,6 +73,7 @@ impl DeskArgs {
             record,
             bake,
             undo_budget,
+            ground,
         } = self;
         desk(
             character,
@@ -84,6 +89,7 @@ impl DeskArgs {
             record,
             bake,
             undo_budget,
+            ground,
         )?;
         Ok(())
     }
@@ -107,6 +113,7 @@ pub(crate) fn desk(
     record: Option<PathBuf>,
     bake: Option<PathBuf>,
     undo_budget_mb: usize,
+    ground: super::args::GroundArgs,
 ) -> Result<()> {
     use plasticine::app::desk::{DeskOptions, TrackerChoice, run_desk};
     use plasticine::render::StereoMode;
@@ -138,6 +145,7 @@ pub(crate) fn desk(
         record,
         bake,
         undo_budget: undo_budget_mb.saturating_mul(1 << 20),
+        ground: ground.ground()?,
         stop: Some(&XR_STOP),
         ..DeskOptions::default()
     };

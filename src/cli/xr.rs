@@ -57,6 +57,10 @@ pub struct XrArgs {
     /// undone (they stay in a recorded session), so a long session holds steady.
     #[arg(long, value_name = "MB", default_value_t = 512)]
     undo_budget: usize,
+    /// The ground (`--drop`): the tool hand's thumbstick click, held,
+    /// pushes the character.
+    #[command(flatten)]
+    ground: super::args::GroundArgs,
 }
 
 impl XrArgs {
@@ -108,6 +112,7 @@ fn xr(args: XrArgs) -> Result<()> {
         timings_csv: args.timings,
         record: args.record.clone(),
         bake: args.bake.clone(),
+        ground: args.ground.ground()?,
         stop: Some(&XR_STOP),
         ..XrOptions::default()
     };
@@ -162,6 +167,7 @@ fn xr(args: XrArgs) -> Result<()> {
                 args.record,
                 args.bake,
                 args.undo_budget,
+                args.ground,
             )
         }
         Err(e) => Err(e.into()),

@@ -22,5 +22,5 @@ pub mod obstacle;
 pub mod proxy;
 
 pub use friction::{ContactRow, solve_contacts};
-pub use obstacle::{Capsule, Obstacle, Plane};
+pub use obstacle::{Capsule, GroundDrop, Obstacle, Plane};
 pub use proxy::{Proxy, contact_proxies};

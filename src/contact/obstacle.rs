@@ -80,6 +80,16 @@ impl Plane {
     }
 }
 
+/// The ground a responding skeleton lands on, and the height its lowest
+/// contact proxy starts at (none: where the posture puts it).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GroundDrop {
+    /// The ground plane, its friction and restitution.
+    pub plane: Plane,
+    /// Start height of the lowest contact proxy over the ground, m.
+    pub drop: Option<f64>,
+}
+
 /// Friction of the hand's push: a palm on skin.
 pub const HAND_FRICTION: f64 = 0.5;
 /// Restitution of the hand's push: none (a palm does not bounce flesh).

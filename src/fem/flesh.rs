@@ -523,6 +523,7 @@ impl FleshSim {
                 .map(|g| (l.deform(&g.embedding, &q).as_vec3(), g.hand.as_vec3()))
                 .collect(),
             detail: self.body.detail_per_level(),
+            root_responds: self.core.is_some(),
             morph_weights: match &self.morph {
                 Some(model) => {
                     let (beta, clamped, _) = model.weights(&character.skeleton, posture);

@@ -31,6 +31,9 @@ pub mod buttons {
     pub const GRIP: u32 = 1 << 3;
     /// The thumbstick, clicked.
     pub const THUMBSTICK: u32 = 1 << 4;
+    /// The push gesture, held: the desk's Shift + right mouse button (a
+    /// headset's tool-hand thumbstick click pushes too).
+    pub const PUSH: u32 = 1 << 5;
 }
 
 /// Trigger value at or above which the trigger counts as pressed.

@@ -1,3 +1,4 @@
+use super::hands::HandPush;
 use super::*;
 use crate::samples::shipped_penguin;
 use glam::Vec3;
@@ -387,5 +388,69 @@ fn modal_modes_compute_beside_the_simulation_and_then_take_over() {
         flesh.time,
         modal.sim_time
     );
+    sim.shutdown();
+}
+
+#[test]
+fn the_hand_pushes_a_responding_skeleton_and_says_when_the_skeleton_cannot_respond() {
+    // Kinematic flesh: the push dents the skin only, and the user is told.
+    let push = |a: Vec3, velocity: Vec3| HandPush {
+        a,
+        b: a + Vec3::X * 0.1,
+        radius: 0.04,
+        velocity,
+    };
+    let sim = SimThread::spawn(shipped_penguin(), SolverSettings::default(), 0);
+    sim.send(SimMessage::Push(Some(push(
+        Vec3::new(-0.6, 0.2, 0.0),
+        Vec3::ZERO,
+    ))))
+    .unwrap();
+    wait_status(&sim, "the skin-only notice", |s| {
+        s.message
+            .as_deref()
+            .is_some_and(|m| m.contains("dents the skin only"))
+    });
+    sim.shutdown();
+    // FEM flesh with --drop: it falls, tips onto its back and lies there;
+    // a hand from its left (−x) at 0.4 m/s pushes it along.
+    let mut c = shipped_penguin();
+    c.flesh = crate::character::Flesh::Fem(Default::default());
+    let sim = SimThread::spawn(c, SolverSettings::default(), 0);
+    let ground = crate::contact::GroundDrop {
+        plane: crate::contact::Plane::ground(),
+        drop: Some(0.002),
+    };
+    sim.send(SimMessage::MakeDynamic(ground)).unwrap();
+    wait_status(&sim, "the skeleton responds", |s| {
+        s.message
+            .as_deref()
+            .is_some_and(|m| m.contains("the skeleton responds"))
+    });
+    let lying = wait_snapshot(&sim, "lying on its back", |s| s.sim_time > 1.2);
+    let points: Vec<Vec3> = lying
+        .skins
+        .iter()
+        .flat_map(|s| s.positions.clone())
+        .collect();
+    let (lo, hi) = points.iter().fold(
+        (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+    );
+    let body = |s: &SceneSnapshot| centroid(&s.skins[0].positions);
+    let mid = (lo + hi) * 0.5;
+    sim.send(SimMessage::Push(Some(push(
+        Vec3::new(lo.x - 0.15, mid.y, mid.z),
+        Vec3::new(0.4, 0.0, 0.0),
+    ))))
+    .unwrap();
+    wait_status(&sim, "the hand's impulse", |s| s.push_impulse > 0.0);
+    let pushed = wait_snapshot(&sim, "pushed for 0.4 s", |s| {
+        s.sim_time > lying.sim_time + 0.45
+    });
+    let moved = body(&pushed) - body(&lying);
+    assert!(moved.x > 0.03, "the body skin moved {moved}");
+    sim.send(SimMessage::Push(None)).unwrap();
+    wait_status(&sim, "the hand let go", |s| s.push_impulse == 0.0);
     sim.shutdown();
 }
