@@ -615,6 +615,13 @@ impl Simulation {
                 *p += lift;
             }
         }
+        // The integrators start afresh from the lifted skins (a step's
+        // history from below would read the lift as a blow), their
+        // boundary rows on the joints where the core now holds them.
+        self.reset_runtimes(t);
+        for s in 0..self.skins.len() {
+            self.prescribe_skin(s, t);
+        }
         self.ground = Some((ground, drop));
         self.measure_frequencies();
         Ok(())
