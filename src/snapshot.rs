@@ -123,6 +123,20 @@ impl SceneSnapshot {
         }
     }
 
+    /// `edit` (a posture of the same skeleton) with the root where the
+    /// simulation holds it, when the skeleton responds (falls, is pushed);
+    /// None when it does not or the skeletons differ.
+    pub fn with_simulated_root(&self, edit: &Posture) -> Option<Posture> {
+        let responds = self.flesh.as_ref().is_some_and(|f| f.root_responds);
+        if !responds || edit.angles.is_empty() || edit.angles.len() != self.posture.angles.len() {
+            return None;
+        }
+        let mut p = edit.clone();
+        p.root_translation = self.posture.root_translation;
+        p.angles[0] = self.posture.angles[0];
+        Some(p)
+    }
+
     /// Where points `points` of skin `skin` are (those it has; none when
     /// there is no such skin).
     pub fn skin_points(&self, skin: usize, points: &[usize]) -> Vec<Vec3> {

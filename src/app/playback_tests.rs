@@ -768,3 +768,59 @@ fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
     let messages = fl.take_panel_messages().join("\n");
     assert!(messages.contains("key stored"), "{messages}");
 }
+
+/// A fall (or a push) kept as a key: with the skeleton responding, K
+/// stores the working posture with the root where the simulation holds
+/// it, one undo step; the skeleton is drawn there too.
+#[test]
+fn a_key_stored_while_the_skeleton_responds_keeps_where_it_fell() {
+    let mut c = shipped_penguin();
+    c.key_postures.clear();
+    c.flesh = crate::character::Flesh::Fem(Default::default());
+    let rest = c.skeleton.rest_posture();
+    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    let mut hands = Hands::still();
+    let mut seen = Seen::default();
+    let ground = crate::contact::GroundDrop {
+        plane: crate::contact::Plane::ground(),
+        drop: Some(0.2),
+    };
+    fl.sim().send(SimMessage::MakeDynamic(ground)).unwrap();
+    frames_until(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        "fallen and lying",
+        |_, s| s.snapshot.as_ref().is_some_and(|s| s.sim_time > 1.0),
+    );
+    let fallen = fl.sim().latest();
+    let drawn = fallen
+        .with_simulated_root(&rest)
+        .expect("the skeleton responds");
+    // It fell over: the root is far from where the rest posture holds it.
+    let rest_root = crate::fem::dynamic::root_frame(fl.character(), &rest);
+    let fallen_root = crate::fem::dynamic::root_frame(fl.character(), &drawn);
+    assert!(
+        fallen_root.matrix3.z_axis.dot(rest_root.matrix3.z_axis) < 0.5,
+        "it tipped over"
+    );
+    let said = fl.playback_mut().store_key();
+    assert!(
+        said.contains("with the root where the simulation holds it"),
+        "{said}"
+    );
+    let key = fl.character().key_postures[0].posture.clone();
+    let kept = crate::fem::dynamic::root_frame(fl.character(), &key);
+    // Where the simulation held it when K was pressed (a frame later at most).
+    let now = crate::fem::dynamic::root_frame(fl.character(), &fl.sim().latest().posture);
+    assert!(
+        kept.translation.distance(now.translation) < 0.02,
+        "{kept:?} vs {now:?}"
+    );
+    assert!(kept.matrix3.z_axis.dot(now.matrix3.z_axis) > 0.99);
+    // The other joints are the working posture's.
+    assert_eq!(key.angles[1..], rest.angles[1..]);
+    // One undo takes it back.
+    fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    assert!(fl.character().key_postures.is_empty());
+}

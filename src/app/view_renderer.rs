@@ -174,22 +174,14 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
 pub fn draw_posture<'a>(
     inputs: &FrameInputs<'a>,
 ) -> Option<std::borrow::Cow<'a, crate::character::Posture>> {
-    let (edit, simulated) = (inputs.edit_posture, &inputs.snapshot.posture);
-    if edit.angles.len() != simulated.angles.len() {
+    let edit = inputs.edit_posture;
+    if edit.angles.len() != inputs.snapshot.posture.angles.len() {
         return None;
     }
-    let responds = inputs
-        .snapshot
-        .flesh
-        .as_ref()
-        .is_some_and(|f| f.root_responds);
-    if !responds || edit.angles.is_empty() {
-        return Some(std::borrow::Cow::Borrowed(edit));
-    }
-    let mut p = edit.clone();
-    p.root_translation = simulated.root_translation;
-    p.angles[0] = simulated.angles[0];
-    Some(std::borrow::Cow::Owned(p))
+    Some(match inputs.snapshot.with_simulated_root(edit) {
+        Some(p) => std::borrow::Cow::Owned(p),
+        None => std::borrow::Cow::Borrowed(edit),
+    })
 }
 
 /// Uniform scale of a similarity transform.

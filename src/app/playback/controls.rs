@@ -125,6 +125,13 @@ impl PlaybackCtl<'_> {
     /// Stores `posture` as the key at the current time (replacing the key
     /// there, keeping its tension/continuity/bias), and selects it.
     pub fn store_key_at_current_time(&mut self, posture: Posture) -> String {
+        let said = self.set_key_now(posture);
+        self.say(said)
+    }
+
+    /// The key at the current time set to `posture`, and the sentence
+    /// saying so (not yet said).
+    fn set_key_now(&mut self, posture: Posture) -> String {
         let time = self.playback.timeline.time as f32;
         let (tension, continuity, bias) = key_tcb(self.keys(), time);
         let replacing = key_at(self.keys(), time).is_some();
@@ -139,17 +146,27 @@ impl PlaybackCtl<'_> {
                 self.playback.timeline.selected = Some(time);
                 let what = if replacing { "replaced" } else { "stored" };
                 let n = self.keys().len();
-                self.say(format!("key {what} at {time:.2} s ({n} keys)"))
+                format!("key {what} at {time:.2} s ({n} keys)")
             }
-            Err(e) => self.say(format!("refused: {e}")),
+            Err(e) => format!("refused: {e}"),
         }
     }
 
     /// Stores the interactive posture (the working posture, or the drag) as
-    /// the key at the current time.
+    /// the key at the current time. When the skeleton responds, the key
+    /// keeps the root where the simulation holds it: a push's or a fall's
+    /// reaction, kept as a key posture.
     pub fn store_key(&mut self) -> String {
         let p = self.env.interactive_posture();
-        self.store_key_at_current_time(p)
+        match self.env.sim.latest().with_simulated_root(&p) {
+            Some(reacted) => {
+                let said = self.set_key_now(reacted);
+                self.say(format!(
+                    "{said}, with the root where the simulation holds it"
+                ))
+            }
+            None => self.store_key_at_current_time(p),
+        }
     }
 
     /// Selects the first key after the current time (wrapping) and moves the time to it; while
