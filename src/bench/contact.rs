@@ -89,6 +89,8 @@ struct Timing {
     contacts: f64,
     step_ms: f64,
     contact_ms: f64,
+    /// CG iterations per step, summed over the step's solves.
+    cg_iterations: f64,
 }
 
 /// Drops `c` on `ground` from `drop` (none: where it stands), lets it
@@ -108,6 +110,7 @@ fn time(
     flesh.advance_to(c, |_| posture.clone(), settle);
     let h = crate::fem::FLESH_STEP;
     let (mut wall, mut contact, mut contacts) = (0.0, 0.0, 0usize);
+    let iterations_before = flesh.cg_iterations;
     for _ in 0..steps {
         let end = flesh.time() + h;
         let start = Instant::now();
@@ -124,6 +127,7 @@ fn time(
         contacts: contacts as f64 / n,
         step_ms: 1e3 * wall / n,
         contact_ms: 1e3 * contact / n,
+        cg_iterations: (flesh.cg_iterations - iterations_before) as f64 / n,
     })
 }
 
@@ -158,6 +162,7 @@ pub fn figures(quick: bool) -> Vec<serde_json::Value> {
                     "contacts": t.contacts,
                     "step_ms": t.step_ms,
                     "contact_ms": t.contact_ms,
+                    "cg_iterations": t.cg_iterations,
                     "thesis_step_ms": thesis,
                     "goal_step_ms": goal,
                 }),
