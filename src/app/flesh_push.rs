@@ -7,7 +7,6 @@
 
 use super::sim_thread::HandPush;
 use crate::input::{HandState, buttons};
-
 use glam::Vec3;
 use std::time::Instant;
 

@@ -338,3 +338,40 @@ fn a_on_the_gripped_flesh_keeps_a_morph_target_in_one_undo_step() {
     fl.frame(&mut tracker, &mut r).unwrap();
     assert!(targets(&fl).is_empty());
 }
+
+/// The push gesture as a script plays it: the right hand with PUSH held
+/// at the kinematic penguin's belly; the frames send the push, the status
+/// line shows it, the user is told the skeleton won't respond; letting go
+/// ends it. (Kinematic flesh holds the skin on the fat over its muscles:
+/// the hand moves only skin that bridges between them.)
+#[test]
+fn the_push_gesture_is_sent_shown_and_ends_on_release() {
+    let c = crate::samples::shipped_penguin();
+    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    let mut tracker = Script::new([]);
+    let mut r = Recorder::default();
+    let hand = |buttons: u32| InputFrame {
+        time: 0.0,
+        right: HandState::at(Vec3::new(0.0, 0.3, 0.14)).with_buttons(buttons),
+        left: HandState::default(),
+    };
+    tracker.frames.push_back(hand(buttons::PUSH));
+    frame_until(&mut fl, &mut tracker, &mut r, |r| {
+        r.overlay.iter().any(|l| l.starts_with("push: "))
+    });
+    let start = Instant::now();
+    while !fl
+        .sim_status()
+        .message
+        .as_deref()
+        .is_some_and(|m| m.contains("the skeleton does not respond"))
+    {
+        assert!(start.elapsed() < Duration::from_secs(60), "never told");
+        fl.frame(&mut tracker, &mut r).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    tracker.frames.push_back(hand(0));
+    frame_until(&mut fl, &mut tracker, &mut r, |r| {
+        !r.overlay.iter().any(|l| l.starts_with("push: "))
+    });
+}

@@ -106,8 +106,9 @@ impl Hands {
         let kinematic = sim.flesh().and_then(|f| f.core()).is_none();
         if p.is_some() && kinematic && !std::mem::replace(&mut self.told_kinematic, true) {
             return Some(
-                "the push dents the skin only: the skeleton does not respond (start on FEM \
-                 flesh with --drop H to let it fall, stand and be pushed)"
+                "the push moves the skin only, where it is not held on the fat over a muscle: \
+                 the skeleton does not respond (start on FEM flesh with --drop H to let it \
+                 fall, stand and be pushed)"
                     .into(),
             );
         }

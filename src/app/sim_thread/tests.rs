@@ -393,7 +393,7 @@ fn modal_modes_compute_beside_the_simulation_and_then_take_over() {
 
 #[test]
 fn the_hand_pushes_a_responding_skeleton_and_says_when_the_skeleton_cannot_respond() {
-    // Kinematic flesh: the push dents the skin only, and the user is told.
+    // Kinematic flesh: the push moves the skin only, and the user is told.
     let push = |a: Vec3, velocity: Vec3| HandPush {
         a,
         b: a + Vec3::X * 0.1,
@@ -409,7 +409,7 @@ fn the_hand_pushes_a_responding_skeleton_and_says_when_the_skeleton_cannot_respo
     wait_status(&sim, "the skin-only notice", |s| {
         s.message
             .as_deref()
-            .is_some_and(|m| m.contains("dents the skin only"))
+            .is_some_and(|m| m.contains("moves the skin only"))
     });
     sim.shutdown();
     // FEM flesh with --drop: it falls, tips onto its back and lies there;
