@@ -157,6 +157,9 @@ pub struct ContactReport {
     pub push_contacts: usize,
     /// The normal impulse the hand's capsules gave the character (N s).
     pub push_impulse: f64,
+    /// The largest `‖λ_t‖ / (μ λ_n)` over the contacts that pushed (at
+    /// most 1: friction inside its Coulomb cone, 3.20).
+    pub cone_ratio: f64,
 }
 
 /// The skeleton's core as a rigid body, and the ground it lands on.
@@ -219,6 +222,9 @@ pub struct ContactTotals {
     pub min_clearance: f64,
     /// The lowest bone end over the ground (m).
     pub min_bone_clearance: f64,
+    /// The largest friction-to-cone ratio of any contact (see
+    /// [`ContactReport::cone_ratio`]).
+    pub max_cone_ratio: f64,
 }
 
 impl Default for ContactTotals {
@@ -229,6 +235,7 @@ impl Default for ContactTotals {
             contacts: 0,
             min_clearance: f64::INFINITY,
             min_bone_clearance: f64::INFINITY,
+            max_cone_ratio: 0.0,
         }
     }
 }
@@ -518,6 +525,7 @@ impl DynamicCore {
         tot.max_contacts = tot.max_contacts.max(m);
         tot.min_clearance = tot.min_clearance.min(self.last.clearance);
         tot.min_bone_clearance = tot.min_bone_clearance.min(self.last.bone_clearance);
+        tot.max_cone_ratio = tot.max_cone_ratio.max(self.last.cone_ratio);
         report
     }
 

@@ -227,6 +227,12 @@ impl DynamicCore {
                 .iter()
                 .zip(&solved.impulses)
                 .filter(|(c, _)| matches!(c.obstacle, Obstacle::Capsule(_)));
+            self.last.cone_ratio = contacts
+                .iter()
+                .zip(&solved.impulses)
+                .filter(|(c, l)| l.x > 0.0 && c.obstacle.friction() > 0.0)
+                .map(|(c, l)| l.y.hypot(l.z) / (c.obstacle.friction() * l.x))
+                .fold(0.0, f64::max);
             self.last.push_contacts = pushed.clone().count();
             self.last.push_impulse = pushed.map(|(_, l)| l.x).sum();
         } else {
@@ -234,6 +240,7 @@ impl DynamicCore {
             self.last.violation = 0.0;
             self.last.push_contacts = 0;
             self.last.push_impulse = 0.0;
+            self.last.cone_ratio = 0.0;
         }
     }
 }

@@ -181,6 +181,13 @@ fn the_hands_capsule_pushes_the_block_along_the_floor_without_entering_it() {
         "{:?}",
         core.last
     );
+    // Friction inside its cone on every contact of every step (3.20),
+    // and at its edge somewhere: the block slid over the floor.
+    assert!(
+        core.totals.max_cone_ratio <= 1.0 + 1e-9 && core.totals.max_cone_ratio > 0.99,
+        "{:?}",
+        core.totals
+    );
     // No proxy inside the capsule beyond 2 mm, none under the floor.
     let FleshBodyRef::Lattice(b) = body_of(&sim);
     let now = hand.at(0.8);
