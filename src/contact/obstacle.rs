@@ -59,25 +59,31 @@ impl Plane {
         if !self.offset.is_finite() {
             return Err(InvalidField::new("ground.offset", "must be finite"));
         }
-        if !(self.friction.is_finite() && self.friction >= 0.0) {
-            return Err(InvalidField::new(
-                "friction",
-                format!("must be a finite number ≥ 0, got {}", self.friction),
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.restitution) {
-            return Err(InvalidField::new(
-                "restitution",
-                format!("must lie in [0, 1], got {}", self.restitution),
-            ));
-        }
-        Ok(())
+        check_surface("", self.friction, self.restitution)
     }
 
     /// Signed distance of `x` from the plane (negative below it).
     pub fn distance(&self, x: DVec3) -> f64 {
         self.normal.dot(x) - self.offset
     }
+}
+
+/// Refuses a surface's friction < 0 or restitution outside [0, 1] (or
+/// NaN), naming the field under `prefix`.
+fn check_surface(prefix: &str, friction: f64, restitution: f64) -> Result<(), InvalidField> {
+    if !(friction.is_finite() && friction >= 0.0) {
+        return Err(InvalidField::new(
+            format!("{prefix}friction"),
+            format!("must be a finite number ≥ 0, got {friction}"),
+        ));
+    }
+    if !(0.0..=1.0).contains(&restitution) {
+        return Err(InvalidField::new(
+            format!("{prefix}restitution"),
+            format!("must lie in [0, 1], got {restitution}"),
+        ));
+    }
+    Ok(())
 }
 
 /// The ground a responding skeleton lands on, and the height its lowest
@@ -148,19 +154,7 @@ impl Capsule {
                 format!("must be a finite length > 0, got {}", self.radius),
             ));
         }
-        if !(self.friction.is_finite() && self.friction >= 0.0) {
-            return Err(InvalidField::new(
-                "push.friction",
-                format!("must be a finite number ≥ 0, got {}", self.friction),
-            ));
-        }
-        if !(0.0..=1.0).contains(&self.restitution) {
-            return Err(InvalidField::new(
-                "push.restitution",
-                format!("must lie in [0, 1], got {}", self.restitution),
-            ));
-        }
-        Ok(())
+        check_surface("push.", self.friction, self.restitution)
     }
 
     /// The capsule moved on to time t.

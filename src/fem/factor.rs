@@ -100,19 +100,29 @@ fn lower_triangle(a: &BlockCsr, known: &[bool]) -> Option<SparseColMat<u32, f64>
     SparseColMat::<u32, f64>::try_new_from_triplets(n, n, &entries).ok()
 }
 
+/// The lower triangle of `a` (known rows the identity) and its symbolic
+/// analysis under the AMD ordering.
+fn analysed(
+    a: &BlockCsr,
+    known: &[bool],
+) -> Option<(SparseColMat<u32, f64>, SymbolicCholesky<u32>)> {
+    let matrix = lower_triangle(a, known)?;
+    let symbolic = factorize_symbolic_cholesky(
+        matrix.symbolic(),
+        Side::Lower,
+        SymmetricOrdering::Amd,
+        Default::default(),
+    )
+    .ok()?;
+    Some((matrix, symbolic))
+}
+
 impl SparseCholesky {
     /// Factors the block matrix `a` with the rows and columns of `known`
     /// block rows replaced by the identity. None if the factor is over the
     /// fill budget or the matrix is not positive definite.
     pub fn new(a: &BlockCsr, known: &[bool]) -> Option<Self> {
-        let matrix = lower_triangle(a, known)?;
-        let symbolic = factorize_symbolic_cholesky(
-            matrix.symbolic(),
-            Side::Lower,
-            SymmetricOrdering::Amd,
-            Default::default(),
-        )
-        .ok()?;
+        let (matrix, symbolic) = analysed(a, known)?;
         let stored = symbolic.len_val();
         let fill_budget = MAX_FILL_RATIO * 9 * a.blocks.len();
         let single = if stored <= MAX_STORED && stored <= fill_budget {
@@ -131,14 +141,7 @@ impl SparseCholesky {
     /// factor's size (for tests of the single-precision path).
     #[cfg(test)]
     fn with_precision(a: &BlockCsr, known: &[bool], single: bool) -> Option<Self> {
-        let matrix = lower_triangle(a, known)?;
-        let symbolic = factorize_symbolic_cholesky(
-            matrix.symbolic(),
-            Side::Lower,
-            SymmetricOrdering::Amd,
-            Default::default(),
-        )
-        .ok()?;
+        let (matrix, symbolic) = analysed(a, known)?;
         Self::numeric(Arc::new(symbolic), &matrix, single)
     }
 
