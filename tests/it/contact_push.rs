@@ -111,3 +111,40 @@ fn a_hand_that_is_not_a_capsule_is_refused_naming_the_field() {
     hand.velocity.x = f64::NAN;
     assert_eq!(sim.set_pushers(vec![hand]).unwrap_err().field, "push");
 }
+
+#[test]
+fn a_hand_crushing_the_penguin_into_the_floor_is_reported() {
+    // The hand comes down through the lying penguin onto its bones at
+    // 2 m/s while the floor holds it: the contacts cannot all be met, and
+    // the advance says so in its events.
+    let mut sim = standing_penguin();
+    sim.advance_to(1.2, None).unwrap();
+    let r = root(&sim);
+    let hand = Capsule::hand(
+        DVec3::new(r.x - 0.2, r.y + 0.06, r.z),
+        DVec3::new(r.x + 0.2, r.y + 0.06, r.z),
+        0.05,
+        DVec3::new(0.0, -2.0, 0.0),
+        1.2,
+    );
+    sim.set_pushers(vec![hand]).unwrap();
+    let report = sim.advance_to(1.3, None).unwrap();
+    let unsettled: Vec<_> = report
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            plasticine::skin::SimEvent::ContactUnsettled {
+                steps,
+                at,
+                violation,
+            } => Some((*steps, *at, *violation)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(unsettled.len(), 1, "{:?}", report.events);
+    let (steps, at, violation) = unsettled[0];
+    assert!(
+        steps >= 1 && at > 1.2 && at <= 1.3 && violation > 1e-3,
+        "{unsettled:?}"
+    );
+}

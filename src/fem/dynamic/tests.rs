@@ -200,6 +200,36 @@ fn the_hands_capsule_pushes_the_block_along_the_floor_without_entering_it() {
     assert!(core.last.clearance > -1e-3, "{:?}", core.last);
 }
 
+#[test]
+fn a_hand_crushing_the_bone_into_the_floor_is_reported_unsettled() {
+    // The hand comes down on the block's bone at 1 m/s while the floor
+    // holds it: the rigid core cannot go both ways, no impulses settle the
+    // contacts, and the steps say so (the owner reports them as events).
+    let c = block(0.0);
+    let mut sim = dynamic(&c, Plane::ground(), 0.002);
+    run(&mut sim, &c, 0.2);
+    let core = sim.core_mut().unwrap();
+    assert!(core.take_unsettled().is_empty(), "resting settles");
+    let x = core.position;
+    core.pushers = vec![crate::contact::Capsule::hand(
+        x + DVec3::new(-0.2, 0.05, 0.0),
+        x + DVec3::new(0.2, 0.05, 0.0),
+        0.045,
+        DVec3::new(0.0, -1.0, 0.0),
+        0.2,
+    )];
+    run(&mut sim, &c, 0.3);
+    let core = sim.core_mut().unwrap();
+    let unsettled = core.take_unsettled();
+    assert!(!unsettled.is_empty(), "{:?}", core.last);
+    assert!(
+        unsettled
+            .iter()
+            .all(|&(t, v)| t > 0.2 && v > UNSETTLED_VIOLATION),
+        "{unsettled:?}"
+    );
+}
+
 /// The block's speed down a 30° slope after `t`, for friction μ.
 fn slide(mu: f64) -> (f64, f64) {
     let theta = 30f64.to_radians();
