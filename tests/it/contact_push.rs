@@ -148,3 +148,43 @@ fn a_hand_crushing_the_penguin_into_the_floor_is_reported() {
         "{unsettled:?}"
     );
 }
+
+#[test]
+fn a_grabbed_responding_penguin_is_lifted_and_falls_back_when_let_go() {
+    // Grabbing the flesh of a responding skeleton holds the whole
+    // character by it: lifted, it comes off the floor; let go, it falls
+    // back (a toss is the same with a moving hand).
+    let mut sim = standing_penguin();
+    sim.advance_to(1.2, None).unwrap();
+    // The belly, 3 cm in from the body skin's top (away from the bone: a
+    // grab on the bone is the bone's, and dropped).
+    let top = sim.character.skins[0]
+        .points
+        .position
+        .iter()
+        .copied()
+        .max_by(|a, b| a.y.total_cmp(&b.y))
+        .unwrap();
+    let centre = top - Vec3::Y * 0.03;
+    let lying = root(&sim);
+    let flesh = sim.flesh_mut().unwrap();
+    let id = flesh.grab(centre).expect("the belly is flesh");
+    let mut t = 1.2;
+    for k in 1..=30 {
+        t += 1.0 / 60.0;
+        let hand = centre + Vec3::Y * (0.25 * k as f32 / 30.0);
+        sim.flesh_mut().unwrap().move_grab(id, hand);
+        sim.advance_to(t, None).unwrap();
+    }
+    let lifted = root(&sim);
+    assert!(lifted.y - lying.y > 0.15, "lifted from {lying} to {lifted}");
+    sim.flesh_mut().unwrap().release(id);
+    sim.advance_to(t + 1.0, None).unwrap();
+    let fallen = root(&sim);
+    assert!(
+        fallen.y - lying.y < 0.05,
+        "lying at {lying}, after the drop {fallen}"
+    );
+    let core = sim.flesh().unwrap().core().unwrap();
+    assert!(core.totals.min_bone_clearance > -2e-3, "{:?}", core.totals);
+}
