@@ -902,8 +902,9 @@ impl Worker {
                             at,
                             violation,
                         } => self.report(format!(
-                            "the ground contact did not settle in {steps} flesh steps from t = {at:.3} s \
-                             ({violation:.1e} m/s into the ground left)"
+                            "the contact with the ground or the hand did not settle in {steps} flesh \
+                             steps from t = {at:.3} s ({violation:.1e} m/s into it left): the character \
+                             is squeezed between them"
                         )),
                     }
                 }

@@ -106,8 +106,9 @@ pub enum SimEvent {
         new_max_step: f64,
     },
     /// A responding skeleton's contact solve left contacts sinking into
-    /// the ground (it stopped at its sweep limit); the flesh steps went on
-    /// with the impulses found.
+    /// the ground or the hand's capsule (it stopped at its sweep limit, or
+    /// no impulses could meet them all: the character squeezed between
+    /// the two); the flesh steps went on with the impulses found.
     ContactUnsettled {
         /// Flesh steps so affected in this advance.
         steps: usize,
