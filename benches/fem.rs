@@ -5,7 +5,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use plasticine::fem::Linearization;
-use plasticine::samples::limb::{limb, limb_pose};
+use plasticine::samples::{limb, limb_pose};
 use std::hint::black_box;
 
 fn steps(c: &mut Criterion) {

@@ -4,7 +4,7 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use plasticine::kinematics::forward_kinematics;
-use plasticine::kinematics::ik::{
+use plasticine::kinematics::{
     IkSettings, IkSolver, IkTarget, chain_to_branch, demo_chain, demo_drag_target,
 };
 use std::hint::black_box;

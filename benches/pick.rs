@@ -4,9 +4,9 @@
 //! The goal is ≤ 0.5 ms per pick.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use plasticine::kinematics::pose::PosedBody;
-use plasticine::samples::pick_scene::{demo_probes, demo_scene};
-use plasticine::tools::pick::{PickFilter, Picker};
+use plasticine::kinematics::PosedBody;
+use plasticine::samples::{demo_probes, demo_scene};
+use plasticine::tools::{PickFilter, Picker};
 use std::hint::black_box;
 
 fn pick(c: &mut Criterion) {

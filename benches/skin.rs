@@ -3,8 +3,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use glam::Vec3;
-use plasticine::skin::elastic::{ElasticMaterial, Grid, Scratch, add_elastic_forces};
-use plasticine::skin::{SolverSettings, integrate::SecondOrderSystem, system::SkinSystem};
+use plasticine::skin::{ElasticMaterial, Grid, Scratch, add_elastic_forces};
+use plasticine::skin::{SecondOrderSystem, SkinSystem, SolverSettings};
 use std::hint::black_box;
 
 fn elastic_forces(c: &mut Criterion) {

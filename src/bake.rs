@@ -15,13 +15,13 @@
 //! every [`BakeOptions::checkpoint_every`] of wall time, so that a bake killed
 //! outright (or a crash) can be resumed from the last one.
 
-pub mod checkpoint;
+mod checkpoint;
 
 use crate::character::Character;
-use crate::character::resample::resample;
+use crate::character::resample;
 use crate::fem::FleshSim;
 use crate::io::{CacheFlesh, CacheModalPart, CacheReader, CacheWriter, IoError, write_atomic};
-use crate::skin::flesh::FleshRun;
+use crate::skin::FleshRun;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SkinStats, SolverSettings};
 pub use checkpoint::{BakeIdentity, Checkpoint};
 use serde::Serialize;
@@ -221,7 +221,7 @@ pub enum BakeError {
     Options(String),
     /// A skin cannot be resampled to the resolution asked for.
     #[error(transparent)]
-    Resample(#[from] crate::character::resample::ResampleError),
+    Resample(#[from] crate::character::ResampleError),
     /// A fresh bake would throw away a cancelled one.
     #[error(
         "{} holds a cancelled bake{detail}: resume it, or start over discarding it",
@@ -615,13 +615,13 @@ fn write_frame(
             .iter()
             .map(|s| (s.name.as_str(), s.m, s.n, s.points.position.as_slice()))
             .collect();
-        let meshes: Vec<crate::io::obj::ObjMesh> = flesh_layout
+        let meshes: Vec<crate::io::ObjMesh> = flesh_layout
             .meshes
             .iter()
             .zip(&mesh)
             .map(|(m, p)| (m.name.as_str(), *p, out.triangles))
             .collect();
-        crate::io::obj::write_frame_obj(
+        crate::io::write_frame_obj(
             &out.obj_dir.join(format!("frame_{f:05}.obj")),
             &skins,
             &meshes,

@@ -36,13 +36,13 @@ pub enum BenchError {
     Files(#[from] crate::io::IoError),
     /// Playing back the baked cache failed.
     #[error("baked playback: {0}")]
-    Playback(#[source] crate::app::playback::BakedPlaybackError),
+    Playback(#[source] crate::app::BakedPlaybackError),
     /// A bake the scaling figures time failed.
     #[error(transparent)]
     Bake(#[from] crate::bake::BakeError),
     /// An export the scaling figures time failed.
     #[error(transparent)]
-    Export(#[from] crate::io::export::ExportError),
+    Export(#[from] crate::io::ExportError),
 }
 
 /// The penguin, settled at 16×16 and resampled to m×n (LEMAN §6.5).
@@ -61,8 +61,8 @@ pub fn penguin_native(m: usize, n: usize) -> Result<Character, SimError> {
 /// neighbour-normal angle and share of creased pairs (over 30°), one JSON
 /// object per skin.
 pub fn skin_smoothness(name: &str, m: usize) -> Result<Vec<serde_json::Value>, SimError> {
-    use crate::skin::elastic::Grid;
-    use crate::skin::quality::smoothness;
+    use crate::skin::Grid;
+    use crate::skin::smoothness;
     let c = samples::build(name, m, m)?;
     let end = c.key_postures.last().map_or(1.0, |k| k.time as f64);
     let mut worst: Vec<_> = c
@@ -344,7 +344,7 @@ pub fn bytes_per_point() -> serde_json::Value {
         + 2 * size_of::<f32>() // bend, fat
         + size_of::<Option<Band>>();
     let working = 3 * size_of::<f32>() // mass, 1/mass, damping
-        + crate::skin::elastic::Scratch::BYTES_PER_POINT
+        + crate::skin::Scratch::BYTES_PER_POINT
         + 7 * v3 // Verlet buffers
         + 2 * v3 // step start state
         + 2 * v3 // constraint normals and inner points
@@ -361,17 +361,19 @@ pub fn bytes_per_point() -> serde_json::Value {
 /// chain following `events` targets a few centimetres apart, each solved from
 /// the previous posture with one reused solver.
 pub fn ik_drag_event(events: usize) -> serde_json::Value {
-    use crate::kinematics::ik::{self, IkSettings, IkSolver, IkTarget};
-    let (skeleton, mut posture) = ik::demo_chain(10);
+    use crate::kinematics::{
+        IkSettings, IkSolver, IkTarget, chain_to_branch, demo_chain, demo_drag_target,
+    };
+    let (skeleton, mut posture) = demo_chain(10);
     let tip = skeleton.joints.len() - 1;
-    let chain = ik::chain_to_branch(&skeleton, tip);
+    let chain = chain_to_branch(&skeleton, tip);
     let start = crate::kinematics::forward_kinematics(&skeleton, &posture)[tip]
         .translation
         .into();
     let (settings, mut solver) = (IkSettings::default(), IkSolver::new());
     let (mut total, mut max, mut converged) = (0.0f64, 0.0f64, 0);
     for k in 1..=events.max(1) {
-        let target = IkTarget::position(ik::demo_drag_target(start, k));
+        let target = IkTarget::position(demo_drag_target(start, k));
         let t = Instant::now();
         let r = solver.solve(&skeleton, &mut posture, tip, &chain, &target, &settings);
         let us = t.elapsed().as_secs_f64() * 1e6;
@@ -394,10 +396,10 @@ pub fn ik_drag_event(events: usize) -> serde_json::Value {
 /// radius) and one wand ray (`pick_ray`) against every kind of target, each
 /// the mean over `picks` probes. The goal is ≤ 0.5 ms per pick.
 pub fn pick_event(picks: usize) -> Result<serde_json::Value, SimError> {
-    use crate::samples::pick_scene::{demo_probes, demo_scene};
-    use crate::tools::pick::{PickFilter, Picker};
+    use crate::samples::{demo_probes, demo_scene};
+    use crate::tools::{PickFilter, Picker};
     let c = demo_scene(64, 64, 30)?;
-    let body = crate::kinematics::pose::PosedBody::new(&c, &c.skeleton.rest_posture());
+    let body = crate::kinematics::PosedBody::new(&c, &c.skeleton.rest_posture());
     let picks = picks.max(1);
     let (tips, rays) = demo_probes(&c, &body, picks, 7);
     let builds = 50;
@@ -527,7 +529,7 @@ pub fn baked_playback_snapshot(
     n: usize,
     frames: usize,
 ) -> Result<serde_json::Value, BenchError> {
-    use crate::app::playback::BakedFrames;
+    use crate::app::BakedFrames;
     use crate::io::CacheWriter;
     let c = penguin(16, 16)?;
     let dir = std::env::temp_dir().join(format!("plasticine-bench-snap-{}", std::process::id()));
@@ -584,7 +586,7 @@ pub fn baked_playback_snapshot(
 /// about 200 vertices.
 pub fn fem_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
     use crate::fem::Linearization;
-    use crate::samples::limb::{limb, limb_pose};
+    use crate::samples::{limb, limb_pose};
     let seconds = if quick { 0.3 } else { 2.0 };
     let mut out = Vec::new();
     for dims in [[4, 4, 8], [8, 8, 16], [16, 16, 32]] {

@@ -315,11 +315,11 @@ fn drain(child: &mut Child) -> (String, String) {
 /// exactly that character.
 #[test]
 fn the_desk_panel_is_clicked_and_the_recorded_session_replays() {
-    use plasticine::app::panel_driver::{PanelAnchor, desk_panel_anchor};
+    use plasticine::app::{PanelAnchor, desk_panel_anchor};
     use plasticine::io::load_character;
     use plasticine::shape::Primitive;
     use plasticine::tools::ToolKind;
-    use plasticine::tools::panel::{ControlPanel, PAD, Param, ROW_HEIGHT, Row, STEP};
+    use plasticine::tools::{ControlPanel, PAD, Param, ROW_HEIGHT, Row, STEP};
 
     let Some(x) = start_xvfb() else { return };
     if Command::new("xdotool").arg("version").output().is_err() {

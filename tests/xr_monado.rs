@@ -18,10 +18,10 @@
 //! tests that need Monado skip with a note.
 
 use glam::Vec3;
+use plasticine::app::DeskTracker;
 use plasticine::app::Tracker;
-use plasticine::app::desk_input::DeskTracker;
 use plasticine::io::load_character;
-use plasticine::kinematics::pose::PosedBody;
+use plasticine::kinematics::PosedBody;
 use plasticine::view::{Calibration, Screen};
 use plasticine::xr::{SessionState, XrError, XrTracker, XrTrackerOptions};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -1105,9 +1105,9 @@ fn remote_controllers_create_joints_and_drag_the_world() {
     // and pull the trigger. The session started with the select tool,
     // which creates nothing: the joints below need the panel's click.
     {
-        use plasticine::app::panel_driver::{headset_layout, left_hand_pose};
+        use plasticine::app::{headset_layout, left_hand_pose};
         use plasticine::tools::ToolKind;
-        use plasticine::tools::panel::{ControlPanel, PAD, ROW_HEIGHT, Row};
+        use plasticine::tools::{ControlPanel, PAD, ROW_HEIGHT, Row};
         let (width, height) = headset_layout();
         let pose = left_hand_pose(left0, Vec3::new(0.0, 1.6, 0.0), width, height);
         let k = ControlPanel::rows()

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use plasticine::io::import::{gltf, obj};
+use plasticine::io::{parse_glb_targets, parse_gltf_json_targets, parse_obj};
 use std::path::Path;
 
 fuzz_target!(|data: &[u8]| {
@@ -14,8 +14,8 @@ fuzz_target!(|data: &[u8]| {
     let origin = Path::new("fuzz.mesh");
     let mut targets = Vec::new();
     let _ = match which % 3 {
-        0 => obj::parse_obj(bytes, origin),
-        1 => gltf::parse_glb_targets(bytes, origin, Some(&mut targets)),
-        _ => gltf::parse_gltf_json_targets(bytes, origin, Some(&mut targets)),
+        0 => parse_obj(bytes, origin),
+        1 => parse_glb_targets(bytes, origin, Some(&mut targets)),
+        _ => parse_gltf_json_targets(bytes, origin, Some(&mut targets)),
     };
 });

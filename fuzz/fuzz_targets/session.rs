@@ -10,8 +10,8 @@ fuzz_target!(|data: &[u8]| {
         std::process::id()
     ));
     std::fs::write(&path, data).expect("the temporary directory is writable");
-    if let Ok(session) = plasticine::tools::session::load_session(&path) {
-        let mut character = plasticine::tools::session::empty_character("fuzz");
-        let _ = plasticine::tools::session::replay(&mut character, &session, &path);
+    if let Ok(session) = plasticine::tools::load_session(&path) {
+        let mut character = plasticine::tools::empty_character("fuzz");
+        let _ = plasticine::tools::replay(&mut character, &session, &path);
     }
 });

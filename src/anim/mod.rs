@@ -4,16 +4,16 @@
 //!
 //! Every channel — the root translation and each component of every joint
 //! angle — is an independent KB spline over the keys' times, sharing the keys'
-//! tension/continuity/bias. The spline machinery lives in [`spline`].
+//! tension/continuity/bias. The spline machinery lives in `spline`.
 
-pub mod spline;
-pub mod timeline;
+mod spline;
+mod timeline;
 
 pub use spline::{
     KbBlend, KbKey, KbValue, Knot, Tcb, Wrap, kb_blend, kochanek_bartels, kochanek_bartels_velocity,
 };
 
-pub use timeline::{Advanced, PlaybackMode, Timeline, Transport};
+pub use timeline::{Advanced, KEY_TIME_EPSILON, PlaybackMode, Timeline, Transport, key_at};
 
 use crate::character::{KeyPosture, Posture};
 

@@ -34,7 +34,7 @@ use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
 use crate::render::{GpuContext, MuscleStyle, RenderError, RgbaImage, SceneRenderer, StereoMode};
 use crate::skin::SolverSettings;
 use crate::tools::ToolKind;
-use crate::tools::session::{SessionError, SessionRecorder};
+use crate::tools::{SessionError, SessionRecorder};
 use crate::view::Calibration;
 use crate::xr::{XrError, XrTracker, XrTrackerOptions};
 use std::path::{Path, PathBuf};
@@ -291,7 +291,7 @@ impl Surface {
         // The primary backends first (see `instance_descriptor`), GL if
         // none of them can present to the window.
         let open = |primary: bool| -> Result<_, DeskError> {
-            let mut desc = crate::render::context::instance_descriptor(primary);
+            let mut desc = crate::render::instance_descriptor(primary);
             desc.display = Some(Box::new(event_loop.owned_display_handle()));
             let instance = wgpu::Instance::new(desc);
             let surface = instance
@@ -302,7 +302,7 @@ impl Surface {
         };
         let (surface, ctx) = match open(true) {
             Err(DeskError::Render(crate::render::RenderError::NoAdapter(_)))
-                if crate::render::context::backends_defaulted() =>
+                if crate::render::backends_defaulted() =>
             {
                 open(false)?
             }
@@ -384,10 +384,9 @@ impl FrameRenderer for Surface {
         let submitted_at = Instant::now();
         if self.capture && self.config.usage.contains(wgpu::TextureUsages::COPY_SRC) {
             self.capture = false;
-            self.captured =
-                crate::render::capture::read_texture_layer(&self.ctx, &frame.texture, 0, size)
-                    .ok()
-                    .map(|img| to_rgba(img, self.config.format));
+            self.captured = crate::render::read_texture_layer(&self.ctx, &frame.texture, 0, size)
+                .ok()
+                .map(|img| to_rgba(img, self.config.format));
         }
         self.window.pre_present_notify();
         self.ctx.queue.present(frame);

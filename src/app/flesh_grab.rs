@@ -9,9 +9,9 @@
 //! cursor at the wheel's depth, a muscle in front of the cursor is hit too).
 
 use super::sim_thread::FleshGrab;
-use crate::fem::morph_author::Pull;
+use crate::fem::Pull;
 use crate::input::{HandState, buttons};
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use crate::snapshot::SceneSnapshot;
 use glam::Vec3;
 

@@ -58,16 +58,16 @@ use super::playback::{Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
 use super::render_failure::{FrameError, RenderFailure};
 use super::sim_thread::{SimMessage, SimStatus, SimThread};
 use crate::character::{Character, Posture};
-use crate::input::tracking::LostHands;
-pub use crate::input::tracking::{TrackedParts, TrackedPose, Tracker};
+use crate::input::LostHands;
 use crate::input::{HandState, InputFrame};
+pub use crate::input::{TrackedParts, TrackedPose, Tracker};
 use crate::render::UiQuad;
 use crate::skin::SolverSettings;
 use crate::snapshot::SceneSnapshot;
-use crate::tools::panel::{PanelOutcome, Row, Scope, Side, TimelineAction, TimelineStatus};
-use crate::tools::pick::{PickFilter, PickTarget, Picker};
-use crate::tools::tool::SKIN_TOUCH_RADIUS;
+use crate::tools::SKIN_TOUCH_RADIUS;
 use crate::tools::{EditError, History, ToolContext, ToolKind, Toolbox};
+use crate::tools::{PanelOutcome, Row, Scope, Side, TimelineAction, TimelineStatus};
+use crate::tools::{PickFilter, PickTarget, Picker};
 use glam::{Mat4, Quat, Vec3};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -319,7 +319,7 @@ impl FrameLoop {
         // 5. Tracking again, as late as possible.
         let second = tracker.sample();
         let rotation = self.vehicle_rotation();
-        let tool_row = crate::tools::panel::ControlPanel::rows()
+        let tool_row = crate::tools::ControlPanel::rows()
             .iter()
             .position(|&r| r == Row::Tool(self.toolbox.tool()));
         // The headset shows the timings under the panel (the desk, on its picture).
@@ -416,18 +416,11 @@ impl FrameLoop {
             return Err("morph targets shape FEM flesh; this character's is not".into());
         };
         let posture = self.interactive_posture().clone();
-        let name = crate::fem::morph_author::next_name(fem);
-        let target = crate::fem::morph_author::sculpt_target(
-            &self.character,
-            &name,
-            &posture,
-            &[pull],
-            1.0,
-            Vec::new(),
-        )
-        .map_err(|e| format!("cannot keep a target: {e}"))?;
-        let (flesh, added) =
-            crate::fem::morph_author::with_target(fem, &self.character.skeleton, target);
+        let name = crate::fem::next_name(fem);
+        let target =
+            crate::fem::sculpt_target(&self.character, &name, &posture, &[pull], 1.0, Vec::new())
+                .map_err(|e| format!("cannot keep a target: {e}"))?;
+        let (flesh, added) = crate::fem::with_target(fem, &self.character.skeleton, target);
         let replaced = added.replaced.join(", ");
         self.edit(|_, ctx| {
             ctx.history.apply(
@@ -598,7 +591,7 @@ impl FrameLoop {
             Ok(PanelOutcome::Tool(k)) => self
                 .panel
                 .messages
-                .push(format!("tool: {}", crate::tools::panel::tool_label(k))),
+                .push(format!("tool: {}", crate::tools::tool_label(k))),
             Ok(PanelOutcome::Settings(m)) => {
                 let _ = self
                     .sim
@@ -619,7 +612,7 @@ impl FrameLoop {
 
     /// What the panel's timeline rows show.
     fn timeline_status(&self) -> TimelineStatus {
-        use crate::anim::timeline::Transport;
+        use crate::anim::Transport;
         let tl = &self.playback.timeline;
         let keys = &self.character.key_postures;
         TimelineStatus {
@@ -661,7 +654,7 @@ impl FrameLoop {
                 p.toggle_play();
             }
             TimelineAction::PreviousMode => {
-                let all = crate::anim::timeline::PlaybackMode::ALL;
+                let all = crate::anim::PlaybackMode::ALL;
                 let i = all
                     .iter()
                     .position(|&m| m == p.timeline().mode)
@@ -723,10 +716,8 @@ impl FrameLoop {
             return input;
         }
         if self.panel.panel.scope == Scope::TouchedRegion {
-            let body = crate::kinematics::pose::PosedBody::new(
-                &self.character,
-                self.interactive_posture(),
-            );
+            let body =
+                crate::kinematics::PosedBody::new(&self.character, self.interactive_posture());
             let picker = Picker::new(&self.character, &body);
             let tip = input.right.position();
             let radius = SKIN_TOUCH_RADIUS * self.vehicle.x_axis.truncate().length();
@@ -762,7 +753,7 @@ impl FrameLoop {
         }
         // The timeline rows move while playing: refreshed every frame.
         let timeline = self.timeline_status();
-        for (i, line) in crate::tools::panel::ControlPanel::timeline_lines(&timeline) {
+        for (i, line) in crate::tools::ControlPanel::timeline_lines(&timeline) {
             if let Some(l) = self.panel.lines.get_mut(i) {
                 *l = line;
             }

@@ -113,7 +113,7 @@ pub enum HeadlessError {
     Options(String),
     /// A skin cannot be resampled to the resolution asked for.
     #[error(transparent)]
-    Resample(#[from] crate::character::resample::ResampleError),
+    Resample(#[from] crate::character::ResampleError),
     /// The bake's cache does not belong to this character.
     #[error(
         "the cache {cache} does not belong to this character: {detail}. Bake it again with `plasticine bake`"
@@ -185,8 +185,7 @@ impl OrbitRig {
             hi = hi.max(*p);
         }
         if !lo.is_finite() {
-            let body =
-                crate::kinematics::pose::PosedBody::new(&snapshot.character, &snapshot.posture);
+            let body = crate::kinematics::PosedBody::new(&snapshot.character, &snapshot.posture);
             for j in &body.joints {
                 let p: Vec3 = j.translation.into();
                 lo = lo.min(p - Vec3::splat(0.1));
@@ -318,7 +317,7 @@ pub fn render_character(
     };
     let mut sheet = opts
         .contact_sheet
-        .then(|| crate::render::sheet::ContactSheet::new(images_total, frame_size));
+        .then(|| crate::render::ContactSheet::new(images_total, frame_size));
     let mut rig: Option<OrbitRig> = None;
     // A bake whose skeleton moved on its own (a drop) is framed over its
     // first and last frames.
@@ -442,7 +441,7 @@ fn resample_as_baked(character: &mut Character, path: &Path) -> Result<(), Headl
     if skins.len() == character.skins.len() {
         for (skin, cached) in character.skins.iter_mut().zip(skins) {
             if (skin.m, skin.n) != (cached.m, cached.n) {
-                *skin = crate::character::resample::resample(skin, cached.m, cached.n)?;
+                *skin = crate::character::resample(skin, cached.m, cached.n)?;
             }
         }
     }

@@ -47,22 +47,20 @@ use super::render_failure::RenderFailure;
 use super::view_renderer::{decorations, draw_posture};
 use crate::character::Character;
 use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
-use crate::kinematics::pose::PosedBody;
-use crate::render::renderer::EYE_FORMAT;
+use crate::kinematics::PosedBody;
+use crate::render::EYE_FORMAT;
 use crate::render::{RenderError, RgbaImage, SceneRenderer, StereoMode, StereoPath};
 use crate::skin::SolverSettings;
+use crate::tools::TOUCH_RADIUS;
 use crate::tools::ToolKind;
-use crate::tools::session::{SessionError, SessionRecorder};
-use crate::tools::tool::TOUCH_RADIUS;
+use crate::tools::{SessionError, SessionRecorder};
 use crate::xr::{Headset, HeadsetOptions, HeadsetTracker, Pump, SessionEnd, XrError};
 use glam::{Mat4, Quat, Vec3};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
-pub use world_grab::{
-    ARM_LENGTH, BELOW_EYES, COMFORTABLE_SIZE, WorldGrab, recentred, snapshot_bounds,
-};
+pub use world_grab::{COMFORTABLE_SIZE, WorldGrab, recentred, snapshot_bounds};
 
 mod world_grab;
 
@@ -81,7 +79,7 @@ const TURN_SPEED: f32 = 1.2;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Placement {
     /// The character at arm's length in front of the head, at chest height,
-    /// scaled to a comfortable size, facing the user (see [`recentred`]).
+    /// scaled to a comfortable size, facing the user (see `recentred`).
     #[default]
     Front,
     /// World space is tracker space (no offset, no scale): scripted tests.
@@ -162,7 +160,7 @@ pub enum XrFrontError {
     Lost {
         /// Why the session was lost.
         end: XrError,
-        /// Where the work went, for people (as [`XrReport::saved`]).
+        /// Where the work went, for people (as `XrReport::saved`).
         saved: String,
     },
     /// The GPU or the renderer failed.

@@ -15,25 +15,42 @@
 //!  FrameLoop takes the newest snapshot, samples tracking again, renders.
 //! ```
 
-pub mod desk;
-pub mod desk_input;
-pub mod flesh_grab;
-pub mod flesh_push;
-pub mod frame_log;
-pub mod frame_loop;
-pub mod headless;
-pub mod headset;
-pub mod latency;
-pub mod panel_driver;
-pub mod panel_ui;
-pub mod playback;
+mod desk;
+mod desk_input;
+mod flesh_grab;
+mod flesh_push;
+mod frame_log;
+mod frame_loop;
+mod headless;
+mod headset;
+mod latency;
+mod panel_driver;
+mod panel_ui;
+mod playback;
 #[cfg(test)]
 mod playback_tests;
-pub mod plots;
-pub mod render_failure;
-pub mod resolution;
-pub mod sim_thread;
-pub mod view_renderer;
+mod plots;
+mod render_failure;
+mod resolution;
+mod sim_thread;
+mod view_renderer;
+
+pub use desk::{DeskOptions, TrackerChoice, run_desk};
+pub use desk_input::DeskTracker;
+pub use headless::{HeadlessOptions, HeadlessStereo, OrbitRig, render_character};
+pub use headset::{Placement, XrFrontError, XrOptions, run_xr};
+pub use panel_driver::{
+    PanelAnchor, PanelDriver, REPAINT_EVERY, desk_panel_anchor, headset_layout, left_hand_pose,
+};
+pub use panel_ui::{PanelPainter, PanelPicture};
+pub use playback::{
+    BakedFrames, BakedPlaybackError, Playback, PlaybackCtl, PlaybackEnv, PlaybackView,
+};
+pub use plots::Plot;
+pub use sim_thread::{
+    FleshGrab, SimLoad, SimMessage, SimStatus, SimStopped, SimThread, SolverTrace, carry_skin_state,
+};
+pub use view_renderer::OffscreenFrameRenderer;
 
 pub use frame_log::{FrameLog, FrameSummary, Stats};
 pub use frame_loop::{
@@ -41,9 +58,5 @@ pub use frame_loop::{
     Tracker, VehicleInput,
 };
 pub use latency::{BusyRenderer, LatencyResult, MovingTracker, latency_run, latency_run_with};
-pub use playback::{BakedFrames, Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
 pub use render_failure::{FrameError, RenderFailure};
 pub use resolution::{GovernorConfig, LoadSample, RESOLUTION_LADDER, ResolutionGovernor};
-pub use sim_thread::{
-    FleshGrab, SimLoad, SimMessage, SimStatus, SimStopped, SimThread, carry_skin_state,
-};

@@ -12,16 +12,13 @@
 //! also creates a joint behind it.
 
 use super::frame_log::FrameTimings;
-pub use super::panel_ui::{COLUMN_GAP, CONTROLS_WIDTH_CHARS};
 use super::panel_ui::{PanelPainter, PanelPicture, column_left, controls_width, panel_size};
 use super::plots::LivePlots;
 use super::sim_thread::SimStatus;
 use crate::input::InputFrame;
-use crate::input::tracking::TrackedPose;
+use crate::input::TrackedPose;
 use crate::render::UiQuad;
-use crate::tools::panel::{
-    ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow, row_help,
-};
+use crate::tools::{ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow, row_help};
 use glam::{Mat4, Vec3};
 use std::time::{Duration, Instant};
 
@@ -366,11 +363,6 @@ pub fn left_hand_pose(hand: Vec3, head: Vec3, width: f32, height: f32) -> Mat4 {
     )
 }
 
-/// The controls' height (m, unscaled).
-pub fn controls_height() -> f32 {
-    panel_size(1, ControlPanel::rows().len(), 0).y
-}
-
 /// `tracker_from_panel` for the desk: the panel's top-right corner at the
 /// top-right of the screen's picture (the timing overlay is at its
 /// top-left), a centimetre in front of the glass, scaled by `scale`.
@@ -392,7 +384,7 @@ pub fn desk_pose(lower_left: Vec3, lower_right: Vec3, upper_left: Vec3, scale: f
     )
 }
 
-/// The desk's panel anchor for a calibration: [`desk_pose`] scaled to fit
+/// The desk's panel anchor for a calibration: `desk_pose` scaled to fit
 /// the picture's height, at most 0.6 of the headset's size (it is read from
 /// half a metre, not held).
 pub fn desk_panel_anchor(calibration: &crate::view::Calibration) -> PanelAnchor {
@@ -414,7 +406,7 @@ pub fn desk_panel_anchor(calibration: &crate::view::Calibration) -> PanelAnchor 
 mod tests {
     use super::*;
     use crate::input::HandState;
-    use crate::tools::panel::Side;
+    use crate::tools::Side;
     use glam::{Quat, Vec4};
     use std::sync::Arc;
 

@@ -12,7 +12,7 @@
 
 use super::plots::{Plot, WINDOW};
 use crate::render::{UiFrame, UiQuad, UiTexture};
-use crate::tools::panel::{PAD, Param, ROW_HEIGHT, Row, Side, TimelineRow};
+use crate::tools::{PAD, Param, ROW_HEIGHT, Row, Side, TimelineRow};
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, vec2};
 use glam::{Mat4, Vec2};
 use std::collections::HashMap;

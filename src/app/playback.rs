@@ -37,11 +37,11 @@
 use super::resolution::{GovernorConfig, LoadSample, ResolutionGovernor};
 use super::sim_thread::{SimMessage, SimThread};
 use crate::anim::sample_posture;
-use crate::anim::timeline::{Advanced, PlaybackMode, Timeline, Transport, key_at};
-use crate::character::resample::{ResampleError, resample};
+use crate::anim::{Advanced, PlaybackMode, Timeline, Transport, key_at};
 use crate::character::{Character, KeyPosture, Posture};
+use crate::character::{ResampleError, resample};
 use crate::fem::FleshPose;
-use crate::io::cache::FleshRecordError;
+use crate::io::FleshRecordError;
 use crate::io::{CacheReader, IoError};
 use crate::skin::{SkeletonDriver, SolverSettings};
 use crate::snapshot::{SceneSnapshot, SkinSurface};

@@ -9,11 +9,11 @@ use super::playback::LIVE_MAX_DRIFT;
 use super::resolution::{GovernorConfig, LoadSample, ResolutionGovernor};
 use super::*;
 use crate::anim::sample_posture;
-use crate::anim::timeline::{PlaybackMode, Transport};
+use crate::anim::{PlaybackMode, Transport};
 use crate::character::Posture;
 use crate::input::{HandState, InputFrame};
 use crate::io::CacheReader;
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use crate::samples::shipped_penguin;
 use crate::skin::SolverSettings;
 use crate::tools::{Command, ToolKind};
@@ -653,7 +653,7 @@ fn a_performance_is_layered_over_the_keys_motion() {
 #[test]
 fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
     use super::panel_driver::PanelAnchor;
-    use crate::tools::panel::{ControlPanel, Row, TimelineRow};
+    use crate::tools::{ControlPanel, Row, TimelineRow};
     let mut c = shipped_penguin();
     c.key_postures.clear();
     let joints_before = c.skeleton.joints.len();
@@ -798,8 +798,8 @@ fn a_key_stored_while_the_skeleton_responds_keeps_where_it_fell() {
         .with_simulated_root(&rest)
         .expect("the skeleton responds");
     // It fell over: the root is far from where the rest posture holds it.
-    let rest_root = crate::fem::dynamic::root_frame(fl.character(), &rest);
-    let fallen_root = crate::fem::dynamic::root_frame(fl.character(), &drawn);
+    let rest_root = crate::fem::root_frame(fl.character(), &rest);
+    let fallen_root = crate::fem::root_frame(fl.character(), &drawn);
     assert!(
         fallen_root.matrix3.z_axis.dot(rest_root.matrix3.z_axis) < 0.5,
         "it tipped over"
@@ -810,9 +810,9 @@ fn a_key_stored_while_the_skeleton_responds_keeps_where_it_fell() {
         "{said}"
     );
     let key = fl.character().key_postures[0].posture.clone();
-    let kept = crate::fem::dynamic::root_frame(fl.character(), &key);
+    let kept = crate::fem::root_frame(fl.character(), &key);
     // Where the simulation held it when K was pressed (a frame later at most).
-    let now = crate::fem::dynamic::root_frame(fl.character(), &fl.sim().latest().posture);
+    let now = crate::fem::root_frame(fl.character(), &fl.sim().latest().posture);
     assert!(
         kept.translation.distance(now.translation) < 0.02,
         "{kept:?} vs {now:?}"

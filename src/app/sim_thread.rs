@@ -36,10 +36,10 @@
 //! reason goes to [`SimStatus::message`] as a sentence a user can act on. The
 //! thread goes on publishing.
 
-use crate::character::resample::{ResampleError, resample};
 use crate::character::{Character, Posture};
+use crate::character::{ResampleError, resample};
 use crate::contact::GroundDrop;
-use crate::fem::flesh::flesh_changed;
+use crate::fem::flesh_changed;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SolverSettings};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
 pub use hands::{FleshGrab, HandPush};
@@ -292,7 +292,7 @@ impl SimThread {
     }
 
     /// Stops the thread and waits for it: at most the advance in progress
-    /// (bounded by [`ADVANCE_BUDGET`] plus one solver step), never a step delay.
+    /// (bounded by `ADVANCE_BUDGET` plus one solver step), never a step delay.
     pub fn shutdown(mut self) {
         self.stop();
     }

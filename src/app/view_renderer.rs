@@ -12,7 +12,7 @@ use crate::render::{
 };
 use crate::tools::ToolKind;
 use crate::view::{Calibration, stereo_views};
-use glam::{Mat4, Quat, Vec3};
+use glam::{Mat4, Quat};
 use std::time::Instant;
 
 /// Wand length for picking by pointing, in physical metres.
@@ -233,9 +233,4 @@ impl FrameRenderer for OffscreenFrameRenderer {
             submitted_at: Instant::now(),
         })
     }
-}
-
-/// The head at the calibration's fixed position (no head tracker).
-pub fn fixed_head(calibration: &Calibration) -> (Vec3, Quat) {
-    calibration.fixed_head.pair()
 }

@@ -1,6 +1,6 @@
 //! `plasticine bench --only contact`: the FEM flesh with its skeleton
 //! responding and frictional contact with the ground (Galoppo 2008, ch.
-//! 3–4, [`crate::fem::dynamic`]), at the sizes of the thesis' Table 4.1
+//! 3–4, `crate::fem::dynamic`), at the sizes of the thesis' Table 4.1
 //! where we have the scene: a 5-bone tube lying on the ground (292 nodes)
 //! and the penguin at about 2,800 and 8,400 lattice vertices (its 10
 //! bones, not the deer's 34), each dropped a centimetre and timed while

@@ -1,14 +1,14 @@
-//! `plasticine bench` figures of the adaptive body ([`crate::fem::adapt`]): a
+//! `plasticine bench` figures of the adaptive body (`crate::fem::adapt`): a
 //! slab of 8 × 2 × 8 cells of 5 cm on a clamped base, J = 2, pressed by a
 //! point load near a corner and then released, adapting after every step.
 //! Reports the step rate with adaptation (the Galerkin rebuild included),
 //! the cost of an adaptation, the DOFs it used against the coarse and the
 //! all-detail body, and the step rates of those two fixed bases.
 
-use crate::fem::adapt::{AdaptError, AdaptSettings, AdaptiveBody};
-use crate::fem::element::Material;
-use crate::fem::lattice::Lattice;
-use crate::fem::solver::FemSettings;
+use crate::fem::FemSettings;
+use crate::fem::Lattice;
+use crate::fem::Material;
+use crate::fem::{AdaptError, AdaptSettings, AdaptiveBody};
 use glam::DVec3;
 use serde_json::json;
 use std::time::Instant;

@@ -1,13 +1,13 @@
-//! `plasticine bench` figures of the GPU back end ([`crate::fem::gpu`]): the
+//! `plasticine bench` figures of the GPU back end (`crate::fem::gpu`): the
 //! demonstration limb stepped by [`GpuFemBody`] at the CPU bench's sizes and
 //! at about 50,000 vertices (the speed goal: ≥ 90 steps/s with CG at 1e-4
 //! relative residual on a real GPU). On lavapipe (a CPU rasteriser) the
 //! numbers measure correctness plumbing, not GPU speed.
 
+use crate::fem::GpuFemBody;
 use crate::fem::Linearization;
-use crate::fem::gpu::GpuFemBody;
 use crate::render::GpuContext;
-use crate::samples::limb::{limb, limb_pose};
+use crate::samples::{limb, limb_pose};
 use serde_json::json;
 use std::time::Instant;
 

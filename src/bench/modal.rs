@@ -6,7 +6,7 @@
 //! the muscles ride (the displacement of every lattice vertex and the
 //! muscles' rigid fits), which a frame pays once per skin stage it needs.
 
-use crate::character::resample::resample;
+use crate::character::resample;
 use crate::character::{Flesh, ModalFlesh};
 use crate::modal::{MODAL_STEP, ModalSim};
 use crate::morph::{MorphFrame, MorphMesh};

@@ -6,7 +6,7 @@
 //! waited for outside the CPU timings, so they do not include the adapter's
 //! work (which on lavapipe is CPU work on other threads).
 
-use crate::app::headless::OrbitRig;
+use crate::app::OrbitRig;
 use crate::character::Character;
 use crate::render::{
     Decorations, EyeCamera, GpuContext, OffscreenTarget, RenderError, SceneRenderer, SceneStyle,
@@ -173,18 +173,18 @@ pub fn stereo_frame_total(
 /// The headset's panel (every row, two columns, the live plots) as the
 /// frame loop draws it at 90 frames a second, held half a metre in front of
 /// the eyes: [`PanelDriver::view`] repaints it when its rows or the pointer
-/// change, else every [`REPAINT_EVERY`](crate::app::panel_driver::REPAINT_EVERY).
+/// change, else every [`REPAINT_EVERY`](crate::app::REPAINT_EVERY).
 ///
-/// [`PanelDriver::view`]: crate::app::panel_driver::PanelDriver::view
+/// [`PanelDriver::view`]: crate::app::PanelDriver::view
 fn panel_decorations(
     character: &Character,
     cams: &[EyeCamera; 2],
 ) -> impl FnMut() -> Decorations + use<> {
-    use crate::app::panel_driver::{PanelAnchor, PanelDriver};
-    use crate::app::sim_thread::{SimStatus, SolverTrace};
-    use crate::input::tracking::TrackedPose;
+    use crate::app::{PanelAnchor, PanelDriver};
+    use crate::app::{SimStatus, SolverTrace};
+    use crate::input::TrackedPose;
     use crate::input::{HandState, InputFrame};
-    use crate::tools::panel::{ControlPanel, TimelineStatus};
+    use crate::tools::{ControlPanel, TimelineStatus};
     let mut driver = PanelDriver::new(PanelAnchor::LeftHand);
     driver.lines = ControlPanel::default().lines(
         &crate::tools::Toolbox::default(),

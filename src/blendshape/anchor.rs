@@ -6,8 +6,8 @@
 //! interpolated motion.
 
 use super::springs::{SpringClass, SpringSet, is_closed};
-use crate::fem::coupling::polar_rotation;
-use crate::fem::mesh_lattice::MeshSolid;
+use crate::fem::MeshSolid;
+use crate::fem::polar_rotation;
 use glam::{DMat3, DQuat, DVec3};
 use std::ops::Range;
 

@@ -14,7 +14,7 @@
 //! the obstacle's outside normal's opposite), so a dent recovers as the
 //! obstacle leaves.
 
-use crate::fem::mesh_lattice::{MeshSolid, closest_point_on_triangle};
+use crate::fem::{MeshSolid, closest_point_on_triangle};
 use glam::DVec3;
 
 /// Something the blend cannot pass through.

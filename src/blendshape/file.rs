@@ -2,9 +2,9 @@
 //! one mesh per shape, every one with the base's vertices and triangles.
 
 use super::rig::{BlendRig, BlendTarget, Boundary, RigError, SpringConstants};
+use crate::io::ImportedMesh;
 use crate::io::IoError;
-use crate::io::character_file::{parse_error, read_text, ron_options};
-use crate::io::import::ImportedMesh;
+use crate::io::{parse_error, read_text, ron_options};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

@@ -3,27 +3,27 @@
 //!
 //! A blend is not the weighted sum of the targets' positions but the
 //! equilibrium of a mass-spring system whose rest lengths are the weighted
-//! sum of the targets' ([`model`]): a bend does not shrink through the
-//! middle as under linear blending. The springs ([`springs`]) are the mesh's
+//! sum of the targets' (`model`): a bend does not shrink through the
+//! middle as under linear blending. The springs (`springs`) are the mesh's
 //! edges, its 2-rings for bending and internal ones through the solid
-//! ([`interior`]); the system is held by an [`anchor`] inside it (or static
-//! or pinned vertices) and solved by Newton–Raphson ([`equilibrium`]).
-//! Obstacles push it ([`contact`], §4): surface vertices found inside are
+//! (`interior`); the system is held by an `anchor` inside it (or static
+//! or pinned vertices) and solved by Newton–Raphson (`equilibrium`).
+//! Obstacles push it (`contact`, §4): surface vertices found inside are
 //! held on the obstacle's surface and the blend solved again.
 //! Quasi-static: no velocities, equal masses.
 //!
 //! Reads `fem` (the mesh solid's inside test, the polar rotation) and `io`
 //! (files, imported meshes), nothing above them.
 
-pub mod anchor;
-pub mod contact;
-pub mod equilibrium;
-pub mod file;
-pub mod interior;
-pub mod intersect;
-pub mod model;
-pub mod rig;
-pub mod springs;
+mod anchor;
+mod contact;
+mod equilibrium;
+mod file;
+mod interior;
+mod intersect;
+mod model;
+mod rig;
+mod springs;
 
 pub use anchor::{Anchor, RigidMotion};
 pub use contact::{Contact, Obstacle};

@@ -6,9 +6,11 @@ mod flesh;
 mod morph;
 mod muscle;
 mod part;
-pub mod resample;
+mod resample;
 mod skeleton;
 mod skin;
+
+pub use resample::{ResampleError, resample};
 
 pub use flesh::{
     DEFAULT_MODAL_CLAMP, DEFAULT_MODES, EmbeddedMesh, FemFlesh, Flesh, FleshDetail, MODAL_YOUNG,

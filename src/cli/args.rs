@@ -160,11 +160,11 @@ pub struct GroundArgs {
     pub drop: Option<f64>,
     /// Coulomb friction of the ground under --drop.
     #[arg(long, value_name = "MU", requires = "drop",
-          default_value_t = plasticine::contact::obstacle::GROUND_FRICTION)]
+          default_value_t = plasticine::contact::GROUND_FRICTION)]
     pub friction: f64,
     /// Restitution of the ground under --drop, in [0, 1].
     #[arg(long, value_name = "E", requires = "drop",
-          default_value_t = plasticine::contact::obstacle::GROUND_RESTITUTION)]
+          default_value_t = plasticine::contact::GROUND_RESTITUTION)]
     pub restitution: f64,
 }
 

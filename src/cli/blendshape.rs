@@ -5,7 +5,7 @@ use anyhow::{Context, Result, bail};
 use plasticine::blendshape::{
     BlendModel, Boundary, ImportError, Obstacle, load_rig, rig_from_meshes, save_rig,
 };
-use plasticine::io::import::{ImportedMesh, load_mesh, load_mesh_with_targets};
+use plasticine::io::{ImportedMesh, load_mesh, load_mesh_with_targets};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -216,7 +216,7 @@ impl SolveArgs {
         if !surface.iter().all(|p| p.is_finite()) {
             bail!("the blend is not finite; nothing written");
         }
-        plasticine::io::obj::write_colored_obj(
+        plasticine::io::write_colored_obj(
             &self.out,
             &[(&rig.name, &surface, &rig.triangles)],
             &[],
@@ -270,9 +270,8 @@ fn parse_obstacle(text: &str) -> Result<Obstacle, String> {
         },
         "mesh" => {
             let mesh = load_mesh(std::path::Path::new(rest)).map_err(|e| e.to_string())?;
-            let solid =
-                plasticine::fem::mesh_lattice::MeshSolid::new(&mesh.positions, &mesh.triangles)
-                    .map_err(|e| format!("{rest}: {e}"))?;
+            let solid = plasticine::fem::MeshSolid::new(&mesh.positions, &mesh.triangles)
+                .map_err(|e| format!("{rest}: {e}"))?;
             Ok(Obstacle::Mesh(Box::new(solid)))
         }
         _ => Err(format!("'{kind}': expected sphere, capsule or mesh")),

@@ -115,7 +115,7 @@ pub(crate) fn desk(
     undo_budget_mb: usize,
     ground: super::args::GroundArgs,
 ) -> Result<()> {
-    use plasticine::app::desk::{DeskOptions, TrackerChoice, run_desk};
+    use plasticine::app::{DeskOptions, TrackerChoice, run_desk};
     use plasticine::render::StereoMode;
     let calibration = match &calibration {
         Some(p) => plasticine::view::Calibration::load(p)?,

@@ -31,7 +31,7 @@ pub(crate) fn open_document(
     let autosaves = autosave_dir();
     let mut model = match character {
         Some(p) => load_character(p)?,
-        None => plasticine::tools::session::empty_character("untitled"),
+        None => plasticine::tools::empty_character("untitled"),
     };
     if let Some(dir) = &autosaves {
         let report = plasticine::io::find_recovery(dir, &stem);

@@ -18,16 +18,16 @@ pub struct ExportArgs {
     out: PathBuf,
     /// glb, usda or obj [default: from --out's extension].
     #[arg(long)]
-    format: Option<plasticine::io::export::ExportFormat>,
+    format: Option<plasticine::io::ExportFormat>,
     /// Export every Nth frame of the cache.
     #[arg(long, value_name = "N", default_value_t = 1)]
     every: usize,
     /// glTF: morph targets for clips of at most N exported frames, per-frame meshes above (0: always per-frame meshes).
-    #[arg(long, value_name = "N", default_value_t = plasticine::io::export::DEFAULT_MORPH_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = plasticine::io::DEFAULT_MORPH_LIMIT)]
     morph_limit: usize,
     /// Export each skin as the smooth surface through its points, refined N
     /// times per grid edge (1: the simulated grid itself).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=plasticine::io::export::MAX_SUBDIVIDE as i64))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=plasticine::io::MAX_SUBDIVIDE as i64))]
     subdivide: u8,
     /// glTF and USD, modal flesh: its mesh as `modes` (skinned, morph
     /// targets or blend shapes of the vibration modes, weights animated with
@@ -50,7 +50,7 @@ impl ExportArgs {
             subdivide,
             modal_as,
         } = self;
-        let opts = plasticine::io::export::ExportOptions {
+        let opts = plasticine::io::ExportOptions {
             format,
             every,
             morph_limit,
@@ -67,10 +67,10 @@ fn export(
     character: &Path,
     baked: &Path,
     out: &Path,
-    opts: &plasticine::io::export::ExportOptions,
+    opts: &plasticine::io::ExportOptions,
     modal_modes: bool,
 ) -> Result<()> {
-    use plasticine::io::export::{ExportFormat, SecondaryMotion, export, resolve_format};
+    use plasticine::io::{ExportFormat, SecondaryMotion, export, resolve_format};
     let morph_limit = opts.morph_limit;
     // Refuse a bad --out before reading anything.
     let format = resolve_format(out, opts.format)?;
@@ -163,7 +163,7 @@ fn export(
 /// amplitudes): its embedded mesh, else its muscles.
 fn modal_morphs(
     c: &plasticine::character::Character,
-) -> Result<Option<plasticine::io::export::ModeMorphs>> {
+) -> Result<Option<plasticine::io::ModeMorphs>> {
     let start = std::time::Instant::now();
     let rest = c.skeleton.rest_posture();
     let sim = plasticine::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)
@@ -176,7 +176,7 @@ fn modal_morphs(
         .lattice_model()
         .and_then(|f| f.embedded_mesh.as_ref());
     let morphs = match (embedded, sim.mesh()) {
-        (Some(e), Some(mesh)) => sim.mode_morphs(&plasticine::io::cache::flesh::mesh_name(e), mesh),
+        (Some(e), Some(mesh)) => sim.mode_morphs(&plasticine::io::mesh_name(e), mesh),
         _ if !c.muscles.is_empty() => {
             let (positions, triangles) = plasticine::modal::rest_muscles(c);
             let mesh = sim.embed_mesh(&positions, &triangles);

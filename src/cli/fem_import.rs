@@ -68,7 +68,7 @@ impl FemImportArgs {
                 .unwrap_or("imported")
                 .to_string()
         });
-        let options = plasticine::fem::import::MeshImport {
+        let options = plasticine::fem::MeshImport {
             name,
             source: mesh
                 .file_name()
@@ -92,12 +92,12 @@ fn fem_import(
     mesh_path: &Path,
     skeleton: &Path,
     out: &Path,
-    options: &plasticine::fem::import::MeshImport,
+    options: &plasticine::fem::MeshImport,
     modal: bool,
 ) -> Result<()> {
-    let mesh = plasticine::io::import::load_mesh(mesh_path)?;
+    let mesh = plasticine::io::load_mesh(mesh_path)?;
     let source = load_character(skeleton)?;
-    let (mut c, r) = plasticine::fem::import::fem_character_from_mesh(
+    let (mut c, r) = plasticine::fem::fem_character_from_mesh(
         &mesh.positions,
         &mesh.triangles,
         &source,

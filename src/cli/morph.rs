@@ -5,7 +5,7 @@ use super::args::parse_vec3;
 use anyhow::{Context, Result, bail};
 use glam::Vec3;
 use plasticine::character::{Character, MorphOffset, MorphTarget, PartStiffness, Posture};
-use plasticine::fem::morph_author::{Pull, REST_TARGET, sculpt_target, with_target};
+use plasticine::fem::{Pull, REST_TARGET, sculpt_target, with_target};
 use plasticine::io::{load_character, save_character};
 use plasticine::kinematics::PosedBody;
 use plasticine::skin::SkeletonDriver;
@@ -174,7 +174,7 @@ impl AddArgs {
                 "--mesh shapes an imported mesh (`plasticine fem-import`); this character has none"
             );
         };
-        let (mesh, targets) = plasticine::io::import::load_mesh_with_targets(path)?;
+        let (mesh, targets) = plasticine::io::load_mesh_with_targets(path)?;
         let positions = match &self.mesh_target {
             None => mesh.positions,
             Some(name) => match targets.into_iter().find(|t| t.name == *name) {

@@ -19,7 +19,7 @@ pub struct RenderArgs {
     out: PathBuf,
     /// How the two eyes are laid out.
     #[arg(long, value_enum, default_value = "side-by-side")]
-    stereo: plasticine::app::headless::HeadlessStereo,
+    stereo: plasticine::app::HeadlessStereo,
     /// Image size `WxH` in pixels (each eye's image with --stereo pair).
     #[arg(long, value_parser = parse_size, default_value = "960x540")]
     size: (u32, u32),
@@ -95,7 +95,7 @@ impl RenderArgs {
             muscles,
         } = self;
 
-        use plasticine::app::headless::{HeadlessOptions, render_character};
+        use plasticine::app::{HeadlessOptions, render_character};
         use plasticine::render::{MuscleStyle, SkinMap};
         let c = load_character(&character)?;
         let mut opts = HeadlessOptions {

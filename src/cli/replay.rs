@@ -26,7 +26,7 @@ impl ReplayArgs {
             out,
         } = self;
 
-        use plasticine::tools::session::{empty_character, load_session, replay};
+        use plasticine::tools::{empty_character, load_session, replay};
         let s = load_session(&session)?;
         // The recorded start (beside the session file) unless told otherwise.
         let recorded_start = s.start.as_ref().map(|name| {

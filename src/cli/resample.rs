@@ -28,7 +28,7 @@ impl ResampleArgs {
             bail!("{} has no skins to resample", character.display());
         }
         for s in &mut c.skins {
-            *s = plasticine::character::resample::resample(s, resolution.0, resolution.1)
+            *s = plasticine::character::resample(s, resolution.0, resolution.1)
                 .map_err(anyhow::Error::msg)?;
         }
         save_character(&out, &c)?;

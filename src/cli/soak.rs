@@ -10,7 +10,7 @@
 //! or the GPU holds more buffers or textures at the end than after it.
 
 use anyhow::{Context, Result, bail};
-use plasticine::app::headless::OrbitRig;
+use plasticine::app::OrbitRig;
 use plasticine::bake::{BakeOptions, bake};
 use plasticine::render::{
     Decorations, GpuContext, LiveObjects, OffscreenTarget, SceneRenderer, StereoMode,

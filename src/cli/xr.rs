@@ -71,7 +71,7 @@ impl XrArgs {
 
 /// `plasticine xr`: the headset, or (no headset) the reason and the desk.
 fn xr(args: XrArgs) -> Result<()> {
-    use plasticine::app::headset::{Placement, XrFrontError, XrOptions, run_xr};
+    use plasticine::app::{Placement, XrFrontError, XrOptions, run_xr};
     use plasticine::tools::ToolKind;
     use plasticine::xr::HeadsetOptions;
     let (model, autosaves) = open_document(args.character.as_deref(), args.recover)?;

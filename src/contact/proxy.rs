@@ -77,6 +77,7 @@ pub fn contact_proxies(character: &Character, posture: &Posture) -> Vec<Proxy> {
 
 /// The lowest point of a set of world points along `up` (their minimum
 /// `up · x`), `f64::INFINITY` for none.
+#[cfg(test)]
 pub fn lowest(points: impl IntoIterator<Item = DVec3>, up: DVec3) -> f64 {
     points
         .into_iter()

@@ -69,7 +69,6 @@ mod region;
 
 pub use error::AdaptError;
 use redundant::{hosts_of, redundant_functions};
-pub use refine::polar_strain;
 
 use super::element::{CellElements, Material};
 use super::hierarchy::{Hierarchy, Prolongation, galerkin};

@@ -14,7 +14,7 @@ use super::element::trilinear_gradients;
 use super::lattice::{Embedding, Lattice, to_daffine};
 use crate::character::{Character, Posture};
 use crate::kinematics::forward_kinematics;
-use crate::kinematics::pose::{PosedBody, PosedMuscle};
+use crate::kinematics::{PosedBody, PosedMuscle};
 use glam::{Affine3A, DAffine3, DMat3, DQuat, DVec3, Vec3};
 
 /// A muscle as the flesh carries it.

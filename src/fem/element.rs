@@ -185,7 +185,7 @@ pub fn gauss_points(lo: DVec3, hi: DVec3, size: DVec3) -> [QuadraturePoint; 8] {
 /// over the whole box for a cell inside the object ([`HexElement::new`]), or
 /// Gauss points on the sub-cells inside the object for a cell that the
 /// object's surface cuts ([`HexElement::from_quadrature`], §3.3, see
-/// [`super::quadrature`]).
+/// `super::quadrature`).
 #[derive(Clone, Debug)]
 pub struct HexElement {
     /// Edge lengths of the (reference) box cell, m.
@@ -223,7 +223,7 @@ impl HexElement {
 
     /// The isoparametric element of a cell whose corners sit at `corners`
     /// (rest, world; corner order of [`corner_offset`]): a box cell whose
-    /// vertices were moved onto a bone (§4.3, [`super::snap`]). The
+    /// vertices were moved onto a bone (§4.3, `super::snap`). The
     /// trilinear map `x(s) = Σ corners_a φ^a(s)` carries the reference
     /// rule `reference` (local coordinates, weights in volume of the box
     /// of edge lengths `size`) onto the cell: weights scale by

@@ -365,7 +365,7 @@ mod tests {
     fn factor_preconditioned_cg_matches_block_jacobi_on_the_limb() {
         use crate::fem::Linearization;
         use crate::fem::solver::{LocalConstraint, Scratch, SystemCache, projected_pcg};
-        use crate::samples::limb::limb;
+        use crate::samples::limb;
         let body = limb(
             [4, 4, 8],
             0.05,

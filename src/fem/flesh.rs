@@ -18,9 +18,7 @@ use super::coupling::{MuscleCoupling, deformation_at};
 use super::dynamic::{DynamicCore, DynamicError, posture_with_root};
 use super::element::CellElements;
 use super::flesh_body::FleshBody;
-pub use super::flesh_body::{
-    FLESH_STEP, FleshError, OBJECT_QUADRATURE_LEVELS, fem_settings, painted_weights,
-};
+pub use super::flesh_body::{FLESH_STEP, FleshError, OBJECT_QUADRATURE_LEVELS};
 use super::lattice::{Embedding, Lattice, bone_transforms, skeleton_bones};
 use super::morph::MorphModel;
 use super::quadrature::character_lattice_with_vertices;
@@ -354,7 +352,7 @@ impl FleshSim {
         }
     }
 
-    /// Makes the skeleton respond ([`super::dynamic`]): its core becomes a
+    /// Makes the skeleton respond (`super::dynamic`): its core becomes a
     /// rigid body carrying the flesh, on `ground`, from the skeleton at
     /// `posture`. With `drop`, the character is first lifted (or lowered)
     /// so its lowest contact proxy is that high over the ground, at rest.

@@ -65,7 +65,7 @@ fn map_read(
     bytes: u64,
     what: &'static str,
 ) -> Result<Vec<f32>, GpuFemError> {
-    let raw = crate::render::capture::read_buffer(ctx, buffer, bytes).map_err(|e| match e {
+    let raw = crate::render::read_buffer(ctx, buffer, bytes).map_err(|e| match e {
         RenderError::Capture(cause) => GpuFemError::Readback { what, cause },
         other => other.into(),
     })?;

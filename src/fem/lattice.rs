@@ -17,8 +17,8 @@
 
 use super::element::{corner_offset, trilinear_weights};
 use crate::character::{Character, Posture};
+use crate::kinematics::PosedBody;
 use crate::kinematics::forward_kinematics;
-use crate::kinematics::pose::PosedBody;
 use glam::{DAffine3, DVec3, Vec3};
 
 const NONE: u32 = u32::MAX;
@@ -120,7 +120,7 @@ pub enum BoneBinding {
     /// Every vertex within `bone_radius_cells` of a bone moves with it.
     Radius,
     /// A chain of lattice edges per bone, its vertices conformed onto the
-    /// bone where the cells stay valid ([`super::snap`]).
+    /// bone where the cells stay valid (`super::snap`).
     #[default]
     Snapped,
 }
@@ -403,7 +403,7 @@ impl Lattice {
     /// A.1): every active cell split into 2^J cells per axis over the same
     /// region, vertex and cell numbering as [`from_cells`](Self::from_cells)
     /// gives on the finer grid. The bones are kept, bound to no vertex (the
-    /// hierarchical basis pins what they carry, [`super::hierarchy`]).
+    /// hierarchical basis pins what they carry, `super::hierarchy`).
     ///
     /// In a conformed lattice a fine vertex sits where its coarse cell's
     /// trilinear map puts its parametric position: the multilinear
@@ -517,7 +517,7 @@ impl Lattice {
     /// outside the lattice. A point on a face shared by an active and an
     /// inactive cell lands in the active one. In a conformed cell the local
     /// coordinates come from inverting its trilinear map
-    /// ([`super::element::invert_trilinear`]).
+    /// (`super::element::invert_trilinear`).
     pub fn embed(&self, p: DVec3) -> Option<Embedding> {
         let g = (p - self.origin) / self.cell_size;
         let eps = 1e-9;

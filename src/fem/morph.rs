@@ -134,6 +134,7 @@ impl PoseSpace {
     }
 
     /// Number of principal axes kept.
+    #[cfg(test)]
     pub fn dimensions(&self) -> usize {
         self.axes.len()
     }

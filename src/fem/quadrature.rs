@@ -36,7 +36,7 @@ use super::hierarchy::Hierarchy;
 use super::lattice::{Lattice, LatticeSettings};
 use super::snap::conform_elements;
 use crate::character::Character;
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use glam::DVec3;
 
 /// How a sub-cell is judged inside the object.
@@ -296,12 +296,12 @@ fn classify_cell(
     }
 }
 
-/// The elements of the cells of a hierarchy's `K_J` ([`Hierarchy`]) for the
+/// The elements of the cells of a hierarchy's `K_J` (`Hierarchy`) for the
 /// object `inside`: each coarse cell's sub-cells are classified exactly as
 /// [`object_elements`] does at `levels` (so the integration domain U is the
 /// coarse one's), and each `K_J` cell gets 2×2×2 Gauss points on the kept
 /// sub-cells inside it, made isoparametric where the cell is conformed
-/// ([`conform_elements`]). Those are exact for degree ≤ 3 per axis: the
+/// (`conform_elements`). Those are exact for degree ≤ 3 per axis: the
 /// volume, gravity load and lumped mass (∫ φ det J) over U are the coarse
 /// rules' to round-off, and the linear box-cell integrals are exact. (Not
 /// the moment-fitted rule: its negative weights on a conformed cell's

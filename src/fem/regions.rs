@@ -181,19 +181,6 @@ pub fn bone_weights(lattice: &Lattice, width: f64) -> Vec<Vec<f64>> {
     w
 }
 
-/// The regions of a lattice: one per bone (blended local linearization), or a
-/// single global region when `blend_width` is None or there are no bones.
-pub fn build_regions(
-    lattice: &Lattice,
-    materials: &[Material],
-    element: &HexElement,
-    blend_width: Option<f64>,
-    twist: Option<Twist>,
-) -> Vec<Region> {
-    let elements = CellElements::uniform(element.clone(), lattice.cell_count());
-    build_regions_with(lattice, materials, &elements, blend_width, twist)
-}
-
 /// As [`build_regions`], with per-cell elements (§3.3 partial cells).
 pub fn build_regions_with(
     lattice: &Lattice,
@@ -249,20 +236,6 @@ pub fn partition_error(lattice: &Lattice, regions: &[Region]) -> f64 {
         }
     }
     sum.iter().map(|s| (s - 1.0).abs()).fold(0.0, f64::max)
-}
-
-/// The blended weight field as a colour-free summary: for each vertex the
-/// region with the largest weight (for debugging views).
-pub fn dominant_region(lattice: &Lattice, regions: &[Region]) -> Vec<usize> {
-    let mut best = vec![(0.0, 0usize); lattice.vertex_count()];
-    for (i, r) in regions.iter().enumerate() {
-        for (l, &a) in r.vertices.iter().enumerate() {
-            if r.weights[l] > best[a].0 {
-                best[a] = (r.weights[l], i);
-            }
-        }
-    }
-    best.into_iter().map(|(_, i)| i).collect()
 }
 
 /// The twist constraint of §4.6: a soft penalty `U = ½ k ∫_{Ω_β} d·d` on the

@@ -29,8 +29,9 @@
 //! ([`HexElement::isoparametric`], [`conform_elements`]) and points are
 //! embedded in them by inverting their trilinear map ([`invert_trilinear`]).
 
+#[cfg(test)]
+use super::element::invert_trilinear;
 use super::element::{CellElements, HexElement, cell_jacobian, corner_offset, gauss_points};
-pub use super::element::{MIN_JACOBIAN, invert_trilinear};
 use super::lattice::{Bone, BoneBinding, Lattice};
 use glam::DVec3;
 use std::cmp::Reverse;

@@ -227,7 +227,7 @@ pub struct FemBody {
     /// The shared element of the full cells (`elements.full`).
     pub element: HexElement,
     /// Every cell's element: cells cut by the object's surface carry their
-    /// own integrals (§3.3, [`super::quadrature`]).
+    /// own integrals (§3.3, `super::quadrature`).
     pub elements: CellElements,
     /// The whole lattice's K, M and gravity weights.
     pub global: Assembled,
@@ -247,7 +247,7 @@ pub struct FemBody {
     /// Wall time of the precompute (integrals, assembly, regions), seconds.
     pub precompute_seconds: f64,
     /// The dynamic morph targets' blend at the current pose (Galoppo ch. 5,
-    /// [`super::morph`]): each region's stiffness factor and rest offsets.
+    /// `super::morph`): each region's stiffness factor and rest offsets.
     /// Set by the owner before each step; `None` is the plain flesh.
     pub morph: Option<MorphBlend>,
     scratch: Vec<Scratch>,

@@ -140,7 +140,7 @@ pub fn assemble(
     assemble_with(vertex_count, cells, materials, |_| element)
 }
 
-/// As [`assemble`], with each cell's own element (`elements` indexed like
+/// As `assemble`, with each cell's own element (`elements` indexed like
 /// `cells`): full cells share one, cells cut by the object's surface carry
 /// their own integrals (§3.3).
 pub fn assemble_elements(

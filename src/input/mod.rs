@@ -7,11 +7,13 @@
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
-pub mod gesture;
-pub mod precision;
-pub mod tracking;
+mod gesture;
+mod precision;
+mod tracking;
+
 pub use gesture::{HistoryGesture, RollGesture};
 pub use precision::Precision;
+pub use tracking::{LostHands, TrackedParts, TrackedPose, Tracker};
 
 /// The `format` name an input script carries.
 pub const INPUT_FORMAT: &str = "plasticine-input";

@@ -159,7 +159,7 @@ impl Autosaver {
     /// changed since then; returns the file written.
     ///
     /// On error nothing is deleted and the interval is not restarted: the
-    /// save is tried again [`RETRY_AFTER`] later, and again, until it
+    /// save is tried again `RETRY_AFTER` later, and again, until it
     /// works. Only the first failure of such a run is returned (the caller
     /// warns once); the later ones return `Ok(None)`, and
     /// [`is_failing`](Self::is_failing) says the last try failed. A clock
@@ -206,7 +206,7 @@ impl Autosaver {
     }
 
     /// Whether the last autosave tried failed (it is being retried every
-    /// [`RETRY_AFTER`]; the edits are safe in memory meanwhile).
+    /// `RETRY_AFTER`; the edits are safe in memory meanwhile).
     pub fn is_failing(&self) -> bool {
         self.failing
     }

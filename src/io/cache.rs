@@ -100,13 +100,11 @@
 use super::atomic::{parent_dir, sync_dir};
 use super::{AtomicFile, IoError};
 use crate::character::Skin;
-pub mod flesh;
+mod flesh;
 mod reader;
 
-pub use flesh::{
-    CacheFlesh, CacheMesh, CacheModalPart, EntryError, FleshRecordError, MAX_CACHE_MESHES,
-    MAX_CACHE_MUSCLES, MAX_MESH_VERTICES,
-};
+pub use flesh::{CacheFlesh, CacheMesh, CacheModalPart, EntryError, FleshRecordError, mesh_name};
+
 use glam::{Affine3A, Vec3};
 pub use reader::{CacheFrame, CacheReader, Frames};
 use serde::Serialize;

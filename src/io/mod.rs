@@ -1,20 +1,20 @@
 //! Files: versioned character files, atomic writes, the bake cache.
 //!
-//! - [`atomic`]: every file written goes through [`write_atomic`] or
+//! - `atomic`: every file written goes through [`write_atomic`] or
 //!   [`AtomicFile`] (temporary file in the same directory, `fsync`, rename,
 //!   directory `fsync`), so a crash never leaves a half-written file in place.
-//! - [`character_file`]: the versioned RON character file
+//! - `character_file`: the versioned RON character file
 //!   (`(format: "plasticine-character", version: 2, character: (...))`),
 //!   with header check, migration hook, size and nesting limits, and
 //!   validation on load and save.
-//! - [`autosave`]: periodic atomic autosaves of the open document, rotated
+//! - `autosave`: periodic atomic autosaves of the open document, rotated
 //!   over a few generations, and crash recovery that names corrupt autosaves
 //!   and offers the newest good one.
-//! - [`cache`]: the streamed binary bake cache (`PLSTCACH`), fully specified
+//! - `cache`: the streamed binary bake cache (`PLSTCACH`), fully specified
 //!   in that module's documentation.
 //! - [`export`]: a bake as glTF 2.0 (`.glb`), USD (`.usda`) or an OBJ
 //!   sequence, for the rest of a pipeline.
-//! - [`import`]: triangle meshes from OBJ and glTF (`plasticine fem-import`).
+//! - `import`: triangle meshes from OBJ and glTF (`plasticine fem-import`).
 //!
 //! Every failure is an [`IoError`] naming the file and, as applicable, the line
 //! and column, the field path or the byte offset, e.g.
@@ -25,24 +25,37 @@
 //! bake/walk.plcache: truncated at byte 1460: frame 3 of the 4 in the header needs 380 more bytes, the file has 1500 bytes
 //! ```
 
-pub mod atomic;
-pub mod autosave;
-pub mod cache;
-pub mod character_file;
+mod atomic;
+mod autosave;
+mod cache;
+mod character_file;
 mod error;
-pub mod export;
+mod export;
 mod folder;
-pub mod import;
-pub mod obj;
+mod import;
+mod obj;
+
+pub use cache::{
+    CACHE_FORMAT_VERSION, CACHE_MAGIC, CacheFlesh, CacheFrame, CacheMesh, CacheModalPart,
+    CacheReader, CacheSkin, CacheSummary, CacheWriter, FleshRecordError, Frames, bytes_per_frame,
+    mesh_name,
+};
+pub(crate) use character_file::{parse_error, read_text, ron_options};
+pub use export::{
+    ClosedGrid, DEFAULT_MORPH_LIMIT, ExportError, ExportFormat, ExportOptions, MAX_SUBDIVIDE,
+    ModeMorphs, ModeTarget, SecondaryMotion, export, grid_faces_inward, joint_local,
+    obj_frame_name, posture_at, resolve_format,
+};
+pub use import::{
+    ImportedMesh, load_mesh, load_mesh_with_targets, parse_glb, parse_glb_targets, parse_gltf_json,
+    parse_gltf_json_targets, parse_obj,
+};
+pub use obj::{ObjMesh, write_colored_obj, write_frame_obj};
 
 pub use atomic::{AtomicFile, write_atomic};
 pub use autosave::{
     AutosaveCandidate, AutosaveSettings, AutosaveStatus, Autosaver, RecoveryReport,
     autosave_file_name, find_recovery,
-};
-pub use cache::{
-    CACHE_FORMAT_VERSION, CACHE_MAGIC, CacheFlesh, CacheFrame, CacheMesh, CacheModalPart,
-    CacheReader, CacheSkin, CacheSummary, CacheWriter, Frames, bytes_per_frame,
 };
 pub use character_file::{
     CHARACTER_FORMAT, CHARACTER_FORMAT_VERSION, MAX_CHARACTER_FILE_BYTES, character_to_string,

@@ -7,17 +7,6 @@ use glam::Vec3;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Writes skins (name, m, n, positions) as triangle meshes; each grid is closed
-/// around (periodic) and at its two boundary rings by a cap
-/// ([`ClosedGrid`]: the grid's points first, then the caps'), wound
-/// counter-clockwise seen from outside.
-pub fn write_skins_obj(
-    path: &Path,
-    skins: &[(&str, usize, usize, &[Vec3])],
-) -> Result<(), IoError> {
-    write_frame_obj(path, skins, &[])
-}
-
 /// An embedded (FEM flesh) mesh in one frame: name, deformed vertices, and
 /// the character's triangles over them.
 pub type ObjMesh<'a> = (&'a str, &'a [Vec3], &'a [[u32; 3]]);
@@ -35,7 +24,7 @@ pub fn write_colored_obj(
     write_atomic(path, s.as_bytes())
 }
 
-/// Writes one frame's skins (as [`write_skins_obj`]) followed by the
+/// Writes one frame's skins (as `write_skins_obj`) followed by the
 /// embedded meshes, each its own object.
 pub fn write_frame_obj(
     path: &Path,

@@ -1,10 +1,14 @@
-//! Forward kinematics, joint limits and inverse kinematics ([`ik`], the
+//! Forward kinematics, joint limits and inverse kinematics (`ik`, the
 //! posture tool of LEMAN §6.1).
 
-pub mod ik;
-pub mod pose;
+mod ik;
+mod pose;
 
-pub use ik::{IkReport, IkSettings, IkSolver, IkTarget, chain_to_branch, solve_ik};
+pub use ik::{
+    IkReport, IkSettings, IkSolver, IkTarget, chain_to_branch, demo_chain, demo_drag_target,
+    solve_ik,
+};
+
 pub use pose::{PosedBody, PosedMuscle};
 
 use crate::character::{Posture, Skeleton};

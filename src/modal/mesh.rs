@@ -19,8 +19,8 @@
 use super::part::PartModes;
 use crate::character::Character;
 use crate::fem::Lattice;
-use crate::io::export::{ModeMorphs, ModeTarget};
-use crate::kinematics::pose::PosedBody;
+use crate::io::{ModeMorphs, ModeTarget};
+use crate::kinematics::PosedBody;
 pub use crate::morph::{JOINTS_PER_VERTEX, MorphMesh as ModalMesh};
 use glam::{DVec3, Vec3};
 

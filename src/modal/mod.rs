@@ -2,12 +2,12 @@
 //! Real Time Deformation Simulation with Graphics Hardware").
 //!
 //! Per part (a joint's flesh), the lowest vibration modes of the lattice
-//! FEM with its seams and bones held ([`eigen`], [`part`]), each a damped
-//! oscillator stepped by a 2-pole IIR filter ([`iir`]) and excited by the
-//! inertial force of the bone's motion ([`transfer`]); [`sim::ModalSim`]
+//! FEM with its seams and bones held (`eigen`, `part`), each a damped
+//! oscillator stepped by a 2-pole IIR filter (`iir`) and excited by the
+//! inertial force of the bone's motion (`transfer`); [`sim::ModalSim`]
 //! runs them and gives the displacement field the muscles ride. A mesh over
 //! the flesh (an imported one, or the muscles for export) is drawn as DyRT
-//! draws it ([`mesh`]: the modes superposed before skinning, with App. A's
+//! draws it (`mesh`: the modes superposed before skinning, with App. A's
 //! normal corrections: a [`crate::morph::MorphMesh`], which the renderer
 //! poses in one GPU compute pass).
 //!
@@ -15,12 +15,12 @@
 //! `character`, `kinematics`, `snapshot` and the lattice FEM's assembly
 //! (`fem`), and nothing below it reads it.
 
-pub mod eigen;
-pub mod iir;
-pub mod mesh;
-pub mod part;
-pub mod sim;
-pub mod transfer;
+mod eigen;
+mod iir;
+mod mesh;
+mod part;
+mod sim;
+mod transfer;
 
 pub use eigen::{EigenError, Modes, lowest_modes};
 pub use iir::{MAX_OMEGA_H, ModeFilter, substeps};

@@ -12,8 +12,8 @@
 use super::eigen::{EigenError, lowest_modes, lowest_modes_sparse};
 use super::transfer::Transfer;
 use crate::character::{Character, ModalPart};
+use crate::fem::Assembled;
 use crate::fem::Lattice;
-use crate::fem::sparse::Assembled;
 use glam::DVec3;
 
 /// Free DOFs up to which a part's modes come from the dense solver (the

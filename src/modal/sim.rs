@@ -13,12 +13,12 @@ use super::mesh::ModalMesh;
 use super::part::{PartError, PartModes, PartSource, build_part, part_of_vertices};
 use super::transfer::RigidAcceleration;
 use crate::character::{Character, ModalFlesh, Posture};
-use crate::fem::coupling::MuscleCoupling;
-use crate::fem::flesh::{flesh_lattice, forget_before, sample_window};
-use crate::fem::flesh_body::{cell_materials, lattice_wire_edges, painted_weights};
-use crate::fem::lattice::to_daffine;
-use crate::fem::sparse::assemble_elements;
+use crate::fem::MuscleCoupling;
+use crate::fem::assemble_elements;
+use crate::fem::to_daffine;
 use crate::fem::{FleshError, Lattice};
+use crate::fem::{cell_materials, lattice_wire_edges, painted_weights};
+use crate::fem::{flesh_lattice, forget_before, sample_window};
 use crate::kinematics::forward_kinematics;
 use crate::morph::MorphFrame;
 use crate::snapshot::FleshPose;
@@ -414,7 +414,7 @@ impl ModalSim {
 
     /// `mesh` (riding this flesh) as an export's skinned mesh named `name`
     /// with a morph target per mode.
-    pub fn mode_morphs(&self, name: &str, mesh: &ModalMesh) -> crate::io::export::ModeMorphs {
+    pub fn mode_morphs(&self, name: &str, mesh: &ModalMesh) -> crate::io::ModeMorphs {
         mesh.morphs(name, &part_offsets(&self.parts))
     }
 

@@ -5,9 +5,9 @@ use super::iir::{ModeFilter, substeps};
 use super::part::{PartSource, part_modes};
 use super::transfer::{RigidAcceleration, Transfer};
 use crate::character::ModalPart;
-use crate::fem::element::Material;
-use crate::fem::lattice::Lattice;
-use crate::fem::solver::{FemBody, FemSettings, lowest_frequency};
+use crate::fem::Lattice;
+use crate::fem::Material;
+use crate::fem::{FemBody, FemSettings, lowest_frequency};
 use glam::{DAffine3, DQuat, DVec3};
 
 /// ẍ = f(t) − 2ξωẋ − ω²x from rest, RK4 at `h/200`, sampled every h.
@@ -167,7 +167,7 @@ fn cantilever(n: usize) -> FemBody {
         DVec3::splat(h),
         [10 * n, n, n],
     );
-    lattice.bones = vec![crate::fem::lattice::Bone {
+    lattice.bones = vec![crate::fem::Bone {
         joint: 0,
         child: None,
         head: DVec3::ZERO,

@@ -49,8 +49,7 @@ impl RgbaImage {
     /// Writes the image as a PNG file, atomically.
     pub fn save_png(&self, path: &Path) -> Result<(), RenderError> {
         let bytes = self.to_png()?;
-        crate::io::atomic::write_atomic(path, &bytes)
-            .map_err(|e| RenderError::Capture(e.to_string()))
+        crate::io::write_atomic(path, &bytes).map_err(|e| RenderError::Capture(e.to_string()))
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::heat::SkinMap;
 use crate::character::{Character, Posture};
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use crate::shape::{MuscleShape, TriMesh};
 use crate::skin_mesh::{ClosedGrid, End};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
@@ -107,7 +107,7 @@ pub struct SceneStyle {
     pub wireframe: bool,
     /// What colours the skin: its paint, or a heat map.
     pub map: SkinMap,
-    /// X-ray: the skin drawn see-through ([`XRAY_ALPHA`]), so the muscles,
+    /// X-ray: the skin drawn see-through (`XRAY_ALPHA`), so the muscles,
     /// the skeleton and the bands under it show.
     pub xray: bool,
     /// Fat thickness shown at the top of the colour map (metres).
@@ -226,7 +226,7 @@ pub struct SceneGeometry {
     pub translucent: DrawList,
 }
 
-/// Builds [`SceneGeometry`] frame after frame, reusing its buffers and the
+/// Builds `SceneGeometry` frame after frame, reusing its buffers and the
 /// muscle tessellations (re-tessellated only when a muscle's posed shape
 /// changes: an edit, or a joint angle that drives a deformation).
 #[derive(Default)]
@@ -504,11 +504,6 @@ pub fn skin_normals(skin: &SkinSurface, out: &mut Vec<Vec3>) -> bool {
         }
     }
     flip
-}
-
-/// Fat thickness → colour: [`SkinMap::Fat`]'s ramp from none to `max`.
-pub fn fat_color(thickness: f32, max: f32) -> [f32; 4] {
-    SkinMap::Fat.color(thickness, max)
 }
 
 /// A skin closed by its caps: the grid's points with [`skin_normals`],

@@ -20,21 +20,21 @@ pub enum SkinMap {
     /// Areal stretch, √(λ1·λ2) of the grid edges against their rest
     /// lengths, over the skin's median: a wrapped skin is stretched all
     /// over by its prestress (twice its rest lengths by default), so what
-    /// reads is where it is slacker (blue, [`STRETCH_MIN`] or less), as
+    /// reads is where it is slacker (blue, `STRETCH_MIN` or less), as
     /// taut as the rest of it (white), or strained (yellow, then red at
-    /// [`STRETCH_MAX`] or more).
+    /// `STRETCH_MAX` or more).
     Stretch,
     /// How sharply the drawn surface bends (1/m, the turn of its normal per
     /// metre, the largest over the grid directions): deep blue (flat)
-    /// through green to yellow ([`CURVATURE_MAX`], a 1 cm radius, or more).
+    /// through green to yellow (`CURVATURE_MAX`, a 1 cm radius, or more).
     Curvature,
     /// How fast each point moves (m/s, between the last two snapshots
-    /// drawn): deep blue (still) through green to yellow ([`SPEED_MAX`] or
+    /// drawn): deep blue (still) through green to yellow (`SPEED_MAX` or
     /// faster).
     Speed,
     /// Where the skin rests on the muscles under it: red where a point is
     /// on its fat layer's surface (pressed onto the muscle through its
-    /// fat), fading to white [`CONTACT_REACH`] out from it.
+    /// fat), fading to white `CONTACT_REACH` out from it.
     Contact,
 }
 
@@ -250,7 +250,7 @@ pub fn speed(before: &[Vec3], after: &[Vec3], dt: f64) -> Vec<f32> {
 /// linearly to 0 at [`CONTACT_REACH`] out from it) for a skin with fat
 /// thickness `fat` per point wrapping muscles `wrapped` of `body`.
 pub fn contact(
-    body: &crate::kinematics::pose::PosedBody,
+    body: &crate::kinematics::PosedBody,
     wrapped: &[usize],
     positions: &[Vec3],
     fat: &[f32],
@@ -444,7 +444,7 @@ mod tests {
     #[test]
     fn contact_is_where_the_skin_rests_on_its_fat() {
         let ch = shipped_penguin();
-        let body = crate::kinematics::pose::PosedBody::new(&ch, &ch.skeleton.rest_posture());
+        let body = crate::kinematics::PosedBody::new(&ch, &ch.skeleton.rest_posture());
         let skin = &ch.skins[0];
         let p = &skin.points.position;
         let resting = contact(&body, &skin.muscles, p, &skin.points.fat);

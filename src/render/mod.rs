@@ -1,30 +1,32 @@
 //! Drawing the layered character in stereo with wgpu (WGSL in `shaders/`).
 //!
-//! The pipeline per frame: [`geometry`] turns an immutable
+//! The pipeline per frame: `geometry` turns an immutable
 //! [`SceneSnapshot`](crate::snapshot::SceneSnapshot) into draw lists on the
 //! CPU; [`Renderer`] uploads them and draws each eye into its layer of an
 //! eye array texture (per-eye passes with MSAA), then lays the eyes out for
-//! the display ([`StereoMode`]) and draws the overlay. [`capture`] reads
+//! the display ([`StereoMode`]) and draws the overlay. `capture` reads
 //! images back for tests and headless output.
 
-pub mod capture;
-pub mod context;
-pub mod geometry;
-pub mod heat;
-pub mod morph;
-pub mod overlay;
-pub mod renderer;
-pub mod scene_renderer;
-pub mod sheet;
-pub mod stereo;
-pub mod ui_panel;
+mod capture;
+mod context;
+mod geometry;
+mod heat;
+mod morph;
+mod overlay;
+mod renderer;
+mod scene_renderer;
+mod sheet;
+mod stereo;
+mod ui_panel;
 
-pub use capture::{OffscreenTarget, RgbaImage};
-pub use context::{GpuContext, LiveObjects};
+pub use capture::{OffscreenTarget, RgbaImage, read_buffer, read_texture_layer};
+pub use context::{GpuContext, LiveObjects, backends_defaulted, instance_descriptor};
+pub use renderer::{EYE_FORMAT, EyeCamera, FrameStats, Renderer, StereoPath};
+pub use sheet::ContactSheet;
+
 pub use geometry::{Cursor, Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
 pub use heat::SkinMap;
 pub use morph::{MorphGpuError, MorphMeshGpu};
-pub use renderer::{EyeCamera, FrameStats, Renderer, StereoPath};
 pub use scene_renderer::SceneRenderer;
 pub use stereo::StereoMode;
 pub use ui_panel::{UiFrame, UiQuad, UiTexture};

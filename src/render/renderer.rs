@@ -14,7 +14,7 @@ use super::ui_panel::UiQuad;
 use super::{RenderError, RgbaImage};
 use glam::{Mat4, Vec3};
 use multiview::{Multiview, record_multiview_eyes};
-pub use scene::{BACKGROUND, DEPTH_FORMAT, EYE_FORMAT, MorphDraw, scene_shader_source};
+pub use scene::{DEPTH_FORMAT, EYE_FORMAT, MorphDraw};
 use scene::{
     GpuList, SceneExtras, ScenePipelines, begin_scene_pass, camera_layout, draw_scene,
     scene_pipelines,

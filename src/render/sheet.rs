@@ -8,7 +8,7 @@ pub const SHEET_WIDTH: u32 = 2048;
 
 /// Frames tiled row by row, left to right, into a grid about as wide as it
 /// is tall, each shrunk by a whole factor (a box filter) to fit
-/// [`SHEET_WIDTH`]. Frames are added one at a time, so only the shrunk
+/// `SHEET_WIDTH`. Frames are added one at a time, so only the shrunk
 /// tiles are kept.
 pub struct ContactSheet {
     columns: u32,

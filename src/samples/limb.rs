@@ -1,9 +1,9 @@
 //! The limb lattice of the FEM benchmarks and tests: a limb (a box of
 //! flesh around two bones meeting at an elbow) whose elbow swings.
 
-use crate::fem::element::Material;
-use crate::fem::lattice::{Bone, Lattice};
-use crate::fem::solver::{FemBody, FemSettings, Linearization};
+use crate::fem::Material;
+use crate::fem::{Bone, Lattice};
+use crate::fem::{FemBody, FemSettings, Linearization};
 use glam::{DAffine3, DQuat, DVec3};
 
 /// A limb of `[nx, ny, nz]` cells of `cell` metres, the bones on the z axis
@@ -34,7 +34,7 @@ pub fn limb(dims: [usize; 3], cell: f64, linearization: Linearization) -> FemBod
                 tail: DVec3::new(0.0, 0.0, length),
             },
         ],
-        crate::fem::element::MIN_JACOBIAN,
+        crate::fem::MIN_JACOBIAN,
     );
     let settings = FemSettings {
         linearization,

@@ -5,17 +5,20 @@
 //! `plasticine sample NAME --out FILE` regenerates an asset from this code.
 
 use crate::character::{Character, Flesh, Posture};
-use crate::skin::attach::{global_attach, wrap_skin};
 use crate::skin::{SimError, Simulation, SkeletonDriver, SolverSettings};
+use crate::skin::{global_attach, wrap_skin};
 use glam::Vec3;
 
-pub mod limb;
+mod limb;
 mod paint;
 mod parts;
 mod penguin;
-pub mod pick_scene;
+mod pick_scene;
 mod torso;
 mod wombat;
+
+pub use limb::{limb, limb_pose};
+pub use pick_scene::{demo_probes, demo_scene};
 
 pub use parts::{SkinSpec, material};
 use penguin::penguin;
@@ -31,7 +34,7 @@ pub fn resampled(name: &str, m: usize, n: usize) -> Result<Character, SimError> 
     let mut c = build(name, 16, 16)?;
     if (m, n) != (16, 16) {
         for s in &mut c.skins {
-            *s = crate::character::resample::resample(s, m, n)?;
+            *s = crate::character::resample(s, m, n)?;
         }
     }
     Ok(c)
@@ -143,7 +146,7 @@ fn settle(mut c: Character, rest: Posture) -> Result<Character, SimError> {
         c = sim.character;
         if pass == 0 {
             for skin in &mut c.skins {
-                crate::skin::attach::rest_in_place(skin, material().shrink);
+                crate::skin::rest_in_place(skin, material().shrink);
             }
         }
     }

@@ -4,7 +4,7 @@
 //! skin tone), so any resolution gets the same markings.
 
 use crate::character::{Character, Posture};
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use glam::Vec3;
 
 /// Linear RGB.

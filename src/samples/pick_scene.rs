@@ -2,7 +2,7 @@
 //! extra muscles, and reproducible probes (tool tips and wand rays) about it.
 
 use crate::character::{Character, Muscle};
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use crate::shape::MuscleShape;
 use crate::skin::SimError;
 use glam::{Quat, Vec3};

@@ -14,7 +14,7 @@ use super::{Simulation, SkeletonDriver, SolverSettings};
 use crate::character::{
     Band, BandDefaults, Character, InvalidField, Posture, Skin, SkinMaterial, SkinPoints,
 };
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use glam::Vec3;
 
 /// Joints on the path from `a` to `b` in the hierarchy (both included).
@@ -98,7 +98,7 @@ pub fn wrap_skin(
     let (mut skin, _) = start(mc, nc, Some(&layout))?;
     shrink_wrap(character, posture, &mut skin)?;
     if (mc, nc) != (m, n) {
-        skin = crate::character::resample::resample(&skin, m, n)
+        skin = crate::character::resample(&skin, m, n)
             .map_err(|e| InvalidField::new("resolution", e.to_string()))?;
     }
     rest_in_place(&mut skin, material.shrink);

@@ -26,7 +26,7 @@
 //! test, and only against the muscles near them.
 
 use super::elastic::Grid;
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use glam::Vec3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};

@@ -570,16 +570,6 @@ impl ContactPlan {
         }
     }
 
-    /// Number of point–surface pairs this plan keeps.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether this plan keeps no point–surface pairs.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Keeps every planned point [`SKIN_GAP`] outside its surface at time
     /// `t`, with the inelastic normal response (the normal velocity relative
     /// to the surface taken out); returns the largest correction (m). A
@@ -641,15 +631,6 @@ fn near_in_grid(g: &Grid, i: usize, j: usize, qi: usize, qj: usize) -> bool {
     let di = (i + g.m - qi) % g.m;
     let di = di.min(g.m - di);
     di <= SELF_EXCLUSION && j.abs_diff(qj) <= SELF_EXCLUSION
-}
-
-/// How deep any checked point has crossed into a skin it was outside of at
-/// `start`, by brute force over every quad: the invariant the tests hold
-/// the solver to. `start` and `now` are the same skins at two times.
-pub fn deepest_crossing(start: &Obstacles, now: &Obstacles, junctions: &Junctions) -> f32 {
-    crossings(start, now, junctions)
-        .iter()
-        .fold(0.0, |worst, c| worst.max(c.depth))
 }
 
 /// A point of one skin found inside another.

@@ -69,7 +69,9 @@
 //! gather of everything that touches it.
 
 use crate::character::Skin;
-pub use energy::{elastic_energy, elastic_energy_parts};
+pub use energy::elastic_energy;
+#[cfg(test)]
+use energy::elastic_energy_parts;
 use glam::{DVec3, Vec3};
 use rayon::prelude::*;
 

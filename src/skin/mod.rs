@@ -1,23 +1,34 @@
 //! The elastic skin simulation (LEMAN §4): forces, integrators, constraints,
 //! resampling and the driver that advances a character's skins in time.
 
-pub mod constraints;
-pub mod contact;
-pub mod driver;
-pub mod elastic;
-pub mod flesh;
-pub mod integrate;
+mod constraints;
+mod contact;
+mod driver;
+mod elastic;
+mod flesh;
+mod integrate;
 mod layout;
-pub mod quality;
+mod quality;
 mod settings;
-pub mod simulation;
-pub mod stability;
+mod simulation;
+mod stability;
 mod stepper;
-pub mod system;
+mod system;
 
 pub use driver::SkeletonDriver;
-pub use integrate::{EvalCount, IntegratorKind, IntegratorState, Tolerances};
+pub use integrate::{EvalCount, IntegratorKind, IntegratorState, SecondOrderSystem, Tolerances};
 pub use simulation::{
     AdvanceReport, SimError, SimEvent, SimState, Simulation, SkinState, SkinStats, SolverSettings,
 };
-pub mod attach;
+mod attach;
+
+pub use attach::{global_attach, rest_in_place, wrap_skin};
+pub use constraints::deepest_penetration;
+pub use contact::{Crossing, SKIN_GAP};
+pub use elastic::{
+    ElasticMaterial, Grid, Scratch, add_elastic_forces, rest_areas, rest_curvature_of,
+    rest_metric_of,
+};
+pub use flesh::{FleshBuildError, FleshRun};
+pub use quality::{Smoothness, neighbour_angles, smoothness};
+pub use system::SkinSystem;

@@ -18,7 +18,7 @@ pub struct Smoothness {
     pub p95_deg: f32,
     /// Largest angle (degrees).
     pub max_deg: f32,
-    /// Share of neighbour pairs above [`CREASE_DEG`], in percent.
+    /// Share of neighbour pairs above `CREASE_DEG`, in percent.
     pub creased_pct: f32,
     /// Neighbour pairs measured.
     pub pairs: usize,

@@ -23,7 +23,7 @@ pub struct SolverSettings {
     /// Speed above which the state counts as diverged (m/s).
     pub max_speed: f32,
     /// Skins kept from passing through each other and through themselves
-    /// where they fold ([`super::contact`]).
+    /// where they fold (`super::contact`).
     pub skin_contact: bool,
 }
 
@@ -127,7 +127,7 @@ pub enum SimError {
     Settings(InvalidField),
     /// A skin cannot be resampled to the resolution asked for.
     #[error(transparent)]
-    Resample(#[from] crate::character::resample::ResampleError),
+    Resample(#[from] crate::character::ResampleError),
     /// No sample of that name.
     #[error("unknown sample '{name}': choose one of {known}")]
     UnknownSample {
@@ -169,7 +169,7 @@ pub enum SimError {
     Modal(#[from] crate::modal::ModalError),
     /// The skeleton cannot be made to respond (see `fem::dynamic`).
     #[error("dynamic skeleton: {0}")]
-    Dynamic(#[from] crate::fem::dynamic::DynamicError),
+    Dynamic(#[from] crate::fem::DynamicError),
 }
 
 impl From<super::flesh::FleshBuildError> for SimError {

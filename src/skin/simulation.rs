@@ -11,7 +11,7 @@ pub use super::settings::{Frequency, SimError, SimEvent, SkinStats, SolverSettin
 use super::stepper::{SkinRuntime, SkinStepper};
 use super::system::SkinSystem;
 use crate::character::Character;
-use crate::fem::flesh::flesh_changed;
+use crate::fem::flesh_changed;
 use crate::fem::{FleshPose, FleshSim};
 use glam::Vec3;
 use rayon::prelude::*;
@@ -40,7 +40,7 @@ pub struct AdvanceReport {
 /// its trajectory exactly (without grabs, which are interactive only).
 ///
 /// Not in it either, because nothing is carried there: the constraint structures
-/// ([`Constraints`] are scratch rebuilt on every resolve), the skin system
+/// (`Constraints` are scratch rebuilt on every resolve), the skin system
 /// (built anew on every `advance_to`) and the integrators' buffers (see
 /// [`IntegratorState`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -159,7 +159,7 @@ impl Simulation {
 
     /// Every point of a skin that was outside another skin (or another
     /// sheet of itself) in `start` and is inside it now, by brute force:
-    /// the invariant skin contact keeps ([`super::contact`]). Left out, as
+    /// the invariant skin contact keeps (`super::contact`). Left out, as
     /// the solver leaves them: the junctions as the character was built,
     /// and points whose own muscles have come within the gap of the other
     /// skin (a limb swung into the body), with a few grid steps around.
@@ -477,7 +477,7 @@ impl Simulation {
         let t = self.time();
         let mut c = self.character.clone();
         for s in &mut c.skins {
-            *s = crate::character::resample::resample(s, m, n)?;
+            *s = crate::character::resample(s, m, n)?;
         }
         self.set_character(c)?;
         for rt in &mut self.skins {
@@ -600,11 +600,11 @@ impl Simulation {
         let posture = self.driver.posture_at(t);
         let character = &self.character;
         let Some(flesh) = self.flesh.as_mut().and_then(FleshRun::fem_mut) else {
-            return Err(SimError::Dynamic(crate::fem::dynamic::DynamicError::Flesh(
+            return Err(SimError::Dynamic(crate::fem::DynamicError::Flesh(
                 "this character's flesh is not FEM (choose FEM in the panel's flesh row, or `plasticine sample NAME --flesh fem`)".into(),
             )));
         };
-        let before = crate::fem::dynamic::root_frame(character, &posture).translation;
+        let before = crate::fem::root_frame(character, &posture).translation;
         flesh.make_dynamic(character, &posture, ground, drop)?;
         let lift = flesh
             .core()
@@ -628,7 +628,7 @@ impl Simulation {
     }
 
     /// The inner layers (skeleton and muscles, on the flesh) at time t.
-    pub fn posed_body(&self, t: f64) -> crate::kinematics::pose::PosedBody {
+    pub fn posed_body(&self, t: f64) -> crate::kinematics::PosedBody {
         super::system::posed_body(&self.character, &self.driver, self.flesh.as_ref(), t)
     }
 

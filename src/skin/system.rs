@@ -7,7 +7,7 @@ use super::elastic::{ElasticMaterial, Grid, Scratch, add_elastic_forces, elastic
 use super::flesh::FleshRun;
 use super::integrate::SecondOrderSystem;
 use crate::character::{Character, Skin};
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use glam::Vec3;
 
 /// Inertia per point with selective mass scaling (see [`MASS_SCALING_FACTOR`]).
@@ -220,7 +220,7 @@ impl<'a> SkinSystem<'a> {
         }
     }
 
-    /// The smallest edge stretch of positions `r` (see [`super::elastic::min_stretch`]).
+    /// The smallest edge stretch of positions `r` (see `super::elastic::min_stretch`).
     pub fn min_stretch(&self, r: &[Vec3]) -> f32 {
         super::elastic::min_stretch(&self.grid, &self.material, r)
     }

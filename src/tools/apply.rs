@@ -9,7 +9,7 @@ use super::command::{
 use crate::character::{Band, BandDefaults, Character, Dof, Flesh, Joint, Muscle, Posture};
 use crate::kinematics::forward_kinematics;
 use crate::shape::MuscleShape;
-use crate::skin::attach::{global_attach, wrap_skin};
+use crate::skin::{global_attach, wrap_skin};
 use glam::{Quat, Vec3};
 pub(crate) use inverse::Inverse;
 use keys::{delete_key, move_key, set_key, set_key_tcb};

@@ -16,7 +16,7 @@ use crate::shape::MuscleShape;
 use glam::{Affine3A, Quat, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
-pub use crate::anim::timeline::KEY_TIME_EPSILON;
+pub use crate::anim::KEY_TIME_EPSILON;
 
 /// A fat stroke's Gaussian is cut off at this many radii: points farther away
 /// are left exactly as they were (the weight there is below 1.1 %).
@@ -149,7 +149,7 @@ pub enum Command {
     },
     /// Skin attachment tool (§6.2): a new skin between `bottom` and `top`,
     /// wrapped around the muscles on the path between them in the working
-    /// posture ([`wrap_skin`](crate::skin::attach::wrap_skin)).
+    /// posture ([`wrap_skin`](crate::skin::wrap_skin)).
     AddSkin {
         /// Name of the new skin.
         name: String,
@@ -170,7 +170,7 @@ pub enum Command {
         /// Index of the skin to remove.
         skin: usize,
     },
-    /// The global "attach" command (§6.2, [`global_attach`](crate::skin::attach::global_attach)) in the working
+    /// The global "attach" command (§6.2, [`global_attach`](crate::skin::global_attach)) in the working
     /// posture: replaces every band of the skin.
     GlobalAttach {
         /// Index of the skin to attach.
@@ -237,7 +237,7 @@ pub enum Command {
     /// Parameters panel: material of the points in `region` (all when
     /// `None`). Each field left `None` is unchanged. Densities are per unit
     /// u-area as in [`crate::character::SkinPoints`]; `stretch` sets
-    /// η = (s, s/2, s) as [`wrap_skin`](crate::skin::attach::wrap_skin) does.
+    /// η = (s, s/2, s) as [`wrap_skin`](crate::skin::wrap_skin) does.
     SetSkinMaterial {
         /// Index of the skin.
         skin: usize,

@@ -2,7 +2,7 @@
 //!
 //! The interactive tools (sphere and superellipse creation, muscle
 //! deformation, IK posing, skin attachment and re-binding, liposuction, the
-//! parameters panel) are state machines over hand poses ([`tool`]); all they
+//! parameters panel) are state machines over hand poses (`tool`); all they
 //! ever do to the [`Character`](crate::character::Character)
 //! is hand a [`Command`] to a [`History`]. That is what makes undo/redo,
 //! symmetric modelling ([`Symmetry`]), autosave (watch
@@ -10,7 +10,7 @@
 //! RON, replayed) come for free.
 //!
 //! What a tool acts on it first finds by touching it or aiming the wand at
-//! it: see [`pick`].
+//! it: see `pick`.
 //!
 //! A part can be locked against accidental edits ([`Command::LockPart`]):
 //! every command that would reshape, move or delete it is then refused with
@@ -48,20 +48,27 @@ mod gesture_tests;
 mod history;
 #[cfg(test)]
 mod key_tests;
-pub mod panel;
-pub mod pick;
-pub mod session;
+mod panel;
+mod pick;
+mod session;
 mod symmetry;
 #[cfg(test)]
 mod tests;
-pub mod tool;
+mod tool;
 #[cfg(test)]
 mod weight_symmetry_tests;
+
+pub use panel::{
+    BEND_MAX, ControlPanel, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, STEP, Scope, Side,
+    TimelineAction, TimelineRow, TimelineStatus, row_help, tool_label,
+};
+pub use session::{Session, SessionError, SessionRecorder, empty_character, load_session, replay};
+pub use tool::{
+    DEFAULT_RADIUS, PAINT_RATE, PALETTE, SKIN_TOUCH_RADIUS, ScriptError, TOUCH_RADIUS, ToolContext,
+    ToolKind, ToolState, Toolbox, run_script,
+};
 
 pub use command::{Command, EditError, FAT_STROKE_CUTOFF, KEY_TIME_EPSILON, NewMuscle};
 pub use history::{DEFAULT_UNDO_BUDGET, History};
 pub use pick::{Pick, PickFilter, PickTarget, Picker};
 pub use symmetry::{Symmetry, mirror_name, mirror_shape};
-pub use tool::{
-    PAINT_RATE, PALETTE, ScriptError, ToolContext, ToolKind, ToolState, Toolbox, run_script,
-};

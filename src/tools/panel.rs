@@ -30,9 +30,9 @@ use crate::character::{Character, FemFlesh, Flesh, FleshDetail, ModalFlesh};
 use crate::skin::{IntegratorKind, SolverSettings};
 use glam::{Mat4, Vec3};
 pub use help::row_help;
-pub use timeline::{
-    KEY_NUDGE, SCRUBBER_CHARS, TCB_STEP, TimelineAction, TimelineRow, TimelineStatus,
-};
+#[cfg(test)]
+use timeline::{KEY_NUDGE, SCRUBBER_CHARS};
+pub use timeline::{TimelineAction, TimelineRow, TimelineStatus};
 use timeline::{timeline_action, timeline_line};
 
 mod help;

@@ -21,7 +21,7 @@
 //! ray distances are in metres along the ray.
 
 use crate::character::{Character, Skin};
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use glam::Vec3;
 use std::cmp::Ordering;
 
@@ -347,7 +347,7 @@ impl<'a> Picker<'a> {
     }
 
     /// The radius of the ball a joint presents to the wand (default
-    /// [`JOINT_PICK_RADIUS`]).
+    /// `JOINT_PICK_RADIUS`).
     pub fn with_joint_radius(mut self, radius: f32) -> Self {
         self.joint_radius = radius;
         self
@@ -545,9 +545,9 @@ impl<'a> Picker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::character::resample::resample;
+    use crate::character::resample;
     use crate::io::parse_character;
-    use crate::samples::pick_scene::demo_probes;
+    use crate::samples::demo_probes;
     use std::path::Path;
 
     /// The shipped penguin (no settling needed), resampled to m×n so blocks

@@ -110,11 +110,9 @@ impl SessionRecorder {
                 path: self.path.display().to_string(),
                 message: e.to_string(),
             })?;
-        crate::io::atomic::write_atomic(&self.path, text.as_bytes()).map_err(|e| {
-            SessionError::Write {
-                path: self.path.display().to_string(),
-                message: e.to_string(),
-            }
+        crate::io::write_atomic(&self.path, text.as_bytes()).map_err(|e| SessionError::Write {
+            path: self.path.display().to_string(),
+            message: e.to_string(),
         })?;
         self.last_write = Some(std::time::Instant::now());
         self.written_commands = commands.len();

@@ -38,7 +38,7 @@
 
 use super::command::{Command, NewMuscle, joint_frames};
 use crate::character::{Band, Character, Dof, Posture, Skin, WeightStroke};
-use crate::fem::regions::falloff;
+use crate::fem::falloff;
 use crate::shape::MuscleShape;
 use glam::{Affine3A, Mat3, Quat, Vec3};
 use serde::{Deserialize, Serialize};

@@ -1,7 +1,7 @@
 use super::*;
 use crate::character::{Character, Dof, Environment, Joint, KeyPosture, Posture, Skeleton};
+use crate::kinematics::PosedBody;
 use crate::kinematics::forward_kinematics;
-use crate::kinematics::pose::PosedBody;
 use crate::shape::{BarrDeformation, MuscleShape};
 use glam::{Quat, Vec2, Vec3};
 

@@ -95,8 +95,8 @@ use super::pick::{Pick, PickFilter, PickTarget, Picker};
 use super::symmetry::Symmetry;
 use crate::character::{Character, Posture, SkinMaterial};
 use crate::input::{HandState, HistoryGesture, InputFrame, Precision, RollGesture, buttons};
-use crate::kinematics::ik::{IkSettings, IkSolver};
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
+use crate::kinematics::{IkSettings, IkSolver};
 use crate::shape::{BarrDeformation, MuscleShape, Primitive};
 use glam::{Quat, Vec2, Vec3};
 use std::f32::consts::{FRAC_PI_2, PI};
@@ -669,7 +669,7 @@ impl Toolbox {
     }
 
     /// Where a new joint at `tip` goes: onto the mirror plane when symmetry
-    /// is on and it is within [`SNAP_DISTANCE`] of it, and onto the line
+    /// is on and it is within `SNAP_DISTANCE` of it, and onto the line
     /// continuing the current bone (parent → current joint, beyond the
     /// current joint) when within that distance of it. Both can hold: a
     /// spine grown along the plane.

@@ -5,9 +5,9 @@
 
 use super::*;
 use crate::character::{Character, FemFlesh, Flesh, WeightStroke};
-use crate::fem::flesh::{flesh_lattice, painted_weights};
-use crate::fem::regions::falloff;
+use crate::fem::falloff;
 use crate::fem::{Lattice, skeleton_bones};
+use crate::fem::{flesh_lattice, painted_weights};
 use crate::input::{HandState, InputFrame};
 use glam::{DVec3, Quat, Vec3};
 

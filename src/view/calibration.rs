@@ -27,7 +27,7 @@
 
 use super::error::{CalibrationError, CalibrationFileError, Corner};
 use super::projection::{MIN_EYE_DISTANCE, Screen};
-use crate::io::character_file::read_text;
+use crate::io::read_text;
 use crate::io::{IoError, write_atomic};
 use glam::{Mat4, Quat, Vec3};
 use serde::{Deserialize, Serialize};

@@ -56,7 +56,7 @@ use super::instance::{RuntimeInfo, XrPurpose, XrRuntime};
 use super::swapchain::{EyeSwapchain, SwapchainError};
 use super::vulkan::create_gpu;
 use crate::input::HandState;
-use crate::input::tracking::TrackedParts;
+use crate::input::TrackedParts;
 use crate::render::{EyeCamera, GpuContext};
 use crate::view::frustum;
 use glam::{Mat4, Quat, Vec3};
@@ -722,7 +722,7 @@ impl Headset {
     }
 
     /// Copies the eye images into the acquired swapchain image (see
-    /// [`EyeSwapchain::copy_eyes`]).
+    /// `EyeSwapchain::copy_eyes`).
     pub fn copy_eyes(&self, eyes: [&wgpu::Texture; 2]) -> Result<(), SwapchainError> {
         self.swapchain
             .as_ref()

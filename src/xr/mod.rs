@@ -1,11 +1,11 @@
-//! `OpenXR`: the loader and runtime ([`instance`]), the hands as actions with
-//! suggested bindings ([`actions`]), [`XrTracker`], the head and hands
+//! `OpenXR`: the loader and runtime (`instance`), the hands as actions with
+//! suggested bindings (`actions`), [`XrTracker`], the head and hands
 //! from a headless session (`XR_MND_headless`) as a
-//! [`Tracker`](crate::input::tracking::Tracker) for the desk, and [`Headset`], a
+//! [`Tracker`](crate::input::Tracker) for the desk, and [`Headset`], a
 //! session that renders: the runtime's Vulkan device wrapped into wgpu
-//! ([`vulkan`]), an array swapchain wrapped as wgpu textures
-//! ([`swapchain`]), the session's lifecycle and frame timing
-//! ([`headset`]); `crate::app::headset` is its front end.
+//! (`vulkan`), an array swapchain wrapped as wgpu textures
+//! (`swapchain`), the session's lifecycle and frame timing
+//! (`headset`); `crate::app::headset` is its front end.
 //!
 //! The loader (`libopenxr_loader.so.1`) is opened at run time, so the
 //! program builds and runs without it; [`XrTracker::open`] then fails with
@@ -67,13 +67,13 @@
     reason = "OpenXR and its Vulkan interop are C APIs: every call crosses FFI"
 )]
 
-pub mod actions;
-pub mod error;
-pub mod headset;
-pub mod instance;
-pub mod swapchain;
-pub mod tracker;
-pub mod vulkan;
+mod actions;
+mod error;
+mod headset;
+mod instance;
+mod swapchain;
+mod tracker;
+mod vulkan;
 
 pub use actions::{HandActions, HandInputs, PROFILES, Side};
 pub use error::{LOADER_LIBRARY, XrError};

@@ -10,7 +10,7 @@
 //! and transitioned back to one after the copy (and after a read-back).
 
 use super::error::{XrError, call};
-use crate::render::capture::read_texture_layer;
+use crate::render::read_texture_layer;
 use crate::render::{GpuContext, RenderError, RgbaImage};
 use ash::vk;
 use ash::vk::Handle;
@@ -354,7 +354,7 @@ mod tests {
         for (_, f) in FORMATS {
             assert_eq!(
                 f.remove_srgb_suffix(),
-                crate::render::renderer::EYE_FORMAT.remove_srgb_suffix()
+                crate::render::EYE_FORMAT.remove_srgb_suffix()
             );
         }
     }

@@ -28,8 +28,8 @@
 use super::actions::{HandActions, HandInputs, Side, TrackingSpaces};
 use super::error::{XrError, call};
 use super::instance::{RuntimeInfo, XrRuntime};
-use crate::input::tracking::{TrackedParts, TrackedPose, Tracker};
 use crate::input::{HandState, InputFrame};
+use crate::input::{TrackedParts, TrackedPose, Tracker};
 use glam::{Quat, Vec3};
 use openxr as xr;
 use std::path::PathBuf;

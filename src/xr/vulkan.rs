@@ -56,6 +56,8 @@ impl std::fmt::Debug for XrGpu {
             .field("adapter", &self.ctx.summary())
             .field("multiview", &self.ctx.multiview)
             .field("queue_family", &self.session_info.queue_family_index)
+            .field("instance_extensions", &self.instance_extensions)
+            .field("device_extensions", &self.device_extensions)
             .finish_non_exhaustive()
     }
 }

@@ -6,7 +6,7 @@
 use crate::support::meshes::{capsule, obj_text};
 use crate::support::plasticine;
 use glam::Vec3;
-use plasticine::io::import::{ImportedMesh, load_mesh};
+use plasticine::io::{ImportedMesh, load_mesh};
 
 const SEGMENTS: usize = 12;
 

@@ -179,7 +179,7 @@ fn a_settings_file_chooses_the_integrator_unless_the_flag_overrides_it() {
 fn a_recorded_session_replays_into_a_character() {
     use glam::{Vec2, Vec3};
     use plasticine::shape::MuscleShape;
-    use plasticine::tools::session::Session;
+    use plasticine::tools::Session;
     use plasticine::tools::{Command, NewMuscle};
     let joint = |parent, name: &str, y, muscle| Command::AddJoint {
         parent,

@@ -23,11 +23,11 @@
 use crate::support::plasticine;
 use glam::{Affine3A, Quat, Vec3};
 use plasticine::character::Character;
-use plasticine::io::export::{ClosedGrid, grid_faces_inward, joint_local, obj_frame_name};
 use plasticine::io::{CacheReader, CacheWriter, load_character, save_character};
+use plasticine::io::{ClosedGrid, grid_faces_inward, joint_local, obj_frame_name};
 use plasticine::kinematics::forward_kinematics;
-use plasticine::skin::elastic::Grid;
-use plasticine::skin::quality::smoothness;
+use plasticine::skin::Grid;
+use plasticine::skin::smoothness;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1284,7 +1284,7 @@ fn blender_imports_both_layouts_frame_for_frame() {
                     );
                 }
             }
-            let posture = plasticine::io::export::posture_at(&character, times[k]);
+            let posture = plasticine::io::posture_at(&character, times[k]);
             let fk = forward_kinematics(&character.skeleton, &posture);
             for (j, joint) in character.skeleton.joints.iter().enumerate() {
                 let head = json_vec3(&shown["bones"][&joint.name]);

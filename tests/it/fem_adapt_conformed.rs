@@ -4,14 +4,14 @@
 //! numbers.
 
 use glam::{DAffine3, DQuat, DVec3};
-use plasticine::fem::element::Material;
-use plasticine::fem::lattice::{BoneBinding, LatticeSettings};
-use plasticine::fem::quadrature::{
+use plasticine::fem::MIN_JACOBIAN;
+use plasticine::fem::Material;
+use plasticine::fem::{AdaptSettings, AdaptiveBody, Bone, FemBody, FemSettings, Lattice};
+use plasticine::fem::{BoneBinding, LatticeSettings};
+use plasticine::fem::{
     SubcellTest, character_inside, character_lattice, character_lattice_with_vertices,
     hierarchy_object_elements,
 };
-use plasticine::fem::snap::MIN_JACOBIAN;
-use plasticine::fem::{AdaptSettings, AdaptiveBody, Bone, FemBody, FemSettings, Lattice};
 
 const QUADRATURE_LEVELS: u32 = 2;
 
@@ -420,12 +420,12 @@ fn elements_of_the_wrong_count_are_an_error() {
         vec![None; n],
         settings(DVec3::ZERO),
         levels(1),
-        |_| Ok(plasticine::fem::snap::lattice_elements(&l)),
+        |_| Ok(plasticine::fem::lattice_elements(&l)),
     );
     let fine_cells = l.subdivide(1).cell_count();
     assert_eq!(
         r.unwrap_err(),
-        plasticine::fem::adapt::AdaptError::Elements {
+        plasticine::fem::AdaptError::Elements {
             elements: l.cell_count(),
             cells: fine_cells,
         }

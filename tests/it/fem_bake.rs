@@ -137,8 +137,7 @@ fn baked_fem_mesh_equals_the_flesh_simulation_and_exports() {
 
     // Baked playback: the snapshot of each frame carries the cached mesh.
     let mut playback =
-        plasticine::app::playback::BakedFrames::open(&bake.join("bake.plcache"), &character)
-            .unwrap();
+        plasticine::app::BakedFrames::open(&bake.join("bake.plcache"), &character).unwrap();
     let mut sequence = 0;
     for (f, expected) in cached.iter().enumerate() {
         let t = f as f64 / FPS as f64;

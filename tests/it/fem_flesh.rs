@@ -8,9 +8,9 @@ use crate::support::limb;
 
 use glam::{DVec3, Vec3};
 use plasticine::character::{Character, EmbeddedMesh, FemFlesh, Flesh, Posture, WeightStroke};
-use plasticine::fem::flesh::painted_weights;
+use plasticine::fem::painted_weights;
 use plasticine::fem::{FleshBody, FleshError, FleshSim, Lattice, bone_transforms, bone_weights};
-use plasticine::kinematics::pose::PosedBody;
+use plasticine::kinematics::PosedBody;
 use plasticine::skin::{SimError, Simulation, SkeletonDriver, SolverSettings};
 
 fn with_fem(mut c: Character) -> Character {
@@ -202,8 +202,8 @@ fn no_skin_point_enters_a_deformed_muscle() {
         let body = sim.posed_body(t);
         let mut frame = 0.0f32;
         for (w, skin) in worst.iter_mut().zip(&sim.character.skins) {
-            let grid = plasticine::skin::elastic::Grid::of(skin);
-            let d = plasticine::skin::constraints::deepest_penetration(
+            let grid = plasticine::skin::Grid::of(skin);
+            let d = plasticine::skin::deepest_penetration(
                 &grid,
                 &skin.points.fat,
                 &body,

@@ -8,7 +8,7 @@ use crate::support::limb;
 
 use glam::{DVec3, Vec3};
 use plasticine::character::{Character, FemFlesh, Flesh, FleshDetail, WeightStroke};
-use plasticine::fem::quadrature::character_inside;
+use plasticine::fem::character_inside;
 use plasticine::fem::{FleshBody, FleshSim, bone_transforms};
 
 fn penguin(detail: Option<FleshDetail>) -> Character {

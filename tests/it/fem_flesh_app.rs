@@ -6,7 +6,7 @@
 use glam::{DVec3, Vec3};
 use plasticine::character::{Character, EmbeddedMesh, FemFlesh, Flesh, WeightStroke};
 use plasticine::fem::FleshSim;
-use plasticine::kinematics::pose::PosedBody;
+use plasticine::kinematics::PosedBody;
 use plasticine::skin::{Simulation, SkeletonDriver, SolverSettings};
 
 fn with_fem(mut c: Character) -> Character {

@@ -4,7 +4,7 @@
 //! was. Run with `--nocapture` for the numbers.
 
 use plasticine::character::{Character, FemFlesh, Flesh, PartStiffness};
-use plasticine::fem::flesh_body::cell_materials;
+use plasticine::fem::cell_materials;
 use plasticine::fem::{FleshError, FleshSim};
 
 fn penguin(parts: Vec<PartStiffness>) -> Character {

@@ -9,12 +9,12 @@ use crate::support::plasticine;
 use glam::{DVec3, Quat, Vec3};
 use meshes::{capsule, limb_mesh, mesh_glb, obj_text, sphere};
 use plasticine::character::{Character, Flesh, Posture};
-use plasticine::fem::import::{MeshImport, fem_character_from_mesh};
 use plasticine::fem::{
     Bone, FemBody, FemSettings, Lattice, Linearization, Material, MeshLatticeError, MeshSolid,
     Twist, bone_transforms,
 };
-use plasticine::io::import::load_mesh;
+use plasticine::fem::{MeshImport, fem_character_from_mesh};
+use plasticine::io::load_mesh;
 use rand::{Rng, SeedableRng};
 use std::path::Path;
 

@@ -6,7 +6,7 @@ use glam::{DVec3, Vec3};
 use plasticine::character::{
     Character, FemFlesh, Flesh, MorphOffset, MorphTarget, PartStiffness, Posture,
 };
-use plasticine::fem::flesh_body::FleshBody;
+use plasticine::fem::FleshBody;
 use plasticine::fem::{FleshError, FleshSim};
 use plasticine::skin::SkeletonDriver;
 
@@ -628,9 +628,8 @@ fn a_sculpted_copy_of_the_imported_mesh_is_a_target() {
     ]);
     assert!(ok, "{err}");
     // The biceps: the upper side of the upper arm pushed out by up to 2 cm.
-    let mesh =
-        plasticine::io::import::load_mesh(std::path::Path::new(&format!("{root}/assets/limb.obj")))
-            .unwrap();
+    let mesh = plasticine::io::load_mesh(std::path::Path::new(&format!("{root}/assets/limb.obj")))
+        .unwrap();
     let sculpt: Vec<Vec3> = mesh
         .positions
         .iter()

@@ -4,9 +4,9 @@
 //! measured numbers.
 
 use glam::{DAffine3, DQuat, DVec3};
-use plasticine::fem::nonlinear::{NewtonReport, NonlinearBody};
 use plasticine::fem::{FemBody, FemSettings, Lattice, Linearization, Material};
-use plasticine::samples::limb::{limb, limb_pose};
+use plasticine::fem::{NewtonReport, NonlinearBody};
+use plasticine::samples::{limb, limb_pose};
 use std::time::Instant;
 
 const L: f64 = 1.0;

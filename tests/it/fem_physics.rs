@@ -12,7 +12,7 @@
 
 use glam::{DAffine3, DQuat, DVec3};
 use plasticine::character::{Character, Dof, Environment, Joint, Muscle, Skeleton};
-use plasticine::fem::solver::lowest_frequency;
+use plasticine::fem::lowest_frequency;
 use plasticine::fem::{
     Bone, FemBody, FemSettings, Lattice, LatticeSettings, Linearization, MassKind, Material,
     PositionConstraint, Twist, bone_transforms, muscle_centres,
@@ -432,7 +432,7 @@ fn bone_and_position_constraints_hold_while_the_elbow_bends() {
         // muscle's top surface rides on free flesh, within centimetres of
         // where the skeleton alone would carry it (sag and lag).
         let transforms = bone_transforms(&c, &bones, &posture);
-        let posed = plasticine::kinematics::pose::PosedBody::new(&c, &posture);
+        let posed = plasticine::kinematics::PosedBody::new(&c, &posture);
         let centre = body.lattice.embed(muscle_centres(&c)[1]).expect("inside");
         let centre_off = body
             .lattice

@@ -3,12 +3,12 @@
 //! the object. Run with `--nocapture` for the measured numbers.
 
 use glam::{DQuat, DVec3};
-use plasticine::fem::nonlinear::NonlinearBody;
-use plasticine::fem::quadrature::{
-    SubcellTest, character_inside, character_lattice_with_vertices, object_elements, trim_to_object,
-};
+use plasticine::fem::NonlinearBody;
 use plasticine::fem::{
     FemBody, FemSettings, Lattice, Linearization, Material, Twist, bone_transforms,
+};
+use plasticine::fem::{
+    SubcellTest, character_inside, character_lattice_with_vertices, object_elements, trim_to_object,
 };
 use std::f64::consts::PI;
 use std::time::Instant;
@@ -233,7 +233,7 @@ fn a_character_lattice_integrates_over_its_muscles() {
     let c = plasticine::samples::bare("penguin").expect("sample");
     let untrimmed = Lattice::from_character_with_vertices(&c, 200, 0.5);
     // Points on the muscles' surfaces at rest: the flesh the lattice carries.
-    let posed = plasticine::kinematics::pose::PosedBody::new(&c, &c.skeleton.rest_posture());
+    let posed = plasticine::kinematics::PosedBody::new(&c, &c.skeleton.rest_posture());
     let surface: Vec<DVec3> = posed
         .muscles
         .iter()
@@ -334,7 +334,7 @@ fn a_character_lattice_integrates_over_its_muscles() {
 /// wgpu adapter (lavapipe runs it).
 #[test]
 fn cut_cells_step_on_the_gpu_as_on_the_cpu() {
-    use plasticine::fem::gpu::GpuFemBody;
+    use plasticine::fem::GpuFemBody;
     let ctx = match plasticine::render::GpuContext::headless() {
         Ok(ctx) => ctx,
         Err(e) => {

@@ -3,13 +3,13 @@
 //! inverting the trilinear map. Run with `--nocapture` for the counts.
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
-use plasticine::fem::element::{CellElements, HexElement, Material, cell_point, corner_offset};
-use plasticine::fem::quadrature::character_lattice_with_vertices;
-use plasticine::fem::snap::{MIN_JACOBIAN, SnapReport, cell_quality, lattice_elements};
-use plasticine::fem::sparse::assemble_elements;
+use plasticine::fem::assemble_elements;
+use plasticine::fem::character_lattice_with_vertices;
 use plasticine::fem::{
     Bone, BoneBinding, FemBody, FemSettings, Lattice, Linearization, NonlinearBody, bone_transforms,
 };
+use plasticine::fem::{CellElements, HexElement, Material, cell_point, corner_offset};
+use plasticine::fem::{MIN_JACOBIAN, SnapReport, cell_quality, lattice_elements};
 
 const TOL: f64 = 1e-12;
 
@@ -120,7 +120,7 @@ fn distorted_block() -> Lattice {
 
 #[test]
 fn the_demo_limb_and_an_off_grid_limb_lie_on_chains_of_edges() {
-    let demo = plasticine::samples::limb::limb([4, 4, 8], 0.05, Linearization::Global);
+    let demo = plasticine::samples::limb([4, 4, 8], 0.05, Linearization::Global);
     let l = &demo.lattice;
     eprintln!(
         "demo limb (bone vertices, on bone, fell back): {:?}",

@@ -82,7 +82,7 @@ fn without_a_step_delay_snapshots_keep_up_with_frames() {
 /// calibration. The last frame must show the penguin in both eyes.
 #[test]
 fn with_the_real_stereo_renderer_latency_is_the_render_time() {
-    use plasticine::app::view_renderer::OffscreenFrameRenderer;
+    use plasticine::app::OffscreenFrameRenderer;
     use plasticine::render::{GpuContext, StereoMode};
     use plasticine::view::Calibration;
     let ctx = GpuContext::headless().expect("a wgpu adapter (lavapipe in CI)");

@@ -814,7 +814,7 @@ fn failed_atomic_write_keeps_the_old_file_and_no_temp() {
 /// simulates.
 #[test]
 fn a_version_1_character_loads_with_its_material_converted() {
-    use plasticine::skin::elastic::{Grid, rest_areas};
+    use plasticine::skin::{Grid, rest_areas};
     let path = Path::new("tests/data/wombat_v1.ron");
     let text = fs::read_to_string(path).unwrap();
     assert!(text.contains("version: 1,"));

@@ -11,8 +11,8 @@ use crate::support::meshes;
 use glam::{Quat, Vec3};
 use meshes::{base64, capsule, glb, mesh_glb};
 use plasticine::io::IoError;
-use plasticine::io::import::gltf::{parse_glb, parse_gltf_json};
-use plasticine::io::import::obj::parse_obj;
+use plasticine::io::parse_obj;
+use plasticine::io::{parse_glb, parse_gltf_json};
 use serde_json::json;
 use std::path::Path;
 
@@ -293,7 +293,7 @@ fn sparse_target_glb(sparse: impl FnOnce(&mut serde_json::Value)) -> Vec<u8> {
 
 #[test]
 fn sparse_morph_targets_are_read_and_hostile_ones_refused() {
-    use plasticine::io::import::load_mesh_with_targets;
+    use plasticine::io::load_mesh_with_targets;
     let dir = tempfile::tempdir().unwrap();
     let load = |bytes: Vec<u8>| {
         let path = dir.path().join("sparse.glb");

@@ -186,7 +186,7 @@ fn bad_parts_ride_rigidly_and_bad_numbers_are_refused() {
 /// clamp allows, and the skins follow.
 #[test]
 fn the_simulation_rides_the_muscles_on_the_modes() {
-    use plasticine::kinematics::pose::PosedBody;
+    use plasticine::kinematics::PosedBody;
     use plasticine::skin::{Simulation, SolverSettings};
     let mut c = plasticine::samples::build("penguin", 8, 8).unwrap();
     c.flesh = Flesh::Modal(ModalFlesh::for_character(&c));

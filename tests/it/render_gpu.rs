@@ -15,7 +15,7 @@ fn context() -> GpuContext {
 }
 
 fn penguin_snapshot() -> SceneSnapshot {
-    let ch = plasticine::io::character_file::load_character(Path::new(concat!(
+    let ch = plasticine::io::load_character(Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/assets/penguin.ron"
     )))
@@ -374,10 +374,10 @@ fn the_stereo_path_is_multiview_only_where_it_renders_both_eyes() {
 /// live plot's line shows in its column.
 #[test]
 fn a_world_panel_shows_its_text_and_highlight_in_both_eyes() {
-    use plasticine::app::panel_ui::{PanelPainter, PanelPicture};
-    use plasticine::app::plots::Plot;
+    use plasticine::app::Plot;
+    use plasticine::app::{PanelPainter, PanelPicture};
+    use plasticine::tools::Row;
     use plasticine::tools::ToolKind;
-    use plasticine::tools::panel::Row;
     let ctx = context();
     let mut r = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
     r.style = bare_style();

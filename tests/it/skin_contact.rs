@@ -3,9 +3,9 @@
 //! (`Simulation::crossings_since`) on the samples as an animator plays and
 //! poses them.
 
-use plasticine::skin::contact::{Crossing, SKIN_GAP};
-use plasticine::skin::elastic::Grid;
-use plasticine::skin::quality::smoothness;
+use plasticine::skin::Grid;
+use plasticine::skin::smoothness;
+use plasticine::skin::{Crossing, SKIN_GAP};
 use plasticine::skin::{Simulation, SkeletonDriver, SolverSettings};
 
 /// The deepest crossing every `every` frames at 30 Hz up to `end` seconds,

@@ -4,11 +4,11 @@
 //! between neighbouring quad normals, `skin::quality`), bending that only
 //! ever smooths, and a simulation that never passes a torn skin as a step.
 
-use plasticine::skin::elastic::Grid;
-use plasticine::skin::quality::{Smoothness, smoothness};
+use plasticine::skin::Grid;
 use plasticine::skin::{
     IntegratorKind, SimError, SimEvent, Simulation, SkeletonDriver, SolverSettings,
 };
+use plasticine::skin::{Smoothness, smoothness};
 
 /// The worst smoothness of each skin over the character's key postures,
 /// frame by frame at 30 Hz, and the events the solver reported.
@@ -75,7 +75,7 @@ fn the_penguin_at_64x64_stays_smooth_through_its_waddle() {
 fn bending_up_to_leather_only_smooths() {
     let base = plasticine::samples::build("penguin", 32, 32).unwrap();
     let mut reference: Option<Vec<Smoothness>> = None;
-    for bend in [0.0, 1e-6, 1e-5, plasticine::tools::panel::BEND_MAX] {
+    for bend in [0.0, 1e-6, 1e-5, plasticine::tools::BEND_MAX] {
         let mut c = base.clone();
         for s in &mut c.skins {
             s.points.bend.fill(bend);
@@ -260,19 +260,11 @@ fn a_coarse_skin_turns_evenly_round_a_flat_muscle() {
     };
     let rest = c.skeleton.rest_posture();
     let around = |m: usize| {
-        let s = plasticine::skin::attach::wrap_skin(
-            &c,
-            &rest,
-            "skin",
-            0,
-            1,
-            m,
-            m,
-            &SkinMaterial::default(),
-        )
-        .unwrap();
+        let s =
+            plasticine::skin::wrap_skin(&c, &rest, "skin", 0, 1, m, m, &SkinMaterial::default())
+                .unwrap();
         let g = Grid::of(&s);
-        let mut a = plasticine::skin::quality::neighbour_angles(&g, &s.points.position);
+        let mut a = plasticine::skin::neighbour_angles(&g, &s.points.position);
         a.truncate((g.n - 3) * g.m);
         a.sort_by(f32::total_cmp);
         (a[a.len() * 95 / 100], a[a.len() - 1])

@@ -7,12 +7,12 @@ use plasticine::character::{
     Character, Dof, Environment, Joint, Muscle, Skeleton, Skin, SkinMaterial, SkinPoints,
 };
 use plasticine::shape::MuscleShape;
-use plasticine::skin::attach::{global_attach, wrap_skin};
-use plasticine::skin::elastic::{Grid, rest_curvature_of, rest_metric_of};
-use plasticine::skin::system::SkinSystem;
+use plasticine::skin::SkinSystem;
+use plasticine::skin::{Grid, rest_curvature_of, rest_metric_of};
 use plasticine::skin::{
     IntegratorKind, SimError, Simulation, SkeletonDriver, SolverSettings, Tolerances,
 };
+use plasticine::skin::{global_attach, wrap_skin};
 use std::f64::consts::TAU;
 
 /// A free joint `y` above its parent (or the origin).
@@ -206,7 +206,7 @@ fn with_damping_the_skin_energy_never_rises() {
 /// the whole system, bands and gravity included.
 #[test]
 fn system_force_is_the_negative_gradient_of_the_system_energy() {
-    use plasticine::skin::integrate::SecondOrderSystem;
+    use plasticine::skin::SecondOrderSystem;
     let material = SkinMaterial {
         bend: 1e-3,
         ..SkinMaterial::default()
@@ -518,7 +518,7 @@ fn hanging_height(material: &SkinMaterial, u: f32) -> f32 {
 /// of η/(ρℓ₀²)·εL (0.5 % of g at 64×64).
 #[test]
 fn a_hanging_skin_rests_in_the_continuum_shape_at_every_resolution() {
-    use plasticine::skin::integrate::SecondOrderSystem;
+    use plasticine::skin::SecondOrderSystem;
     let material = tube_material();
     for res in [16, 32, 64] {
         let mut c = tube(res, res, material, TUBE_REST_LENGTH);

@@ -16,7 +16,7 @@ use proptest::prelude::*;
 fn start() -> Character {
     let mut c = plasticine::samples::shipped_penguin();
     for s in &mut c.skins {
-        *s = plasticine::character::resample::resample(s, 8, 8).unwrap();
+        *s = plasticine::character::resample(s, 8, 8).unwrap();
     }
     c
 }

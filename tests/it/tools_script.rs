@@ -5,12 +5,12 @@
 use glam::{Quat, Vec2, Vec3};
 use plasticine::character::{Character, Dof};
 use plasticine::input::{HandState, InputFrame, InputScript, buttons};
+use plasticine::kinematics::PosedBody;
 use plasticine::kinematics::forward_kinematics;
-use plasticine::kinematics::pose::PosedBody;
 use plasticine::shape::Primitive;
 use plasticine::skin::SkeletonDriver;
-use plasticine::skin::simulation::{Simulation, SolverSettings};
-use plasticine::tools::session::empty_character;
+use plasticine::skin::{Simulation, SolverSettings};
+use plasticine::tools::empty_character;
 use plasticine::tools::{Command, History, Symmetry, ToolContext, ToolKind, Toolbox, run_script};
 use std::sync::OnceLock;
 
@@ -186,7 +186,7 @@ fn a_penguin_is_built_from_input_frames() {
     assert_eq!(c.muscles.len(), 4);
     assert!((sphere_radius(c, 0) - 0.17).abs() < 1e-4);
     assert!((sphere_radius(c, 2) - 0.09).abs() < 1e-4);
-    assert!((sphere_radius(c, 3) - plasticine::tools::tool::DEFAULT_RADIUS).abs() < 1e-6);
+    assert!((sphere_radius(c, 3) - plasticine::tools::DEFAULT_RADIUS).abs() < 1e-6);
     match c.muscles[1].shape.primitive {
         Primitive::Superellipsoid { radii, exponents } => {
             assert!(
@@ -681,10 +681,7 @@ fn a_snapped_click_keeps_the_default_radius() {
     r.right(HandState::at(at));
     assert_eq!(r.tools.state.snaps, 1);
     let k = r.c.muscles.len() - 1;
-    assert_eq!(
-        sphere_radius(&r.c, k),
-        plasticine::tools::tool::DEFAULT_RADIUS
-    );
+    assert_eq!(sphere_radius(&r.c, k), plasticine::tools::DEFAULT_RADIUS);
 }
 
 #[test]

@@ -2,12 +2,12 @@
 
 use super::*;
 use crate::input::buttons;
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use std::collections::VecDeque;
 
 /// A root joint only.
 fn root_only() -> Character {
-    let mut c = crate::tools::session::empty_character("blob");
+    let mut c = crate::tools::empty_character("blob");
     c.skeleton.joints[0].offset = Vec3::new(0.0, 0.2, 0.0);
     c
 }

@@ -35,6 +35,7 @@ fn yaw_of(v: Vec3) -> f32 {
 
 impl WorldGrab {
     /// Whether a grab is in progress.
+    #[cfg(test)]
     pub fn active(&self) -> bool {
         self.start.is_some()
     }

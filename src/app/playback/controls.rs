@@ -2,7 +2,7 @@
 //! answering with a message to show.
 
 use super::{BakedFrames, Playback, PlaybackEnv, key_tcb};
-use crate::anim::timeline::{PlaybackMode, Timeline, Transport, key_at};
+use crate::anim::{PlaybackMode, Timeline, Transport, key_at};
 use crate::character::{KeyPosture, Posture};
 use crate::tools::{Command, EditError};
 use std::path::Path;

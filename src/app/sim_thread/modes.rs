@@ -5,9 +5,9 @@
 //! stepped up to the simulation's clock and takes over.
 
 use crate::character::{Character, Flesh};
-use crate::fem::flesh::flesh_changed;
+use crate::fem::flesh_changed;
+use crate::skin::FleshRun;
 use crate::skin::SkeletonDriver;
-use crate::skin::flesh::FleshRun;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::time::Instant;
 
@@ -19,7 +19,7 @@ pub(super) enum ModesError {
     NotModal,
     /// The flesh could not be built (its error says why).
     #[error(transparent)]
-    Build(#[from] crate::skin::flesh::FleshBuildError),
+    Build(#[from] crate::skin::FleshBuildError),
     /// The thread ended without an answer.
     #[error("the modes' thread stopped")]
     Stopped,

@@ -56,8 +56,8 @@
 //! that do not follow the character's joints), an unknown extension or a bad
 //! option are refused with what to change.
 
-pub mod gltf;
-pub mod usd;
+mod gltf;
+mod usd;
 mod write;
 
 use super::{AtomicFile, CacheMesh, CacheReader, CacheSkin, IoError};
@@ -66,7 +66,9 @@ use crate::character::{Character, Joint, Posture, Skeleton};
 use crate::kinematics::{
     clamp_angles, forward_kinematics, joint_rotation, posture_with_stored_root,
 };
-pub use crate::skin_mesh::{ClosedGrid, grid_quads, grid_triangles};
+pub use crate::skin_mesh::ClosedGrid;
+#[cfg(test)]
+use crate::skin_mesh::grid_triangles;
 use glam::{Affine3A, Quat, Vec3};
 use serde::Serialize;
 use std::fmt;
@@ -448,7 +450,7 @@ impl Source<'_> {
         let painted = if (skin.m, skin.n) == (cached.m, cached.n) {
             &skin.points.color
         } else {
-            resampled = crate::character::resample::resample(skin, cached.m, cached.n).ok()?;
+            resampled = crate::character::resample(skin, cached.m, cached.n).ok()?;
             &resampled.points.color
         };
         let refined = crate::skin_mesh::refine_colors(cached.m, cached.n, painted, self.subdivide);
@@ -621,7 +623,7 @@ pub fn check_cache(character: &Character, cache: &mut CacheReader) -> Result<f32
             rings.push(k.boundary_local.clone());
         } else {
             // Baked after resampling (§6.5): resample the character's skin alike.
-            let up = crate::character::resample::resample(k, c.m, c.n).map_err(|e| {
+            let up = crate::character::resample(k, c.m, c.n).map_err(|e| {
                 mismatch(format!(
                     "skin '{}' is {}x{} in the cache but {}x{} in the character, and cannot be resampled to it: {e}",
                     c.name, c.m, c.n, k.m, k.n

@@ -9,13 +9,14 @@
 //! with an [`IoError`] naming the file and the line, byte offset or glTF
 //! field.
 
-pub mod gltf;
+mod gltf;
 mod mesh;
-pub mod obj;
+mod obj;
 
-pub use mesh::{
-    ImportedMesh, MAX_MESH_FILE_BYTES, MAX_MESH_TRIANGLES, MAX_MESH_VERTICES, MorphTarget,
-};
+pub use gltf::{parse_glb, parse_glb_targets, parse_gltf_json, parse_gltf_json_targets};
+pub use obj::parse_obj;
+
+pub use mesh::{ImportedMesh, MAX_MESH_FILE_BYTES, MorphTarget};
 
 use super::IoError;
 use super::character_file::read_bytes;

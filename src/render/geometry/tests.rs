@@ -42,7 +42,7 @@ fn skin_normals_point_radially_out() {
 }
 
 fn penguin_snapshot() -> SceneSnapshot {
-    let ch = crate::io::character_file::load_character(std::path::Path::new(concat!(
+    let ch = crate::io::load_character(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/assets/penguin.ron"
     )))
@@ -172,12 +172,18 @@ fn fat_ramp_is_monotone_in_brightness_and_clamped() {
     let mut last = -1.0;
     // 0 .. 30 mm, the ramp's whole range.
     for k in 0..=15 {
-        let c = fat_color(k as f32 * 0.002, 0.03);
+        let c = SkinMap::Fat.color(k as f32 * 0.002, 0.03);
         assert!(lum(c) > last, "ramp not increasing at {k}");
         last = lum(c);
     }
-    assert_eq!(fat_color(1.0, 0.03), fat_color(0.03, 0.03));
-    assert_eq!(fat_color(-1.0, 0.03), fat_color(0.0, 0.03));
+    assert_eq!(
+        SkinMap::Fat.color(1.0, 0.03),
+        SkinMap::Fat.color(0.03, 0.03)
+    );
+    assert_eq!(
+        SkinMap::Fat.color(-1.0, 0.03),
+        SkinMap::Fat.color(0.0, 0.03)
+    );
 }
 
 /// The penguin's paint is what is drawn: its skins' vertices carry the
@@ -267,7 +273,7 @@ fn coarse_skins_are_drawn_smooth() {
 /// range, and muscles re-tessellated only when their shape changes.
 #[test]
 fn penguin_geometry_is_consistent() {
-    let ch = crate::io::character_file::load_character(std::path::Path::new(concat!(
+    let ch = crate::io::load_character(std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/assets/penguin.ron"
     )))

@@ -9,7 +9,7 @@
 //! side in f32x4 lanes. Anything else (a superellipsoid's powers, a deformed
 //! shape, a point at a muscle's very centre) takes the scalar path.
 
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
 use glam::{Affine3A, Vec3};
 use wide::{CmpGt, CmpLt, f32x4};
 

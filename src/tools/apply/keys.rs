@@ -2,7 +2,7 @@
 //! their Kochanek–Bartels parameters.
 
 use super::inverse::Inverse;
-use crate::anim::timeline::KEY_TIME_EPSILON;
+use crate::anim::KEY_TIME_EPSILON;
 use crate::character::{Character, KeyPosture, Posture};
 use crate::tools::command::{Command, EditError, check_key_time, check_tcb, invalid, refused};
 

@@ -8,8 +8,8 @@ use super::{
 };
 use crate::character::Band;
 use crate::input::{HandState, InputFrame};
-use crate::kinematics::ik::IkTarget;
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::IkTarget;
+use crate::kinematics::PosedBody;
 use crate::shape::{MuscleShape, Primitive};
 use crate::tools::command::{Command, EditError};
 use crate::tools::pick::{PickFilter, PickTarget, Picker};

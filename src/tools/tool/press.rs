@@ -6,8 +6,8 @@ use super::{
     Toolbox, extents,
 };
 use crate::input::{HandState, InputFrame};
-use crate::kinematics::ik::chain_to_branch;
-use crate::kinematics::pose::PosedBody;
+use crate::kinematics::PosedBody;
+use crate::kinematics::chain_to_branch;
 use crate::shape::{MuscleShape, Primitive};
 use crate::tools::command::{Command, EditError, NewMuscle, check_unlocked_for};
 use crate::tools::pick::{PickFilter, PickTarget, Picker};

@@ -4,8 +4,8 @@
 //! loop reads them through.
 
 use super::{Headset, LocatedView, SessionState, finite, to_glam, valid};
-use crate::input::tracking::{TrackedParts, TrackedPose, Tracker};
 use crate::input::{HandState, InputFrame};
+use crate::input::{TrackedParts, TrackedPose, Tracker};
 use crate::xr::actions::{HandInputs, Side};
 use crate::xr::error::{XrError, call};
 use glam::{Quat, Vec3};

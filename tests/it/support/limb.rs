@@ -5,15 +5,15 @@
 
 use glam::Vec3;
 use plasticine::character::Character;
-use plasticine::io::import::ImportedMesh;
+use plasticine::io::ImportedMesh;
 
 /// The imported limb's character (a lattice of about 150 vertices) and the
 /// mesh it embeds.
 pub fn imported_limb() -> (Character, ImportedMesh) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let mesh = plasticine::io::import::load_mesh(&root.join("limb.obj")).unwrap();
+    let mesh = plasticine::io::load_mesh(&root.join("limb.obj")).unwrap();
     let skeleton = plasticine::io::load_character(&root.join("limb_skeleton.ron")).unwrap();
-    let options = plasticine::fem::import::MeshImport {
+    let options = plasticine::fem::MeshImport {
         name: "limb".into(),
         source: "limb.obj".into(),
         scale: 1.0,
@@ -23,7 +23,7 @@ pub fn imported_limb() -> (Character, ImportedMesh) {
         poisson: None,
         density: None,
     };
-    let (c, _) = plasticine::fem::import::fem_character_from_mesh(
+    let (c, _) = plasticine::fem::fem_character_from_mesh(
         &mesh.positions,
         &mesh.triangles,
         &skeleton,

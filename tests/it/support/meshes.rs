@@ -4,7 +4,7 @@
 #![allow(dead_code, reason = "each test module uses some of the fixtures")]
 
 use glam::Vec3;
-use plasticine::io::import::ImportedMesh;
+use plasticine::io::ImportedMesh;
 use serde_json::json;
 
 /// A closed capsule along x from `x0` to `x1` (radius `r`, centre line at
