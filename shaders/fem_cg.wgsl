@@ -1,7 +1,7 @@
 // Lattice FEM (Capell 2002) on the GPU: projected, block-Jacobi
 // preconditioned conjugate gradients for one region's implicit Euler system
 // A = c_mass M + c_stiff R K Rᵀ, in f32. Mirrors `projected_pcg` in
-// src/fem/solver.rs; the host (src/fem/gpu.rs) records the kernels below in
+// crates/plasticine-core/src/fem/solver.rs; the host (crates/plasticine-app/src/fem_gpu.rs) records the kernels below in
 // order and reads back only the scalars (and x) every few iterations.
 //
 // Four storage buffers (the downlevel limit) and one uniform:

@@ -65,7 +65,7 @@ fn fs_unlit(in: VertexOut) -> @location(0) vec4<f32> {
 }
 
 // The UI panel: unlit, its texture coordinate carried in the normal slot
-// (src/render/renderer/ui.rs), its colours premultiplied (egui's).
+// (crates/plasticine-app/src/render/renderer/ui.rs), its colours premultiplied (egui's).
 @group(1) @binding(0) var panel_texture: texture_2d<f32>;
 @group(1) @binding(1) var panel_sampler: sampler;
 

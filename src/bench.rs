@@ -697,3 +697,13 @@ pub fn fem_flesh_penguin(
         "simulated_seconds_per_wall_second": seconds / wall,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ik_line_follows_a_thousand_drag_events() {
+        let v = super::ik_drag_event(1000);
+        assert_eq!(v["converged"], 1000, "{v}");
+        assert!(v["mean_us"].as_f64().unwrap() > 0.0);
+    }
+}

@@ -7,11 +7,18 @@
 //! (fat, connective tissue, elastic skin, simulated) → `snapshot` →
 //! `render`; `io` reads and writes the files.
 //!
+//! Three crates: `plasticine-core` (the character, its simulation and files:
+//! no GPU, window or headset), `plasticine-app` (the GPU, the renderer, the
+//! headset, desk and headless front ends) and this one (the command line and
+//! its benchmarks). This crate re-exports every module of both, so
+//! `plasticine::skin` and `plasticine::app` name the same modules as before.
+//!
 //! Each module imports only from the ones below it in this order, and no
 //! files import each other round a loop (`cargo xtask layers` checks it):
-//! `bench` → `app` → `samples` → `tools`, `bake` → `skin` → `modal`,
-//! `blendshape` → `fem` → `contact` → `xr` → `render`, `view` → `io` → `kinematics`,
-//! `anim`, `snapshot` → `character` → `shape`, `input`, `skin_mesh`, `morph`.
+//! `bench` → `app` → `xr`, `fem_gpu` → `render`, `view` → `samples` →
+//! `tools`, `bake` → `skin` → `modal`, `blendshape` → `fem` → `contact` →
+//! `io` → `kinematics`, `anim`, `snapshot` → `character` → `shape`, `input`,
+//! `skin_mesh`, `morph`.
 
 // Numerical kernels index several parallel arrays by the same point index;
 // iterator zips of four or five slices would read worse.
@@ -20,25 +27,9 @@
     reason = "numerical kernels index several parallel arrays by one point index"
 )]
 
-pub mod anim;
-pub mod app;
-pub mod bake;
+pub use plasticine_app::{
+    anim, app, bake, blendshape, character, contact, fem, fem_gpu, input, io, kinematics, modal,
+    morph, render, samples, shape, skin, skin_mesh, snapshot, tools, view, xr,
+};
+
 pub mod bench;
-pub mod blendshape;
-pub mod character;
-pub mod contact;
-pub mod fem;
-pub mod input;
-pub mod io;
-pub mod kinematics;
-pub mod modal;
-pub mod morph;
-pub mod render;
-pub mod samples;
-pub mod shape;
-pub mod skin;
-pub mod skin_mesh;
-pub mod snapshot;
-pub mod tools;
-pub mod view;
-pub mod xr;

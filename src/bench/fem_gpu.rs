@@ -4,8 +4,8 @@
 //! relative residual on a real GPU). On lavapipe (a CPU rasteriser) the
 //! numbers measure correctness plumbing, not GPU speed.
 
-use crate::fem::GpuFemBody;
 use crate::fem::Linearization;
+use crate::fem_gpu::GpuFemBody;
 use crate::render::GpuContext;
 use crate::samples::{limb, limb_pose};
 use serde_json::json;

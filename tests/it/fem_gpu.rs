@@ -7,10 +7,10 @@
 //! Run with `--nocapture` to see the measured agreement.
 
 use glam::{DAffine3, DMat3, DQuat, DVec3};
-use plasticine::fem::{FemBackend, GpuFemBody};
 use plasticine::fem::{
     FemBody, FemSettings, Lattice, Linearization, MassKind, Material, PositionConstraint,
 };
+use plasticine::fem_gpu::{FemBackend, GpuFemBody};
 use plasticine::render::GpuContext;
 use plasticine::samples::{limb, limb_pose};
 
@@ -317,7 +317,7 @@ fn cg_reaches_requested_relative_residual() {
 /// step to the iteration cap.
 #[test]
 fn a_tolerance_below_the_f32_floor_is_raised_and_converges() {
-    use plasticine::fem::F32_CG_FLOOR;
+    use plasticine::fem_gpu::F32_CG_FLOOR;
     let Some(ctx) = context() else { return };
     let s = FemSettings {
         cg_tolerance: 1e-7,

@@ -334,7 +334,7 @@ fn a_character_lattice_integrates_over_its_muscles() {
 /// wgpu adapter (lavapipe runs it).
 #[test]
 fn cut_cells_step_on_the_gpu_as_on_the_cpu() {
-    use plasticine::fem::GpuFemBody;
+    use plasticine::fem_gpu::GpuFemBody;
     let ctx = match plasticine::render::GpuContext::headless() {
         Ok(ctx) => ctx,
         Err(e) => {
