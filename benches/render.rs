@@ -5,7 +5,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use plasticine::bench::render::scene;
-use plasticine::render::{Decorations, GpuContext, OffscreenTarget, SceneRenderer, StereoMode};
+use plasticine::gpu::GpuContext;
+use plasticine::render::{Decorations, OffscreenTarget, SceneRenderer, StereoMode};
 use std::time::{Duration, Instant};
 
 fn render(c: &mut Criterion) {

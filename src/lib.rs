@@ -15,10 +15,10 @@
 //!
 //! Each module imports only from the ones below it in this order, and no
 //! files import each other round a loop (`cargo xtask layers` checks it):
-//! `bench` → `app` → `xr`, `fem_gpu` → `render`, `view` → `samples` →
-//! `tools`, `bake` → `skin` → `modal`, `blendshape` → `fem` → `contact` →
+//! `bench` → `app` → `fem_gpu` → `samples` → `tools`, `bake` → `skin` →
+//! `modal`, `blendshape` → `fem` → `contact` → `xr` → `render`, `view` →
 //! `io` → `kinematics`, `anim`, `snapshot` → `character` → `shape`, `input`,
-//! `skin_mesh`, `morph`.
+//! `gpu`, `skin_mesh`, `morph`.
 
 // Numerical kernels index several parallel arrays by the same point index;
 // iterator zips of four or five slices would read worse.
@@ -28,8 +28,8 @@
 )]
 
 pub use plasticine_app::{
-    anim, app, bake, blendshape, character, contact, fem, fem_gpu, input, io, kinematics, modal,
-    morph, render, samples, shape, skin, skin_mesh, snapshot, tools, view, xr,
+    anim, app, bake, blendshape, character, contact, fem, fem_gpu, gpu, input, io, kinematics,
+    modal, morph, render, samples, shape, skin, skin_mesh, snapshot, tools, view, xr,
 };
 
 pub mod bench;

@@ -6,7 +6,7 @@
 
 use crate::fem::Linearization;
 use crate::fem_gpu::GpuFemBody;
-use crate::render::GpuContext;
+use crate::gpu::GpuContext;
 use crate::samples::{limb, limb_pose};
 use serde_json::json;
 use std::time::Instant;

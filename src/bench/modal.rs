@@ -8,11 +8,12 @@
 
 use crate::character::resample;
 use crate::character::{Flesh, ModalFlesh};
+use crate::gpu::GpuContext;
 use crate::modal::{MODAL_STEP, ModalSim};
 use crate::morph::{MorphFrame, MorphMesh};
 use crate::render::{
-    Decorations, EyeCamera, GpuContext, MorphMeshGpu, MuscleStyle, OffscreenTarget, SceneRenderer,
-    SceneStyle, StereoMode,
+    Decorations, EyeCamera, MorphMeshGpu, MuscleStyle, OffscreenTarget, SceneRenderer, SceneStyle,
+    StereoMode,
 };
 use crate::samples;
 use crate::skin::SkeletonDriver;

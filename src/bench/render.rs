@@ -8,9 +8,9 @@
 
 use crate::app::OrbitRig;
 use crate::character::Character;
+use crate::gpu::GpuContext;
 use crate::render::{
-    Decorations, EyeCamera, GpuContext, OffscreenTarget, RenderError, SceneRenderer, SceneStyle,
-    StereoMode,
+    Decorations, EyeCamera, OffscreenTarget, RenderError, SceneRenderer, SceneStyle, StereoMode,
 };
 use crate::snapshot::SceneSnapshot;
 use serde_json::{Value, json};

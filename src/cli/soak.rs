@@ -12,9 +12,8 @@
 use anyhow::{Context, Result, bail};
 use plasticine::app::OrbitRig;
 use plasticine::bake::{BakeOptions, bake};
-use plasticine::render::{
-    Decorations, GpuContext, LiveObjects, OffscreenTarget, SceneRenderer, StereoMode,
-};
+use plasticine::gpu::{GpuContext, LiveObjects};
+use plasticine::render::{Decorations, OffscreenTarget, SceneRenderer, StereoMode};
 use plasticine::skin::{Simulation, SkeletonDriver, SolverSettings};
 use plasticine::snapshot::SceneSnapshot;
 use plasticine::tools::{Command, History};

@@ -11,7 +11,7 @@ use plasticine::fem::{
     FemBody, FemSettings, Lattice, Linearization, MassKind, Material, PositionConstraint,
 };
 use plasticine::fem_gpu::{FemBackend, GpuFemBody};
-use plasticine::render::GpuContext;
+use plasticine::gpu::GpuContext;
 use plasticine::samples::{limb, limb_pose};
 
 fn context() -> Option<GpuContext> {

@@ -335,7 +335,7 @@ fn a_character_lattice_integrates_over_its_muscles() {
 #[test]
 fn cut_cells_step_on_the_gpu_as_on_the_cpu() {
     use plasticine::fem_gpu::GpuFemBody;
-    let ctx = match plasticine::render::GpuContext::headless() {
+    let ctx = match plasticine::gpu::GpuContext::headless() {
         Ok(ctx) => ctx,
         Err(e) => {
             eprintln!("SKIPPED: no wgpu adapter ({e})");

@@ -83,7 +83,8 @@ fn without_a_step_delay_snapshots_keep_up_with_frames() {
 #[test]
 fn with_the_real_stereo_renderer_latency_is_the_render_time() {
     use plasticine::app::OffscreenFrameRenderer;
-    use plasticine::render::{GpuContext, StereoMode};
+    use plasticine::gpu::GpuContext;
+    use plasticine::render::StereoMode;
     use plasticine::view::Calibration;
     let ctx = GpuContext::headless().expect("a wgpu adapter (lavapipe in CI)");
     let mut renderer = OffscreenFrameRenderer::new(

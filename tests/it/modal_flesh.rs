@@ -226,7 +226,7 @@ fn the_simulation_rides_the_muscles_on_the_modes() {
 #[test]
 fn the_gpu_poses_a_modal_mesh_as_the_cpu_does() {
     use plasticine::render::MorphMeshGpu;
-    let ctx = match plasticine::render::GpuContext::headless() {
+    let ctx = match plasticine::gpu::GpuContext::headless() {
         Ok(ctx) => ctx,
         Err(e) => {
             if std::env::var_os("PLASTICINE_REQUIRE_GPU_TESTS").is_some() {

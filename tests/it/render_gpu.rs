@@ -3,6 +3,7 @@
 //! geometry predicts, and each desk layout puts each eye where it belongs.
 
 use glam::{Quat, Vec3, Vec4};
+use plasticine::gpu::GpuContext;
 use plasticine::render::*;
 use plasticine::snapshot::SceneSnapshot;
 use std::path::Path;

@@ -36,24 +36,26 @@ const CRATE_NAMES: &[&str] = &["crate", "plasticine_core", "plasticine_app", "pl
 
 /// The layers, top to bottom: each top-level module may import only from
 /// the tiers below its own. `bench` is the command line's benchmark code
-/// (the `plasticine` crate); `app` down to `render`, `view` are
-/// `plasticine-app`; `samples` and below are `plasticine-core`, which has no
-/// GPU, window or headset (the crates' dependencies keep that too).
+/// (the `plasticine` crate); `app`, `fem_gpu`, `xr`, `render`, `view` and
+/// `gpu` are `plasticine-app`, the rest `plasticine-core`. The crates add a
+/// rule the order alone does not: the core imports nothing of the app crate
+/// (no GPU, window or headset), which the compiler keeps.
 pub const TIERS: &[&[&str]] = &[
     &["cli", "bench"],
     &["app"],
-    &["xr", "fem_gpu"],
-    &["render", "view"],
+    &["fem_gpu"],
     &["samples"],
     &["tools", "bake"],
     &["skin"],
     &["modal", "blendshape"],
     &["fem"],
     &["contact"],
+    &["xr"],
+    &["render", "view"],
     &["io"],
     &["kinematics", "anim", "snapshot"],
     &["character"],
-    &["shape", "input", "skin_mesh", "morph"],
+    &["shape", "input", "gpu", "skin_mesh", "morph"],
 ];
 
 /// One source file: its module path and what it defines and re-exports.

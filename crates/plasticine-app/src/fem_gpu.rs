@@ -36,7 +36,7 @@ use crate::fem::{
     CgReport, ConstraintBasis, FemBody, LocalConstraint, MassKind, PositionConstraint, StepReport,
     advance_state,
 };
-use crate::render::{GpuContext, RenderError};
+use crate::gpu::{GpuContext, GpuError};
 use glam::{DAffine3, DMat3, DVec3};
 
 /// Errors of the GPU back end.
@@ -44,7 +44,7 @@ use glam::{DAffine3, DMat3, DVec3};
 pub enum GpuFemError {
     /// The GPU (wgpu) context reported an error.
     #[error("GPU FEM: {0}")]
-    Render(#[from] RenderError),
+    Gpu(#[from] GpuError),
     /// Mapping a GPU buffer to read it back failed.
     #[error("GPU FEM: reading back {what}: {cause}")]
     Readback {
@@ -65,8 +65,8 @@ fn map_read(
     bytes: u64,
     what: &'static str,
 ) -> Result<Vec<f32>, GpuFemError> {
-    let raw = crate::render::read_buffer(ctx, buffer, bytes).map_err(|e| match e {
-        RenderError::Capture(cause) => GpuFemError::Readback { what, cause },
+    let raw = crate::gpu::read_buffer(ctx, buffer, bytes).map_err(|e| match e {
+        GpuError::Readback(cause) => GpuFemError::Readback { what, cause },
         other => other.into(),
     })?;
     // A byte Vec need not be aligned for f32: copy, not cast.

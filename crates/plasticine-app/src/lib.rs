@@ -5,7 +5,9 @@
 //!
 //! Each module imports only from the ones below it in this order, and no
 //! files import each other round a loop (`cargo xtask layers` checks it):
-//! `app` → `xr`, `fem_gpu` → `render`, `view` → the core's modules.
+//! `app` → `fem_gpu` → (the core's `samples` … `contact`) → `xr` →
+//! `render`, `view` → (the core's `io` …) → `gpu`. The core imports nothing
+//! from this crate.
 
 // Numerical kernels index several parallel arrays by the same point index;
 // iterator zips of four or five slices would read worse.
@@ -21,6 +23,7 @@ pub use plasticine_core::{
 
 pub mod app;
 pub mod fem_gpu;
+pub mod gpu;
 pub mod render;
 pub mod view;
 pub mod xr;

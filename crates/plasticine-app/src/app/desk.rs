@@ -30,8 +30,9 @@ use super::render_failure::RenderFailure;
 use super::sim_thread::SimMessage;
 use super::view_renderer::ViewRenderer;
 use crate::character::Character;
+use crate::gpu::GpuContext;
 use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
-use crate::render::{GpuContext, MuscleStyle, RenderError, RgbaImage, SceneRenderer, StereoMode};
+use crate::render::{MuscleStyle, RenderError, RgbaImage, SceneRenderer, StereoMode};
 use crate::skin::SolverSettings;
 use crate::tools::ToolKind;
 use crate::tools::{SessionError, SessionRecorder};
@@ -291,21 +292,20 @@ impl Surface {
         // The primary backends first (see `instance_descriptor`), GL if
         // none of them can present to the window.
         let open = |primary: bool| -> Result<_, DeskError> {
-            let mut desc = crate::render::instance_descriptor(primary);
+            let mut desc = crate::gpu::instance_descriptor(primary);
             desc.display = Some(Box::new(event_loop.owned_display_handle()));
             let instance = wgpu::Instance::new(desc);
             let surface = instance
                 .create_surface(window.clone())
                 .map_err(|e| DeskError::Window(e.to_string()))?;
-            let ctx = GpuContext::with_instance(instance, Some(&surface))?;
+            let ctx =
+                GpuContext::with_instance(instance, Some(&surface)).map_err(RenderError::from)?;
             Ok((surface, ctx))
         };
         let (surface, ctx) = match open(true) {
-            Err(DeskError::Render(crate::render::RenderError::NoAdapter(_)))
-                if crate::render::backends_defaulted() =>
-            {
-                open(false)?
-            }
+            Err(DeskError::Render(crate::render::RenderError::Gpu(
+                crate::gpu::GpuError::NoAdapter(_),
+            ))) if crate::gpu::backends_defaulted() => open(false)?,
             other => other?,
         };
         let caps = surface.get_capabilities(&ctx.adapter);

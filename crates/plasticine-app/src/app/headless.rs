@@ -5,10 +5,10 @@
 
 use crate::bake::BakeError;
 use crate::character::Character;
+use crate::gpu::GpuContext;
 use crate::io::{CacheReader, IoError};
 use crate::render::{
-    Decorations, EyeCamera, GpuContext, OffscreenTarget, RenderError, SceneRenderer, SceneStyle,
-    StereoMode,
+    Decorations, EyeCamera, OffscreenTarget, RenderError, SceneRenderer, SceneStyle, StereoMode,
 };
 use crate::skin::{SimError, Simulation, SkeletonDriver, SolverSettings};
 use crate::snapshot::{SceneSnapshot, SkinSurface};
@@ -292,7 +292,7 @@ pub fn render_character(
         action: "create the output folder",
         source,
     })?;
-    let ctx = GpuContext::headless()?;
+    let ctx = GpuContext::headless().map_err(RenderError::from)?;
     let mut renderer = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT)?;
     renderer.style = opts.style;
     let mode = opts.stereo.mode();

@@ -5,10 +5,11 @@
 
 use super::frame_loop::{FrameInputs, FrameRenderer, RenderReport};
 use super::render_failure::RenderFailure;
+use crate::gpu::GpuContext;
 use crate::input::HandState;
 use crate::render::{
-    Cursor, Decorations, EyeCamera, GpuContext, OffscreenTarget, RenderError, RgbaImage,
-    SceneRenderer, StereoMode,
+    Cursor, Decorations, EyeCamera, OffscreenTarget, RenderError, RgbaImage, SceneRenderer,
+    StereoMode,
 };
 use crate::tools::ToolKind;
 use crate::view::{Calibration, stereo_views};

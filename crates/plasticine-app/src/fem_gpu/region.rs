@@ -3,7 +3,7 @@
 
 use crate::fem::Assembled;
 use crate::fem::{ConstraintBasis, MassKind};
-use crate::render::GpuContext;
+use crate::gpu::GpuContext;
 use glam::{DMat3, DVec3};
 
 pub(super) const WG_ROWS: u32 = 64;

@@ -2,7 +2,7 @@
 //! for tests, headless rendering and export, never the per-frame hot path.
 
 use super::RenderError;
-use super::context::GpuContext;
+use crate::gpu::{GpuContext, GpuError, read_buffer};
 use std::path::Path;
 
 /// An 8-bit RGBA image, rows top to bottom, as stored (sRGB-encoded).
@@ -101,7 +101,10 @@ pub fn read_texture_layer(
         },
     );
     ctx.queue.submit(Some(encoder.finish()));
-    let bytes = read_buffer(ctx, &buffer, buffer.size())?;
+    let bytes = read_buffer(ctx, &buffer, buffer.size()).map_err(|e| match e {
+        GpuError::Readback(cause) => RenderError::Capture(cause),
+        other => other.into(),
+    })?;
     let mut pixels = Vec::with_capacity((unpadded * h) as usize);
     for row in 0..h {
         let at = (row * padded) as usize;
@@ -156,27 +159,4 @@ impl OffscreenTarget {
     pub fn read(&self, ctx: &GpuContext) -> Result<RgbaImage, RenderError> {
         read_texture_layer(ctx, &self.texture, 0, self.size)
     }
-}
-
-/// The first `bytes` of a `MAP_READ` buffer, once the GPU has finished the
-/// work submitted before (waits for it); the buffer is unmapped again.
-pub fn read_buffer(
-    ctx: &GpuContext,
-    buffer: &wgpu::Buffer,
-    bytes: u64,
-) -> Result<Vec<u8>, RenderError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.wait_idle()?;
-    rx.recv()
-        .map_err(|e| RenderError::Capture(e.to_string()))?
-        .map_err(|e| RenderError::Capture(e.to_string()))?;
-    let out = buffer
-        .get_mapped_range(0..bytes)
-        .map_err(|e| RenderError::Capture(format!("{e:?}")))?
-        .to_vec();
-    buffer.unmap();
-    Ok(out)
 }

@@ -8,7 +8,6 @@
 //! images back for tests and headless output.
 
 mod capture;
-mod context;
 mod geometry;
 mod heat;
 mod morph;
@@ -19,8 +18,7 @@ mod sheet;
 mod stereo;
 mod ui_panel;
 
-pub use capture::{OffscreenTarget, RgbaImage, read_buffer, read_texture_layer};
-pub use context::{GpuContext, LiveObjects, backends_defaulted, instance_descriptor};
+pub use capture::{OffscreenTarget, RgbaImage, read_texture_layer};
 pub use renderer::{EYE_FORMAT, EyeCamera, FrameStats, Renderer, StereoPath};
 pub use sheet::ContactSheet;
 
@@ -34,15 +32,9 @@ pub use ui_panel::{UiFrame, UiQuad, UiTexture};
 /// Why the GPU could not be set up, drawn with, or read back.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
-    /// No GPU adapter could be opened; the string is wgpu's reason.
-    #[error(
-        "no GPU adapter could be opened ({0}). On Debian, `apt-get install mesa-vulkan-drivers libvulkan1` \
-         gives a software one (lavapipe); `cargo xtask demo` installs it"
-    )]
-    NoAdapter(String),
-    /// Creating the GPU device, or waiting on it, failed.
-    #[error("the GPU device failed: {0}")]
-    Device(String),
+    /// The GPU could not be set up or waited on.
+    #[error(transparent)]
+    Gpu(#[from] crate::gpu::GpuError),
     /// An image could not be read back from the GPU or written out.
     #[error("could not read the image back: {0}")]
     Capture(String),

@@ -15,8 +15,8 @@
 //! says why and the caller poses on the CPU ([`MorphMesh::positions`], the
 //! same sum).
 
-use super::capture::read_buffer;
-use super::{GpuContext, RenderError};
+use super::RenderError;
+use crate::gpu::{GpuContext, GpuError, read_buffer};
 use crate::morph::MorphMesh;
 use glam::{DAffine3, Mat4, Vec3};
 
@@ -283,8 +283,8 @@ impl MorphMeshGpu {
         encoder.copy_buffer_to_buffer(&self.posed, 0, &stage, 0, bytes);
         ctx.queue.submit(Some(encoder.finish()));
         let raw = read_buffer(ctx, &stage, bytes).map_err(|e| match e {
-            RenderError::Capture(cause) => MorphGpuError::Readback(cause),
-            other => other.into(),
+            GpuError::Readback(cause) => MorphGpuError::Readback(cause),
+            other => RenderError::from(other).into(),
         })?;
         let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&raw);
         let mut positions = Vec::with_capacity(self.vertex_count as usize);

@@ -4,8 +4,8 @@
 //! is drawn once per eye region, squeezed as the layout squeezes that eye,
 //! so each eye reads it.
 
-use super::context::GpuContext;
 use super::stereo::StereoMode;
+use crate::gpu::GpuContext;
 use egui::epaint::{ClippedPrimitive, Primitive};
 use egui::{Color32, FontId, Pos2, Rect, vec2};
 

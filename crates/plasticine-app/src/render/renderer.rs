@@ -6,12 +6,12 @@
 //! eye targets are recreated when the eye size changes; geometry buffers
 //! grow (never shrink) and are rewritten every frame.
 
-use super::context::GpuContext;
 use super::geometry::{SceneGeometry, Vertex};
 use super::overlay::Overlay;
 use super::stereo::StereoMode;
 use super::ui_panel::UiQuad;
 use super::{RenderError, RgbaImage};
+use crate::gpu::GpuContext;
 use glam::{Mat4, Vec3};
 use multiview::{Multiview, record_multiview_eyes};
 pub use scene::{DEPTH_FORMAT, EYE_FORMAT, MorphDraw};

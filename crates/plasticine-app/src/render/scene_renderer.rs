@@ -1,12 +1,13 @@
 //! [`SceneRenderer`]: one call per frame that builds the snapshot's draw
 //! lists, poses the flesh's morph mesh on the GPU where it can, and draws.
 
+use super::RenderError;
 use super::geometry::{self, Decorations, GeometryBuilder, SceneStyle};
 use super::morph::{MorphGpuError, MorphMeshGpu};
 use super::renderer::{EyeCamera, FrameStats, MorphDraw, Renderer};
 use super::stereo::StereoMode;
-use super::{GpuContext, RenderError};
 use crate::character::Posture;
+use crate::gpu::GpuContext;
 use crate::morph::MorphMesh;
 use crate::snapshot::SceneSnapshot;
 use std::sync::Arc;

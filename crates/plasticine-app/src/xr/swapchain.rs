@@ -10,8 +10,9 @@
 //! and transitioned back to one after the copy (and after a read-back).
 
 use super::error::{XrError, call};
+use crate::gpu::GpuContext;
 use crate::render::read_texture_layer;
-use crate::render::{GpuContext, RenderError, RgbaImage};
+use crate::render::{RenderError, RgbaImage};
 use ash::vk;
 use ash::vk::Handle;
 use openxr as xr;

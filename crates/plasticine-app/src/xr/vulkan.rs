@@ -26,7 +26,7 @@
 //! [`Headset`](super::headset::Headset).
 
 use super::error::{XrError, call};
-use crate::render::GpuContext;
+use crate::gpu::GpuContext;
 use ash::vk;
 use ash::vk::Handle;
 use openxr as xr;

@@ -5,7 +5,7 @@ use super::scene::{
     DEPTH_FORMAT, EYE_FORMAT, GpuList, SceneExtras, ScenePipelines, begin_scene_pass,
     camera_layout, draw_scene, scene_pipelines,
 };
-use crate::render::context::GpuContext;
+use crate::gpu::GpuContext;
 use std::num::NonZeroU32;
 
 /// The single-pass path: both eyes as the two layers of array attachments.

@@ -2,7 +2,7 @@
 //! lines, flat, translucent), the draw lists' GPU buffers, and recording a
 //! pass that draws them.
 
-use crate::render::context::GpuContext;
+use crate::gpu::GpuContext;
 use crate::render::geometry::{DrawList, Vertex};
 use std::num::NonZeroU32;
 

@@ -2,7 +2,7 @@
 //! panel's texture, which the scene pass samples on the panel's quad.
 
 use super::scene::EYE_FORMAT;
-use crate::render::context::GpuContext;
+use crate::gpu::GpuContext;
 use crate::render::geometry::{DrawList, Vertex};
 use crate::render::ui_panel::{UiFrame, UiQuad};
 use glam::Vec3;

@@ -1,6 +1,6 @@
 //! The wgpu instance, adapter, device and queue, and what the adapter can do.
 
-use super::RenderError;
+use super::GpuError;
 
 /// The GPU the renderer draws with. `wgpu::Device` and `wgpu::Queue` are
 /// reference-counted handles, so a context is cheap to clone.
@@ -78,10 +78,10 @@ impl GpuContext {
     /// A context with no window: the first adapter wgpu offers (Vulkan first,
     /// then GL), honouring `WGPU_BACKEND` / `WGPU_ADAPTER_NAME` from the
     /// environment.
-    pub fn headless() -> Result<Self, RenderError> {
+    pub fn headless() -> Result<Self, GpuError> {
         let primary = Self::with_instance(wgpu::Instance::new(instance_descriptor(true)), None);
         match primary {
-            Err(RenderError::NoAdapter(_)) if backends_defaulted() => {
+            Err(GpuError::NoAdapter(_)) if backends_defaulted() => {
                 Self::with_instance(wgpu::Instance::new(instance_descriptor(false)), None)
             }
             other => other,
@@ -92,14 +92,14 @@ impl GpuContext {
     pub fn with_instance(
         instance: wgpu::Instance,
         surface: Option<&wgpu::Surface<'_>>,
-    ) -> Result<Self, RenderError> {
+    ) -> Result<Self, GpuError> {
         let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             force_fallback_adapter: false,
             compatible_surface: surface,
             ..Default::default()
         }))
-        .map_err(|e| RenderError::NoAdapter(e.to_string()))?;
+        .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
         let multiview = adapter.features().contains(wgpu::Features::MULTIVIEW)
             && adapter.limits().max_multiview_view_count >= 2;
         let multisample_array = multiview
@@ -124,7 +124,7 @@ impl GpuContext {
             required_limits,
             ..Default::default()
         }))
-        .map_err(|e| RenderError::Device(e.to_string()))?;
+        .map_err(|e| GpuError::Device(e.to_string()))?;
         Ok(Self {
             instance,
             adapter,
@@ -174,10 +174,10 @@ impl GpuContext {
     }
 
     /// Waits until the GPU has finished all submitted work.
-    pub fn wait_idle(&self) -> Result<(), RenderError> {
+    pub fn wait_idle(&self) -> Result<(), GpuError> {
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map(|_| ())
-            .map_err(|e| RenderError::Device(e.to_string()))
+            .map_err(|e| GpuError::Device(e.to_string()))
     }
 }
