@@ -4,14 +4,14 @@
 //! region. Needs a wgpu adapter (lavapipe works).
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use plasticine::bench::render::scene;
+use plasticine::cli::bench::render::scene;
 use plasticine::gpu::GpuContext;
 use plasticine::render::{Decorations, OffscreenTarget, SceneRenderer, StereoMode};
 use std::time::{Duration, Instant};
 
 fn render(c: &mut Criterion) {
     let ctx = GpuContext::headless().expect("a wgpu adapter (apt-get install mesa-vulkan-drivers)");
-    let (snap, cams) = scene(plasticine::bench::penguin(64, 64).expect("penguin"));
+    let (snap, cams) = scene(plasticine::samples::resampled("penguin", 64, 64).expect("penguin"));
     let mut r = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
     let eye = (960, 1080);
     let target = OffscreenTarget::new(&ctx, (1920, 1080));

@@ -9,7 +9,7 @@ use std::hint::black_box;
 
 fn elastic_forces(c: &mut Criterion) {
     for res in [16usize, 64, 128] {
-        let ch = plasticine::bench::penguin(res, res).expect("penguin");
+        let ch = plasticine::samples::resampled("penguin", res, res).expect("penguin");
         let skin = &ch.skins[0];
         let grid = Grid::of(skin);
         let mat = ElasticMaterial::of(skin);
@@ -31,7 +31,7 @@ fn elastic_forces(c: &mut Criterion) {
 }
 
 fn full_acceleration(c: &mut Criterion) {
-    let ch = plasticine::bench::penguin(64, 64).expect("penguin");
+    let ch = plasticine::samples::resampled("penguin", 64, 64).expect("penguin");
     let driver = plasticine::skin::SkeletonDriver::Keys(ch.key_postures.clone());
     let skin = &ch.skins[0];
     let mut sys = SkinSystem::new(&ch, skin, &driver);
@@ -52,10 +52,13 @@ fn penguin_playback(c: &mut Criterion) {
     let mut g = c.benchmark_group("penguin playback");
     g.sample_size(10);
     for res in [16usize, 64] {
-        let ch = plasticine::bench::penguin(res, res).expect("penguin");
+        let ch = plasticine::samples::resampled("penguin", res, res).expect("penguin");
         g.bench_function(format!("one 30 Hz frame {res}x{res}"), |b| {
             b.iter_batched(
-                || plasticine::bench::playback(ch.clone(), SolverSettings::default()).expect("sim"),
+                || {
+                    plasticine::samples::playback(ch.clone(), SolverSettings::default())
+                        .expect("sim")
+                },
                 |mut sim| sim.advance_to(1.0 / 30.0, None).expect("advances"),
                 criterion::BatchSize::LargeInput,
             );

@@ -15,7 +15,7 @@
 //!
 //! Each module imports only from the ones below it in this order, and no
 //! files import each other round a loop (`cargo xtask layers` checks it):
-//! `bench` → `app` → `fem_gpu` → `samples` → `tools`, `bake` → `skin` →
+//! `cli` → `app` → `fem_gpu` → `samples` → `tools`, `bake` → `skin` →
 //! `modal`, `blendshape` → `fem` → `contact` → `xr` → `render`, `view` →
 //! `io` → `kinematics`, `anim`, `snapshot` → `character` → `shape`, `input`,
 //! `gpu`, `skin_mesh`, `morph`.
@@ -32,4 +32,4 @@ pub use plasticine_app::{
     modal, morph, render, samples, shape, skin, skin_mesh, snapshot, tools, view, xr,
 };
 
-pub mod bench;
+pub mod cli;

@@ -2,9 +2,8 @@
 //! characters, file checks, render), the desk front end and the headset
 //! front end (`plasticine xr`).
 
-mod cli;
-
 use clap::Parser;
+use plasticine::cli;
 
 fn main() {
     quiet_vulkan_probe();

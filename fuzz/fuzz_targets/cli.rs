@@ -1,5 +1,5 @@
 //! The command line: every subcommand, option and value parser of
-//! `plasticine` (the binary's own `cli` module, compiled in here), given an
+//! `plasticine` (`plasticine::cli`, the command line's module), given an
 //! argument list from the fuzzer's bytes (split at NUL bytes; arguments
 //! need not be UTF-8). Parsing must end in a command or in clap's error,
 //! whose message (usage, suggestions) must render; nothing runs.
@@ -7,16 +7,9 @@
 
 use clap::Parser;
 use libfuzzer_sys::fuzz_target;
+use plasticine::cli;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
-
-#[allow(
-    dead_code,
-    reason = "only the parser is used here; the commands are the binary's"
-)]
-#[allow(unused_imports, reason = "as above")]
-#[path = "../../src/cli/mod.rs"]
-mod cli;
 
 /// Arguments past which an input is cut (a command line is short).
 const MAX_ARGS: usize = 64;

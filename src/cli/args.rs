@@ -71,7 +71,7 @@ pub(crate) enum LayerArg {
     Floor,
 }
 
-/// What colours the skin in `render` (see `plasticine::render::SkinMap`).
+/// What colours the skin in `render` (see `crate::render::SkinMap`).
 #[derive(Clone, Copy, clap::ValueEnum)]
 pub(crate) enum MapArg {
     /// Its painted colours.
@@ -129,10 +129,10 @@ pub(crate) fn parse_resolution(s: &str) -> Result<(usize, usize), String> {
         .trim()
         .parse()
         .map_err(|_| format!("'{n}' is not a whole number"))?;
-    if m < 4 || n < 4 || m.saturating_mul(n) > plasticine::character::Skin::MAX_POINTS {
+    if m < 4 || n < 4 || m.saturating_mul(n) > crate::character::Skin::MAX_POINTS {
         return Err(format!(
             "{m}x{n}: each side must be at least 4 and the grid at most {} points",
-            plasticine::character::Skin::MAX_POINTS
+            crate::character::Skin::MAX_POINTS
         ));
     }
     Ok((m, n))
@@ -160,29 +160,29 @@ pub struct GroundArgs {
     pub drop: Option<f64>,
     /// Coulomb friction of the ground under --drop.
     #[arg(long, value_name = "MU", requires = "drop",
-          default_value_t = plasticine::contact::GROUND_FRICTION)]
+          default_value_t = crate::contact::GROUND_FRICTION)]
     pub friction: f64,
     /// Restitution of the ground under --drop, in [0, 1].
     #[arg(long, value_name = "E", requires = "drop",
-          default_value_t = plasticine::contact::GROUND_RESTITUTION)]
+          default_value_t = crate::contact::GROUND_RESTITUTION)]
     pub restitution: f64,
 }
 
 impl GroundArgs {
     /// The ground asked for, validated (none without --drop).
-    pub fn ground(&self) -> anyhow::Result<Option<plasticine::contact::GroundDrop>> {
+    pub fn ground(&self) -> anyhow::Result<Option<crate::contact::GroundDrop>> {
         let Some(h) = self.drop else {
             return Ok(None);
         };
-        let plane = plasticine::contact::Plane {
+        let plane = crate::contact::Plane {
             friction: self.friction,
             restitution: self.restitution,
-            ..plasticine::contact::Plane::ground()
+            ..crate::contact::Plane::ground()
         };
         plane
             .validate()
             .map_err(|e| anyhow::anyhow!("invalid ground: {e}"))?;
-        Ok(Some(plasticine::contact::GroundDrop {
+        Ok(Some(crate::contact::GroundDrop {
             plane,
             drop: Some(h),
         }))

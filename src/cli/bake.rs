@@ -1,11 +1,11 @@
 //! `plasticine bake`.
 
 use super::args::{parse_interval, parse_resolution};
+use crate::bake::{BakeOptions, bake};
+use crate::io::load_character;
+use crate::skin::{IntegratorKind, SolverSettings};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use plasticine::bake::{BakeOptions, bake};
-use plasticine::io::load_character;
-use plasticine::skin::{IntegratorKind, SolverSettings};
 use std::path::PathBuf;
 
 /// The arguments of `plasticine bake`.
@@ -112,11 +112,11 @@ impl BakeArgs {
             duration,
             obj_every: obj,
             start: if resume {
-                plasticine::bake::BakeStart::Resume
+                crate::bake::BakeStart::Resume
             } else if restart {
-                plasticine::bake::BakeStart::Restart
+                crate::bake::BakeStart::Restart
             } else {
-                plasticine::bake::BakeStart::Fresh
+                crate::bake::BakeStart::Fresh
             },
             cancel: Some(cancel),
             checkpoint_every: Some(checkpoint_every),
@@ -132,13 +132,13 @@ impl BakeArgs {
             bar.set_length(total as u64);
             bar.set_position(done as u64);
             if until_frame.is_some_and(|b| done > b) {
-                plasticine::bake::BakeControl::Cancel
+                crate::bake::BakeControl::Cancel
             } else {
-                plasticine::bake::BakeControl::Continue
+                crate::bake::BakeControl::Continue
             }
         })
         .map_err(|e| {
-            use plasticine::bake::BakeError;
+            use crate::bake::BakeError;
             match e {
                 BakeError::Unfinished { .. } => {
                     anyhow::anyhow!("{e}; continue it with --resume, or discard it with --restart")
@@ -151,10 +151,8 @@ impl BakeArgs {
         })?;
         bar.finish_and_clear();
         let s = match outcome {
-            plasticine::bake::BakeOutcome::Finished(s) => s,
-            plasticine::bake::BakeOutcome::Cancelled(c)
-                if until_frame.is_some_and(|b| c.done > b) =>
-            {
+            crate::bake::BakeOutcome::Finished(s) => s,
+            crate::bake::BakeOutcome::Cancelled(c) if until_frame.is_some_and(|b| c.done > b) => {
                 // Asked for: this job's stretch of the shot is done.
                 println!(
                     "baked frames 0 to {} of the {} (--until-frame); the next job continues with `{}` (checkpoint {})",
@@ -165,7 +163,7 @@ impl BakeArgs {
                 );
                 return Ok(());
             }
-            plasticine::bake::BakeOutcome::Cancelled(c) => {
+            crate::bake::BakeOutcome::Cancelled(c) => {
                 // The command to continue: this one, with --resume.
                 eprintln!(
                     "bake cancelled at frame {}/{}; run `{}` to continue (checkpoint {}, frames so far in {})",
@@ -212,7 +210,7 @@ fn resume_command() -> String {
 
 /// What a finished bake did: its warnings, speed, each skin's steps, and
 /// where its files are.
-fn print_summary(s: &plasticine::bake::BakeSummary, out: &std::path::Path) {
+fn print_summary(s: &crate::bake::BakeSummary, out: &std::path::Path) {
     for e in &s.events {
         eprintln!("warning: {e}");
     }

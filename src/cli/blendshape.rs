@@ -1,11 +1,11 @@
 //! `plasticine blendshape`: build a physical blendshape rig from meshes, and
 //! solve a blend of it to a mesh.
 
-use anyhow::{Context, Result, bail};
-use plasticine::blendshape::{
+use crate::blendshape::{
     BlendModel, Boundary, ImportError, Obstacle, load_rig, rig_from_meshes, save_rig,
 };
-use plasticine::io::{ImportedMesh, load_mesh, load_mesh_with_targets};
+use crate::io::{ImportedMesh, load_mesh, load_mesh_with_targets};
+use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -216,11 +216,7 @@ impl SolveArgs {
         if !surface.iter().all(|p| p.is_finite()) {
             bail!("the blend is not finite; nothing written");
         }
-        plasticine::io::write_colored_obj(
-            &self.out,
-            &[(&rig.name, &surface, &rig.triangles)],
-            &[],
-        )?;
+        crate::io::write_colored_obj(&self.out, &[(&rig.name, &surface, &rig.triangles)], &[])?;
         println!("wrote {}", self.out.display());
         Ok(())
     }
@@ -270,7 +266,7 @@ fn parse_obstacle(text: &str) -> Result<Obstacle, String> {
         },
         "mesh" => {
             let mesh = load_mesh(std::path::Path::new(rest)).map_err(|e| e.to_string())?;
-            let solid = plasticine::fem::MeshSolid::new(&mesh.positions, &mesh.triangles)
+            let solid = crate::fem::MeshSolid::new(&mesh.positions, &mesh.triangles)
                 .map_err(|e| format!("{rest}: {e}"))?;
             Ok(Obstacle::Mesh(Box::new(solid)))
         }

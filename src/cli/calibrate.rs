@@ -98,8 +98,8 @@ const CORNER_WARNING: f64 = 0.01;
 /// `plasticine calibrate --samples`: fit the screen to the corner presses of
 /// a recorded input script and write the calibration.
 fn calibrate(samples: &Path, base: Option<&Path>, ipd: Option<f32>, out: &Path) -> Result<()> {
-    use plasticine::input::{InputError, InputScript};
-    use plasticine::view::CornerCapture;
+    use crate::input::{InputError, InputScript};
+    use crate::view::CornerCapture;
     let text = std::fs::read_to_string(samples)
         .with_context(|| format!("reading {}", samples.display()))?;
     let script = InputScript::from_ron(&text).map_err(|e| match e {
@@ -120,13 +120,10 @@ fn calibrate(samples: &Path, base: Option<&Path>, ipd: Option<f32>, out: &Path) 
 
 /// The calibration whose other fields a measurement keeps: `--base`, else
 /// the 24" monitor; with `--ipd` applied.
-fn base_calibration(
-    base: Option<&Path>,
-    ipd: Option<f32>,
-) -> Result<plasticine::view::Calibration> {
+fn base_calibration(base: Option<&Path>, ipd: Option<f32>) -> Result<crate::view::Calibration> {
     let mut cal = match base {
-        Some(p) => plasticine::view::Calibration::load(p)?,
-        None => plasticine::view::Calibration::default_monitor(),
+        Some(p) => crate::view::Calibration::load(p)?,
+        None => crate::view::Calibration::default_monitor(),
     };
     if let Some(ipd) = ipd {
         cal.set_ipd(ipd);
@@ -143,9 +140,9 @@ fn calibrate_live(
     rounds: usize,
     timeout: f64,
 ) -> Result<()> {
-    use plasticine::app::Tracker;
-    use plasticine::view::CornerCapture;
-    use plasticine::xr::{XrTracker, XrTrackerOptions};
+    use crate::app::Tracker;
+    use crate::view::CornerCapture;
+    use crate::xr::{XrTracker, XrTrackerOptions};
     use std::time::{Duration, Instant};
     if !(timeout.is_finite() && timeout > 0.0) {
         bail!("--timeout must be a positive number of seconds, not {timeout}");
@@ -234,10 +231,10 @@ fn calibrate_live(
 
 /// Puts the fitted `screen` into `cal`, validates, writes `out`, and says what was fitted.
 fn write_calibration(
-    mut cal: plasticine::view::Calibration,
-    screen: plasticine::view::Screen,
-    fit: &plasticine::view::ScreenFit,
-    capture: &plasticine::view::CornerCapture,
+    mut cal: crate::view::Calibration,
+    screen: crate::view::Screen,
+    fit: &crate::view::ScreenFit,
+    capture: &crate::view::CornerCapture,
     out: &Path,
 ) -> Result<()> {
     cal.screen = screen;
@@ -258,7 +255,7 @@ fn write_calibration(
         fit.rms_residual * 1e3,
         fit.max_residual * 1e3,
         fit.worst_corner,
-        plasticine::view::Corner::ALL
+        crate::view::Corner::ALL
             .iter()
             .map(|c| format!("{} {:.2} mm", c, fit.residuals[c.index()] * 1e3))
             .collect::<Vec<_>>()
@@ -278,8 +275,8 @@ fn write_calibration(
 
 /// `plasticine tracker`: what the `OpenXR` tracker sees.
 fn show_tracker(seconds: f64, rate: f64) -> Result<()> {
-    use plasticine::app::Tracker;
-    use plasticine::xr::{XrTracker, XrTrackerOptions};
+    use crate::app::Tracker;
+    use crate::xr::{XrTracker, XrTrackerOptions};
     use std::time::{Duration, Instant};
     if !(seconds.is_finite() && seconds >= 0.0 && rate.is_finite() && rate > 0.0) {
         bail!("--seconds must be 0 or more and --rate more than 0");
@@ -312,7 +309,7 @@ fn show_tracker(seconds: f64, rate: f64) -> Result<()> {
         let t = tracker.tracked();
         let mark = |tracked: bool| if tracked { "" } else { " (not tracked)" };
         let p = |v: glam::Vec3| format!("({:.3}, {:.3}, {:.3})", v.x, v.y, v.z);
-        let hand = |h: &plasticine::input::HandState| {
+        let hand = |h: &crate::input::HandState| {
             format!(
                 "{} trigger {:.2} buttons {:#x}",
                 p(h.position()),
@@ -339,13 +336,13 @@ fn show_tracker(seconds: f64, rate: f64) -> Result<()> {
 
 /// `plasticine calibrate --check`.
 fn check_calibration(file: &Path) -> Result<()> {
-    let cal = plasticine::view::Calibration::load(file)?;
+    let cal = crate::view::Calibration::load(file)?;
     println!("{}: a valid calibration.", file.display());
     describe_calibration(&cal);
     Ok(())
 }
 
-fn describe_calibration(cal: &plasticine::view::Calibration) {
+fn describe_calibration(cal: &crate::view::Calibration) {
     let s = &cal.screen;
     let (w, h) = (s.width(), s.height());
     let (c, n) = (s.centre(), s.normal());

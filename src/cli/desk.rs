@@ -115,11 +115,11 @@ pub(crate) fn desk(
     undo_budget_mb: usize,
     ground: super::args::GroundArgs,
 ) -> Result<()> {
-    use plasticine::app::{DeskOptions, TrackerChoice, run_desk};
-    use plasticine::render::StereoMode;
+    use crate::app::{DeskOptions, TrackerChoice, run_desk};
+    use crate::render::StereoMode;
     let calibration = match &calibration {
-        Some(p) => plasticine::view::Calibration::load(p)?,
-        None => plasticine::view::Calibration::default_monitor(),
+        Some(p) => crate::view::Calibration::load(p)?,
+        None => crate::view::Calibration::default_monitor(),
     };
     let (model, autosaves) = open_document(character.as_deref(), recover)?;
     let options = DeskOptions {

@@ -1,7 +1,7 @@
 //! The character a front end edits: the file, a new one, or its autosave.
 
+use crate::io::load_character;
 use anyhow::{Result, bail};
-use plasticine::io::load_character;
 use std::path::{Path, PathBuf};
 
 /// Where autosaves live: `$XDG_STATE_HOME/plasticine/autosave`, else
@@ -22,7 +22,7 @@ fn autosave_dir() -> Option<PathBuf> {
 pub(crate) fn open_document(
     character: Option<&Path>,
     recover: bool,
-) -> Result<(plasticine::character::Character, Option<PathBuf>)> {
+) -> Result<(crate::character::Character, Option<PathBuf>)> {
     let stem = character
         .and_then(|p| p.file_stem())
         .and_then(|s| s.to_str())
@@ -31,10 +31,10 @@ pub(crate) fn open_document(
     let autosaves = autosave_dir();
     let mut model = match character {
         Some(p) => load_character(p)?,
-        None => plasticine::tools::empty_character("untitled"),
+        None => crate::tools::empty_character("untitled"),
     };
     if let Some(dir) = &autosaves {
-        let report = plasticine::io::find_recovery(dir, &stem);
+        let report = crate::io::find_recovery(dir, &stem);
         if let Some(best) = report.best() {
             if recover {
                 model = best.load()?;

@@ -1,8 +1,8 @@
 //! `plasticine export`.
 
+use crate::io::load_character;
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use plasticine::io::load_character;
 use std::path::{Path, PathBuf};
 
 /// The arguments of `plasticine export`.
@@ -18,16 +18,16 @@ pub struct ExportArgs {
     out: PathBuf,
     /// glb, usda or obj [default: from --out's extension].
     #[arg(long)]
-    format: Option<plasticine::io::ExportFormat>,
+    format: Option<crate::io::ExportFormat>,
     /// Export every Nth frame of the cache.
     #[arg(long, value_name = "N", default_value_t = 1)]
     every: usize,
     /// glTF: morph targets for clips of at most N exported frames, per-frame meshes above (0: always per-frame meshes).
-    #[arg(long, value_name = "N", default_value_t = plasticine::io::DEFAULT_MORPH_LIMIT)]
+    #[arg(long, value_name = "N", default_value_t = crate::io::DEFAULT_MORPH_LIMIT)]
     morph_limit: usize,
     /// Export each skin as the smooth surface through its points, refined N
     /// times per grid edge (1: the simulated grid itself).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=plasticine::io::MAX_SUBDIVIDE as i64))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u8).range(1..=crate::io::MAX_SUBDIVIDE as i64))]
     subdivide: u8,
     /// glTF and USD, modal flesh: its mesh as `modes` (skinned, morph
     /// targets or blend shapes of the vibration modes, weights animated with
@@ -50,7 +50,7 @@ impl ExportArgs {
             subdivide,
             modal_as,
         } = self;
-        let opts = plasticine::io::ExportOptions {
+        let opts = crate::io::ExportOptions {
             format,
             every,
             morph_limit,
@@ -67,15 +67,15 @@ fn export(
     character: &Path,
     baked: &Path,
     out: &Path,
-    opts: &plasticine::io::ExportOptions,
+    opts: &crate::io::ExportOptions,
     modal_modes: bool,
 ) -> Result<()> {
-    use plasticine::io::{ExportFormat, SecondaryMotion, export, resolve_format};
+    use crate::io::{ExportFormat, SecondaryMotion, export, resolve_format};
     let morph_limit = opts.morph_limit;
     // Refuse a bad --out before reading anything.
     let format = resolve_format(out, opts.format)?;
     let c = load_character(character)?;
-    let mut cache = plasticine::io::CacheReader::open(baked)?;
+    let mut cache = crate::io::CacheReader::open(baked)?;
     let mut opts = opts.clone();
     if modal_modes && format != ExportFormat::Obj && !cache.flesh().modal.is_empty() {
         opts.modes = modal_morphs(&c)?;
@@ -127,7 +127,7 @@ fn export(
     );
     for k in &s.skins {
         if s.subdivide > 1 {
-            let (m, n) = plasticine::skin_mesh::refined_size(k.m, k.n, s.subdivide);
+            let (m, n) = crate::skin_mesh::refined_size(k.m, k.n, s.subdivide);
             println!(
                 "  skin '{}' {}x{}, exported as the smooth surface through its points at {m}x{n} (--subdivide {})",
                 k.name, k.m, k.n, s.subdivide
@@ -161,12 +161,10 @@ fn export(
 /// The modal flesh as a mesh with morph targets of its modes, its modes
 /// computed again from the character (the cache holds only their
 /// amplitudes): its embedded mesh, else its muscles.
-fn modal_morphs(
-    c: &plasticine::character::Character,
-) -> Result<Option<plasticine::io::ModeMorphs>> {
+fn modal_morphs(c: &crate::character::Character) -> Result<Option<crate::io::ModeMorphs>> {
     let start = std::time::Instant::now();
     let rest = c.skeleton.rest_posture();
-    let sim = plasticine::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)
+    let sim = crate::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)
         .with_context(|| format!("cannot compute the modal flesh of '{}'", c.name))?;
     for why in sim.skipped() {
         eprintln!("note: {why}; the part rides rigidly");
@@ -176,9 +174,9 @@ fn modal_morphs(
         .lattice_model()
         .and_then(|f| f.embedded_mesh.as_ref());
     let morphs = match (embedded, sim.mesh()) {
-        (Some(e), Some(mesh)) => sim.mode_morphs(&plasticine::io::mesh_name(e), mesh),
+        (Some(e), Some(mesh)) => sim.mode_morphs(&crate::io::mesh_name(e), mesh),
         _ if !c.muscles.is_empty() => {
-            let (positions, triangles) = plasticine::modal::rest_muscles(c);
+            let (positions, triangles) = crate::modal::rest_muscles(c);
             let mesh = sim.embed_mesh(&positions, &triangles);
             sim.mode_morphs(&format!("{}_muscles", c.name), &mesh)
         }

@@ -1,8 +1,8 @@
 //! `plasticine fem-import`.
 
 use super::args::parse_vec3;
+use crate::io::{load_character, save_character};
 use anyhow::{Result, bail};
-use plasticine::io::{load_character, save_character};
 use std::path::{Path, PathBuf};
 
 /// The arguments of `plasticine fem-import`.
@@ -60,7 +60,7 @@ impl FemImportArgs {
             flesh,
         } = self;
         let modal = flesh == "modal";
-        let young = young.or(modal.then_some(plasticine::character::MODAL_YOUNG));
+        let young = young.or(modal.then_some(crate::character::MODAL_YOUNG));
 
         let name = name.unwrap_or_else(|| {
             mesh.file_stem()
@@ -68,7 +68,7 @@ impl FemImportArgs {
                 .unwrap_or("imported")
                 .to_string()
         });
-        let options = plasticine::fem::MeshImport {
+        let options = crate::fem::MeshImport {
             name,
             source: mesh
                 .file_name()
@@ -92,30 +92,26 @@ fn fem_import(
     mesh_path: &Path,
     skeleton: &Path,
     out: &Path,
-    options: &plasticine::fem::MeshImport,
+    options: &crate::fem::MeshImport,
     modal: bool,
 ) -> Result<()> {
-    let mesh = plasticine::io::load_mesh(mesh_path)?;
+    let mesh = crate::io::load_mesh(mesh_path)?;
     let source = load_character(skeleton)?;
-    let (mut c, r) = plasticine::fem::fem_character_from_mesh(
-        &mesh.positions,
-        &mesh.triangles,
-        &source,
-        options,
-    )
-    .map_err(|e| anyhow::anyhow!("{}: {e}", mesh_path.display()))?;
+    let (mut c, r) =
+        crate::fem::fem_character_from_mesh(&mesh.positions, &mesh.triangles, &source, options)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", mesh_path.display()))?;
     for w in &r.warnings {
         eprintln!("warning: {w}");
     }
     if modal {
         to_modal(&mut c)?;
     }
-    let size = plasticine::io::character_to_string(&c)?.len() as u64;
-    if size > plasticine::io::MAX_CHARACTER_FILE_BYTES {
+    let size = crate::io::character_to_string(&c)?.len() as u64;
+    if size > crate::io::MAX_CHARACTER_FILE_BYTES {
         bail!(
             "{}: the character would be {size} bytes, over the character file limit of {} bytes: decimate the mesh",
             mesh_path.display(),
-            plasticine::io::MAX_CHARACTER_FILE_BYTES
+            crate::io::MAX_CHARACTER_FILE_BYTES
         );
     }
     save_character(out, &c)?;
@@ -163,15 +159,15 @@ fn fem_import(
 
 /// Makes the imported FEM flesh modal: a part per bone that owns flesh,
 /// with the default modes; prints each part's modes.
-fn to_modal(c: &mut plasticine::character::Character) -> Result<()> {
-    use plasticine::character::{Flesh, ModalFlesh};
+fn to_modal(c: &mut crate::character::Character) -> Result<()> {
+    use crate::character::{Flesh, ModalFlesh};
     let Flesh::Fem(fem) = std::mem::take(&mut c.flesh) else {
         bail!("the import made no FEM flesh to make modal");
     };
     let parts = ModalFlesh::part_per_bone(c);
     c.flesh = Flesh::Modal(ModalFlesh { fem, parts });
     let rest = c.skeleton.rest_posture();
-    let sim = plasticine::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)
+    let sim = crate::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)
         .map_err(|e| anyhow::anyhow!("cannot compute the modal flesh: {e}"))?;
     // Bones without flesh of their own are no parts.
     let kept: Vec<String> = sim.parts().map(|p| p.name.clone()).collect();

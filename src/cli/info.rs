@@ -1,7 +1,7 @@
 //! `plasticine info`.
 
+use crate::io::load_character;
 use anyhow::Result;
-use plasticine::io::load_character;
 use std::path::PathBuf;
 
 /// The arguments of `plasticine info`.
@@ -101,10 +101,10 @@ impl InfoArgs {
 
 /// The modal flesh's parts and each mode's frequency and damping (computed
 /// now: the modes are not stored in the file).
-fn print_modes(c: &plasticine::character::Character) -> Result<()> {
+fn print_modes(c: &crate::character::Character) -> Result<()> {
     let rest = c.skeleton.rest_posture();
     let start = std::time::Instant::now();
-    let sim = plasticine::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)?;
+    let sim = crate::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)?;
     println!(
         "  modal flesh: {} lattice vertices, modes computed in {:.2} s",
         sim.lattice().vertex_count(),

@@ -1,11 +1,12 @@
 //! The command line: one file per subcommand (its arguments, and `run`),
 //! with the value parsers and choices they share (`args`), the document a
 //! front end opens (`document`) and the signals that end a session
-//! (`signals`).
+//! (`signals`). `bench` also holds the figures `plasticine bench` prints
+//! (and the tests and criterion benches call).
 
 mod args;
 mod bake;
-mod bench;
+pub mod bench;
 mod blendshape;
 mod calibrate;
 mod desk;
@@ -24,6 +25,7 @@ mod xr;
 
 use clap::{Parser, Subcommand};
 
+/// The command line of `plasticine`: one subcommand.
 #[derive(Parser)]
 #[command(
     name = "plasticine",
@@ -39,6 +41,7 @@ pub struct Cli {
     command: Command,
 }
 
+/// The subcommands of `plasticine`.
 #[derive(Subcommand)]
 pub enum Command {
     /// Play a character's key postures with the skin simulated, and store every frame in a cache.

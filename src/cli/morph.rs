@@ -2,13 +2,13 @@
 //! 2008, ch. 5), kept and removed headless.
 
 use super::args::parse_vec3;
+use crate::character::{Character, MorphOffset, MorphTarget, PartStiffness, Posture};
+use crate::fem::{Pull, REST_TARGET, sculpt_target, with_target};
+use crate::io::{load_character, save_character};
+use crate::kinematics::PosedBody;
+use crate::skin::SkeletonDriver;
 use anyhow::{Context, Result, bail};
 use glam::Vec3;
-use plasticine::character::{Character, MorphOffset, MorphTarget, PartStiffness, Posture};
-use plasticine::fem::{Pull, REST_TARGET, sculpt_target, with_target};
-use plasticine::io::{load_character, save_character};
-use plasticine::kinematics::PosedBody;
-use plasticine::skin::SkeletonDriver;
 use std::path::PathBuf;
 
 /// The arguments of `plasticine morph`.
@@ -133,7 +133,7 @@ impl AddArgs {
         c.validate()
             .map_err(|e| anyhow::anyhow!("the target is not valid: {}: {}", e.field, e.message))?;
         // The flesh must build with it (a shape that inverts a cell is refused).
-        plasticine::fem::FleshSim::new(&c, &posture, 0.0)
+        crate::fem::FleshSim::new(&c, &posture, 0.0)
             .context("the flesh with the new target cannot be built")?;
         save_character(&self.out, &c)?;
         let total = c.flesh.fem().map_or(0, |f| f.morph_targets.len());
@@ -174,7 +174,7 @@ impl AddArgs {
                 "--mesh shapes an imported mesh (`plasticine fem-import`); this character has none"
             );
         };
-        let (mesh, targets) = plasticine::io::load_mesh_with_targets(path)?;
+        let (mesh, targets) = crate::io::load_mesh_with_targets(path)?;
         let positions = match &self.mesh_target {
             None => mesh.positions,
             Some(name) => match targets.into_iter().find(|t| t.name == *name) {

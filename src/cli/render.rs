@@ -1,9 +1,9 @@
 //! `plasticine render`.
 
 use super::args::{LayerArg, MapArg, MusclesArg, parse_size};
+use crate::io::load_character;
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
-use plasticine::io::load_character;
 use std::path::PathBuf;
 
 /// The arguments of `plasticine render`.
@@ -19,7 +19,7 @@ pub struct RenderArgs {
     out: PathBuf,
     /// How the two eyes are laid out.
     #[arg(long, value_enum, default_value = "side-by-side")]
-    stereo: plasticine::app::HeadlessStereo,
+    stereo: crate::app::HeadlessStereo,
     /// Image size `WxH` in pixels (each eye's image with --stereo pair).
     #[arg(long, value_parser = parse_size, default_value = "960x540")]
     size: (u32, u32),
@@ -95,8 +95,8 @@ impl RenderArgs {
             muscles,
         } = self;
 
-        use plasticine::app::{HeadlessOptions, render_character};
-        use plasticine::render::{MuscleStyle, SkinMap};
+        use crate::app::{HeadlessOptions, render_character};
+        use crate::render::{MuscleStyle, SkinMap};
         let c = load_character(&character)?;
         let mut opts = HeadlessOptions {
             size,

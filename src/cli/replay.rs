@@ -1,7 +1,7 @@
 //! `plasticine replay`.
 
+use crate::io::{load_character, save_character};
 use anyhow::{Context, Result};
-use plasticine::io::{load_character, save_character};
 use std::path::PathBuf;
 
 /// The arguments of `plasticine replay`.
@@ -26,7 +26,7 @@ impl ReplayArgs {
             out,
         } = self;
 
-        use plasticine::tools::{empty_character, load_session, replay};
+        use crate::tools::{empty_character, load_session, replay};
         let s = load_session(&session)?;
         // The recorded start (beside the session file) unless told otherwise.
         let recorded_start = s.start.as_ref().map(|name| {

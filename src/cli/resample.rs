@@ -1,8 +1,8 @@
 //! `plasticine resample`.
 
 use super::args::parse_resolution;
+use crate::io::{load_character, save_character};
 use anyhow::{Result, bail};
-use plasticine::io::{load_character, save_character};
 use std::path::PathBuf;
 
 /// The arguments of `plasticine resample`.
@@ -28,7 +28,7 @@ impl ResampleArgs {
             bail!("{} has no skins to resample", character.display());
         }
         for s in &mut c.skins {
-            *s = plasticine::character::resample(s, resolution.0, resolution.1)
+            *s = crate::character::resample(s, resolution.0, resolution.1)
                 .map_err(anyhow::Error::msg)?;
         }
         save_character(&out, &c)?;

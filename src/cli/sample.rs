@@ -1,8 +1,8 @@
 //! `plasticine sample`.
 
 use super::args::parse_resolution;
+use crate::io::save_character;
 use anyhow::Result;
-use plasticine::io::save_character;
 use std::path::PathBuf;
 
 /// The arguments of `plasticine sample`.
@@ -33,24 +33,22 @@ impl SampleArgs {
 
         let backend = match flesh.as_str() {
             "modal" => {
-                let bare = plasticine::samples::bare(&name).ok_or_else(|| {
+                let bare = crate::samples::bare(&name).ok_or_else(|| {
                     anyhow::anyhow!(
                         "unknown sample '{name}': choose one of {}",
-                        plasticine::samples::NAMES.join(", ")
+                        crate::samples::NAMES.join(", ")
                     )
                 })?;
-                plasticine::character::Flesh::Modal(
-                    plasticine::character::ModalFlesh::for_character(&bare),
-                )
+                crate::character::Flesh::Modal(crate::character::ModalFlesh::for_character(&bare))
             }
-            "fem" => plasticine::character::Flesh::Fem(Default::default()),
-            "fem-detail" => plasticine::character::Flesh::Fem(plasticine::character::FemFlesh {
+            "fem" => crate::character::Flesh::Fem(Default::default()),
+            "fem-detail" => crate::character::Flesh::Fem(crate::character::FemFlesh {
                 detail: Some(Default::default()),
                 ..Default::default()
             }),
-            _ => plasticine::character::Flesh::Kinematic,
+            _ => crate::character::Flesh::Kinematic,
         };
-        let c = plasticine::samples::build_with_flesh(&name, resolution.0, resolution.1, backend)?;
+        let c = crate::samples::build_with_flesh(&name, resolution.0, resolution.1, backend)?;
         save_character(&out, &c)?;
         let skins = c.skins.len();
         println!(

@@ -9,14 +9,14 @@
 //! summary, and fails if memory grew more than the limit after the warm-up
 //! or the GPU holds more buffers or textures at the end than after it.
 
+use crate::app::OrbitRig;
+use crate::bake::{BakeOptions, bake};
+use crate::gpu::{GpuContext, LiveObjects};
+use crate::render::{Decorations, OffscreenTarget, SceneRenderer, StereoMode};
+use crate::skin::{Simulation, SkeletonDriver, SolverSettings};
+use crate::snapshot::SceneSnapshot;
+use crate::tools::{Command, History};
 use anyhow::{Context, Result, bail};
-use plasticine::app::OrbitRig;
-use plasticine::bake::{BakeOptions, bake};
-use plasticine::gpu::{GpuContext, LiveObjects};
-use plasticine::render::{Decorations, OffscreenTarget, SceneRenderer, StereoMode};
-use plasticine::skin::{Simulation, SkeletonDriver, SolverSettings};
-use plasticine::snapshot::SceneSnapshot;
-use plasticine::tools::{Command, History};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
@@ -108,7 +108,7 @@ fn resident_bytes() -> Option<u64> {
 
 /// The edits of cycle `cycle`: whole-skin materials, fat strokes, a pose
 /// and a key posture, varied so no two cycles are alike.
-fn edits(c: &plasticine::character::Character, cycle: usize, count: usize) -> Vec<Command> {
+fn edits(c: &crate::character::Character, cycle: usize, count: usize) -> Vec<Command> {
     let skins = c.skins.len();
     (0..count)
         .map(|k| {
@@ -151,7 +151,7 @@ fn edits(c: &plasticine::character::Character, cycle: usize, count: usize) -> Ve
                 _ => {
                     // The motion as it is there, a little more bent.
                     let time = 0.25 + 0.01 * (x % 50.0);
-                    let mut posture = plasticine::anim::sample_posture(&c.key_postures, time)
+                    let mut posture = crate::anim::sample_posture(&c.key_postures, time)
                         .unwrap_or_else(|| c.skeleton.rest_posture());
                     for a in posture.angles.iter_mut().skip(1) {
                         a.x += 0.03 * (x * 0.11).sin();
@@ -171,7 +171,7 @@ fn edits(c: &plasticine::character::Character, cycle: usize, count: usize) -> Ve
 
 impl SoakArgs {
     pub fn run(self) -> Result<()> {
-        let start = plasticine::samples::build("penguin", 16, 16)?;
+        let start = crate::samples::build("penguin", 16, 16)?;
         let cycles = (self.minutes * 60.0).ceil().max(10.0) as usize;
         let warm_up = cycles / 10;
         let dir = tempfile::tempdir()?;
@@ -247,11 +247,11 @@ impl SoakArgs {
             // Bake half a second, over the last cycle's bake.
             let opts = BakeOptions {
                 duration: Some(0.5),
-                start: plasticine::bake::BakeStart::Restart,
+                start: crate::bake::BakeStart::Restart,
                 ..BakeOptions::default()
             };
             bake(c.clone(), &opts, dir.path(), |_, _| {
-                plasticine::bake::BakeControl::Continue
+                crate::bake::BakeControl::Continue
             })?;
             let rss = resident_bytes().unwrap_or(0);
             if rss_window.len() == warm_up.max(1) {

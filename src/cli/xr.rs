@@ -71,9 +71,9 @@ impl XrArgs {
 
 /// `plasticine xr`: the headset, or (no headset) the reason and the desk.
 fn xr(args: XrArgs) -> Result<()> {
-    use plasticine::app::{Placement, XrFrontError, XrOptions, run_xr};
-    use plasticine::tools::ToolKind;
-    use plasticine::xr::HeadsetOptions;
+    use crate::app::{Placement, XrFrontError, XrOptions, run_xr};
+    use crate::tools::ToolKind;
+    use crate::xr::HeadsetOptions;
     let (model, autosaves) = open_document(args.character.as_deref(), args.recover)?;
     if !(args.resolution_scale > 0.0 && args.resolution_scale <= 4.0) {
         bail!(

@@ -523,7 +523,7 @@ fn bad_settings_are_errors() {
 /// ones).
 #[test]
 fn the_adaptive_bench_refines_under_the_load_and_returns_to_coarse() {
-    let v = plasticine::bench::fem_adapt::fem_adaptive_steps_per_second(true)
+    let v = plasticine::cli::bench::fem_adapt::fem_adaptive_steps_per_second(true)
         .pop()
         .unwrap();
     eprintln!("{v}");

@@ -412,7 +412,7 @@ fn bone_vertices_land_exactly_on_targets() {
 #[ignore]
 fn bench_figures() {
     let full = std::env::var_os("PLASTICINE_FEM_GPU_BENCH_FULL").is_some();
-    for v in plasticine::bench::fem_gpu::fem_gpu_steps_per_second(!full) {
+    for v in plasticine::cli::bench::fem_gpu::fem_gpu_steps_per_second(!full) {
         println!("{v}");
     }
     for dims in [[4, 4, 8], [8, 8, 16], [16, 16, 32]] {

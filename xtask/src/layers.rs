@@ -35,13 +35,13 @@ pub const SOURCES: &[&str] = &[
 const CRATE_NAMES: &[&str] = &["crate", "plasticine_core", "plasticine_app", "plasticine"];
 
 /// The layers, top to bottom: each top-level module may import only from
-/// the tiers below its own. `bench` is the command line's benchmark code
+/// the tiers below its own. `cli` is the command line with its benchmarks
 /// (the `plasticine` crate); `app`, `fem_gpu`, `xr`, `render`, `view` and
 /// `gpu` are `plasticine-app`, the rest `plasticine-core`. The crates add a
 /// rule the order alone does not: the core imports nothing of the app crate
 /// (no GPU, window or headset), which the compiler keeps.
 pub const TIERS: &[&[&str]] = &[
-    &["cli", "bench"],
+    &["cli"],
     &["app"],
     &["fem_gpu"],
     &["samples"],

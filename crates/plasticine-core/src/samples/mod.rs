@@ -28,6 +28,13 @@ use wombat::wombat;
 /// Names of the sample characters, as `plasticine sample NAME` takes them.
 pub const NAMES: [&str; 3] = ["penguin", "wombat", "torso"];
 
+/// A simulation of the character's key postures (what playback, the
+/// benchmarks and the tests run).
+pub fn playback(c: Character, settings: SolverSettings) -> Result<Simulation, SimError> {
+    let driver = SkeletonDriver::Keys(c.key_postures.clone());
+    Simulation::new(c, driver, settings)
+}
+
 /// Sample `name` wrapped at 16×16 and resampled to m×n (LEMAN §6.5): the
 /// same character at every resolution, quickly.
 pub fn resampled(name: &str, m: usize, n: usize) -> Result<Character, SimError> {

@@ -3,6 +3,7 @@
 //! key postures and default tolerances.
 
 pub mod blendshape;
+mod command;
 pub mod contact;
 pub mod drape;
 pub mod fem_adapt;
@@ -12,11 +13,11 @@ pub mod morph;
 pub mod render;
 pub mod scaling;
 
+pub use command::BenchArgs;
+
 use crate::character::{Band, Character};
 use crate::samples;
-use crate::skin::{
-    IntegratorKind, SimError, Simulation, SkeletonDriver, SolverSettings, Tolerances,
-};
+use crate::skin::{IntegratorKind, SimError, SolverSettings, Tolerances};
 use glam::Vec3;
 use serde_json::json;
 use std::io::Write;
@@ -45,11 +46,6 @@ pub enum BenchError {
     Export(#[from] crate::io::ExportError),
 }
 
-/// The penguin, settled at 16×16 and resampled to m×n (LEMAN §6.5).
-pub fn penguin(m: usize, n: usize) -> Result<Character, SimError> {
-    samples::resampled("penguin", m, n)
-}
-
 /// The penguin wrapped natively at m×n, as `plasticine sample penguin
 /// --resolution MxN` builds it (what the real-time figures are measured on).
 pub fn penguin_native(m: usize, n: usize) -> Result<Character, SimError> {
@@ -70,7 +66,7 @@ pub fn skin_smoothness(name: &str, m: usize) -> Result<Vec<serde_json::Value>, S
         .iter()
         .map(|s| smoothness(&Grid::of(s), &s.points.position))
         .collect();
-    let mut sim = playback(c, SolverSettings::default())?;
+    let mut sim = samples::playback(c, SolverSettings::default())?;
     let mut events = 0;
     for f in 1..=(end * 30.0).round() as usize {
         events += sim.advance_to(f as f64 / 30.0, None)?.events.len();
@@ -152,12 +148,6 @@ fn skin_contact_cost(
     }))
 }
 
-/// A simulation of the character's key postures.
-pub fn playback(c: Character, settings: SolverSettings) -> Result<Simulation, SimError> {
-    let driver = SkeletonDriver::Keys(c.key_postures.clone());
-    Simulation::new(c, driver, settings)
-}
-
 /// Simulated seconds per wall second over `seconds` of the key postures of
 /// the penguin wrapped natively at m×n, advanced frame by frame at 30 Hz as
 /// playback does. After a warm-up (thread pool, caches), the median of
@@ -183,7 +173,7 @@ pub fn real_time_factor_with(
     let points: usize = c.skins.iter().map(|s| s.m * s.n).sum();
     let frames = (seconds * 30.0).round().max(1.0) as usize;
     let run = |frames: usize| -> Result<(f64, u64, usize), SimError> {
-        let mut sim = playback(c.clone(), settings.clone())?;
+        let mut sim = samples::playback(c.clone(), settings.clone())?;
         let start = Instant::now();
         for f in 1..=frames {
             sim.advance_to(f as f64 / 30.0, None)?;
@@ -233,7 +223,7 @@ fn run_positions(
         tolerances: tol,
         ..SolverSettings::default()
     };
-    let mut sim = playback(c.clone(), settings)?;
+    let mut sim = samples::playback(c.clone(), settings)?;
     sim.advance_to(seconds, None)?;
     let n = sim.character.skins.len();
     let full = (0..n).map(|s| sim.stats(s).evals.full).sum();
@@ -267,7 +257,7 @@ pub fn evals_at_equal_accuracy(
     seconds: f64,
     target: f32,
 ) -> Result<Vec<serde_json::Value>, SimError> {
-    let c = penguin(16, 16)?;
+    let c = samples::resampled("penguin", 16, 16)?;
     let contact = 1e-3;
     let tight = Tolerances {
         constraint: contact,
@@ -531,7 +521,7 @@ pub fn baked_playback_snapshot(
 ) -> Result<serde_json::Value, BenchError> {
     use crate::app::BakedFrames;
     use crate::io::CacheWriter;
-    let c = penguin(16, 16)?;
+    let c = samples::resampled("penguin", 16, 16)?;
     let dir = std::env::temp_dir().join(format!("plasticine-bench-snap-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let path = dir.join("bench.plcache");

@@ -1,7 +1,7 @@
 //! `plasticine bench`.
 
+use crate::cli::bench::drape::{self, DrapeError, DrapeSize, Precision};
 use anyhow::Result;
-use plasticine::bench::drape::{self, DrapeError, DrapeSize, Precision};
 
 /// The arguments of `plasticine bench`.
 #[derive(clap::Args)]
@@ -33,6 +33,7 @@ pub struct BenchArgs {
 }
 
 impl BenchArgs {
+    /// Prints the figures asked for, one JSON object per line.
     pub fn run(self) -> Result<()> {
         let Self {
             workload,
@@ -41,7 +42,7 @@ impl BenchArgs {
             scaling,
         } = self;
         if scaling && workload.is_none() {
-            for v in plasticine::bench::scaling::figures(quick)? {
+            for v in crate::cli::bench::scaling::figures(quick)? {
                 println!("{v}");
             }
             return Ok(());
@@ -49,51 +50,51 @@ impl BenchArgs {
         match (workload, only) {
             (Some(Workload::Drape(drape)), _) => drape.run()?,
             (None, None) => {
-                plasticine::bench::run_all(quick, &mut std::io::stdout())?;
+                crate::cli::bench::run_all(quick, &mut std::io::stdout())?;
             }
             (None, Some(group)) if group == "skin" => {
-                plasticine::bench::skin_figures(quick, &mut std::io::stdout())?;
+                crate::cli::bench::skin_figures(quick, &mut std::io::stdout())?;
             }
             (None, Some(group)) if group == "modal" => {
-                for v in plasticine::bench::modal::figures(quick) {
+                for v in crate::cli::bench::modal::figures(quick) {
                     println!("{v}");
                 }
             }
             (None, Some(group)) if group == "blendshape" => {
-                for v in plasticine::bench::blendshape::figures(quick) {
+                for v in crate::cli::bench::blendshape::figures(quick) {
                     println!("{v}");
                 }
             }
             (None, Some(group)) if group == "contact" => {
-                for v in plasticine::bench::contact::figures(quick) {
+                for v in crate::cli::bench::contact::figures(quick) {
                     println!("{v}");
                 }
             }
             (None, Some(group)) if group == "morph" => {
-                for v in plasticine::bench::morph::figures(quick) {
+                for v in crate::cli::bench::morph::figures(quick) {
                     println!("{v}");
                 }
             }
             (None, Some(group)) if group == "render" => {
-                for v in plasticine::bench::render::run(quick) {
+                for v in crate::cli::bench::render::run(quick) {
                     println!("{v}");
                 }
             }
             (None, Some(group)) if group == "interactive" => {
                 let frames = if quick { 10 } else { 60 };
-                println!("{}", plasticine::bench::ik_drag_event(1000));
-                println!("{}", plasticine::bench::pick_event(1000)?);
+                println!("{}", crate::cli::bench::ik_drag_event(1000));
+                println!("{}", crate::cli::bench::pick_event(1000)?);
                 println!(
                     "{}",
-                    plasticine::bench::baked_playback_frame(128, 128, frames)?
+                    crate::cli::bench::baked_playback_frame(128, 128, frames)?
                 );
                 println!(
                     "{}",
-                    plasticine::bench::baked_playback_snapshot(128, 128, frames)?
+                    crate::cli::bench::baked_playback_snapshot(128, 128, frames)?
                 );
             }
             (None, Some(_)) => {
-                for v in plasticine::bench::fem_steps_per_second(quick) {
+                for v in crate::cli::bench::fem_steps_per_second(quick) {
                     println!("{v}");
                 }
             }

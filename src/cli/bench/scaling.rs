@@ -8,7 +8,7 @@
 //! explicit skin's stable step shrinks with the grid spacing, so there k is
 //! about 1.5 (steps ∝ √n on an m×m skin) by design, not by a defect.
 
-use super::{BenchError, penguin_native, playback};
+use super::{BenchError, penguin_native};
 use crate::bake::{BakeControl, BakeOptions, BakeOutcome, bake};
 use crate::fem::Linearization;
 use crate::io::CacheReader;
@@ -57,7 +57,7 @@ fn skin_step_cost(
     let c = penguin_native(m, m)?;
     let points = c.skins.iter().map(|s| s.m * s.n).sum::<usize>() as f64 / c.skins.len() as f64;
     let frames = (seconds * 30.0).round().max(1.0) as usize;
-    let mut sim = playback(c, settings.clone())?;
+    let mut sim = crate::samples::playback(c, settings.clone())?;
     sim.advance_to(1.0 / 30.0, None)?; // warm-up: threads, caches
     let before: u64 = (0..sim.character.skins.len())
         .map(|s| sim.stats(s).steps)
