@@ -277,7 +277,18 @@ fn test() -> Result<(), String> {
             if !profile.is_empty() {
                 // The debug tests (documentation examples included) are done:
                 // their binaries may go where the disk is short.
-                make_room(RELEASE_TEST_ROOM, &[&["clean", "-p", "plasticine"]])?;
+                make_room(
+                    RELEASE_TEST_ROOM,
+                    &[&[
+                        "clean",
+                        "-p",
+                        "plasticine",
+                        "-p",
+                        "plasticine-app",
+                        "-p",
+                        "plasticine-core",
+                    ]],
+                )?;
             }
             steps.step(name, || {
                 let mut args = vec!["test", "--workspace", "--all-targets"];
