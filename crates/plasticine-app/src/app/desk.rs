@@ -575,6 +575,12 @@ impl DeskApp {
             KeyCode::KeyK => {
                 fl.playback_mut().store_key();
             }
+            // Recording (the panel's perform row): a performance while
+            // playing, the skeleton's reaction while editing.
+            KeyCode::KeyR => {
+                let on = !fl.playback().recording;
+                fl.playback_mut().set_recording(on);
+            }
             // Holding the flesh (right mouse): keep its pulled shape at
             // this posture as a morph target (the headset's A).
             KeyCode::KeyT => match fl.keep_morph_target() {

@@ -53,6 +53,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 mod controls;
+mod reaction;
+
+use reaction::{MAX_REACTION_KEYS, Reaction};
 
 /// The live mode's skin resolution per side without the governor.
 pub const LIVE_SIDE: usize = 16;
@@ -328,7 +331,8 @@ pub struct Playback {
     pub simulation_side: Option<usize>,
     /// Picks live mode's resolution when `auto_resolution` is on.
     pub governor: ResolutionGovernor,
-    /// Lay keys down while the IK tool drags during playback.
+    /// Lay keys down while the IK tool drags during playback, or while the
+    /// skeleton reacts (is pushed, falls) during editing.
     pub recording: bool,
     /// Timeline seconds between recorded keys.
     pub record_every: f64,
@@ -349,6 +353,8 @@ pub struct Playback {
     /// The keys as they were when the drag began (what a performance is
     /// layered over).
     performance_base: Option<Vec<KeyPosture>>,
+    /// The reaction being recorded while editing.
+    reaction: Option<Reaction>,
     dragging: bool,
     /// Set the simulation thread up again at the next update.
     force_setup: bool,
@@ -376,6 +382,7 @@ impl Default for Playback {
             recorded_slot: None,
             performance_open: false,
             performance_base: None,
+            reaction: None,
             dragging: false,
             force_setup: false,
             view_sequence: 0,
@@ -451,8 +458,10 @@ impl Playback {
                 self.back_to_editing(env);
             }
             self.end_drag();
+            self.record_reaction(env);
             return PlaybackView::default();
         }
+        self.finish_reaction(env);
         if env.character.key_postures.is_empty() && self.timeline.range(&[]).is_none() {
             // Every key was deleted during playback: nothing to play.
             self.timeline.transport = Transport::Stopped;
@@ -621,6 +630,55 @@ impl Playback {
                 self.say(format!("key not recorded: {e}"));
             }
         }
+    }
+
+    /// While editing with recording on and the skeleton responding: keys
+    /// the reaction (see [`Reaction`]), moving the timeline along with it.
+    /// Recording off, or the skeleton no longer responding, stores what was
+    /// recorded.
+    fn record_reaction(&mut self, env: &mut PlaybackEnv) {
+        if !self.recording {
+            return self.finish_reaction(env);
+        }
+        let latest = env.sim.latest();
+        let working = env.interactive_posture();
+        if latest.with_simulated_root(&working).is_none() {
+            return self.finish_reaction(env);
+        }
+        let every = self.record_every.max(1e-3);
+        let time = self.timeline.time;
+        let reaction = self
+            .reaction
+            .get_or_insert_with(|| Reaction::start(&latest, time));
+        if let Some(t) = reaction.sample(&latest, &working, every) {
+            self.timeline.time = t;
+        }
+        if reaction.is_full() {
+            self.recording = false;
+            self.say(format!(
+                "recording stopped at {MAX_REACTION_KEYS} keys (the most one reaction keeps)"
+            ));
+            self.finish_reaction(env);
+        }
+    }
+
+    /// Stores the reaction recorded so far as key postures, one undo step.
+    fn finish_reaction(&mut self, env: &mut PlaybackEnv) {
+        let Some(reaction) = self.reaction.take() else {
+            return;
+        };
+        let Some((first, last)) = reaction.span() else {
+            return;
+        };
+        let n = reaction.len();
+        let keys = env.character.key_postures.clone();
+        let commands = reaction.into_commands(|t| key_tcb(&keys, t));
+        match env.history.apply_group(env.character, commands) {
+            Ok(()) => self.say(format!(
+                "reaction recorded: {n} keys from {first:.2} to {last:.2} s (one undo step)"
+            )),
+            Err(e) => self.say(format!("reaction not recorded: {e}")),
+        };
     }
 
     /// Sends what the transport and mode need.

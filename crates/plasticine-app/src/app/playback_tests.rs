@@ -824,3 +824,64 @@ fn a_key_stored_while_the_skeleton_responds_keeps_where_it_fell() {
     fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
     assert!(fl.character().key_postures.is_empty());
 }
+
+/// A reaction recorded: with recording on while editing and the skeleton
+/// responding, its fall is keyed every `record_every` seconds of simulated
+/// time from the current time; stopping stores the keys as one undo step.
+#[test]
+fn a_reaction_is_recorded_as_keys_in_one_undo_step() {
+    let mut c = shipped_penguin();
+    c.key_postures.clear();
+    c.flesh = crate::character::Flesh::Fem(Default::default());
+    let rest = c.skeleton.rest_posture();
+    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    let mut hands = Hands::still();
+    let mut seen = Seen::default();
+    // Nothing responds yet: recording says it records a performance.
+    let said = fl.playback_mut().set_record_every(0.1);
+    assert!(said.contains("0.10"), "{said}");
+    let ground = crate::contact::GroundDrop {
+        plane: crate::contact::Plane::ground(),
+        drop: Some(0.3),
+    };
+    fl.sim().send(SimMessage::MakeDynamic(ground)).unwrap();
+    frames_until(&mut fl, &mut hands, &mut seen, "responding", |fl, _| {
+        fl.sim().latest().with_simulated_root(&rest).is_some()
+    });
+    let said = fl.playback_mut().set_recording(true);
+    assert!(said.contains("reaction"), "{said}");
+    let start = fl.sim().latest().sim_time;
+    frames_until(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        "a second of the fall",
+        |fl, _| fl.sim().latest().sim_time > start + 1.0,
+    );
+    // Kept aside while it plays out: no key edit disturbs the motion.
+    assert!(fl.character().key_postures.is_empty());
+    assert!(fl.playback().timeline.time > 0.9, "the playhead follows");
+    fl.playback_mut().set_recording(false);
+    frame(&mut fl, &mut hands, &mut seen);
+    let messages = fl.take_panel_messages().join("\n");
+    assert!(messages.contains("reaction recorded"), "{messages}");
+    let keys = &fl.character().key_postures;
+    assert!(
+        keys.len() >= 10,
+        "{} keys over a second at 0.1 s",
+        keys.len()
+    );
+    assert!(keys[0].time.abs() < 1e-6, "from the current time (0)");
+    for (i, k) in keys.iter().enumerate() {
+        let slot = k.time / 0.1;
+        assert!((slot - slot.round()).abs() < 1e-3, "key {i} at {}", k.time);
+        // The working posture's joints, the simulated root.
+        assert_eq!(k.posture.angles[1..], rest.angles[1..]);
+    }
+    let (first, last) = (&keys[0].posture, &keys[keys.len() - 1].posture);
+    let fell = first.root_translation.distance(last.root_translation);
+    assert!(fell > 0.1, "the keys follow the fall: {fell} m");
+    // One undo takes them all back.
+    fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    assert!(fl.character().key_postures.is_empty());
+}

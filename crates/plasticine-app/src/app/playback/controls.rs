@@ -325,9 +325,22 @@ impl PlaybackCtl<'_> {
         self.playback.end_drag();
         if on {
             let every = self.playback.record_every;
-            self.say(format!(
-                "recording: drag a joint with the IK tool while playing (a key every {every:.2} s)"
-            ))
+            let reacts = self
+                .env
+                .sim
+                .latest()
+                .with_simulated_root(self.env.history.posture())
+                .is_some();
+            if reacts && self.playback.timeline.is_stopped() {
+                self.say(format!(
+                    "recording the skeleton's reaction: push or drop it (a key every {every:.2} s \
+                     of its motion, stored as one undo step when recording stops)"
+                ))
+            } else {
+                self.say(format!(
+                    "recording: drag a joint with the IK tool while playing (a key every {every:.2} s)"
+                ))
+            }
         } else {
             self.say("recording off")
         }
