@@ -3,7 +3,7 @@
 //! softer sags more under its own weight, the rest of the flesh stays as it
 //! was. Run with `--nocapture` for the numbers.
 
-use plasticine::character::{Character, FemFlesh, Flesh, PartStiffness};
+use plasticine::character::{Character, FemFlesh, Flesh, PartFriction, PartStiffness};
 use plasticine::fem::cell_materials;
 use plasticine::fem::{FleshError, FleshSim};
 
@@ -104,4 +104,34 @@ fn a_part_of_an_unknown_joint_is_a_clear_error() {
         let e = c.validate().unwrap_err();
         assert_eq!(e.field, "flesh.Fem.part_stiffness[0].scale", "{scale}");
     }
+}
+
+#[test]
+fn a_part_friction_out_of_range_or_of_an_unknown_joint_is_a_clear_error() {
+    let with = |joint: &str, friction: f64| {
+        let mut c = penguin(Vec::new());
+        if let Flesh::Fem(f) = &mut c.flesh {
+            f.part_friction = vec![PartFriction {
+                joint: joint.into(),
+                friction,
+            }];
+        }
+        c
+    };
+    let e = with("ear", 0.5).validate().unwrap_err();
+    assert_eq!(e.field, "flesh.Fem.part_friction[0].joint");
+    assert!(e.message.contains("'ear'"), "{}", e.message);
+    let c = with("ear", 0.5);
+    let err = FleshSim::new(&c, &c.skeleton.rest_posture(), 0.0).unwrap_err();
+    assert_eq!(
+        err,
+        FleshError::PartJoint {
+            joint: "ear".into()
+        }
+    );
+    for friction in [-0.1, f64::NAN, 11.0] {
+        let e = with("flipper_l", friction).validate().unwrap_err();
+        assert_eq!(e.field, "flesh.Fem.part_friction[0].friction", "{friction}");
+    }
+    assert!(with("flipper_l", 0.0).validate().is_ok());
 }

@@ -6,7 +6,7 @@ use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use super::InvalidField;
-use super::part::{PART_STIFFNESS_RANGE, PartStiffness};
+use super::part::{PART_FRICTION_RANGE, PART_STIFFNESS_RANGE, PartFriction, PartStiffness};
 
 /// How the muscle layer moves.
 #[allow(
@@ -181,6 +181,9 @@ pub struct FemFlesh {
     /// Parts of the flesh made softer or stiffer than `young` (§3.3's
     /// per-cell materials: floppy ears, rigid horns), one entry per joint.
     pub part_stiffness: Vec<PartStiffness>,
+    /// Parts of the flesh with their own friction against obstacles, one
+    /// entry per joint; the rest has the obstacle's alone.
+    pub part_friction: Vec<PartFriction>,
     /// A triangle mesh embedded in the lattice with trilinear (FFD) weights
     /// (`plasticine fem-import`); rendered and exported deformed.
     pub embedded_mesh: Option<EmbeddedMesh>,
@@ -236,6 +239,7 @@ impl Default for FemFlesh {
             blend_width: Some(0.05),
             weight_strokes: Vec::new(),
             part_stiffness: Vec::new(),
+            part_friction: Vec::new(),
             embedded_mesh: None,
             detail: None,
             morph_targets: Vec::new(),
@@ -279,6 +283,29 @@ impl FemFlesh {
             f.part_stiffness.push(PartStiffness {
                 joint: name.to_string(),
                 scale,
+            });
+        }
+        f
+    }
+
+    /// The friction coefficient of the part of joint `name`, if it has
+    /// its own.
+    pub fn part_friction(&self, name: &str) -> Option<f64> {
+        self.part_friction
+            .iter()
+            .find(|p| p.joint == name)
+            .map(|p| p.friction)
+    }
+
+    /// These settings with the part of joint `name` at friction `friction`
+    /// (clamped to [`PART_FRICTION_RANGE`]; None removes the entry).
+    pub fn with_part_friction(&self, name: &str, friction: Option<f64>) -> FemFlesh {
+        let mut f = self.clone();
+        f.part_friction.retain(|p| p.joint != name);
+        if let Some(mu) = friction.filter(|m| m.is_finite()) {
+            f.part_friction.push(PartFriction {
+                joint: name.to_string(),
+                friction: mu.clamp(*PART_FRICTION_RANGE.start(), *PART_FRICTION_RANGE.end()),
             });
         }
         f
@@ -413,6 +440,20 @@ impl FemFlesh {
             if self.part_stiffness[..k].iter().any(|q| q.joint == p.joint) {
                 return bad(
                     &format!("part_stiffness[{k}].joint"),
+                    format!("joint '{}' is listed twice", p.joint),
+                );
+            }
+        }
+        for (k, p) in self.part_friction.iter().enumerate() {
+            if !(p.friction.is_finite() && PART_FRICTION_RANGE.contains(&p.friction)) {
+                return bad(
+                    &format!("part_friction[{k}].friction"),
+                    format!("must be in 0..=10, got {}", p.friction),
+                );
+            }
+            if self.part_friction[..k].iter().any(|q| q.joint == p.joint) {
+                return bad(
+                    &format!("part_friction[{k}].joint"),
                     format!("joint '{}' is listed twice", p.joint),
                 );
             }

@@ -18,7 +18,7 @@ pub use flesh::{
 };
 pub use morph::{MorphOffset, MorphTarget, SAME_POSE, same_pose, validate_targets};
 pub use muscle::{DEFAULT_MUSCLE_COLOR, DeformationDriver, DeformationParam, Muscle};
-pub use part::{PART_STIFFNESS_RANGE, PartStiffness};
+pub use part::{PART_FRICTION_RANGE, PART_STIFFNESS_RANGE, PartFriction, PartStiffness};
 pub use skeleton::{Dof, Joint, Posture, Skeleton};
 pub use skin::{Band, BandDefaults, DEFAULT_SKIN_COLOR, Skin, SkinMaterial, SkinPoints};
 
@@ -155,6 +155,17 @@ impl Character {
             {
                 return Err(InvalidField::new(
                     format!("flesh.Fem.part_stiffness[{k}].joint"),
+                    format!("the skeleton has no joint '{}'", p.joint),
+                ));
+            }
+            if let Some((k, p)) = fem
+                .part_friction
+                .iter()
+                .enumerate()
+                .find(|(_, p)| self.skeleton.find(&p.joint).is_none())
+            {
+                return Err(InvalidField::new(
+                    format!("flesh.Fem.part_friction[{k}].joint"),
                     format!("the skeleton has no joint '{}'", p.joint),
                 ));
             }

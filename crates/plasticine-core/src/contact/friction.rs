@@ -17,6 +17,15 @@
 
 use glam::DVec3;
 
+/// Coulomb's μ where a flesh part with its own friction `part` touches an
+/// obstacle of friction `obstacle`: their geometric mean (as `Box2D` mixes
+/// two bodies' frictions), so either one at zero makes the contact
+/// frictionless and equal ones give that value. Without a part's own, the
+/// obstacle's.
+pub fn mix_friction(obstacle: f64, part: Option<f64>) -> f64 {
+    part.map_or(obstacle, |p| (obstacle * p).max(0.0).sqrt())
+}
+
 /// One contact of the condensed problem.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactRow {

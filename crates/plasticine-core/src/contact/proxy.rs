@@ -5,7 +5,7 @@
 //! shape's normal by the fat of the skins over it. Points buried inside
 //! another muscle are left out: they can never touch first.
 
-use crate::character::{Character, Posture};
+use crate::character::{Character, Flesh, Posture};
 use crate::kinematics::PosedBody;
 use glam::DVec3;
 
@@ -22,6 +22,9 @@ pub struct Proxy {
     pub fat: DVec3,
     /// The muscle it lies on.
     pub muscle: usize,
+    /// The friction coefficient of the flesh part it lies on (its muscle's
+    /// joint's), if that part has its own ([`crate::character::PartFriction`]).
+    pub friction: Option<f64>,
 }
 
 /// The fat over muscle `k`: the mean fat of the points of the skins that
@@ -44,6 +47,14 @@ pub fn contact_proxies(character: &Character, posture: &Posture) -> Vec<Proxy> {
     let mut proxies = Vec::new();
     for (k, m) in body.muscles.iter().enumerate() {
         let fat = fat_over(character, k);
+        let friction = match &character.flesh {
+            Flesh::Fem(f) => character
+                .muscles
+                .get(k)
+                .and_then(|mu| character.skeleton.joints.get(mu.joint))
+                .and_then(|j| f.part_friction(&j.name)),
+            _ => None,
+        };
         for i in 0..n {
             // The Fibonacci sphere: even spread, no poles crowded.
             let y = 1.0 - 2.0 * (i as f64 + 0.5) / n as f64;
@@ -69,6 +80,7 @@ pub fn contact_proxies(character: &Character, posture: &Posture) -> Vec<Proxy> {
                 surface: surface.as_dvec3(),
                 fat: (normal * fat as f32).as_dvec3(),
                 muscle: k,
+                friction,
             });
         }
     }

@@ -109,6 +109,8 @@ struct EmbeddedProxy {
     embedding: Embedding,
     /// The fat's offset at rest (world).
     fat: DVec3,
+    /// Its flesh part's own friction, if any.
+    friction: Option<f64>,
 }
 
 /// Where a contact is.
@@ -126,6 +128,8 @@ struct Contact {
     at: ContactAt,
     /// What it touches.
     obstacle: Obstacle,
+    /// Coulomb's μ: the obstacle's, mixed with the flesh part's own.
+    friction: f64,
     /// The obstacle's outward normal there.
     normal: DVec3,
     /// Its distance from the obstacle at the start of the step.
@@ -313,6 +317,7 @@ impl DynamicCore {
                 Some(EmbeddedProxy {
                     embedding: embed_near(lattice, p.surface)?,
                     fat: p.fat,
+                    friction: p.friction,
                 })
             })
             .collect();

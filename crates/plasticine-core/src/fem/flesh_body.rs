@@ -40,8 +40,11 @@ pub enum FleshError {
     /// The adaptive body (hierarchical basis, §4.7) could not be built.
     #[error("the flesh's adaptive detail cannot be built: {0}")]
     Adaptive(#[from] super::adapt::AdaptError),
-    /// A `part_stiffness` entry names a joint the skeleton does not have.
-    #[error("the flesh's part_stiffness names joint '{joint}', which the skeleton does not have")]
+    /// A `part_stiffness` or `part_friction` entry names a joint the
+    /// skeleton does not have.
+    #[error(
+        "the flesh's part_stiffness or part_friction names joint '{joint}', which the skeleton does not have"
+    )]
     PartJoint {
         /// The joint name given.
         joint: String,
@@ -441,12 +444,22 @@ impl FleshBody {
 
 /// Each cell's material: the flesh's, with the Young's modulus of the part
 /// it belongs to scaled ([`FemFlesh::part_stiffness`]): the part of the
-/// joint carrying the bone nearest the cell's centre at rest.
+/// joint carrying the bone nearest the cell's centre at rest. A part
+/// (of stiffness, or of friction) that names no joint is refused.
 pub fn cell_materials(
     character: &Character,
     flesh: &FemFlesh,
     lattice: &Lattice,
 ) -> Result<Vec<Material>, FleshError> {
+    if let Some(p) = flesh
+        .part_friction
+        .iter()
+        .find(|p| character.skeleton.find(&p.joint).is_none())
+    {
+        return Err(FleshError::PartJoint {
+            joint: p.joint.clone(),
+        });
+    }
     let base = Material {
         young: flesh.young,
         poisson: flesh.poisson,

@@ -27,6 +27,7 @@ use super::command::{Command, EditError};
 use super::symmetry::Symmetry;
 use super::tool::{ToolContext, ToolKind, Toolbox};
 use crate::character::{Character, FemFlesh, Flesh, FleshDetail, ModalFlesh};
+use crate::contact::{GROUND_FRICTION, mix_friction};
 use crate::skin::{IntegratorKind, SolverSettings};
 use glam::{Mat4, Vec3};
 pub use help::row_help;
@@ -51,6 +52,8 @@ pub const PAD: f32 = 0.2 * ROW_HEIGHT;
 pub const BEND_MAX: f32 = 1e-4;
 /// Step factor of a parameter row (its right half; the left half divides).
 pub const STEP: f32 = 1.25;
+/// How far one press moves the part-friction row's coefficient.
+const PART_FRICTION_STEP: f64 = 0.1;
 
 /// Rows the wand can act on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +79,9 @@ pub enum Param {
     /// The FEM flesh stiffness of the current joint's part (floppy ears,
     /// rigid horns), and of its mirror image under symmetry.
     PartStiffness,
+    /// The current joint's part's own friction against obstacles (and its
+    /// mirror image's under symmetry).
+    PartFriction,
     /// The skin simulation's integrator: steps through `IntegratorKind::ALL`.
     Integrator,
     /// ε(r), the adaptive integrators' position tolerance.
@@ -212,6 +218,7 @@ impl ControlPanel {
                 Param::GlobalDamping,
                 Param::Flesh,
                 Param::PartStiffness,
+                Param::PartFriction,
                 Param::Integrator,
                 Param::Tolerance,
                 Param::TimeRatio,
@@ -308,6 +315,18 @@ impl ControlPanel {
                                 (Some(f), Some(j)) => {
                                     format!("{} x{:.2}", j.name, f.part_scale(&j.name))
                                 }
+                                _ => "- (FEM flesh)".into(),
+                            }
+                        }
+                        Param::PartFriction => {
+                            match (
+                                c.flesh.fem(),
+                                c.skeleton.joints.get(tools.state.current_joint),
+                            ) {
+                                (Some(f), Some(j)) => match f.part_friction(&j.name) {
+                                    Some(mu) => format!("{} {mu:.1}", j.name),
+                                    None => format!("{} as the ground", j.name),
+                                },
                                 _ => "- (FEM flesh)".into(),
                             }
                         }
@@ -481,6 +500,7 @@ impl ControlPanel {
             Param::GlobalDamping => step_global_damping(up, ctx),
             Param::Flesh => step_flesh(up, ctx),
             Param::PartStiffness => step_part_stiffness(up, tools, ctx),
+            Param::PartFriction => step_part_friction(up, tools, ctx),
             Param::Integrator => Ok(step_integrator(up, settings)),
             Param::Tolerance => {
                 let t = &mut settings.tolerances.position;
@@ -692,16 +712,19 @@ fn step_flesh(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError
     Ok(PanelOutcome::Edited(format!("{name} flesh")))
 }
 
-/// Steps the FEM flesh stiffness of the current joint's part (and of its
-/// mirror image under symmetry) one step up or down, as one undo step.
-fn step_part_stiffness(
-    up: bool,
+/// Changes the FEM flesh of the current joint's part, and of its mirror
+/// image under symmetry, with `edit` (the flesh and a joint's name), one
+/// undo step; `field` names the row in refusals. Returns the part's and the
+/// mirror's names and the flesh as it now is.
+fn edit_part(
     tools: &Toolbox,
     ctx: &mut ToolContext,
-) -> Result<PanelOutcome, EditError> {
+    field: &str,
+    edit: impl Fn(&FemFlesh, &str) -> FemFlesh,
+) -> Result<(String, Option<String>, FemFlesh), EditError> {
     let invalid = |message: String| EditError::Invalid {
         command: "parameters panel",
-        field: "part flesh E".into(),
+        field: field.into(),
         message,
     };
     let c = &*ctx.character;
@@ -716,26 +739,67 @@ fn step_part_stiffness(
         .ok_or_else(|| invalid("pick a joint first".into()))?
         .name
         .clone();
-    let scale = fem.part_scale(&name) * if up { STEP as f64 } else { 1.0 / STEP as f64 };
-    let mut fem = fem.with_part_scale(&name, scale);
+    let mut fem = edit(fem, &name);
     let mirror = ctx
         .symmetry
         .and_then(|s| s.mirror_joint(c, &c.skeleton.rest_posture(), joint))
         .filter(|&m| m != joint)
         .map(|m| c.skeleton.joints[m].name.clone());
     if let Some(m) = &mirror {
-        fem = fem.with_part_scale(m, scale);
+        fem = edit(&fem, m);
     }
-    let now = fem.part_scale(&name);
     ctx.history.apply(
         ctx.character,
         Command::SetFlesh {
-            flesh: Flesh::Fem(fem),
+            flesh: Flesh::Fem(fem.clone()),
         },
     )?;
+    Ok((name, mirror, fem))
+}
+
+/// The part-stiffness row: the current part's flesh a step stiffer (`up`)
+/// or floppier.
+fn step_part_stiffness(
+    up: bool,
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let factor = if up { STEP as f64 } else { 1.0 / STEP as f64 };
+    let (name, mirror, fem) = edit_part(tools, ctx, "part flesh E", |f, n| {
+        f.with_part_scale(n, f.part_scale(n) * factor)
+    })?;
     Ok(PanelOutcome::Edited(format!(
-        "flesh of {name}{} x{now:.2} as stiff",
-        mirror.map(|m| format!(" and {m}")).unwrap_or_default()
+        "flesh of {name}{} x{:.2} as stiff",
+        mirror.map(|m| format!(" and {m}")).unwrap_or_default(),
+        fem.part_scale(&name)
+    )))
+}
+
+/// The part-friction row: the current part's own friction coefficient a
+/// step (0.1) higher (`up`) or lower, starting from the ground's (a part
+/// with the ground's μ meets the ground as one without its own).
+fn step_part_friction(
+    up: bool,
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let step = if up {
+        PART_FRICTION_STEP
+    } else {
+        -PART_FRICTION_STEP
+    };
+    let (name, mirror, fem) = edit_part(tools, ctx, "part friction", |f, n| {
+        let mu = f.part_friction(n).unwrap_or(GROUND_FRICTION) + step;
+        f.with_part_friction(
+            n,
+            Some((mu / PART_FRICTION_STEP).round() * PART_FRICTION_STEP),
+        )
+    })?;
+    let mu = fem.part_friction(&name).unwrap_or(GROUND_FRICTION);
+    Ok(PanelOutcome::Edited(format!(
+        "friction of {name}{} {mu:.1} (on the ground {:.2})",
+        mirror.map(|m| format!(" and {m}")).unwrap_or_default(),
+        mix_friction(GROUND_FRICTION, Some(mu))
     )))
 }
 
@@ -772,6 +836,7 @@ fn param_label(p: Param) -> &'static str {
         Param::Precision => "precision",
         Param::Lock => "lock part",
         Param::PartStiffness => "part flesh E",
+        Param::PartFriction => "part friction",
         Param::Symmetry => "symmetry",
     }
 }

@@ -6,7 +6,7 @@ use super::kept::RegionResponse;
 use super::{
     CONTACT_MARGIN, CONTACT_TOLERANCE, CORRECTION, Contact, ContactAt, Coupled, DynamicCore, split,
 };
-use crate::contact::{ContactRow, Obstacle, solve_contacts};
+use crate::contact::{ContactRow, Obstacle, mix_friction, solve_contacts};
 use crate::fem::solver::{FemBody, StepReport, VelocitySolve};
 use glam::{DAffine3, DVec3};
 use nalgebra::Vector6;
@@ -50,6 +50,7 @@ impl DynamicCore {
                 contacts.push(Contact {
                     at: ContactAt::Flesh(k, p.embedding),
                     obstacle: *o,
+                    friction: mix_friction(o.friction(), p.friction),
                     normal,
                     d0,
                     free: u - o.velocity(),
@@ -91,6 +92,7 @@ impl DynamicCore {
                 contacts.push(Contact {
                     at: ContactAt::Bone(arm),
                     obstacle: *o,
+                    friction: o.friction(),
                     normal,
                     d0,
                     free: u - o.velocity(),
@@ -203,7 +205,7 @@ impl DynamicCore {
                         frame: *frame,
                         free_velocity: c.free,
                         target,
-                        friction: c.obstacle.friction(),
+                        friction: c.friction,
                     }
                 })
                 .collect();
@@ -230,8 +232,8 @@ impl DynamicCore {
             self.last.cone_ratio = contacts
                 .iter()
                 .zip(&solved.impulses)
-                .filter(|(c, l)| l.x > 0.0 && c.obstacle.friction() > 0.0)
-                .map(|(c, l)| l.y.hypot(l.z) / (c.obstacle.friction() * l.x))
+                .filter(|(c, l)| l.x > 0.0 && c.friction > 0.0)
+                .map(|(c, l)| l.y.hypot(l.z) / (c.friction * l.x))
                 .fold(0.0, f64::max);
             self.last.push_contacts = pushed.clone().count();
             self.last.push_impulse = pushed.map(|(_, l)| l.x).sum();

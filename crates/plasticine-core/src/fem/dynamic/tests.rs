@@ -232,8 +232,13 @@ fn a_hand_crushing_the_bone_into_the_floor_is_reported_unsettled() {
 
 /// The block's speed down a 30° slope after `t`, for friction μ.
 fn slide(mu: f64) -> (f64, f64) {
+    slide_block(block(30f32.to_radians()), mu)
+}
+
+/// `c` (the block tilted 30°) sliding down a 30° slope of friction μ: its
+/// acceleration and how far it went.
+fn slide_block(c: Character, mu: f64) -> (f64, f64) {
     let theta = 30f64.to_radians();
-    let c = block(theta as f32);
     let n = DVec3::new(-theta.sin(), theta.cos(), 0.0);
     let ground = Plane::through(DVec3::ZERO, n, mu, 0.0);
     let mut sim = dynamic(&c, ground, 0.002);
@@ -261,6 +266,22 @@ fn on_a_30_degree_slope_the_block_slides_at_g_sin_minus_mu_cos_or_sticks() {
     let (a, moved) = slide(0.8);
     assert!(a.abs() < 0.05, "{a}");
     assert!(moved.abs() < 1e-3, "{moved}");
+}
+
+#[test]
+fn a_slippery_part_slides_where_the_slope_alone_would_hold_it() {
+    // The slope's μ 0.8 holds the block (above); its flesh part's own μ
+    // 0.05 mixes to √(0.8 · 0.05) = 0.2 and it slides as on a μ 0.2 slope.
+    let theta = 30f64.to_radians();
+    let mut c = block(theta as f32);
+    if let Flesh::Fem(f) = &mut c.flesh {
+        *f = f.with_part_friction("root", Some(0.05));
+    }
+    let (a, _) = slide_block(c, 0.8);
+    let mu = crate::contact::mix_friction(0.8, Some(0.05));
+    assert!((mu - 0.2).abs() < 1e-12);
+    let expected = 9.81 * (theta.sin() - mu * theta.cos());
+    assert!((a - expected).abs() < 0.05 * expected, "{a} vs {expected}");
 }
 
 /// The FEM penguin dropped from `height`, for `seconds`; `bones`: whether

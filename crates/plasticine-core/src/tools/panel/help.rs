@@ -45,6 +45,9 @@ fn param_help(p: Param) -> &'static str {
         Param::GlobalDamping => "damping: drag on every motion, like moving through air or water",
         Param::Flesh => "flesh: muscles that ride their bones, or elastic FEM flesh",
         Param::PartStiffness => "part flesh E: the current part's flesh, floppier or stiffer",
+        Param::PartFriction => {
+            "part friction: how the current part's flesh grips the ground and the hand"
+        }
         Param::Integrator => "integrator: the solver; adaptive Verlet is the default",
         Param::Tolerance => "tolerance: smaller is more accurate and slower",
         Param::TimeRatio => "sim/real: simulated seconds per real second (slow motion below 1)",

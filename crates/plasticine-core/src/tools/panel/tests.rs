@@ -210,6 +210,61 @@ fn the_part_stiffness_row_scales_the_current_part_and_its_mirror() {
     assert!((f.part_scale("flipper_r") - once).abs() < 1e-9);
 }
 
+/// The part-friction row gives the current joint's part (and its mirror
+/// under symmetry) its own friction, from the ground's in steps of 0.1,
+/// one undo step a press; on kinematic flesh it is refused.
+#[test]
+fn the_part_friction_row_sets_the_current_parts_own_friction() {
+    let mut r = Rig::new();
+    let row = Row::Param(Param::PartFriction);
+    r.tools.state.current_joint = r.c.skeleton.find("flipper_l").unwrap();
+    assert!(r.press(row, Side::Right).is_err(), "kinematic flesh");
+    r.press(Row::Param(Param::Flesh), Side::Right).unwrap();
+    let line = |r: &Rig| {
+        r.panel
+            .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())[row_of(row)]
+        .clone()
+    };
+    assert!(
+        line(&r).ends_with("flipper_l as the ground"),
+        "{}",
+        line(&r)
+    );
+    let sym = Symmetry::x();
+    let mut ctx = ToolContext {
+        character: &mut r.c,
+        history: &mut r.h,
+        symmetry: Some(&sym),
+    };
+    for _ in 0..3 {
+        r.panel
+            .press(
+                row_of(row),
+                Side::Left,
+                0.25,
+                &mut r.tools,
+                &mut ctx,
+                &mut r.settings,
+            )
+            .unwrap();
+    }
+    let f = r.c.flesh.fem().unwrap();
+    let want = crate::contact::GROUND_FRICTION - 0.3;
+    for side in ["flipper_l", "flipper_r"] {
+        let mu = f.part_friction(side).unwrap();
+        assert!((mu - want).abs() < 1e-9, "{side}: {mu}");
+    }
+    assert_eq!(f.part_friction("body"), None);
+    assert!(
+        line(&r).ends_with(&format!("flipper_l {want:.1}")),
+        "{}",
+        line(&r)
+    );
+    r.h.undo(&mut r.c).unwrap();
+    let mu = r.c.flesh.fem().unwrap().part_friction("flipper_r").unwrap();
+    assert!((mu - (want + 0.1)).abs() < 1e-9, "{mu}");
+}
+
 #[test]
 fn pointing_at_a_tool_row_makes_it_current() {
     let mut r = Rig::new();
