@@ -769,16 +769,21 @@ fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
     assert!(messages.contains("key stored"), "{messages}");
 }
 
+/// The frame loop on the FEM penguin with no keys, and its rest posture.
+fn fem_penguin_without_keys() -> (FrameLoop, Posture) {
+    let mut c = shipped_penguin();
+    c.key_postures.clear();
+    c.flesh = crate::character::Flesh::Fem(Default::default());
+    let rest = c.skeleton.rest_posture();
+    (FrameLoop::new(c, SolverSettings::default()), rest)
+}
+
 /// A fall (or a push) kept as a key: with the skeleton responding, K
 /// stores the working posture with the root where the simulation holds
 /// it, one undo step; the skeleton is drawn there too.
 #[test]
 fn a_key_stored_while_the_skeleton_responds_keeps_where_it_fell() {
-    let mut c = shipped_penguin();
-    c.key_postures.clear();
-    c.flesh = crate::character::Flesh::Fem(Default::default());
-    let rest = c.skeleton.rest_posture();
-    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    let (mut fl, rest) = fem_penguin_without_keys();
     let mut hands = Hands::still();
     let mut seen = Seen::default();
     let ground = crate::contact::GroundDrop {
@@ -830,11 +835,7 @@ fn a_key_stored_while_the_skeleton_responds_keeps_where_it_fell() {
 /// time from the current time; stopping stores the keys as one undo step.
 #[test]
 fn a_reaction_is_recorded_as_keys_in_one_undo_step() {
-    let mut c = shipped_penguin();
-    c.key_postures.clear();
-    c.flesh = crate::character::Flesh::Fem(Default::default());
-    let rest = c.skeleton.rest_posture();
-    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    let (mut fl, rest) = fem_penguin_without_keys();
     let mut hands = Hands::still();
     let mut seen = Seen::default();
     // Nothing responds yet: recording says it records a performance.

@@ -163,24 +163,15 @@ fn the_flesh_and_symmetry_rows_step_and_undo() {
     assert_eq!(r.panel.symmetry, None);
 }
 
-/// The part-stiffness row scales the current joint's part of the FEM
-/// flesh (and its mirror image under symmetry) in one undo step; on
-/// kinematic flesh it is refused and nothing changes.
-#[test]
-fn the_part_stiffness_row_scales_the_current_part_and_its_mirror() {
-    let mut r = Rig::new();
-    let row = Row::Param(Param::PartStiffness);
-    r.tools.state.current_joint = r.c.skeleton.find("flipper_l").unwrap();
-    assert!(r.press(row, Side::Left).is_err(), "kinematic flesh");
-    assert_eq!(r.c.flesh, Flesh::Kinematic);
-    r.press(Row::Param(Param::Flesh), Side::Right).unwrap();
+/// Presses `row`'s left side `times` times with mirror symmetry in x.
+fn press_mirrored(r: &mut Rig, row: Row, times: usize) {
     let sym = Symmetry::x();
     let mut ctx = ToolContext {
         character: &mut r.c,
         history: &mut r.h,
         symmetry: Some(&sym),
     };
-    for _ in 0..2 {
+    for _ in 0..times {
         r.panel
             .press(
                 row_of(row),
@@ -192,6 +183,20 @@ fn the_part_stiffness_row_scales_the_current_part_and_its_mirror() {
             )
             .unwrap();
     }
+}
+
+/// The part-stiffness row scales the current joint's part of the FEM
+/// flesh (and its mirror image under symmetry) in one undo step; on
+/// kinematic flesh it is refused and nothing changes.
+#[test]
+fn the_part_stiffness_row_scales_the_current_part_and_its_mirror() {
+    let mut r = Rig::new();
+    let row = Row::Param(Param::PartStiffness);
+    r.tools.state.current_joint = r.c.skeleton.find("flipper_l").unwrap();
+    assert!(r.press(row, Side::Left).is_err(), "kinematic flesh");
+    assert_eq!(r.c.flesh, Flesh::Kinematic);
+    r.press(Row::Param(Param::Flesh), Side::Right).unwrap();
+    press_mirrored(&mut r, row, 2);
     let f = r.c.flesh.fem().unwrap();
     let want = 1.0 / (STEP as f64 * STEP as f64);
     for side in ["flipper_l", "flipper_r"] {
@@ -230,24 +235,7 @@ fn the_part_friction_row_sets_the_current_parts_own_friction() {
         "{}",
         line(&r)
     );
-    let sym = Symmetry::x();
-    let mut ctx = ToolContext {
-        character: &mut r.c,
-        history: &mut r.h,
-        symmetry: Some(&sym),
-    };
-    for _ in 0..3 {
-        r.panel
-            .press(
-                row_of(row),
-                Side::Left,
-                0.25,
-                &mut r.tools,
-                &mut ctx,
-                &mut r.settings,
-            )
-            .unwrap();
-    }
+    press_mirrored(&mut r, row, 3);
     let f = r.c.flesh.fem().unwrap();
     let want = crate::contact::GROUND_FRICTION - 0.3;
     for side in ["flipper_l", "flipper_r"] {
