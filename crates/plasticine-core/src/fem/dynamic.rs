@@ -111,6 +111,8 @@ struct EmbeddedProxy {
     fat: DVec3,
     /// Its flesh part's own friction, if any.
     friction: Option<f64>,
+    /// The muscle it lies on.
+    muscle: usize,
 }
 
 /// Where a contact is.
@@ -318,6 +320,7 @@ impl DynamicCore {
                     embedding: embed_near(lattice, p.surface)?,
                     fat: p.fat,
                     friction: p.friction,
+                    muscle: p.muscle,
                 })
             })
             .collect();
@@ -416,6 +419,12 @@ impl DynamicCore {
             .iter()
             .map(|p| self.proxy_position(lattice, q, p))
             .collect()
+    }
+
+    /// The muscle proxy `k` (in [`proxy_positions`](Self::proxy_positions)'
+    /// order: those the lattice holds) lies on.
+    pub fn proxy_muscle(&self, k: usize) -> Option<usize> {
+        self.proxies.get(k).map(|p| p.muscle)
     }
 
     fn proxy_position(&self, lattice: &Lattice, q: &[DVec3], p: &EmbeddedProxy) -> DVec3 {

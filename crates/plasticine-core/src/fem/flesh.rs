@@ -391,7 +391,9 @@ impl FleshSim {
                 .enumerate()
                 .min_by(|a, b| a.1.total_cmp(b.1))
                 .map_or(0, |(k, _)| k);
-            let muscle = proxies.get(deepest).map_or(0, |p| p.muscle);
+            // Indexed as the core holds them: the proxies outside the
+            // lattice were left out.
+            let muscle = core.proxy_muscle(deepest).unwrap_or(0);
             return Err(DynamicError::Buried {
                 part: format!(
                     "muscle {muscle} on {}",
