@@ -32,10 +32,10 @@ use super::view_renderer::ViewRenderer;
 use crate::character::Character;
 use crate::gpu::GpuContext;
 use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
-use crate::render::{MuscleStyle, RenderError, RgbaImage, SceneRenderer, StereoMode};
+use crate::render::{RenderError, RgbaImage, SceneRenderer, StereoMode};
 use crate::skin::SolverSettings;
-use crate::tools::ToolKind;
 use crate::tools::{SessionError, SessionRecorder};
+use crate::tools::{ToolKind, ViewRow};
 use crate::view::Calibration;
 use crate::xr::{XrError, XrTracker, XrTrackerOptions};
 use std::path::{Path, PathBuf};
@@ -639,35 +639,27 @@ impl DeskApp {
             let shown = panel.show_plots;
             return self.say(format!("live plots {}", on_off(shown)));
         }
+        // The layers are the panel's view rows (the headset's way to them);
+        // the frame draws with them.
+        let row = match code {
+            KeyCode::F2 => Some(ViewRow::Wireframe),
+            KeyCode::F4 => Some(ViewRow::Muscles),
+            KeyCode::F5 => Some(ViewRow::Bands),
+            KeyCode::F6 => Some(ViewRow::Xray),
+            _ => None,
+        };
+        if let Some(row) = row {
+            let Some(fl) = self.frame_loop.as_mut() else {
+                return;
+            };
+            let said = row.press(&mut fl.panel_mut().panel.view);
+            return self.say(said);
+        }
         if let Some(s) = self.surface.as_mut() {
             let style = &mut s.view.scene.style;
-            let what = match code {
-                KeyCode::F2 => {
-                    style.wireframe = !style.wireframe;
-                    format!("skin grid {}", on_off(style.wireframe))
-                }
-                KeyCode::F3 => {
-                    style.map = style.map.next();
-                    style.map.legend(style.fat_map_max)
-                }
-                KeyCode::F4 => {
-                    style.muscles = match style.muscles {
-                        MuscleStyle::Translucent => MuscleStyle::Opaque,
-                        MuscleStyle::Opaque => MuscleStyle::Hidden,
-                        MuscleStyle::Hidden => MuscleStyle::Translucent,
-                    };
-                    format!("muscles {:?}", style.muscles)
-                }
-                KeyCode::F6 => {
-                    style.xray = !style.xray;
-                    format!("x-ray (skin seen through) {}", on_off(style.xray))
-                }
-                _ => {
-                    style.bands = !style.bands;
-                    format!("connective tissue {}", on_off(style.bands))
-                }
-            };
-            self.say(what);
+            style.map = style.map.next();
+            let legend = style.map.legend(style.fat_map_max);
+            self.say(legend);
         }
     }
 

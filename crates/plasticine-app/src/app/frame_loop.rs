@@ -104,6 +104,8 @@ pub struct FrameInputs<'a> {
     pub ui: Option<&'a UiQuad>,
     /// Skin points selected for re-binding (world space), to highlight.
     pub selected_points: &'a [Vec3],
+    /// The layers the panel's view rows (or the desk's F keys) show.
+    pub view: crate::tools::ViewLayers,
 }
 
 /// What the renderer says about a frame.
@@ -349,6 +351,7 @@ impl FrameLoop {
             overlay: &overlay,
             ui: panel.as_ref(),
             selected_points: &selected_points,
+            view: self.panel.panel.view,
         };
         // 6. Render.
         let report = renderer.render(&inputs).map_err(|reason| FrameError {
@@ -598,7 +601,7 @@ impl FrameLoop {
                     .send(SimMessage::SetSettings(self.settings.clone()));
                 self.panel.messages.push(m);
             }
-            Ok(PanelOutcome::Edited(m) | PanelOutcome::ToolSetting(m)) => {
+            Ok(PanelOutcome::Edited(m) | PanelOutcome::ToolSetting(m) | PanelOutcome::View(m)) => {
                 self.panel.messages.push(m);
             }
             Ok(PanelOutcome::Timeline(action)) => self.timeline_action(action),
@@ -731,7 +734,7 @@ impl FrameLoop {
         }
         let t = &self.toolbox;
         let key = format!(
-            "{} {:?} {:?} {:?} {} {} {} {:?} {} {}",
+            "{} {:?} {:?} {:?} {} {} {} {:?} {} {} {:?}",
             self.history.revision(),
             t.tool(),
             self.panel.panel.scope,
@@ -742,6 +745,8 @@ impl FrameLoop {
             self.settings.integrator,
             self.settings.tolerances.position,
             self.settings.time_ratio,
+            // The desk's F keys change the view rows without a press.
+            self.panel.panel.view,
         );
         if self.panel_key.as_deref() != Some(key.as_str()) {
             let timeline = TimelineStatus::default();

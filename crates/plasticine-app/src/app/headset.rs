@@ -44,7 +44,7 @@ use super::frame_log::Stats;
 use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
 use super::panel_driver::PanelAnchor;
 use super::render_failure::RenderFailure;
-use super::view_renderer::{decorations, draw_posture};
+use super::view_renderer::{apply_view, decorations, draw_posture};
 use crate::character::Character;
 use crate::io::{AutosaveSettings, Autosaver, IoError, save_character};
 use crate::kinematics::PosedBody;
@@ -291,6 +291,7 @@ impl FrameRenderer for HeadsetRenderer<'_> {
         let cameras = views.map(|v| v.camera(inputs.vehicle, NEAR, FAR));
         let decorations = decorations(inputs);
         let posture = draw_posture(inputs);
+        apply_view(&inputs.view, &mut self.scene.style);
         self.scene.draw_posed(
             inputs.snapshot,
             posture.as_deref(),

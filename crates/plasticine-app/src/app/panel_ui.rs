@@ -62,6 +62,7 @@ fn half_marks(row: Row) -> Option<(&'static str, &'static str)> {
             | TimelineRow::Scrubber,
         )
         | Row::Heading(_)
+        | Row::View(_)
         | Row::Tool(_) => None,
         Row::Param(Param::Integrator | Param::PaintColor | Param::Flesh)
         | Row::Timeline(TimelineRow::Mode | TimelineRow::SelectKey) => Some(("<", ">")),
@@ -524,7 +525,7 @@ fn paint_row(
                 );
             }
         }
-        Row::Param(_) | Row::Timeline(_) => {
+        Row::Param(_) | Row::Timeline(_) | Row::View(_) => {
             let (label, value) = cells(line);
             let marks = half_marks(row);
             match (hover, marks) {

@@ -8,10 +8,10 @@ use super::render_failure::RenderFailure;
 use crate::gpu::GpuContext;
 use crate::input::HandState;
 use crate::render::{
-    Cursor, Decorations, EyeCamera, OffscreenTarget, RenderError, RgbaImage, SceneRenderer,
-    StereoMode,
+    Cursor, Decorations, EyeCamera, MuscleStyle, OffscreenTarget, RenderError, RgbaImage,
+    SceneRenderer, SceneStyle, StereoMode,
 };
-use crate::tools::ToolKind;
+use crate::tools::{MuscleView, ToolKind, ViewLayers};
 use crate::view::{Calibration, stereo_views};
 use glam::{Mat4, Quat};
 use std::time::Instant;
@@ -100,6 +100,7 @@ impl ViewRenderer {
         let eye_size = self.mode.eye_size(output_size);
         let snapshot = inputs.snapshot;
         let posture = draw_posture(inputs);
+        apply_view(&inputs.view, &mut self.scene.style);
         self.overlay.clear();
         if self.show_overlay {
             self.overlay.extend(inputs.overlay.iter().cloned());
@@ -165,6 +166,19 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
             .filter(|&j| j < inputs.snapshot.character.skeleton.joints.len()),
         ui: inputs.ui.cloned(),
     }
+}
+
+/// The panel's view layers into the renderer's style (the rest of the
+/// style, the colour map and what is never toggled, stays).
+pub fn apply_view(view: &ViewLayers, style: &mut SceneStyle) {
+    style.wireframe = view.wireframe;
+    style.bands = view.bands;
+    style.xray = view.xray;
+    style.muscles = match view.muscles {
+        MuscleView::Opaque => MuscleStyle::Opaque,
+        MuscleView::Translucent => MuscleStyle::Translucent,
+        MuscleView::Hidden => MuscleStyle::Hidden,
+    };
 }
 
 /// The posture to draw the skeleton in: the edit side's (no simulation

@@ -35,9 +35,11 @@ pub use help::row_help;
 use timeline::{KEY_NUDGE, SCRUBBER_CHARS};
 pub use timeline::{TimelineAction, TimelineRow, TimelineStatus};
 use timeline::{timeline_action, timeline_line};
+pub use view::{MuscleView, ViewLayers, ViewRow};
 
 mod help;
 mod timeline;
+mod view;
 
 /// Physical height of one row (m): readable at arm's length.
 pub const ROW_HEIGHT: f32 = 0.012;
@@ -113,6 +115,9 @@ pub enum Row {
     Param(Param),
     /// A timeline row, acted on by the front end's playback.
     Timeline(TimelineRow),
+    /// A layer of the picture, shown or hidden (the panel keeps them; the
+    /// front end draws with them).
+    View(ViewRow),
 }
 
 /// Which skin points the material rows change.
@@ -162,6 +167,9 @@ pub enum PanelOutcome {
     ToolSetting(String),
     /// For the playback.
     Timeline(TimelineAction),
+    /// A layer of the picture changed (in [`ControlPanel::view`]); the
+    /// message says how.
+    View(String),
 }
 
 /// The panel's state: the scope and the last touched skin point.
@@ -175,6 +183,8 @@ pub struct ControlPanel {
     pub touched: Option<(usize, usize)>,
     /// The row the wand points at (highlighted).
     pub hover: Option<usize>,
+    /// The layers the picture shows.
+    pub view: ViewLayers,
 }
 
 /// The palette's name for `color`, or "custom".
@@ -231,6 +241,8 @@ impl ControlPanel {
             ]
             .map(Row::Param),
         );
+        rows.push(Row::Heading("VIEW"));
+        rows.extend(ViewRow::ALL.map(Row::View));
         rows.push(Row::Heading("TIMELINE"));
         rows.extend(
             [
@@ -352,6 +364,7 @@ impl ControlPanel {
                     format!("  {:<13}{value}", param_label(*p))
                 }
                 Row::Timeline(r) => timeline_line(*r, timeline),
+                Row::View(v) => v.line(&self.view),
             })
             .collect()
     }
@@ -476,6 +489,7 @@ impl ControlPanel {
                 let action = timeline_action(r, side == Side::Left, fraction);
                 return Ok(PanelOutcome::Timeline(action));
             }
+            Row::View(v) => return Ok(PanelOutcome::View(v.press(&mut self.view))),
         };
         match param {
             Param::Scope => {

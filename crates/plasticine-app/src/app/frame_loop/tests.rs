@@ -63,6 +63,7 @@ struct Recorder {
     joints: Vec<usize>,
     heads: Vec<Vec3>,
     overlay: Vec<String>,
+    views: Vec<crate::tools::ViewLayers>,
 }
 
 impl FrameRenderer for Recorder {
@@ -71,6 +72,7 @@ impl FrameRenderer for Recorder {
         self.joints.push(f.snapshot.character.skeleton.joints.len());
         self.heads.push(f.head.0);
         self.overlay = f.overlay.to_vec();
+        self.views.push(f.view);
         Ok(RenderReport {
             cpu_encode: Duration::ZERO,
             submitted_at: Instant::now(),
@@ -374,4 +376,63 @@ fn the_push_gesture_is_sent_shown_and_ends_on_release() {
     frame_until(&mut fl, &mut tracker, &mut r, |r| {
         !r.overlay.iter().any(|l| l.starts_with("push: "))
     });
+}
+
+/// The panel's view rows (the headset's way to the desk's F2, F4–F6) set
+/// the layers every frame is drawn with, and edit nothing.
+#[test]
+fn the_view_rows_set_the_layers_the_frames_are_drawn_with() {
+    use crate::render::{MuscleStyle, SceneStyle};
+    use crate::tools::{ControlPanel, MuscleView, Row, Side, ViewRow};
+    let mut fl = FrameLoop::new(root_only(), SolverSettings::default());
+    let mut tracker = Script::new([]);
+    let mut r = Recorder::default();
+    let row = |v: ViewRow| {
+        ControlPanel::rows()
+            .iter()
+            .position(|&x| x == Row::View(v))
+            .unwrap()
+    };
+    fl.press_panel_row(row(ViewRow::Xray), Side::Left, 0.5);
+    fl.press_panel_row(row(ViewRow::Muscles), Side::Right, 0.5);
+    fl.press_panel_row(row(ViewRow::Muscles), Side::Left, 0.5);
+    frame_until(&mut fl, &mut tracker, &mut r, |r| !r.views.is_empty());
+    let view = *r.views.last().unwrap();
+    assert!(view.xray);
+    assert_eq!(
+        view.muscles,
+        MuscleView::Hidden,
+        "translucent, opaque, hidden"
+    );
+    assert!(!view.wireframe && !view.bands);
+    let said = fl.take_panel_messages().join("\n");
+    assert!(said.contains("x-ray (skin seen through) on"), "{said}");
+    assert!(said.contains("muscles hidden"), "{said}");
+    assert_eq!(fl.history().undo_depth(), 0, "a view is not an edit");
+    let mut style = SceneStyle::default();
+    crate::app::view_renderer::apply_view(&view, &mut style);
+    assert!(style.xray);
+    assert_eq!(style.muscles, MuscleStyle::Hidden);
+    assert_eq!(
+        style.skeleton,
+        SceneStyle::default().skeleton,
+        "the rest stays"
+    );
+    // The desk's F5 changes the view without a press: the shown panel's
+    // row follows at the next frame.
+    fl.set_panel_anchor(PanelAnchor::LeftHand);
+    fl.frame(&mut tracker, &mut r).unwrap();
+    let tissue = row(ViewRow::Bands);
+    assert!(
+        fl.panel().lines[tissue].ends_with("off"),
+        "{}",
+        fl.panel().lines[tissue]
+    );
+    fl.panel_mut().panel.view.bands = true;
+    fl.frame(&mut tracker, &mut r).unwrap();
+    assert!(
+        fl.panel().lines[tissue].ends_with("on"),
+        "{}",
+        fl.panel().lines[tissue]
+    );
 }

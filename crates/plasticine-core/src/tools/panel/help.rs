@@ -12,6 +12,7 @@ pub fn row_help(row: Row) -> &'static str {
         Row::Tool(tool) => tool_help(tool),
         Row::Param(p) => param_help(p),
         Row::Timeline(t) => timeline_help(t),
+        Row::View(v) => v.help(),
     }
 }
 

@@ -527,3 +527,48 @@ fn the_paint_colour_row_steps_through_the_palette() {
     r.press(Row::Tool(ToolKind::Paint), Side::Left).unwrap();
     assert_eq!(r.tools.tool(), ToolKind::Paint);
 }
+
+/// The view rows toggle the panel's layers (the muscles cycle through
+/// three looks), show them, and edit nothing.
+#[test]
+fn the_view_rows_toggle_the_layers_and_edit_nothing() {
+    use super::{MuscleView, ViewRow};
+    let mut r = Rig::new();
+    let before = r.c.clone();
+    let line = |r: &Rig, v: ViewRow| {
+        r.panel
+            .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())[row_of(Row::View(v))]
+        .clone()
+    };
+    assert!(
+        line(&r, ViewRow::Xray).ends_with("off"),
+        "{}",
+        line(&r, ViewRow::Xray)
+    );
+    let said = r.press(Row::View(ViewRow::Xray), Side::Right).unwrap();
+    assert_eq!(
+        said,
+        PanelOutcome::View("x-ray (skin seen through) on".into())
+    );
+    assert!(r.panel.view.xray);
+    assert!(line(&r, ViewRow::Xray).ends_with("on"));
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        r.press(Row::View(ViewRow::Muscles), Side::Left).unwrap();
+        seen.push(r.panel.view.muscles);
+    }
+    assert_eq!(
+        seen,
+        [
+            MuscleView::Opaque,
+            MuscleView::Hidden,
+            MuscleView::Translucent
+        ]
+    );
+    r.press(Row::View(ViewRow::Bands), Side::Left).unwrap();
+    r.press(Row::View(ViewRow::Wireframe), Side::Left).unwrap();
+    assert!(r.panel.view.bands && r.panel.view.wireframe);
+    assert!(line(&r, ViewRow::Muscles).ends_with("translucent"));
+    assert_eq!(r.c, before);
+    assert_eq!(r.h.undo_depth(), 0);
+}
