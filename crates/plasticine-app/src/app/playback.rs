@@ -641,16 +641,15 @@ impl Playback {
             return self.finish_reaction(env);
         }
         let latest = env.sim.latest();
-        let working = env.interactive_posture();
-        if latest.with_simulated_root(&working).is_none() {
+        let Some(reacted) = latest.with_simulated_root(&env.interactive_posture()) else {
             return self.finish_reaction(env);
-        }
+        };
         let every = self.record_every.max(1e-3);
         let time = self.timeline.time;
         let reaction = self
             .reaction
             .get_or_insert_with(|| Reaction::start(&latest, time));
-        if let Some(t) = reaction.sample(&latest, &working, every) {
+        if let Some(t) = reaction.sample(latest.sim_time, reacted, every) {
             self.timeline.time = t;
         }
         if reaction.is_full() {
@@ -671,8 +670,7 @@ impl Playback {
             return;
         };
         let n = reaction.len();
-        let keys = env.character.key_postures.clone();
-        let commands = reaction.into_commands(|t| key_tcb(&keys, t));
+        let commands = reaction.into_commands(|t| key_tcb(&env.character.key_postures, t));
         match env.history.apply_group(env.character, commands) {
             Ok(()) => self.say(format!(
                 "reaction recorded: {n} keys from {first:.2} to {last:.2} s (one undo step)"

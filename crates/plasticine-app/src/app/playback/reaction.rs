@@ -37,22 +37,21 @@ impl Reaction {
         }
     }
 
-    /// Takes `latest` in: when it entered a new slot of `every` seconds,
-    /// keys `working` with the root where the simulation holds it. Returns
-    /// the timeline time the reaction has reached, None when the
-    /// simulation's clock is behind where recording began (it was rebuilt).
-    pub fn sample(&mut self, latest: &SceneSnapshot, working: &Posture, every: f64) -> Option<f64> {
-        let elapsed = latest.sim_time - self.start_sim;
+    /// Takes the simulation's picture at `sim_time` in, `reacted` being the
+    /// working posture with the root where the simulation holds it: when it
+    /// entered a new slot of `every` seconds, keys it. Returns the timeline
+    /// time the reaction has reached, None when the simulation's clock is
+    /// behind where recording began (it was rebuilt).
+    pub fn sample(&mut self, sim_time: f64, reacted: Posture, every: f64) -> Option<f64> {
+        let elapsed = sim_time - self.start_sim;
         if elapsed.is_nan() || elapsed < 0.0 || self.is_full() {
             return None;
         }
         let slot = (elapsed / every + 1e-9).floor() as i64;
-        if self.slot != Some(slot)
-            && let Some(p) = latest.with_simulated_root(working)
-        {
+        if self.slot != Some(slot) {
             self.slot = Some(slot);
             let time = self.start_time + slot as f64 * every;
-            self.keys.push((time as f32, p));
+            self.keys.push((time as f32, reacted));
         }
         Some(self.start_time + elapsed)
     }

@@ -59,6 +59,11 @@ impl Default for ViewLayers {
     }
 }
 
+/// A toggle's value on the panel.
+fn on(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}
+
 /// A view row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ViewRow {
@@ -79,7 +84,6 @@ impl ViewRow {
     /// Toggles (or, for the muscles, cycles) this row's layer in `view`;
     /// returns the message saying how it is now.
     pub fn press(self, view: &mut ViewLayers) -> String {
-        let on = |b: bool| if b { "on" } else { "off" };
         match self {
             Self::Wireframe => {
                 view.wireframe = !view.wireframe;
@@ -102,7 +106,6 @@ impl ViewRow {
 
     /// The row's text with its current value.
     pub fn line(self, view: &ViewLayers) -> String {
-        let on = |b: bool| if b { "on" } else { "off" };
         let (label, value) = match self {
             Self::Wireframe => ("skin grid", on(view.wireframe)),
             Self::Muscles => ("muscles", view.muscles.label()),
