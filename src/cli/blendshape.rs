@@ -4,7 +4,7 @@
 use crate::blendshape::{
     BlendModel, Boundary, ImportError, Obstacle, load_rig, rig_from_meshes, save_rig,
 };
-use crate::io::{ImportedMesh, load_mesh, load_mesh_with_targets};
+use crate::io::{ImportedMesh, load_character, load_mesh, load_mesh_with_targets, save_character};
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -25,6 +25,43 @@ enum BlendshapeCommand {
     /// Solve a blend: the equilibrium of the springs with blended rest
     /// lengths (or, with --linear, the linear blend), written as OBJ.
     Solve(SolveArgs),
+    /// Put a rig's targets on an FEM character whose embedded mesh is the
+    /// rig's base (as `fem-import` placed it): its postures then carry a
+    /// weight per target, keyed on the timeline and set on the panel.
+    Attach(AttachArgs),
+    /// Key the targets' weights: set them on the key posture at --time (a
+    /// key is made there from the animation if there is none).
+    Key(KeyArgs),
+}
+
+#[derive(clap::Args)]
+struct AttachArgs {
+    /// Character file (.ron) with FEM flesh and an embedded mesh.
+    character: PathBuf,
+    /// The rig (.ron, from `plasticine blendshape import`).
+    rig: PathBuf,
+    /// Blend the targets linearly instead of solving the springs.
+    #[arg(long)]
+    linear: bool,
+    /// Where to write the character.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(clap::Args)]
+struct KeyArgs {
+    /// Character file (.ron) with blendshapes.
+    character: PathBuf,
+    /// Time of the key, s.
+    #[arg(long)]
+    time: f32,
+    /// A target's weight at the key: `NAME=W`, W in [0, 1]. Repeat for
+    /// several targets; the others are 0, and the base takes the rest.
+    #[arg(long, value_name = "NAME=W")]
+    weight: Vec<String>,
+    /// Where to write the character.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -88,6 +125,8 @@ impl BlendshapeArgs {
         match self.command {
             BlendshapeCommand::Import(a) => a.run(),
             BlendshapeCommand::Solve(a) => a.run(),
+            BlendshapeCommand::Attach(a) => a.run(),
+            BlendshapeCommand::Key(a) => a.run(),
         }
     }
 }
@@ -271,5 +310,176 @@ fn parse_obstacle(text: &str) -> Result<Obstacle, String> {
             Ok(Obstacle::Mesh(Box::new(solid)))
         }
         _ => Err(format!("'{kind}': expected sphere, capsule or mesh")),
+    }
+}
+
+/// The uniform scale s and offset t that best place `from` on `to`
+/// (least squares), and the largest distance left: how `fem-import`'s
+/// `--scale` and `--translate` moved a mesh.
+fn fit_placement(from: &[glam::Vec3], to: &[glam::Vec3]) -> (f64, glam::DVec3, f64) {
+    let n = from.len().max(1) as f64;
+    let centre = |p: &[glam::Vec3]| p.iter().map(|v| v.as_dvec3()).sum::<glam::DVec3>() / n;
+    let (cf, ct) = (centre(from), centre(to));
+    let (mut num, mut den) = (0.0, 0.0);
+    for (a, b) in from.iter().zip(to) {
+        let (a, b) = (a.as_dvec3() - cf, b.as_dvec3() - ct);
+        num += a.dot(b);
+        den += a.length_squared();
+    }
+    let s = if den > 0.0 { num / den } else { 1.0 };
+    let t = ct - cf * s;
+    let worst = from
+        .iter()
+        .zip(to)
+        .map(|(a, b)| (a.as_dvec3() * s + t).distance(b.as_dvec3()))
+        .fold(0.0, f64::max);
+    (s, t, worst)
+}
+
+impl AttachArgs {
+    fn run(self) -> Result<()> {
+        let mut c = load_character(&self.character)?;
+        let rig = load_rig(&self.rig)?;
+        let Some(fem) = c.flesh.fem_mut() else {
+            bail!(
+                "{}: the flesh is not FEM; blendshapes reshape the embedded mesh of FEM flesh \
+                 (make one with `plasticine fem-import MESH --skeleton {} --out ...`)",
+                self.character.display(),
+                self.character.display()
+            );
+        };
+        let Some(mesh) = &fem.embedded_mesh else {
+            bail!(
+                "{}: the FEM flesh has no embedded mesh for the targets to reshape \
+                 (import the rig's base with `plasticine fem-import`)",
+                self.character.display()
+            );
+        };
+        if mesh.positions.len() != rig.base.len() || mesh.triangles != rig.triangles {
+            bail!(
+                "{}: the rig's base ({} vertices, {} triangles) is not the character's embedded \
+                 mesh '{}' ({} vertices, {} triangles): import the targets against the mesh \
+                 that was given to `fem-import`",
+                self.rig.display(),
+                rig.base.len(),
+                rig.triangles.len(),
+                mesh.source,
+                mesh.positions.len(),
+                mesh.triangles.len()
+            );
+        }
+        let (scale, offset, worst) = fit_placement(&rig.base, &mesh.positions);
+        let size = rig.diagonal() * scale.abs();
+        if scale.is_nan() || scale <= 0.0 || worst > 1e-4 * size.max(f64::MIN_POSITIVE) {
+            bail!(
+                "{}: the rig's base is not the character's embedded mesh placed by a scale and \
+                 an offset (after the best fit, scale {scale:.4} and offset {offset:.4}, a \
+                 vertex is {worst:.2e} m off)",
+                self.rig.display()
+            );
+        }
+        let place = |p: &glam::Vec3| (p.as_dvec3() * scale + offset).as_vec3();
+        let mut shapes = rig.blendshapes();
+        shapes.linear = self.linear;
+        for t in &mut shapes.targets {
+            t.positions = t.positions.iter().map(place).collect();
+        }
+        let names: Vec<String> = shapes.targets.iter().map(|t| t.name.clone()).collect();
+        let mesh_name = mesh.source.clone();
+        fem.blendshapes = Some(Box::new(shapes));
+        // Weights keyed before (for other targets) no longer fit.
+        for key in &mut c.key_postures {
+            key.posture.blend.clear();
+        }
+        c.validate()
+            .with_context(|| format!("{} with the rig", self.character.display()))?;
+        let t = Instant::now();
+        crate::skin::BlendRun::build(&c)
+            .with_context(|| format!("{} on the embedded mesh", self.rig.display()))?;
+        save_character(&self.out, &c)?;
+        println!(
+            "attached {} targets ({}) to the embedded mesh '{mesh_name}', {} blend, springs \
+             built in {:.0} ms; saved {}",
+            names.len(),
+            names.join(", "),
+            if self.linear { "linear" } else { "physical" },
+            t.elapsed().as_secs_f64() * 1e3,
+            self.out.display()
+        );
+        println!(
+            "key the weights on the desk's panel (rows 'blend NAME', then K) or with \
+             `plasticine blendshape key {} --time T --weight NAME=W --out ...`",
+            self.out.display()
+        );
+        Ok(())
+    }
+}
+
+impl KeyArgs {
+    fn run(self) -> Result<()> {
+        let mut c = load_character(&self.character)?;
+        let Some(shapes) = c.blendshapes() else {
+            bail!(
+                "{}: the character has no blendshapes (attach a rig with \
+                 `plasticine blendshape attach`)",
+                self.character.display()
+            );
+        };
+        let mut weights = vec![0.0f32; shapes.targets.len()];
+        for w in &self.weight {
+            let Some((name, value)) = w.split_once('=') else {
+                bail!("--weight {w}: expected NAME=W");
+            };
+            let Some(k) = shapes.target(name.trim()) else {
+                let known: Vec<&str> = shapes.targets.iter().map(|t| t.name.as_str()).collect();
+                bail!(
+                    "--weight {w}: no target '{name}' (the targets are {})",
+                    known.join(", ")
+                );
+            };
+            weights[k] = value
+                .trim()
+                .parse()
+                .map_err(|_| anyhow::anyhow!("--weight {w}: '{value}' is not a number"))?;
+        }
+        crate::character::validate_weights(&weights, weights.len())
+            .map_err(|e| anyhow::anyhow!("--weight: {}", e.message))?;
+        if !(self.time.is_finite() && self.time >= 0.0) {
+            bail!("--time {}: must be a time ≥ 0 s", self.time);
+        }
+        let at = c
+            .key_postures
+            .iter()
+            .position(|k| (k.time - self.time).abs() <= crate::tools::KEY_TIME_EPSILON);
+        match at {
+            Some(i) => c.key_postures[i].posture.blend = weights,
+            None => {
+                let mut posture = crate::anim::sample_posture(&c.key_postures, self.time)
+                    .unwrap_or_else(|| c.skeleton.rest_posture());
+                posture.blend = weights;
+                let i = c.key_postures.partition_point(|k| k.time < self.time);
+                c.key_postures.insert(
+                    i,
+                    crate::character::KeyPosture {
+                        time: self.time,
+                        posture,
+                        tension: 0.0,
+                        continuity: 0.0,
+                        bias: 0.0,
+                    },
+                );
+            }
+        }
+        c.validate()
+            .with_context(|| format!("{}", self.character.display()))?;
+        save_character(&self.out, &c)?;
+        println!(
+            "keyed {} at {:.3} s ({} keys); saved {}",
+            self.weight.join(", "),
+            self.time,
+            c.key_postures.len(),
+            self.out.display()
+        );
+        Ok(())
     }
 }

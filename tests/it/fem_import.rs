@@ -535,4 +535,9 @@ fn regenerate_sample_assets() {
     let mesh = limb_mesh();
     std::fs::write("assets/limb.obj", obj_text(&mesh)).unwrap();
     std::fs::write("assets/limb.glb", mesh_glb(&mesh, Vec3::ZERO)).unwrap();
+    std::fs::write(
+        "assets/limb_flexed.obj",
+        obj_text(&crate::support::meshes::limb_flexed()),
+    )
+    .unwrap();
 }

@@ -118,6 +118,7 @@ fn small_character() -> Character {
                 posture: Posture {
                     root_translation: Vec3::ZERO,
                     angles: vec![Vec3::ZERO; 2],
+                    blend: Vec::new(),
                 },
                 tension: 0.0,
                 continuity: 0.0,
@@ -128,6 +129,7 @@ fn small_character() -> Character {
                 posture: Posture {
                     root_translation: Vec3::new(0.0, 0.1, 0.0),
                     angles: vec![Vec3::ZERO, Vec3::new(1.2, 0.0, 0.0)],
+                    blend: Vec::new(),
                 },
                 tension: 0.5,
                 continuity: -0.25,

@@ -7,6 +7,7 @@ mod support;
 
 mod bake_resume;
 mod blendshape;
+mod blendshape_character;
 mod cli;
 mod contact_drop;
 mod contact_push;

@@ -59,6 +59,7 @@ fn posture(joints: usize) -> impl Strategy<Value = Posture> {
         .prop_map(|(angles, root_translation)| Posture {
             angles,
             root_translation: root_translation * 0.1,
+            blend: Vec::new(),
         })
 }
 

@@ -64,6 +64,26 @@ pub fn limb_mesh() -> ImportedMesh {
     capsule(-0.02, 0.62, 0.06, Vec3::new(0.0, 1.0, 0.0), 16, 4, 12)
 }
 
+/// The limb with its biceps flexed: a bulge of up to `LIMB_BULGE` on top of
+/// the upper arm (x near 0.15 m), out along the surface's radial direction;
+/// the same vertices and triangles (a blendshape target of `limb_mesh`).
+pub fn limb_flexed() -> ImportedMesh {
+    let mut mesh = limb_mesh();
+    for p in &mut mesh.positions {
+        let radial = Vec3::new(0.0, p.y - 1.0, p.z);
+        let Some(n) = radial.try_normalize() else {
+            continue;
+        };
+        let along = (-((p.x - 0.15) / 0.06).powi(2)).exp();
+        let top = n.y.max(0.0).powf(1.5);
+        *p += n * (LIMB_BULGE * along * top);
+    }
+    mesh
+}
+
+/// The flexed limb's largest bulge, m.
+pub const LIMB_BULGE: f32 = 0.025;
+
 pub fn obj_text(mesh: &ImportedMesh) -> String {
     let mut s = String::from("# capsule limb for plasticine fem-import\no limb\n");
     for p in &mesh.positions {

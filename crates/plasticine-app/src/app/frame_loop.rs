@@ -637,6 +637,12 @@ impl FrameLoop {
             auto_resolution: self.playback.auto_resolution,
             performing: self.playback.recording,
             perform_every: self.playback.record_every,
+            blend: match tl.transport {
+                Transport::Stopped => self.interactive_posture().blend.clone(),
+                _ => crate::anim::sample_posture(keys, tl.time as f32)
+                    .map(|p| p.blend)
+                    .unwrap_or_default(),
+            },
         }
     }
 
@@ -733,8 +739,9 @@ impl FrameLoop {
             }
         }
         let t = &self.toolbox;
+        let timeline = self.timeline_status();
         let key = format!(
-            "{} {:?} {:?} {:?} {} {} {} {:?} {} {} {:?}",
+            "{} {:?} {:?} {:?} {} {} {} {:?} {} {} {:?} {} {:?}",
             self.history.revision(),
             t.tool(),
             self.panel.panel.scope,
@@ -747,9 +754,12 @@ impl FrameLoop {
             self.settings.time_ratio,
             // The desk's F keys change the view rows without a press.
             self.panel.panel.view,
+            // The blend rows: the chosen target, and the weights shown
+            // (they move while playing).
+            self.panel.panel.blend_target,
+            timeline.blend,
         );
         if self.panel_key.as_deref() != Some(key.as_str()) {
-            let timeline = TimelineStatus::default();
             self.panel.lines =
                 self.panel
                     .panel
@@ -757,7 +767,6 @@ impl FrameLoop {
             self.panel_key = Some(key);
         }
         // The timeline rows move while playing: refreshed every frame.
-        let timeline = self.timeline_status();
         for (i, line) in crate::tools::ControlPanel::timeline_lines(&timeline) {
             if let Some(l) = self.panel.lines.get_mut(i) {
                 *l = line;

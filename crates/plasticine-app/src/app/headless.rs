@@ -239,7 +239,7 @@ impl OrbitRig {
 enum Source {
     Baked {
         reader: Box<CacheReader>,
-        driver: Option<SkeletonDriver>,
+        driver: Option<Box<SkeletonDriver>>,
         scratch: Vec<Vec<Vec3>>,
         /// The frame's embedded meshes and muscle offsets (FEM flesh).
         meshes: Vec<Vec<Vec3>>,
@@ -466,7 +466,7 @@ fn open_frames(
             Frames {
                 source: Source::Baked {
                     reader: Box::new(reader),
-                    driver: keys,
+                    driver: keys.map(Box::new),
                     scratch: Vec::new(),
                     meshes: Vec::new(),
                     muscles: Vec::new(),

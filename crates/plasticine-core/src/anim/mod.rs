@@ -69,11 +69,28 @@ fn sample(keys: &[KeyPosture], t: f32, wrap: Wrap, velocity: bool) -> Option<Pos
         .map(|&i| keys[i].posture.angles.len())
         .min()
         .unwrap_or(0);
+    // Blendshape weights are channels like the angles (a key without them
+    // holds the base: 0), then put back on the simplex, which a spline's
+    // overshoot between keys may leave.
+    let targets = blend
+        .indices
+        .iter()
+        .map(|&i| keys[i].posture.blend.len())
+        .max()
+        .unwrap_or(0);
+    let weight = |i: usize, k: usize| keys[i].posture.blend.get(k).copied().unwrap_or(0.0);
+    let mut weights: Vec<f32> = (0..targets)
+        .map(|k| eval(&|i| glam::Vec3::new(weight(i, k), 0.0, 0.0)).x)
+        .collect();
+    if !velocity {
+        crate::character::clamp_to_simplex(&mut weights);
+    }
     Some(Posture {
         root_translation: eval(&|i| keys[i].posture.root_translation),
         angles: (0..joints)
             .map(|j| eval(&|i| keys[i].posture.angles[j]))
             .collect(),
+        blend: weights,
     })
 }
 

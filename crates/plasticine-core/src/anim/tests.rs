@@ -284,6 +284,7 @@ fn key_posture(time: f32, root: Vec3, angles: &[Vec3], tcb: Tcb) -> KeyPosture {
         posture: Posture {
             root_translation: root,
             angles: angles.to_vec(),
+            blend: Vec::new(),
         },
         tension: tcb.tension,
         continuity: tcb.continuity,
@@ -470,4 +471,38 @@ fn cyclic_closing_key_takes_the_first_keys_posture() {
     assert_eq!(p, keys[0].posture);
     let just_before = sample_posture_cyclic(&keys, 1.6 - 1e-4).unwrap();
     assert!((just_before.angles[0].x - keys[0].posture.angles[0].x).abs() < 1e-2);
+}
+
+#[test]
+fn blend_weights_are_keyed_channels_kept_on_the_simplex() {
+    // Two targets: the first rises to 1 at the second key, the second to 1
+    // at the third; the first key has no weights (keyed before the targets
+    // existed: the base alone).
+    let mut keys = walk_keys();
+    keys.truncate(3);
+    keys[1].posture.blend = vec![1.0, 0.0];
+    keys[2].posture.blend = vec![0.0, 1.0];
+    assert_eq!(sample_posture(&keys, 0.0).unwrap().blend, vec![0.0, 0.0]);
+    // Through the keys exactly.
+    assert_eq!(sample_posture(&keys, 0.4).unwrap().blend, vec![1.0, 0.0]);
+    assert_eq!(sample_posture(&keys, 1.0).unwrap().blend, vec![0.0, 1.0]);
+    // Between them the spline (with its overshoot) is put back on the
+    // simplex: every weight in [0, 1], the sum at most 1.
+    let mut rising = 0.0;
+    for k in 0..=100 {
+        let t = k as f32 / 100.0;
+        let w = sample_posture(&keys, t).unwrap().blend;
+        assert!(w.iter().all(|x| (0.0..=1.0).contains(x)), "t = {t}: {w:?}");
+        assert!(w.iter().sum::<f32>() <= 1.0 + 1e-6, "t = {t}: {w:?}");
+        if t <= 0.4 {
+            assert!(w[0] >= rising - 1e-6, "rises to its key: {w:?} at {t}");
+            rising = w[0];
+        }
+    }
+    // Half way from nothing to the first target: near half of it, and its
+    // velocity positive.
+    let w = sample_posture(&keys, 0.2).unwrap().blend[0];
+    assert!((0.3..0.7).contains(&w), "{w}");
+    let v = sample_velocity(&keys, 0.2, Wrap::Clamp).unwrap().blend[0];
+    assert!(v > 0.5 / 0.4, "{v}");
 }

@@ -233,6 +233,7 @@ mod tests {
                 posture: Posture {
                     root_translation: glam::Vec3::ZERO,
                     angles: vec![],
+                    blend: vec![],
                 },
                 tension: 0.0,
                 continuity: 0.0,

@@ -7,66 +7,8 @@ use super::springs::{edge_neighbours, is_closed};
 use glam::{DVec3, Vec3};
 use serde::{Deserialize, Serialize};
 
-/// One blendshape target: a name and a position per base vertex.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BlendTarget {
-    /// Shown on the panel and the timeline, and written to exports.
-    pub name: String,
-    /// The target's position of each base vertex, in the base's order.
-    pub positions: Vec<Vec3>,
-}
-
-/// What holds the spring system in place (Ma et al. §3.4).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub enum Boundary {
-    /// A small rigid object inside the base joined to the mesh by springs:
-    /// every surface vertex moves freely, the anchor follows the targets'
-    /// interpolated rigid motion (slerped rotation, blended translation).
-    #[default]
-    Anchor,
-    /// The vertices that do not move between the base and any target (within
-    /// `tolerance` times the base's bounding-box diagonal) stay put.
-    Static {
-        /// Relative distance under which a vertex counts as not moving.
-        tolerance: f32,
-    },
-    /// These vertices follow the linear blend of the targets (the paper
-    /// finds it looks worse; a face mask's rim needs it).
-    Pins {
-        /// The pinned base vertices.
-        vertices: Vec<u32>,
-    },
-}
-
-/// Spring constants per class (§3.5): a spring's stiffness is its class's
-/// constant over its blended rest length, so short and long springs of one
-/// class stretch alike.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[serde(default)]
-pub struct SpringConstants {
-    /// Mesh edges.
-    pub structure: f64,
-    /// Vertex to 2-ring.
-    pub bending: f64,
-    /// Inside the solid, and the anchor's attachment.
-    pub internal: f64,
-    /// The anchor's own springs, as a multiple of `structure` (hard).
-    pub anchor_factor: f64,
-}
-
-impl Default for SpringConstants {
-    fn default() -> Self {
-        Self {
-            structure: 1.0,
-            bending: 1.0,
-            internal: 1.0,
-            anchor_factor: 1e4,
-        }
-    }
-}
+pub use crate::character::{BlendTarget, Boundary, SpringConstants};
+use crate::character::{Blendshapes, EmbeddedMesh};
 
 /// A physical blendshape rig.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -177,6 +119,32 @@ pub enum RigError {
 }
 
 impl BlendRig {
+    /// The rig of a character's embedded mesh (the base) with its
+    /// blendshapes.
+    pub fn of_mesh(mesh: &EmbeddedMesh, shapes: &Blendshapes) -> Self {
+        Self {
+            name: crate::io::mesh_name(mesh),
+            base: mesh.positions.clone(),
+            triangles: mesh.triangles.clone(),
+            targets: shapes.targets.clone(),
+            boundary: shapes.boundary.clone(),
+            interior: shapes.interior,
+            constants: shapes.constants.clone(),
+        }
+    }
+
+    /// The blendshapes of this rig, to put on a character whose embedded
+    /// mesh is its base.
+    pub fn blendshapes(&self) -> Blendshapes {
+        Blendshapes {
+            targets: self.targets.clone(),
+            boundary: self.boundary.clone(),
+            interior: self.interior,
+            constants: self.constants.clone(),
+            linear: false,
+        }
+    }
+
     /// The shapes in weight order, widened: the base, then each target.
     pub fn shapes(&self) -> Vec<Vec<DVec3>> {
         std::iter::once(&self.base)

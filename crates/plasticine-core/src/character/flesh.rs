@@ -194,6 +194,10 @@ pub struct FemFlesh {
     /// Dynamic morph targets (Galoppo 2008, ch. 5): sculpted rest shapes
     /// and stiffnesses at a few postures, interpolated in pose space.
     pub morph_targets: Vec<super::MorphTarget>,
+    /// Physical blendshapes of the embedded mesh (Ma et al. 2012): targets
+    /// blended by the weights the postures carry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blendshapes: Option<Box<super::Blendshapes>>,
 }
 
 /// Settings of adaptive detail (Capell §4.7). Distortion is the strain with
@@ -243,6 +247,7 @@ impl Default for FemFlesh {
             embedded_mesh: None,
             detail: None,
             morph_targets: Vec::new(),
+            blendshapes: None,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! their fat and connective tissue, the environment, and key postures.
 //! Nothing here knows about threads, the GPU or XR.
 
+mod blend;
 mod flesh;
 mod morph;
 mod muscle;
@@ -10,6 +11,10 @@ mod resample;
 mod skeleton;
 mod skin;
 
+pub use blend::{
+    BlendTarget, Blendshapes, Boundary, SpringConstants, WEIGHT_SUM_SLACK, clamp_to_simplex,
+    lerp_weights, validate_weights,
+};
 pub use resample::{ResampleError, resample};
 
 pub use flesh::{
@@ -111,6 +116,24 @@ impl InvalidField {
 }
 
 impl Character {
+    /// The blendshapes of the embedded mesh of FEM flesh, if any.
+    pub fn blendshapes(&self) -> Option<&Blendshapes> {
+        self.flesh.fem()?.blendshapes.as_deref()
+    }
+
+    /// How many blendshape targets a posture's weights address (0 without
+    /// blendshapes).
+    pub fn blend_targets(&self) -> usize {
+        self.blendshapes().map_or(0, |b| b.targets.len())
+    }
+
+    /// Checks a posture for this character: one finite angle triple per
+    /// joint, and blend weights (none, or one per target) on the simplex.
+    pub fn check_posture(&self, posture: &Posture) -> Result<(), InvalidField> {
+        posture.validate(self.skeleton.joints.len())?;
+        validate_weights(&posture.blend, self.blend_targets())
+    }
+
     /// Checks every cross-reference and physical parameter.
     pub fn validate(&self) -> Result<(), InvalidField> {
         self.skeleton.validate()?;
@@ -175,6 +198,18 @@ impl Character {
                 fem.blend_width.is_none(),
             )
             .map_err(|e| InvalidField::new(format!("flesh.Fem.{}", e.field), e.message))?;
+            if let Some(b) = &fem.blendshapes {
+                let Some(mesh) = &fem.embedded_mesh else {
+                    return Err(InvalidField::new(
+                        "flesh.Fem.blendshapes",
+                        "blendshapes reshape the embedded mesh, and this flesh has none \
+                         (give it one with `plasticine fem-import`)",
+                    ));
+                };
+                b.validate(mesh.positions.len()).map_err(|e| {
+                    InvalidField::new(format!("flesh.Fem.blendshapes.{}", e.field), e.message)
+                })?;
+            }
             // The targets blend the control lattice's own system; the
             // adaptive hierarchy is built without them.
             if !fem.morph_targets.is_empty() && fem.detail.is_some() {
@@ -193,6 +228,14 @@ impl Character {
                 "morph targets run on the lattice FEM flesh, not on modal flesh",
             ));
         }
+        if let Flesh::Modal(m) = &self.flesh
+            && m.fem.blendshapes.is_some()
+        {
+            return Err(InvalidField::new(
+                "flesh.Modal.fem.blendshapes",
+                "blendshapes run on the lattice FEM flesh, not on modal flesh",
+            ));
+        }
         let mut last = f32::NEG_INFINITY;
         for (k, key) in self.key_postures.iter().enumerate() {
             let f = |name: &str| format!("key_postures[{k}].{name}");
@@ -206,8 +249,7 @@ impl Character {
                 ));
             }
             last = key.time;
-            key.posture
-                .validate(nj)
+            self.check_posture(&key.posture)
                 .map_err(|e| InvalidField::new(f(&format!("posture.{}", e.field)), e.message))?;
             for (name, v) in [
                 ("tension", key.tension),

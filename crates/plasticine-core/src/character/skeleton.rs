@@ -158,6 +158,7 @@ impl Skeleton {
         Posture {
             root_translation: Vec3::ZERO,
             angles: vec![Vec3::ZERO; self.joints.len()],
+            blend: Vec::new(),
         }
     }
 }
@@ -172,6 +173,11 @@ pub struct Posture {
     pub root_translation: Vec3,
     /// Angles of every joint about its local x, y, z axes, in rad, one entry per joint.
     pub angles: Vec<Vec3>,
+    /// Weights of the embedded mesh's blendshape targets (w₁, w₂, …; the
+    /// base takes the rest), keyed and interpolated with the joints; empty
+    /// is the base alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blend: Vec<f32>,
 }
 
 impl Posture {

@@ -539,6 +539,27 @@ impl FleshSim {
         }
     }
 
+    /// Reshapes the embedded mesh `mesh` of the pose at time t (as
+    /// [`pose`](Self::pose) gave it) by `rest_offsets`, one per vertex: the
+    /// change of its rest shape (a blendshape). Each vertex moves by F·d,
+    /// the flesh's deformation gradient at its rest place times its
+    /// offset, so the change turns and stretches with the flesh around
+    /// it; a vertex outside the lattice moves by d.
+    pub fn reshape_mesh(&self, mesh: &mut [Vec3], t: f64, rest_offsets: &[DVec3]) {
+        let Some(embedding) = &self.mesh else {
+            return;
+        };
+        let q = self.q_at(t);
+        let l = self.body.lattice();
+        for ((x, e), d) in mesh.iter_mut().zip(embedding).zip(rest_offsets) {
+            let moved = match e {
+                Some(e) => deformation_at(l, e, &q).1 * *d,
+                None => *d,
+            };
+            *x += moved.as_vec3();
+        }
+    }
+
     /// Grabs the flesh at world point `at` of the current (newest) pose,
     /// held at `at` until moved; None when the point is outside the flesh.
     pub fn grab(&mut self, at: Vec3) -> Option<u64> {
@@ -646,7 +667,16 @@ pub fn forget_before<T>(history: &mut VecDeque<(f64, Vec<T>)>, t: f64) {
 /// Whether `a` and `b` need a different flesh simulation (its lattice,
 /// material, weights or driving skeleton differ).
 pub fn flesh_changed(a: &Character, b: &Character) -> bool {
-    a.flesh != b.flesh
+    // The embedded mesh's blendshapes reshape what the flesh carries, not
+    // the flesh: keying or switching them keeps it running.
+    let without_blend = |c: &Character| {
+        let mut f = c.flesh.clone();
+        if let Some(fem) = f.fem_mut() {
+            fem.blendshapes = None;
+        }
+        f
+    };
+    (a.flesh != b.flesh && without_blend(a) != without_blend(b))
         || a.muscles != b.muscles
         || a.skeleton != b.skeleton
         || a.environment.gravity != b.environment.gravity

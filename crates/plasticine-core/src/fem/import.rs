@@ -101,6 +101,8 @@ pub fn fem_character_from_mesh(
         .collect();
     let mut fem = skeleton_from.flesh.fem().cloned().unwrap_or_default();
     fem.embedded_mesh = None;
+    // The skeleton file's blendshapes belong to its own mesh.
+    fem.blendshapes = None;
     let fem = FemFlesh {
         target_vertices: options.target_vertices.unwrap_or(fem.target_vertices),
         young: options.young.unwrap_or(fem.young),

@@ -539,6 +539,7 @@ pub fn demo_chain(joints: usize) -> (Skeleton, Posture) {
     let mut posture = Posture {
         root_translation: Vec3::ZERO,
         angles: vec![Vec3::new(0.05, 0.02, 0.25); joints.len()],
+        blend: Vec::new(),
     };
     if let Some(tip) = posture.angles.last_mut() {
         *tip = Vec3::ZERO;
@@ -596,6 +597,7 @@ mod tests {
         Posture {
             root_translation: Vec3::ZERO,
             angles: angles.to_vec(),
+            blend: Vec::new(),
         }
     }
 
@@ -845,6 +847,7 @@ mod tests {
             angles: (0..s.joints.len())
                 .map(|k| Vec3::new(0.1, -0.05, 0.2) * (1.0 + 0.1 * k as f32))
                 .collect(),
+            blend: Vec::new(),
         };
         let before = p.clone();
         let hand = world_position(&s, &p, 5);

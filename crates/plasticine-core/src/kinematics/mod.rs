@@ -88,6 +88,7 @@ pub fn clamp_posture(skeleton: &Skeleton, posture: &Posture) -> Posture {
             .zip(&posture.angles)
             .map(|(j, a)| clamp_angles(&j.dofs, *a))
             .collect(),
+        blend: posture.blend.clone(),
     }
 }
 

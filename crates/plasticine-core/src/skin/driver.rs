@@ -48,6 +48,7 @@ impl SkeletonDriver {
                         .zip(&to.angles)
                         .map(|(a, b)| a.lerp(*b, s))
                         .collect(),
+                    blend: crate::character::lerp_weights(&from.blend, &to.blend, s),
                 }
             }
         }

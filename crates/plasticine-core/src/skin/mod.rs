@@ -21,8 +21,10 @@ pub use simulation::{
     AdvanceReport, SimError, SimEvent, SimState, Simulation, SkinState, SkinStats, SolverSettings,
 };
 mod attach;
+mod blend;
 
 pub use attach::{global_attach, rest_in_place, wrap_skin};
+pub use blend::BlendRun;
 pub use constraints::deepest_penetration;
 pub use contact::{Crossing, SKIN_GAP};
 pub use elastic::{

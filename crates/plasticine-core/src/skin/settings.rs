@@ -167,6 +167,9 @@ pub enum SimError {
     /// The character's modal flesh could not be built.
     #[error("modal flesh: {0}")]
     Modal(#[from] crate::modal::ModalError),
+    /// The embedded mesh's blendshapes cannot be compiled.
+    #[error("blendshapes: {0}")]
+    Blend(#[from] crate::blendshape::BlendError),
     /// The skeleton cannot be made to respond (see `fem::dynamic`).
     #[error("dynamic skeleton: {0}")]
     Dynamic(#[from] crate::fem::DynamicError),

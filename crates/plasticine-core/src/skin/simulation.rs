@@ -99,6 +99,10 @@ pub struct Simulation {
     /// skins are held out of them, and a responding skeleton's flesh is
     /// pushed by them.
     pushers: Vec<crate::contact::Capsule>,
+    /// The embedded mesh's blendshapes, solved for the drawn posture's
+    /// weights when it is drawn (behind a lock: drawing reads the
+    /// simulation, and the solve keeps its warm start).
+    blend: Option<std::sync::Mutex<super::BlendRun>>,
 }
 
 impl Simulation {
@@ -112,6 +116,7 @@ impl Simulation {
         character.validate()?;
         settings.validate().map_err(SimError::Settings)?;
         let flesh = build_flesh(&character, &driver, 0.0)?;
+        let blend = super::BlendRun::build(&character)?.map(std::sync::Mutex::new);
         let mut sim = Self {
             character,
             driver,
@@ -123,6 +128,7 @@ impl Simulation {
             junctions: Default::default(),
             ground: None,
             pushers: Vec::new(),
+            blend,
         };
         sim.reset_runtimes(0.0);
         // Start consistent: boundary rows on their joints.
@@ -527,9 +533,22 @@ impl Simulation {
     /// The flesh at the current time, for drawing (None when kinematic).
     pub fn flesh_pose(&self) -> Option<FleshPose> {
         let t = self.time();
-        self.flesh
-            .as_ref()
-            .map(|f| f.pose(&self.character, &self.posture_at(t), t))
+        let flesh = self.flesh.as_ref()?;
+        let posture = self.posture_at(t);
+        let mut pose = flesh.pose(&self.character, &posture, t);
+        if let (Some(blend), Some(fem), Some(mesh)) = (&self.blend, flesh.fem(), pose.mesh.as_mut())
+        {
+            let mut blend = blend.lock().unwrap_or_else(|e| e.into_inner());
+            fem.reshape_mesh(mesh, t, blend.offsets(&posture.blend));
+        }
+        Some(pose)
+    }
+
+    /// Why the last blendshape solve failed, if it did (the blend before it
+    /// is drawn).
+    pub fn blend_failure(&self) -> Option<String> {
+        let blend = self.blend.as_ref()?.lock().ok()?;
+        blend.failure().map(str::to_string)
     }
 
     /// The skeleton's posture at time t: the driver's, with the root where
@@ -652,6 +671,7 @@ impl Simulation {
         if flesh_changed(&self.character, &character) || self.flesh.is_none() {
             self.flesh = FleshRun::build(&character, &self.driver, t, self.flesh.as_ref())?;
         }
+        self.take_blend(&character)?;
         self.take_character(character, t);
         Ok(())
     }
@@ -669,7 +689,21 @@ impl Simulation {
         let driver = &self.driver;
         flesh.advance_within(&character, |s| driver.posture_at(s), t, None);
         self.flesh = Some(flesh);
+        self.take_blend(&character)?;
         self.take_character(character, t);
+        Ok(())
+    }
+
+    /// Compiles `character`'s blendshapes unless they are those running.
+    fn take_blend(&mut self, character: &Character) -> Result<(), SimError> {
+        let fits = self.blend.as_mut().is_some_and(|b| {
+            b.get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .fits(character)
+        });
+        if !fits {
+            self.blend = super::BlendRun::build(character)?.map(std::sync::Mutex::new);
+        }
         Ok(())
     }
 

@@ -96,7 +96,7 @@ pub(crate) fn apply(
         }
         Command::SetLocked { joint, locked } => set_locked(c, cmd, *joint, *locked),
         Command::SetPosture { posture: new } => {
-            new.validate(nj)
+            c.check_posture(new)
                 .map_err(|e| invalid(cmd, &format!("posture.{}", e.field), e.message))?;
             Ok(Inverse::Posture(std::mem::replace(posture, new.clone())))
         }

@@ -26,8 +26,7 @@
 use super::command::{Command, EditError};
 use super::symmetry::Symmetry;
 use super::tool::{ToolContext, ToolKind, Toolbox};
-use crate::character::{Character, FemFlesh, Flesh, FleshDetail, ModalFlesh};
-use crate::contact::{GROUND_FRICTION, mix_friction};
+use crate::character::{Character, Flesh};
 use crate::skin::{IntegratorKind, SolverSettings};
 use glam::{Mat4, Vec3};
 pub use help::row_help;
@@ -37,140 +36,17 @@ pub use timeline::{TimelineAction, TimelineRow, TimelineStatus};
 use timeline::{timeline_action, timeline_line};
 pub use view::{MuscleView, ViewLayers, ViewRow};
 
+mod flesh;
 mod help;
+mod rows;
 mod timeline;
 mod view;
 
-/// Physical height of one row (m): readable at arm's length.
-pub const ROW_HEIGHT: f32 = 0.012;
-/// Space above the first row (m), as the renderer pads the text
-/// (`render::geometry::Panel::padding`).
-pub const PAD: f32 = 0.2 * ROW_HEIGHT;
-/// The stiffest skin the panel's "skin bend" reaches, J: a bending length
-/// √(ξ/T) of ~1 cm under the default tension T = η(1/shrink − 1) = 0.75 N/m,
-/// stiff as leather on a character of the samples' size. Measured: the 16×16
-/// samples stay smooth up to it; at 10× more a flipper's rim tore (reported
-/// as divergence, never passed as a step).
-pub const BEND_MAX: f32 = 1e-4;
-/// Step factor of a parameter row (its right half; the left half divides).
-pub const STEP: f32 = 1.25;
-/// How far one press moves the part-friction row's coefficient.
-const PART_FRICTION_STEP: f64 = 0.1;
-
-/// Rows the wand can act on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Param {
-    /// Global, or the touched region.
-    Scope,
-    /// Skin stretching elasticity η.
-    SkinStretch,
-    /// Skin bending rigidity ξ.
-    SkinBend,
-    /// Skin damping per unit u-area.
-    SkinDamping,
-    /// Skin mass per unit u-area.
-    SkinMass,
-    /// Connective tissue: the bands' spring constant `k_s`.
-    BandStiffness,
-    /// |g|, along the current direction (straight down from zero).
-    Gravity,
-    /// The global damping γ.
-    GlobalDamping,
-    /// The flesh backend: kinematic muscles or FEM flesh.
-    Flesh,
-    /// The FEM flesh stiffness of the current joint's part (floppy ears,
-    /// rigid horns), and of its mirror image under symmetry.
-    PartStiffness,
-    /// The current joint's part's own friction against obstacles (and its
-    /// mirror image's under symmetry).
-    PartFriction,
-    /// The skin simulation's integrator: steps through `IntegratorKind::ALL`.
-    Integrator,
-    /// ε(r), the adaptive integrators' position tolerance.
-    Tolerance,
-    /// Simulated seconds per real second.
-    TimeRatio,
-    /// The liposuction (and region, and paint) brush radius.
-    BrushRadius,
-    /// The paint tool's colour: steps through [`super::tool::PALETTE`].
-    PaintColor,
-    /// Snapping of new joints to the mirror plane and the current bone's axis, on or off.
-    Snapping,
-    /// Precision mode for the right hand (motion scaled down and smoothed), on or off.
-    Precision,
-    /// Lock (or unlock) the current joint's part against edits.
-    Lock,
-    /// Symmetric modelling (LEMAN §6.1): every edit mirrored in x = 0.
-    Symmetry,
-}
-
-/// One row of the panel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Row {
-    /// A section heading, with its text.
-    Heading(&'static str),
-    /// A tool: pressing the row makes it current.
-    Tool(ToolKind),
-    /// A parameter: the left half steps it down, the right half up.
-    Param(Param),
-    /// A timeline row, acted on by the front end's playback.
-    Timeline(TimelineRow),
-    /// A layer of the picture, shown or hidden (the panel keeps them; the
-    /// front end draws with them).
-    View(ViewRow),
-}
-
-/// Which skin points the material rows change.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Scope {
-    /// Every point of every skin.
-    #[default]
-    Global,
-    /// The points within the brush radius of the skin point the tool tip last touched.
-    TouchedRegion,
-}
-
-/// Which half of a row the wand points at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Side {
-    /// Step down.
-    Left,
-    /// Step up.
-    Right,
-}
-
-/// Where a ray meets the panel.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PanelHit {
-    /// Index of the row, top to bottom as in `ControlPanel::rows`.
-    pub row: usize,
-    /// Which half of the row.
-    pub side: Side,
-    /// Where along the row (0 = left edge, 1 = right edge).
-    pub fraction: f32,
-    /// Distance along the ray (world units).
-    pub distance: f32,
-}
-
-/// What a press did, for the front end to pass on.
-#[derive(Clone, Debug, PartialEq)]
-pub enum PanelOutcome {
-    /// A heading, or nothing to do.
-    Nothing,
-    /// The tool changed.
-    Tool(ToolKind),
-    /// The character changed (one undo step); the message says how.
-    Edited(String),
-    /// The solver's settings changed: send them to the simulation.
-    Settings(String),
-    /// A tool setting changed (brush, snapping, precision).
-    ToolSetting(String),
-    /// For the playback.
-    Timeline(TimelineAction),
-    /// A layer of the picture changed (in [`ControlPanel::view`]); the
-    /// message says how.
-    View(String),
-}
+use flesh::{
+    blend_targets, step_blend_weight, step_flesh, step_part_friction, step_part_stiffness,
+    toggle_blend_mode,
+};
+pub use rows::{BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, STEP, Scope, Side};
 
 /// The panel's state: the scope and the last touched skin point.
 #[derive(Clone, Debug, Default)]
@@ -185,6 +61,8 @@ pub struct ControlPanel {
     pub hover: Option<usize>,
     /// The layers the picture shows.
     pub view: ViewLayers,
+    /// The blendshape target the weight row keys.
+    pub blend_target: usize,
 }
 
 /// The palette's name for `color`, or "custom".
@@ -229,6 +107,9 @@ impl ControlPanel {
                 Param::Flesh,
                 Param::PartStiffness,
                 Param::PartFriction,
+                Param::BlendTarget,
+                Param::BlendWeight,
+                Param::BlendMode,
                 Param::Integrator,
                 Param::Tolerance,
                 Param::TimeRatio,
@@ -342,6 +223,26 @@ impl ControlPanel {
                                 _ => "- (FEM flesh)".into(),
                             }
                         }
+                        Param::BlendTarget => match c.blendshapes() {
+                            Some(b) if !b.targets.is_empty() => {
+                                let k = self.blend_target.min(b.targets.len() - 1);
+                                format!("{} ({}/{})", b.targets[k].name, k + 1, b.targets.len())
+                            }
+                            _ => "- (blendshapes)".into(),
+                        },
+                        Param::BlendWeight => match c.blendshapes() {
+                            Some(b) if !b.targets.is_empty() => {
+                                let k = self.blend_target.min(b.targets.len() - 1);
+                                let w = timeline.blend.get(k).copied().unwrap_or(0.0);
+                                format!("{} {w:.2}", b.targets[k].name)
+                            }
+                            _ => "- (blendshapes)".into(),
+                        },
+                        Param::BlendMode => match c.blendshapes() {
+                            Some(b) if b.linear => "linear".into(),
+                            Some(_) => "physical".into(),
+                            None => "- (blendshapes)".into(),
+                        },
                         Param::Integrator => format!("{:?}", settings.integrator),
                         Param::Tolerance => format!("{:.1e}", settings.tolerances.position),
                         Param::TimeRatio => format!("x{:.2}", settings.time_ratio),
@@ -515,6 +416,9 @@ impl ControlPanel {
             Param::Flesh => step_flesh(up, ctx),
             Param::PartStiffness => step_part_stiffness(up, tools, ctx),
             Param::PartFriction => step_part_friction(up, tools, ctx),
+            Param::BlendTarget => self.step_blend_target(up, ctx.character),
+            Param::BlendWeight => step_blend_weight(self.blend_target, up, ctx),
+            Param::BlendMode => toggle_blend_mode(ctx),
             Param::Integrator => Ok(step_integrator(up, settings)),
             Param::Tolerance => {
                 let t = &mut settings.tolerances.position;
@@ -597,6 +501,18 @@ impl ControlPanel {
                 )))
             }
         }
+    }
+
+    /// The blend-target row: the next (`up`) or previous target.
+    fn step_blend_target(&mut self, up: bool, c: &Character) -> Result<PanelOutcome, EditError> {
+        let targets = blend_targets(c, "blend target")?;
+        let n = targets.len();
+        let k = self.blend_target.min(n - 1);
+        self.blend_target = if up { (k + 1) % n } else { (k + n - 1) % n };
+        Ok(PanelOutcome::ToolSetting(format!(
+            "blend weight row keys '{}'",
+            targets[self.blend_target]
+        )))
     }
 
     /// Steps a skin material or band stiffness row (`param`) one step up or
@@ -691,132 +607,6 @@ fn step_global_damping(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, 
     Ok(PanelOutcome::Edited(format!("global damping {d:.3}")))
 }
 
-/// Steps the flesh backend: up goes kinematic → FEM → FEM with adaptive
-/// detail (§4.7) → modal (DyRT) → kinematic, down back; FEM keeps its
-/// settings, and modal flesh starts with a part per joint carrying muscles.
-fn step_flesh(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError> {
-    let c = &*ctx.character;
-    let state = match &c.flesh {
-        Flesh::Kinematic => 0,
-        Flesh::Fem(f) if f.detail.is_none() => 1,
-        Flesh::Fem(_) => 2,
-        Flesh::Modal(_) => 3,
-    };
-    let fem = c.flesh.fem().cloned().unwrap_or_default();
-    let flesh = match (state + if up { 1 } else { 3 }) % 4 {
-        0 => Flesh::Kinematic,
-        1 => Flesh::Fem(FemFlesh {
-            detail: None,
-            ..fem
-        }),
-        2 => Flesh::Fem(FemFlesh {
-            detail: Some(FleshDetail::default()),
-            ..fem
-        }),
-        _ => Flesh::Modal(ModalFlesh::for_character(c)),
-    };
-    let name = match &flesh {
-        Flesh::Fem(f) if f.detail.is_some() => "FEM (adaptive detail)",
-        Flesh::Fem(_) => "FEM",
-        Flesh::Modal(_) => "modal",
-        Flesh::Kinematic => "kinematic",
-    };
-    ctx.history
-        .apply(ctx.character, Command::SetFlesh { flesh })?;
-    Ok(PanelOutcome::Edited(format!("{name} flesh")))
-}
-
-/// Changes the FEM flesh of the current joint's part, and of its mirror
-/// image under symmetry, with `edit` (the flesh and a joint's name), one
-/// undo step; `field` names the row in refusals. Returns the part's and the
-/// mirror's names and the flesh as it now is.
-fn edit_part(
-    tools: &Toolbox,
-    ctx: &mut ToolContext,
-    field: &str,
-    edit: impl Fn(&FemFlesh, &str) -> FemFlesh,
-) -> Result<(String, Option<String>, FemFlesh), EditError> {
-    let invalid = |message: String| EditError::Invalid {
-        command: "parameters panel",
-        field: field.into(),
-        message,
-    };
-    let c = &*ctx.character;
-    let fem = c.flesh.fem().ok_or_else(|| {
-        invalid("the flesh is kinematic: switch it to FEM (the flesh row)".into())
-    })?;
-    let joint = tools.state.current_joint;
-    let name = c
-        .skeleton
-        .joints
-        .get(joint)
-        .ok_or_else(|| invalid("pick a joint first".into()))?
-        .name
-        .clone();
-    let mut fem = edit(fem, &name);
-    let mirror = ctx
-        .symmetry
-        .and_then(|s| s.mirror_joint(c, &c.skeleton.rest_posture(), joint))
-        .filter(|&m| m != joint)
-        .map(|m| c.skeleton.joints[m].name.clone());
-    if let Some(m) = &mirror {
-        fem = edit(&fem, m);
-    }
-    ctx.history.apply(
-        ctx.character,
-        Command::SetFlesh {
-            flesh: Flesh::Fem(fem.clone()),
-        },
-    )?;
-    Ok((name, mirror, fem))
-}
-
-/// The part-stiffness row: the current part's flesh a step stiffer (`up`)
-/// or floppier.
-fn step_part_stiffness(
-    up: bool,
-    tools: &Toolbox,
-    ctx: &mut ToolContext,
-) -> Result<PanelOutcome, EditError> {
-    let factor = if up { STEP as f64 } else { 1.0 / STEP as f64 };
-    let (name, mirror, fem) = edit_part(tools, ctx, "part flesh E", |f, n| {
-        f.with_part_scale(n, f.part_scale(n) * factor)
-    })?;
-    Ok(PanelOutcome::Edited(format!(
-        "flesh of {name}{} x{:.2} as stiff",
-        mirror.map(|m| format!(" and {m}")).unwrap_or_default(),
-        fem.part_scale(&name)
-    )))
-}
-
-/// The part-friction row: the current part's own friction coefficient a
-/// step (0.1) higher (`up`) or lower, starting from the ground's (a part
-/// with the ground's μ meets the ground as one without its own).
-fn step_part_friction(
-    up: bool,
-    tools: &Toolbox,
-    ctx: &mut ToolContext,
-) -> Result<PanelOutcome, EditError> {
-    let step = if up {
-        PART_FRICTION_STEP
-    } else {
-        -PART_FRICTION_STEP
-    };
-    let (name, mirror, fem) = edit_part(tools, ctx, "part friction", |f, n| {
-        let mu = f.part_friction(n).unwrap_or(GROUND_FRICTION) + step;
-        f.with_part_friction(
-            n,
-            Some((mu / PART_FRICTION_STEP).round() * PART_FRICTION_STEP),
-        )
-    })?;
-    let mu = fem.part_friction(&name).unwrap_or(GROUND_FRICTION);
-    Ok(PanelOutcome::Edited(format!(
-        "friction of {name}{} {mu:.1} (on the ground {:.2})",
-        mirror.map(|m| format!(" and {m}")).unwrap_or_default(),
-        mix_friction(GROUND_FRICTION, Some(mu))
-    )))
-}
-
 /// Steps the solver's integrator to the next (`up`) or previous kind in
 /// `IntegratorKind::ALL`, wrapping around.
 fn step_integrator(up: bool, settings: &mut SolverSettings) -> PanelOutcome {
@@ -851,6 +641,9 @@ fn param_label(p: Param) -> &'static str {
         Param::Lock => "lock part",
         Param::PartStiffness => "part flesh E",
         Param::PartFriction => "part friction",
+        Param::BlendTarget => "blend target",
+        Param::BlendWeight => "blend weight",
+        Param::BlendMode => "blend",
         Param::Symmetry => "symmetry",
     }
 }

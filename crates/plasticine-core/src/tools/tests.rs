@@ -652,6 +652,7 @@ fn invalid_commands_are_refused_with_messages_and_change_nothing() {
                 posture: Posture {
                     root_translation: Vec3::ZERO,
                     angles: vec![Vec3::ZERO; 3],
+                    blend: Vec::new(),
                 },
             },
             "has 3 entries but the skeleton has 4 joints",

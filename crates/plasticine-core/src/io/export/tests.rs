@@ -139,6 +139,7 @@ fn joint_local_transforms_compose_to_forward_kinematics() {
             Vec3::new(1.0, 0.0, 0.0),
             Vec3::new(0.0, -0.2, 0.0),
         ],
+        blend: Vec::new(),
     };
     let local = local_transforms(&skeleton, &posture);
     let fk = forward_kinematics(&skeleton, &posture);

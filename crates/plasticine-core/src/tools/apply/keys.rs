@@ -42,8 +42,7 @@ pub(super) fn set_key(
     [tension, continuity, bias]: [f32; 3],
 ) -> Result<Inverse, EditError> {
     check_key_time(cmd, "time", time)?;
-    posture
-        .validate(c.skeleton.joints.len())
+    c.check_posture(posture)
         .map_err(|e| invalid(cmd, &format!("posture.{}", e.field), e.message))?;
     check_tcb(
         cmd,

@@ -49,6 +49,9 @@ fn param_help(p: Param) -> &'static str {
         Param::PartFriction => {
             "part friction: how the current part's flesh grips the ground and the hand"
         }
+        Param::BlendTarget => "blend target: which blendshape of the mesh the weight row sets",
+        Param::BlendWeight => "blend weight: how much of the target the mesh takes now; K keys it",
+        Param::BlendMode => "blend: physical keeps lengths through a blend; linear shrinks bends",
         Param::Integrator => "integrator: the solver; adaptive Verlet is the default",
         Param::Tolerance => "tolerance: smaller is more accurate and slower",
         Param::TimeRatio => "sim/real: simulated seconds per real second (slow motion below 1)",

@@ -1,4 +1,5 @@
 use super::*;
+use crate::character::FemFlesh;
 use crate::samples;
 use crate::tools::History;
 use glam::Quat;
@@ -571,4 +572,114 @@ fn the_view_rows_toggle_the_layers_and_edit_nothing() {
     assert!(line(&r, ViewRow::Muscles).ends_with("translucent"));
     assert_eq!(r.c, before);
     assert_eq!(r.h.undo_depth(), 0);
+}
+
+/// The penguin with FEM flesh around a small embedded mesh with two
+/// blendshape targets.
+fn blending_penguin() -> Character {
+    use crate::character::{BlendTarget, Blendshapes, EmbeddedMesh};
+    let mut c = penguin();
+    let base = vec![
+        Vec3::new(0.0, 0.3, 0.0),
+        Vec3::new(0.1, 0.3, 0.0),
+        Vec3::new(0.0, 0.4, 0.0),
+        Vec3::new(0.0, 0.3, 0.1),
+    ];
+    let target = |name: &str, dy: f32| BlendTarget {
+        name: name.into(),
+        positions: base.iter().map(|p| *p + Vec3::Y * dy).collect(),
+    };
+    c.flesh = Flesh::Fem(FemFlesh {
+        embedded_mesh: Some(EmbeddedMesh {
+            source: "tetra.obj".into(),
+            positions: base.clone(),
+            triangles: vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]],
+        }),
+        blendshapes: Some(Box::new(Blendshapes {
+            targets: vec![target("up", 0.01), target("down", -0.01)],
+            boundary: Default::default(),
+            interior: true,
+            constants: Default::default(),
+            linear: false,
+        })),
+        ..FemFlesh::default()
+    });
+    c.validate().unwrap();
+    c
+}
+
+#[test]
+fn blend_rows_choose_a_target_step_its_weight_and_switch_the_blend_undoably() {
+    let mut r = Rig::new();
+    // Without blendshapes the rows say so and refuse.
+    let e = r
+        .press(Row::Param(Param::BlendWeight), Side::Right)
+        .unwrap_err();
+    assert!(e.to_string().contains("no blendshapes"), "{e}");
+    r.c = blending_penguin();
+    r.h = History::new(&r.c);
+    let line = |r: &Rig, p: Param, blend: Vec<f32>| {
+        let status = TimelineStatus {
+            blend,
+            ..TimelineStatus::default()
+        };
+        r.panel.lines(&r.tools, &r.c, &r.settings, &status)[row_of(Row::Param(p))].clone()
+    };
+    assert!(line(&r, Param::BlendTarget, vec![]).ends_with("up (1/2)"));
+    assert!(line(&r, Param::BlendMode, vec![]).ends_with("physical"));
+    // Three presses up on 'up': 0.3, each its own undo step.
+    for _ in 0..3 {
+        let out = r
+            .press(Row::Param(Param::BlendWeight), Side::Right)
+            .unwrap();
+        assert!(matches!(out, PanelOutcome::Edited(_)), "{out:?}");
+    }
+    assert_eq!(r.h.posture().blend, vec![0.3, 0.0]);
+    assert!(line(&r, Param::BlendWeight, r.h.posture().blend.clone()).ends_with("up 0.30"));
+    // The next target takes 0.9: 'up' gives way so the sum stays 1.
+    r.press(Row::Param(Param::BlendTarget), Side::Right)
+        .unwrap();
+    assert!(line(&r, Param::BlendTarget, vec![]).ends_with("down (2/2)"));
+    for _ in 0..9 {
+        r.press(Row::Param(Param::BlendWeight), Side::Right)
+            .unwrap();
+    }
+    let w = r.h.posture().blend.clone();
+    assert!((w[1] - 0.9).abs() < 1e-6, "{w:?}");
+    assert!((w[0] + w[1] - 1.0).abs() < 1e-6, "{w:?}");
+    // Past 1 (or below 0) a press changes nothing and adds no undo step.
+    let r2 = r.h.undo_depth();
+    for _ in 0..3 {
+        r.press(Row::Param(Param::BlendWeight), Side::Left).unwrap();
+    }
+    let down = r.press(Row::Param(Param::BlendWeight), Side::Left);
+    for _ in 0..9 {
+        r.press(Row::Param(Param::BlendWeight), Side::Left).unwrap();
+    }
+    assert_eq!(
+        down.unwrap(),
+        PanelOutcome::Edited("blend 'down' at 0.50 (K keys it)".into())
+    );
+    assert_eq!(r.h.posture().blend[1], 0.0);
+    assert_eq!(
+        r.press(Row::Param(Param::BlendWeight), Side::Left).unwrap(),
+        PanelOutcome::Nothing
+    );
+    assert_eq!(
+        r.h.undo_depth(),
+        r2 + 9,
+        "one step per press that changed it"
+    );
+    for _ in 0..9 {
+        r.h.undo(&mut r.c).unwrap();
+    }
+    // Undo takes one press back.
+    r.h.undo(&mut r.c).unwrap();
+    assert!((r.h.posture().blend[1] - 0.8).abs() < 1e-6);
+    // The blend switch is a character edit, undone in one step.
+    r.press(Row::Param(Param::BlendMode), Side::Right).unwrap();
+    assert!(r.c.blendshapes().unwrap().linear);
+    assert!(line(&r, Param::BlendMode, vec![]).ends_with("linear"));
+    r.h.undo(&mut r.c).unwrap();
+    assert!(!r.c.blendshapes().unwrap().linear);
 }

@@ -101,6 +101,9 @@ pub struct TimelineStatus {
     pub performing: bool,
     /// Seconds between performed keys.
     pub perform_every: f64,
+    /// The blendshape weights of the posture shown (the working one while
+    /// editing, the animation's while playing).
+    pub blend: Vec<f32>,
 }
 
 /// Seconds a move-key press moves the selected key.

@@ -1,0 +1,226 @@
+//! The flesh rows of the panel: the flesh backend, each part's stiffness
+//! and friction, and the embedded mesh's blendshapes (target, weight,
+//! physical or linear). Each press is one undo step.
+
+use super::rows::{BLEND_WEIGHT_STEP, PART_FRICTION_STEP, PanelOutcome, STEP};
+use crate::character::{Character, FemFlesh, Flesh, FleshDetail, ModalFlesh};
+use crate::contact::{GROUND_FRICTION, mix_friction};
+use crate::tools::command::{Command, EditError};
+use crate::tools::tool::{ToolContext, Toolbox};
+
+/// Steps the flesh backend: up goes kinematic → FEM → FEM with adaptive
+/// detail (§4.7) → modal (DyRT) → kinematic, down back; FEM keeps its
+/// settings, and modal flesh starts with a part per joint carrying muscles.
+pub(super) fn step_flesh(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError> {
+    let c = &*ctx.character;
+    let state = match &c.flesh {
+        Flesh::Kinematic => 0,
+        Flesh::Fem(f) if f.detail.is_none() => 1,
+        Flesh::Fem(_) => 2,
+        Flesh::Modal(_) => 3,
+    };
+    let fem = c.flesh.fem().cloned().unwrap_or_default();
+    let flesh = match (state + if up { 1 } else { 3 }) % 4 {
+        0 => Flesh::Kinematic,
+        1 => Flesh::Fem(FemFlesh {
+            detail: None,
+            ..fem
+        }),
+        2 => Flesh::Fem(FemFlesh {
+            detail: Some(FleshDetail::default()),
+            ..fem
+        }),
+        _ => Flesh::Modal(ModalFlesh::for_character(c)),
+    };
+    let name = match &flesh {
+        Flesh::Fem(f) if f.detail.is_some() => "FEM (adaptive detail)",
+        Flesh::Fem(_) => "FEM",
+        Flesh::Modal(_) => "modal",
+        Flesh::Kinematic => "kinematic",
+    };
+    ctx.history
+        .apply(ctx.character, Command::SetFlesh { flesh })?;
+    Ok(PanelOutcome::Edited(format!("{name} flesh")))
+}
+
+/// Changes the FEM flesh of the current joint's part, and of its mirror
+/// image under symmetry, with `edit` (the flesh and a joint's name), one
+/// undo step; `field` names the row in refusals. Returns the part's and the
+/// mirror's names and the flesh as it now is.
+fn edit_part(
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+    field: &str,
+    edit: impl Fn(&FemFlesh, &str) -> FemFlesh,
+) -> Result<(String, Option<String>, FemFlesh), EditError> {
+    let invalid = |message: String| EditError::Invalid {
+        command: "parameters panel",
+        field: field.into(),
+        message,
+    };
+    let c = &*ctx.character;
+    let fem = c.flesh.fem().ok_or_else(|| {
+        invalid("the flesh is kinematic: switch it to FEM (the flesh row)".into())
+    })?;
+    let joint = tools.state.current_joint;
+    let name = c
+        .skeleton
+        .joints
+        .get(joint)
+        .ok_or_else(|| invalid("pick a joint first".into()))?
+        .name
+        .clone();
+    let mut fem = edit(fem, &name);
+    let mirror = ctx
+        .symmetry
+        .and_then(|s| s.mirror_joint(c, &c.skeleton.rest_posture(), joint))
+        .filter(|&m| m != joint)
+        .map(|m| c.skeleton.joints[m].name.clone());
+    if let Some(m) = &mirror {
+        fem = edit(&fem, m);
+    }
+    ctx.history.apply(
+        ctx.character,
+        Command::SetFlesh {
+            flesh: Flesh::Fem(fem.clone()),
+        },
+    )?;
+    Ok((name, mirror, fem))
+}
+
+/// The names of `c`'s blendshape targets, or the refusal naming `field`.
+pub(super) fn blend_targets(c: &Character, field: &str) -> Result<Vec<String>, EditError> {
+    match c.blendshapes() {
+        Some(b) if !b.targets.is_empty() => Ok(b.targets.iter().map(|t| t.name.clone()).collect()),
+        _ => Err(EditError::Invalid {
+            command: "parameters panel",
+            field: field.into(),
+            message: "the character has no blendshapes: attach a rig to its embedded mesh \
+                      (`plasticine blendshape attach`)"
+                .into(),
+        }),
+    }
+}
+
+/// The blend-weight row: target `target`'s weight in the working posture a
+/// step (0.1) up or down, as one undo step (a `SetPosture`; K then keys
+/// it). The other weights give way when the sum would pass 1.
+pub(super) fn step_blend_weight(
+    target: usize,
+    up: bool,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let names = blend_targets(ctx.character, "blend weight")?;
+    let k = target.min(names.len() - 1);
+    let mut posture = ctx.history.posture().clone();
+    let w = &mut posture.blend;
+    w.resize(names.len(), 0.0);
+    let step = if up {
+        BLEND_WEIGHT_STEP
+    } else {
+        -BLEND_WEIGHT_STEP
+    };
+    // Rounded to the step, so presses land on 0.1, 0.2, … exactly.
+    let new = ((w[k] + step) / BLEND_WEIGHT_STEP).round() * BLEND_WEIGHT_STEP;
+    w[k] = new.clamp(0.0, 1.0);
+    let others: f32 = w
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != k)
+        .map(|(_, x)| x)
+        .sum();
+    if w[k] + others > 1.0 && others > 0.0 {
+        let scale = (1.0 - w[k]) / others;
+        for (i, x) in w.iter_mut().enumerate() {
+            if i != k {
+                *x *= scale;
+            }
+        }
+    }
+    let value = w[k];
+    if posture == *ctx.history.posture() {
+        // At 0 or 1 already: no empty undo step.
+        return Ok(PanelOutcome::Nothing);
+    }
+    ctx.history
+        .apply(ctx.character, Command::SetPosture { posture })?;
+    Ok(PanelOutcome::Edited(format!(
+        "blend '{}' at {value:.2} (K keys it)",
+        names[k]
+    )))
+}
+
+/// The blend row: the embedded mesh's blendshapes solved physically or
+/// linearly (what other tools do), one undo step.
+pub(super) fn toggle_blend_mode(ctx: &mut ToolContext) -> Result<PanelOutcome, EditError> {
+    blend_targets(ctx.character, "blend")?;
+    let mut fem = ctx
+        .character
+        .flesh
+        .fem()
+        .cloned()
+        .expect("blendshapes are on FEM flesh");
+    let shapes = fem.blendshapes.as_mut().expect("checked above");
+    shapes.linear = !shapes.linear;
+    let linear = shapes.linear;
+    ctx.history.apply(
+        ctx.character,
+        Command::SetFlesh {
+            flesh: Flesh::Fem(fem),
+        },
+    )?;
+    Ok(PanelOutcome::Edited(
+        if linear {
+            "blendshapes blended linearly (as other tools do)"
+        } else {
+            "blendshapes solved physically (springs at equilibrium)"
+        }
+        .into(),
+    ))
+}
+
+/// The part-stiffness row: the current part's flesh a step stiffer (`up`)
+/// or floppier.
+pub(super) fn step_part_stiffness(
+    up: bool,
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let factor = if up { STEP as f64 } else { 1.0 / STEP as f64 };
+    let (name, mirror, fem) = edit_part(tools, ctx, "part flesh E", |f, n| {
+        f.with_part_scale(n, f.part_scale(n) * factor)
+    })?;
+    Ok(PanelOutcome::Edited(format!(
+        "flesh of {name}{} x{:.2} as stiff",
+        mirror.map(|m| format!(" and {m}")).unwrap_or_default(),
+        fem.part_scale(&name)
+    )))
+}
+
+/// The part-friction row: the current part's own friction coefficient a
+/// step (0.1) higher (`up`) or lower, starting from the ground's (a part
+/// with the ground's μ meets the ground as one without its own).
+pub(super) fn step_part_friction(
+    up: bool,
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let step = if up {
+        PART_FRICTION_STEP
+    } else {
+        -PART_FRICTION_STEP
+    };
+    let (name, mirror, fem) = edit_part(tools, ctx, "part friction", |f, n| {
+        let mu = f.part_friction(n).unwrap_or(GROUND_FRICTION) + step;
+        f.with_part_friction(
+            n,
+            Some((mu / PART_FRICTION_STEP).round() * PART_FRICTION_STEP),
+        )
+    })?;
+    let mu = fem.part_friction(&name).unwrap_or(GROUND_FRICTION);
+    Ok(PanelOutcome::Edited(format!(
+        "friction of {name}{} {mu:.1} (on the ground {:.2})",
+        mirror.map(|m| format!(" and {m}")).unwrap_or_default(),
+        mix_friction(GROUND_FRICTION, Some(mu))
+    )))
+}
