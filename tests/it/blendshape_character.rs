@@ -149,9 +149,23 @@ fn keyed_weights_play_back_between_their_keys() {
     let mut last = 0.0;
     for t in [0.25, 0.5, 0.75, 1.0] {
         sim.advance_to(t, None).unwrap();
-        let mesh = sim.flesh_pose().unwrap().mesh.unwrap();
+        let pose = sim.flesh_pose().unwrap();
+        // The status line's weights are those drawn.
+        let (names, weights): (Vec<String>, Vec<f32>) =
+            pose.blend_weights.0.iter().cloned().unzip();
+        assert_eq!(names, ["flexed"]);
+        assert!(pose.blend_weights.1.is_none());
+        let mesh = pose.mesh.unwrap();
         let bulge = (mesh[peak] - still[peak]).length() / LIMB_BULGE;
-        eprintln!("t = {t}: the biceps at {bulge:.3} of its bulge");
+        eprintln!(
+            "t = {t}: weight {:.3}, the biceps at {bulge:.3} of its bulge",
+            weights[0]
+        );
+        assert!(
+            (bulge - weights[0]).abs() < 0.05,
+            "{bulge} at weight {}",
+            weights[0]
+        );
         assert!(bulge >= last - 0.01, "the flex grows: {bulge} after {last}");
         last = bulge;
     }

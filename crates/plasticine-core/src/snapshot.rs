@@ -37,6 +37,10 @@ pub struct FleshPose {
     /// without targets), and whether they were clamped to convex ones, for
     /// the status line.
     pub morph_weights: (Vec<(String, f32)>, bool),
+    /// The embedded mesh's blendshape weights drawn (name, weight; empty
+    /// without blendshapes), and why the last solve failed if it did, for
+    /// the status line.
+    pub blend_weights: (Vec<(String, f32)>, Option<String>),
     /// The skeleton responds (falls, is pushed): the snapshot's root is
     /// the simulation's, and the skeleton is drawn there.
     pub root_responds: bool,

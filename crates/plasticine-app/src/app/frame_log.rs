@@ -338,6 +338,23 @@ pub(super) fn flesh_morph_line(flesh: &crate::fem::FleshPose) -> Option<String> 
     })
 }
 
+/// The status line of the embedded mesh's blendshapes at the drawn pose
+/// ("blend: smile 0.62, frown 0.00"), with the last solve's failure if it
+/// failed (the blend before it is drawn); None without blendshapes.
+pub(super) fn flesh_blend_line(flesh: &crate::fem::FleshPose) -> Option<String> {
+    let (weights, failure) = &flesh.blend_weights;
+    (!weights.is_empty()).then(|| {
+        let named: Vec<String> = weights
+            .iter()
+            .map(|(name, w)| format!("{name} {w:.2}"))
+            .collect();
+        match failure {
+            Some(why) => format!("blend: {} (kept the last blend: {why})", named.join(", ")),
+            None => format!("blend: {}", named.join(", ")),
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,6 +371,7 @@ mod tests {
             grabs: Vec::new(),
             detail: Vec::new(),
             morph_weights: Default::default(),
+            blend_weights: Default::default(),
             root_responds: false,
         };
         assert_eq!(flesh_morph_line(&pose), None);
@@ -364,6 +382,18 @@ mod tests {
         assert_eq!(
             flesh_morph_line(&pose).as_deref(),
             Some("morph: tucked 0.62, rest 0.38")
+        );
+        assert_eq!(flesh_blend_line(&pose), None);
+        pose.blend_weights = (vec![("smile".into(), 0.625), ("frown".into(), 0.0)], None);
+        assert_eq!(
+            flesh_blend_line(&pose).as_deref(),
+            Some("blend: smile 0.62, frown 0.00")
+        );
+        pose.blend_weights.1 = Some("did not converge".into());
+        assert!(
+            flesh_blend_line(&pose)
+                .unwrap()
+                .ends_with("(kept the last blend: did not converge)")
         );
         pose.morph_weights.1 = true;
         assert!(

@@ -52,7 +52,7 @@
 //! new snapshot of the same revision has arrived.
 
 pub use super::frame_log::FrameTimings;
-use super::frame_log::{FrameLog, flesh_detail_line, flesh_morph_line};
+use super::frame_log::{FrameLog, flesh_blend_line, flesh_detail_line, flesh_morph_line};
 use super::panel_driver::{PanelAnchor, PanelDriver};
 use super::playback::{Playback, PlaybackCtl, PlaybackEnv, PlaybackView};
 use super::render_failure::{FrameError, RenderFailure};
@@ -309,6 +309,7 @@ impl FrameLoop {
         if let Some(flesh) = self.sim.latest().flesh.as_deref() {
             overlay.extend(flesh_detail_line(flesh));
             overlay.extend(flesh_morph_line(flesh));
+            overlay.extend(flesh_blend_line(flesh));
         }
         // The render target, which may wait for the display: before the
         // late tracking sample, so that wait is not head-to-render latency.

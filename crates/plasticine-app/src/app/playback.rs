@@ -303,6 +303,7 @@ pub fn baked_flesh_pose(
         grabs: Vec::new(),
         detail: Vec::new(),
         morph_weights: Default::default(),
+        blend_weights: Default::default(),
         root_responds: false,
     })
 }

@@ -524,6 +524,8 @@ impl FleshSim {
                 .collect(),
             detail: self.body.detail_per_level(),
             root_responds: self.core.is_some(),
+            // Set by the simulation, which runs the blendshapes.
+            blend_weights: Default::default(),
             morph_weights: match &self.morph {
                 Some(model) => {
                     let (beta, clamped, _) = model.weights(&character.skeleton, posture);

@@ -500,6 +500,7 @@ impl ModalSim {
             grabs: Vec::new(),
             detail: Vec::new(),
             morph_weights: Default::default(),
+            blend_weights: Default::default(),
             root_responds: false,
         }
     }

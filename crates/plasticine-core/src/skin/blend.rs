@@ -111,6 +111,12 @@ impl BlendRun {
         self.failure.as_deref()
     }
 
+    /// The weights of the blend drawn, one per target.
+    pub fn weights(&self) -> Vec<f32> {
+        let n = self.rig.targets.len();
+        self.weights.clone().unwrap_or_else(|| vec![0.0; n])
+    }
+
     /// The targets' names, in weight order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.rig.targets.iter().map(|t| t.name.as_str())

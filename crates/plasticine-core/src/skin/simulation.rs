@@ -540,6 +540,14 @@ impl Simulation {
         {
             let mut blend = blend.lock().unwrap_or_else(|e| e.into_inner());
             fem.reshape_mesh(mesh, t, blend.offsets(&posture.blend));
+            pose.blend_weights = (
+                blend
+                    .names()
+                    .map(String::from)
+                    .zip(blend.weights())
+                    .collect(),
+                blend.failure().map(String::from),
+            );
         }
         Some(pose)
     }
