@@ -356,3 +356,63 @@ fn bad_blendshape_input_is_refused_and_nothing_is_written() {
     assert!(e.contains("has no blendshapes"), "{e}");
     assert!(!dir.path().join("out.ron").exists());
 }
+
+#[test]
+fn the_hand_dents_the_blend_and_it_recovers_when_let_go() {
+    use glam::DVec3;
+    use plasticine::contact::Capsule;
+    let c = flexing_limb(false);
+    // The arm turned up (shoulder 90° about z): the hand's ball is taken
+    // back through the flesh into the blend's rest frame.
+    let mut posture = c.skeleton.rest_posture();
+    posture.angles[0] = Vec3::new(0.0, 0.0, std::f32::consts::FRAC_PI_2);
+    posture.blend = vec![0.5];
+    let mut sim =
+        Simulation::new(c, SkeletonDriver::Still(posture), SolverSettings::default()).unwrap();
+    let before = sim.flesh_pose().unwrap().mesh.unwrap();
+    // A 3 cm ball 1.5 cm into the upper arm's side (the arm's axis is now
+    // x = 0 from y = 1 up; its radius 6 cm).
+    let (centre, radius) = (DVec3::new(0.075, 1.15, 0.0), 0.03);
+    let depth = |mesh: &[Vec3]| {
+        mesh.iter()
+            .map(|p| radius - p.as_dvec3().distance(centre))
+            .fold(f64::MIN, f64::max)
+    };
+    let inside = depth(&before);
+    assert!(inside > 0.01, "the ball reaches into the arm: {inside}");
+    sim.set_pushers(vec![Capsule::hand(
+        centre,
+        centre,
+        radius,
+        DVec3::ZERO,
+        0.0,
+    )])
+    .unwrap();
+    let pose = sim.flesh_pose().unwrap();
+    assert!(pose.blend_weights.1.is_none(), "{:?}", pose.blend_weights.1);
+    let dented = pose.mesh.unwrap();
+    let left = depth(&dented);
+    let far = dented
+        .iter()
+        .zip(&before)
+        .filter(|(p, _)| p.as_dvec3().distance(centre) > 0.15)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0, f32::max);
+    eprintln!(
+        "dent: {inside:.4} m inside before, {left:.5} m after; 15 cm away the mesh moved {far:.2e} m"
+    );
+    assert!(left < 1e-3, "the surface is held on the ball: {left}");
+    // The springs spread a push (the interior keeps the volume), but the
+    // dent is where the hand is.
+    assert!(f64::from(far) < 0.4 * inside, "the dent stays local: {far}");
+    // Let go: the blend recovers.
+    sim.set_pushers(Vec::new()).unwrap();
+    let after = sim.flesh_pose().unwrap().mesh.unwrap();
+    let back = after
+        .iter()
+        .zip(&before)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0, f32::max);
+    eprintln!("let go: within {back:.2e} m of the undented blend");
+    assert!(back < 1e-4, "{back}");
+}

@@ -562,6 +562,13 @@ impl FleshSim {
         }
     }
 
+    /// The flesh's deformation gradient F at embedded-mesh vertex `vertex`
+    /// at time t (None for a vertex outside the lattice, or no mesh).
+    pub fn mesh_gradient(&self, vertex: usize, t: f64) -> Option<DMat3> {
+        let e = self.mesh.as_ref()?.get(vertex)?.as_ref()?;
+        Some(deformation_at(self.body.lattice(), e, &self.q_at(t)).1)
+    }
+
     /// Grabs the flesh at world point `at` of the current (newest) pose,
     /// held at `at` until moved; None when the point is outside the flesh.
     pub fn grab(&mut self, at: Vec3) -> Option<u64> {

@@ -3,9 +3,10 @@
 //! as a change of the mesh's rest shape that the flesh then carries
 //! ([`FleshSim::reshape_mesh`](crate::fem::FleshSim::reshape_mesh)).
 
-use crate::blendshape::{BlendError, BlendModel, BlendRig};
+use crate::blendshape::{BlendError, BlendModel, BlendRig, Obstacle};
 use crate::character::Character;
-use glam::DVec3;
+use crate::contact::Capsule;
+use glam::{DMat3, DVec3, Vec3};
 
 /// Weights closer than this to those last solved reuse that blend.
 const SAME_WEIGHTS: f32 = 1e-6;
@@ -23,6 +24,9 @@ pub struct BlendRun {
     offsets: Vec<DVec3>,
     /// Why the last solve failed (its last good blend is kept), if it did.
     failure: Option<String>,
+    /// The last solve was pushed by obstacles: the next one without them
+    /// lets the blend recover.
+    pushed: bool,
 }
 
 impl BlendRun {
@@ -44,6 +48,7 @@ impl BlendRun {
             linear: shapes.linear,
             weights: None,
             failure: None,
+            pushed: false,
         }))
     }
 
@@ -66,6 +71,14 @@ impl BlendRun {
     /// solved when they changed. A failed solve keeps the last good blend
     /// and says why in [`failure`](Self::failure).
     pub fn offsets(&mut self, weights: &[f32]) -> &[DVec3] {
+        self.offsets_pushed(weights, &[])
+    }
+
+    /// [`offsets`](Self::offsets) with `obstacles` (in the blend's rest
+    /// frame, see [`rest_obstacles`](Self::rest_obstacles)) pushing the
+    /// surface (Ma et al. §4): solved every call while they push, and once
+    /// more after, so the blend recovers. The linear blend is not pushed.
+    pub fn offsets_pushed(&mut self, weights: &[f32], obstacles: &[Obstacle]) -> &[DVec3] {
         let n = self.rig.targets.len();
         let mut w: Vec<f32> = (0..n)
             .map(|k| weights.get(k).copied().unwrap_or(0.0))
@@ -76,14 +89,59 @@ impl BlendRun {
                 .zip(&w)
                 .all(|(a, b)| (a - b).abs() <= SAME_WEIGHTS)
         });
-        if !same {
-            self.solve(&w);
+        let push = !obstacles.is_empty() && !self.linear;
+        if !same || push || self.pushed {
+            self.solve(&w, if push { obstacles } else { &[] });
             self.weights = Some(w);
+            self.pushed = push;
         }
         &self.offsets
     }
 
-    fn solve(&mut self, w: &[f32]) {
+    /// The hand's capsules at time t in the blend's rest frame, for
+    /// [`offsets_pushed`](Self::offsets_pushed): each end is taken back
+    /// through the flesh at the nearest vertex v of `carried` (the base
+    /// mesh as the flesh carries it, before the blend), to
+    /// `base[v] + F⁻¹ (p − x[v])`, F at v from `gradient` (None: the vertex is
+    /// outside the flesh, moved as it is).
+    pub fn rest_obstacles(
+        &self,
+        pushers: &[Capsule],
+        t: f64,
+        carried: &[Vec3],
+        gradient: impl Fn(usize) -> Option<DMat3>,
+    ) -> Vec<Obstacle> {
+        let back = |p: DVec3| -> Option<DVec3> {
+            let v = (0..carried.len().min(self.rig.base.len())).min_by(|&a, &b| {
+                carried[a]
+                    .as_dvec3()
+                    .distance_squared(p)
+                    .total_cmp(&carried[b].as_dvec3().distance_squared(p))
+            })?;
+            let f = gradient(v).unwrap_or(DMat3::IDENTITY);
+            let rest = self.rig.base[v].as_dvec3();
+            let d = p - carried[v].as_dvec3();
+            let local = if f.determinant().abs() > 1e-9 {
+                f.inverse() * d
+            } else {
+                d
+            };
+            Some(rest + local)
+        };
+        pushers
+            .iter()
+            .filter_map(|c| {
+                let c = c.at(t);
+                Some(Obstacle::Capsule {
+                    a: back(c.a)?,
+                    b: back(c.b)?,
+                    radius: c.radius,
+                })
+            })
+            .collect()
+    }
+
+    fn solve(&mut self, w: &[f32], obstacles: &[Obstacle]) {
         let rest: f64 = 1.0 - w.iter().map(|&x| f64::from(x)).sum::<f64>();
         let full: Vec<f64> = std::iter::once(rest.max(0.0))
             .chain(w.iter().map(|&x| f64::from(x)))
@@ -92,7 +150,7 @@ impl BlendRun {
             Ok(self.model.linear(&full))
         } else {
             self.model
-                .solve(&full, &self.rig)
+                .solve_with(&full, &self.rig, obstacles)
                 .map(|blend| blend.positions)
         };
         match positions {

@@ -539,7 +539,10 @@ impl Simulation {
         if let (Some(blend), Some(fem), Some(mesh)) = (&self.blend, flesh.fem(), pose.mesh.as_mut())
         {
             let mut blend = blend.lock().unwrap_or_else(|e| e.into_inner());
-            fem.reshape_mesh(mesh, t, blend.offsets(&posture.blend));
+            // The hand dents the blend (and it recovers once let go).
+            let obstacles =
+                blend.rest_obstacles(&self.pushers, t, mesh, |v| fem.mesh_gradient(v, t));
+            fem.reshape_mesh(mesh, t, blend.offsets_pushed(&posture.blend, &obstacles));
             pose.blend_weights = (
                 blend
                     .names()

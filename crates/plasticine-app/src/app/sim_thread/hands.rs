@@ -105,6 +105,13 @@ impl Hands {
         }
         let kinematic = sim.flesh().and_then(|f| f.core()).is_none();
         if p.is_some() && kinematic && !std::mem::replace(&mut self.told_kinematic, true) {
+            if sim.character.blendshapes().is_some() {
+                return Some(
+                    "the push dents the blendshapes' mesh, which recovers when let go; the \
+                     skeleton does not respond (start with --drop H to let it fall and be pushed)"
+                        .into(),
+                );
+            }
             return Some(
                 "the push moves the skin only, where it is not held on the fat over a muscle: \
                  the skeleton does not respond (start on FEM flesh with --drop H to let it \
