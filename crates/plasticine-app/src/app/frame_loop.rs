@@ -72,6 +72,11 @@ use glam::{Mat4, Quat, Vec3};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How near (a fraction of the scrubber's track) a press must be to a key
+/// to take hold of it rather than move the playhead: a cell and a half of
+/// the 30 its dots are drawn in.
+const KEY_REACH: f64 = 0.05;
+
 /// Everything a renderer needs for one frame.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameInputs<'a> {
@@ -184,6 +189,10 @@ pub struct FrameLoop {
     panel: PanelDriver,
     /// What the panel's lines were built from (rebuilt when it changes).
     panel_key: Option<String>,
+    /// A press was held on the scrubber before this frame, and this frame's
+    /// scrubber press is a new one (it may take hold of a key).
+    scrub_held: bool,
+    scrub_fresh: bool,
     /// The timeline and its playback modes (`crates/plasticine-app/src/app/playback.rs`).
     playback: Playback,
     /// The right hand's grip on the FEM flesh.
@@ -218,6 +227,8 @@ impl FrameLoop {
             settings,
             panel: PanelDriver::default(),
             panel_key: None,
+            scrub_held: false,
+            scrub_fresh: false,
             playback: Playback::default(),
             grabber: Default::default(),
             pusher: Default::default(),
@@ -651,11 +662,21 @@ impl FrameLoop {
     /// the panel's through [`take_panel_messages`](Self::take_panel_messages).
     fn timeline_action(&mut self, action: TimelineAction) {
         let status = self.timeline_status();
+        let fresh = self.scrub_fresh;
         let mut p = self.playback_mut();
         match action {
             TimelineAction::Seek(f) => {
                 let (a, b) = status.range;
-                p.seek(a + (b - a) * f as f64);
+                // The row's fraction to the drawn track's, so the playhead
+                // lands under the wand and a press on a dot finds its key.
+                let t = a + (b - a) * f64::from(super::panel_ui::track_fraction(f));
+                // A press on a key's dot takes hold of it; the held key
+                // follows the wand, else the playhead does.
+                if p.holding_key() {
+                    p.drag_key_to(t);
+                } else if !(fresh && p.grab_key(t, KEY_REACH * (b - a))) {
+                    p.seek(t);
+                }
             }
             TimelineAction::Stop => {
                 p.stop();
@@ -774,8 +795,14 @@ impl FrameLoop {
             }
         }
         let (press, input) = self.panel.before_tools(sample, input, self.toolbox.busy());
+        self.scrub_fresh = !self.scrub_held;
+        self.scrub_held = self.panel.scrubbing();
         if let Some(hit) = press {
             self.press_panel_row(hit.row, hit.side, hit.fraction);
+        }
+        if !self.scrub_held {
+            // The trigger let go of a held key: its drag is one undo step.
+            self.playback_mut().release_key();
         }
         input
     }

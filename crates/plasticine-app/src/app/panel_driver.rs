@@ -249,6 +249,12 @@ impl PanelDriver {
         (press, input)
     }
 
+    /// Whether a press is held on the scrubber (the playhead, or a key,
+    /// follows the wand).
+    pub fn scrubbing(&self) -> bool {
+        self.dragging.is_some()
+    }
+
     /// The panel to draw, world space (`vehicle` = `world_from_tracker`),
     /// for the tracking sample the frame is drawn with; `highlight` is the
     /// current tool's row. The status lines and `extra` hang under the

@@ -33,6 +33,27 @@ pub fn controls_width() -> f32 {
     CONTROLS_WIDTH_CHARS as f32 * 0.8 * ROW_HEIGHT + 2.0 * PAD
 }
 
+/// Where along the scrubber's drawn track (0 its start, 1 its end) a
+/// press `fraction` of the way along its row is: the track is inset from
+/// the row by the panel's padding and half a row.
+pub fn track_fraction(fraction: f32) -> f32 {
+    let m = track_inset();
+    ((fraction - m) / (1.0 - 2.0 * m)).clamp(0.0, 1.0)
+}
+
+/// The fraction along the scrubber's row of a point `track` of the way
+/// along its drawn track (the inverse of [`track_fraction`]).
+#[cfg(test)]
+pub fn row_fraction(track: f32) -> f32 {
+    let m = track_inset();
+    m + track * (1.0 - 2.0 * m)
+}
+
+/// The track's inset at each end, as a fraction of the row's width.
+fn track_inset() -> f32 {
+    (PAD + 0.5 * ROW_HEIGHT) / controls_width()
+}
+
 /// Where column `c` starts (m from the panel's left edge).
 pub fn column_left(c: usize) -> f32 {
     c as f32 * (controls_width() + COLUMN_GAP)

@@ -356,6 +356,9 @@ pub struct Playback {
     performance_base: Option<Vec<KeyPosture>>,
     /// The reaction being recorded while editing.
     reaction: Option<Reaction>,
+    /// A key held on the scrubber: where it was taken from and where it is
+    /// now (see `PlaybackCtl::grab_key`).
+    held_key: Option<(f32, f32)>,
     dragging: bool,
     /// Set the simulation thread up again at the next update.
     force_setup: bool,
@@ -384,6 +387,7 @@ impl Default for Playback {
             performance_open: false,
             performance_base: None,
             reaction: None,
+            held_key: None,
             dragging: false,
             force_setup: false,
             view_sequence: 0,

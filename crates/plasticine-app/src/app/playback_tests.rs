@@ -886,3 +886,88 @@ fn a_reaction_is_recorded_as_keys_in_one_undo_step() {
     fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
     assert!(fl.character().key_postures.is_empty());
 }
+
+#[test]
+fn a_key_dragged_along_the_scrubber_moves_in_one_undo_step() {
+    use super::panel_driver::PanelAnchor;
+    use crate::tools::{ControlPanel, Row, TimelineRow};
+    let mut c = shipped_penguin();
+    c.key_postures.clear();
+    let rest = c.skeleton.rest_posture();
+    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    {
+        let mut ctl = fl.playback_mut();
+        ctl.set_extent(2.0);
+        for t in [0.0, 1.0] {
+            ctl.seek(t);
+            ctl.store_key_at_current_time(rest.clone());
+        }
+    }
+    let depth = fl.history().undo_depth();
+    fl.set_panel_anchor(PanelAnchor::LeftHand);
+    let mut hands = Hands::still();
+    let mut seen = Seen::default();
+    let left = HandState::at(Vec3::new(-0.25, 0.3, 1.1));
+    hands.last.left = left;
+    frame(&mut fl, &mut hands, &mut seen);
+    let sample = TrackedPose {
+        head: (Vec3::new(0.0, 0.5, 1.5), Quat::IDENTITY),
+        input: InputFrame {
+            time: 0.0,
+            right: HandState::default(),
+            left,
+        },
+        sequence: 0,
+        sampled_at: Instant::now(),
+    };
+    let pose = fl.panel().pose(&sample).expect("the panel is shown");
+    let scrubber = ControlPanel::rows()
+        .iter()
+        .position(|&r| r == Row::Timeline(TimelineRow::Scrubber))
+        .unwrap();
+    // The wand held on the scrubber through `fractions` (pressed from the
+    // second to the last but one), a frame each.
+    let drag = |fl: &mut FrameLoop, hands: &mut Hands, seen: &mut Seen, fractions: &[f32]| {
+        let n = fractions.len();
+        for (i, &f) in fractions.iter().enumerate() {
+            let f = super::panel_ui::row_fraction(f);
+            let target = fl.panel().row_point(&sample, scrubber, f).unwrap();
+            let from = target + pose.transform_vector3(Vec3::Z).normalize() * 0.15;
+            let aim = HandState::at(from).with_orientation(Quat::from_rotation_arc(
+                Vec3::NEG_Z,
+                (target - from).normalize(),
+            ));
+            hands.frames.push_back(InputFrame {
+                time: 0.0,
+                right: aim.with_trigger(i > 0 && i + 1 < n),
+                left,
+            });
+            frame(fl, hands, seen);
+        }
+    };
+    let times = |fl: &FrameLoop| -> Vec<f32> {
+        fl.character().key_postures.iter().map(|k| k.time).collect()
+    };
+    // A press away from the keys moves the playhead, not a key.
+    drag(&mut fl, &mut hands, &mut seen, &[0.3, 0.3, 0.3]);
+    assert_eq!(times(&fl), [0.0, 1.0]);
+    let t = fl.playback().timeline.time;
+    assert!((t - 0.6).abs() < 0.05, "scrubbed to {t}");
+    // The key at 1 s (the middle of 0..2 s) taken by its dot and dragged
+    // to three quarters: 1.5 s, the playhead with it.
+    drag(
+        &mut fl,
+        &mut hands,
+        &mut seen,
+        &[0.5, 0.5, 0.6, 0.7, 0.75, 0.75],
+    );
+    let moved = times(&fl);
+    assert_eq!(moved[0], 0.0);
+    assert!((moved[1] - 1.5).abs() < 0.02, "{moved:?}");
+    assert!((fl.playback().timeline.time - f64::from(moved[1])).abs() < 1e-6);
+    assert_eq!(fl.history().undo_depth(), depth + 1, "one undo step");
+    let said = fl.take_panel_messages().join("\n");
+    assert!(said.contains("key moved from 1.00 s to 1.5"), "{said}");
+    fl.edit(|_, ctx| ctx.history.undo(ctx.character)).unwrap();
+    assert_eq!(times(&fl), [0.0, 1.0]);
+}

@@ -213,6 +213,69 @@ impl PlaybackCtl<'_> {
         Some(self.keys()[i].time)
     }
 
+    /// A press on the scrubber at time `t`: takes hold of the key within
+    /// `reach` seconds of it (the nearest) and selects it; returns whether
+    /// it did. Then [`drag_key_to`](Self::drag_key_to) moves it and
+    /// [`release_key`](Self::release_key) lets it go.
+    pub fn grab_key(&mut self, t: f64, reach: f64) -> bool {
+        let nearest = self.keys().iter().map(|k| k.time).min_by(|a, b| {
+            (f64::from(*a) - t)
+                .abs()
+                .total_cmp(&(f64::from(*b) - t).abs())
+        });
+        match nearest.filter(|k| (f64::from(*k) - t).abs() <= reach) {
+            Some(time) => {
+                self.playback.held_key = Some((time, time));
+                self.playback.timeline.selected = Some(time);
+                self.say(format!(
+                    "key at {time:.2} s held: drag it along the timeline"
+                ));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Whether a key is held on the scrubber.
+    pub fn holding_key(&self) -> bool {
+        self.playback.held_key.is_some()
+    }
+
+    /// Moves the held key to `t` (≥ 0). The moves of one drag are one undo
+    /// step; a time on another key is passed over (the key stays where it
+    /// was until the wand leaves it).
+    pub fn drag_key_to(&mut self, t: f64) {
+        let Some((from, now)) = self.playback.held_key else {
+            return;
+        };
+        let to = t.max(0.0) as f32;
+        if (to - now).abs() <= crate::tools::KEY_TIME_EPSILON {
+            return;
+        }
+        let cmd = Command::MoveKey { from: now, to };
+        let moved = if from == now {
+            self.env.history.apply(self.env.character, cmd)
+        } else {
+            self.env.history.apply_continuing(self.env.character, cmd)
+        };
+        if moved.is_ok() {
+            self.playback.held_key = Some((from, to));
+            self.playback.timeline.selected = Some(to);
+            self.playback.timeline.time = f64::from(to);
+            self.playback.driver_revision = None;
+        }
+    }
+
+    /// Lets the held key go; says where it went (None when none was held).
+    pub fn release_key(&mut self) -> Option<String> {
+        let (from, to) = self.playback.held_key.take()?;
+        Some(if from == to {
+            self.say(format!("key at {from:.2} s selected"))
+        } else {
+            self.say(format!("key moved from {from:.2} s to {to:.2} s"))
+        })
+    }
+
     /// Deletes the selected key, as one undo step.
     pub fn delete_selected_key(&mut self) -> String {
         let Some(time) = self.selected_time() else {

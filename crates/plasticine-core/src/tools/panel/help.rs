@@ -66,7 +66,9 @@ fn param_help(p: Param) -> &'static str {
 
 fn timeline_help(t: TimelineRow) -> &'static str {
     match t {
-        TimelineRow::Scrubber => "timeline: point along it to seek; hold and move to scrub",
+        TimelineRow::Scrubber => {
+            "timeline: press to seek, hold and move to scrub; press a key's dot to drag it"
+        }
         TimelineRow::Transport => "transport: stop (back to editing), or play and pause",
         TimelineRow::Mode => "mode: skeleton only, live simulation, full resolution, or baked",
         TimelineRow::Length => "length: one second shorter or longer",
