@@ -337,7 +337,7 @@ impl FrameLoop {
             .iter()
             .position(|&r| r == Row::Tool(self.toolbox.tool()));
         // The headset shows the timings under the panel (the desk, on its picture).
-        let extra = if self.panel.anchor == PanelAnchor::LeftHand {
+        let extra = if self.panel.anchor.is_headset() {
             &overlay[..]
         } else {
             &[]

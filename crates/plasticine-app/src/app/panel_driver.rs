@@ -35,7 +35,22 @@ pub enum PanelAnchor {
     /// scale it), pointed at along the ray from the head through the right
     /// hand's tip (the desk's mouse ray).
     Fixed(Mat4),
+    /// Where the right hand put it in the headset (`tracker_from_panel`),
+    /// pointed at with the wand: grabbed off the left hand with the grip,
+    /// and given back by letting go of it near the left hand.
+    Placed(Mat4),
 }
+
+impl PanelAnchor {
+    /// Whether it is the headset's panel (two columns, the wand points).
+    pub fn is_headset(&self) -> bool {
+        matches!(self, Self::LeftHand | Self::Placed(_))
+    }
+}
+
+/// How near the left hand (m) a carried panel must be let go to follow it
+/// again.
+pub const GIVE_BACK_REACH: f32 = 0.15;
 
 /// How far (m, tracker space) the pointer reaches the panel.
 pub const PANEL_REACH: f32 = 2.0;
@@ -62,6 +77,10 @@ pub struct PanelDriver {
     hover_side: Option<Side>,
     /// A press held on the scrubber: its row and the last fraction sought.
     dragging: Option<(usize, f32)>,
+    /// The panel carried by the right hand's grip: its pose in the hand's
+    /// frame.
+    carrying: Option<Mat4>,
+    was_gripped: bool,
     painter: PanelPainter,
     /// The solver's and the frames' last seconds.
     pub live: LivePlots,
@@ -103,7 +122,7 @@ impl PanelDriver {
     pub fn new(anchor: PanelAnchor) -> Self {
         Self {
             anchor,
-            show_plots: anchor == PanelAnchor::LeftHand,
+            show_plots: anchor.is_headset(),
             ..Self::default()
         }
     }
@@ -111,7 +130,7 @@ impl PanelDriver {
     /// Moves the panel to `anchor`. The live plots are shown by default in
     /// the headset, hidden at the desk (F7 shows them).
     pub fn set_anchor(&mut self, anchor: PanelAnchor) {
-        let headset = |a: PanelAnchor| a == PanelAnchor::LeftHand;
+        let headset = |a: PanelAnchor| a.is_headset();
         if headset(anchor) != headset(self.anchor) {
             self.show_plots = headset(anchor);
         }
@@ -143,7 +162,7 @@ impl PanelDriver {
                     height,
                 ))
             }
-            PanelAnchor::Fixed(m) => Some(m),
+            PanelAnchor::Fixed(m) | PanelAnchor::Placed(m) => Some(m),
         }
     }
 
@@ -151,7 +170,7 @@ impl PanelDriver {
     fn columns(&self) -> Vec<(usize, usize)> {
         let n = self.lines.len();
         match self.anchor {
-            PanelAnchor::LeftHand => {
+            PanelAnchor::LeftHand | PanelAnchor::Placed(_) => {
                 let split = ControlPanel::timeline_start().min(n);
                 vec![(0, split), (split, n - split)]
             }
@@ -216,6 +235,7 @@ impl PanelDriver {
         tool_busy: bool,
     ) -> (Option<PanelHit>, InputFrame) {
         let hit = self.hit(sample);
+        self.carry(sample, &mut input, hit.is_some());
         self.panel.hover = hit.map(|h| h.row);
         self.hover_side = hit.map(|h| h.side);
         let triggered = input.right.triggered();
@@ -247,6 +267,52 @@ impl PanelDriver {
             input.right.trigger = 0.0;
         }
         (press, input)
+    }
+
+    /// The headset panel carried by the grip: squeezed while the wand
+    /// points at the panel, the panel follows the right hand; let go, it
+    /// stays where it is, or follows the left hand again when let go near
+    /// it. The grip it takes is hidden from the tools.
+    fn carry(&mut self, sample: &TrackedPose, input: &mut InputFrame, pointed: bool) {
+        use crate::input::buttons::GRIP;
+        if !self.anchor.is_headset() {
+            self.carrying = None;
+            return;
+        }
+        let right = &input.right;
+        let gripped = right.held(GRIP);
+        let before = std::mem::replace(&mut self.was_gripped, gripped);
+        let went_down = gripped && !before;
+        let hand = Mat4::from_rotation_translation(right.orientation(), right.position());
+        match self.carrying {
+            Some(offset) if gripped => self.anchor = PanelAnchor::Placed(hand * offset),
+            Some(_) => {
+                self.carrying = None;
+                if let PanelAnchor::Placed(m) = self.anchor {
+                    let (width, height) = headset_layout();
+                    let grip_point = m.transform_point3(Vec3::new(0.5 * width, -height, 0.0));
+                    if grip_point.distance(input.left.position()) <= GIVE_BACK_REACH {
+                        self.anchor = PanelAnchor::LeftHand;
+                        self.messages.push("panel back on the left hand".into());
+                    } else {
+                        self.messages.push(
+                            "panel placed; grab it again and let go near the left hand to carry \
+                             it there"
+                                .into(),
+                        );
+                    }
+                }
+            }
+            None if went_down && pointed => {
+                if let Some(pose) = self.pose(sample) {
+                    self.carrying = Some(hand.inverse() * pose);
+                }
+            }
+            None => {}
+        }
+        if self.carrying.is_some() {
+            input.right.buttons &= !GRIP;
+        }
     }
 
     /// Whether a press is held on the scrubber (the playhead, or a key,
@@ -316,7 +382,7 @@ impl PanelDriver {
             } else {
                 &[]
             },
-            plots_apart: !matches!(self.anchor, PanelAnchor::LeftHand),
+            plots_apart: !self.anchor.is_headset(),
         };
         // At the desk the plots' column stands left of the controls, which
         // stay where the anchor puts them.
@@ -326,7 +392,7 @@ impl PanelDriver {
             Mat4::IDENTITY
         };
         let pixels_per_metre = match self.anchor {
-            PanelAnchor::LeftHand => HEADSET_PIXELS_PER_METRE,
+            PanelAnchor::LeftHand | PanelAnchor::Placed(_) => HEADSET_PIXELS_PER_METRE,
             _ => DESK_PIXELS_PER_METRE,
         };
         let quad = self.painter.paint(&picture, shift, pixels_per_metre);
@@ -481,6 +547,71 @@ mod tests {
         assert!(press.is_none());
         assert!(input.right.triggered());
         assert_eq!(d.presses, 1);
+    }
+
+    #[test]
+    fn the_grip_carries_the_panel_off_the_left_hand_and_back() {
+        use crate::input::buttons::GRIP;
+        let mut d = driver();
+        let (head, left) = (Vec3::new(0.0, 1.6, 0.0), Vec3::new(-0.2, 1.1, -0.35));
+        let s0 = sample(head, left, HandState::at(Vec3::ZERO));
+        let on_hand = d.pose(&s0).unwrap();
+        let wand = aim_at(&d, &s0, 4, Side::Right, Vec3::new(0.15, 1.2, -0.2));
+        // The grip away from the panel is the tools'.
+        let away = HandState::at(Vec3::new(1.0, 1.0, 1.0)).with_buttons(GRIP);
+        let s = sample(head, left, away);
+        let (_, input) = d.before_tools(&s, s.input, false);
+        assert!(input.right.held(GRIP));
+        assert_eq!(d.anchor, PanelAnchor::LeftHand);
+        let s = sample(head, left, HandState::at(Vec3::ZERO));
+        d.before_tools(&s, s.input, false);
+        // Squeezed while pointing at it: the panel goes with the right hand
+        // (20 cm right and 10 cm up), the tools never see that grip.
+        let s = sample(head, left, wand.with_buttons(GRIP));
+        let (_, input) = d.before_tools(&s, s.input, false);
+        assert!(!input.right.held(GRIP));
+        let moved = HandState {
+            pose: (
+                wand.position() + Vec3::new(0.2, 0.1, 0.0),
+                wand.orientation(),
+            ),
+            ..wand
+        }
+        .with_buttons(GRIP);
+        let s = sample(head, left, moved);
+        let (_, input) = d.before_tools(&s, s.input, false);
+        assert!(!input.right.held(GRIP));
+        let PanelAnchor::Placed(m) = d.anchor else {
+            panic!("carried: {:?}", d.anchor);
+        };
+        let shift = m.w_axis.truncate() - on_hand.w_axis.truncate();
+        assert!(
+            (shift - Vec3::new(0.2, 0.1, 0.0)).length() < 1e-4,
+            "{shift}"
+        );
+        // Let go there: it stays, and the left hand moving does not take it.
+        let s = sample(head, left, moved.with_buttons(0));
+        d.before_tools(&s, s.input, false);
+        let s = sample(head, left + Vec3::X, HandState::at(Vec3::ZERO));
+        d.before_tools(&s, s.input, false);
+        assert_eq!(d.pose(&s), Some(m), "placed");
+        assert!(d.messages.last().unwrap().starts_with("panel placed"));
+        // The wand still presses its rows where it stands now.
+        let wand = aim_at(&d, &s, 4, Side::Right, Vec3::new(0.35, 1.3, -0.2));
+        let s = sample(head, left, wand.with_trigger(true));
+        let (press, _) = d.before_tools(&s, s.input, false);
+        assert_eq!(press.map(|h| h.row), Some(4));
+        let s = sample(head, left, wand);
+        d.before_tools(&s, s.input, false);
+        // Grabbed again and let go near the left hand: back on it.
+        let s = sample(head, left, wand.with_buttons(GRIP));
+        d.before_tools(&s, s.input, false);
+        let (width, height) = headset_layout();
+        let grip_point = m.transform_point3(Vec3::new(0.5 * width, -height, 0.0));
+        let s = sample(head, grip_point + Vec3::X * 0.05, wand);
+        d.before_tools(&s, s.input, false);
+        assert_eq!(d.anchor, PanelAnchor::LeftHand);
+        assert_eq!(d.messages.last().unwrap(), "panel back on the left hand");
     }
 
     #[test]
