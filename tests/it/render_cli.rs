@@ -326,3 +326,54 @@ fn render_writes_a_contact_sheet() {
         assert!(lit > 5, "tile {tile}: {lit} pixels of penguin");
     }
 }
+
+/// A heat map's legend is drawn in the image: its line, and under it a
+/// colour bar from the map's first colour (fat: blue, none) to its last
+/// (yellow, thick); a render of the paint has no legend.
+#[test]
+fn a_heat_maps_legend_and_colour_bar_are_drawn_in_the_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let render = |map: &str| {
+        let out = dir.path().join(map);
+        let (ok, _, stderr) = plasticine(&[
+            "render",
+            "assets/penguin.ron",
+            "--out",
+            out.to_str().unwrap(),
+            "--size",
+            "640x360",
+            "--stereo",
+            "mono",
+            "--frames",
+            "1",
+            "--map",
+            map,
+        ]);
+        assert!(ok, "{stderr}");
+        read_png(&out.join("frame_00000.png"))
+    };
+    let (w, _, buf) = render("fat");
+    let px = |buf: &[u8], x: u32, y: u32| {
+        let i = ((y * w + x) * 4) as usize;
+        [buf[i] as i32, buf[i + 1] as i32, buf[i + 2] as i32]
+    };
+    let blue = |p: [i32; 3]| p[2] > p[0] + 40 && p[2] > p[1] + 20;
+    let yellow = |p: [i32; 3]| p[0] > 180 && p[1] > 180 && p[2] < 140;
+    // A row near the top whose left end is the bar's blue and that turns
+    // yellow further right.
+    let bar =
+        (0..80).find(|&y| blue(px(&buf, 8, y)) && (8..w / 2 + 200).any(|x| yellow(px(&buf, x, y))));
+    let y = bar.expect("a colour bar from blue to yellow at the top left");
+    // From left to right the bar goes blue → green → yellow: its green
+    // channel rises along it.
+    let end = (8..w).rev().find(|&x| yellow(px(&buf, x, y))).unwrap();
+    let (a, m, b) = (px(&buf, 8, y), px(&buf, (8 + end) / 2, y), px(&buf, end, y));
+    assert!(a[1] < m[1] && m[1] < b[1], "{a:?} {m:?} {b:?}");
+    // The painted render has no legend: its top left is the sky.
+    let (_, _, plain) = render("paint");
+    assert_eq!(
+        px(&plain, 8, y),
+        px(&plain, w - 8, y),
+        "no legend on the paint"
+    );
+}

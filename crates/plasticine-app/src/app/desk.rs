@@ -658,8 +658,12 @@ impl DeskApp {
         if let Some(s) = self.surface.as_mut() {
             let style = &mut s.view.scene.style;
             style.map = style.map.next();
-            let legend = style.map.legend(style.fat_map_max);
-            self.say(legend);
+            // The legend stays in the overlay while a map is shown.
+            let said = match style.map {
+                crate::render::SkinMap::Paint => "skin coloured by its paint".to_string(),
+                map => format!("skin coloured by {map:?}").to_lowercase(),
+            };
+            self.say(said);
         }
     }
 
@@ -759,6 +763,14 @@ impl DeskApp {
             && at.elapsed() < Duration::from_secs(4)
         {
             lines.push(m.clone());
+        }
+        // A heat map's legend stays while it is shown, its colour bar
+        // under it (the last line).
+        if let Some(s) = &self.surface {
+            let style = &s.view.scene.style;
+            if style.map != crate::render::SkinMap::Paint {
+                lines.push(style.map.legend(style.fat_map_max));
+            }
         }
         lines
     }

@@ -332,6 +332,11 @@ pub fn render_character(
     let mut images = Vec::new();
     let mut cpu = Duration::ZERO;
     let mut rendered = 0;
+    // A heat map's legend is drawn in the image, its colour bar under it.
+    let legend: Vec<String> = match renderer.style.map {
+        crate::render::SkinMap::Paint => Vec::new(),
+        map => vec![map.legend(renderer.style.fat_map_max)],
+    };
     for f in 0..total {
         let t = advance(&mut source, &mut snapshot, f, fps)?;
         if f % opts.every != 0 {
@@ -351,7 +356,7 @@ pub fn render_character(
             mode,
             eye_size,
             composed.then_some((&target.view, opts.size)),
-            &[],
+            &legend,
         );
         cpu += t0.elapsed();
         if composed {

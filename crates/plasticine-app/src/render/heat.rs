@@ -89,6 +89,28 @@ impl SkinMap {
         }
     }
 
+    /// The legend's colour bar: the map's colours from the first end its
+    /// [`legend`](Self::legend) names to the last (empty for the paint).
+    pub fn bar(self, fat_max: f32) -> Vec<[f32; 4]> {
+        const SAMPLES: usize = 32;
+        let value = |t: f32| match self {
+            Self::Paint => 0.0,
+            Self::Fat => t * fat_max,
+            // Geometric: white (1x) sits where the ratio does.
+            Self::Stretch => STRETCH_MIN * (STRETCH_MAX / STRETCH_MIN).powf(t),
+            Self::Curvature => t * CURVATURE_MAX,
+            Self::Speed => t * SPEED_MAX,
+            // The legend names red (on the fat) first.
+            Self::Contact => 1.0 - t,
+        };
+        if self == Self::Paint {
+            return Vec::new();
+        }
+        (0..SAMPLES)
+            .map(|k| self.color(value(k as f32 / (SAMPLES - 1) as f32), fat_max))
+            .collect()
+    }
+
     /// The colour of a point whose value for this map is `v` (`fat_max`
     /// in metres, for [`SkinMap::Fat`]); the paint map has none.
     pub fn color(self, v: f32, fat_max: f32) -> [f32; 4] {

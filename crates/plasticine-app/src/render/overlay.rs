@@ -17,12 +17,34 @@ const PAD: f32 = 6.0;
 const TEXT: Color32 = Color32::from_rgb(242, 242, 220);
 const BACKING: Color32 = Color32::from_rgba_premultiplied(0, 0, 0, 140);
 
+/// A mesh filling `rect` with `colours` (linear RGB) left to right, each
+/// blended into the next.
+fn legend_bar(rect: Rect, colours: &[[f32; 4]]) -> egui::Mesh {
+    let mut mesh = egui::Mesh::default();
+    let n = colours.len().max(2) - 1;
+    for (k, c) in colours.iter().enumerate() {
+        let x = rect.left() + rect.width() * k as f32 / n as f32;
+        let color = Color32::from(egui::Rgba::from_rgb(c[0], c[1], c[2]));
+        let i = mesh.vertices.len() as u32;
+        mesh.colored_vertex(Pos2::new(x, rect.top()), color);
+        mesh.colored_vertex(Pos2::new(x, rect.bottom()), color);
+        if k > 0 {
+            mesh.add_triangle(i - 2, i - 1, i);
+            mesh.add_triangle(i - 1, i + 1, i);
+        }
+    }
+    mesh
+}
+
 /// The overlay's egui context and painter, and the shapes last laid out.
 pub struct Overlay {
     ctx: egui::Context,
     egui: egui_wgpu::Renderer,
     primitives: Vec<ClippedPrimitive>,
     screen: egui_wgpu::ScreenDescriptor,
+    /// A heat map's legend bar drawn under the text (linear colours, left
+    /// to right; empty for none).
+    pub bar: Vec<[f32; 4]>,
 }
 
 impl Overlay {
@@ -40,6 +62,7 @@ impl Overlay {
                 size_in_pixels: [1, 1],
                 pixels_per_point: 1.0,
             },
+            bar: Vec::new(),
         }
     }
 
@@ -64,6 +87,7 @@ impl Overlay {
         let regions = mode.regions();
         let region_w = w * regions.first().map_or(1.0, |r| r.1[0]);
         let font = FontId::monospace(FONT_PX[usize::from(region_w < SMALL_REGION)]);
+        let bar = &self.bar;
         let output = self.ctx.run_ui(input, |ui| {
             if lines.is_empty() {
                 return;
@@ -75,13 +99,20 @@ impl Overlay {
                 .collect();
             let line_h = galleys.iter().map(|g| g.size().y).fold(0.0, f32::max);
             let width = galleys.iter().map(|g| g.size().x).fold(0.0, f32::max);
+            let text_h = line_h * lines.len() as f32;
+            let bar_h = if bar.is_empty() { 0.0 } else { line_h + PAD };
             let backing = Rect::from_min_size(
                 Pos2::ZERO,
-                vec2(width, line_h * lines.len() as f32) + vec2(2.0, 2.0) * PAD,
+                vec2(width, text_h + bar_h) + vec2(2.0, 2.0) * PAD,
             );
             painter.rect_filled(backing.intersect(ui.max_rect()), 0.0, BACKING);
             for (k, g) in galleys.into_iter().enumerate() {
                 painter.galley(Pos2::new(PAD, PAD + k as f32 * line_h), g, TEXT);
+            }
+            if !bar.is_empty() {
+                let rect =
+                    Rect::from_min_size(Pos2::new(PAD, 2.0 * PAD + text_h), vec2(width, line_h));
+                painter.add(legend_bar(rect, bar));
             }
         });
         let egui::FullOutput {

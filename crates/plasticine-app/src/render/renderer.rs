@@ -559,6 +559,12 @@ impl Renderer {
         }
     }
 
+    /// The colour bar drawn under the overlay's lines (a heat map's
+    /// legend; empty for none).
+    pub fn set_legend_bar(&mut self, colours: Vec<[f32; 4]>) {
+        self.overlay.bar = colours;
+    }
+
     /// Draws the uploaded scene for each eye of `mode` (eye images of
     /// `eye_size`), then lays them out into `target` and draws the overlay
     /// lines on top. `target` must have the renderer's output format.

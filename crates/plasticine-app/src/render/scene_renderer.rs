@@ -107,6 +107,9 @@ impl SceneRenderer {
             + morph_bytes.unwrap_or(0)
             + self.gpu.set_ui(decorations.ui.as_ref());
         let build_upload = t0.elapsed();
+        // A heat map's colours are explained under the overlay's lines.
+        self.gpu
+            .set_legend_bar(self.style.map.bar(self.style.fat_map_max));
         let mut stats = self.gpu.render(cameras, mode, eye_size, target, overlay);
         stats.upload += build_upload;
         stats.upload_bytes = bytes;
