@@ -33,8 +33,9 @@ pub struct RenderArgs {
     #[arg(long)]
     frames: Option<usize>,
     /// Colour the skin by a heat map instead of its paint: fat thickness,
-    /// stretch, curvature, speed, or contact with the muscles (the legend
-    /// is printed).
+    /// stretch, curvature, speed, or contact with the muscles and the other
+    /// skins (the legend is printed, and drawn with its colours in the
+    /// image).
     #[arg(long, value_enum, default_value = "paint")]
     map: MapArg,
     /// The same as `--map fat`.

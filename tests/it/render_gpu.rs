@@ -155,6 +155,7 @@ fn eyes_differ_by_the_predicted_parallax() {
                 cursors: vec![marker(p, radius)],
                 current_joint: None,
                 ui: None,
+                skin_contact: Vec::new(),
             },
             &cams,
             StereoMode::SideBySide,
@@ -217,6 +218,7 @@ fn only_one_eye_sees(
             cursors: vec![marker(p, 0.018)],
             current_joint: None,
             ui: None,
+            skin_contact: Vec::new(),
         },
         &cams,
         mode,
@@ -623,6 +625,7 @@ fn the_modal_mesh_drawn_from_the_gpu_pass_is_the_cpu_picture() {
             cursors: vec![],
             current_joint: None,
             ui: None,
+            skin_contact: Vec::new(),
         };
         let stats = r.draw(
             &snap,

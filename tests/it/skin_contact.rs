@@ -98,3 +98,53 @@ fn the_samples_animations_never_cross_their_skins() {
         assert!(depth(worst) <= SKIN_GAP, "{name}: {worst:?}");
     }
 }
+
+/// The contact map's measure of skins resting on each other: two tubes
+/// side by side, 1 mm apart (inside the skins' contact gap). The points
+/// facing the other tube are at 1 mm from it, those on the far sides
+/// out of reach; moved 5 cm apart, none is within reach; the map's value
+/// is 1 at the gap, 0 a reach beyond it.
+#[test]
+fn skins_resting_on_each_other_are_found_for_the_contact_map() {
+    use glam::Vec3;
+    use plasticine::render::{CONTACT_REACH, skin_contact};
+    use plasticine::skin::{SKIN_GAP, skin_gaps};
+    let (m, n, r) = (16, 6, 0.05f32);
+    let tube = |x0: f32| -> Vec<Vec3> {
+        (0..m * n)
+            .map(|k| {
+                let (i, j) = (k % m, k / m);
+                let a = std::f32::consts::TAU * i as f32 / m as f32;
+                Vec3::new(
+                    x0 + r * a.cos(),
+                    r * a.sin(),
+                    0.2 * j as f32 / (n - 1) as f32,
+                )
+            })
+            .collect()
+    };
+    let a = tube(0.0);
+    let reach = SKIN_GAP + CONTACT_REACH;
+    let touching = tube(2.0 * r + 0.001);
+    let gaps = skin_gaps(&[(m, n, &a), (m, n, &touching)], reach);
+    // Point i = 0 faces +x (the other tube), i = m/2 faces away.
+    for j in 1..n - 1 {
+        let d = gaps[0][j * m];
+        assert!((d - 0.001).abs() < 2e-4, "row {j}: {d}");
+        assert_eq!(
+            gaps[0][j * m + m / 2],
+            f32::INFINITY,
+            "row {j}: the far side"
+        );
+        assert!(
+            (gaps[1][j * m + m / 2] - 0.001).abs() < 2e-4,
+            "and the other way"
+        );
+        assert_eq!(skin_contact(d, SKIN_GAP), 1.0);
+    }
+    assert!(skin_contact(SKIN_GAP + CONTACT_REACH, SKIN_GAP) < 1e-6);
+    assert_eq!(skin_contact(f32::INFINITY, SKIN_GAP), 0.0);
+    let apart = tube(2.0 * r + 0.05);
+    let gaps = skin_gaps(&[(m, n, &a), (m, n, &apart)], reach);
+    assert!(gaps.iter().flatten().all(|d| d.is_infinite()));
+}

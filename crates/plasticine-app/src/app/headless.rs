@@ -349,9 +349,18 @@ pub fn render_character(
         let cams = rig.eyes(azimuth, aspect, ipd);
         let t0 = Instant::now();
         let composed = opts.stereo != HeadlessStereo::Pair;
+        let decorations = Decorations {
+            skin_contact: match renderer.style.map {
+                crate::render::SkinMap::Contact => {
+                    super::view_renderer::skin_contact_map(&snapshot)
+                }
+                _ => Vec::new(),
+            },
+            ..Decorations::default()
+        };
         renderer.draw(
             &snapshot,
-            &Decorations::default(),
+            &decorations,
             &cams,
             mode,
             eye_size,

@@ -96,11 +96,14 @@ impl ViewRenderer {
         output_size: (u32, u32),
     ) -> crate::render::FrameStats {
         let cameras = self.cameras(inputs);
-        let decorations = self.decorations(inputs);
+        let mut decorations = self.decorations(inputs);
         let eye_size = self.mode.eye_size(output_size);
         let snapshot = inputs.snapshot;
         let posture = draw_posture(inputs);
         apply_view(&inputs.view, &mut self.scene.style);
+        if self.scene.style.map == crate::render::SkinMap::Contact {
+            decorations.skin_contact = skin_contact_map(snapshot);
+        }
         self.overlay.clear();
         if self.show_overlay {
             self.overlay.extend(inputs.overlay.iter().cloned());
@@ -165,7 +168,27 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
         current_joint: Some(inputs.current_joint)
             .filter(|&j| j < inputs.snapshot.character.skeleton.joints.len()),
         ui: inputs.ui.cloned(),
+        skin_contact: Vec::new(),
     }
+}
+
+/// For the contact map: how much each point of each of the snapshot's
+/// skins rests on another skin (0 to 1, see `render::heat::skin_contact`).
+pub fn skin_contact_map(snapshot: &crate::snapshot::SceneSnapshot) -> Vec<Vec<f32>> {
+    let skins: Vec<(usize, usize, &[glam::Vec3])> = snapshot
+        .skins
+        .iter()
+        .map(|s| (s.m, s.n, &s.positions[..]))
+        .collect();
+    let gap = crate::skin::SKIN_GAP;
+    crate::skin::skin_gaps(&skins, gap + crate::render::CONTACT_REACH)
+        .into_iter()
+        .map(|g| {
+            g.into_iter()
+                .map(|d| crate::render::skin_contact(d, gap))
+                .collect()
+        })
+        .collect()
 }
 
 /// The panel's view layers into the renderer's style (the rest of the

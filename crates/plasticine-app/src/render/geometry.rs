@@ -171,6 +171,9 @@ pub struct Decorations {
     /// The UI panel standing in the world (the toolbar, parameters and
     /// timeline).
     pub ui: Option<super::ui_panel::UiQuad>,
+    /// For the contact map: per skin, per point, how much it rests on
+    /// another skin (0 to 1; empty when not measured).
+    pub skin_contact: Vec<Vec<f32>>,
 }
 
 /// Linear RGBA skin tone (when the fat map is off).
@@ -266,7 +269,7 @@ impl GeometryBuilder {
         snapshot: &SceneSnapshot,
         body: Option<&PosedBody>,
         s: usize,
-        style: &SceneStyle,
+        (style, on_skins): (&SceneStyle, &[Vec<f32>]),
     ) -> Option<Vec<f32>> {
         let skin = &snapshot.skins[s];
         let own = snapshot
@@ -298,7 +301,12 @@ impl GeometryBuilder {
                 .filter(|v| v.len() == count)
                 .map(<[f32]>::to_vec),
             SkinMap::Contact => own.zip(body).map(|(k, body)| {
-                super::heat::contact(body, &k.muscles, &skin.positions, &skin.fat)
+                let mut on = super::heat::contact(body, &k.muscles, &skin.positions, &skin.fat);
+                // Where it rests on another skin (the front end measures it).
+                if let Some(other) = on_skins.get(s).filter(|v| v.len() == on.len()) {
+                    on.iter_mut().zip(other).for_each(|(a, b)| *a = a.max(*b));
+                }
+                on
             }),
         }
     }
@@ -353,7 +361,12 @@ impl GeometryBuilder {
                     .get(s)
                     .map(|k| &k.points.color[..])
                     .filter(|c| c.len() == skin.m * skin.n && !c.is_empty());
-                let values = self.heat_values(snapshot, body.as_ref(), s, style);
+                let values = self.heat_values(
+                    snapshot,
+                    body.as_ref(),
+                    s,
+                    (style, &decorations.skin_contact),
+                );
                 push_skin(&mut g, skin, (color, values.as_deref()), style);
             }
         }

@@ -32,9 +32,10 @@ pub enum SkinMap {
     /// drawn): deep blue (still) through green to yellow (`SPEED_MAX` or
     /// faster).
     Speed,
-    /// Where the skin rests on the muscles under it: red where a point is
-    /// on its fat layer's surface (pressed onto the muscle through its
-    /// fat), fading to white `CONTACT_REACH` out from it.
+    /// Where the skin rests on the muscles under it or on another skin:
+    /// red where a point is on its fat layer's surface (pressed onto the
+    /// muscle through its fat) or at the skins' contact gap from another
+    /// skin, fading to white `CONTACT_REACH` out from it.
     Contact,
 }
 
@@ -83,7 +84,7 @@ impl SkinMap {
             ),
             Self::Speed => format!("speed: blue still, green, yellow {SPEED_MAX} m/s or faster"),
             Self::Contact => format!(
-                "contact with the muscles: red on the fat layer, white {:.0} mm or more off it",
+                "contact with muscles and skins: red resting on them, white {:.0} mm or more off",
                 CONTACT_REACH * 1e3
             ),
         }
@@ -285,6 +286,13 @@ pub fn contact(
             (body.fat_depth(f + CONTACT_REACH, wrapped, p) / CONTACT_REACH).clamp(0.0, 1.0)
         })
         .collect()
+}
+
+/// How much a point `gap` metres from another skin rests on it: 1 at the
+/// skins' contact gap `contact_gap` or closer, fading to 0
+/// `CONTACT_REACH` further out, as on a muscle's fat.
+pub fn skin_contact(gap: f32, contact_gap: f32) -> f32 {
+    (1.0 - (gap - contact_gap).max(0.0) / CONTACT_REACH).clamp(0.0, 1.0)
 }
 
 /// Curvature (1/m) per point of an m×n grid with unit `normals`: the

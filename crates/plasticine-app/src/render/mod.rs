@@ -23,7 +23,7 @@ pub use renderer::{EYE_FORMAT, EyeCamera, FrameStats, Renderer, StereoPath};
 pub use sheet::ContactSheet;
 
 pub use geometry::{Cursor, Decorations, GeometryBuilder, MuscleStyle, SceneStyle};
-pub use heat::SkinMap;
+pub use heat::{CONTACT_REACH, SkinMap, skin_contact};
 pub use morph::{MorphGpuError, MorphMeshGpu};
 pub use scene_renderer::SceneRenderer;
 pub use stereo::StereoMode;

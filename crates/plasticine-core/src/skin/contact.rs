@@ -646,6 +646,40 @@ pub struct Crossing {
     pub depth: f32,
 }
 
+/// How far each point of each skin of `skins` (each m × n points, at
+/// these positions) is from the nearest other skin, if one is within
+/// `reach` (else infinity): where skins rest on each other, for the
+/// contact heat map.
+pub fn skin_gaps(skins: &[(usize, usize, &[Vec3])], reach: f32) -> Vec<Vec<f32>> {
+    let still: Vec<Vec<Vec3>> = skins
+        .iter()
+        .map(|&(_, _, p)| vec![Vec3::ZERO; p.len()])
+        .collect();
+    let grids: Vec<(Grid, &[Vec3], &[Vec3])> = skins
+        .iter()
+        .zip(&still)
+        .map(|(&(m, n, p), v)| (Grid::new(m, n), p, &v[..]))
+        .collect();
+    let obstacles = Obstacles::new(0.0, 0.0, &grids);
+    skins
+        .iter()
+        .enumerate()
+        .map(|(s, &(_, _, points))| {
+            points
+                .iter()
+                .enumerate()
+                .map(|(k, &p)| {
+                    (0..skins.len())
+                        .filter(|&o| o != s)
+                        .filter_map(|o| obstacles.nearest_within(s, k, p, o, reach))
+                        .map(f32::abs)
+                        .fold(f32::INFINITY, f32::min)
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Every checked interior point that was outside a skin at `start` and is
 /// inside it `now` (see [`deepest_crossing`]).
 pub fn crossings(start: &Obstacles, now: &Obstacles, junctions: &Junctions) -> Vec<Crossing> {

@@ -26,7 +26,7 @@ mod blend;
 pub use attach::{global_attach, rest_in_place, wrap_skin};
 pub use blend::BlendRun;
 pub use constraints::deepest_penetration;
-pub use contact::{Crossing, SKIN_GAP};
+pub use contact::{Crossing, SKIN_GAP, skin_gaps};
 pub use elastic::{
     ElasticMaterial, Grid, Scratch, add_elastic_forces, rest_areas, rest_curvature_of,
     rest_metric_of,
