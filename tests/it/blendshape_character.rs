@@ -416,3 +416,22 @@ fn the_hand_dents_the_blend_and_it_recovers_when_let_go() {
     eprintln!("let go: within {back:.2e} m of the undented blend");
     assert!(back < 1e-4, "{back}");
 }
+
+/// A bake of keyed blendshapes cancelled after three frames and resumed
+/// writes the bytes of the uninterrupted one (each frame's blend depends on
+/// its weights alone, not on the solve before it).
+#[test]
+fn a_resumed_bake_of_keyed_blendshapes_equals_the_uninterrupted_one() {
+    use plasticine::bake::BakeOptions;
+    let mut c = flexing_limb(false);
+    c.key_postures[1].posture.blend = vec![1.0];
+    c.key_postures[2].posture.blend = vec![0.3];
+    let dir = tempfile::tempdir().unwrap();
+    let opts = BakeOptions {
+        fps: 10.0,
+        duration: Some(1.0),
+        ..BakeOptions::default()
+    };
+    let (a, b) = crate::support::bake_whole_and_resumed(&c, &opts, dir.path(), 3, |_| {});
+    assert!(a == b, "the resumed cache equals the uninterrupted one");
+}

@@ -529,7 +529,7 @@ fn modal_amplitudes_round_trip_and_hostile_parts_are_refused() {
 /// its start, so the mesh frames after the checkpoint continue exactly.
 #[test]
 fn cancelled_and_resumed_fem_bake_equals_an_uninterrupted_one() {
-    use plasticine::bake::{BakeControl, BakeOptions, BakeStart, bake};
+    use plasticine::bake::BakeOptions;
     let dir = tempfile::tempdir().unwrap();
     let character_path = dir.path().join("limb.ron");
     let (ok, _, stderr) = plasticine(&[
@@ -547,37 +547,11 @@ fn cancelled_and_resumed_fem_bake_equals_an_uninterrupted_one() {
         duration: Some(0.5),
         ..BakeOptions::default()
     };
-    let whole = dir.path().join("whole");
-    bake(character.clone(), &opts, &whole, |_, _| {
-        BakeControl::Continue
-    })
-    .unwrap()
-    .finished()
-    .expect("finished");
-    let cut = dir.path().join("cut");
-    let outcome = bake(character.clone(), &opts, &cut, |done, _| {
-        if done == 3 {
-            BakeControl::Cancel
-        } else {
-            BakeControl::Continue
-        }
-    })
-    .unwrap();
-    assert!(outcome.finished().is_none(), "cancelled");
-    let partial = CacheReader::open(&cut.join("bake.plcache.partial")).unwrap();
-    assert_eq!(partial.frame_count(), 3);
-    assert_eq!(partial.flesh().meshes.len(), 1);
-    let resume = BakeOptions {
-        start: BakeStart::Resume,
-        ..opts.clone()
-    };
-    let summary = bake(character, &resume, &cut, |_, _| BakeControl::Continue)
-        .unwrap()
-        .finished()
-        .expect("finished");
-    assert_eq!(summary.frames, 6);
-    let a = std::fs::read(whole.join("bake.plcache")).unwrap();
-    let b = std::fs::read(cut.join("bake.plcache")).unwrap();
+    let (a, b) = crate::support::bake_whole_and_resumed(&character, &opts, dir.path(), 3, |cut| {
+        let partial = CacheReader::open(&cut.join("bake.plcache.partial")).unwrap();
+        assert_eq!(partial.frame_count(), 3);
+        assert_eq!(partial.flesh().meshes.len(), 1);
+    });
     assert_eq!(a.len(), b.len());
     assert!(a == b, "the resumed cache equals the uninterrupted one");
 }

@@ -282,6 +282,9 @@ pub fn bake(
     let driver = SkeletonDriver::Keys(character.key_postures.clone());
     let name = character.name.clone();
     let mut sim = Simulation::new(character, driver, opts.settings.clone())?;
+    // Each frame's blend from its weights alone, so a resumed bake writes
+    // the bytes the uninterrupted one did.
+    sim.set_blend_warm_start(false);
     if let Some(g) = opts.ground {
         sim.make_dynamic(g.plane, g.drop)?;
     }

@@ -650,21 +650,16 @@ fn a_performance_is_layered_over_the_keys_motion() {
 /// timeline, store a key at 0, scrub to the middle, store a second key in
 /// another posture, play (time advances), switch the mode while playing,
 /// and stop (editing again). The clicks never reach the tools.
-#[test]
-fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
-    use super::panel_driver::PanelAnchor;
-    use crate::tools::{ControlPanel, Row, TimelineRow};
-    let mut c = shipped_penguin();
-    c.key_postures.clear();
-    let joints_before = c.skeleton.joints.len();
-    let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
-    fl.set_panel_anchor(PanelAnchor::LeftHand);
+/// The frame loop's panel on a still left hand, one frame drawn: the
+/// hands, what was seen, the tracking sample the panel stands for (to find
+/// where a row is) and the panel's pose for it.
+fn panel_on_left_hand(fl: &mut FrameLoop) -> (Hands, Seen, TrackedPose, glam::Mat4) {
+    fl.set_panel_anchor(super::panel_driver::PanelAnchor::LeftHand);
     let mut hands = Hands::still();
     let mut seen = Seen::default();
     let left = HandState::at(Vec3::new(-0.25, 0.3, 1.1));
     hands.last.left = left;
-    frame(&mut fl, &mut hands, &mut seen);
-    // Where a row is: the panel's pose for a sample with this head and hand.
+    frame(fl, &mut hands, &mut seen);
     let sample = TrackedPose {
         head: (Vec3::new(0.0, 0.5, 1.5), Quat::IDENTITY),
         input: InputFrame {
@@ -676,6 +671,18 @@ fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
         sampled_at: Instant::now(),
     };
     let pose = fl.panel().pose(&sample).expect("the panel is shown");
+    (hands, seen, sample, pose)
+}
+
+#[test]
+fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
+    use crate::tools::{ControlPanel, Row, TimelineRow};
+    let mut c = shipped_penguin();
+    c.key_postures.clear();
+    let joints_before = c.skeleton.joints.len();
+    let mut fl = FrameLoop::new(c.clone(), SolverSettings::default());
+    let (mut hands, mut seen, sample, pose) = panel_on_left_hand(&mut fl);
+    let left = sample.input.left;
     let click =
         |fl: &mut FrameLoop, hands: &mut Hands, seen: &mut Seen, row: TimelineRow, f: f32| {
             let k = ControlPanel::rows()
@@ -889,7 +896,6 @@ fn a_reaction_is_recorded_as_keys_in_one_undo_step() {
 
 #[test]
 fn a_key_dragged_along_the_scrubber_moves_in_one_undo_step() {
-    use super::panel_driver::PanelAnchor;
     use crate::tools::{ControlPanel, Row, TimelineRow};
     let mut c = shipped_penguin();
     c.key_postures.clear();
@@ -904,23 +910,8 @@ fn a_key_dragged_along_the_scrubber_moves_in_one_undo_step() {
         }
     }
     let depth = fl.history().undo_depth();
-    fl.set_panel_anchor(PanelAnchor::LeftHand);
-    let mut hands = Hands::still();
-    let mut seen = Seen::default();
-    let left = HandState::at(Vec3::new(-0.25, 0.3, 1.1));
-    hands.last.left = left;
-    frame(&mut fl, &mut hands, &mut seen);
-    let sample = TrackedPose {
-        head: (Vec3::new(0.0, 0.5, 1.5), Quat::IDENTITY),
-        input: InputFrame {
-            time: 0.0,
-            right: HandState::default(),
-            left,
-        },
-        sequence: 0,
-        sampled_at: Instant::now(),
-    };
-    let pose = fl.panel().pose(&sample).expect("the panel is shown");
+    let (mut hands, mut seen, sample, pose) = panel_on_left_hand(&mut fl);
+    let left = sample.input.left;
     let scrubber = ControlPanel::rows()
         .iter()
         .position(|&r| r == Row::Timeline(TimelineRow::Scrubber))

@@ -27,6 +27,10 @@ pub struct BlendRun {
     /// The last solve was pushed by obstacles: the next one without them
     /// lets the blend recover.
     pushed: bool,
+    /// Newton starts from the last blend (scrubbing, playing); off, every
+    /// solve starts from the base, so a blend depends on its weights
+    /// alone (a resumed bake equals the uninterrupted one).
+    pub warm_start: bool,
 }
 
 impl BlendRun {
@@ -49,6 +53,7 @@ impl BlendRun {
             weights: None,
             failure: None,
             pushed: false,
+            warm_start: true,
         }))
     }
 
@@ -142,6 +147,9 @@ impl BlendRun {
     }
 
     fn solve(&mut self, w: &[f32], obstacles: &[Obstacle]) {
+        if !self.warm_start {
+            self.model.reset();
+        }
         let rest: f64 = 1.0 - w.iter().map(|&x| f64::from(x)).sum::<f64>();
         let full: Vec<f64> = std::iter::once(rest.max(0.0))
             .chain(w.iter().map(|&x| f64::from(x)))

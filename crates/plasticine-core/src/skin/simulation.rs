@@ -555,6 +555,15 @@ impl Simulation {
         Some(pose)
     }
 
+    /// Whether the blendshapes' Newton starts from the last blend (the
+    /// default: fast while scrubbing) or from the base every time (a blend
+    /// then depends on its weights alone, as a resumable bake needs).
+    pub fn set_blend_warm_start(&mut self, warm: bool) {
+        if let Some(b) = &mut self.blend {
+            b.get_mut().unwrap_or_else(|e| e.into_inner()).warm_start = warm;
+        }
+    }
+
     /// Why the last blendshape solve failed, if it did (the blend before it
     /// is drawn).
     pub fn blend_failure(&self) -> Option<String> {
@@ -713,7 +722,12 @@ impl Simulation {
                 .fits(character)
         });
         if !fits {
+            let warm = self
+                .blend
+                .as_mut()
+                .is_none_or(|b| b.get_mut().unwrap_or_else(|e| e.into_inner()).warm_start);
             self.blend = super::BlendRun::build(character)?.map(std::sync::Mutex::new);
+            self.set_blend_warm_start(warm);
         }
         Ok(())
     }
