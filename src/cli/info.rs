@@ -81,6 +81,20 @@ impl InfoArgs {
                     m.triangles.len()
                 );
             }
+            if let Some(b) = &f.blendshapes {
+                let names: Vec<&str> = b.targets.iter().map(|t| t.name.as_str()).collect();
+                let keyed = c
+                    .key_postures
+                    .iter()
+                    .filter(|k| k.posture.blend.iter().any(|&w| w > 0.0))
+                    .count();
+                println!(
+                    "  blendshapes: {} targets ({}), {} blend; {keyed} key postures weight them",
+                    names.len(),
+                    names.join(", "),
+                    if b.linear { "linear" } else { "physical" }
+                );
+            }
         }
         if c.flesh.modal().is_some() {
             print_modes(&c)?;

@@ -236,6 +236,14 @@ fn attach_key_bake_and_export_as_a_user_runs_them() {
     ]);
     assert!(ok, "{e}");
     assert!(out.contains("keyed limb_flexed=1 at 0.500 s"), "{out}");
+    let (ok, info, e) = plasticine(&["info", &path("keyed.ron")]);
+    assert!(ok, "{e}");
+    assert!(
+        info.contains(
+            "blendshapes: 1 targets (limb_flexed), physical blend; 1 key postures weight them"
+        ),
+        "{info}"
+    );
     let keyed = load_character(Path::new(&path("keyed.ron"))).unwrap();
     assert_eq!(keyed.key_postures.len(), c.key_postures.len());
     assert_eq!(keyed.key_postures[1].posture.blend, vec![1.0]);
@@ -304,6 +312,26 @@ fn bad_blendshape_input_is_refused_and_nothing_is_written() {
     shapes.targets[0].positions.pop();
     let e = c.validate().unwrap_err();
     assert_eq!(e.field, "flesh.Fem.blendshapes.targets[0].positions", "{e}");
+
+    // A target with a collapsed edge passes the file's checks but not the
+    // springs': the simulation refuses it, naming the target.
+    let mut c = flexing_limb(false);
+    let (a, b) = {
+        let t = &limb_mesh().triangles[0];
+        (t[0] as usize, t[1] as usize)
+    };
+    let shapes = c.flesh.fem_mut().unwrap().blendshapes.as_mut().unwrap();
+    shapes.targets[0].positions[b] = shapes.targets[0].positions[a];
+    let Err(e) = Simulation::new(
+        c,
+        SkeletonDriver::Still(flexing_limb(false).skeleton.rest_posture()),
+        SolverSettings::default(),
+    ) else {
+        panic!("a collapsed target edge must be refused");
+    };
+    let e = e.to_string();
+    assert!(e.starts_with("blendshapes: target 'flexed'"), "{e}");
+    assert!(e.contains("zero length"), "{e}");
 
     // attach: a rig of another mesh.
     let other = capsule(0.0, 0.2, 0.05, Vec3::Y, 8, 2, 4);
