@@ -531,6 +531,7 @@ impl DeskApp {
             KeyCode::Digit7 => tool(ToolKind::Deform),
             KeyCode::Digit8 => tool(ToolKind::Weights),
             KeyCode::Digit9 => tool(ToolKind::Paint),
+            KeyCode::Digit0 => tool(ToolKind::Sculpt),
             _ => None,
         };
         if let Some(kind) = chosen {

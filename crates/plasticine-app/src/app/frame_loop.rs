@@ -778,7 +778,7 @@ impl FrameLoop {
             self.panel.panel.view,
             // The blend rows: the chosen target, and the weights shown
             // (they move while playing).
-            self.panel.panel.blend_target,
+            self.toolbox.state.blend_target,
             timeline.blend,
         );
         if self.panel_key.as_deref() != Some(key.as_str()) {

@@ -467,7 +467,7 @@ impl Controls {
         // Tool hand's thumbstick: the tool's parameter.
         let y = dead(inputs[1].thumbstick[1]);
         match fl.toolbox().tool() {
-            ToolKind::Liposuction | ToolKind::Paint if y != 0.0 => {
+            ToolKind::Liposuction | ToolKind::Paint | ToolKind::Sculpt if y != 0.0 => {
                 let state = &mut fl.toolbox_mut().state;
                 state.lipo_radius = (state.lipo_radius * (1.0 + y * dt)).clamp(0.01, 0.3);
             }

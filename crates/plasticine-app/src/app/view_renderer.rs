@@ -31,6 +31,7 @@ pub fn tool_color(tool: ToolKind) -> [f32; 4] {
         ToolKind::Liposuction => [0.9, 0.9, 0.2, 1.0],
         ToolKind::Weights => [0.35, 0.55, 0.95, 1.0],
         ToolKind::Paint => [0.95, 0.35, 0.75, 1.0],
+        ToolKind::Sculpt => [0.8, 0.55, 0.35, 1.0],
     }
 }
 

@@ -10,11 +10,13 @@ use crate::character::{Band, BandDefaults, Character, Dof, Flesh, Joint, Muscle,
 use crate::kinematics::forward_kinematics;
 use crate::shape::MuscleShape;
 use crate::skin::{global_attach, wrap_skin};
+use blend::{add_blend_target, remove_blend_target, sculpt_blend_target};
 use glam::{Quat, Vec3};
 pub(crate) use inverse::Inverse;
 use keys::{delete_key, move_key, set_key, set_key_tcb};
 use strokes::{fat_stroke, paint_muscle, paint_stroke, paint_weights};
 
+mod blend;
 mod inverse;
 mod keys;
 mod strokes;
@@ -163,6 +165,13 @@ pub(crate) fn apply(
         ),
         Command::SetFlesh { flesh } => set_flesh(c, cmd, flesh),
         Command::PaintWeights { stroke } => paint_weights(c, cmd, stroke),
+        Command::AddBlendTarget { name } => add_blend_target(c, posture, cmd, name),
+        Command::SculptBlendTarget {
+            target,
+            centre,
+            radius,
+            offset,
+        } => sculpt_blend_target(c, cmd, *target, (*centre, *radius), *offset),
         Command::SetEnvironment {
             gravity,
             global_damping,
@@ -844,6 +853,19 @@ pub(crate) fn revert(c: &mut Character, posture: &mut Posture, inverse: Inverse)
         Inverse::WeightStroke => {
             if let Flesh::Fem(f) = &mut c.flesh {
                 f.weight_strokes.pop();
+            }
+        }
+        Inverse::AddBlendTarget { created } => remove_blend_target(c, posture, created),
+        Inverse::BlendTarget { target, old } => {
+            if let Some(t) = c
+                .flesh
+                .fem_mut()
+                .and_then(|f| f.blendshapes.as_mut())
+                .and_then(|b| b.targets.get_mut(target))
+            {
+                for (i, p) in old {
+                    t.positions[i as usize] = p;
+                }
             }
         }
         Inverse::Keys { remove, insert } => {

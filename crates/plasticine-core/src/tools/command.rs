@@ -328,6 +328,27 @@ pub enum Command {
         /// The stroke to append: its bone, centre at rest, radius and amount.
         stroke: WeightStroke,
     },
+    /// Blendshapes (Ma et al.): a new target of the FEM flesh's embedded
+    /// mesh, a copy of its base, named `name`; every posture that weights
+    /// the targets gets a 0 for it. Refused without an embedded mesh or for
+    /// a name in use.
+    AddBlendTarget {
+        /// The target's name.
+        name: String,
+    },
+    /// Sculpt tool (a grab brush): moves blendshape target `target`'s
+    /// vertices by `offset` (m, rest space), each by a Gaussian falloff of
+    /// its distance from `centre` (rest space) in units of `radius`.
+    SculptBlendTarget {
+        /// Index of the target.
+        target: usize,
+        /// The brush's centre at rest, m.
+        centre: Vec3,
+        /// The brush's radius, m.
+        radius: f32,
+        /// How far the centre moves, m.
+        offset: Vec3,
+    },
 }
 
 impl Command {
@@ -358,6 +379,8 @@ impl Command {
             Command::SetKeyTcb { .. } => "key tension/continuity/bias",
             Command::SetFlesh { .. } => "flesh",
             Command::PaintWeights { .. } => "paint weights",
+            Command::AddBlendTarget { .. } => "add blend target",
+            Command::SculptBlendTarget { .. } => "sculpt",
         }
     }
 }

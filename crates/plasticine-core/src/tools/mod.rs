@@ -50,6 +50,8 @@ mod history;
 mod key_tests;
 mod panel;
 mod pick;
+#[cfg(test)]
+mod sculpt_tests;
 mod session;
 mod symmetry;
 #[cfg(test)]

@@ -43,7 +43,7 @@ mod timeline;
 mod view;
 
 use flesh::{
-    blend_targets, step_blend_weight, step_flesh, step_part_friction, step_part_stiffness,
+    step_blend_target, step_blend_weight, step_flesh, step_part_friction, step_part_stiffness,
     toggle_blend_mode,
 };
 pub use rows::{BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, STEP, Scope, Side};
@@ -61,8 +61,6 @@ pub struct ControlPanel {
     pub hover: Option<usize>,
     /// The layers the picture shows.
     pub view: ViewLayers,
-    /// The blendshape target the weight row keys.
-    pub blend_target: usize,
 }
 
 /// The palette's name for `color`, or "custom".
@@ -85,6 +83,7 @@ pub fn tool_label(tool: ToolKind) -> &'static str {
         ToolKind::Liposuction => "liposuction",
         ToolKind::Weights => "weights (FEM flesh)",
         ToolKind::Paint => "paint",
+        ToolKind::Sculpt => "sculpt (blendshape)",
     }
 }
 
@@ -225,14 +224,14 @@ impl ControlPanel {
                         }
                         Param::BlendTarget => match c.blendshapes() {
                             Some(b) if !b.targets.is_empty() => {
-                                let k = self.blend_target.min(b.targets.len() - 1);
+                                let k = tools.state.blend_target.min(b.targets.len() - 1);
                                 format!("{} ({}/{})", b.targets[k].name, k + 1, b.targets.len())
                             }
                             _ => "- (blendshapes)".into(),
                         },
                         Param::BlendWeight => match c.blendshapes() {
                             Some(b) if !b.targets.is_empty() => {
-                                let k = self.blend_target.min(b.targets.len() - 1);
+                                let k = tools.state.blend_target.min(b.targets.len() - 1);
                                 let w = timeline.blend.get(k).copied().unwrap_or(0.0);
                                 format!("{} {w:.2}", b.targets[k].name)
                             }
@@ -416,8 +415,8 @@ impl ControlPanel {
             Param::Flesh => step_flesh(up, ctx),
             Param::PartStiffness => step_part_stiffness(up, tools, ctx),
             Param::PartFriction => step_part_friction(up, tools, ctx),
-            Param::BlendTarget => self.step_blend_target(up, ctx.character),
-            Param::BlendWeight => step_blend_weight(self.blend_target, up, ctx),
+            Param::BlendTarget => step_blend_target(up, tools, ctx),
+            Param::BlendWeight => step_blend_weight(tools.state.blend_target, up, ctx),
             Param::BlendMode => toggle_blend_mode(ctx),
             Param::Integrator => Ok(step_integrator(up, settings)),
             Param::Tolerance => {
@@ -501,18 +500,6 @@ impl ControlPanel {
                 )))
             }
         }
-    }
-
-    /// The blend-target row: the next (`up`) or previous target.
-    fn step_blend_target(&mut self, up: bool, c: &Character) -> Result<PanelOutcome, EditError> {
-        let targets = blend_targets(c, "blend target")?;
-        let n = targets.len();
-        let k = self.blend_target.min(n - 1);
-        self.blend_target = if up { (k + 1) % n } else { (k + n - 1) % n };
-        Ok(PanelOutcome::ToolSetting(format!(
-            "blend weight row keys '{}'",
-            targets[self.blend_target]
-        )))
     }
 
     /// Steps a skin material or band stiffness row (`param`) one step up or

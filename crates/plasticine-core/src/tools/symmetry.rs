@@ -403,6 +403,23 @@ impl Symmetry {
             Command::PaintWeights { stroke } => Some(Command::PaintWeights {
                 stroke: self.mirror_stroke(c, stroke)?,
             }),
+            // A sculpt is mirrored on the same target, where the mirror
+            // image of its centre lies on the other side of the plane.
+            Command::SculptBlendTarget {
+                target,
+                centre,
+                radius,
+                offset,
+            } => {
+                let flip = Vec3::new(-1.0, 1.0, 1.0);
+                let image = *centre * flip;
+                (image.distance(*centre) > *radius).then(|| Command::SculptBlendTarget {
+                    target: *target,
+                    centre: image,
+                    radius: *radius,
+                    offset: *offset * flip,
+                })
+            }
             // No mirror: a posture is the whole body's; the environment and
             // the flesh backend have no side; key postures are whole-body
             // and on the timeline (a key stores the posture as posed,
@@ -413,7 +430,8 @@ impl Symmetry {
             | Command::SetKey { .. }
             | Command::MoveKey { .. }
             | Command::DeleteKey { .. }
-            | Command::SetKeyTcb { .. } => None,
+            | Command::SetKeyTcb { .. }
+            | Command::AddBlendTarget { .. } => None,
         }
     }
 

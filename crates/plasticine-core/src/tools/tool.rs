@@ -157,11 +157,13 @@ pub enum ToolKind {
     /// Paints colour on the skin where the tip touches it, with the brush
     /// radius, while the trigger is held.
     Paint,
+    /// Sculpts the embedded mesh's blendshape target (a grab brush).
+    Sculpt,
 }
 
 impl ToolKind {
     /// Every tool, in the order right B cycles through them.
-    pub const ALL: [ToolKind; 9] = [
+    pub const ALL: [ToolKind; 10] = [
         ToolKind::Select,
         ToolKind::Sphere,
         ToolKind::Superellipse,
@@ -171,6 +173,7 @@ impl ToolKind {
         ToolKind::Liposuction,
         ToolKind::Weights,
         ToolKind::Paint,
+        ToolKind::Sculpt,
     ];
 
     /// The tool after this one in `ALL`, wrapping around: what right B switches to.
@@ -224,6 +227,9 @@ pub struct ToolState {
     /// painted on its side only: [`Symmetry::unmirrored`]); cleared at the
     /// next press.
     pub notice: Option<String>,
+    /// The blendshape target the sculpt tool and the panel's weight row
+    /// act on.
+    pub blend_target: usize,
 }
 
 impl Default for ToolState {
@@ -245,6 +251,7 @@ impl Default for ToolState {
             snapping: true,
             snaps: 0,
             notice: None,
+            blend_target: 0,
         }
     }
 }
@@ -345,6 +352,13 @@ enum Gesture {
     Paint {
         open: bool,
     },
+    /// Sculpting blendshape target `target`: where the tip was at rest
+    /// last frame; `open` once the gesture's first edit is in the history.
+    Sculpt {
+        target: usize,
+        last: Vec3,
+        open: bool,
+    },
 }
 
 /// The paint tool's colours (name, linear RGB), in the order the panel
@@ -378,9 +392,25 @@ pub fn weight_stroke(
     radius: f32,
     amount: f32,
 ) -> Option<crate::character::WeightStroke> {
+    let (bone, centre) = to_rest(c, posture, tip)?;
+    Some(crate::character::WeightStroke {
+        bone,
+        centre,
+        radius,
+        amount,
+    })
+}
+
+/// `tip` (world, in `posture`) carried back to the rest pose by the bone
+/// nearest it, and that bone; None without bones.
+pub fn to_rest(
+    c: &crate::character::Character,
+    posture: &crate::character::Posture,
+    tip: Vec3,
+) -> Option<(usize, Vec3)> {
     let bones = crate::fem::skeleton_bones(c);
     let transforms = crate::fem::bone_transforms(c, &bones, posture);
-    let (bone, centre) = bones
+    bones
         .iter()
         .zip(&transforms)
         .enumerate()
@@ -389,13 +419,7 @@ pub fn weight_stroke(
             (b, at_rest, bone.distance(at_rest))
         })
         .min_by(|x, y| x.2.total_cmp(&y.2))
-        .map(|(b, p, _)| (b, p.as_vec3()))?;
-    Some(crate::character::WeightStroke {
-        bone,
-        centre,
-        radius,
-        amount,
-    })
+        .map(|(b, p, _)| (b, p.as_vec3()))
 }
 
 /// Twist about the wand axis and pitch about the lateral axis (rad) of the

@@ -79,6 +79,15 @@ pub(crate) enum Inverse {
     Flesh(Box<Flesh>),
     /// Pop the last weight stroke. O(1).
     WeightStroke,
+    /// Pop the last blendshape target (and the blendshapes, when the
+    /// command `created` them), and the postures' weight for it. O(keys).
+    AddBlendTarget { created: bool },
+    /// Old positions of the target's vertices the sculpt moved. O(footprint),
+    /// 16 bytes each.
+    BlendTarget {
+        target: usize,
+        old: Vec<(u32, Vec3)>,
+    },
     /// Key postures: remove the key at `remove` (the one the command put
     /// there), then put `insert` back at its old index. O(keys).
     Keys {
@@ -112,6 +121,7 @@ impl Inverse {
             Inverse::DeleteSkin { removed, .. } => size_of::<Skin>() + removed.points.heap_bytes(),
             Inverse::Bands { bands, .. } => size_of_val(&bands[..]),
             Inverse::Fat { old, .. } => size_of_val(&old[..]),
+            Inverse::BlendTarget { old, .. } => size_of_val(&old[..]),
             Inverse::Color { old, .. } => size_of_val(&old[..]),
             Inverse::Material {
                 points,

@@ -102,6 +102,46 @@ pub(super) fn blend_targets(c: &Character, field: &str) -> Result<Vec<String>, E
     }
 }
 
+/// The blend-target row: the next (`up`) or previous target of the
+/// embedded mesh; past the last, a new one (a copy of the mesh, one undo
+/// step) to sculpt.
+pub(super) fn step_blend_target(
+    up: bool,
+    tools: &mut Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let c = &*ctx.character;
+    let n = c.blend_targets();
+    let k = tools.state.blend_target.min(n.saturating_sub(1));
+    if up && k + 1 >= n {
+        if c.flesh
+            .fem()
+            .and_then(|f| f.embedded_mesh.as_ref())
+            .is_none()
+        {
+            return blend_targets(c, "blend target").map(|_| PanelOutcome::Nothing);
+        }
+        let name = (n + 1..)
+            .map(|i| format!("sculpt {i}"))
+            .find(|name| c.blendshapes().is_none_or(|b| b.target(name).is_none()))
+            .expect("some name is free");
+        ctx.history.apply(
+            ctx.character,
+            Command::AddBlendTarget { name: name.clone() },
+        )?;
+        tools.state.blend_target = n;
+        return Ok(PanelOutcome::Edited(format!(
+            "new blend target '{name}' (a copy of the mesh): sculpt it with the sculpt tool"
+        )));
+    }
+    let names = blend_targets(c, "blend target")?;
+    tools.state.blend_target = if up { k + 1 } else { (k + n - 1) % n };
+    Ok(PanelOutcome::ToolSetting(format!(
+        "blend weight row and sculpt tool on '{}'",
+        names[tools.state.blend_target]
+    )))
+}
+
 /// The blend-weight row: target `target`'s weight in the working posture a
 /// step (0.1) up or down, as one undo step (a `SetPosture`; K then keys
 /// it). The other weights give way when the sum would pass 1.

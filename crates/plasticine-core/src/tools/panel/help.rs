@@ -31,6 +31,9 @@ fn tool_help(tool: ToolKind) -> &'static str {
             "weights: hold and twist to paint how much the FEM flesh follows a bone"
         }
         ToolKind::Paint => "paint: brush the paint colour onto the skin or a muscle",
+        ToolKind::Sculpt => {
+            "sculpt: hold and drag the mesh's blendshape target (the panel's blend target)"
+        }
     }
 }
 

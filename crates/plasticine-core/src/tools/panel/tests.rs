@@ -676,6 +676,21 @@ fn blend_rows_choose_a_target_step_its_weight_and_switch_the_blend_undoably() {
     // Undo takes one press back.
     r.h.undo(&mut r.c).unwrap();
     assert!((r.h.posture().blend[1] - 0.8).abs() < 1e-6);
+    // Right past the last target: a new one to sculpt, a copy of the mesh
+    // (one undo step), chosen; the posture's weights gain its 0.
+    let out = r
+        .press(Row::Param(Param::BlendTarget), Side::Right)
+        .unwrap();
+    assert!(
+        matches!(&out, PanelOutcome::Edited(m) if m.contains("'sculpt 3'")),
+        "{out:?}"
+    );
+    assert!(line(&r, Param::BlendTarget, vec![]).ends_with("sculpt 3 (3/3)"));
+    assert_eq!(r.h.posture().blend.len(), 3);
+    r.h.undo(&mut r.c).unwrap();
+    assert_eq!(r.c.blend_targets(), 2);
+    assert_eq!(r.h.posture().blend.len(), 2);
+    r.tools.state.blend_target = 1;
     // The blend switch is a character edit, undone in one step.
     r.press(Row::Param(Param::BlendMode), Side::Right).unwrap();
     assert!(r.c.blendshapes().unwrap().linear);

@@ -4,7 +4,7 @@
 use super::{
     DEFORM_TWIST_DEAD_ZONE, DRAG_DEAD_ZONE, Gesture, MIN_RADIUS, PAINT_RATE, RAY_LENGTH,
     SKIN_TOUCH_RADIUS, TWIST_DEAD_ZONE, ToolContext, Toolbox, WEIGHT_RATE, angle_to_exponent,
-    deform_drag, exponent_to_angle, twist_and_pitch, weight_stroke,
+    deform_drag, exponent_to_angle, to_rest, twist_and_pitch, weight_stroke,
 };
 use crate::character::Band;
 use crate::input::{HandState, InputFrame};
@@ -131,6 +131,7 @@ impl Toolbox {
                 *open = true;
                 Ok(())
             }
+            Gesture::Sculpt { .. } => self.drag_sculpt(tip, ctx),
             Gesture::Paint { open } => {
                 if let Some(cmd) = paint_stroke(ctx, tip, &self.state, dt) {
                     ctx.apply(cmd, *open)?;
@@ -165,6 +166,32 @@ impl Toolbox {
                 Ok(())
             }
         }
+    }
+
+    /// A sculpt drag's frame: the target's vertices near where the tip was
+    /// (at rest) follow it to where it is.
+    fn drag_sculpt(&mut self, tip: Vec3, ctx: &mut ToolContext) -> Result<(), EditError> {
+        let radius = self.state.lipo_radius;
+        let Gesture::Sculpt { target, last, open } = &mut self.gesture else {
+            return Ok(());
+        };
+        let Some((_, now)) = to_rest(ctx.character, ctx.history.posture(), tip) else {
+            return Ok(());
+        };
+        let offset = now - *last;
+        if offset.length_squared() < 1e-12 {
+            return Ok(());
+        }
+        let cmd = Command::SculptBlendTarget {
+            target: *target,
+            centre: *last,
+            radius,
+            offset,
+        };
+        ctx.apply(cmd, *open)?;
+        *open = true;
+        *last = now;
+        Ok(())
     }
 
     /// Ends the gesture; an IK drag becomes one `SetPosture`.

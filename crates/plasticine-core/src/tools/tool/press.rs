@@ -3,7 +3,7 @@
 
 use super::{
     DEFAULT_RADIUS, Gesture, RAY_LENGTH, SKIN_TOUCH_RADIUS, TOUCH_RADIUS, ToolContext, ToolKind,
-    Toolbox, extents,
+    Toolbox, extents, to_rest,
 };
 use crate::input::{HandState, InputFrame};
 use crate::kinematics::PosedBody;
@@ -112,6 +112,7 @@ impl Toolbox {
                 self.gesture = Gesture::Paint { open: false };
                 Ok(())
             }
+            ToolKind::Sculpt => self.press_sculpt(tip, ctx),
             ToolKind::Liposuction => {
                 self.gesture = Gesture::Lipo {
                     press_orientation: frame.right.orientation(),
@@ -135,6 +136,46 @@ impl Toolbox {
                 Ok(())
             }
         }
+    }
+
+    /// Sculpt press: on the chosen blendshape target (a first one, a copy
+    /// of the embedded mesh, made if there is none), shown alone in the
+    /// working posture while it is sculpted.
+    fn press_sculpt(&mut self, tip: Vec3, ctx: &mut ToolContext) -> Result<(), EditError> {
+        let c = &*ctx.character;
+        if c.flesh
+            .fem()
+            .and_then(|f| f.embedded_mesh.as_ref())
+            .is_none()
+        {
+            return Err(EditError::Refused {
+                command: "sculpt",
+                message: "the sculpt tool shapes blendshape targets of an embedded mesh: import \
+                          a mesh as FEM flesh first (`plasticine fem-import`)"
+                    .into(),
+            });
+        }
+        let mut open = false;
+        if c.blend_targets() == 0 {
+            let name = "sculpt 1".to_string();
+            ctx.apply(Command::AddBlendTarget { name }, false)?;
+            open = true;
+        }
+        let n = ctx.character.blend_targets();
+        let target = self.state.blend_target.min(n - 1);
+        self.state.blend_target = target;
+        let mut posture = ctx.history.posture().clone();
+        let alone: Vec<f32> = (0..n).map(|k| f32::from(u8::from(k == target))).collect();
+        if posture.blend != alone {
+            posture.blend = alone;
+            ctx.apply(Command::SetPosture { posture }, open)?;
+            open = true;
+        }
+        let Some((_, last)) = to_rest(ctx.character, ctx.history.posture(), tip) else {
+            return Ok(());
+        };
+        self.gesture = Gesture::Sculpt { target, last, open };
+        Ok(())
     }
 
     /// Sphere/superellipse press (§6.1): on a joint with a muscle, edit that
