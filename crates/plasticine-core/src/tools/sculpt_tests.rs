@@ -8,8 +8,8 @@ use crate::input::{HandState, InputFrame};
 use glam::{Quat, Vec3};
 
 /// The bare penguin on FEM flesh with an octahedron embedded around its
-/// body (vertices 0.1 m from (0, 0.3, 0) along ±x, ±y, ±z).
-fn penguin_with_mesh() -> Character {
+/// body (vertices 0.1 m from (0, 0.3, 0) along ±x, ±y, ±z), and those.
+fn penguin_with_mesh() -> (Character, Vec<Vec3>) {
     let mut c = crate::samples::bare("penguin").unwrap();
     let o = Vec3::new(0.0, 0.3, 0.0);
     let positions = [Vec3::X, -Vec3::X, Vec3::Y, -Vec3::Y, Vec3::Z, -Vec3::Z]
@@ -28,13 +28,13 @@ fn penguin_with_mesh() -> Character {
     c.flesh = Flesh::Fem(FemFlesh {
         embedded_mesh: Some(EmbeddedMesh {
             source: "octahedron.obj".into(),
-            positions,
+            positions: positions.clone(),
             triangles,
         }),
         ..FemFlesh::default()
     });
     c.validate().unwrap();
-    c
+    (c, positions)
 }
 
 /// Drags the sculpt tool from `from` to `to` in three frames.
@@ -71,15 +71,7 @@ fn target(c: &Character, k: usize) -> Vec<Vec3> {
 
 #[test]
 fn the_sculpt_tool_drags_a_new_target_shown_alone_in_one_undo_step() {
-    let mut c = penguin_with_mesh();
-    let base = c
-        .flesh
-        .fem()
-        .unwrap()
-        .embedded_mesh
-        .clone()
-        .unwrap()
-        .positions;
+    let (mut c, base) = penguin_with_mesh();
     let mut h = History::new(&c);
     let depth = h.undo_depth();
     // Grab the +x vertex and pull it 2 cm further out.
@@ -104,15 +96,7 @@ fn the_sculpt_tool_drags_a_new_target_shown_alone_in_one_undo_step() {
 
 #[test]
 fn a_sculpt_is_mirrored_and_a_new_target_pads_the_keyed_weights() {
-    let mut c = penguin_with_mesh();
-    let base = c
-        .flesh
-        .fem()
-        .unwrap()
-        .embedded_mesh
-        .clone()
-        .unwrap()
-        .positions;
+    let (mut c, base) = penguin_with_mesh();
     let mut h = History::new(&c);
     h.apply(
         &mut c,
