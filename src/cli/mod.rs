@@ -86,7 +86,7 @@ plasticine calibrate --check calibration/my-desk.ron"
     Resample(resample::ResampleArgs),
     /// Open the desk front end: a window with head-tracked ("fishtank") stereo on a calibrated
     /// monitor, the left hand flying (keys W/S A/D Q/E, arrows, or a gamepad), the right hand a 3D
-    /// cursor (mouse, wheel for depth, left button = trigger). Tab, 1-7 or the tool panel (P shows or
+    /// cursor (mouse, wheel for depth, left button = trigger). Tab, 1-9, 0 or the tool panel (P shows or
     /// hides it) pick tools, L locks the current part, Ctrl+Z/Ctrl+Y
     /// undo/redo, Ctrl+S saves, M changes the stereo layout, Esc quits.
     Desk(desk::DeskArgs),
