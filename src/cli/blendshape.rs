@@ -442,36 +442,34 @@ impl KeyArgs {
                 .parse()
                 .map_err(|_| anyhow::anyhow!("--weight {w}: '{value}' is not a number"))?;
         }
-        crate::character::validate_weights(&weights, weights.len())
-            .map_err(|e| anyhow::anyhow!("--weight: {}", e.message))?;
-        if !(self.time.is_finite() && self.time >= 0.0) {
-            bail!("--time {}: must be a time ≥ 0 s", self.time);
-        }
-        let at = c
+        // The key there keeps its posture and tension/continuity/bias; a
+        // new one takes the animation's posture at that time.
+        let existing = c
             .key_postures
             .iter()
-            .position(|k| (k.time - self.time).abs() <= crate::tools::KEY_TIME_EPSILON);
-        match at {
-            Some(i) => c.key_postures[i].posture.blend = weights,
-            None => {
-                let mut posture = crate::anim::sample_posture(&c.key_postures, self.time)
-                    .unwrap_or_else(|| c.skeleton.rest_posture());
-                posture.blend = weights;
-                let i = c.key_postures.partition_point(|k| k.time < self.time);
-                c.key_postures.insert(
-                    i,
-                    crate::character::KeyPosture {
-                        time: self.time,
-                        posture,
-                        tension: 0.0,
-                        continuity: 0.0,
-                        bias: 0.0,
-                    },
-                );
-            }
-        }
-        c.validate()
-            .with_context(|| format!("{}", self.character.display()))?;
+            .find(|k| (k.time - self.time).abs() <= crate::tools::KEY_TIME_EPSILON);
+        let (mut posture, [tension, continuity, bias]) = match existing {
+            Some(k) => (k.posture.clone(), [k.tension, k.continuity, k.bias]),
+            None => (
+                crate::anim::sample_posture(&c.key_postures, self.time)
+                    .unwrap_or_else(|| c.skeleton.rest_posture()),
+                [0.0; 3],
+            ),
+        };
+        posture.blend = weights;
+        // The timeline's own command checks the time and the weights.
+        crate::tools::History::new(&c)
+            .apply(
+                &mut c,
+                crate::tools::Command::SetKey {
+                    time: self.time,
+                    posture,
+                    tension,
+                    continuity,
+                    bias,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("--time {} --weight: {e}", self.time))?;
         save_character(&self.out, &c)?;
         println!(
             "keyed {} at {:.3} s ({} keys); saved {}",

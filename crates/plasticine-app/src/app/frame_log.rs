@@ -325,17 +325,22 @@ pub(super) fn flesh_detail_line(flesh: &crate::fem::FleshPose) -> Option<String>
 pub(super) fn flesh_morph_line(flesh: &crate::fem::FleshPose) -> Option<String> {
     let (weights, clamped) = &flesh.morph_weights;
     (!weights.is_empty()).then(|| {
-        let named: Vec<String> = weights
-            .iter()
-            .map(|(name, w)| format!("{name} {w:.2}"))
-            .collect();
         let clamp = if *clamped {
             " (clamped: a pose far past the targets)"
         } else {
             ""
         };
-        format!("morph: {}{clamp}", named.join(", "))
+        format!("morph: {}{clamp}", named_weights(weights))
     })
+}
+
+/// "name 0.62, other 0.38".
+fn named_weights(weights: &[(String, f32)]) -> String {
+    let named: Vec<String> = weights
+        .iter()
+        .map(|(name, w)| format!("{name} {w:.2}"))
+        .collect();
+    named.join(", ")
 }
 
 /// The status line of the embedded mesh's blendshapes at the drawn pose
@@ -344,13 +349,10 @@ pub(super) fn flesh_morph_line(flesh: &crate::fem::FleshPose) -> Option<String> 
 pub(super) fn flesh_blend_line(flesh: &crate::fem::FleshPose) -> Option<String> {
     let (weights, failure) = &flesh.blend_weights;
     (!weights.is_empty()).then(|| {
-        let named: Vec<String> = weights
-            .iter()
-            .map(|(name, w)| format!("{name} {w:.2}"))
-            .collect();
+        let named = named_weights(weights);
         match failure {
-            Some(why) => format!("blend: {} (kept the last blend: {why})", named.join(", ")),
-            None => format!("blend: {}", named.join(", ")),
+            Some(why) => format!("blend: {named} (kept the last blend: {why})"),
+            None => format!("blend: {named}"),
         }
     })
 }

@@ -350,12 +350,7 @@ pub fn render_character(
         let t0 = Instant::now();
         let composed = opts.stereo != HeadlessStereo::Pair;
         let decorations = Decorations {
-            skin_contact: match renderer.style.map {
-                crate::render::SkinMap::Contact => {
-                    super::view_renderer::skin_contact_map(&snapshot)
-                }
-                _ => Vec::new(),
-            },
+            skin_contact: super::view_renderer::skin_contact_map(renderer.style.map, &snapshot),
             ..Decorations::default()
         };
         renderer.draw(

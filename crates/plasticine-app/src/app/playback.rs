@@ -356,9 +356,10 @@ pub struct Playback {
     performance_base: Option<Vec<KeyPosture>>,
     /// The reaction being recorded while editing.
     reaction: Option<Reaction>,
-    /// A key held on the scrubber: where it was taken from and where it is
-    /// now (see `PlaybackCtl::grab_key`).
-    held_key: Option<(f32, f32)>,
+    /// A key held on the scrubber: where it was taken from, where it is
+    /// now, and whether the drag's undo step is open (see
+    /// `PlaybackCtl::grab_key`).
+    held_key: Option<(f32, f32, bool)>,
     dragging: bool,
     /// Set the simulation thread up again at the next update.
     force_setup: bool,

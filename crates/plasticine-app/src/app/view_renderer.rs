@@ -102,9 +102,7 @@ impl ViewRenderer {
         let snapshot = inputs.snapshot;
         let posture = draw_posture(inputs);
         apply_view(&inputs.view, &mut self.scene.style);
-        if self.scene.style.map == crate::render::SkinMap::Contact {
-            decorations.skin_contact = skin_contact_map(snapshot);
-        }
+        decorations.skin_contact = skin_contact_map(self.scene.style.map, snapshot);
         self.overlay.clear();
         if self.show_overlay {
             self.overlay.extend(inputs.overlay.iter().cloned());
@@ -173,9 +171,16 @@ pub fn decorations(inputs: &FrameInputs) -> Decorations {
     }
 }
 
-/// For the contact map: how much each point of each of the snapshot's
-/// skins rests on another skin (0 to 1, see `render::heat::skin_contact`).
-pub fn skin_contact_map(snapshot: &crate::snapshot::SceneSnapshot) -> Vec<Vec<f32>> {
+/// For the contact map (`map`, else nothing): how much each point of each
+/// of the snapshot's skins rests on another skin (0 to 1, see
+/// `render::heat::skin_contact`).
+pub fn skin_contact_map(
+    map: crate::render::SkinMap,
+    snapshot: &crate::snapshot::SceneSnapshot,
+) -> Vec<Vec<f32>> {
+    if map != crate::render::SkinMap::Contact {
+        return Vec::new();
+    }
     let skins: Vec<(usize, usize, &[glam::Vec3])> = snapshot
         .skins
         .iter()

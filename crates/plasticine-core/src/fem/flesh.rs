@@ -541,21 +541,21 @@ impl FleshSim {
         }
     }
 
-    /// Reshapes the embedded mesh `mesh` of the pose at time t (as
-    /// [`pose`](Self::pose) gave it) by `rest_offsets`, one per vertex: the
+    /// Reshapes the embedded mesh `mesh` of the pose with displacement `q`
+    /// ([`q_at`](Self::q_at) its time, as [`pose`](Self::pose) gave it) by
+    /// `rest_offsets`, one per vertex: the
     /// change of its rest shape (a blendshape). Each vertex moves by F·d,
     /// the flesh's deformation gradient at its rest place times its
     /// offset, so the change turns and stretches with the flesh around
     /// it; a vertex outside the lattice moves by d.
-    pub fn reshape_mesh(&self, mesh: &mut [Vec3], t: f64, rest_offsets: &[DVec3]) {
+    pub fn reshape_mesh(&self, mesh: &mut [Vec3], q: &[DVec3], rest_offsets: &[DVec3]) {
         let Some(embedding) = &self.mesh else {
             return;
         };
-        let q = self.q_at(t);
         let l = self.body.lattice();
         for ((x, e), d) in mesh.iter_mut().zip(embedding).zip(rest_offsets) {
             let moved = match e {
-                Some(e) => deformation_at(l, e, &q).1 * *d,
+                Some(e) => deformation_at(l, e, q).1 * *d,
                 None => *d,
             };
             *x += moved.as_vec3();
@@ -563,10 +563,11 @@ impl FleshSim {
     }
 
     /// The flesh's deformation gradient F at embedded-mesh vertex `vertex`
-    /// at time t (None for a vertex outside the lattice, or no mesh).
-    pub fn mesh_gradient(&self, vertex: usize, t: f64) -> Option<DMat3> {
+    /// for displacement `q` (None for a vertex outside the lattice, or no
+    /// mesh).
+    pub fn mesh_gradient(&self, vertex: usize, q: &[DVec3]) -> Option<DMat3> {
         let e = self.mesh.as_ref()?.get(vertex)?.as_ref()?;
-        Some(deformation_at(self.body.lattice(), e, &self.q_at(t)).1)
+        Some(deformation_at(self.body.lattice(), e, q).1)
     }
 
     /// Grabs the flesh at world point `at` of the current (newest) pose,

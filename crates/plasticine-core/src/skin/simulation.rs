@@ -540,9 +540,10 @@ impl Simulation {
         {
             let mut blend = blend.lock().unwrap_or_else(|e| e.into_inner());
             // The hand dents the blend (and it recovers once let go).
+            let q = fem.q_at(t);
             let obstacles =
-                blend.rest_obstacles(&self.pushers, t, mesh, |v| fem.mesh_gradient(v, t));
-            fem.reshape_mesh(mesh, t, blend.offsets_pushed(&posture.blend, &obstacles));
+                blend.rest_obstacles(&self.pushers, t, mesh, |v| fem.mesh_gradient(v, &q));
+            fem.reshape_mesh(mesh, &q, blend.offsets_pushed(&posture.blend, &obstacles));
             pose.blend_weights = (
                 blend
                     .names()

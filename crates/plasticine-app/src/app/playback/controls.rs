@@ -225,7 +225,7 @@ impl PlaybackCtl<'_> {
         });
         match nearest.filter(|k| (f64::from(*k) - t).abs() <= reach) {
             Some(time) => {
-                self.playback.held_key = Some((time, time));
+                self.playback.held_key = Some((time, time, false));
                 self.playback.timeline.selected = Some(time);
                 self.say(format!(
                     "key at {time:.2} s held: drag it along the timeline"
@@ -245,7 +245,7 @@ impl PlaybackCtl<'_> {
     /// step; a time on another key is passed over (the key stays where it
     /// was until the wand leaves it).
     pub fn drag_key_to(&mut self, t: f64) {
-        let Some((from, now)) = self.playback.held_key else {
+        let Some((from, now, open)) = self.playback.held_key else {
             return;
         };
         let to = t.max(0.0) as f32;
@@ -253,13 +253,13 @@ impl PlaybackCtl<'_> {
             return;
         }
         let cmd = Command::MoveKey { from: now, to };
-        let moved = if from == now {
-            self.env.history.apply(self.env.character, cmd)
-        } else {
+        let moved = if open {
             self.env.history.apply_continuing(self.env.character, cmd)
+        } else {
+            self.env.history.apply(self.env.character, cmd)
         };
         if moved.is_ok() {
-            self.playback.held_key = Some((from, to));
+            self.playback.held_key = Some((from, to, true));
             self.playback.timeline.selected = Some(to);
             self.playback.timeline.time = f64::from(to);
             self.playback.driver_revision = None;
@@ -268,7 +268,7 @@ impl PlaybackCtl<'_> {
 
     /// Lets the held key go; says where it went (None when none was held).
     pub fn release_key(&mut self) -> Option<String> {
-        let (from, to) = self.playback.held_key.take()?;
+        let (from, to, _) = self.playback.held_key.take()?;
         Some(if from == to {
             self.say(format!("key at {from:.2} s selected"))
         } else {

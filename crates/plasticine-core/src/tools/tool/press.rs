@@ -142,21 +142,10 @@ impl Toolbox {
     /// of the embedded mesh, made if there is none), shown alone in the
     /// working posture while it is sculpted.
     fn press_sculpt(&mut self, tip: Vec3, ctx: &mut ToolContext) -> Result<(), EditError> {
-        let c = &*ctx.character;
-        if c.flesh
-            .fem()
-            .and_then(|f| f.embedded_mesh.as_ref())
-            .is_none()
-        {
-            return Err(EditError::Refused {
-                command: "sculpt",
-                message: "the sculpt tool shapes blendshape targets of an embedded mesh: import \
-                          a mesh as FEM flesh first (`plasticine fem-import`)"
-                    .into(),
-            });
-        }
         let mut open = false;
-        if c.blend_targets() == 0 {
+        // A mesh with targets is there (validation); without, the new
+        // target's command refuses, saying how to import one.
+        if ctx.character.blend_targets() == 0 {
             let name = "sculpt 1".to_string();
             ctx.apply(Command::AddBlendTarget { name }, false)?;
             open = true;
