@@ -36,6 +36,14 @@ pub struct ExportArgs {
     /// flesh; the muscles are then not exported).
     #[arg(long, value_name = "HOW", default_value = "modes", value_parser = ["modes", "points"])]
     modal_as: String,
+    /// glTF and USD, FEM flesh with blendshapes: its mesh as a rig for
+    /// DCC tools instead of the baked points: skinned to the skeleton, one
+    /// named morph target (USD `BlendShape`) per blend target, weights
+    /// animated from the key postures. Viewers blend the targets linearly,
+    /// so this is for further animation work; the physical blend of the
+    /// bake is what the export carries without it.
+    #[arg(long)]
+    blend_targets: bool,
 }
 
 impl ExportArgs {
@@ -49,17 +57,34 @@ impl ExportArgs {
             morph_limit,
             subdivide,
             modal_as,
+            blend_targets,
         } = self;
         let opts = crate::io::ExportOptions {
             format,
             every,
             morph_limit,
             subdivide: subdivide.into(),
-            modes: None,
+            rig: None,
         };
-        export(&character, &baked, &out, &opts, modal_as == "modes")?;
+        let rig = match (blend_targets, modal_as.as_str()) {
+            (true, _) => Rig::BlendTargets,
+            (false, "modes") => Rig::Modes,
+            _ => Rig::Points,
+        };
+        export(&character, &baked, &out, &opts, rig)?;
         Ok(())
     }
+}
+
+/// How the FEM flesh's mesh is exported.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rig {
+    /// Its baked points.
+    Points,
+    /// Modal flesh: skinned, a morph target pair per mode.
+    Modes,
+    /// Blendshapes: skinned, a morph target per blend target.
+    BlendTargets,
 }
 
 /// `plasticine export`.
@@ -68,7 +93,7 @@ fn export(
     baked: &Path,
     out: &Path,
     opts: &crate::io::ExportOptions,
-    modal_modes: bool,
+    rig: Rig,
 ) -> Result<()> {
     use crate::io::{ExportFormat, SecondaryMotion, export, resolve_format};
     let morph_limit = opts.morph_limit;
@@ -77,8 +102,12 @@ fn export(
     let c = load_character(character)?;
     let mut cache = crate::io::CacheReader::open(baked)?;
     let mut opts = opts.clone();
-    if modal_modes && format != ExportFormat::Obj && !cache.flesh().modal.is_empty() {
-        opts.modes = modal_morphs(&c)?;
+    match rig {
+        Rig::Modes if format != ExportFormat::Obj && !cache.flesh().modal.is_empty() => {
+            opts.rig = modal_morphs(&c)?;
+        }
+        Rig::BlendTargets => opts.rig = Some(blend_morphs(&c, character, out, format)?),
+        _ => {}
     }
     let opts = &opts;
     let bar = ProgressBar::new(0).with_style(
@@ -106,9 +135,12 @@ fn export(
     }
     let how = match s.secondary {
         SecondaryMotion::MorphTargets | SecondaryMotion::PerFrameMeshes
-            if s.skins.is_empty() && opts.modes.is_some() =>
+            if s.skins.is_empty() && opts.rig.is_some() =>
         {
-            "the skeleton's motion and the flesh's vibration modes".into()
+            match rig {
+                Rig::BlendTargets => "the skeleton's motion and the keyed blend weights".into(),
+                _ => "the skeleton's motion and the flesh's vibration modes".into(),
+            }
         }
         SecondaryMotion::MorphTargets => format!(
             "skin motion as {} morph targets (clips up to --morph-limit {morph_limit})",
@@ -136,13 +168,24 @@ fn export(
             println!("  skin '{}' {}x{}", k.name, k.m, k.n);
         }
     }
-    if let Some(m) = &opts.modes {
-        println!(
+    match (&opts.rig, &opts.rig.as_ref().map(|m| &m.animated)) {
+        (Some(m), Some(crate::io::MorphWeights::Amplitudes(parts))) => println!(
             "  mesh '{}': skinned, {} morph targets (one per side of each vibration mode of {} parts), weights animated with the bake's amplitudes",
             m.name,
             2 * m.targets.len(),
-            m.parts.len()
-        );
+            parts.len()
+        ),
+        (Some(m), Some(crate::io::MorphWeights::Keyed)) => println!(
+            "  mesh '{}': skinned, {} named morph targets ({}), weights animated from the key postures (viewers blend them linearly)",
+            m.name,
+            m.targets.len(),
+            m.targets
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => {}
     }
     println!(
         "  the cache's boundary rows are within {:.1e} m of the character's joints",
@@ -161,7 +204,7 @@ fn export(
 /// The modal flesh as a mesh with morph targets of its modes, its modes
 /// computed again from the character (the cache holds only their
 /// amplitudes): its embedded mesh, else its muscles.
-fn modal_morphs(c: &crate::character::Character) -> Result<Option<crate::io::ModeMorphs>> {
+fn modal_morphs(c: &crate::character::Character) -> Result<Option<crate::io::SkinnedMorphs>> {
     let start = std::time::Instant::now();
     let rest = c.skeleton.rest_posture();
     let sim = crate::modal::ModalSim::new(c, &|_| rest.clone(), 0.0)
@@ -187,4 +230,29 @@ fn modal_morphs(c: &crate::character::Character) -> Result<Option<crate::io::Mod
         start.elapsed().as_secs_f64()
     );
     Ok(Some(morphs))
+}
+
+/// The FEM flesh's blendshapes as a rig (`--blend-targets`), refused where
+/// there is none or the format has no morph targets.
+fn blend_morphs(
+    c: &crate::character::Character,
+    character: &Path,
+    out: &Path,
+    format: crate::io::ExportFormat,
+) -> Result<crate::io::SkinnedMorphs> {
+    if format == crate::io::ExportFormat::Obj {
+        anyhow::bail!(
+            "{}: --blend-targets needs glb or usda (an OBJ sequence has no morph targets); leave it out for the baked meshes",
+            out.display()
+        );
+    }
+    crate::blendshape::blend_morphs(c)
+        .with_context(|| format!("cannot skin the mesh of '{}'", c.name))?
+        .with_context(|| {
+            format!(
+                "{}: '{}' has no blend targets to export (add them with `plasticine blendshape attach` or the sculpt tool); leave out --blend-targets",
+                character.display(),
+                c.name
+            )
+        })
 }

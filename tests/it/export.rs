@@ -1448,10 +1448,12 @@ fn export_modal(character: &Path, cache: &Path, out: &Path, mesh: &str) {
     );
 }
 
-/// A modal mesh in a .glb: skinned, a morph target per side of each mode
-/// (the mode, then its negative), its weights animated, each in [0, 1] and
-/// at most one of a pair non-zero (what `export` writes for modal flesh).
-struct ModalGlb {
+/// A rigged mesh in a .glb: skinned, its morph targets' weights animated,
+/// each in [0, 1]. Modal flesh's ([`Self::modal`]) has a target per side
+/// of each mode (the mode, then its negative), at most one of a pair
+/// non-zero; blendshapes' one per blend target.
+#[derive(Clone)]
+struct RigGlb {
     node: usize,
     /// Targets whose positions are stored sparsely (only the vertices the
     /// mode moves).
@@ -1460,13 +1462,32 @@ struct ModalGlb {
     joints: Vec<u16>,
     weights: Vec<f32>,
     targets: Vec<Vec<Vec3>>,
-    /// Morph targets (two per mode).
+    /// Morph targets (modal: two per mode).
     target_count: usize,
     /// The weights channel's output: `target_count` per sample.
     animated: Vec<f32>,
 }
 
-impl ModalGlb {
+impl RigGlb {
+    /// The modal mesh of node `node_name`, checked for its pairs.
+    fn modal(glb: &Glb, node_name: &str) -> Self {
+        let rig = Self::read(glb, node_name);
+        assert_eq!(rig.target_count % 2, 0, "a target per side of each mode");
+        for pair in rig.targets.chunks_exact(2) {
+            assert!(
+                pair[0].iter().zip(&pair[1]).all(|(a, b)| *a == -*b),
+                "the second target of a pair is the first's negative"
+            );
+        }
+        assert!(
+            rig.animated
+                .chunks_exact(2)
+                .all(|p| p[0] == 0.0 || p[1] == 0.0),
+            "one side of a mode at a time"
+        );
+        rig
+    }
+
     fn read(glb: &Glb, node_name: &str) -> Self {
         let node = glb.node_named(node_name);
         assert_eq!(glb.json["nodes"][node]["skin"], 0);
@@ -1488,13 +1509,6 @@ impl ModalGlb {
             .map(|t| glb.vec3s(&t["POSITION"]))
             .collect();
         let target_count = targets.len();
-        assert_eq!(target_count % 2, 0, "a target per side of each mode");
-        for pair in targets.chunks_exact(2) {
-            assert!(
-                pair[0].iter().zip(&pair[1]).all(|(a, b)| *a == -*b),
-                "the second target of a pair is the first's negative"
-            );
-        }
         let sparse_targets = prim["targets"]
             .as_array()
             .unwrap()
@@ -1511,10 +1525,6 @@ impl ModalGlb {
         assert!(
             animated.iter().all(|w| (0.0..=1.0 + 1e-6).contains(w)),
             "weights in [0, 1]"
-        );
-        assert!(
-            animated.chunks_exact(2).all(|p| p[0] == 0.0 || p[1] == 0.0),
-            "one side of a mode at a time"
         );
         Self {
             node,
@@ -1588,7 +1598,7 @@ fn modal_flesh_exports_a_morph_target_per_mode_that_replays_the_bake() {
     }
 
     let glb = Glb::read(&glb_path);
-    let modal = ModalGlb::read(&glb, "limb_modal");
+    let modal = RigGlb::modal(&glb, "limb_modal");
     assert_eq!(
         modal.target_count, 60,
         "a target per side of 15 modes on each of the limb's two bones"
@@ -1700,7 +1710,7 @@ fn blender_shows_the_modal_mesh_as_baked() {
     let dir = out_dir("blender-modal");
     let glb = dir.path().join("limb.glb");
     export_modal(character, cache, &glb, "limb");
-    let targets = ModalGlb::read(&Glb::read(&glb), "limb_modal").target_count;
+    let targets = RigGlb::modal(&Glb::read(&glb), "limb_modal").target_count;
     let mut reader = CacheReader::open(cache).unwrap();
     let n = reader.frame_count();
     let span = reader.frame_time(n - 1).unwrap() - reader.frame_time(0).unwrap();
@@ -1804,7 +1814,7 @@ fn modal_penguin_exports_its_muscles_with_a_morph_target_per_mode() {
         assert_valid(&validate(&tools, &glb_path), &glb_path);
     }
     let glb = Glb::read(&glb_path);
-    let modal = ModalGlb::read(&glb, "penguin_muscles_modal");
+    let modal = RigGlb::modal(&glb, "penguin_muscles_modal");
     // Each mode moves only its part's muscles: most targets are sparse.
     assert!(
         2 * modal.sparse_targets > modal.target_count,
@@ -1948,4 +1958,227 @@ fn blender_shape_keys_with_sparse_accessors_become_a_blendshape_rig() {
         raised > 10 && still > raised,
         "{raised} raised, {still} still"
     );
+}
+
+/// The imported limb with its flexed shape attached as a blend target and
+/// keyed to weight 1 at 0.5 s, baked for 0.5 s: (character, cache).
+fn blend_limb_bake() -> &'static (PathBuf, PathBuf) {
+    static BAKE: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    BAKE.get_or_init(|| {
+        let dir = work_dir().join("blend-limb");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+        for args in [
+            vec![
+                "fem-import",
+                "assets/limb.obj",
+                "--skeleton",
+                "assets/limb_skeleton.ron",
+            ],
+            vec![
+                "blendshape",
+                "import",
+                "assets/limb.obj",
+                "assets/limb_flexed.obj",
+            ],
+        ] {
+            let out = if args[0] == "fem-import" {
+                path("limb.ron")
+            } else {
+                path("rig.ron")
+            };
+            let mut args = args.clone();
+            args.extend(["--out", &out]);
+            let (ok, _, err) = plasticine(&args);
+            assert!(ok, "{err}");
+        }
+        for args in [
+            vec!["blendshape", "attach", &path("limb.ron"), &path("rig.ron")],
+            vec![
+                "blendshape",
+                "key",
+                &path("limb.ron"),
+                "--time",
+                "0.5",
+                "--weight",
+                "limb_flexed=1",
+            ],
+        ] {
+            let mut args = args.clone();
+            let out = path("limb.ron");
+            args.extend(["--out", &out]);
+            let (ok, _, err) = plasticine(&args);
+            assert!(ok, "{err}");
+        }
+        let character = dir.join("limb.ron");
+        let bake = dir.join("bake");
+        let (ok, _, err) = plasticine(&[
+            "bake",
+            s(&character),
+            "--out",
+            s(&bake),
+            "--fps",
+            "20",
+            "--duration",
+            "0.5",
+        ]);
+        assert!(ok, "{err}");
+        (character, bake.join("bake.plcache"))
+    })
+}
+
+/// `export --blend-targets` writes the blendshapes as a DCC tool wants
+/// them: the embedded mesh skinned to the skeleton with one morph target
+/// named after each blend target (its offsets from the base), its weights
+/// the key postures' at every frame, in place of the baked points. It
+/// validates; evaluated as a viewer does (morph, then skin) at the flexed
+/// key it sits nearer the baked flex than the unmorphed rig does; USD gets
+/// a `BlendShape` of the same name.
+#[test]
+fn blend_targets_export_as_named_morph_targets_keyed_from_the_postures() {
+    let dir = out_dir("blend-targets");
+    let (character, cache) = blend_limb_bake();
+    let c = load_character(character).unwrap();
+    let shapes = c.blendshapes().expect("the attached target");
+    let base = &c
+        .flesh
+        .fem()
+        .unwrap()
+        .embedded_mesh
+        .as_ref()
+        .unwrap()
+        .positions;
+    let glb_path = dir.path().join("limb.glb");
+    let (ok, stdout, err) = export_limb(character, &glb_path, &["--blend-targets"]);
+    assert!(ok, "{err}");
+    assert!(
+        stdout.contains("mesh 'limb': skinned, 1 named morph targets (limb_flexed)"),
+        "{stdout}"
+    );
+    if let Some(tools) = tool_or_skip(gltf_validator(), "the blend-target glTF validation") {
+        assert_valid(&validate(&tools, &glb_path), &glb_path);
+    }
+    let glb = Glb::read(&glb_path);
+    let nodes = glb.json["nodes"].as_array().unwrap();
+    assert!(
+        !nodes.iter().any(|n| n["name"] == "limb_skin"),
+        "the rig replaces the baked points"
+    );
+    let rig = RigGlb::read(&glb, "limb_blend");
+    let mesh = &glb.json["meshes"][glb.json["nodes"][rig.node]["mesh"].as_u64().unwrap() as usize];
+    assert_eq!(
+        mesh["extras"]["targetNames"],
+        serde_json::json!(["limb_flexed"])
+    );
+    assert_eq!(rig.target_count, 1);
+    assert_eq!(rig.rest.len(), base.len());
+    let size = rig.size();
+    for ((t, want), b) in rig.targets[0]
+        .iter()
+        .zip(&shapes.targets[0].positions)
+        .zip(base)
+    {
+        assert!(
+            t.distance(*want - *b) <= 1e-6 * size,
+            "the target's offset {t} against {}",
+            *want - *b
+        );
+    }
+    let moved = rig.targets[0]
+        .iter()
+        .map(|t| t.length())
+        .fold(0.0, f32::max);
+    assert!(moved > 0.01 * size, "the flex moves the mesh: {moved}");
+
+    // The weights: the key postures' at every frame, 0 → 1 over the clip.
+    let mut reader = CacheReader::open(cache).unwrap();
+    let n = reader.frame_count();
+    let t0 = reader.frame_time(0).unwrap();
+    let (input, _, _) = glb.channel(rig.node, "weights");
+    assert_eq!(input.len(), n);
+    for (k, at) in input.iter().enumerate() {
+        let t = reader.frame_time(k).unwrap();
+        let want = plasticine::io::posture_at(&c, t).blend[0];
+        assert!((at - (t - t0) as f32).abs() < 1e-6);
+        assert!(
+            (rig.animated[k] - want).abs() < 1e-6,
+            "frame {k}: weight {} against the keyed {want}",
+            rig.animated[k]
+        );
+    }
+    assert!(rig.animated[0] < 1e-6 && (rig.animated[n - 1] - 1.0).abs() < 1e-6);
+
+    // As a viewer shows the last frame: where the target moves the mesh
+    // (the bulge), the morph brings the skinned rig nearer the baked flex
+    // than the rig without it. Elsewhere both differ from the bake by what
+    // skinning misses of the simulated flesh.
+    let (mut skins, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
+    let t = reader
+        .read_frame_with_flesh(n - 1, &mut skins, &mut meshes, &mut muscles)
+        .unwrap();
+    let (shown, _) = rig.evaluate(&glb, n - 1, (t - t0) as f32);
+    let mut unmorphed = rig.clone();
+    unmorphed.animated.iter_mut().for_each(|w| *w = 0.0);
+    let (plain, _) = unmorphed.evaluate(&glb, n - 1, (t - t0) as f32);
+    let bulge: Vec<usize> = (0..base.len())
+        .filter(|&v| rig.targets[0][v].length() > 0.3 * moved)
+        .collect();
+    let off = |a: &[Vec3]| -> f32 {
+        bulge
+            .iter()
+            .map(|&v| a[v].distance(meshes[0][v]))
+            .sum::<f32>()
+            / bulge.len() as f32
+    };
+    let (morphed_off, plain_off) = (off(&shown), off(&plain));
+    note(&format!(
+        "blend-target glTF: at the flexed key the rig's {} bulge vertices are {morphed_off:.2e} m (mean) from the bake, {plain_off:.2e} m without its target",
+        bulge.len()
+    ));
+    assert!(
+        morphed_off < 0.7 * plain_off,
+        "the morph brings the rig to the flex: {morphed_off} against {plain_off}"
+    );
+
+    // USD: a BlendShape named as the target, weights keyed.
+    let usd = dir.path().join("limb.usda");
+    let (ok, _, err) = export_limb(character, &usd, &["--blend-targets"]);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(&usd).unwrap();
+    assert!(text.contains("def BlendShape \"limb_flexed\""), "{text}");
+    assert!(text.contains("uniform token[] blendShapes = [\"limb_flexed\"]"));
+    assert!(text.contains("def SkelRoot \"limb_blend\""));
+}
+
+/// `export --blend-targets` is refused, with nothing written, to an OBJ
+/// sequence (no morph targets) and for a character without blend targets.
+#[test]
+fn blend_targets_export_is_refused_to_obj_and_without_targets() {
+    let dir = out_dir("blend-targets-refused");
+    let (character, _) = blend_limb_bake();
+    let c = load_character(character).unwrap();
+    let obj = dir.path().join("obj");
+    let (ok, _, err) = export_limb(character, &obj, &["--format", "obj", "--blend-targets"]);
+    assert!(!ok && err.contains("needs glb or usda"), "{err}");
+    assert!(!obj.exists(), "nothing written");
+    let mut bare = c.clone();
+    bare.flesh.fem_mut().unwrap().blendshapes = None;
+    for k in &mut bare.key_postures {
+        k.posture.blend.clear();
+    }
+    let bare_path = dir.path().join("bare.ron");
+    save_character(&bare_path, &bare).unwrap();
+    let refused = dir.path().join("bare.glb");
+    let (ok, _, err) = export_limb(&bare_path, &refused, &["--blend-targets"]);
+    assert!(!ok && err.contains("has no blend targets"), "{err}");
+    assert!(!refused.exists(), "nothing written");
+}
+
+/// `plasticine export CHARACTER --baked` the blend limb's cache `--out OUT`
+/// with `extra` options: (success, stdout, stderr).
+fn export_limb(character: &Path, out: &Path, extra: &[&str]) -> (bool, String, String) {
+    let (_, cache) = blend_limb_bake();
+    let mut args = vec!["export", s(character), "--baked", s(cache), "--out", s(out)];
+    args.extend_from_slice(extra);
+    plasticine(&args)
 }

@@ -186,9 +186,49 @@ impl MorphFrame {
     }
 }
 
+/// Weights as `f32` summing to one as exactly as `f32` allows (the rounding
+/// put on the largest), as glTF asks of `WEIGHTS_0`.
+pub fn unit_sum(w: [f64; JOINTS_PER_VERTEX]) -> [f32; JOINTS_PER_VERTEX] {
+    let mut out = w.map(|w| w as f32);
+    let rest: f32 = out[1..].iter().sum();
+    out[0] = 1.0 - rest;
+    out
+}
+
+/// The four largest weights, renormalised to sum to one.
+pub fn four_largest(mut joints: Vec<(usize, f64)>) -> [(usize, f64); JOINTS_PER_VERTEX] {
+    joints.retain(|e| e.1 > 0.0);
+    joints.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    joints.truncate(JOINTS_PER_VERTEX);
+    let total: f64 = joints.iter().map(|e| e.1).sum();
+    let mut out = [(0, 0.0); JOINTS_PER_VERTEX];
+    for (o, (j, w)) in out.iter_mut().zip(joints) {
+        *o = (j, if total > 0.0 { w / total } else { 0.0 });
+    }
+    if total <= 0.0 {
+        // No flesh weight at all: ride the root.
+        out[0] = (0, 1.0);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn four_largest_keeps_the_heaviest_and_renormalises() {
+        let w = four_largest(vec![(3, 0.1), (1, 0.4), (2, 0.2), (5, 0.05), (0, 0.25)]);
+        let joints: Vec<usize> = w.iter().map(|e| e.0).collect();
+        assert_eq!(joints, [1, 0, 2, 3]);
+        let total: f64 = w.iter().map(|e| e.1).sum();
+        assert!((total - 1.0).abs() < 1e-15);
+        assert!((w[0].1 - 0.4 / 0.95).abs() < 1e-15);
+        assert_eq!(
+            four_largest(vec![]),
+            [(0, 1.0), (0, 0.0), (0, 0.0), (0, 0.0)]
+        );
+    }
 
     /// One vertex on joint 1, moving along x in target 0: the frame poses
     /// it; a frame whose weights or placements do not fit is refused

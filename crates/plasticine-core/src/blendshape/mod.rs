@@ -18,6 +18,7 @@
 mod anchor;
 mod contact;
 mod equilibrium;
+mod export;
 mod file;
 mod interior;
 mod intersect;
@@ -28,6 +29,7 @@ mod springs;
 pub use anchor::{Anchor, RigidMotion};
 pub use contact::{Contact, Obstacle};
 pub use equilibrium::{Hessian, NewtonSettings, SolveError, SolveReport, SpringSystem};
+pub use export::blend_morphs;
 pub use file::{ImportError, load_rig, rig_from_meshes, save_rig};
 pub use model::{Blend, BlendError, BlendModel, MAX_CONTACT_ROUNDS};
 pub use rig::{BlendRig, BlendTarget, Boundary, RigError, SpringConstants};

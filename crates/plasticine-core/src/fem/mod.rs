@@ -94,6 +94,7 @@ mod morph_author;
 mod nonlinear;
 mod quadrature;
 mod regions;
+mod skinning;
 mod snap;
 mod solver;
 mod sparse;
@@ -119,6 +120,7 @@ pub use quadrature::{
     hierarchy_object_elements, object_elements, trim_to_object,
 };
 pub use regions::{Region, Twist, bone_weights, falloff};
+pub use skinning::{NARROW_BLEND, joint_weights, vertex_bones};
 pub use snap::{SnapReport, cell_quality, lattice_elements};
 pub use sparse::{Assembled, assemble_elements};
 

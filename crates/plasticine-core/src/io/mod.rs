@@ -44,8 +44,8 @@ pub use character_file::read_text;
 pub(crate) use character_file::{parse_error, ron_options};
 pub use export::{
     ClosedGrid, DEFAULT_MORPH_LIMIT, ExportError, ExportFormat, ExportOptions, MAX_SUBDIVIDE,
-    ModeMorphs, ModeTarget, SecondaryMotion, export, grid_faces_inward, joint_local,
-    obj_frame_name, posture_at, resolve_format,
+    MorphWeights, SecondaryMotion, SkinnedMorphs, SkinnedTarget, export, grid_faces_inward,
+    joint_local, mesh_normals, obj_frame_name, posture_at, resolve_format,
 };
 pub use import::{
     ImportedMesh, load_mesh, load_mesh_with_targets, parse_glb, parse_glb_targets, parse_gltf_json,

@@ -18,10 +18,11 @@
 
 use super::part::PartModes;
 use crate::character::Character;
-use crate::fem::Lattice;
-use crate::io::{ModeMorphs, ModeTarget};
+use crate::fem::{Lattice, joint_weights};
+use crate::io::{MorphWeights, SkinnedMorphs, SkinnedTarget};
 use crate::kinematics::PosedBody;
-pub use crate::morph::{JOINTS_PER_VERTEX, MorphMesh as ModalMesh};
+pub use crate::morph::MorphMesh as ModalMesh;
+use crate::morph::unit_sum;
 use glam::{DVec3, Vec3};
 
 impl ModalMesh {
@@ -44,7 +45,6 @@ impl ModalMesh {
                 lattice_modes[a] = Some((offset, part, k));
             }
         }
-        let joint_of = |b: usize| lattice.bones[b].joint;
         let rest: Vec<DVec3> = positions.iter().map(|p| p.as_dvec3()).collect();
         let embedding: Vec<_> = rest.iter().map(|&p| lattice.embed(p)).collect();
         // The modes each vertex's cell moves in.
@@ -83,39 +83,17 @@ impl ModalMesh {
         let mut shape = vec![DVec3::ZERO; total];
         let mut skin = Vec::with_capacity(rest.len());
         for (v, &p) in rest.iter().enumerate() {
-            let mut joints: Vec<(usize, f64)> = Vec::new();
-            let mut add = |j: usize, w: f64| match joints.iter_mut().find(|e| e.0 == j) {
-                Some(e) => e.1 += w,
-                None => joints.push((j, w)),
-            };
-            match &embedding[v] {
-                Some(e) => {
-                    for (&a, &w) in lattice.cells[e.cell].iter().zip(&e.weights) {
-                        for &(b, wb) in &blend[a] {
-                            add(joint_of(b), w * wb);
+            if let Some(e) = &embedding[v] {
+                for (&a, &w) in lattice.cells[e.cell].iter().zip(&e.weights) {
+                    if let Some((offset, part, k)) = lattice_modes[a] {
+                        for (i, s) in part.shapes.iter().enumerate() {
+                            let at = start[v] + offset + i - span[v][0] as usize;
+                            shape[at] += s[k] * w;
                         }
-                        if let Some((offset, part, k)) = lattice_modes[a] {
-                            for (i, s) in part.shapes.iter().enumerate() {
-                                let at = start[v] + offset + i - span[v][0] as usize;
-                                shape[at] += s[k] * w;
-                            }
-                        }
-                    }
-                }
-                None => {
-                    // Outside the flesh: rigid with the nearest lattice vertex.
-                    let near = (0..lattice.vertex_count())
-                        .min_by(|&a, &b| {
-                            p.distance_squared(lattice.rest[a])
-                                .total_cmp(&p.distance_squared(lattice.rest[b]))
-                        })
-                        .expect("a lattice has vertices");
-                    for &(b, wb) in &blend[near] {
-                        add(joint_of(b), wb);
                     }
                 }
             }
-            skin.push(four_largest(joints));
+            skin.push(joint_weights(lattice, blend, p, embedding[v].as_ref()));
         }
         let mut normal = vec![DVec3::ZERO; rest.len()];
         let mut normal_shape = vec![DVec3::ZERO; total];
@@ -162,13 +140,13 @@ impl ModalMesh {
     /// (glTF): `parts` are the simulation's, each with the index of its
     /// first mode; target i is mode i at its clamp amplitude, so the
     /// animated weights stay in [−1, 1].
-    pub fn morphs(&self, name: &str, parts: &[(usize, &PartModes)]) -> ModeMorphs {
+    pub fn morphs(&self, name: &str, parts: &[(usize, &PartModes)]) -> SkinnedMorphs {
         let unit: Vec<f64> = self.normal.iter().map(|n| n.length()).collect();
         let mut targets = Vec::with_capacity(self.modes);
         for &(offset, part) in parts {
             for (i, &scale) in part.limit.iter().enumerate() {
                 let k = offset + i;
-                targets.push(ModeTarget {
+                targets.push(SkinnedTarget {
                     name: format!("{}_mode{i}", part.name),
                     positions: (0..self.rest.len())
                         .map(|v| (self.shape_of(v, k) * scale).as_vec3())
@@ -187,7 +165,7 @@ impl ModalMesh {
                 });
             }
         }
-        ModeMorphs {
+        SkinnedMorphs {
             name: name.to_string(),
             triangles: self.triangles.clone(),
             positions: self.rest.iter().map(|p| p.as_vec3()).collect(),
@@ -199,7 +177,9 @@ impl ModalMesh {
             joints: self.skin.iter().map(|s| s.map(|e| e.0 as u16)).collect(),
             weights: self.skin.iter().map(|s| unit_sum(s.map(|e| e.1))).collect(),
             targets,
-            parts: parts.iter().map(|(_, p)| p.cache_record()).collect(),
+            animated: MorphWeights::Amplitudes(
+                parts.iter().map(|(_, p)| p.cache_record()).collect(),
+            ),
         }
     }
 }
@@ -226,48 +206,3 @@ pub fn rest_muscles(character: &Character) -> (Vec<Vec3>, Vec<[u32; 3]>) {
 /// Slices and stacks of an exported muscle's tessellation.
 const MUSCLE_SLICES: usize = 24;
 const MUSCLE_STACKS: usize = 16;
-
-/// Weights as `f32` summing to one as exactly as `f32` allows (the rounding
-/// put on the largest), as glTF asks of `WEIGHTS_0`.
-fn unit_sum(w: [f64; JOINTS_PER_VERTEX]) -> [f32; JOINTS_PER_VERTEX] {
-    let mut out = w.map(|w| w as f32);
-    let rest: f32 = out[1..].iter().sum();
-    out[0] = 1.0 - rest;
-    out
-}
-
-/// The four largest weights, renormalised to sum to one.
-fn four_largest(mut joints: Vec<(usize, f64)>) -> [(usize, f64); JOINTS_PER_VERTEX] {
-    joints.retain(|e| e.1 > 0.0);
-    joints.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    joints.truncate(JOINTS_PER_VERTEX);
-    let total: f64 = joints.iter().map(|e| e.1).sum();
-    let mut out = [(0, 0.0); JOINTS_PER_VERTEX];
-    for (o, (j, w)) in out.iter_mut().zip(joints) {
-        *o = (j, if total > 0.0 { w / total } else { 0.0 });
-    }
-    if total <= 0.0 {
-        // No flesh weight at all: ride the root.
-        out[0] = (0, 1.0);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn four_largest_keeps_the_heaviest_and_renormalises() {
-        let w = four_largest(vec![(3, 0.1), (1, 0.4), (2, 0.2), (5, 0.05), (0, 0.25)]);
-        let joints: Vec<usize> = w.iter().map(|e| e.0).collect();
-        assert_eq!(joints, [1, 0, 2, 3]);
-        let total: f64 = w.iter().map(|e| e.1).sum();
-        assert!((total - 1.0).abs() < 1e-15);
-        assert!((w[0].1 - 0.4 / 0.95).abs() < 1e-15);
-        assert_eq!(
-            four_largest(vec![]),
-            [(0, 1.0), (0, 0.0), (0, 0.0), (0, 0.0)]
-        );
-    }
-}

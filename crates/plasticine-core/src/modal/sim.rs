@@ -17,7 +17,7 @@ use crate::fem::MuscleCoupling;
 use crate::fem::assemble_elements;
 use crate::fem::to_daffine;
 use crate::fem::{FleshError, Lattice};
-use crate::fem::{cell_materials, lattice_wire_edges, painted_weights};
+use crate::fem::{NARROW_BLEND, cell_materials, lattice_wire_edges, painted_weights, vertex_bones};
 use crate::fem::{flesh_lattice, forget_before, sample_window};
 use crate::kinematics::forward_kinematics;
 use crate::morph::MorphFrame;
@@ -29,9 +29,6 @@ use std::sync::Arc;
 /// The modal flesh's frame step h (s): the skeleton is sampled at this rate;
 /// each mode's filter sub-steps it.
 pub const MODAL_STEP: f64 = 1.0 / 120.0;
-
-/// Region blending width when the flesh sets none (m).
-const NARROW_BLEND: f64 = 1e-6;
 
 /// Why modal flesh could not be built at all.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -163,14 +160,7 @@ impl ModalSim {
         let width = fem.blend_width.unwrap_or(NARROW_BLEND);
         let weights = painted_weights(&lattice, width, &fem.weight_strokes)?;
         let owner = part_of_vertices(&lattice, &weights);
-        let blend: Vec<Vec<(usize, f64)>> = (0..lattice.vertex_count())
-            .map(|a| {
-                (0..lattice.bones.len())
-                    .filter(|&b| weights[b][a] > 0.0)
-                    .map(|b| (b, weights[b][a]))
-                    .collect()
-            })
-            .collect();
+        let blend = vertex_bones(&lattice, &weights);
         let mut parts = Vec::new();
         let mut skipped = Vec::new();
         let mut offset = 0;
@@ -414,7 +404,7 @@ impl ModalSim {
 
     /// `mesh` (riding this flesh) as an export's skinned mesh named `name`
     /// with a morph target per mode.
-    pub fn mode_morphs(&self, name: &str, mesh: &ModalMesh) -> crate::io::ModeMorphs {
+    pub fn mode_morphs(&self, name: &str, mesh: &ModalMesh) -> crate::io::SkinnedMorphs {
         mesh.morphs(name, &part_offsets(&self.parts))
     }
 

@@ -26,7 +26,8 @@
 //! glTF's axes are Plasticine's: Y up, right-handed, metres.
 
 use super::{
-    ExportError, ModeMorphs, SecondaryMotion, Source, commit, local_transforms, relative_times,
+    ExportError, MorphWeights, SecondaryMotion, SkinnedMorphs, Source, commit, local_transforms,
+    relative_times,
 };
 use crate::character::Character;
 use crate::io::{AtomicFile, IoError};
@@ -78,7 +79,7 @@ pub(super) fn write_glb(
     src: &mut Source,
     out: &Path,
     morph_limit: usize,
-    modes: Option<&ModeMorphs>,
+    modes: Option<&SkinnedMorphs>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<(SecondaryMotion, u64), ExportError> {
     let character = src.character;
@@ -114,7 +115,7 @@ pub(super) fn write_glb(
         .collect();
     let times: Vec<f32> = relative_times(src).iter().map(|&t| t as f32).collect();
     if let Some(m) = modes {
-        modal_mesh(src, m, &times, &mut b)?;
+        rigged_mesh(src, m, &times, &mut b)?;
     }
 
     // The secondary motion's small data and animation.
@@ -205,17 +206,21 @@ fn frame_name(src: &Source, e: usize) -> String {
     format!("frame_{:05}", src.frames[e])
 }
 
-/// Modal flesh's embedded mesh as DyRT draws it: a node at the scene root
-/// skinned to the skeleton, its mesh with two morph targets per mode (the
-/// mode at +scale, then at −scale), and a LINEAR weights channel holding
-/// every exported frame's amplitude over the scale on the side it is on
-/// (zero on the other). glTF allows negative weights, but Blender's
-/// importer makes shape keys that clamp to [0, 1] and so would show only
-/// half of every vibration; with a target per side every weight is in
-/// [0, 1], and linear interpolation of the pair is that of the amplitude.
-fn modal_mesh(
+/// A rigged mesh ([`SkinnedMorphs`]): a node at the scene root skinned to
+/// the skeleton, its mesh with its morph targets, and a LINEAR weights
+/// channel holding every exported frame's weights.
+///
+/// Modal flesh as DyRT draws it has two targets per mode (the mode at
+/// +scale, then at −scale), each frame's amplitude over the scale on the
+/// side it is on (zero on the other). glTF allows negative weights, but
+/// Blender's importer makes shape keys that clamp to [0, 1] and so would
+/// show only half of every vibration; with a target per side every weight
+/// is in [0, 1], and linear interpolation of the pair is that of the
+/// amplitude. Blend targets are in [0, 1] already: one target each, named
+/// as in the character.
+fn rigged_mesh(
     src: &mut Source,
-    m: &ModeMorphs,
+    m: &SkinnedMorphs,
     times: &[f32],
     b: &mut Builder,
 ) -> Result<(), IoError> {
@@ -225,12 +230,17 @@ fn modal_mesh(
     let joints = b.joints(&m.joints);
     let weights: Vec<f32> = m.weights.iter().flatten().copied().collect();
     let weights = b.floats(&weights, 4, Type::Vec4, Some(Target::ArrayBuffer), false);
-    let mut targets = Vec::with_capacity(2 * m.targets.len());
-    let mut names: Vec<String> = Vec::with_capacity(2 * m.targets.len());
+    let sides: &[(f32, &str)] = match m.animated {
+        MorphWeights::Amplitudes(_) => &[(1.0, "+"), (-1.0, "-")],
+        MorphWeights::Keyed => &[(1.0, "")],
+    };
+    let mut targets = Vec::with_capacity(sides.len() * m.targets.len());
+    let mut names: Vec<String> = Vec::with_capacity(targets.capacity());
     for t in &m.targets {
-        for (sign, side) in [(1.0, "+"), (-1.0, "-")] {
+        for &(sign, side) in sides {
             let signed = |v: &[Vec3]| -> Vec<Vec3> { v.iter().map(|x| *x * sign).collect() };
-            // A mode moves only its part's vertices: store the rest as zeros.
+            // A target moves few vertices (a mode its part's, a blend
+            // target what was sculpted): store the rest as zeros.
             let p = b.sparse_vec3s(&signed(&t.positions));
             let n = b.sparse_vec3s(&signed(&t.normals));
             targets.push(morph_target(p, n));
@@ -239,13 +249,14 @@ fn modal_mesh(
     }
     let indices = b.indices(&m.triangles, count);
 
-    // The amplitudes of every exported frame, as target weights.
+    // Every exported frame's weights, a pair per mode of modal flesh.
     let mut output = Vec::with_capacity(times.len() * targets.len());
     for e in 0..src.frames.len() {
-        let q = src.cache.read_amplitudes(src.frames[e])?;
-        for (q, t) in q.iter().zip(&m.targets) {
-            let w = q / t.scale;
-            output.extend([w.max(0.0), (-w).max(0.0)]);
+        let w = src.rig_weights(m, e)?;
+        if sides.len() == 2 {
+            output.extend(w.iter().flat_map(|&w| [w.max(0.0), (-w).max(0.0)]));
+        } else {
+            output.extend(w);
         }
     }
     let input = b.floats(times, 1, Type::Scalar, None, true);
@@ -261,7 +272,7 @@ fn modal_mesh(
         Some(targets),
     );
     let mesh = mesh(m.name.clone(), vec![primitive], &names);
-    let node = b.mesh_node(format!("{}_modal", m.name), mesh, true);
+    let node = b.mesh_node(format!("{}_{}", m.name, m.kind()), mesh, true);
     b.channel(
         node,
         Property::MorphTargetWeights,

@@ -43,7 +43,7 @@
 //!   muscles at rest) is exported as DyRT draws it, not as points: skinned
 //!   to the skeleton with one glTF morph target (USD `BlendShape`) per
 //!   vibration mode, the cache's amplitudes animating their weights
-//!   ([`ModeMorphs`]); morphs apply before skinning in both formats, as
+//!   ([`SkinnedMorphs`]); morphs apply before skinning in both formats, as
 //!   DyRT superposes its modes.
 //! - **OBJ sequence** (a folder of `frame_NNNNN.obj`, NNNNN the cache frame
 //!   index, [`super::obj`]): the simplest interchange.
@@ -191,21 +191,29 @@ pub struct ExportOptions {
     /// this many times per grid edge ([`crate::skin_mesh::refine`]; 1: the
     /// simulated grid itself, at most [`MAX_SUBDIVIDE`]).
     pub subdivide: usize,
-    /// glTF and USD: modal flesh's mesh as DyRT draws it (skinned, a morph
-    /// target or `BlendShape` per mode, weights animated with the cache's
-    /// amplitudes) instead of a point cache. OBJ ignores it.
-    pub modes: Option<ModeMorphs>,
+    /// glTF and USD: the FEM flesh's mesh as a rig instead of a point
+    /// cache: skinned, a morph target or `BlendShape` per vibration mode
+    /// (modal flesh as DyRT draws it) or per blend target (blendshapes),
+    /// their weights animated. OBJ ignores it.
+    pub rig: Option<SkinnedMorphs>,
 }
 
-/// An embedded mesh riding modal flesh, as a skinned mesh with one morph
-/// target per vibration mode (DyRT §4: the modes superposed before
-/// skinning, as glTF applies morph targets before its skin). Target i holds
-/// mode i's offsets at amplitude `scale`, so its animated weight
-/// `q_i / scale` stays in [−1, 1] (the flesh clamps |`q_i`| to `scale`);
-/// glTF writes each as a pair of targets, one per sign (see `gltf.rs`).
+/// A mesh exported as a rig rather than a point cache: skinned to the
+/// skeleton, with morph targets whose weights are animated (applied before
+/// skinning in glTF and UsdSkel alike). Two kinds ([`MorphWeights`]):
+///
+/// - modal flesh (DyRT §4: the modes superposed before skinning): a target
+///   per vibration mode holding its offsets at amplitude `scale`, so its
+///   animated weight `q_i / scale` stays in [−1, 1] (the flesh clamps |`q_i`|
+///   to `scale`); glTF writes each as a pair of targets, one per sign (see
+///   `gltf.rs`);
+/// - physical blendshapes (Ma et al.): a target per sculpted or imported
+///   shape, named as the animator named it, its weight the key postures'
+///   blend weight at each frame. A viewer blends them linearly, so this is
+///   the rig for further work in a DCC tool, not the bake's physical blend.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ModeMorphs {
-    /// The mesh's name (its node is `<name>_modal`).
+pub struct SkinnedMorphs {
+    /// The mesh's name (its node is `<name>_modal` or `<name>_blend`).
     pub name: String,
     /// Rest positions (world, m).
     pub positions: Vec<Vec3>,
@@ -217,23 +225,41 @@ pub struct ModeMorphs {
     pub weights: Vec<[f32; 4]>,
     /// The mesh's triangles.
     pub triangles: Vec<[u32; 3]>,
-    /// One per mode, in amplitude order.
-    pub targets: Vec<ModeTarget>,
-    /// The parts whose modes these are, as a cache's header lists them: an
-    /// export refuses a cache whose amplitudes are of other modes.
-    pub parts: Vec<crate::io::CacheModalPart>,
+    /// The targets, in weight order.
+    pub targets: Vec<SkinnedTarget>,
+    /// Where each frame's target weights come from.
+    pub animated: MorphWeights,
 }
 
-/// One mode of [`ModeMorphs`].
+/// Where a [`SkinnedMorphs`]'s animated weights come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MorphWeights {
+    /// Modal flesh: each frame's mode amplitudes, read from the cache, over
+    /// each target's `scale`. The parts whose modes these are, as a cache's
+    /// header lists them: an export refuses a cache whose amplitudes are of
+    /// other modes.
+    Amplitudes(Vec<crate::io::CacheModalPart>),
+    /// Blendshapes: the key postures' blend weights at each frame's time,
+    /// each in [0, 1].
+    Keyed,
+}
+
+impl Default for MorphWeights {
+    fn default() -> Self {
+        Self::Amplitudes(Vec::new())
+    }
+}
+
+/// One target of [`SkinnedMorphs`].
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ModeTarget {
-    /// `<part>_mode<i>`.
+pub struct SkinnedTarget {
+    /// Modal: `<part>_mode<i>`; blendshapes: the target's name.
     pub name: String,
-    /// Position offsets at amplitude `scale`.
+    /// Position offsets at weight 1.
     pub positions: Vec<Vec3>,
-    /// Normal offsets (of the unit rest normal) at amplitude `scale`.
+    /// Normal offsets (of the unit rest normal) at weight 1.
     pub normals: Vec<Vec3>,
-    /// The amplitude of weight 1.
+    /// Modal: the amplitude of weight 1; blendshapes: 1.
     pub scale: f32,
 }
 
@@ -241,27 +267,39 @@ pub struct ModeTarget {
 /// which a cache's amplitudes are taken to be of other modes.
 pub const MODE_MATCH: f32 = 1e-4;
 
-impl ModeMorphs {
-    /// Checks that `cached` (a cache header's modal parts) are these modes.
+impl SkinnedMorphs {
+    /// The node's suffix: what kind of rig this is.
+    pub fn kind(&self) -> &'static str {
+        match self.animated {
+            MorphWeights::Amplitudes(_) => "modal",
+            MorphWeights::Keyed => "blend",
+        }
+    }
+
+    /// Checks that `cached` (a cache header's modal parts) are these modes
+    /// (blendshapes: always; their weights come from the character).
     pub fn check_cache(&self, cached: &[crate::io::CacheModalPart]) -> Result<(), ModeMismatch> {
+        let MorphWeights::Amplitudes(parts) = &self.animated else {
+            return Ok(());
+        };
         let names = |p: &[crate::io::CacheModalPart]| -> String {
             p.iter()
                 .map(|p| format!("{} ({} modes)", p.name, p.omega.len()))
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        if cached.len() != self.parts.len()
+        if cached.len() != parts.len()
             || cached
                 .iter()
-                .zip(&self.parts)
+                .zip(parts)
                 .any(|(a, b)| a.name != b.name || a.omega.len() != b.omega.len())
         {
             return Err(ModeMismatch::Parts {
                 cached: names(cached),
-                character: names(&self.parts),
+                character: names(parts),
             });
         }
-        for (a, b) in cached.iter().zip(&self.parts) {
+        for (a, b) in cached.iter().zip(parts) {
             for (i, (&wa, &wb)) in a.omega.iter().zip(&b.omega).enumerate() {
                 if (wa - wb).abs() > MODE_MATCH * wb {
                     return Err(ModeMismatch::Frequency {
@@ -288,7 +326,7 @@ impl Default for ExportOptions {
             every: 1,
             morph_limit: DEFAULT_MORPH_LIMIT,
             subdivide: 1,
-            modes: None,
+            rig: None,
         }
     }
 }
@@ -432,6 +470,25 @@ impl Source<'_> {
             &posture_at(self.character, t),
             root_at(&self.roots, t),
         )
+    }
+
+    /// The target weights of rigged mesh `m` at exported frame `e`: modal
+    /// flesh's cached amplitudes over each mode's scale, or the key
+    /// postures' blend weights at the frame's time (0 for a target a
+    /// posture does not key).
+    pub fn rig_weights(&mut self, m: &SkinnedMorphs, e: usize) -> Result<Vec<f32>, IoError> {
+        Ok(match m.animated {
+            MorphWeights::Amplitudes(_) => {
+                let q = self.cache.read_amplitudes(self.frames[e])?;
+                q.iter().zip(&m.targets).map(|(q, t)| q / t.scale).collect()
+            }
+            MorphWeights::Keyed => {
+                let keyed = posture_at(self.character, self.times[e]).blend;
+                (0..m.targets.len())
+                    .map(|i| keyed.get(i).copied().unwrap_or(0.0))
+                    .collect()
+            }
+        })
     }
 
     /// The painted colours of exported surface `s` per exported vertex

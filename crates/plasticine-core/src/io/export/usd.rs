@@ -17,7 +17,8 @@
 //! skin and attribute; only one frame is in memory at a time.
 
 use super::{
-    ClosedGrid, ExportError, ModeMorphs, Source, Topology, commit, local_transforms, relative_times,
+    ClosedGrid, ExportError, SkinnedMorphs, Source, Topology, commit, local_transforms,
+    relative_times,
 };
 use crate::io::{AtomicFile, IoError};
 use crate::kinematics::forward_kinematics;
@@ -130,7 +131,7 @@ fn stage_header(src: &Source, root: &str, codes: &[String]) -> String {
 pub(super) fn write_usda(
     src: &mut Source,
     out: &Path,
-    modes: Option<&ModeMorphs>,
+    rig: Option<&SkinnedMorphs>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<u64, ExportError> {
     let character = src.character;
@@ -258,9 +259,9 @@ pub(super) fn write_usda(
         }
         put(&mut file, &s)?;
     }
-    if let Some(m) = modes {
+    if let Some(m) = rig {
         s.clear();
-        modal_skel(src, m, &codes, &root, &mut taken, &mut s)?;
+        rig_skel(src, m, &codes, &root, &mut taken, &mut s)?;
         put(&mut file, &s)?;
     }
     put(&mut file, "}\n")?;
@@ -296,17 +297,18 @@ fn list<T>(s: &mut String, items: &[T], mut each: impl FnMut(&mut String, &T)) {
     s.push(']');
 }
 
-/// Modal flesh's mesh as UsdSkel draws it (DyRT §4): a `SkelRoot` holding
-/// the skeleton (bind and rest transforms) with its `SkelAnimation` (every
-/// exported frame's joint transforms and, as `blendShapeWeights`, the
-/// cache's amplitudes over each mode's scale), and the mesh at rest, bound
-/// to it by four joints per vertex, with one `BlendShape` per mode
-/// (`offsets`, `normalOffsets`, and `pointIndices` where the mode moves
-/// under half the vertices). UsdSkel applies blend shapes before skinning,
-/// as DyRT superposes its modes.
-fn modal_skel(
+/// A rigged mesh as UsdSkel draws it: a `SkelRoot` holding the skeleton
+/// (bind and rest transforms) with its `SkelAnimation` (every exported
+/// frame's joint transforms and, as `blendShapeWeights`, the targets'
+/// weights: modal flesh's cached amplitudes over each mode's scale, or the
+/// keyed blend weights), and the mesh at rest, bound to it by four joints
+/// per vertex, with one `BlendShape` per target (`offsets`,
+/// `normalOffsets`, and `pointIndices` where the target moves under half
+/// the vertices). UsdSkel applies blend shapes before skinning, as DyRT
+/// superposes its modes.
+fn rig_skel(
     src: &mut Source,
-    m: &ModeMorphs,
+    m: &SkinnedMorphs,
     codes: &[String],
     root: &str,
     taken: &mut HashSet<String>,
@@ -314,7 +316,7 @@ fn modal_skel(
 ) -> Result<(), IoError> {
     let character = src.character;
     let skeleton = &character.skeleton;
-    let skel_root = prim_name(&format!("{}_modal", m.name), taken);
+    let skel_root = prim_name(&format!("{}_{}", m.name, m.kind()), taken);
     let base = format!("/{root}/{skel_root}");
     let mut joint_names = HashSet::new();
     let mut tokens: Vec<String> = Vec::with_capacity(skeleton.joints.len());
@@ -361,8 +363,7 @@ fn modal_skel(
     list(s, &shapes, |s, n| s.push_str(&quote(n)));
     s.push_str("\n                float[] blendShapeWeights.timeSamples = {\n");
     for (e, code) in codes.iter().enumerate() {
-        let q = src.cache.read_amplitudes(src.frames[e])?;
-        let w: Vec<f32> = q.iter().zip(&m.targets).map(|(q, t)| q / t.scale).collect();
+        let w = src.rig_weights(m, e)?;
         let _ = write!(s, "                    {code}: ");
         list(s, &w, |s, w| {
             let _ = write!(s, "{w}");
@@ -414,7 +415,7 @@ fn modal_skel(
 /// The modal mesh's prim inside the `SkelRoot` at `base`: rest points and
 /// normals, joint indices and weights, and a `BlendShape` per mode named
 /// `shapes`.
-fn mesh_prim(s: &mut String, m: &ModeMorphs, shapes: &[String], base: &str) {
+fn mesh_prim(s: &mut String, m: &SkinnedMorphs, shapes: &[String], base: &str) {
     let mesh = prim_name(&m.name, &mut HashSet::new());
     let _ = writeln!(
         s,

@@ -78,9 +78,9 @@ pub fn export(
             }
         })
         .collect();
-    // glTF and USD draw modal flesh's mesh from its modes, not its points.
-    let modes = opts.modes.as_ref().filter(|_| format != ExportFormat::Obj);
-    if let Some(m) = modes {
+    // glTF and USD draw a rigged mesh from its rig, not its points.
+    let rig = opts.rig.as_ref().filter(|_| format != ExportFormat::Obj);
+    if let Some(m) = rig {
         m.check_cache(&cache.flesh().modal)
             .map_err(|e| ExportError::Mismatch {
                 cache: cache.path().to_path_buf(),
@@ -92,7 +92,7 @@ pub fn export(
         .flesh
         .lattice_model()
         .and_then(|f| f.embedded_mesh.as_ref())
-        .filter(|_| modes.is_none());
+        .filter(|_| rig.is_none());
     for (m, mesh) in cache.flesh().meshes.iter().zip(embedded) {
         surfaces.push(Surface {
             name: m.name.clone(),
@@ -105,7 +105,7 @@ pub fn export(
         roots,
         character,
         surfaces,
-        meshes: if modes.is_some() {
+        meshes: if rig.is_some() {
             Vec::new()
         } else {
             cache.flesh().meshes.clone()
@@ -121,13 +121,13 @@ pub fn export(
     };
     let (secondary, files, bytes) = match format {
         ExportFormat::Glb => {
-            let (s, b) = gltf::write_glb(&mut src, out, opts.morph_limit, modes, &mut progress)?;
+            let (s, b) = gltf::write_glb(&mut src, out, opts.morph_limit, rig, &mut progress)?;
             (s, 1, b)
         }
         ExportFormat::Usda => (
             SecondaryMotion::TimeSampledPoints,
             1,
-            usd::write_usda(&mut src, out, modes, &mut progress)?,
+            usd::write_usda(&mut src, out, rig, &mut progress)?,
         ),
         ExportFormat::Obj => {
             let (files, bytes) = write_obj_sequence(&mut src, out, &mut progress)?;
