@@ -170,8 +170,8 @@ pub(crate) fn apply(
             target,
             centre,
             radius,
-            offset,
-        } => sculpt_blend_target(c, cmd, *target, (*centre, *radius), *offset),
+            brush,
+        } => sculpt_blend_target(c, cmd, *target, (*centre, *radius), *brush),
         Command::SetEnvironment {
             gravity,
             global_damping,

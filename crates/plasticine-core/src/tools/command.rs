@@ -336,9 +336,9 @@ pub enum Command {
         /// The target's name.
         name: String,
     },
-    /// Sculpt tool (a grab brush): moves blendshape target `target`'s
-    /// vertices by `offset` (m, rest space), each by a Gaussian falloff of
-    /// its distance from `centre` (rest space) in units of `radius`.
+    /// Sculpt tool: reshapes blendshape target `target` near `centre`
+    /// (rest space) with `brush`, each vertex by a Gaussian falloff of its
+    /// distance from `centre` in units of `radius`.
     SculptBlendTarget {
         /// Index of the target.
         target: usize,
@@ -346,9 +346,44 @@ pub enum Command {
         centre: Vec3,
         /// The brush's radius, m.
         radius: f32,
+        /// What the brush does.
+        brush: SculptBrush,
+    },
+}
+
+/// What one frame of a sculpt brush does to a blendshape target, at full
+/// strength at its centre (less by the falloff away from it).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SculptBrush {
+    /// The vertices follow the tip: moved by `offset` (m, rest space).
+    Grab {
         /// How far the centre moves, m.
         offset: Vec3,
     },
+    /// Each vertex moves toward the mean of its mesh neighbours by
+    /// `strength` (in [0, 1]) of the way: bumps and creases relax.
+    Smooth {
+        /// The share of the way to the neighbours' mean.
+        strength: f32,
+    },
+    /// Each vertex moves along its normal by `distance` (m; negative
+    /// deflates).
+    Inflate {
+        /// How far along the normal, m.
+        distance: f32,
+    },
+}
+
+impl SculptBrush {
+    /// The brush mirrored in x = 0 (symmetric modelling).
+    pub fn mirrored(self) -> Self {
+        match self {
+            SculptBrush::Grab { offset } => SculptBrush::Grab {
+                offset: offset * Vec3::new(-1.0, 1.0, 1.0),
+            },
+            other => other,
+        }
+    }
 }
 
 impl Command {

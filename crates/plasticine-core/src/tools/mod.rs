@@ -67,11 +67,13 @@ pub use panel::{
 };
 pub use session::{Session, SessionError, SessionRecorder, empty_character, load_session, replay};
 pub use tool::{
-    DEFAULT_RADIUS, PAINT_RATE, PALETTE, SKIN_TOUCH_RADIUS, ScriptError, TOUCH_RADIUS, ToolContext,
-    ToolKind, ToolState, Toolbox, run_script,
+    BrushKind, DEFAULT_RADIUS, PAINT_RATE, PALETTE, SKIN_TOUCH_RADIUS, ScriptError, TOUCH_RADIUS,
+    ToolContext, ToolKind, ToolState, Toolbox, run_script,
 };
 
-pub use command::{Command, EditError, FAT_STROKE_CUTOFF, KEY_TIME_EPSILON, NewMuscle};
+pub use command::{
+    Command, EditError, FAT_STROKE_CUTOFF, KEY_TIME_EPSILON, NewMuscle, SculptBrush,
+};
 pub use history::{DEFAULT_UNDO_BUDGET, History};
 pub use pick::{Pick, PickFilter, PickTarget, Picker};
 pub use symmetry::{Symmetry, mirror_name, mirror_shape};

@@ -109,6 +109,7 @@ impl ControlPanel {
                 Param::BlendTarget,
                 Param::BlendWeight,
                 Param::BlendMode,
+                Param::SculptBrush,
                 Param::Integrator,
                 Param::Tolerance,
                 Param::TimeRatio,
@@ -242,6 +243,7 @@ impl ControlPanel {
                             Some(_) => "physical".into(),
                             None => "- (blendshapes)".into(),
                         },
+                        Param::SculptBrush => tools.state.sculpt_brush.name().into(),
                         Param::Integrator => format!("{:?}", settings.integrator),
                         Param::Tolerance => format!("{:.1e}", settings.tolerances.position),
                         Param::TimeRatio => format!("x{:.2}", settings.time_ratio),
@@ -418,6 +420,20 @@ impl ControlPanel {
             Param::BlendTarget => step_blend_target(up, tools, ctx),
             Param::BlendWeight => step_blend_weight(tools.state.blend_target, up, ctx),
             Param::BlendMode => toggle_blend_mode(ctx),
+            Param::SculptBrush => {
+                use super::tool::BrushKind;
+                let all = BrushKind::ALL;
+                let at = all
+                    .iter()
+                    .position(|&b| b == tools.state.sculpt_brush)
+                    .unwrap_or(0);
+                let next = (if up { at + 1 } else { at + all.len() - 1 }) % all.len();
+                tools.state.sculpt_brush = all[next];
+                Ok(PanelOutcome::ToolSetting(format!(
+                    "sculpt brush {}",
+                    all[next].name()
+                )))
+            }
             Param::Integrator => Ok(step_integrator(up, settings)),
             Param::Tolerance => {
                 let t = &mut settings.tolerances.position;
@@ -631,6 +647,7 @@ fn param_label(p: Param) -> &'static str {
         Param::BlendTarget => "blend target",
         Param::BlendWeight => "blend weight",
         Param::BlendMode => "blend",
+        Param::SculptBrush => "sculpt brush",
         Param::Symmetry => "symmetry",
     }
 }

@@ -409,15 +409,14 @@ impl Symmetry {
                 target,
                 centre,
                 radius,
-                offset,
+                brush,
             } => {
-                let flip = Vec3::new(-1.0, 1.0, 1.0);
-                let image = *centre * flip;
+                let image = *centre * Vec3::new(-1.0, 1.0, 1.0);
                 (image.distance(*centre) > *radius).then(|| Command::SculptBlendTarget {
                     target: *target,
                     centre: image,
                     radius: *radius,
-                    offset: *offset * flip,
+                    brush: brush.mirrored(),
                 })
             }
             // No mirror: a posture is the whole body's; the environment and

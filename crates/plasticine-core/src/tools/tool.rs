@@ -230,6 +230,35 @@ pub struct ToolState {
     /// The blendshape target the sculpt tool and the panel's weight row
     /// act on.
     pub blend_target: usize,
+    /// What the sculpt tool's brush does.
+    pub sculpt_brush: BrushKind,
+}
+
+/// The sculpt tool's brushes ([`crate::tools::SculptBrush`] per frame).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BrushKind {
+    /// The mesh near the tip follows it.
+    #[default]
+    Grab,
+    /// The mesh near the tip relaxes toward its neighbours while held.
+    Smooth,
+    /// The mesh near the tip swells along its normals while held (twisted
+    /// counter-clockwise: shrinks).
+    Inflate,
+}
+
+impl BrushKind {
+    /// Every brush, in the order the panel steps through them.
+    pub const ALL: [BrushKind; 3] = [BrushKind::Grab, BrushKind::Smooth, BrushKind::Inflate];
+
+    /// The panel's name of the brush.
+    pub fn name(self) -> &'static str {
+        match self {
+            BrushKind::Grab => "grab",
+            BrushKind::Smooth => "smooth",
+            BrushKind::Inflate => "inflate",
+        }
+    }
 }
 
 impl Default for ToolState {
@@ -252,6 +281,7 @@ impl Default for ToolState {
             snaps: 0,
             notice: None,
             blend_target: 0,
+            sculpt_brush: BrushKind::Grab,
         }
     }
 }
@@ -353,10 +383,13 @@ enum Gesture {
         open: bool,
     },
     /// Sculpting blendshape target `target`: where the tip was at rest
-    /// last frame; `open` once the gesture's first edit is in the history.
+    /// last frame, the hand's orientation at the press (its twist picks
+    /// inflate or deflate); `open` once the gesture's first edit is in the
+    /// history.
     Sculpt {
         target: usize,
         last: Vec3,
+        press_orientation: Quat,
         open: bool,
     },
 }
@@ -381,6 +414,15 @@ pub const PAINT_RATE: f32 = 8.0;
 
 /// Region weight painted per second of a weights drag.
 pub const WEIGHT_RATE: f32 = 2.0;
+
+/// Sculpt tool, smooth brush: the share of the way to the neighbours' mean
+/// a vertex at the brush's centre moves per second (capped at all of it in
+/// one frame).
+pub const SMOOTH_RATE: f32 = 4.0;
+
+/// Sculpt tool, inflate brush: brush radii the centre's vertices move along
+/// their normals per second.
+pub const INFLATE_RATE: f32 = 0.25;
 
 /// The stroke that paints the bone nearest `tip` (world, in `posture`): its
 /// centre is the tip carried back to the rest pose by that bone. None

@@ -3,7 +3,7 @@
 
 use super::inverse::Inverse;
 use crate::character::{BlendTarget, Blendshapes, Character, Posture};
-use crate::tools::command::{Command, EditError, invalid, refused};
+use crate::tools::command::{Command, EditError, SculptBrush, invalid, refused};
 use glam::Vec3;
 
 /// Beyond this many radii a sculpt moves nothing (the Gaussian is below
@@ -91,17 +91,17 @@ pub(super) fn remove_blend_target(c: &mut Character, posture: &mut Posture, crea
     c.key_postures.iter_mut().for_each(|k| trim(&mut k.posture));
 }
 
-/// Moves target `target`'s vertices near `centre` by `offset`, each by
-/// exp(−2 (d/radius)²).
+/// Reshapes target `target`'s vertices near `centre` with `brush`, each by
+/// the falloff exp(−2 (d/radius)²) of its distance d from the centre.
 pub(super) fn sculpt_blend_target(
     c: &mut Character,
     cmd: &Command,
     target: usize,
     (centre, radius): (Vec3, f32),
-    offset: Vec3,
+    brush: SculptBrush,
 ) -> Result<Inverse, EditError> {
-    if !(centre.is_finite() && offset.is_finite()) {
-        return Err(invalid(cmd, "centre", "centre and offset must be finite"));
+    if !centre.is_finite() {
+        return Err(invalid(cmd, "centre", "must be finite"));
     }
     if !(radius.is_finite() && radius > 0.0) {
         return Err(invalid(
@@ -110,11 +110,33 @@ pub(super) fn sculpt_blend_target(
             format!("must be positive, got {radius}"),
         ));
     }
-    let Some(shapes) = c.flesh.fem_mut().and_then(|f| f.blendshapes.as_mut()) else {
-        return Err(refused(
-            cmd,
-            "the character has no blendshape target to sculpt",
-        ));
+    match brush {
+        SculptBrush::Grab { offset } if !offset.is_finite() => {
+            return Err(invalid(cmd, "brush.offset", "must be finite"));
+        }
+        SculptBrush::Smooth { strength } if !(0.0..=1.0).contains(&strength) => {
+            return Err(invalid(
+                cmd,
+                "brush.strength",
+                format!("must lie in [0, 1], got {strength}"),
+            ));
+        }
+        SculptBrush::Inflate { distance }
+            if !(distance.is_finite() && distance.abs() <= radius) =>
+        {
+            return Err(invalid(
+                cmd,
+                "brush.distance",
+                format!("must be finite and at most the radius ({radius} m), got {distance}"),
+            ));
+        }
+        _ => {}
+    }
+    let Some(fem) = c.flesh.fem_mut() else {
+        return Err(refused(cmd, NOTHING_TO_SCULPT));
+    };
+    let (Some(mesh), Some(shapes)) = (&fem.embedded_mesh, fem.blendshapes.as_mut()) else {
+        return Err(refused(cmd, NOTHING_TO_SCULPT));
     };
     let count = shapes.targets.len();
     let Some(t) = shapes.targets.get_mut(target) else {
@@ -124,13 +146,97 @@ pub(super) fn sculpt_blend_target(
             format!("no target {target} (there are {count})"),
         ));
     };
-    let mut old = Vec::new();
-    for (i, p) in t.positions.iter_mut().enumerate() {
-        let d2 = p.distance_squared(centre) / (radius * radius);
-        if d2 < SCULPT_CUTOFF * SCULPT_CUTOFF {
-            old.push((i as u32, *p));
-            *p += offset * (-2.0 * d2).exp();
+    // The touched vertices and their falloff.
+    let touched: Vec<(usize, f32)> = t
+        .positions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let d2 = p.distance_squared(centre) / (radius * radius);
+            (d2 < SCULPT_CUTOFF * SCULPT_CUTOFF).then(|| (i, (-2.0 * d2).exp()))
+        })
+        .collect();
+    let moves: Vec<Vec3> = match brush {
+        SculptBrush::Grab { offset } => touched.iter().map(|&(_, w)| offset * w).collect(),
+        SculptBrush::Smooth { strength } => {
+            let mean = neighbour_means(&t.positions, &mesh.triangles, &touched);
+            touched
+                .iter()
+                .zip(&mean)
+                .map(|(&(i, w), m)| m.map_or(Vec3::ZERO, |m| (m - t.positions[i]) * strength * w))
+                .collect()
         }
+        SculptBrush::Inflate { distance } => {
+            let normal = vertex_normals(&t.positions, &mesh.triangles, &touched);
+            touched
+                .iter()
+                .zip(&normal)
+                .map(|(&(_, w), n)| *n * distance * w)
+                .collect()
+        }
+    };
+    let mut old = Vec::with_capacity(touched.len());
+    for (&(i, _), m) in touched.iter().zip(&moves) {
+        old.push((i as u32, t.positions[i]));
+        t.positions[i] += *m;
     }
     Ok(Inverse::BlendTarget { target, old })
+}
+
+const NOTHING_TO_SCULPT: &str = "the character has no blendshape target to sculpt";
+
+/// Per touched vertex (in `touched`'s order), the mean of its mesh
+/// neighbours' positions (`None` for a vertex on no triangle). Read from
+/// the positions before the stroke, so the result does not depend on the
+/// vertices' order.
+fn neighbour_means(
+    positions: &[Vec3],
+    triangles: &[[u32; 3]],
+    touched: &[(usize, f32)],
+) -> Vec<Option<Vec3>> {
+    let mut slot = vec![usize::MAX; positions.len()];
+    for (k, &(i, _)) in touched.iter().enumerate() {
+        slot[i] = k;
+    }
+    // Each edge is in two triangles of a closed mesh: counted twice on both
+    // sides, which leaves the mean unchanged.
+    let mut sum = vec![(Vec3::ZERO, 0u32); touched.len()];
+    for t in triangles {
+        for e in 0..3 {
+            let (a, b) = (t[e] as usize, t[(e + 1) % 3] as usize);
+            for (v, w) in [(a, b), (b, a)] {
+                if let Some(s) = sum.get_mut(slot[v]) {
+                    s.0 += positions[w];
+                    s.1 += 1;
+                }
+            }
+        }
+    }
+    sum.iter()
+        .map(|&(p, n)| (n > 0).then(|| p / n as f32))
+        .collect()
+}
+
+/// Per touched vertex (in `touched`'s order), its area-weighted unit
+/// normal (zero on no triangle or degenerate ones only).
+fn vertex_normals(
+    positions: &[Vec3],
+    triangles: &[[u32; 3]],
+    touched: &[(usize, f32)],
+) -> Vec<Vec3> {
+    let mut slot = vec![usize::MAX; positions.len()];
+    for (k, &(i, _)) in touched.iter().enumerate() {
+        slot[i] = k;
+    }
+    let mut normal = vec![Vec3::ZERO; touched.len()];
+    for t in triangles {
+        let [a, b, c] = t.map(|i| positions[i as usize]);
+        let face = (b - a).cross(c - a);
+        for &v in t {
+            if let Some(n) = normal.get_mut(slot[v as usize]) {
+                *n += face;
+            }
+        }
+    }
+    normal.iter().map(|n| n.normalize_or_zero()).collect()
 }

@@ -32,7 +32,7 @@ fn tool_help(tool: ToolKind) -> &'static str {
         }
         ToolKind::Paint => "paint: brush the paint colour onto the skin or a muscle",
         ToolKind::Sculpt => {
-            "sculpt: hold and drag the mesh's blendshape target (the panel's blend target)"
+            "sculpt: hold on the mesh's blendshape target (the panel's blend target) with the sculpt brush"
         }
     }
 }
@@ -55,6 +55,9 @@ fn param_help(p: Param) -> &'static str {
         Param::BlendTarget => "blend target: which blendshape of the mesh the weight row sets",
         Param::BlendWeight => "blend weight: how much of the target the mesh takes now; K keys it",
         Param::BlendMode => "blend: physical keeps lengths through a blend; linear shrinks bends",
+        Param::SculptBrush => {
+            "sculpt brush: grab pulls the mesh; smooth relaxes it; inflate swells it (twist left: shrinks)"
+        }
         Param::Integrator => "integrator: the solver; adaptive Verlet is the default",
         Param::Tolerance => "tolerance: smaller is more accurate and slower",
         Param::TimeRatio => "sim/real: simulated seconds per real second (slow motion below 1)",

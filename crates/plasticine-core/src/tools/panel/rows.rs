@@ -58,6 +58,8 @@ pub enum Param {
     BlendWeight,
     /// The blend solved physically (springs) or linearly.
     BlendMode,
+    /// The sculpt tool's brush: steps through grab, smooth and inflate.
+    SculptBrush,
     /// The skin simulation's integrator: steps through `IntegratorKind::ALL`.
     Integrator,
     /// ε(r), the adaptive integrators' position tolerance.

@@ -2,16 +2,17 @@
 //! gesture followed frame by frame, then committed as one command.
 
 use super::{
-    DEFORM_TWIST_DEAD_ZONE, DRAG_DEAD_ZONE, Gesture, MIN_RADIUS, PAINT_RATE, RAY_LENGTH,
-    SKIN_TOUCH_RADIUS, TWIST_DEAD_ZONE, ToolContext, Toolbox, WEIGHT_RATE, angle_to_exponent,
-    deform_drag, exponent_to_angle, to_rest, twist_and_pitch, weight_stroke,
+    BrushKind, DEFORM_TWIST_DEAD_ZONE, DRAG_DEAD_ZONE, Gesture, INFLATE_RATE, MIN_RADIUS,
+    PAINT_RATE, RAY_LENGTH, SKIN_TOUCH_RADIUS, SMOOTH_RATE, TWIST_DEAD_ZONE, ToolContext, Toolbox,
+    WEIGHT_RATE, angle_to_exponent, deform_drag, exponent_to_angle, to_rest, twist_and_pitch,
+    weight_stroke,
 };
 use crate::character::Band;
 use crate::input::{HandState, InputFrame};
 use crate::kinematics::IkTarget;
 use crate::kinematics::PosedBody;
 use crate::shape::{MuscleShape, Primitive};
-use crate::tools::command::{Command, EditError};
+use crate::tools::command::{Command, EditError, SculptBrush};
 use crate::tools::pick::{PickFilter, PickTarget, Picker};
 use glam::{Quat, Vec2, Vec3};
 
@@ -131,7 +132,7 @@ impl Toolbox {
                 *open = true;
                 Ok(())
             }
-            Gesture::Sculpt { .. } => self.drag_sculpt(tip, ctx),
+            Gesture::Sculpt { .. } => self.drag_sculpt(frame, dt, ctx),
             Gesture::Paint { open } => {
                 if let Some(cmd) = paint_stroke(ctx, tip, &self.state, dt) {
                     ctx.apply(cmd, *open)?;
@@ -168,25 +169,57 @@ impl Toolbox {
         }
     }
 
-    /// A sculpt drag's frame: the target's vertices near where the tip was
-    /// (at rest) follow it to where it is.
-    fn drag_sculpt(&mut self, tip: Vec3, ctx: &mut ToolContext) -> Result<(), EditError> {
+    /// A sculpt drag's frame, by the brush: grab moves the target's
+    /// vertices near where the tip was (at rest) to where it is; smooth and
+    /// inflate work where the tip is, at a rate per second.
+    fn drag_sculpt(
+        &mut self,
+        frame: &InputFrame,
+        dt: f32,
+        ctx: &mut ToolContext,
+    ) -> Result<(), EditError> {
         let radius = self.state.lipo_radius;
-        let Gesture::Sculpt { target, last, open } = &mut self.gesture else {
+        let kind = self.state.sculpt_brush;
+        let Gesture::Sculpt {
+            target,
+            last,
+            press_orientation,
+            open,
+        } = &mut self.gesture
+        else {
             return Ok(());
         };
-        let Some((_, now)) = to_rest(ctx.character, ctx.history.posture(), tip) else {
+        let Some((_, now)) = to_rest(ctx.character, ctx.history.posture(), frame.right.position())
+        else {
             return Ok(());
         };
-        let offset = now - *last;
-        if offset.length_squared() < 1e-12 {
-            return Ok(());
-        }
+        let (centre, brush) = match kind {
+            BrushKind::Grab => {
+                let offset = now - *last;
+                if offset.length_squared() < 1e-12 {
+                    return Ok(());
+                }
+                (*last, SculptBrush::Grab { offset })
+            }
+            _ if dt <= 0.0 => return Ok(()),
+            BrushKind::Smooth => (
+                now,
+                SculptBrush::Smooth {
+                    strength: (SMOOTH_RATE * dt).min(1.0),
+                },
+            ),
+            BrushKind::Inflate => {
+                let (twist, _) = twist_and_pitch(*press_orientation, frame.right.orientation());
+                let sign = if twist < -TWIST_DEAD_ZONE { -1.0 } else { 1.0 };
+                let distance = sign * (INFLATE_RATE * dt).min(1.0) * radius;
+                (now, SculptBrush::Inflate { distance })
+            }
+        };
         let cmd = Command::SculptBlendTarget {
             target: *target,
-            centre: *last,
+            centre,
             radius,
-            offset,
+            brush,
         };
         ctx.apply(cmd, *open)?;
         *open = true;

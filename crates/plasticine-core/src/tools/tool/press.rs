@@ -112,7 +112,7 @@ impl Toolbox {
                 self.gesture = Gesture::Paint { open: false };
                 Ok(())
             }
-            ToolKind::Sculpt => self.press_sculpt(tip, ctx),
+            ToolKind::Sculpt => self.press_sculpt(tip, frame.right.orientation(), ctx),
             ToolKind::Liposuction => {
                 self.gesture = Gesture::Lipo {
                     press_orientation: frame.right.orientation(),
@@ -141,7 +141,12 @@ impl Toolbox {
     /// Sculpt press: on the chosen blendshape target (a first one, a copy
     /// of the embedded mesh, made if there is none), shown alone in the
     /// working posture while it is sculpted.
-    fn press_sculpt(&mut self, tip: Vec3, ctx: &mut ToolContext) -> Result<(), EditError> {
+    fn press_sculpt(
+        &mut self,
+        tip: Vec3,
+        press_orientation: Quat,
+        ctx: &mut ToolContext,
+    ) -> Result<(), EditError> {
         let mut open = false;
         // A mesh with targets is there (validation); without, the new
         // target's command refuses, saying how to import one.
@@ -163,7 +168,12 @@ impl Toolbox {
         let Some((_, last)) = to_rest(ctx.character, ctx.history.posture(), tip) else {
             return Ok(());
         };
-        self.gesture = Gesture::Sculpt { target, last, open };
+        self.gesture = Gesture::Sculpt {
+            target,
+            last,
+            press_orientation,
+            open,
+        };
         Ok(())
     }
 
