@@ -630,9 +630,10 @@ impl FrameLoop {
         use crate::anim::Transport;
         let tl = &self.playback.timeline;
         let keys = &self.character.key_postures;
+        let range = tl.range(keys).unwrap_or((0.0, tl.extent.max(0.0)));
         TimelineStatus {
             time: tl.time,
-            range: tl.range(keys).unwrap_or((0.0, tl.extent.max(0.0))),
+            range,
             transport: match tl.transport {
                 Transport::Stopped => "editing",
                 Transport::Playing => "playing",
@@ -655,6 +656,11 @@ impl FrameLoop {
                     .map(|p| p.blend)
                     .unwrap_or_default(),
             },
+            blend_curve: crate::tools::blend_curve(
+                &self.character,
+                self.toolbox.state.blend_target,
+                range,
+            ),
         }
     }
 

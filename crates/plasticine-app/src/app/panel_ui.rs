@@ -12,7 +12,7 @@
 
 use super::plots::{Plot, WINDOW};
 use crate::render::{UiFrame, UiQuad, UiTexture};
-use crate::tools::{PAD, Param, ROW_HEIGHT, Row, Side, TimelineRow};
+use crate::tools::{PAD, Param, ROW_HEIGHT, Row, Side, TimelineRow, parse_blend_curve};
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, vec2};
 use glam::{Mat4, Vec2};
 use std::collections::HashMap;
@@ -80,7 +80,8 @@ fn half_marks(row: Row) -> Option<(&'static str, &'static str)> {
             TimelineRow::Loop
             | TimelineRow::AutoResolution
             | TimelineRow::Perform
-            | TimelineRow::Scrubber,
+            | TimelineRow::Scrubber
+            | TimelineRow::BlendCurve,
         )
         | Row::Heading(_)
         | Row::View(_)
@@ -545,6 +546,34 @@ fn paint_row(
                     Stroke::new(0.14 * h, Color32::from_rgb(120, 200, 255)),
                 );
             }
+        }
+        Row::Timeline(TimelineRow::BlendCurve) if parse_blend_curve(line).is_some() => {
+            if hover.is_some() {
+                painter.rect_filled(rect, round, lit.gamma_multiply(0.6));
+            }
+            let (weights, name) = parse_blend_curve(line).expect("checked by the guard");
+            // The scrubber's track above, so a key's dot sits over its weight.
+            let track_rect = rect.shrink2(vec2(0.5 * h, 0.12 * h));
+            let x = |f: f32| track_rect.left() + f * track_rect.width();
+            let y = |w: f32| track_rect.bottom() - w * track_rect.height();
+            painter.line_segment(
+                [Pos2::new(x(0.0), y(0.0)), Pos2::new(x(1.0), y(0.0))],
+                Stroke::new(0.06 * h, DIM),
+            );
+            let last = weights.len().saturating_sub(1).max(1) as f32;
+            let points: Vec<Pos2> = weights
+                .iter()
+                .enumerate()
+                .map(|(i, &w)| Pos2::new(x(i as f32 / last), y(w)))
+                .collect();
+            painter.add(egui::Shape::line(points, Stroke::new(0.12 * h, ACCENT)));
+            painter.text(
+                track_rect.right_top(),
+                Align2::RIGHT_TOP,
+                name,
+                small.clone(),
+                DIM,
+            );
         }
         Row::Param(_) | Row::Timeline(_) | Row::View(_) => {
             let (label, value) = cells(line);

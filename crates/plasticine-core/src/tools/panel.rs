@@ -32,7 +32,7 @@ use glam::{Mat4, Vec3};
 pub use help::row_help;
 #[cfg(test)]
 use timeline::{KEY_NUDGE, SCRUBBER_CHARS};
-pub use timeline::{TimelineAction, TimelineRow, TimelineStatus};
+pub use timeline::{TimelineAction, TimelineRow, TimelineStatus, blend_curve, parse_blend_curve};
 use timeline::{timeline_action, timeline_line};
 pub use view::{MuscleView, ViewLayers, ViewRow};
 
@@ -128,6 +128,7 @@ impl ControlPanel {
         rows.extend(
             [
                 TimelineRow::Scrubber,
+                TimelineRow::BlendCurve,
                 TimelineRow::Transport,
                 TimelineRow::Mode,
                 TimelineRow::Length,

@@ -75,6 +75,9 @@ fn timeline_help(t: TimelineRow) -> &'static str {
         TimelineRow::Scrubber => {
             "timeline: press to seek, hold and move to scrub; press a key's dot to drag it"
         }
+        TimelineRow::BlendCurve => {
+            "blend curve: the blend target's keyed weight over the timeline; press to seek"
+        }
         TimelineRow::Transport => "transport: stop (back to editing), or play and pause",
         TimelineRow::Mode => "mode: skeleton only, live simulation, full resolution, or baked",
         TimelineRow::Length => "length: one second shorter or longer",

@@ -698,3 +698,60 @@ fn blend_rows_choose_a_target_step_its_weight_and_switch_the_blend_undoably() {
     r.h.undo(&mut r.c).unwrap();
     assert!(!r.c.blendshapes().unwrap().linear);
 }
+
+/// The blend curve row draws the chosen target's keyed weight across the
+/// timeline: 'up' keyed 0 at the first key, 1 at the middle one, 0 at the
+/// last rises and falls through the row (the text's levels read back to
+/// within a level), 'down' keyed nowhere lies flat; without blendshapes
+/// the row says so; a press seeks like the scrubber.
+#[test]
+fn the_blend_curve_row_draws_the_chosen_targets_keyed_weight() {
+    let mut c = blending_penguin();
+    let n = c.key_postures.len();
+    assert!(n >= 3, "the penguin's keys");
+    for (i, k) in c.key_postures.iter_mut().enumerate() {
+        k.posture.blend = vec![if i == n / 2 { 1.0 } else { 0.0 }, 0.0];
+    }
+    let range = (
+        f64::from(c.key_postures[0].time),
+        f64::from(c.key_postures[n - 1].time),
+    );
+    let line = |c: &Character, target: usize| {
+        let status = TimelineStatus {
+            range,
+            blend_curve: blend_curve(c, target, range),
+            ..TimelineStatus::default()
+        };
+        ControlPanel::timeline_lines(&status)
+            .into_iter()
+            .find(|(i, _)| *i == row_of(Row::Timeline(TimelineRow::BlendCurve)))
+            .unwrap()
+            .1
+    };
+    let up = line(&c, 0);
+    let (weights, name) = parse_blend_curve(&up).expect("a curve");
+    assert_eq!(name, "up");
+    assert_eq!(weights.len(), SCRUBBER_CHARS);
+    let (_, exact) = blend_curve(&c, 0, range).unwrap();
+    for (shown, w) in weights.iter().zip(&exact) {
+        assert!((shown - w).abs() <= 0.5 / 7.0 + 1e-6, "{shown} for {w}");
+    }
+    assert!(exact[0].abs() < 1e-6 && exact[SCRUBBER_CHARS - 1].abs() < 1e-6);
+    let middle = f64::from(c.key_postures[n / 2].time);
+    let at = ((middle - range.0) / (range.1 - range.0) * (SCRUBBER_CHARS - 1) as f64).round();
+    let peak = exact.iter().copied().fold(0.0, f32::max);
+    assert!(peak > 0.9, "the middle key's 1: {exact:?}");
+    assert!(
+        (exact[at as usize] - peak).abs() < 0.15,
+        "the peak at the middle key: {exact:?}"
+    );
+    let (down, _) = parse_blend_curve(&line(&c, 1)).unwrap();
+    assert!(down.iter().all(|&w| w == 0.0), "{down:?}");
+    c.flesh = Flesh::Kinematic;
+    let bare = line(&c, 0);
+    assert!(parse_blend_curve(&bare).is_none() && bare.contains("- (blendshapes)"));
+    assert_eq!(
+        timeline::timeline_action(TimelineRow::BlendCurve, true, 0.25),
+        TimelineAction::Seek(0.25)
+    );
+}

@@ -1,12 +1,18 @@
 //! The panel's timeline rows (LEMAN §6.4): what each shows and what a press
 //! on its halves asks the front end's playback to do.
 
+use crate::anim::sample_posture;
+use crate::character::Character;
+
 /// Timeline rows (LEMAN §6.4): the panel shows them; the front
 /// end's playback acts on them ([`PanelOutcome::Timeline`](super::PanelOutcome::Timeline)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimelineRow {
     /// The time track across the whole row: pointing at a place seeks there.
     Scrubber,
+    /// The chosen blendshape target's keyed weight drawn over the time
+    /// track, under the scrubber (pointing at a place seeks there too).
+    BlendCurve,
     /// Left: stop (back to editing); right: play / pause.
     Transport,
     /// Left: the previous playback mode; right: the next.
@@ -104,6 +110,49 @@ pub struct TimelineStatus {
     /// The blendshape weights of the posture shown (the working one while
     /// editing, the animation's while playing).
     pub blend: Vec<f32>,
+    /// The chosen blendshape target's name and its keyed weight at
+    /// [`SCRUBBER_CHARS`] times evenly across `range` ([`blend_curve`]);
+    /// `None` without blendshapes.
+    pub blend_curve: Option<(String, Vec<f32>)>,
+}
+
+/// Levels of the blend curve's text, weight 0 to 1.
+const CURVE_LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// Blendshape target `target`'s weight in `c`'s key postures at
+/// [`SCRUBBER_CHARS`] times evenly across `range` (s), with its name; `None`
+/// without blendshapes or keys.
+pub fn blend_curve(c: &Character, target: usize, range: (f64, f64)) -> Option<(String, Vec<f32>)> {
+    let shapes = c.blendshapes()?;
+    let target = target.min(shapes.targets.len().checked_sub(1)?);
+    if c.key_postures.is_empty() {
+        return None;
+    }
+    let (a, b) = range;
+    let weights = (0..SCRUBBER_CHARS)
+        .map(|i| {
+            let t = a + (b - a) * i as f64 / (SCRUBBER_CHARS - 1) as f64;
+            sample_posture(&c.key_postures, t as f32)
+                .and_then(|p| p.blend.get(target).copied())
+                .unwrap_or(0.0)
+        })
+        .collect();
+    Some((shapes.targets[target].name.clone(), weights))
+}
+
+/// The blend curve row's text back as its weights (to the levels the text
+/// keeps, 1/7 apart) and the target's name; `None` for a row without a
+/// curve.
+pub fn parse_blend_curve(line: &str) -> Option<(Vec<f32>, &str)> {
+    let mut weights = Vec::with_capacity(SCRUBBER_CHARS);
+    for (i, ch) in line.char_indices() {
+        match CURVE_LEVELS.iter().position(|&l| l == ch) {
+            Some(level) => weights.push(level as f32 / (CURVE_LEVELS.len() - 1) as f32),
+            None if weights.len() == SCRUBBER_CHARS => return Some((weights, line[i..].trim())),
+            None => return None,
+        }
+    }
+    (weights.len() == SCRUBBER_CHARS).then_some((weights, ""))
 }
 
 /// Seconds a move-key press moves the selected key.
@@ -115,7 +164,9 @@ pub const TCB_STEP: f32 = 0.25;
 /// (`left`) or its right; the scrubber seeks to `fraction` along the row.
 pub(super) fn timeline_action(r: TimelineRow, left: bool, fraction: f32) -> TimelineAction {
     match r {
-        TimelineRow::Scrubber => TimelineAction::Seek(fraction.clamp(0.0, 1.0)),
+        TimelineRow::Scrubber | TimelineRow::BlendCurve => {
+            TimelineAction::Seek(fraction.clamp(0.0, 1.0))
+        }
         TimelineRow::Transport if left => TimelineAction::Stop,
         TimelineRow::Transport => TimelineAction::TogglePlay,
         TimelineRow::Mode if left => TimelineAction::PreviousMode,
@@ -168,6 +219,17 @@ pub(super) fn timeline_line(row: TimelineRow, t: &TimelineStatus) -> String {
             track[column(t.time)] = '|';
             track.into_iter().collect()
         }
+        TimelineRow::BlendCurve => match &t.blend_curve {
+            Some((name, weights)) => {
+                let top = (CURVE_LEVELS.len() - 1) as f32;
+                let curve: String = weights
+                    .iter()
+                    .map(|w| CURVE_LEVELS[(w.clamp(0.0, 1.0) * top).round() as usize])
+                    .collect();
+                format!("{curve} {name}")
+            }
+            None => format!("  {:<13}- (blendshapes)", "blend curve"),
+        },
         TimelineRow::Transport => format!("  {:<13}{} {:.2} s", "transport", t.transport, t.time),
         TimelineRow::Mode => format!("  {:<13}{}", "mode", t.mode),
         TimelineRow::Length => format!("  {:<13}{:.2}..{:.2} s", "length", a, b),
