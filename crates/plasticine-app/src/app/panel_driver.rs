@@ -249,9 +249,15 @@ impl PanelDriver {
             self.pressing = true;
             self.presses += 1;
             press = Some(h);
-            let scrubber = Row::Timeline(TimelineRow::Scrubber);
-            self.dragging =
-                (ControlPanel::rows().get(h.row) == Some(&scrubber)).then_some((h.row, h.fraction));
+            // The time tracks (the scrubber, the blend curve under it) follow
+            // the wand while held.
+            let track = matches!(
+                ControlPanel::rows().get(h.row),
+                Some(Row::Timeline(
+                    TimelineRow::Scrubber | TimelineRow::BlendCurve
+                ))
+            );
+            self.dragging = track.then_some((h.row, h.fraction));
         } else if let Some((row, fraction)) = self.dragging.filter(|_| triggered)
             && let Some(h) = hit.filter(|h| h.row == row && h.fraction != fraction)
         {
@@ -315,8 +321,8 @@ impl PanelDriver {
         }
     }
 
-    /// Whether a press is held on the scrubber (the playhead, or a key,
-    /// follows the wand).
+    /// Whether a press is held on the scrubber or the blend curve (the
+    /// playhead, or a key, follows the wand).
     pub fn scrubbing(&self) -> bool {
         self.dragging.is_some()
     }
@@ -704,6 +710,20 @@ mod tests {
         let other = scrubber + 2;
         assert!(step(&mut d, wand(other, 0.8, true)).is_some());
         assert_eq!(step(&mut d, wand(other, 0.9, true)), None);
+        // The blend curve under the scrubber drags as it does.
+        let curve = scrubber + 1;
+        assert_eq!(
+            ControlPanel::rows()[curve],
+            Row::Timeline(TimelineRow::BlendCurve)
+        );
+        assert_eq!(step(&mut d, wand(curve, 0.3, false)), None);
+        let on_curve = |got: Option<(usize, f32)>, f: f32| {
+            got.is_some_and(|(row, g)| row == curve && (g - f).abs() < 1e-3)
+        };
+        let pressed = step(&mut d, wand(curve, 0.3, true));
+        assert!(on_curve(pressed, 0.3), "{pressed:?}");
+        let moved = step(&mut d, wand(curve, 0.6, true));
+        assert!(on_curve(moved, 0.6), "{moved:?}");
     }
 
     #[test]
