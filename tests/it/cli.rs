@@ -483,9 +483,13 @@ fn the_blendshape_bench_prints_the_table_figures() {
         "warm_step_ms_p99",
         "cold_solve_ms",
         "newton_iterations",
+        "sculpt_rebuild_ms",
+        "sculpt_retarget_ms",
+        "sculpt_frame_ms",
     ] {
         assert!(v[figure].as_f64().unwrap() > 0.0, "{figure}: {v}");
     }
+    assert_eq!(v["cold_solve_weights"], serde_json::json!([0.5, 0.5]));
     assert_eq!(v["failed_steps"], 0, "{v}");
     assert!(v["residual"].as_f64().unwrap() <= 1e-8, "{v}");
 }

@@ -1,8 +1,9 @@
 //! `plasticine bench --only blendshape`: physical blendshapes (Ma et al.)
 //! on procedural rigs of the sizes of the paper's Table 1 (a bar and its
 //! 90° bend, resolved to the table's vertex counts, interior and anchor
-//! included): a cold solve from the base to the target, and the 36-step
-//! sweep between them warm-started step to step, as the paper times it.
+//! included): a cold solve from the base to the half-way blend, the 36-step
+//! sweep from base to target warm-started step to step, as the paper times
+//! it, the VR push, and what a sculpt stroke costs.
 
 use crate::blendshape::{
     BlendError, BlendModel, BlendRig, BlendTarget, Boundary, Obstacle, SpringConstants,
@@ -121,6 +122,42 @@ fn push_figures(model: &mut BlendModel, rig: &BlendRig) -> serde_json::Value {
     })
 }
 
+/// What one sculpt stroke costs the model (a 1 cm grab near the middle of
+/// the target, a tenth of the bar long): rebuilt from the sculpted rig, and
+/// taken in by `reshape_target`, and that plus the target's blend shown
+/// alone (a sculpt frame), in ms (`None` where it failed).
+fn sculpt_figures(
+    model: &mut BlendModel,
+    rig: &BlendRig,
+) -> (Option<f64>, Option<f64>, Option<f64>) {
+    let mut sculpted = rig.clone();
+    let positions = &mut sculpted.targets[0].positions;
+    let centre = positions[positions.len() / 2];
+    let reach = 0.1 * rig.diagonal() as f32;
+    for p in positions.iter_mut() {
+        let d2 = p.distance_squared(centre) / (reach * reach);
+        *p += glam::Vec3::new(0.01, 0.0, 0.0) * (-2.0 * d2).exp();
+    }
+    let t = Instant::now();
+    let rebuilt = BlendModel::new(&sculpted).is_ok();
+    let rebuild_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let taken = model.reshape_target(&sculpted, 0).is_ok();
+    let retarget_ms = t.elapsed().as_secs_f64() * 1e3;
+    // The sculpted target is shown alone: its blend at weight one.
+    let t = Instant::now();
+    let shown = model.solve(&[0.0, 1.0], &sculpted).is_ok();
+    let frame_ms = retarget_ms + t.elapsed().as_secs_f64() * 1e3;
+    (
+        rebuilt.then_some(rebuild_ms),
+        taken.then_some(retarget_ms),
+        (taken && shown).then_some(frame_ms),
+    )
+}
+
+/// The weights of the timed cold solve (from the base).
+const COLD_WEIGHTS: [f64; 2] = [0.5, 0.5];
+
 fn case(
     (shape, vertices, paper_springs, paper_cpu, paper_gpu): (&str, usize, usize, f64, f64),
 ) -> serde_json::Value {
@@ -131,7 +168,9 @@ fn case(
         }
     };
     let start = Instant::now();
-    let cold = model.solve(&[0.0, 1.0], &rig);
+    // Half way: at weight one the solve starts at the target, which is
+    // already its equilibrium, and would time nothing.
+    let cold = model.solve(&COLD_WEIGHTS, &rig);
     let cold_ms = start.elapsed().as_secs_f64() * 1e3;
     model.reset();
     let mut steps_ms = Vec::with_capacity(SWEEP_STEPS);
@@ -161,6 +200,7 @@ fn case(
     } else {
         json!(null)
     };
+    let (rebuild_ms, retarget_ms, sculpt_frame_ms) = sculpt_figures(&mut model, &rig);
     steps_ms.sort_by(f64::total_cmp);
     let median = steps_ms[SWEEP_STEPS / 2];
     let p99 = steps_ms[((SWEEP_STEPS as f64 * 0.99).ceil() as usize).min(SWEEP_STEPS) - 1];
@@ -176,6 +216,7 @@ fn case(
         "warm_step_ms_p99": p99,
         "sweep_s": sweep_s,
         "cold_solve_ms": cold_ms,
+        "cold_solve_weights": COLD_WEIGHTS,
         "cold_converged": cold.is_ok(),
         "newton_iterations": iterations as f64 / SWEEP_STEPS as f64,
         "factor_ms_per_step": factor_s * 1e3 / SWEEP_STEPS as f64,
@@ -187,6 +228,9 @@ fn case(
         "paper_gpu_s": paper_gpu,
         "speedup_over_paper_cpu": paper_cpu * 1e3 / median,
         "push": push,
+        "sculpt_rebuild_ms": rebuild_ms,
+        "sculpt_retarget_ms": retarget_ms,
+        "sculpt_frame_ms": sculpt_frame_ms,
         "threads": rayon::current_num_threads(),
     })
 }

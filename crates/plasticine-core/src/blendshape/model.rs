@@ -82,6 +82,9 @@ pub struct BlendModel {
     /// The base's bounding-box diagonal (contact depths are relative to it).
     diagonal: f64,
     system: SpringSystem,
+    /// What solves a target's inside with its surface held (§3.4 step 3),
+    /// kept so a sculpted target is solved again without rebuilding.
+    inner: Inner,
     /// The last converged blend, in the anchor's frame (warm start).
     last: Option<Vec<DVec3>>,
     /// Newton's stopping rules.
@@ -145,6 +148,12 @@ impl BlendModel {
             },
             diagonal: rig.diagonal(),
             system: SpringSystem::new(vertices, SpringSet::default(), vec![false; vertices]),
+            inner: Inner {
+                system: SpringSystem::new(vertices, SpringSet::default(), vec![false; vertices]),
+                rest: Vec::new(),
+                k: Vec::new(),
+                near: Vec::new(),
+            },
             last: None,
             settings: NewtonSettings::default(),
         };
@@ -169,60 +178,17 @@ impl BlendModel {
             .map(|(c, r)| c / r)
             .collect();
         let held: Vec<bool> = (0..vertices).map(|v| v < self.surface).collect();
-        let mut inner = SpringSystem::new(vertices, springs.clone(), held);
         let base_surface = &base_full[..self.surface];
         let near: Vec<Vec<u32>> = base_full[self.surface..]
             .iter()
             .map(|&p| nearest(p, base_surface, CARRIERS))
             .collect();
-        self.shapes = vec![base_full.clone()];
-        for (t, target) in rig.shapes().into_iter().enumerate().skip(1) {
-            // Start the inside where its nearest surface vertices took it
-            // (a rigid fit of the whole would put the inside of a bend
-            // outside the target's surface), then let the springs settle it.
-            let mut x = base_full.clone();
-            x[..self.surface].copy_from_slice(&target);
-            for (v, p) in x.iter_mut().enumerate().skip(self.surface) {
-                *p += carried_displacement(
-                    base_full[v],
-                    base_surface,
-                    &target,
-                    &near[v - self.surface],
-                );
-            }
-            if vertices > self.surface {
-                let what = format!("{}'s interior", rig.shape_name(t));
-                let report = inner
-                    .solve(&mut x, &base_rest, &k, &self.settings)
-                    .map_err(|source| BlendError::Solve {
-                        what: what.clone(),
-                        source,
-                    })?;
-                check(&what, &report)?;
-            }
-            self.shapes.push(x);
-        }
-        self.motions = match &self.anchor {
-            Some(anchor) => self
-                .shapes
-                .iter()
-                .map(|x| anchor.motion(&self.shapes[0], x))
-                .collect(),
-            None => vec![RigidMotion::IDENTITY; self.shapes.len()],
+        self.inner = Inner {
+            system: SpringSystem::new(vertices, springs.clone(), held),
+            rest: base_rest.clone(),
+            k,
+            near,
         };
-        // The anchor is rigid: each target's is the base's moved by its
-        // fitted motion, exactly, so the target moved back onto the base's
-        // anchor is at rest and weight one reproduces it.
-        if let Some(anchor) = &self.anchor {
-            for (x, motion) in self.shapes.iter_mut().zip(&self.motions).skip(1) {
-                for v in anchor.vertices() {
-                    x[v] = motion.apply(base_full[v]);
-                }
-            }
-        }
-        self.rest = std::iter::once(base_rest)
-            .chain(self.shapes[1..].iter().map(|x| springs.lengths(x)))
-            .collect();
         let mut fixed = vec![false; vertices];
         if let Some(anchor) = &self.anchor {
             for v in anchor.vertices() {
@@ -234,6 +200,108 @@ impl BlendModel {
         }
         self.held = fixed.clone();
         self.system = SpringSystem::new(vertices, springs, fixed);
+        let targets = rig.shapes();
+        // The base's motion is the identity about its anchor's centroid,
+        // the centre every blend of motions turns about.
+        self.motions = vec![match &self.anchor {
+            Some(anchor) => anchor.motion(&base_full, &base_full),
+            None => RigidMotion::IDENTITY,
+        }];
+        self.shapes = vec![base_full];
+        self.rest = vec![base_rest];
+        for (t, target) in targets.iter().enumerate().skip(1) {
+            // Start the inside where its nearest surface vertices took it
+            // (a rigid fit of the whole would put the inside of a bend
+            // outside the target's surface), then let the springs settle it.
+            let x = self.solve_inside(rig, t, target, &self.shapes[0].clone())?;
+            self.shapes.push(x);
+            self.rest.push(Vec::new());
+            self.motions.push(RigidMotion::IDENTITY);
+            self.finish_shape(t);
+        }
+        Ok(())
+    }
+
+    /// Shape `t`'s vertices: `surface` with the inside solved, started from
+    /// `from` (a shape of the same topology) with its inside moved as its
+    /// nearest surface vertices move from `from`'s surface to `surface`.
+    fn solve_inside(
+        &mut self,
+        rig: &BlendRig,
+        t: usize,
+        surface: &[DVec3],
+        from: &[DVec3],
+    ) -> Result<Vec<DVec3>, BlendError> {
+        let mut x = from.to_vec();
+        x[..self.surface].copy_from_slice(surface);
+        let from_surface = &from[..self.surface];
+        for (v, p) in x.iter_mut().enumerate().skip(self.surface) {
+            *p += carried_displacement(
+                from[v],
+                from_surface,
+                surface,
+                &self.inner.near[v - self.surface],
+            );
+        }
+        if x.len() > self.surface {
+            let what = format!("{}'s interior", rig.shape_name(t));
+            let report = self
+                .inner
+                .system
+                .solve(&mut x, &self.inner.rest, &self.inner.k, &self.settings)
+                .map_err(|source| BlendError::Solve {
+                    what: what.clone(),
+                    source,
+                })?;
+            check(&what, &report)?;
+        }
+        Ok(x)
+    }
+
+    /// Shape `t`'s anchor motion, its anchor placed by it, and its rest
+    /// lengths, from its solved vertices.
+    fn finish_shape(&mut self, t: usize) {
+        self.motions[t] = match &self.anchor {
+            Some(anchor) => anchor.motion(&self.shapes[0], &self.shapes[t]),
+            None => RigidMotion::IDENTITY,
+        };
+        // The anchor is rigid: each target's is the base's moved by its
+        // fitted motion, exactly, so the target moved back onto the base's
+        // anchor is at rest and weight one reproduces it.
+        if let Some(anchor) = &self.anchor {
+            for v in anchor.vertices() {
+                self.shapes[t][v] = self.motions[t].apply(self.shapes[0][v]);
+            }
+        }
+        self.rest[t] = self.system.springs().lengths(&self.shapes[t]);
+    }
+
+    /// Takes target `i` of `rig` (sculpted since this model was built from a
+    /// rig with the same base, topology and settings) into the model: its
+    /// inside solved again from its last shape, its rest lengths and anchor
+    /// motion anew. The springs, the inside's tetrahedra and the solvers'
+    /// analyses are kept, so a sculpt stroke costs one warm interior solve
+    /// instead of a rebuild. On failure the model is unchanged.
+    pub fn reshape_target(&mut self, rig: &BlendRig, i: usize) -> Result<(), BlendError> {
+        rig.validate()?;
+        let t = i + 1;
+        let target = rig.targets.get(i).filter(|_| t < self.shapes.len());
+        let Some(target) = target.filter(|t| t.positions.len() == self.surface) else {
+            return Err(RigError::VertexCount {
+                target: rig
+                    .targets
+                    .get(i)
+                    .map_or(format!("#{i}"), |t| t.name.clone()),
+                found: rig.targets.get(i).map_or(0, |t| t.positions.len()),
+                expected: self.surface,
+            }
+            .into());
+        };
+        let surface: Vec<DVec3> = target.positions.iter().map(|p| p.as_dvec3()).collect();
+        let from = self.shapes[t].clone();
+        let x = self.solve_inside(rig, t, &surface, &from)?;
+        self.shapes[t] = x;
+        self.finish_shape(t);
         Ok(())
     }
 
@@ -318,7 +386,15 @@ impl BlendModel {
             Some(_) => RigidMotion::blend(weights, &self.motions),
             None => RigidMotion::IDENTITY,
         };
-        let mut x = self.last.clone().unwrap_or_else(|| self.shapes[0].clone());
+        // Weight one on a shape: its springs are at rest in that shape, the
+        // equilibrium itself (a sculpted target shown alone, a key at a
+        // target). Else warm from the last blend, or from the base.
+        let alone = weights.iter().position(|&w| w == 1.0);
+        let alone = alone.filter(|_| weights.iter().filter(|&&w| w != 0.0).count() == 1);
+        let mut x = match alone {
+            Some(i) => self.shapes[i].iter().map(|&p| motion.invert(p)).collect(),
+            None => self.last.clone().unwrap_or_else(|| self.shapes[0].clone()),
+        };
         if let Some(anchor) = &self.anchor {
             for v in anchor.vertices() {
                 x[v] = self.shapes[0][v];
@@ -420,6 +496,17 @@ impl BlendModel {
         }
         normals.iter().map(|n| n.normalize_or_zero()).collect()
     }
+}
+
+/// The system of a target's inside: the surface held, the base's rest
+/// lengths and stiffnesses, and per inside vertex the surface vertices that
+/// carry it to its starting place.
+#[derive(Debug)]
+struct Inner {
+    system: SpringSystem,
+    rest: Vec<f64>,
+    k: Vec<f64>,
+    near: Vec<Vec<u32>>,
 }
 
 /// Surface vertices whose displacement carries an inside vertex to its

@@ -71,6 +71,46 @@ impl BlendRun {
         }
     }
 
+    /// Takes `character`'s blendshapes in where only target shapes changed
+    /// since this run was compiled (a sculpt stroke): each changed target's
+    /// inside is solved again and the blend re-solved at the next call,
+    /// without rebuilding the springs. `Ok(false)` when anything else
+    /// changed (the mesh, the targets' number or names, the settings): then
+    /// build anew. A sculpt the rig refuses is the error.
+    pub fn retarget(&mut self, character: &Character) -> Result<bool, BlendError> {
+        let Some(fem) = character.flesh.fem() else {
+            return Ok(false);
+        };
+        let (Some(shapes), Some(mesh)) = (&fem.blendshapes, &fem.embedded_mesh) else {
+            return Ok(false);
+        };
+        let rig = BlendRig::of_mesh(mesh, shapes);
+        let same_frame = self.linear == shapes.linear
+            && rig.base == self.rig.base
+            && rig.triangles == self.rig.triangles
+            && rig.boundary == self.rig.boundary
+            && rig.interior == self.rig.interior
+            && rig.constants == self.rig.constants
+            && rig.targets.len() == self.rig.targets.len()
+            && rig
+                .targets
+                .iter()
+                .zip(&self.rig.targets)
+                .all(|(a, b)| a.name == b.name);
+        if !same_frame {
+            return Ok(false);
+        }
+        for (i, (new, old)) in rig.targets.iter().zip(&self.rig.targets).enumerate() {
+            if new.positions != old.positions {
+                self.model.reshape_target(&rig, i)?;
+            }
+        }
+        self.rig = rig;
+        // Solved again at the next call, whatever the weights.
+        self.weights = None;
+        Ok(true)
+    }
+
     /// The rest-shape change for the target weights `weights` (a posture's
     /// [`blend`](crate::character::Posture::blend): missing weights are 0),
     /// solved when they changed. A failed solve keeps the last good blend

@@ -717,11 +717,15 @@ impl Simulation {
 
     /// Compiles `character`'s blendshapes unless they are those running.
     fn take_blend(&mut self, character: &Character) -> Result<(), SimError> {
-        let fits = self.blend.as_mut().is_some_and(|b| {
-            b.get_mut()
-                .unwrap_or_else(|e| e.into_inner())
-                .fits(character)
-        });
+        let fits = match self.blend.as_mut() {
+            Some(b) => {
+                let b = b.get_mut().unwrap_or_else(|e| e.into_inner());
+                // A sculpt stroke changes target shapes only: taken in
+                // without rebuilding the springs.
+                b.fits(character) || b.retarget(character)?
+            }
+            None => false,
+        };
         if !fits {
             let warm = self
                 .blend
