@@ -11,6 +11,8 @@
 //! geometry says, with the hovered half and the current tool lit.
 
 use super::plots::{Plot, WINDOW};
+
+mod icons;
 use crate::render::{UiFrame, UiQuad, UiTexture};
 use crate::tools::{PAD, Param, ROW_HEIGHT, Row, Side, TimelineRow, parse_blend_curve};
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, vec2};
@@ -504,7 +506,7 @@ fn paint_row(
                 Stroke::new(1.0, ACCENT.gamma_multiply(0.4)),
             );
         }
-        Row::Tool(_) => {
+        Row::Tool(tool) => {
             let current = picture.highlight == Some(index);
             if hover.is_some() {
                 painter.rect_filled(rect, round, lit);
@@ -512,8 +514,13 @@ fn paint_row(
                 painter.rect_filled(rect, round, SELECTED);
             }
             let color = if current { ACCENT } else { TEXT };
+            let icon = Rect::from_center_size(
+                rect.left_center() + vec2(0.9 * h, 0.0),
+                vec2(0.72 * h, 0.72 * h),
+            );
+            icons::paint_tool_icon(painter, tool, icon, color);
             painter.text(
-                rect.left_center() + vec2(0.6 * h, 0.0),
+                rect.left_center() + vec2(1.6 * h, 0.0),
                 Align2::LEFT_CENTER,
                 line.trim_start_matches(['>', ' ']),
                 body.clone(),
