@@ -807,8 +807,10 @@ impl FrameLoop {
             self.press_panel_row(hit.row, hit.side, hit.fraction);
         }
         if !self.scrub_held {
-            // The trigger let go of a held key: its drag is one undo step.
+            // The trigger let go of a held key or slider: its drag is one
+            // undo step.
             self.playback_mut().release_key();
+            self.panel.panel.release();
         }
         input
     }

@@ -18,7 +18,9 @@ use super::sim_thread::SimStatus;
 use crate::input::InputFrame;
 use crate::input::TrackedPose;
 use crate::render::UiQuad;
-use crate::tools::{ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow, row_help};
+use crate::tools::{
+    ControlPanel, PAD, PanelHit, Param, ROW_HEIGHT, Row, Side, TimelineRow, row_help,
+};
 use glam::{Mat4, Vec3};
 use std::time::{Duration, Instant};
 
@@ -249,13 +251,14 @@ impl PanelDriver {
             self.pressing = true;
             self.presses += 1;
             press = Some(h);
-            // The time tracks (the scrubber, the blend curve under it) follow
-            // the wand while held.
+            // The time tracks (the scrubber, the blend curve under it) and
+            // the sliders follow the wand while held.
             let track = matches!(
                 ControlPanel::rows().get(h.row),
-                Some(Row::Timeline(
-                    TimelineRow::Scrubber | TimelineRow::BlendCurve
-                ))
+                Some(
+                    Row::Timeline(TimelineRow::Scrubber | TimelineRow::BlendCurve)
+                        | Row::Param(Param::BlendWeight)
+                )
             );
             self.dragging = track.then_some((h.row, h.fraction));
         } else if let Some((row, fraction)) = self.dragging.filter(|_| triggered)
@@ -321,8 +324,8 @@ impl PanelDriver {
         }
     }
 
-    /// Whether a press is held on the scrubber or the blend curve (the
-    /// playhead, or a key, follows the wand).
+    /// Whether a press is held on the scrubber, the blend curve or a slider
+    /// (the playhead, a key, or the slider's value follows the wand).
     pub fn scrubbing(&self) -> bool {
         self.dragging.is_some()
     }
@@ -724,6 +727,21 @@ mod tests {
         assert!(on_curve(pressed, 0.3), "{pressed:?}");
         let moved = step(&mut d, wand(curve, 0.6, true));
         assert!(on_curve(moved, 0.6), "{moved:?}");
+        // So does the blend weight slider.
+        let slider = ControlPanel::rows()
+            .iter()
+            .position(|&r| r == Row::Param(Param::BlendWeight))
+            .unwrap();
+        assert_eq!(step(&mut d, wand(slider, 0.3, false)), None);
+        assert!(step(&mut d, wand(slider, 0.3, true)).is_some());
+        let slid = step(&mut d, wand(slider, 0.55, true));
+        assert!(
+            slid.is_some_and(|(row, f)| row == slider && (f - 0.55).abs() < 1e-3),
+            "{slid:?}"
+        );
+        assert!(d.scrubbing());
+        assert_eq!(step(&mut d, wand(slider, 0.55, false)), None);
+        assert!(!d.scrubbing(), "let go");
     }
 
     #[test]

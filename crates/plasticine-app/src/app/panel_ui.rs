@@ -14,7 +14,9 @@ use super::plots::{Plot, WINDOW};
 
 mod icons;
 use crate::render::{UiFrame, UiQuad, UiTexture};
-use crate::tools::{PAD, Param, ROW_HEIGHT, Row, Side, TimelineRow, parse_blend_curve};
+use crate::tools::{
+    PAD, Param, ROW_HEIGHT, Row, SLIDER_TRACK, Side, TimelineRow, parse_blend_curve,
+};
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, vec2};
 use glam::{Mat4, Vec2};
 use std::collections::HashMap;
@@ -558,32 +560,15 @@ fn paint_row(
             if hover.is_some() {
                 painter.rect_filled(rect, round, lit.gamma_multiply(0.6));
             }
-            let (weights, name) = parse_blend_curve(line).expect("checked by the guard");
-            // The scrubber's track above, so a key's dot sits over its weight.
-            let track_rect = rect.shrink2(vec2(0.5 * h, 0.12 * h));
-            let x = |f: f32| track_rect.left() + f * track_rect.width();
-            let y = |w: f32| track_rect.bottom() - w * track_rect.height();
-            painter.line_segment(
-                [Pos2::new(x(0.0), y(0.0)), Pos2::new(x(1.0), y(0.0))],
-                Stroke::new(0.06 * h, DIM),
-            );
-            let last = weights.len().saturating_sub(1).max(1) as f32;
-            let points: Vec<Pos2> = weights
-                .iter()
-                .enumerate()
-                .map(|(i, &w)| Pos2::new(x(i as f32 / last), y(w)))
-                .collect();
-            painter.add(egui::Shape::line(points, Stroke::new(0.12 * h, ACCENT)));
-            painter.text(
-                track_rect.right_top(),
-                Align2::RIGHT_TOP,
-                name,
-                small.clone(),
-                DIM,
-            );
+            paint_blend_curve(painter, rect, line, small);
         }
         Row::Param(_) | Row::Timeline(_) | Row::View(_) => {
             let (label, value) = cells(line);
+            // A slider's value, 0..1, is the row's last word.
+            let slider = (row == Row::Param(Param::BlendWeight))
+                .then(|| value.split_whitespace().last()?.parse::<f32>().ok())
+                .flatten()
+                .map(|w| w.clamp(0.0, 1.0));
             let marks = half_marks(row);
             match (hover, marks) {
                 (Some(side), Some(_)) => {
@@ -632,8 +617,58 @@ fn paint_row(
                 body.clone(),
                 TEXT,
             );
+            if let Some(w) = slider {
+                paint_slider(painter, rect, w);
+            }
         }
     }
+}
+
+/// The blend curve row's weights (its text, [`parse_blend_curve`]) as a line
+/// over the scrubber's track, with the target's name.
+fn paint_blend_curve(painter: &egui::Painter, rect: Rect, line: &str, small: &FontId) {
+    let h = rect.height();
+    let Some((weights, name)) = parse_blend_curve(line) else {
+        return;
+    };
+    // The scrubber's track above, so a key's dot sits over its weight.
+    let track_rect = rect.shrink2(vec2(0.5 * h, 0.12 * h));
+    let x = |f: f32| track_rect.left() + f * track_rect.width();
+    let y = |w: f32| track_rect.bottom() - w * track_rect.height();
+    painter.line_segment(
+        [Pos2::new(x(0.0), y(0.0)), Pos2::new(x(1.0), y(0.0))],
+        Stroke::new(0.06 * h, DIM),
+    );
+    let last = weights.len().saturating_sub(1).max(1) as f32;
+    let points: Vec<Pos2> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| Pos2::new(x(i as f32 / last), y(w)))
+        .collect();
+    painter.add(egui::Shape::line(points, Stroke::new(0.12 * h, ACCENT)));
+    painter.text(
+        track_rect.right_top(),
+        Align2::RIGHT_TOP,
+        name,
+        small.clone(),
+        DIM,
+    );
+}
+
+/// A slider's track and knob along the row's foot, at value `w` (0..1)
+/// between [`SLIDER_TRACK`]'s ends.
+fn paint_slider(painter: &egui::Painter, rect: Rect, w: f32) {
+    let h = rect.height();
+    let (a, b) = SLIDER_TRACK;
+    let x = |f: f32| rect.left() + f * rect.width();
+    let y = rect.bottom() - 0.07 * h;
+    painter.line_segment(
+        [Pos2::new(x(a), y), Pos2::new(x(b), y)],
+        Stroke::new(0.06 * h, DIM),
+    );
+    let knob = Pos2::new(x(a + w * (b - a)), y);
+    painter.line_segment([Pos2::new(x(a), y), knob], Stroke::new(0.1 * h, ACCENT));
+    painter.circle_filled(knob, 0.14 * h, ACCENT);
 }
 
 #[cfg(test)]

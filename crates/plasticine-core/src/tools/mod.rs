@@ -62,9 +62,9 @@ mod weight_symmetry_tests;
 
 pub use panel::MuscleView;
 pub use panel::{
-    BEND_MAX, ControlPanel, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, STEP, Scope, Side,
-    TimelineAction, TimelineRow, TimelineStatus, ViewLayers, ViewRow, blend_curve,
-    parse_blend_curve, row_help, tool_label,
+    BEND_MAX, ControlPanel, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK,
+    STEP, Scope, Side, TimelineAction, TimelineRow, TimelineStatus, ViewLayers, ViewRow,
+    blend_curve, parse_blend_curve, row_help, tool_label,
 };
 pub use session::{Session, SessionError, SessionRecorder, empty_character, load_session, replay};
 pub use tool::{

@@ -42,9 +42,10 @@ mod rows;
 mod timeline;
 mod view;
 
+pub use flesh::{SLIDER_TRACK, slider_value};
 use flesh::{
-    step_blend_target, step_blend_weight, step_flesh, step_part_friction, step_part_stiffness,
-    toggle_blend_mode,
+    set_blend_weight, step_blend_target, step_blend_weight, step_flesh, step_part_friction,
+    step_part_stiffness, step_sculpt_brush, toggle_blend_mode,
 };
 pub use rows::{BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, STEP, Scope, Side};
 
@@ -61,6 +62,10 @@ pub struct ControlPanel {
     pub hover: Option<usize>,
     /// The layers the picture shows.
     pub view: ViewLayers,
+    /// The slider row held since its press made an edit: the drag's
+    /// further edits continue that undo step ([`release`](Self::release)
+    /// ends it).
+    sliding: Option<usize>,
 }
 
 /// The palette's name for `color`, or "custom".
@@ -272,6 +277,11 @@ impl ControlPanel {
             .collect()
     }
 
+    /// The trigger let go: a slider drag's undo step is complete.
+    pub fn release(&mut self) {
+        self.sliding = None;
+    }
+
     /// The index of the timeline's heading: where a panel laid out in two
     /// columns starts its second.
     pub fn timeline_start() -> usize {
@@ -377,9 +387,13 @@ impl ControlPanel {
         ctx: &mut ToolContext,
         settings: &mut SolverSettings,
     ) -> Result<PanelOutcome, EditError> {
+        let row_index = row;
         let Some(&row) = Self::rows().get(row) else {
             return Ok(PanelOutcome::Nothing);
         };
+        if self.sliding != Some(row_index) {
+            self.sliding = None;
+        }
         let up = side == Side::Right;
         let param = match row {
             Row::Heading(_) => return Ok(PanelOutcome::Nothing),
@@ -419,22 +433,20 @@ impl ControlPanel {
             Param::PartStiffness => step_part_stiffness(up, tools, ctx),
             Param::PartFriction => step_part_friction(up, tools, ctx),
             Param::BlendTarget => step_blend_target(up, tools, ctx),
-            Param::BlendWeight => step_blend_weight(tools.state.blend_target, up, ctx),
-            Param::BlendMode => toggle_blend_mode(ctx),
-            Param::SculptBrush => {
-                use super::tool::BrushKind;
-                let all = BrushKind::ALL;
-                let at = all
-                    .iter()
-                    .position(|&b| b == tools.state.sculpt_brush)
-                    .unwrap_or(0);
-                let next = (if up { at + 1 } else { at + all.len() - 1 }) % all.len();
-                tools.state.sculpt_brush = all[next];
-                Ok(PanelOutcome::ToolSetting(format!(
-                    "sculpt brush {}",
-                    all[next].name()
-                )))
+            Param::BlendWeight => {
+                let target = tools.state.blend_target;
+                let continuing = self.sliding == Some(row_index);
+                let out = match slider_value(fraction) {
+                    Some(w) => set_blend_weight(target, w, continuing, ctx)?,
+                    None => step_blend_weight(target, up, ctx)?,
+                };
+                if matches!(out, PanelOutcome::Edited(_)) {
+                    self.sliding = Some(row_index);
+                }
+                Ok(out)
             }
+            Param::BlendMode => toggle_blend_mode(ctx),
+            Param::SculptBrush => Ok(step_sculpt_brush(up, tools)),
             Param::Integrator => Ok(step_integrator(up, settings)),
             Param::Tolerance => {
                 let t = &mut settings.tolerances.position;

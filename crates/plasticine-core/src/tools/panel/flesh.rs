@@ -136,9 +136,22 @@ pub(super) fn step_blend_target(
     )))
 }
 
-/// The blend-weight row: target `target`'s weight in the working posture a
-/// step (0.1) up or down, as one undo step (a `SetPosture`; K then keys
-/// it). The other weights give way when the sum would pass 1.
+/// The blend weight row's slider: the share of the row (0..1 across it)
+/// at which its track starts and ends; presses outside it, on the − and +
+/// marks, step instead.
+pub const SLIDER_TRACK: (f32, f32) = (0.12, 0.88);
+
+/// The weight a press at `fraction` along the blend weight row sets, or
+/// `None` on the − and + marks at its ends.
+pub fn slider_value(fraction: f32) -> Option<f32> {
+    let (a, b) = SLIDER_TRACK;
+    (a..=b)
+        .contains(&fraction)
+        .then(|| ((fraction - a) / (b - a)).clamp(0.0, 1.0))
+}
+
+/// The blend weight row's − and + marks: the chosen target's weight one
+/// step down or up in the working posture (see [`set_blend_weight`]).
 pub(super) fn step_blend_weight(
     target: usize,
     up: bool,
@@ -146,17 +159,33 @@ pub(super) fn step_blend_weight(
 ) -> Result<PanelOutcome, EditError> {
     let names = blend_targets(ctx.character, "blend weight")?;
     let k = target.min(names.len() - 1);
-    let mut posture = ctx.history.posture().clone();
-    let w = &mut posture.blend;
-    w.resize(names.len(), 0.0);
+    let now = ctx.history.posture().blend.get(k).copied().unwrap_or(0.0);
     let step = if up {
         BLEND_WEIGHT_STEP
     } else {
         -BLEND_WEIGHT_STEP
     };
     // Rounded to the step, so presses land on 0.1, 0.2, … exactly.
-    let new = ((w[k] + step) / BLEND_WEIGHT_STEP).round() * BLEND_WEIGHT_STEP;
-    w[k] = new.clamp(0.0, 1.0);
+    let new = ((now + step) / BLEND_WEIGHT_STEP).round() * BLEND_WEIGHT_STEP;
+    set_blend_weight(target, new, false, ctx)
+}
+
+/// Sets the chosen target's weight in the working posture to `value`
+/// (clamped to 0..1), the other targets scaled down if the sum would pass
+/// 1, as one undo step, or as part of the last one when `continuing` (a
+/// slider dragged). Nothing when it is already there.
+pub(super) fn set_blend_weight(
+    target: usize,
+    value: f32,
+    continuing: bool,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let names = blend_targets(ctx.character, "blend weight")?;
+    let k = target.min(names.len() - 1);
+    let mut posture = ctx.history.posture().clone();
+    let w = &mut posture.blend;
+    w.resize(names.len(), 0.0);
+    w[k] = value.clamp(0.0, 1.0);
     let others: f32 = w
         .iter()
         .enumerate()
@@ -176,8 +205,12 @@ pub(super) fn step_blend_weight(
         // At 0 or 1 already: no empty undo step.
         return Ok(PanelOutcome::Nothing);
     }
-    ctx.history
-        .apply(ctx.character, Command::SetPosture { posture })?;
+    let cmd = Command::SetPosture { posture };
+    if continuing {
+        ctx.history.apply_continuing(ctx.character, cmd)?;
+    } else {
+        ctx.history.apply(ctx.character, cmd)?;
+    }
     Ok(PanelOutcome::Edited(format!(
         "blend '{}' at {value:.2} (K keys it)",
         names[k]
@@ -257,4 +290,17 @@ pub(super) fn step_part_friction(
         mirror.map(|m| format!(" and {m}")).unwrap_or_default(),
         mix_friction(GROUND_FRICTION, Some(mu))
     )))
+}
+
+/// The sculpt brush row: the next (or previous) of grab, smooth, inflate.
+pub(super) fn step_sculpt_brush(up: bool, tools: &mut Toolbox) -> PanelOutcome {
+    use crate::tools::tool::BrushKind;
+    let all = BrushKind::ALL;
+    let at = all
+        .iter()
+        .position(|&b| b == tools.state.sculpt_brush)
+        .unwrap_or(0);
+    let next = (if up { at + 1 } else { at + all.len() - 1 }) % all.len();
+    tools.state.sculpt_brush = all[next];
+    PanelOutcome::ToolSetting(format!("sculpt brush {}", all[next].name()))
 }

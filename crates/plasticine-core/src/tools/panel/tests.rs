@@ -78,6 +78,11 @@ impl Rig {
         }
     }
     fn press(&mut self, row: Row, side: Side) -> Result<PanelOutcome, EditError> {
+        let fraction = if side == Side::Left { 0.25 } else { 0.75 };
+        self.press_at(row, side, fraction)
+    }
+
+    fn press_at(&mut self, row: Row, side: Side, fraction: f32) -> Result<PanelOutcome, EditError> {
         let mut ctx = ToolContext {
             character: &mut self.c,
             history: &mut self.h,
@@ -86,7 +91,7 @@ impl Rig {
         self.panel.press(
             row_of(row),
             side,
-            if side == Side::Left { 0.25 } else { 0.75 },
+            fraction,
             &mut self.tools,
             &mut ctx,
             &mut self.settings,
@@ -630,7 +635,7 @@ fn blend_rows_choose_a_target_step_its_weight_and_switch_the_blend_undoably() {
     // Three presses up on 'up': 0.3, each its own undo step.
     for _ in 0..3 {
         let out = r
-            .press(Row::Param(Param::BlendWeight), Side::Right)
+            .press_at(Row::Param(Param::BlendWeight), Side::Right, 0.95)
             .unwrap();
         assert!(matches!(out, PanelOutcome::Edited(_)), "{out:?}");
     }
@@ -641,7 +646,7 @@ fn blend_rows_choose_a_target_step_its_weight_and_switch_the_blend_undoably() {
         .unwrap();
     assert!(line(&r, Param::BlendTarget, vec![]).ends_with("down (2/2)"));
     for _ in 0..9 {
-        r.press(Row::Param(Param::BlendWeight), Side::Right)
+        r.press_at(Row::Param(Param::BlendWeight), Side::Right, 0.95)
             .unwrap();
     }
     let w = r.h.posture().blend.clone();
@@ -650,11 +655,13 @@ fn blend_rows_choose_a_target_step_its_weight_and_switch_the_blend_undoably() {
     // Past 1 (or below 0) a press changes nothing and adds no undo step.
     let r2 = r.h.undo_depth();
     for _ in 0..3 {
-        r.press(Row::Param(Param::BlendWeight), Side::Left).unwrap();
+        r.press_at(Row::Param(Param::BlendWeight), Side::Left, 0.05)
+            .unwrap();
     }
-    let down = r.press(Row::Param(Param::BlendWeight), Side::Left);
+    let down = r.press_at(Row::Param(Param::BlendWeight), Side::Left, 0.05);
     for _ in 0..9 {
-        r.press(Row::Param(Param::BlendWeight), Side::Left).unwrap();
+        r.press_at(Row::Param(Param::BlendWeight), Side::Left, 0.05)
+            .unwrap();
     }
     assert_eq!(
         down.unwrap(),
@@ -662,7 +669,8 @@ fn blend_rows_choose_a_target_step_its_weight_and_switch_the_blend_undoably() {
     );
     assert_eq!(r.h.posture().blend[1], 0.0);
     assert_eq!(
-        r.press(Row::Param(Param::BlendWeight), Side::Left).unwrap(),
+        r.press_at(Row::Param(Param::BlendWeight), Side::Left, 0.05)
+            .unwrap(),
         PanelOutcome::Nothing
     );
     assert_eq!(
@@ -754,4 +762,44 @@ fn the_blend_curve_row_draws_the_chosen_targets_keyed_weight() {
         timeline::timeline_action(TimelineRow::BlendCurve, true, 0.25),
         TimelineAction::Seek(0.25)
     );
+}
+
+/// The blend weight row is a slider: a press along its track sets the
+/// weight where it points, a drag (presses on it until the trigger is let
+/// go) is one undo step, and the − and + marks at its ends still step.
+#[test]
+fn the_blend_weight_row_is_a_slider_dragged_in_one_undo_step() {
+    let mut r = Rig::new();
+    r.c = blending_penguin();
+    r.h = History::new(&r.c);
+    let row = Row::Param(Param::BlendWeight);
+    let depth = r.h.undo_depth();
+    let (a, b) = super::flesh::SLIDER_TRACK;
+    let at = |w: f32| a + w * (b - a);
+    r.press_at(row, Side::Left, at(0.3)).unwrap();
+    assert!(
+        (r.h.posture().blend[0] - 0.3).abs() < 1e-5,
+        "{:?}",
+        r.h.posture().blend
+    );
+    for w in [0.45, 0.7, 0.62] {
+        r.press_at(row, Side::Right, at(w)).unwrap();
+    }
+    assert!((r.h.posture().blend[0] - 0.62).abs() < 1e-5);
+    assert_eq!(r.h.undo_depth(), depth + 1, "the drag is one step");
+    r.panel.release();
+    // Past the track's end the + mark steps by 0.1 from 0.62.
+    r.press_at(row, Side::Right, 0.95).unwrap();
+    assert!((r.h.posture().blend[0] - 0.7).abs() < 1e-5);
+    assert_eq!(r.h.undo_depth(), depth + 2, "a new press, a new step");
+    r.h.undo(&mut r.c).unwrap();
+    r.h.undo(&mut r.c).unwrap();
+    assert!(
+        r.h.posture().blend.iter().all(|&w| w == 0.0),
+        "{:?}",
+        r.h.posture().blend
+    );
+    assert_eq!(super::flesh::slider_value(0.05), None);
+    assert_eq!(super::flesh::slider_value(a), Some(0.0));
+    assert_eq!(super::flesh::slider_value(b), Some(1.0));
 }
