@@ -193,6 +193,8 @@ pub struct FrameLoop {
     /// scrubber press is a new one (it may take hold of a key).
     scrub_held: bool,
     scrub_fresh: bool,
+    /// The blend weight slider performed while playing: (target, weight).
+    blend_drag: Option<(usize, f32)>,
     /// The timeline and its playback modes (`crates/plasticine-app/src/app/playback.rs`).
     playback: Playback,
     /// The right hand's grip on the FEM flesh.
@@ -229,6 +231,7 @@ impl FrameLoop {
             panel_key: None,
             scrub_held: false,
             scrub_fresh: false,
+            blend_drag: None,
             playback: Playback::default(),
             grabber: Default::default(),
             pusher: Default::default(),
@@ -587,6 +590,23 @@ impl FrameLoop {
     /// Acts on a panel row as a press of the wand on `side`, at `fraction`
     /// of the row's width, would.
     pub fn press_panel_row(&mut self, row: usize, side: Side, fraction: f32) {
+        // The blend weight slider while the timeline plays and records:
+        // performed over the keys, not an edit of the working posture.
+        let slider = crate::tools::ControlPanel::rows().get(row)
+            == Some(&crate::tools::Row::Param(crate::tools::Param::BlendWeight));
+        if slider
+            && self.playback.recording
+            && self.playback.timeline.is_playing()
+            && let Some(w) = crate::tools::slider_value(fraction)
+        {
+            if self.blend_drag.is_none() {
+                self.panel
+                    .messages
+                    .push("performing the blend weight: keys laid while held".into());
+            }
+            self.blend_drag = Some((self.toolbox.state.blend_target, w));
+            return;
+        }
         let symmetry = self.panel.panel.symmetry;
         let mut ctx = ToolContext {
             character: &mut self.character,
@@ -811,6 +831,7 @@ impl FrameLoop {
             // undo step.
             self.playback_mut().release_key();
             self.panel.panel.release();
+            self.blend_drag = None;
         }
         input
     }
@@ -836,6 +857,7 @@ impl FrameLoop {
                 sim: &self.sim,
                 settings: &self.settings,
                 drag: self.toolbox.state.preview_posture.as_ref(),
+                blend_drag: self.blend_drag,
                 sent_posture: &mut self.sent_posture,
             },
         }

@@ -32,7 +32,9 @@
 //! the keys' motion at that time with the joints the drag turned taken from
 //! the drag, so a performance re-animates the dragged chain and keeps the
 //! rest of the motion. The skeleton follows that posture meanwhile. All keys
-//! of one drag are one undo step.
+//! of one drag are one undo step. The blend weight slider held meanwhile
+//! performs the chosen blend target's weight the same way: the keys'
+//! motion with that weight.
 
 use super::resolution::{GovernorConfig, LoadSample, ResolutionGovernor};
 use super::sim_thread::{SimMessage, SimThread};
@@ -409,6 +411,9 @@ pub struct PlaybackEnv<'a> {
     pub settings: &'a SolverSettings,
     /// The IK drag in progress (the tool's preview posture).
     pub drag: Option<&'a Posture>,
+    /// The blend weight slider held while the timeline plays with
+    /// performance recording on: (target, weight).
+    pub blend_drag: Option<(usize, f32)>,
     /// The posture the frame loop last sent with `SetPosture`.
     pub sent_posture: &'a mut Posture,
 }
@@ -513,7 +518,7 @@ impl Playback {
 
         // Drags: the dragged joints over the keys' motion (see
         // `layered`) drive the skeleton; the keys go back when it ends.
-        let dragging = env.drag.is_some();
+        let dragging = env.drag.is_some() || env.blend_drag.is_some();
         if self.dragging && !dragging {
             self.driver_revision = None;
             self.end_drag();
@@ -522,7 +527,11 @@ impl Playback {
             self.performance_base = Some(env.character.key_postures.clone());
         }
         self.dragging = dragging;
-        let performed = env.drag.map(|d| self.layered(d, env));
+        let performed = match (env.drag, env.blend_drag) {
+            (Some(d), _) => Some(self.layered(d, env)),
+            (None, Some((target, weight))) => self.blend_performed(target, weight, env),
+            (None, None) => None,
+        };
         if let Some(p) = &performed
             && sim_running
             && *p != *env.sent_posture
@@ -606,6 +615,25 @@ impl Playback {
             p.root_translation = drag.root_translation;
         }
         p
+    }
+
+    /// The posture a blend weight performance plays: the keys' motion at
+    /// the current time (as it was when the performance began), with
+    /// `target`'s weight set to `weight` and the others scaled down if the
+    /// sum would pass 1. None without keys or blendshapes.
+    fn blend_performed(&self, target: usize, weight: f32, env: &PlaybackEnv) -> Option<Posture> {
+        let n = env.character.blend_targets();
+        if target >= n {
+            return None;
+        }
+        let base = self
+            .performance_base
+            .as_deref()
+            .unwrap_or(&env.character.key_postures);
+        let mut p = sample_posture(base, self.timeline.time as f32)?;
+        p.blend.resize(n, 0.0);
+        crate::character::set_weight(&mut p.blend, target, weight);
+        Some(p)
     }
 
     /// Lays a key down when the timeline entered a new recording slot.

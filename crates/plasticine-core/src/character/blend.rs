@@ -208,6 +208,31 @@ pub fn clamp_to_simplex(weights: &mut [f32]) {
     }
 }
 
+/// Sets weight `k` to `value` (clamped to [0, 1]), the others scaled down
+/// if the sum would pass 1: the chosen target takes what it is given and
+/// the rest give way, so the weights stay on the simplex.
+pub fn set_weight(weights: &mut [f32], k: usize, value: f32) {
+    let Some(w) = weights.get_mut(k) else {
+        return;
+    };
+    *w = value.clamp(0.0, 1.0);
+    let mine = *w;
+    let others: f32 = weights
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != k)
+        .map(|(_, x)| x)
+        .sum();
+    if mine + others > 1.0 && others > 0.0 {
+        let scale = (1.0 - mine) / others;
+        for (i, x) in weights.iter_mut().enumerate() {
+            if i != k {
+                *x *= scale;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

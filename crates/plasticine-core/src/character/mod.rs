@@ -13,7 +13,7 @@ mod skin;
 
 pub use blend::{
     BlendTarget, Blendshapes, Boundary, SpringConstants, WEIGHT_SUM_SLACK, clamp_to_simplex,
-    lerp_weights, validate_weights,
+    lerp_weights, set_weight, validate_weights,
 };
 pub use resample::{ResampleError, resample};
 

@@ -64,7 +64,7 @@ pub use panel::MuscleView;
 pub use panel::{
     BEND_MAX, ControlPanel, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK,
     STEP, Scope, Side, TimelineAction, TimelineRow, TimelineStatus, ViewLayers, ViewRow,
-    blend_curve, parse_blend_curve, row_help, tool_label,
+    blend_curve, parse_blend_curve, row_help, slider_value, tool_label,
 };
 pub use session::{Session, SessionError, SessionRecorder, empty_character, load_session, replay};
 pub use tool::{

@@ -185,21 +185,7 @@ pub(super) fn set_blend_weight(
     let mut posture = ctx.history.posture().clone();
     let w = &mut posture.blend;
     w.resize(names.len(), 0.0);
-    w[k] = value.clamp(0.0, 1.0);
-    let others: f32 = w
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != k)
-        .map(|(_, x)| x)
-        .sum();
-    if w[k] + others > 1.0 && others > 0.0 {
-        let scale = (1.0 - w[k]) / others;
-        for (i, x) in w.iter_mut().enumerate() {
-            if i != k {
-                *x *= scale;
-            }
-        }
-    }
+    crate::character::set_weight(w, k, value);
     let value = w[k];
     if posture == *ctx.history.posture() {
         // At 0 or 1 already: no empty undo step.
