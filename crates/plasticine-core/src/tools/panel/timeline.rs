@@ -111,7 +111,7 @@ pub struct TimelineStatus {
     /// editing, the animation's while playing).
     pub blend: Vec<f32>,
     /// The chosen blendshape target's name and its keyed weight at
-    /// [`SCRUBBER_CHARS`] times evenly across `range` ([`blend_curve`]);
+    /// `SCRUBBER_CHARS` (30) times evenly across `range` ([`blend_curve`]);
     /// `None` without blendshapes.
     pub blend_curve: Option<(String, Vec<f32>)>,
 }
@@ -120,7 +120,7 @@ pub struct TimelineStatus {
 const CURVE_LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// Blendshape target `target`'s weight in `c`'s key postures at
-/// [`SCRUBBER_CHARS`] times evenly across `range` (s), with its name; `None`
+/// `SCRUBBER_CHARS` (30) times evenly across `range` (s), with its name; `None`
 /// without blendshapes or keys.
 pub fn blend_curve(c: &Character, target: usize, range: (f64, f64)) -> Option<(String, Vec<f32>)> {
     let shapes = c.blendshapes()?;
