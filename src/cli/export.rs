@@ -168,24 +168,25 @@ fn export(
             println!("  skin '{}' {}x{}", k.name, k.m, k.n);
         }
     }
-    match (&opts.rig, &opts.rig.as_ref().map(|m| &m.animated)) {
-        (Some(m), Some(crate::io::MorphWeights::Amplitudes(parts))) => println!(
-            "  mesh '{}': skinned, {} morph targets (one per side of each vibration mode of {} parts), weights animated with the bake's amplitudes",
-            m.name,
-            2 * m.targets.len(),
-            parts.len()
-        ),
-        (Some(m), Some(crate::io::MorphWeights::Keyed)) => println!(
-            "  mesh '{}': skinned, {} named morph targets ({}), weights animated from the key postures (viewers blend them linearly)",
-            m.name,
-            m.targets.len(),
-            m.targets
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        _ => {}
+    if let Some(m) = &opts.rig {
+        match &m.animated {
+            crate::io::MorphWeights::Amplitudes(parts) => println!(
+                "  mesh '{}': skinned, {} morph targets (one per side of each vibration mode of {} parts), weights animated with the bake's amplitudes",
+                m.name,
+                2 * m.targets.len(),
+                parts.len()
+            ),
+            crate::io::MorphWeights::Keyed => println!(
+                "  mesh '{}': skinned, {} named morph targets ({}), weights animated from the key postures (viewers blend them linearly)",
+                m.name,
+                m.targets.len(),
+                m.targets
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
     }
     println!(
         "  the cache's boundary rows are within {:.1e} m of the character's joints",

@@ -595,10 +595,7 @@ impl Playback {
     /// drag started from) taken from the drag. So a performance re-animates
     /// the dragged chain and leaves the rest of the motion as it was.
     fn layered(&self, drag: &Posture, env: &PlaybackEnv) -> Posture {
-        let base = self
-            .performance_base
-            .as_deref()
-            .unwrap_or(&env.character.key_postures);
+        let base = self.performed_keys(env);
         let working = env.history.posture();
         let Some(mut p) = sample_posture(base, self.timeline.time as f32) else {
             return drag.clone();
@@ -617,6 +614,13 @@ impl Playback {
         p
     }
 
+    /// The keys a performance plays over: as they were when it began.
+    fn performed_keys<'a>(&'a self, env: &'a PlaybackEnv) -> &'a [KeyPosture] {
+        self.performance_base
+            .as_deref()
+            .unwrap_or(&env.character.key_postures)
+    }
+
     /// The posture a blend weight performance plays: the keys' motion at
     /// the current time (as it was when the performance began), with
     /// `target`'s weight set to `weight` and the others scaled down if the
@@ -626,10 +630,7 @@ impl Playback {
         if target >= n {
             return None;
         }
-        let base = self
-            .performance_base
-            .as_deref()
-            .unwrap_or(&env.character.key_postures);
+        let base = self.performed_keys(env);
         let mut p = sample_posture(base, self.timeline.time as f32)?;
         p.blend.resize(n, 0.0);
         crate::character::set_weight(&mut p.blend, target, weight);

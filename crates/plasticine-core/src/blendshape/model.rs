@@ -285,14 +285,12 @@ impl BlendModel {
     pub fn reshape_target(&mut self, rig: &BlendRig, i: usize) -> Result<(), BlendError> {
         rig.validate()?;
         let t = i + 1;
-        let target = rig.targets.get(i).filter(|_| t < self.shapes.len());
-        let Some(target) = target.filter(|t| t.positions.len() == self.surface) else {
+        let target = rig.targets.get(i);
+        let found = target.map_or(0, |t| t.positions.len());
+        let Some(target) = target.filter(|_| t < self.shapes.len() && found == self.surface) else {
             return Err(RigError::VertexCount {
-                target: rig
-                    .targets
-                    .get(i)
-                    .map_or(format!("#{i}"), |t| t.name.clone()),
-                found: rig.targets.get(i).map_or(0, |t| t.positions.len()),
+                target: target.map_or(format!("#{i}"), |t| t.name.clone()),
+                found,
                 expected: self.surface,
             }
             .into());

@@ -57,36 +57,28 @@ impl BlendRun {
         }))
     }
 
-    /// Whether `character` would compile to the same blend (same mesh,
-    /// targets and settings): an edit elsewhere keeps the solved springs.
-    pub fn fits(&self, character: &Character) -> bool {
-        let Some(fem) = character.flesh.fem() else {
-            return false;
-        };
-        match (&fem.blendshapes, &fem.embedded_mesh) {
-            (Some(shapes), Some(mesh)) => {
-                self.linear == shapes.linear && self.rig == BlendRig::of_mesh(mesh, shapes)
-            }
-            _ => false,
-        }
-    }
-
-    /// Takes `character`'s blendshapes in where only target shapes changed
-    /// since this run was compiled (a sculpt stroke): each changed target's
-    /// inside is solved again and the blend re-solved at the next call,
-    /// without rebuilding the springs. `Ok(false)` when anything else
-    /// changed (the mesh, the targets' number or names, the settings): then
-    /// build anew. A sculpt the rig refuses is the error.
-    pub fn retarget(&mut self, character: &Character) -> Result<bool, BlendError> {
+    /// Takes `character`'s blendshapes in if this run can, with the rig
+    /// compiled once: unchanged (an edit elsewhere keeps the solved springs
+    /// and blend), or only target shapes changed (a sculpt stroke: each
+    /// changed target's inside is solved again and the blend re-solved at
+    /// the next call, without rebuilding the springs). `Ok(false)` when
+    /// anything else changed (the mesh, the targets' number or names, the
+    /// settings): then build anew. A sculpt the rig refuses is the error.
+    pub fn take_in(&mut self, character: &Character) -> Result<bool, BlendError> {
         let Some(fem) = character.flesh.fem() else {
             return Ok(false);
         };
         let (Some(shapes), Some(mesh)) = (&fem.blendshapes, &fem.embedded_mesh) else {
             return Ok(false);
         };
+        if self.linear != shapes.linear {
+            return Ok(false);
+        }
         let rig = BlendRig::of_mesh(mesh, shapes);
-        let same_frame = self.linear == shapes.linear
-            && rig.base == self.rig.base
+        if rig == self.rig {
+            return Ok(true);
+        }
+        let same_frame = rig.base == self.rig.base
             && rig.triangles == self.rig.triangles
             && rig.boundary == self.rig.boundary
             && rig.interior == self.rig.interior

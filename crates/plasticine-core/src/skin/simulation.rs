@@ -718,12 +718,12 @@ impl Simulation {
     /// Compiles `character`'s blendshapes unless they are those running.
     fn take_blend(&mut self, character: &Character) -> Result<(), SimError> {
         let fits = match self.blend.as_mut() {
-            Some(b) => {
-                let b = b.get_mut().unwrap_or_else(|e| e.into_inner());
-                // A sculpt stroke changes target shapes only: taken in
-                // without rebuilding the springs.
-                b.fits(character) || b.retarget(character)?
-            }
+            // Unchanged, or a sculpt stroke (target shapes only): taken in
+            // without rebuilding the springs.
+            Some(b) => b
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .take_in(character)?,
             None => false,
         };
         if !fits {

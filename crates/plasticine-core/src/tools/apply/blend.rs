@@ -194,10 +194,7 @@ fn neighbour_means(
     triangles: &[[u32; 3]],
     touched: &[(usize, f32)],
 ) -> Vec<Option<Vec3>> {
-    let mut slot = vec![usize::MAX; positions.len()];
-    for (k, &(i, _)) in touched.iter().enumerate() {
-        slot[i] = k;
-    }
+    let slot = slots(positions.len(), touched);
     // Each edge is in two triangles of a closed mesh: counted twice on both
     // sides, which leaves the mean unchanged.
     let mut sum = vec![(Vec3::ZERO, 0u32); touched.len()];
@@ -224,10 +221,7 @@ fn vertex_normals(
     triangles: &[[u32; 3]],
     touched: &[(usize, f32)],
 ) -> Vec<Vec3> {
-    let mut slot = vec![usize::MAX; positions.len()];
-    for (k, &(i, _)) in touched.iter().enumerate() {
-        slot[i] = k;
-    }
+    let slot = slots(positions.len(), touched);
     let mut normal = vec![Vec3::ZERO; touched.len()];
     for t in triangles {
         let [a, b, c] = t.map(|i| positions[i as usize]);
@@ -239,4 +233,14 @@ fn vertex_normals(
         }
     }
     normal.iter().map(|n| n.normalize_or_zero()).collect()
+}
+
+/// Per vertex of a `vertices`-vertex mesh, its index in `touched`
+/// (`usize::MAX` where untouched).
+fn slots(vertices: usize, touched: &[(usize, f32)]) -> Vec<usize> {
+    let mut slot = vec![usize::MAX; vertices];
+    for (k, &(i, _)) in touched.iter().enumerate() {
+        slot[i] = k;
+    }
+    slot
 }
