@@ -381,8 +381,8 @@ fn the_desk_panel_is_clicked_and_the_recorded_session_replays() {
         std::thread::sleep(Duration::from_millis(500));
     };
     // The sphere row (its left part), then empty space up and to the left
-    // of the penguin, then the stretch row's right half (the widest line,
-    // the heading, is 28 characters = 22.8 rows wide).
+    // of the penguin, then the + mark at the right end of the stretch
+    // row's slider (the row is 30 characters = 24.4 rows wide).
     click(pixel_of(
         &cal,
         row_point(Row::Tool(ToolKind::Sphere), 4.0),
@@ -391,7 +391,7 @@ fn the_desk_panel_is_clicked_and_the_recorded_session_replays() {
     click(((0.3 * size.0) as i32, (0.3 * size.1) as i32));
     click(pixel_of(
         &cal,
-        row_point(Row::Param(Param::SkinStretch), 16.0),
+        row_point(Row::Param(Param::SkinStretch), 23.7),
         size,
     ));
     // Esc, to the window (no window manager here gives it the focus).

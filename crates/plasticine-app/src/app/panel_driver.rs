@@ -18,9 +18,7 @@ use super::sim_thread::SimStatus;
 use crate::input::InputFrame;
 use crate::input::TrackedPose;
 use crate::render::UiQuad;
-use crate::tools::{
-    ControlPanel, PAD, PanelHit, Param, ROW_HEIGHT, Row, Side, TimelineRow, row_help,
-};
+use crate::tools::{ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow, row_help};
 use glam::{Mat4, Vec3};
 use std::time::{Duration, Instant};
 
@@ -253,13 +251,11 @@ impl PanelDriver {
             press = Some(h);
             // The time tracks (the scrubber, the blend curve under it) and
             // the sliders follow the wand while held.
-            let track = matches!(
-                ControlPanel::rows().get(h.row),
-                Some(
-                    Row::Timeline(TimelineRow::Scrubber | TimelineRow::BlendCurve)
-                        | Row::Param(Param::BlendWeight)
-                )
-            );
+            let track = match ControlPanel::rows().get(h.row) {
+                Some(Row::Timeline(TimelineRow::Scrubber | TimelineRow::BlendCurve)) => true,
+                Some(Row::Param(p)) => p.slider().is_some(),
+                _ => false,
+            };
             self.dragging = track.then_some((h.row, h.fraction));
         } else if let Some((row, fraction)) = self.dragging.filter(|_| triggered)
             && let Some(h) = hit.filter(|h| h.row == row && h.fraction != fraction)
@@ -730,7 +726,7 @@ mod tests {
         // So does the blend weight slider.
         let slider = ControlPanel::rows()
             .iter()
-            .position(|&r| r == Row::Param(Param::BlendWeight))
+            .position(|&r| r == Row::Param(crate::tools::Param::BlendWeight))
             .unwrap();
         assert_eq!(step(&mut d, wand(slider, 0.3, false)), None);
         assert!(step(&mut d, wand(slider, 0.3, true)).is_some());

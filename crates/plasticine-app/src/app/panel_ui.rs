@@ -15,7 +15,7 @@ use super::plots::{Plot, WINDOW};
 mod icons;
 use crate::render::{UiFrame, UiQuad, UiTexture};
 use crate::tools::{
-    PAD, Param, ROW_HEIGHT, Row, SLIDER_TRACK, Side, TimelineRow, parse_blend_curve,
+    PAD, Param, ROW_HEIGHT, Row, SLIDER_TRACK, Side, TimelineRow, parse_blend_curve, slider_knob,
 };
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, vec2};
 use glam::{Mat4, Vec2};
@@ -564,11 +564,7 @@ fn paint_row(
         }
         Row::Param(_) | Row::Timeline(_) | Row::View(_) => {
             let (label, value) = cells(line);
-            // A slider's value, 0..1, is the row's last word.
-            let slider = (row == Row::Param(Param::BlendWeight))
-                .then(|| value.split_whitespace().last()?.parse::<f32>().ok())
-                .flatten()
-                .map(|w| w.clamp(0.0, 1.0));
+            let slider = slider_knob(row, line);
             let marks = half_marks(row);
             match (hover, marks) {
                 (Some(side), Some(_)) => {
@@ -655,8 +651,8 @@ fn paint_blend_curve(painter: &egui::Painter, rect: Rect, line: &str, small: &Fo
     );
 }
 
-/// A slider's track and knob along the row's foot, at value `w` (0..1)
-/// between [`SLIDER_TRACK`]'s ends.
+/// A slider's track and knob along the row's foot, the knob `w` (0..1) of
+/// the way between [`SLIDER_TRACK`]'s ends.
 fn paint_slider(painter: &egui::Painter, rect: Rect, w: f32) {
     let h = rect.height();
     let (a, b) = SLIDER_TRACK;

@@ -63,8 +63,8 @@ mod weight_symmetry_tests;
 pub use panel::MuscleView;
 pub use panel::{
     BEND_MAX, ControlPanel, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK,
-    STEP, Scope, Side, TimelineAction, TimelineRow, TimelineStatus, ViewLayers, ViewRow,
-    blend_curve, parse_blend_curve, row_help, slider_value, tool_label,
+    STEP, Scope, Side, SliderScale, TimelineAction, TimelineRow, TimelineStatus, ViewLayers,
+    ViewRow, blend_curve, parse_blend_curve, row_help, slider_knob, slider_value, tool_label,
 };
 pub use session::{Session, SessionError, SessionRecorder, empty_character, load_session, replay};
 pub use tool::{

@@ -8,7 +8,9 @@
 //! - a **parameter** row steps the value down when the wand points at the
 //!   row's left half and up at its right half (×0.8 / ×1.25 for stiffnesses,
 //!   densities and rates; the next choice for the integrator; on/off for
-//!   switches).
+//!   switches). A continuous value's row is a slider ([`Param::slider`]):
+//!   pressed on its track it takes the value there, dragged it follows the
+//!   wand (one undo step), and only the − and + marks at its ends step.
 //!
 //! The skin's material and the connective tissue are changed **globally**
 //! (every point of every skin) or **on the touched region** (the points
@@ -42,12 +44,14 @@ mod rows;
 mod timeline;
 mod view;
 
-pub use flesh::{SLIDER_TRACK, slider_value};
 use flesh::{
     set_blend_weight, step_blend_target, step_blend_weight, step_flesh, step_part_friction,
     step_part_stiffness, step_sculpt_brush, toggle_blend_mode,
 };
-pub use rows::{BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, STEP, Scope, Side};
+pub use rows::{
+    BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK, STEP, Scope, Side,
+    SliderScale, slider_value,
+};
 
 /// The panel's state: the scope and the last touched skin point.
 #[derive(Clone, Debug, Default)]
@@ -408,6 +412,18 @@ impl ControlPanel {
             }
             Row::View(v) => return Ok(PanelOutcome::View(v.press(&mut self.view))),
         };
+        // A press on a slider's track sets the value there; a drag goes on
+        // as one undo step. (The blend weight's slider is its own below.)
+        if param != Param::BlendWeight
+            && let Some((scale, t)) = param.slider().zip(slider_value(fraction))
+        {
+            let continuing = self.sliding == Some(row_index);
+            let out = self.set_value(param, scale.value(t), continuing, tools, ctx, settings)?;
+            if matches!(out, PanelOutcome::Edited(_)) {
+                self.sliding = Some(row_index);
+            }
+            return Ok(out);
+        }
         match param {
             Param::Scope => {
                 self.scope = match self.scope {
@@ -448,34 +464,8 @@ impl ControlPanel {
             Param::BlendMode => toggle_blend_mode(ctx),
             Param::SculptBrush => Ok(step_sculpt_brush(up, tools)),
             Param::Integrator => Ok(step_integrator(up, settings)),
-            Param::Tolerance => {
-                let t = &mut settings.tolerances.position;
-                *t = (if up { *t * 2.0 } else { *t / 2.0 }).clamp(1e-7, 1e-1);
-                Ok(PanelOutcome::Settings(format!(
-                    "position tolerance {:.1e}",
-                    *t
-                )))
-            }
-            Param::TimeRatio => {
-                let r = &mut settings.time_ratio;
-                *r = (if up {
-                    *r * STEP as f64
-                } else {
-                    *r / STEP as f64
-                })
-                .clamp(0.01, 10.0);
-                Ok(PanelOutcome::Settings(format!(
-                    "simulation x{:.2} of real time",
-                    *r
-                )))
-            }
-            Param::BrushRadius => {
-                let r = &mut tools.state.lipo_radius;
-                *r = (if up { *r * STEP } else { *r / STEP }).clamp(0.005, 0.3);
-                Ok(PanelOutcome::ToolSetting(format!(
-                    "brush radius {:.0} mm",
-                    *r * 1e3
-                )))
+            Param::Tolerance | Param::TimeRatio | Param::BrushRadius => {
+                Ok(step_session(param, up, tools, settings))
             }
             Param::PaintColor => {
                 use super::tool::PALETTE;
@@ -531,6 +521,122 @@ impl ControlPanel {
         }
     }
 
+    /// Sets a slider row's `param` to `value`: the character's as one undo
+    /// step (or as part of the last one when `continuing`, a drag), the
+    /// session's settings and the tools' in place.
+    fn set_value(
+        &self,
+        param: Param,
+        value: f32,
+        continuing: bool,
+        tools: &mut Toolbox,
+        ctx: &mut ToolContext,
+        settings: &mut SolverSettings,
+    ) -> Result<PanelOutcome, EditError> {
+        match param {
+            Param::SkinStretch
+            | Param::SkinBend
+            | Param::SkinDamping
+            | Param::SkinMass
+            | Param::BandStiffness => self.set_material(param, value, continuing, tools, ctx),
+            Param::Gravity | Param::GlobalDamping => {
+                let env = &ctx.character.environment;
+                let cmd = if param == Param::Gravity {
+                    let dir = env.gravity.try_normalize().unwrap_or(Vec3::NEG_Y);
+                    Command::SetEnvironment {
+                        gravity: Some(dir * value),
+                        global_damping: None,
+                    }
+                } else {
+                    Command::SetEnvironment {
+                        gravity: None,
+                        global_damping: Some(value),
+                    }
+                };
+                apply_edit(ctx, cmd, continuing)?;
+                Ok(PanelOutcome::Edited(if param == Param::Gravity {
+                    format!("gravity {value:.2} m/s2")
+                } else {
+                    format!("global damping {value:.3}")
+                }))
+            }
+            Param::Tolerance => {
+                settings.tolerances.position = value;
+                Ok(PanelOutcome::Settings(format!(
+                    "position tolerance {value:.1e}"
+                )))
+            }
+            Param::TimeRatio => {
+                settings.time_ratio = value as f64;
+                Ok(PanelOutcome::Settings(format!(
+                    "simulation x{value:.2} of real time"
+                )))
+            }
+            Param::BrushRadius => {
+                tools.state.lipo_radius = value;
+                Ok(PanelOutcome::ToolSetting(format!(
+                    "brush radius {:.0} mm",
+                    value * 1e3
+                )))
+            }
+            _ => Ok(PanelOutcome::Nothing),
+        }
+    }
+
+    /// Sets a skin material or band stiffness row (`param`) over the
+    /// panel's region to a mean of `value`: every point scaled by the same
+    /// factor, so a region painted stiffer stays stiffer (points all at
+    /// zero are set to it).
+    fn set_material(
+        &self,
+        param: Param,
+        value: f32,
+        continuing: bool,
+        tools: &Toolbox,
+        ctx: &mut ToolContext,
+    ) -> Result<PanelOutcome, EditError> {
+        let region = self.region_for(param, tools, ctx.character)?;
+        let mean = mean_value(ctx.character, param, Some(&region)).unwrap_or(0.0);
+        let new_value = |v: f32| {
+            if mean > 0.0 {
+                v * (value / mean)
+            } else {
+                value
+            }
+        };
+        let commands = material_commands(ctx.character, param, new_value, &region, self.scope);
+        if commands.is_empty() {
+            return Ok(PanelOutcome::Nothing);
+        }
+        if continuing {
+            for cmd in commands {
+                ctx.history.apply_continuing(ctx.character, cmd)?;
+            }
+        } else {
+            ctx.history.apply_group(ctx.character, commands)?;
+        }
+        let now = mean_value(ctx.character, param, Some(&region)).unwrap_or(0.0);
+        Ok(PanelOutcome::Edited(format!(
+            "{} set to {now:.3e} ({} points)",
+            param_label(param),
+            region.len()
+        )))
+    }
+
+    /// The region a material row acts on, or the refusal naming the row.
+    fn region_for(
+        &self,
+        param: Param,
+        tools: &Toolbox,
+        c: &Character,
+    ) -> Result<Vec<(usize, usize)>, EditError> {
+        self.region(tools, c).map_err(|message| EditError::Invalid {
+            command: "parameters panel",
+            field: param_label(param).trim().to_string(),
+            message,
+        })
+    }
+
     /// Steps a skin material or band stiffness row (`param`) one step up or
     /// down over the panel's region, as one undo step.
     fn step_material(
@@ -540,13 +646,7 @@ impl ControlPanel {
         tools: &Toolbox,
         ctx: &mut ToolContext,
     ) -> Result<PanelOutcome, EditError> {
-        let region = self
-            .region(tools, ctx.character)
-            .map_err(|message| EditError::Invalid {
-                command: "parameters panel",
-                field: param_label(param).trim().to_string(),
-                message,
-            })?;
+        let region = self.region_for(param, tools, ctx.character)?;
         // Mass must stay positive; the others may reach zero.
         let floor = match param {
             Param::SkinBend => 1e-7,
@@ -575,6 +675,70 @@ impl ControlPanel {
             region.len()
         )))
     }
+}
+
+/// Steps a row of the session's settings or the tools' (tolerance,
+/// simulation/real ratio, brush radius) one step up or down, within its
+/// limits.
+fn step_session(
+    param: Param,
+    up: bool,
+    tools: &mut Toolbox,
+    settings: &mut SolverSettings,
+) -> PanelOutcome {
+    // Within the slider's ends.
+    let Some(scale) = param.slider() else {
+        return PanelOutcome::Nothing;
+    };
+    let step =
+        |v: f32, factor: f32| (if up { v * factor } else { v / factor }).clamp(scale.lo, scale.hi);
+    match param {
+        Param::Tolerance => {
+            let t = &mut settings.tolerances.position;
+            *t = step(*t, 2.0);
+            PanelOutcome::Settings(format!("position tolerance {:.1e}", *t))
+        }
+        Param::TimeRatio => {
+            let r = &mut settings.time_ratio;
+            let (lo, hi) = (scale.lo as f64, scale.hi as f64);
+            let factor = STEP as f64;
+            *r = (if up { *r * factor } else { *r / factor }).clamp(lo, hi);
+            PanelOutcome::Settings(format!("simulation x{:.2} of real time", *r))
+        }
+        Param::BrushRadius => {
+            let r = &mut tools.state.lipo_radius;
+            *r = step(*r, STEP);
+            PanelOutcome::ToolSetting(format!("brush radius {:.0} mm", *r * 1e3))
+        }
+        _ => PanelOutcome::Nothing,
+    }
+}
+
+/// Applies `cmd` as one undo step, or as part of the last when
+/// `continuing` (a slider dragged).
+fn apply_edit(ctx: &mut ToolContext, cmd: Command, continuing: bool) -> Result<(), EditError> {
+    if continuing {
+        ctx.history.apply_continuing(ctx.character, cmd)
+    } else {
+        ctx.history.apply(ctx.character, cmd)
+    }
+}
+
+/// Where a slider row's knob stands (0..1 along its track), read from its
+/// text (`"  {label:<13}{value}"`, as [`ControlPanel::lines`] writes it):
+/// the value's last number (a leading `x` dropped) over the row's scale;
+/// `None` for rows without a slider or without a value ("-").
+pub fn slider_knob(row: Row, line: &str) -> Option<f32> {
+    let Row::Param(param) = row else {
+        return None;
+    };
+    let scale = param.slider()?;
+    let value: String = line.chars().skip(15).collect();
+    let number = value
+        .split_whitespace()
+        .filter_map(|w| w.trim_start_matches('x').parse::<f32>().ok())
+        .next_back()?;
+    Some(scale.position(number / scale.shown))
 }
 
 /// One step of a parameter row's value `v`: up multiplies by `STEP` (from

@@ -136,20 +136,6 @@ pub(super) fn step_blend_target(
     )))
 }
 
-/// The blend weight row's slider: the share of the row (0..1 across it)
-/// at which its track starts and ends; presses outside it, on the − and +
-/// marks, step instead.
-pub const SLIDER_TRACK: (f32, f32) = (0.12, 0.88);
-
-/// The weight a press at `fraction` along the blend weight row sets, or
-/// `None` on the − and + marks at its ends.
-pub fn slider_value(fraction: f32) -> Option<f32> {
-    let (a, b) = SLIDER_TRACK;
-    (a..=b)
-        .contains(&fraction)
-        .then(|| ((fraction - a) / (b - a)).clamp(0.0, 1.0))
-}
-
 /// The blend weight row's − and + marks: the chosen target's weight one
 /// step down or up in the working posture (see [`set_blend_weight`]).
 pub(super) fn step_blend_weight(

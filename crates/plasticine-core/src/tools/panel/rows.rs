@@ -80,6 +80,107 @@ pub enum Param {
     Symmetry,
 }
 
+impl Param {
+    /// The row's slider, for the rows that set a continuous value: a press
+    /// on its track ([`SLIDER_TRACK`]) sets the value there, and a drag
+    /// follows the wand (one undo step); the − and + marks at its ends
+    /// still step.
+    pub fn slider(self) -> Option<SliderScale> {
+        let log = |lo, hi| Some(SliderScale::log(lo, hi));
+        let linear = |lo, hi| Some(SliderScale::linear(lo, hi));
+        match self {
+            // Around the samples' values (stretch 0.75 N/m, mass 1.5,
+            // damping 0.3, bands 1480 N/m, bend 1e-6 J) with room to
+            // both sides; bend up to leather.
+            Param::SkinStretch | Param::SkinMass => log(1e-2, 1e2),
+            Param::SkinBend => log(1e-8, BEND_MAX),
+            Param::SkinDamping => log(1e-3, 1e1),
+            Param::BandStiffness => log(1e1, 1e5),
+            Param::Gravity => linear(0.0, 20.0),
+            Param::GlobalDamping => linear(0.0, 5.0),
+            Param::BlendWeight => linear(0.0, 1.0),
+            // The stepped rows' own limits.
+            Param::Tolerance => log(1e-7, 1e-1),
+            Param::TimeRatio => log(0.01, 10.0),
+            Param::BrushRadius => Some(SliderScale {
+                shown: 1e3, // the row reads millimetres
+                ..SliderScale::log(0.005, 0.3)
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The share of a slider row (0..1 across it) at which its track starts
+/// and ends; presses outside it, on the − and + marks, step instead.
+pub const SLIDER_TRACK: (f32, f32) = (0.12, 0.88);
+
+/// Where along its track (0..1) a press at `fraction` of a slider row
+/// lands, or `None` on the − and + marks at its ends.
+pub fn slider_value(fraction: f32) -> Option<f32> {
+    let (a, b) = SLIDER_TRACK;
+    (a..=b)
+        .contains(&fraction)
+        .then(|| ((fraction - a) / (b - a)).clamp(0.0, 1.0))
+}
+
+/// How a slider's track (0 at its left end, 1 at its right) maps to the
+/// value it sets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SliderScale {
+    /// The value at the left end.
+    pub lo: f32,
+    /// The value at the right end.
+    pub hi: f32,
+    /// Even steps in log(value) (stiffnesses, densities, rates) rather
+    /// than in the value.
+    pub log: bool,
+    /// The row's text shows the value times this (a radius in mm).
+    pub shown: f32,
+}
+
+impl SliderScale {
+    fn log(lo: f32, hi: f32) -> Self {
+        Self {
+            lo,
+            hi,
+            log: true,
+            shown: 1.0,
+        }
+    }
+
+    fn linear(lo: f32, hi: f32) -> Self {
+        Self {
+            log: false,
+            ..Self::log(lo, hi)
+        }
+    }
+
+    /// The value at `t` (0..1, clamped) along the track.
+    pub fn value(&self, t: f32) -> f32 {
+        let t = t.clamp(0.0, 1.0);
+        if self.log {
+            (self.lo.ln() + t * (self.hi.ln() - self.lo.ln())).exp()
+        } else {
+            self.lo + t * (self.hi - self.lo)
+        }
+    }
+
+    /// Where `value` sits along the track (0..1; clamped to its ends,
+    /// and 0 for a value at or below zero on a log track).
+    pub fn position(&self, value: f32) -> f32 {
+        let t = if self.log {
+            if value <= 0.0 {
+                return 0.0;
+            }
+            (value.ln() - self.lo.ln()) / (self.hi.ln() - self.lo.ln())
+        } else {
+            (value - self.lo) / (self.hi - self.lo)
+        };
+        if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) }
+    }
+}
+
 /// One row of the panel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Row {
@@ -87,7 +188,8 @@ pub enum Row {
     Heading(&'static str),
     /// A tool: pressing the row makes it current.
     Tool(ToolKind),
-    /// A parameter: the left half steps it down, the right half up.
+    /// A parameter: the left half steps it down, the right half up (a
+    /// slider's track sets it; see [`Param::slider`]).
     Param(Param),
     /// A timeline row, acted on by the front end's playback.
     Timeline(TimelineRow),

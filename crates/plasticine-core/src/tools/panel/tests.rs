@@ -78,7 +78,14 @@ impl Rig {
         }
     }
     fn press(&mut self, row: Row, side: Side) -> Result<PanelOutcome, EditError> {
-        let fraction = if side == Side::Left { 0.25 } else { 0.75 };
+        // The middle of each half; on a slider row, its − and + marks.
+        let slider = matches!(row, Row::Param(p) if p.slider().is_some());
+        let fraction = match (side, slider) {
+            (Side::Left, false) => 0.25,
+            (Side::Right, false) => 0.75,
+            (Side::Left, true) => 0.05,
+            (Side::Right, true) => 0.95,
+        };
         self.press_at(row, side, fraction)
     }
 
@@ -182,7 +189,7 @@ fn press_mirrored(r: &mut Rig, row: Row, times: usize) {
             .press(
                 row_of(row),
                 Side::Left,
-                0.25,
+                0.05,
                 &mut r.tools,
                 &mut ctx,
                 &mut r.settings,
@@ -774,7 +781,7 @@ fn the_blend_weight_row_is_a_slider_dragged_in_one_undo_step() {
     r.h = History::new(&r.c);
     let row = Row::Param(Param::BlendWeight);
     let depth = r.h.undo_depth();
-    let (a, b) = super::flesh::SLIDER_TRACK;
+    let (a, b) = super::SLIDER_TRACK;
     let at = |w: f32| a + w * (b - a);
     r.press_at(row, Side::Left, at(0.3)).unwrap();
     assert!(
@@ -799,7 +806,9 @@ fn the_blend_weight_row_is_a_slider_dragged_in_one_undo_step() {
         "{:?}",
         r.h.posture().blend
     );
-    assert_eq!(super::flesh::slider_value(0.05), None);
-    assert_eq!(super::flesh::slider_value(a), Some(0.0));
-    assert_eq!(super::flesh::slider_value(b), Some(1.0));
+    assert_eq!(super::slider_value(0.05), None);
+    assert_eq!(super::slider_value(a), Some(0.0));
+    assert_eq!(super::slider_value(b), Some(1.0));
 }
+
+mod sliders;
