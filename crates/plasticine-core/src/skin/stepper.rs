@@ -23,6 +23,9 @@ pub(super) struct SkinRuntime {
     pub(super) h_cap: f64,
     pub(super) constraints: Constraints,
     pub(super) stats: SkinStats,
+    /// Point-steps of the last advance: what the next is likely to cost,
+    /// for sharing the threads between skins.
+    pub(super) work: u64,
 }
 
 /// Pairs of neighbouring quads that turned from smooth (under 30°) to
@@ -200,6 +203,7 @@ impl SkinStepper<'_> {
             .with_flesh(self.flesh)
             .with_pushers(self.pushers);
         let entry_time = rt.time;
+        let entry_steps = rt.stats.steps;
         let mut r0 = r.clone();
         let mut v0 = v.clone();
         let mut result = Ok(());
@@ -342,6 +346,7 @@ impl SkinStepper<'_> {
             result = Err(failure);
         }
         drop(sys);
+        rt.work = (rt.stats.steps - entry_steps) * r.len() as u64;
         self.skin.points.position = r;
         self.skin.points.velocity = v;
         result

@@ -43,6 +43,23 @@ pub trait SecondOrderSystem {
     /// reuse what the position pass computed.
     fn add_velocity_acceleration(&mut self, t: f64, r: &[Vec3], v: &[Vec3], a: &mut [Vec3]);
 
+    /// The end velocity of a leapfrog kick whose velocity forces act at
+    /// the step's mean velocity, `v_new = v + h·(a_pos + M⁻¹f_v(r, ½(v +
+    /// v_new), t))`, solved in closed form into `v_new` where `f_v` is
+    /// linear in v (then true); false where it is not, and Verlet iterates
+    /// for it (eq. 10c–10g). Same contract as `add_velocity_acceleration`.
+    fn kick_at_mean_velocity(
+        &mut self,
+        _t: f64,
+        _r: &[Vec3],
+        _v: &[Vec3],
+        _a_pos: &[Vec3],
+        _h: f32,
+        _v_new: &mut [Vec3],
+    ) -> bool {
+        false
+    }
+
     /// Full acceleration.
     fn acceleration(&mut self, t: f64, r: &[Vec3], v: &[Vec3], a: &mut [Vec3]) {
         self.position_acceleration(t, r, a);

@@ -88,8 +88,12 @@ impl Integrator for AdaptiveVerlet {
         // r(t+h/2) is fixed during the iteration: the position forces once.
         sys.position_acceleration(t_half, &self.r_half, &mut self.a_pos);
         self.evals.full += 1;
-        let mut converged = false;
-        for it in 0..max_iterations {
+        // Where the velocity forces are linear, the fixed point in closed
+        // form; else the iteration.
+        let mut converged =
+            sys.kick_at_mean_velocity(t_half, &self.r_half, v, &self.a_pos, hf, &mut self.v_new);
+        let iterations = if converged { 0 } else { max_iterations };
+        for it in 0..iterations {
             // (10c) mid-step velocity estimate.
             for k in 0..n {
                 self.v_half[k] = 0.5 * (self.v_new[k] + v[k]);
