@@ -504,6 +504,8 @@ struct QuadTerms {
     g_twist: Vec3,
     c_twist: f32,
     t: Vec3,
+    /// The quad's stretch² as the step limit counts it ([`counted_stretch2`]).
+    stretch2: f32,
 }
 
 /// Per-point scratch of pass 2: the hinges' gradients with respect to the
@@ -538,6 +540,9 @@ pub struct Scratch {
     quads: Vec<QuadTerms>,
     hinges: Vec<HingeTerms>,
     diagonals: Vec<DiagonalTerms>,
+    /// [`min_stretch`] at the positions of the last evaluation (`None`
+    /// before the first).
+    pub min_stretch: Option<f32>,
 }
 
 impl Scratch {
@@ -560,7 +565,10 @@ fn rows<T: Send>(g: &Grid, buf: &mut [T], f: impl Fn(usize, &mut [T]) + Sync + S
 }
 
 fn pass1_point(g: &Grid, mat: &ElasticMaterial, r: &[Vec3], i: usize, j: usize) -> QuadTerms {
-    let mut t = QuadTerms::default();
+    let mut t = QuadTerms {
+        stretch2: f32::INFINITY,
+        ..QuadTerms::default()
+    };
     if j + 1 >= g.n {
         return t;
     }
@@ -569,6 +577,10 @@ fn pass1_point(g: &Grid, mat: &ElasticMaterial, r: &[Vec3], i: usize, j: usize) 
     let a = r[g.idx(g.right(i), j)] - r[k];
     let b = r[g.idx(i, j + 1)] - r[k];
     let (la, lb) = (a.length(), b.length());
+    t.stretch2 = counted_stretch2(
+        la * la * pm.inv_l1 * pm.inv_l1,
+        lb * lb * pm.inv_l2 * pm.inv_l2,
+    );
     let ua = if la > TINY { a / la } else { Vec3::ZERO };
     let ub = if lb > TINY { b / lb } else { Vec3::ZERO };
     t.ca = (pm.k11 * (la * pm.inv_l1 - 1.0) * pm.inv_l1) * ua;
@@ -728,6 +740,7 @@ fn pass1_lanes(
             g_twist: q.g_twist.lane(l),
             c_twist: q.c_twist.as_array_ref()[l],
             t: q.t.lane(l),
+            stretch2: q.stretch2.as_array_ref()[l],
         };
     }
 }
@@ -886,6 +899,14 @@ pub fn add_elastic_forces(
             *t = pass1_point(g, mat, r, i, j);
         }
     });
+    scratch.min_stretch = Some(
+        scratch
+            .quads
+            .iter()
+            .map(|q| q.stretch2)
+            .fold(f32::INFINITY, f32::min)
+            .sqrt(),
+    );
     if mat.bending {
         scratch.hinges.resize(p, HingeTerms::default());
         let quads = &scratch.quads;
@@ -934,7 +955,6 @@ pub fn add_elastic_forces(
 /// up edges at 5 % of their rest length cut the arm's step to a twentieth,
 /// 3,606 steps in 1.2 s; counted so, 887 and the same skin).
 pub fn min_stretch(g: &Grid, mat: &ElasticMaterial, r: &[Vec3]) -> f32 {
-    let floor = SHEAR_FADE * SHEAR_FADE;
     let mut worst = f32::INFINITY;
     for j in 0..g.n - 1 {
         for i in 0..g.m {
@@ -942,15 +962,21 @@ pub fn min_stretch(g: &Grid, mat: &ElasticMaterial, r: &[Vec3]) -> f32 {
             let pm = &mat.points[k];
             let a = (r[g.idx(g.right(i), j)] - r[k]).length_squared() * pm.inv_l1 * pm.inv_l1;
             let b = (r[g.idx(i, j + 1)] - r[k]).length_squared() * pm.inv_l2 * pm.inv_l2;
-            let counted = if a < floor && b < floor {
-                a.max(b)
-            } else {
-                a.max(floor).min(b.max(floor))
-            };
-            worst = worst.min(counted);
+            worst = worst.min(counted_stretch2(a, b));
         }
     }
     worst.sqrt()
+}
+
+/// A quad's stretch² for [`min_stretch`], from its edges' stretches² `a`
+/// (around) and `b` (up).
+fn counted_stretch2(a: f32, b: f32) -> f32 {
+    let floor = SHEAR_FADE * SHEAR_FADE;
+    if a < floor && b < floor {
+        a.max(b)
+    } else {
+        a.max(floor).min(b.max(floor))
+    }
 }
 
 mod energy;

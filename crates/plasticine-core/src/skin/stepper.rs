@@ -207,9 +207,12 @@ impl SkinStepper<'_> {
         let mut r0 = r.clone();
         let mut v0 = v.clone();
         let mut result = Ok(());
+        // The stretch as the last force evaluation measured it (the step's
+        // middle), or measured here before the first.
         let stable_now = |sys: &SkinSystem, r: &[Vec3]| match limit {
             Some(h) => {
-                let ratio = (sys.min_stretch(r) / self.omega.stretch.max(1e-6)).clamp(0.05, 1.0);
+                let stretch = sys.last_min_stretch().unwrap_or_else(|| sys.min_stretch(r));
+                let ratio = (stretch / self.omega.stretch.max(1e-6)).clamp(0.05, 1.0);
                 (h * ratio as f64).max(tol.min_step)
             }
             None => f64::INFINITY,
@@ -218,7 +221,7 @@ impl SkinStepper<'_> {
         let grid = sys.grid;
         let mut plan = match self.contact {
             Some((obstacles, junctions)) => {
-                let body = &sys.underlayers(rt.time).body;
+                let body = &sys.layers(rt.time).body;
                 let anchor = |k: usize| super::constraints::anchor(body, &skin.muscles, r[k]);
                 let fat = &skin.points.fat;
                 let plan =
@@ -423,7 +426,7 @@ fn garbage(
     let grid = sys.grid;
     let tore = torn(entry_angles, &super::quality::neighbour_angles(&grid, r));
     let muscles = &sys.skin.muscles;
-    let under = sys.underlayers(at);
+    let under = sys.layers(at);
     let sunk = super::constraints::deepest_sinking(&grid, &under.body, muscles, r) > tolerance;
     (sunk || tore).then_some(Failure {
         at,
@@ -460,7 +463,7 @@ fn enforce(
         let rep = hold_outside(&Obstacle::Capsule(capsule.at(t)), &grid, contact, r, v);
         hands = merged(hands, rep);
     }
-    let under = sys.underlayers(t);
+    let under = sys.layers(t);
     let report = c.resolve(
         &grid,
         fat,

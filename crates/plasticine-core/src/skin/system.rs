@@ -44,9 +44,11 @@ pub struct Underlayers {
     pub body: PosedBody,
     /// The same layers `VELOCITY_DT` later (for velocities of kinematic things).
     pub later: PosedBody,
-    /// World position and velocity of each point's band anchor (zero without a band).
+    /// World position and velocity of each point's band anchor (zero without
+    /// a band; empty from [`SkinSystem::layers`]).
     pub anchor_position: Vec<Vec3>,
-    /// World velocity of each point's band anchor (m/s; zero without a band).
+    /// World velocity of each point's band anchor (m/s; zero without a band;
+    /// empty from [`SkinSystem::layers`]).
     pub anchor_velocity: Vec<Vec3>,
     /// Prescribed state of the boundary rows: row 0 then row n−1.
     pub boundary_position: Vec<Vec3>,
@@ -68,20 +70,23 @@ impl Underlayers {
         flesh: Option<&FleshRun>,
         t: f64,
     ) -> Self {
+        let mut layers = Self::without_bands(character, skin, driver, flesh, t);
+        layers.add_band_anchors(skin);
+        layers
+    }
+
+    /// As [`with_flesh`](Self::with_flesh) without the band anchors (left
+    /// empty): what the boundary rows and the fat layer need.
+    fn without_bands(
+        character: &Character,
+        skin: &Skin,
+        driver: &SkeletonDriver,
+        flesh: Option<&FleshRun>,
+        t: f64,
+    ) -> Self {
         let body = posed_body(character, driver, flesh, t);
         let later = posed_body(character, driver, flesh, t + VELOCITY_DT);
         let inv_dt = (1.0 / VELOCITY_DT) as f32;
-        let p = &skin.points;
-        let mut anchor_position = vec![Vec3::ZERO; p.band.len()];
-        let mut anchor_velocity = vec![Vec3::ZERO; p.band.len()];
-        for (k, band) in p.band.iter().enumerate() {
-            if let Some(b) = band {
-                let now = body.muscles[b.muscle].to_world.transform_point3(b.anchor);
-                let next = later.muscles[b.muscle].to_world.transform_point3(b.anchor);
-                anchor_position[k] = now;
-                anchor_velocity[k] = (next - now) * inv_dt;
-            }
-        }
         let m = skin.m;
         let mut boundary_position = Vec::with_capacity(2 * m);
         let mut boundary_velocity = Vec::with_capacity(2 * m);
@@ -98,10 +103,35 @@ impl Underlayers {
             t,
             body,
             later,
-            anchor_position,
-            anchor_velocity,
+            anchor_position: Vec::new(),
+            anchor_velocity: Vec::new(),
             boundary_position,
             boundary_velocity,
+        }
+    }
+
+    /// Whether the band anchors are in (see [`without_bands`](Self::without_bands)).
+    fn has_band_anchors(&self, skin: &Skin) -> bool {
+        self.anchor_position.len() == skin.points.band.len()
+    }
+
+    /// Poses each band's anchor on its muscle, now and its velocity.
+    fn add_band_anchors(&mut self, skin: &Skin) {
+        let inv_dt = (1.0 / VELOCITY_DT) as f32;
+        let p = &skin.points;
+        self.anchor_position = vec![Vec3::ZERO; p.band.len()];
+        self.anchor_velocity = vec![Vec3::ZERO; p.band.len()];
+        for (k, band) in p.band.iter().enumerate() {
+            if let Some(b) = band {
+                let now = self.body.muscles[b.muscle]
+                    .to_world
+                    .transform_point3(b.anchor);
+                let next = self.later.muscles[b.muscle]
+                    .to_world
+                    .transform_point3(b.anchor);
+                self.anchor_position[k] = now;
+                self.anchor_velocity[k] = (next - now) * inv_dt;
+            }
         }
     }
 }
@@ -220,6 +250,12 @@ impl<'a> SkinSystem<'a> {
         }
     }
 
+    /// The smallest edge stretch at the last force evaluation's positions,
+    /// measured on the way (`None` before the first).
+    pub fn last_min_stretch(&self) -> Option<f32> {
+        self.scratch.min_stretch
+    }
+
     /// The smallest edge stretch of positions `r` (see `super::elastic::min_stretch`).
     pub fn min_stretch(&self, r: &[Vec3]) -> f32 {
         super::elastic::min_stretch(&self.grid, &self.material, r)
@@ -252,10 +288,23 @@ impl<'a> SkinSystem<'a> {
         self
     }
 
-    /// The underlying layers at time t (cached: the integrator stages revisit times).
+    /// The underlying layers at time t, band anchors included (cached: the
+    /// integrator stages revisit times).
     pub fn underlayers(&mut self, t: f64) -> &Underlayers {
+        self.layers(t);
+        let under = self.under.as_mut().expect("just set");
+        if !under.has_band_anchors(self.skin) {
+            under.add_band_anchors(self.skin);
+        }
+        under
+    }
+
+    /// The underlying layers at time t, the band anchors only if already
+    /// there: a step's end needs only the boundary rows and the muscles, and
+    /// its bands are posed at its middle.
+    pub fn layers(&mut self, t: f64) -> &Underlayers {
         if self.under.as_ref().is_none_or(|u| u.t != t) {
-            self.under = Some(Underlayers::with_flesh(
+            self.under = Some(Underlayers::without_bands(
                 self.character,
                 self.skin,
                 self.driver,
@@ -370,9 +419,10 @@ impl SecondOrderSystem for SkinSystem<'_> {
             let s = self.band_damping[k];
             let rhs = v[k] + h * a_pos[k] - half * (c * v[k] + s * s.dot(v[k]))
                 + h * s * s.dot(under.anchor_velocity[k]);
+            // (αI + ½h·s·sᵀ)⁻¹ = (d·I − ½h·s·sᵀ) / (α·d), d = α + ½h|s|².
             let alpha = 1.0 + half * c;
-            v_new[k] =
-                (rhs - s * (half * s.dot(rhs) / (alpha + half * s.length_squared()))) / alpha;
+            let d = alpha + half * s.length_squared();
+            v_new[k] = (rhs * d - s * (half * s.dot(rhs))) / (alpha * d);
         }
         true
     }
@@ -380,7 +430,7 @@ impl SecondOrderSystem for SkinSystem<'_> {
     fn prescribe(&mut self, t: f64, r: &mut [Vec3], v: &mut [Vec3]) {
         let m = self.grid.m;
         let top = (self.grid.n - 1) * m;
-        self.underlayers(t);
+        self.layers(t);
         let under = self.under.as_ref().expect("cached above");
         r[..m].copy_from_slice(&under.boundary_position[..m]);
         v[..m].copy_from_slice(&under.boundary_velocity[..m]);

@@ -198,6 +198,9 @@ pub(super) struct Quad8 {
     pub(super) g_twist: V8,
     pub(super) c_twist: f32x8,
     pub(super) t: V8,
+    /// The quad's stretch² as the step limit counts it (see
+    /// `min_stretch`).
+    pub(super) stretch2: f32x8,
 }
 
 /// Pass 1 for eight points at `x` with right, up and up-right neighbours
@@ -262,7 +265,14 @@ pub(super) fn quad8(
             .add(ub.scale(e12 * wa * dwb * pm.inv_l2))
             .keep(both),
     );
+    // The step limit's stretch (the elastic module's `counted_stretch2`).
+    let (sa, sb) = (la * pm.inv_l1, lb * pm.inv_l2);
+    let (sa2, sb2) = (sa * sa, sb * sb);
+    let floor = f32x8::splat(shear_fade * shear_fade);
+    let slivers = floor.cmp_gt(sa2) & floor.cmp_gt(sb2);
+    let stretch2 = slivers.blend(sa2.max(sb2), sa2.max(floor).min(sb2.max(floor)));
     let mut out = Quad8 {
+        stretch2,
         ca,
         cb,
         normal: none,

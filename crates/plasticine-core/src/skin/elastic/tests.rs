@@ -437,6 +437,11 @@ fn lanes_match_the_scalar_passes() {
             near(a.fade, b.fade, "fade", k);
             near(a.dfade, b.dfade, "dfade", k);
             near(a.c_twist, b.c_twist, "c_twist", k);
+            let (x, y) = (a.stretch2, b.stretch2);
+            assert!(
+                x == y || (x - y).abs() <= 1e-5 * x.max(y),
+                "stretch² at {k}: lanes {y} scalar {x}"
+            );
             let (a, b) = (&hinges[k], &s.hinges[k]);
             for (x, y, what) in [
                 (a.ga_l, b.ga_l, "ga_l"),
@@ -466,5 +471,13 @@ fn lanes_match_the_scalar_passes() {
         assert!(s.hinges.iter().any(|h| h.ca_l != 0.0));
         assert!(s.hinges.iter().any(|h| h.cu_d != 0.0));
         assert!(f.iter().all(|x| x.is_finite()));
+        // The step limit's stretch, measured on the way, is the one measured
+        // apart (here the collapsed quad's, zero).
+        let measured = s.min_stretch.expect("measured");
+        let direct = min_stretch(&g, &mat, &r);
+        assert!(
+            (measured - direct).abs() <= 1e-6 * direct.max(1.0),
+            "{measured} vs {direct}"
+        );
     }
 }
