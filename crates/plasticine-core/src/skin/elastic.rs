@@ -540,7 +540,7 @@ pub struct Scratch {
     quads: Vec<QuadTerms>,
     hinges: Vec<HingeTerms>,
     diagonals: Vec<DiagonalTerms>,
-    /// [`min_stretch`] at the positions of the last evaluation (`None`
+    /// `min_stretch` at the positions of the last evaluation (`None`
     /// before the first).
     pub min_stretch: Option<f32>,
 }

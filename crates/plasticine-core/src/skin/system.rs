@@ -422,7 +422,7 @@ impl SecondOrderSystem for SkinSystem<'_> {
             // (αI + ½h·s·sᵀ)⁻¹ = (d·I − ½h·s·sᵀ) / (α·d), d = α + ½h|s|².
             let alpha = 1.0 + half * c;
             let d = alpha + half * s.length_squared();
-            v_new[k] = (rhs * d - s * (half * s.dot(rhs))) / (alpha * d);
+            v_new[k] = (rhs * d - s * (half * s.dot(rhs))) * (1.0 / (alpha * d));
         }
         true
     }
