@@ -15,7 +15,8 @@ use super::plots::{Plot, WINDOW};
 mod icons;
 use crate::render::{UiFrame, UiQuad, UiTexture};
 use crate::tools::{
-    PAD, Param, ROW_HEIGHT, Row, SLIDER_TRACK, Side, TimelineRow, parse_blend_curve, slider_knob,
+    PAD, Param, ROW_HEIGHT, Row, SLIDER_TRACK, Side, TimelineRow, parse_blend_curve, row_cells,
+    slider_knob,
 };
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, vec2};
 use glam::{Mat4, Vec2};
@@ -97,16 +98,6 @@ fn half_marks(row: Row) -> Option<(&'static str, &'static str)> {
         Row::Timeline(TimelineRow::PerformRate) => Some(("more", "fewer")),
         Row::Param(_) | Row::Timeline(_) => Some(("\u{2212}", "+")),
     }
-}
-
-/// A parameter or timeline row's text, `"  {label:<13}{value}"`, as its
-/// label and value.
-fn cells(line: &str) -> (String, String) {
-    let chars: Vec<char> = line.chars().collect();
-    let cut = 15.min(chars.len());
-    let label: String = chars[..cut].iter().collect();
-    let value: String = chars[cut..].iter().collect();
-    (label.trim().to_string(), value.trim().to_string())
 }
 
 /// The scrubber's text (a track of cells: `k` a key, `K` the selected one,
@@ -563,7 +554,7 @@ fn paint_row(
             paint_blend_curve(painter, rect, line, small);
         }
         Row::Param(_) | Row::Timeline(_) | Row::View(_) => {
-            let (label, value) = cells(line);
+            let (label, value) = row_cells(line);
             let slider = slider_knob(row, line);
             let marks = half_marks(row);
             match (hover, marks) {
@@ -674,14 +665,14 @@ mod tests {
     #[test]
     fn a_rows_text_splits_into_its_label_and_value() {
         assert_eq!(
-            cells("  skin stretch 7.500e-1"),
+            row_cells("  skin stretch 7.500e-1"),
             ("skin stretch".to_string(), "7.500e-1".to_string())
         );
         assert_eq!(
-            cells("  gravity      9.81 m/s2"),
+            row_cells("  gravity      9.81 m/s2"),
             ("gravity".into(), "9.81 m/s2".into())
         );
-        assert_eq!(cells("  x"), ("x".into(), String::new()));
+        assert_eq!(row_cells("  x"), ("x".into(), String::new()));
     }
 
     #[test]

@@ -64,7 +64,8 @@ pub use panel::MuscleView;
 pub use panel::{
     BEND_MAX, ControlPanel, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK,
     STEP, Scope, Side, SliderScale, TimelineAction, TimelineRow, TimelineStatus, ViewLayers,
-    ViewRow, blend_curve, parse_blend_curve, row_help, slider_knob, slider_value, tool_label,
+    ViewRow, blend_curve, parse_blend_curve, row_cells, row_help, slider_knob, slider_value,
+    tool_label,
 };
 pub use session::{Session, SessionError, SessionRecorder, empty_character, load_session, replay};
 pub use tool::{

@@ -45,8 +45,8 @@ mod timeline;
 mod view;
 
 use flesh::{
-    set_blend_weight, step_blend_target, step_blend_weight, step_flesh, step_part_friction,
-    step_part_stiffness, step_sculpt_brush, toggle_blend_mode,
+    apply_edit, set_blend_weight, step_blend_target, step_blend_weight, step_flesh,
+    step_part_friction, step_part_stiffness, step_sculpt_brush, toggle_blend_mode,
 };
 pub use rows::{
     BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK, STEP, Scope, Side,
@@ -413,10 +413,8 @@ impl ControlPanel {
             Row::View(v) => return Ok(PanelOutcome::View(v.press(&mut self.view))),
         };
         // A press on a slider's track sets the value there; a drag goes on
-        // as one undo step. (The blend weight's slider is its own below.)
-        if param != Param::BlendWeight
-            && let Some((scale, t)) = param.slider().zip(slider_value(fraction))
-        {
+        // as one undo step.
+        if let Some((scale, t)) = param.slider().zip(slider_value(fraction)) {
             let continuing = self.sliding == Some(row_index);
             let out = self.set_value(param, scale.value(t), continuing, tools, ctx, settings)?;
             if matches!(out, PanelOutcome::Edited(_)) {
@@ -450,12 +448,8 @@ impl ControlPanel {
             Param::PartFriction => step_part_friction(up, tools, ctx),
             Param::BlendTarget => step_blend_target(up, tools, ctx),
             Param::BlendWeight => {
-                let target = tools.state.blend_target;
-                let continuing = self.sliding == Some(row_index);
-                let out = match slider_value(fraction) {
-                    Some(w) => set_blend_weight(target, w, continuing, ctx)?,
-                    None => step_blend_weight(target, up, ctx)?,
-                };
+                // A drag from a mark onto the track goes on in its step.
+                let out = step_blend_weight(tools.state.blend_target, up, ctx)?;
                 if matches!(out, PanelOutcome::Edited(_)) {
                     self.sliding = Some(row_index);
                 }
@@ -539,26 +533,25 @@ impl ControlPanel {
             | Param::SkinDamping
             | Param::SkinMass
             | Param::BandStiffness => self.set_material(param, value, continuing, tools, ctx),
-            Param::Gravity | Param::GlobalDamping => {
-                let env = &ctx.character.environment;
-                let cmd = if param == Param::Gravity {
-                    let dir = env.gravity.try_normalize().unwrap_or(Vec3::NEG_Y);
-                    Command::SetEnvironment {
-                        gravity: Some(dir * value),
-                        global_damping: None,
-                    }
-                } else {
-                    Command::SetEnvironment {
-                        gravity: None,
-                        global_damping: Some(value),
-                    }
+            Param::Gravity => {
+                let dir = ctx.character.environment.gravity.try_normalize();
+                let cmd = Command::SetEnvironment {
+                    gravity: Some(dir.unwrap_or(Vec3::NEG_Y) * value),
+                    global_damping: None,
                 };
                 apply_edit(ctx, cmd, continuing)?;
-                Ok(PanelOutcome::Edited(if param == Param::Gravity {
-                    format!("gravity {value:.2} m/s2")
-                } else {
-                    format!("global damping {value:.3}")
-                }))
+                Ok(PanelOutcome::Edited(format!("gravity {value:.2} m/s2")))
+            }
+            Param::GlobalDamping => {
+                let cmd = Command::SetEnvironment {
+                    gravity: None,
+                    global_damping: Some(value),
+                };
+                apply_edit(ctx, cmd, continuing)?;
+                Ok(PanelOutcome::Edited(format!("global damping {value:.3}")))
+            }
+            Param::BlendWeight => {
+                set_blend_weight(tools.state.blend_target, value, continuing, ctx)
             }
             Param::Tolerance => {
                 settings.tolerances.position = value;
@@ -714,14 +707,14 @@ fn step_session(
     }
 }
 
-/// Applies `cmd` as one undo step, or as part of the last when
-/// `continuing` (a slider dragged).
-fn apply_edit(ctx: &mut ToolContext, cmd: Command, continuing: bool) -> Result<(), EditError> {
-    if continuing {
-        ctx.history.apply_continuing(ctx.character, cmd)
-    } else {
-        ctx.history.apply(ctx.character, cmd)
-    }
+/// A parameter or timeline row's text, `"  {label:<13}{value}"` as
+/// [`ControlPanel::lines`] writes it, as its label and value.
+pub fn row_cells(line: &str) -> (String, String) {
+    let chars: Vec<char> = line.chars().collect();
+    let cut = 15.min(chars.len());
+    let label: String = chars[..cut].iter().collect();
+    let value: String = chars[cut..].iter().collect();
+    (label.trim().to_string(), value.trim().to_string())
 }
 
 /// Where a slider row's knob stands (0..1 along its track), read from its
@@ -733,7 +726,7 @@ pub fn slider_knob(row: Row, line: &str) -> Option<f32> {
         return None;
     };
     let scale = param.slider()?;
-    let value: String = line.chars().skip(15).collect();
+    let (_, value) = row_cells(line);
     let number = value
         .split_whitespace()
         .filter_map(|w| w.trim_start_matches('x').parse::<f32>().ok())

@@ -177,12 +177,7 @@ pub(super) fn set_blend_weight(
         // At 0 or 1 already: no empty undo step.
         return Ok(PanelOutcome::Nothing);
     }
-    let cmd = Command::SetPosture { posture };
-    if continuing {
-        ctx.history.apply_continuing(ctx.character, cmd)?;
-    } else {
-        ctx.history.apply(ctx.character, cmd)?;
-    }
+    apply_edit(ctx, Command::SetPosture { posture }, continuing)?;
     Ok(PanelOutcome::Edited(format!(
         "blend '{}' at {value:.2} (K keys it)",
         names[k]
@@ -275,4 +270,18 @@ pub(super) fn step_sculpt_brush(up: bool, tools: &mut Toolbox) -> PanelOutcome {
     let next = (if up { at + 1 } else { at + all.len() - 1 }) % all.len();
     tools.state.sculpt_brush = all[next];
     PanelOutcome::ToolSetting(format!("sculpt brush {}", all[next].name()))
+}
+
+/// Applies `cmd` as one undo step, or as part of the last when
+/// `continuing` (a slider dragged).
+pub(super) fn apply_edit(
+    ctx: &mut ToolContext,
+    cmd: Command,
+    continuing: bool,
+) -> Result<(), EditError> {
+    if continuing {
+        ctx.history.apply_continuing(ctx.character, cmd)
+    } else {
+        ctx.history.apply(ctx.character, cmd)
+    }
 }
