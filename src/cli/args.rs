@@ -67,6 +67,8 @@ pub(crate) enum LayerArg {
     Skeleton,
     /// The connective-tissue bands.
     Bands,
+    /// The fat shell: the fat layer's inner face, seen through.
+    Fat,
     /// The floor.
     Floor,
 }

@@ -53,8 +53,8 @@ pub struct RenderArgs {
     #[arg(long)]
     bands: bool,
     /// The layers to draw, comma-separated, of skin, muscles, skeleton,
-    /// bands, floor (--muscles says how muscles are drawn, --bands adds
-    /// the bands).
+    /// bands, fat, floor (--muscles says how muscles are drawn, --bands
+    /// adds the bands; fat is the fat layer's inner face, seen through).
     #[arg(
         long,
         value_enum,
@@ -127,6 +127,7 @@ impl RenderArgs {
         opts.style.skeleton = shown(LayerArg::Skeleton);
         opts.style.floor = shown(LayerArg::Floor);
         opts.style.bands = bands || shown(LayerArg::Bands);
+        opts.style.fat = shown(LayerArg::Fat);
         opts.style.xray = xray;
         opts.style.muscles = match muscles {
             _ if !shown(LayerArg::Muscles) => MuscleStyle::Hidden,

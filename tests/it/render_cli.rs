@@ -270,13 +270,38 @@ fn render_map_colours_the_skin_and_prints_its_legend() {
         [buf[i], buf[i + 1], buf[i + 2]]
     };
     assert_eq!(px(3, h - 3), px(3, 3), "the floor was drawn");
+    // The fat shell alone: a see-through yellow where the penguin is,
+    // none drawn without it.
+    let yellow = |layers: &str| {
+        let (ok, _, stderr) = plasticine(&[
+            "render",
+            "assets/penguin.ron",
+            "--out",
+            bare.to_str().unwrap(),
+            "--size",
+            "160x120",
+            "--stereo",
+            "mono",
+            "--frames",
+            "1",
+            "--layers",
+            layers,
+        ]);
+        assert!(ok, "{stderr}");
+        let (_, _, buf) = read_png(&bare.join("frame_00000.png"));
+        buf.chunks_exact(4)
+            .filter(|p| p[0] as i32 > p[2] as i32 + 40 && p[1] as i32 > p[2] as i32 + 30)
+            .count()
+    };
+    let (shell, none) = (yellow("fat"), yellow("skeleton"));
+    assert!(shell > 300 && none == 0, "{shell} yellow pixels, {none} without");
     let (ok, _, stderr) = plasticine(&[
         "render",
         "assets/penguin.ron",
         "--out",
         bare.to_str().unwrap(),
         "--layers",
-        "skin,fat",
+        "skin,fur",
     ]);
     assert!(!ok);
     assert!(

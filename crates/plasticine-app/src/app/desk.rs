@@ -10,7 +10,7 @@
 //! Ctrl+Z / Ctrl+Y undo and redo; Ctrl+S saves; M cycles the stereo layout;
 //! F1 hides the overlay; F2 skin grid, F3 fat map, F4 muscles
 //! opaque/translucent/hidden, F5 connective tissue, F6 x-ray, F7 the live
-//! plots beside the panel; P hides the panel; Esc quits.
+//! plots beside the panel, F8 the fat shell; P hides the panel; Esc quits.
 //!
 //! # Tracking
 //!
@@ -621,7 +621,13 @@ impl DeskApp {
                 });
                 self.say(format!("tool panel {}", on_off(!shown)));
             }
-            KeyCode::F2 | KeyCode::F3 | KeyCode::F4 | KeyCode::F5 | KeyCode::F6 | KeyCode::F7 => {
+            KeyCode::F2
+            | KeyCode::F3
+            | KeyCode::F4
+            | KeyCode::F5
+            | KeyCode::F6
+            | KeyCode::F7
+            | KeyCode::F8 => {
                 self.view_key(code);
             }
             KeyCode::Escape => event_loop.exit(),
@@ -629,7 +635,7 @@ impl DeskApp {
         }
     }
 
-    /// F2–F7: what the view shows.
+    /// F2–F8: what the view shows.
     fn view_key(&mut self, code: KeyCode) {
         if code == KeyCode::F7 {
             let Some(fl) = self.frame_loop.as_mut() else {
@@ -647,6 +653,7 @@ impl DeskApp {
             KeyCode::F4 => Some(ViewRow::Muscles),
             KeyCode::F5 => Some(ViewRow::Bands),
             KeyCode::F6 => Some(ViewRow::Xray),
+            KeyCode::F8 => Some(ViewRow::Fat),
             _ => None,
         };
         if let Some(row) = row {

@@ -202,6 +202,7 @@ pub fn skin_contact_map(
 pub fn apply_view(view: &ViewLayers, style: &mut SceneStyle) {
     style.wireframe = view.wireframe;
     style.bands = view.bands;
+    style.fat = view.fat;
     style.xray = view.xray;
     style.muscles = match view.muscles {
         MuscleView::Opaque => MuscleStyle::Opaque,

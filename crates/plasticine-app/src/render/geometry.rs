@@ -77,6 +77,17 @@ impl DrawList {
         }
     }
 
+    /// A closed surface's triangles, its vertices in `colors`.
+    fn push_closed(&mut self, surface: &ClosedSurface, colors: impl Iterator<Item = [f32; 4]>) {
+        let base = self.base();
+        for ((p, n), c) in surface.positions.iter().zip(&surface.normals).zip(colors) {
+            self.vertices.push(Vertex::new(*p, *n, c));
+        }
+        for t in surface.grid.triangles(surface.flip) {
+            self.indices.extend(t.map(|i| base + i));
+        }
+    }
+
     fn push_line(&mut self, a: Vec3, b: Vec3, color: [f32; 4]) {
         let base = self.base();
         self.vertices.push(Vertex::new(a, Vec3::ZERO, color));
@@ -120,6 +131,10 @@ pub struct SceneStyle {
     pub bands: bool,
     /// Draw the floor (4 m square) with its 0.25 m grid.
     pub floor: bool,
+    /// Draw each skin's fat shell, in a see-through fat yellow: the
+    /// inner face of its fat layer, each point moved in along the skin's
+    /// normal by its fat thickness.
+    pub fat: bool,
     /// Draw each skin as the smooth surface through its points, refined
     /// this many times per grid edge ([`crate::skin_mesh::refine`]); 0
     /// chooses by resolution ([`crate::skin_mesh::display_refinement`]), 1
@@ -139,6 +154,7 @@ impl Default for SceneStyle {
             skeleton: true,
             bands: false,
             floor: true,
+            fat: false,
             subdivide: 0,
         }
     }
@@ -204,6 +220,12 @@ pub const GRID_COLOR: [f32; 4] = [0.30, 0.32, 0.34, 1.0];
 pub const WIRE_COLOR: [f32; 4] = [0.15, 0.10, 0.10, 1.0];
 /// The caps' wireframe: lighter than the grid's, their points are not simulated.
 pub const CAP_WIRE_COLOR: [f32; 4] = [0.45, 0.33, 0.30, 1.0];
+/// Linear RGBA colour of the fat shell ([`SceneStyle::fat`]): a fat
+/// yellow, see-through so the muscles under it and the skin over it show.
+pub const FAT_SHELL_COLOR: [f32; 4] = [0.95, 0.78, 0.25, 0.4];
+/// How far short of its fat the shell is drawn (m): a millimetre, not
+/// seen at the samples' size, clear of the depth buffer's resolution.
+pub const FAT_SHELL_LIFT: f32 = 1e-3;
 /// Linear RGBA colour of the FEM lattice's edges in wireframe mode.
 pub const LATTICE_COLOR: [f32; 4] = [0.35, 0.55, 0.95, 0.8];
 /// Linear RGBA colour of the line from a grabbed flesh point to the hand holding it.
@@ -370,6 +392,11 @@ impl GeometryBuilder {
                 push_skin(&mut g, skin, (color, values.as_deref()), style);
             }
         }
+        if style.fat {
+            for skin in &snapshot.skins {
+                push_fat_shell(&mut g, skin, style);
+            }
+        }
         if let Some(body) = &body {
             if style.muscles != MuscleStyle::Hidden {
                 self.push_muscles(&mut g, character, body, style.muscles);
@@ -519,49 +546,86 @@ pub fn skin_normals(skin: &SkinSurface, out: &mut Vec<Vec3>) -> bool {
     flip
 }
 
-/// A skin closed by its caps: the grid's points with [`skin_normals`],
-/// then the caps' points with theirs, wound to face out. A cap vertex takes
-/// the fat colour of the ring point under it (an apex, the ring's mean).
+/// A skin's drawn surface: the smooth surface through its points (refined
+/// `s` times per grid edge), closed by its caps, with its normals.
+struct ClosedSurface {
+    grid: ClosedGrid,
+    flip: bool,
+    /// The refined grid's size.
+    m: usize,
+    n: usize,
+    positions: Vec<Vec3>,
+    normals: Vec<Vec3>,
+}
+
+/// The refinement a skin is drawn at with `style` (see
+/// [`SceneStyle::subdivide`]).
+fn drawn_refinement(skin: &SkinSurface, style: &SceneStyle) -> usize {
+    match style.subdivide {
+        0 => crate::skin_mesh::display_refinement(skin.m),
+        s => s.min(8),
+    }
+}
+
+/// Whether a skin surface can be drawn: a grid with a ring, and its points.
+fn drawable(skin: &SkinSurface) -> bool {
+    skin.m >= 3 && skin.n >= 2 && skin.positions.len() == skin.m * skin.n
+}
+
+/// The closed smooth surface through `positions`, an m×n grid, refined `s`
+/// times: the grid's points with [`skin_normals`], then the caps' points
+/// with theirs, wound to face out.
+fn closed_surface(m: usize, n: usize, positions: &[Vec3], s: usize) -> ClosedSurface {
+    let (m, n, refined) = if s > 1 {
+        let (rm, rn) = crate::skin_mesh::refined_size(m, n, s);
+        (rm, rn, crate::skin_mesh::refine(m, n, positions, s))
+    } else {
+        (m, n, positions.to_vec())
+    };
+    let surface = SkinSurface {
+        m,
+        n,
+        positions: refined,
+        fat: Vec::new(),
+    };
+    let grid = ClosedGrid::new(m, n);
+    let mut normals = Vec::new();
+    let flip = skin_normals(&surface, &mut normals);
+    let positions = grid.closed(&surface.positions, flip);
+    grid.cap_normals(&positions, flip, &mut normals);
+    ClosedSurface {
+        grid,
+        flip,
+        m,
+        n,
+        positions,
+        normals,
+    }
+}
+
+/// A skin closed by its caps ([`closed_surface`]), in its paint or the
+/// style's heat map. A cap vertex takes the colour of the ring point under
+/// it (an apex, the ring's mean).
 fn push_skin(
     g: &mut SceneGeometry,
     skin: &SkinSurface,
     (color, values): (Option<&[[f32; 3]]>, Option<&[f32]>),
     style: &SceneStyle,
 ) {
-    if skin.m < 3 || skin.n < 2 || skin.positions.len() != skin.m * skin.n {
+    if !drawable(skin) {
         return;
     }
     // The smooth surface through the simulated points; the wireframe below
     // draws only its lines through them (every `s`th).
-    let s = match style.subdivide {
-        0 => crate::skin_mesh::display_refinement(skin.m),
-        s => s.min(8),
-    };
+    let s = drawn_refinement(skin, style);
     // Painted colours and heat-map values refine with the surface.
     let color = color.map(|c| crate::skin_mesh::refine_colors(skin.m, skin.n, c, s));
     let values = values
         .filter(|v| v.len() == skin.m * skin.n)
         .map(|v| crate::skin_mesh::refine(skin.m, skin.n, v, s));
-    let refined;
-    let skin = if s > 1 {
-        let (m, n) = crate::skin_mesh::refined_size(skin.m, skin.n, s);
-        // The fat is drawn through `values` (refined above).
-        refined = SkinSurface {
-            m,
-            n,
-            positions: crate::skin_mesh::refine(skin.m, skin.n, &skin.positions, s),
-            fat: Vec::new(),
-        };
-        &refined
-    } else {
-        skin
-    };
-    let (m, n) = (skin.m, skin.n);
-    let grid = ClosedGrid::new(m, n);
-    let mut normals = Vec::new();
-    let flip = skin_normals(skin, &mut normals);
-    let positions = grid.closed(&skin.positions, flip);
-    grid.cap_normals(&positions, flip, &mut normals);
+    let surface = closed_surface(skin.m, skin.n, &skin.positions, s);
+    let (grid, m, n) = (&surface.grid, surface.m, surface.n);
+    let (positions, normals) = (&surface.positions, &surface.normals);
     // Per vertex of the closed mesh (a cap vertex takes the ring point
     // under it, an apex its ring's mean): the heat map, else the paint.
     let map = style.map;
@@ -583,7 +647,7 @@ fn push_skin(
         SkinMap::Curvature => heat(super::heat::curvature(
             m,
             n,
-            &skin.positions,
+            &positions[..m * n],
             &normals[..m * n],
         )),
         // Where the layers say nothing (no rest metric, no earlier
@@ -598,14 +662,13 @@ fn push_skin(
     } else {
         (&mut g.opaque, 1.0)
     };
-    let base = list.base();
-    for ((p, nrm), mut color) in positions.iter().zip(&normals).zip(colors) {
-        color[3] = alpha;
-        list.vertices.push(Vertex::new(*p, *nrm, color));
-    }
-    for t in grid.triangles(flip) {
-        list.indices.extend(t.map(|i| base + i));
-    }
+    list.push_closed(
+        &surface,
+        colors.into_iter().map(|mut c| {
+            c[3] = alpha;
+            c
+        }),
+    );
     if style.wireframe {
         // Slightly off the surface along the normal so the lines win the depth test.
         let lift = |k: u32| positions[k as usize] + normals[k as usize] * 0.0015;
@@ -643,6 +706,34 @@ fn push_skin(
             }
         }
     }
+}
+
+/// A skin's fat shell: the inner face of its fat layer (LEMAN eq. 9's
+/// thickness between the skin and the muscles), each simulated point moved
+/// in along its normal by its fat, then smoothed and closed like the skin
+/// ([`closed_surface`]). See-through in [`FAT_SHELL_COLOR`]: where the
+/// skin rests on the muscles the shell lies on them, where it bridges a
+/// gap the fat hangs under it, and liposuction shows as the shell moving.
+/// The shell stands [`FAT_SHELL_LIFT`] short of the full thickness, so
+/// where it rests on a muscle it coats it instead of flickering with it in
+/// the depth test. A skin whose fat is not known (no thickness per point)
+/// draws none.
+fn push_fat_shell(g: &mut SceneGeometry, skin: &SkinSurface, style: &SceneStyle) {
+    if !drawable(skin) || skin.fat.len() != skin.positions.len() {
+        return;
+    }
+    let mut normals = Vec::new();
+    skin_normals(skin, &mut normals);
+    let inner: Vec<Vec3> = skin
+        .positions
+        .iter()
+        .zip(&normals)
+        .zip(&skin.fat)
+        .map(|((p, n), f)| *p - *n * (f - FAT_SHELL_LIFT).max(0.0))
+        .collect();
+    let shell = closed_surface(skin.m, skin.n, &inner, drawn_refinement(skin, style));
+    g.translucent
+        .push_closed(&shell, std::iter::repeat(FAT_SHELL_COLOR));
 }
 
 /// The colour the flesh's embedded mesh is drawn in with `style` (like the

@@ -378,7 +378,7 @@ fn the_push_gesture_is_sent_shown_and_ends_on_release() {
     });
 }
 
-/// The panel's view rows (the headset's way to the desk's F2, F4–F6) set
+/// The panel's view rows (the headset's way to the desk's F2, F4–F6, F8) set
 /// the layers every frame is drawn with, and edit nothing.
 #[test]
 fn the_view_rows_set_the_layers_the_frames_are_drawn_with() {
@@ -396,6 +396,7 @@ fn the_view_rows_set_the_layers_the_frames_are_drawn_with() {
     fl.press_panel_row(row(ViewRow::Xray), Side::Left, 0.5);
     fl.press_panel_row(row(ViewRow::Muscles), Side::Right, 0.5);
     fl.press_panel_row(row(ViewRow::Muscles), Side::Left, 0.5);
+    fl.press_panel_row(row(ViewRow::Fat), Side::Left, 0.5);
     frame_until(&mut fl, &mut tracker, &mut r, |r| !r.views.is_empty());
     let view = *r.views.last().unwrap();
     assert!(view.xray);
@@ -405,13 +406,14 @@ fn the_view_rows_set_the_layers_the_frames_are_drawn_with() {
         "translucent, opaque, hidden"
     );
     assert!(!view.wireframe && !view.bands);
+    assert!(view.fat);
     let said = fl.take_panel_messages().join("\n");
     assert!(said.contains("x-ray (skin seen through) on"), "{said}");
     assert!(said.contains("muscles hidden"), "{said}");
     assert_eq!(fl.history().undo_depth(), 0, "a view is not an edit");
     let mut style = SceneStyle::default();
     crate::app::view_renderer::apply_view(&view, &mut style);
-    assert!(style.xray);
+    assert!(style.xray && style.fat);
     assert_eq!(style.muscles, MuscleStyle::Hidden);
     assert_eq!(
         style.skeleton,

@@ -378,3 +378,96 @@ fn xray_draws_the_skin_see_through() {
             .all(|v| v.color[3] == XRAY_ALPHA)
     );
 }
+
+/// The fat shell is each skin's inner face of its fat: every simulated
+/// point moved in along the skin's normal by its fat thickness (less the
+/// lift that keeps it off the muscles in the depth test),
+/// see-through in the fat colour, closed like the skin; thicker fat
+/// moves it further in; no fat shell unless asked.
+#[test]
+fn the_fat_shell_lies_one_fat_thickness_inside_the_skin() {
+    let mut snap = penguin_snapshot();
+    // Liposuction-like: the first skin's fat varies point by point.
+    for (k, f) in snap.skins[0].fat.iter_mut().enumerate() {
+        *f = 0.005 + 0.01 * (k % 7) as f32 / 6.0;
+    }
+    let flat = SceneStyle {
+        subdivide: 1,
+        ..skin_only()
+    };
+    let mut b = GeometryBuilder::new();
+    let plain = b.build(&snap, &flat, &Decorations::default()).clone();
+    assert!(
+        plain.translucent.indices.is_empty(),
+        "no shell unless asked"
+    );
+    let style = SceneStyle { fat: true, ..flat };
+    let g = b.build(&snap, &style, &Decorations::default()).clone();
+    // One closed shell per skin, the skins' own topology.
+    assert_eq!(g.translucent.indices.len(), g.opaque.indices.len());
+    assert!(
+        g.translucent
+            .vertices
+            .iter()
+            .all(|v| v.color == FAT_SHELL_COLOR)
+    );
+    let mut base = 0;
+    let mut worst = 0.0f32;
+    for skin in &snap.skins {
+        let grid = ClosedGrid::new(skin.m, skin.n);
+        let mut normals = Vec::new();
+        skin_normals(skin, &mut normals);
+        for k in 0..skin.m * skin.n {
+            let out = Vec3::from(g.opaque.vertices[base + k].position);
+            let inner = Vec3::from(g.translucent.vertices[base + k].position);
+            assert_eq!(out, skin.positions[k]);
+            let d = out - inner;
+            let f = skin.fat[k] - FAT_SHELL_LIFT;
+            // In along the normal, by the fat: relative to the fat.
+            worst = worst.max((d.dot(normals[k]) - f).abs() / f);
+            worst = worst.max(d.cross(normals[k]).length() / f);
+        }
+        base += grid.vertex_count();
+    }
+    assert!(worst < 1e-3, "off by {worst} of the fat");
+    // Each shell is a closed surface inside its skin: less volume.
+    let volume = |list: &DrawList| -> f32 {
+        let p = |i: u32| Vec3::from(list.vertices[i as usize].position);
+        list.indices
+            .chunks_exact(3)
+            .map(|t| p(t[0]).dot(p(t[1]).cross(p(t[2]))) / 6.0)
+            .sum()
+    };
+    let (skins, shells) = (volume(&g.opaque), volume(&g.translucent));
+    assert!(
+        shells > 0.0 && shells < 0.95 * skins,
+        "shells {shells} m³ in skins {skins} m³"
+    );
+}
+
+/// On a round tube of radius 1 with 0.1 of fat the drawn shell, refined
+/// like the skin, is a round tube of radius 0.9 (and the lift).
+#[test]
+fn a_tube_s_fat_shell_is_a_tube_one_fat_thinner() {
+    let mut skin = cylinder(24, 6, false);
+    skin.fat = vec![0.1; skin.positions.len()];
+    let mut g = SceneGeometry::default();
+    let style = SceneStyle {
+        fat: true,
+        ..skin_only()
+    };
+    push_fat_shell(&mut g, &skin, &style);
+    let (m, n, r) = displayed(&skin);
+    assert!(r > 1, "refined like the skin");
+    let shell = &g.translucent.vertices[..m * n];
+    for v in shell {
+        let p = Vec3::from(v.position);
+        let radius = Vec3::new(p.x, 0.0, p.z).length();
+        let want = 0.9 + FAT_SHELL_LIFT;
+        assert!((radius - want).abs() < 2e-3, "radius {radius} at {p}");
+    }
+    assert_eq!(
+        g.translucent.vertices.len(),
+        ClosedGrid::new(m, n).vertex_count()
+    );
+}

@@ -1,7 +1,7 @@
 //! The panel's view rows: which layers the picture shows (the skin's grid,
-//! the muscles, the connective tissue, x-ray). The same toggles as the
-//! desk's F2, F4, F5 and F6, so the headset reaches them too; the front end
-//! draws with them.
+//! the muscles, the fat shell, the connective tissue, x-ray). The same
+//! toggles as the desk's F2, F4, F8, F5 and F6, so the headset reaches them
+//! too; the front end draws with them.
 
 /// How the muscles are drawn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,6 +42,8 @@ pub struct ViewLayers {
     pub wireframe: bool,
     /// How the muscles are drawn.
     pub muscles: MuscleView,
+    /// The fat layer's inner face drawn, see-through.
+    pub fat: bool,
     /// The connective tissue's bands drawn.
     pub bands: bool,
     /// The skin drawn see-through.
@@ -53,6 +55,7 @@ impl Default for ViewLayers {
         Self {
             wireframe: false,
             muscles: MuscleView::Translucent,
+            fat: false,
             bands: false,
             xray: false,
         }
@@ -71,6 +74,8 @@ pub enum ViewRow {
     Wireframe,
     /// The muscles (F4).
     Muscles,
+    /// The fat shell (F8).
+    Fat,
     /// The connective tissue (F5).
     Bands,
     /// X-ray (F6).
@@ -79,7 +84,13 @@ pub enum ViewRow {
 
 impl ViewRow {
     /// The rows, top to bottom.
-    pub const ALL: [ViewRow; 4] = [Self::Wireframe, Self::Muscles, Self::Bands, Self::Xray];
+    pub const ALL: [ViewRow; 5] = [
+        Self::Wireframe,
+        Self::Muscles,
+        Self::Fat,
+        Self::Bands,
+        Self::Xray,
+    ];
 
     /// Toggles (or, for the muscles, cycles) this row's layer in `view`;
     /// returns the message saying how it is now.
@@ -92,6 +103,10 @@ impl ViewRow {
             Self::Muscles => {
                 view.muscles = view.muscles.next();
                 format!("muscles {}", view.muscles.label())
+            }
+            Self::Fat => {
+                view.fat = !view.fat;
+                format!("fat shell {}", on(view.fat))
             }
             Self::Bands => {
                 view.bands = !view.bands;
@@ -109,6 +124,7 @@ impl ViewRow {
         let (label, value) = match self {
             Self::Wireframe => ("skin grid", on(view.wireframe)),
             Self::Muscles => ("muscles", view.muscles.label()),
+            Self::Fat => ("fat shell", on(view.fat)),
             Self::Bands => ("tissue", on(view.bands)),
             Self::Xray => ("x-ray", on(view.xray)),
         };
@@ -120,6 +136,9 @@ impl ViewRow {
         match self {
             Self::Wireframe => "skin grid: the skin's points and springs drawn as lines (F2)",
             Self::Muscles => "muscles: drawn solid, see-through or not at all (F4)",
+            Self::Fat => {
+                "fat shell: the fat layer under the skin, its inner face seen through (F8)"
+            }
             Self::Bands => "tissue: the connective tissue's bands to the muscles (F5)",
             Self::Xray => "x-ray: the skin drawn see-through, the layers under it showing (F6)",
         }
