@@ -752,6 +752,19 @@ impl FrameLoop {
                     p.playback.messages.push("no key selected".into());
                 }
             },
+            TimelineAction::SetTcb {
+                index,
+                value,
+                continuing,
+            } => match status.selected_tcb {
+                Some(mut v) => {
+                    v[index.min(2)] = value.clamp(-1.0, 1.0);
+                    p.drag_selected_key_tcb(v, continuing);
+                }
+                None => {
+                    p.playback.messages.push("no key selected".into());
+                }
+            },
             TimelineAction::ToggleAutoResolution => {
                 p.set_auto_resolution(!status.auto_resolution);
             }

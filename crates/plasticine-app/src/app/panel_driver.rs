@@ -253,7 +253,7 @@ impl PanelDriver {
             // the sliders follow the wand while held.
             let track = match ControlPanel::rows().get(h.row) {
                 Some(Row::Timeline(TimelineRow::Scrubber | TimelineRow::BlendCurve)) => true,
-                Some(Row::Param(p)) => p.slider().is_some(),
+                Some(r) => r.slider().is_some(),
                 _ => false,
             };
             self.dragging = track.then_some((h.row, h.fraction));

@@ -733,9 +733,10 @@ fn the_panels_timeline_rows_pointed_at_store_keys_scrub_play_and_stop() {
     assert_eq!(keys[0].time, 0.0);
     assert!((keys[1].time as f64 - t).abs() < 1e-6);
     assert_eq!(keys[1].posture, raised);
-    // The stored key is selected: its tension and bias step by 0.25.
-    click(&mut fl, &mut hands, &mut seen, TimelineRow::Tension, r);
-    click(&mut fl, &mut hands, &mut seen, TimelineRow::Bias, l);
+    // The stored key is selected: the + and − marks at the ends of its
+    // tension and bias sliders step them by 0.25.
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Tension, 0.95);
+    click(&mut fl, &mut hands, &mut seen, TimelineRow::Bias, 0.05);
     let k = &fl.character().key_postures[1];
     assert_eq!((k.tension, k.continuity, k.bias), (0.25, 0.0, -0.25));
     click(
@@ -964,3 +965,4 @@ fn a_key_dragged_along_the_scrubber_moves_in_one_undo_step() {
 }
 
 mod blend;
+mod key_sliders;

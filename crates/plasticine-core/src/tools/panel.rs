@@ -29,13 +29,14 @@ use super::command::{Command, EditError};
 use super::symmetry::Symmetry;
 use super::tool::{ToolContext, ToolKind, Toolbox};
 use crate::character::{Character, Flesh};
+use crate::contact::GROUND_FRICTION;
 use crate::skin::{IntegratorKind, SolverSettings};
 use glam::{Mat4, Vec3};
 pub use help::row_help;
 #[cfg(test)]
 use timeline::{KEY_NUDGE, SCRUBBER_CHARS};
 pub use timeline::{TimelineAction, TimelineRow, TimelineStatus, blend_curve, parse_blend_curve};
-use timeline::{timeline_action, timeline_line};
+use timeline::{tcb_index, timeline_action, timeline_line};
 pub use view::{MuscleView, ViewLayers, ViewRow};
 
 mod flesh;
@@ -45,8 +46,9 @@ mod timeline;
 mod view;
 
 use flesh::{
-    apply_edit, set_blend_weight, step_blend_target, step_blend_weight, step_flesh,
-    step_part_friction, step_part_stiffness, step_sculpt_brush, toggle_blend_mode,
+    apply_edit, set_blend_weight, set_part_friction, set_part_stiffness, step_blend_target,
+    step_blend_weight, step_flesh, step_part_friction, step_part_stiffness, step_sculpt_brush,
+    toggle_blend_mode,
 };
 pub use rows::{
     BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK, STEP, Scope, Side,
@@ -228,7 +230,9 @@ impl ControlPanel {
                             ) {
                                 (Some(f), Some(j)) => match f.part_friction(&j.name) {
                                     Some(mu) => format!("{} {mu:.1}", j.name),
-                                    None => format!("{} as the ground", j.name),
+                                    None => {
+                                        format!("{} as the ground, {GROUND_FRICTION:.1}", j.name)
+                                    }
                                 },
                                 _ => "- (FEM flesh)".into(),
                             }
@@ -407,6 +411,20 @@ impl ControlPanel {
             }
             Row::Param(p) => p,
             Row::Timeline(r) => {
+                // The key's tension, continuity and bias are sliders: the
+                // front end sets the selected key's value, a drag one undo
+                // step.
+                if let Some((scale, t)) = row.slider().zip(slider_value(fraction))
+                    && let Some(index) = tcb_index(r)
+                {
+                    let continuing = self.sliding == Some(row_index);
+                    self.sliding = Some(row_index);
+                    return Ok(PanelOutcome::Timeline(TimelineAction::SetTcb {
+                        index,
+                        value: scale.value(t),
+                        continuing,
+                    }));
+                }
                 let action = timeline_action(r, side == Side::Left, fraction);
                 return Ok(PanelOutcome::Timeline(action));
             }
@@ -553,6 +571,8 @@ impl ControlPanel {
             Param::BlendWeight => {
                 set_blend_weight(tools.state.blend_target, value, continuing, ctx)
             }
+            Param::PartStiffness => set_part_stiffness(value.into(), continuing, tools, ctx),
+            Param::PartFriction => set_part_friction(value.into(), continuing, tools, ctx),
             Param::Tolerance => {
                 settings.tolerances.position = value;
                 Ok(PanelOutcome::Settings(format!(
@@ -722,10 +742,7 @@ pub fn row_cells(line: &str) -> (String, String) {
 /// the value's last number (a leading `x` dropped) over the row's scale;
 /// `None` for rows without a slider or without a value ("-").
 pub fn slider_knob(row: Row, line: &str) -> Option<f32> {
-    let Row::Param(param) = row else {
-        return None;
-    };
-    let scale = param.slider()?;
+    let scale = row.slider()?;
     let (_, value) = row_cells(line);
     let number = value
         .split_whitespace()

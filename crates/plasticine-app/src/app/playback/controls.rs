@@ -317,15 +317,31 @@ impl PlaybackCtl<'_> {
 
     /// Sets the selected key's tension, continuity and bias (its Kochanek–Bartels parameters).
     pub fn set_selected_key_tcb(&mut self, tension: f32, continuity: f32, bias: f32) -> String {
+        self.drag_selected_key_tcb([tension, continuity, bias], false)
+    }
+
+    /// As [`set_selected_key_tcb`](Self::set_selected_key_tcb), as part of
+    /// the last undo step when `continuing` (a slider dragged).
+    pub fn drag_selected_key_tcb(
+        &mut self,
+        [tension, continuity, bias]: [f32; 3],
+        continuing: bool,
+    ) -> String {
         let Some(time) = self.selected_time() else {
             return self.say("no key selected");
         };
-        match self.apply(Command::SetKeyTcb {
+        let cmd = Command::SetKeyTcb {
             time,
             tension,
             continuity,
             bias,
-        }) {
+        };
+        let done = if continuing {
+            self.env.history.apply_continuing(self.env.character, cmd)
+        } else {
+            self.apply(cmd)
+        };
+        match done {
             Ok(()) => self.say(format!(
                 "key at {time:.2} s: tension {tension:.2}, continuity {continuity:.2}, bias {bias:.2}"
             )),

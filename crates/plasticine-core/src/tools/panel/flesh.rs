@@ -45,12 +45,13 @@ pub(super) fn step_flesh(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome
 
 /// Changes the FEM flesh of the current joint's part, and of its mirror
 /// image under symmetry, with `edit` (the flesh and a joint's name), one
-/// undo step; `field` names the row in refusals. Returns the part's and the
-/// mirror's names and the flesh as it now is.
+/// undo step, or part of the last when `continuing` (a slider dragged);
+/// `field` names the row in refusals. Returns the part's and the mirror's
+/// names and the flesh as it now is.
 fn edit_part(
     tools: &Toolbox,
     ctx: &mut ToolContext,
-    field: &str,
+    (field, continuing): (&str, bool),
     edit: impl Fn(&FemFlesh, &str) -> FemFlesh,
 ) -> Result<(String, Option<String>, FemFlesh), EditError> {
     let invalid = |message: String| EditError::Invalid {
@@ -79,12 +80,8 @@ fn edit_part(
     if let Some(m) = &mirror {
         fem = edit(&fem, m);
     }
-    ctx.history.apply(
-        ctx.character,
-        Command::SetFlesh {
-            flesh: Flesh::Fem(fem.clone()),
-        },
-    )?;
+    let flesh = Flesh::Fem(fem.clone());
+    apply_edit(ctx, Command::SetFlesh { flesh }, continuing)?;
     Ok((name, mirror, fem))
 }
 
@@ -221,8 +218,30 @@ pub(super) fn step_part_stiffness(
     ctx: &mut ToolContext,
 ) -> Result<PanelOutcome, EditError> {
     let factor = if up { STEP as f64 } else { 1.0 / STEP as f64 };
-    let (name, mirror, fem) = edit_part(tools, ctx, "part flesh E", |f, n| {
-        f.with_part_scale(n, f.part_scale(n) * factor)
+    scale_part_stiffness(|now| now * factor, false, tools, ctx)
+}
+
+/// The part-stiffness slider: the current part's flesh (and its mirror's)
+/// `value` times as stiff as the flesh's own, one undo step or part of the
+/// last when `continuing`.
+pub(super) fn set_part_stiffness(
+    value: f64,
+    continuing: bool,
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    scale_part_stiffness(|_| value, continuing, tools, ctx)
+}
+
+/// The current part's stiffness factor set to `scale` of what it is.
+fn scale_part_stiffness(
+    scale: impl Fn(f64) -> f64,
+    continuing: bool,
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let (name, mirror, fem) = edit_part(tools, ctx, ("part flesh E", continuing), |f, n| {
+        f.with_part_scale(n, scale(f.part_scale(n)))
     })?;
     Ok(PanelOutcome::Edited(format!(
         "flesh of {name}{} x{:.2} as stiff",
@@ -244,12 +263,33 @@ pub(super) fn step_part_friction(
     } else {
         -PART_FRICTION_STEP
     };
-    let (name, mirror, fem) = edit_part(tools, ctx, "part friction", |f, n| {
-        let mu = f.part_friction(n).unwrap_or(GROUND_FRICTION) + step;
-        f.with_part_friction(
-            n,
-            Some((mu / PART_FRICTION_STEP).round() * PART_FRICTION_STEP),
-        )
+    // Rounded to the step, so presses land on 0.1, 0.2, … exactly.
+    let stepped = |mu: f64| ((mu + step) / PART_FRICTION_STEP).round() * PART_FRICTION_STEP;
+    change_part_friction(stepped, false, tools, ctx)
+}
+
+/// The part-friction slider: the current part's (and its mirror's) own
+/// friction coefficient set to `value`, one undo step or part of the last
+/// when `continuing`.
+pub(super) fn set_part_friction(
+    value: f64,
+    continuing: bool,
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    change_part_friction(|_| value, continuing, tools, ctx)
+}
+
+/// The current part's friction set to `to` of what it meets the ground
+/// with now.
+fn change_part_friction(
+    to: impl Fn(f64) -> f64,
+    continuing: bool,
+    tools: &Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let (name, mirror, fem) = edit_part(tools, ctx, ("part friction", continuing), |f, n| {
+        f.with_part_friction(n, Some(to(f.part_friction(n).unwrap_or(GROUND_FRICTION))))
     })?;
     let mu = fem.part_friction(&name).unwrap_or(GROUND_FRICTION);
     Ok(PanelOutcome::Edited(format!(

@@ -2,7 +2,7 @@
 //! rows, the sides a press acts on, the outcome for the front end, and
 //! the panel's physical sizes.
 
-use super::timeline::{TimelineAction, TimelineRow};
+use super::timeline::{TimelineAction, TimelineRow, tcb_index};
 use super::view::ViewRow;
 use crate::tools::tool::ToolKind;
 
@@ -92,13 +92,17 @@ impl Param {
             // Around the samples' values (stretch 0.75 N/m, mass 1.5,
             // damping 0.3, bands 1480 N/m, bend 1e-6 J) with room to
             // both sides; bend up to leather.
-            Param::SkinStretch | Param::SkinMass => log(1e-2, 1e2),
+            // A part's flesh E as a factor on the flesh's, likewise.
+            Param::SkinStretch | Param::SkinMass | Param::PartStiffness => log(1e-2, 1e2),
             Param::SkinBend => log(1e-8, BEND_MAX),
             Param::SkinDamping => log(1e-3, 1e1),
             Param::BandStiffness => log(1e1, 1e5),
             Param::Gravity => linear(0.0, 20.0),
             Param::GlobalDamping => linear(0.0, 5.0),
             Param::BlendWeight => linear(0.0, 1.0),
+            // A part's friction from none to 2 (its marks step on to 10,
+            // as the part's E steps on to 1e-3..1e3).
+            Param::PartFriction => linear(0.0, 2.0),
             // The stepped rows' own limits.
             Param::Tolerance => log(1e-7, 1e-1),
             Param::TimeRatio => log(0.01, 10.0),
@@ -196,6 +200,19 @@ pub enum Row {
     /// A layer of the picture, shown or hidden (the panel keeps them; the
     /// front end draws with them).
     View(ViewRow),
+}
+
+impl Row {
+    /// The row's slider: a parameter's ([`Param::slider`]), or the
+    /// selected key's tension, continuity or bias (−1..1); `None` for the
+    /// rest.
+    pub fn slider(self) -> Option<SliderScale> {
+        match self {
+            Row::Param(p) => p.slider(),
+            Row::Timeline(r) => tcb_index(r).map(|_| SliderScale::linear(-1.0, 1.0)),
+            _ => None,
+        }
+    }
 }
 
 /// Which skin points the material rows change.

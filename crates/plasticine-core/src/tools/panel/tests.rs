@@ -79,7 +79,7 @@ impl Rig {
     }
     fn press(&mut self, row: Row, side: Side) -> Result<PanelOutcome, EditError> {
         // The middle of each half; on a slider row, its − and + marks.
-        let slider = matches!(row, Row::Param(p) if p.slider().is_some());
+        let slider = row.slider().is_some();
         let fraction = match (side, slider) {
             (Side::Left, false) => 0.25,
             (Side::Right, false) => 0.75,
@@ -244,7 +244,7 @@ fn the_part_friction_row_sets_the_current_parts_own_friction() {
         .clone()
     };
     assert!(
-        line(&r).ends_with("flipper_l as the ground"),
+        line(&r).ends_with("flipper_l as the ground, 0.8"),
         "{}",
         line(&r)
     );
@@ -582,6 +582,10 @@ fn the_view_rows_toggle_the_layers_and_edit_nothing() {
     r.press(Row::View(ViewRow::Wireframe), Side::Left).unwrap();
     assert!(r.panel.view.bands && r.panel.view.wireframe);
     assert!(line(&r, ViewRow::Muscles).ends_with("translucent"));
+    assert!(!r.panel.view.fat && line(&r, ViewRow::Fat).ends_with("off"));
+    let said = r.press(Row::View(ViewRow::Fat), Side::Left).unwrap();
+    assert_eq!(said, PanelOutcome::View("fat shell on".into()));
+    assert!(r.panel.view.fat && line(&r, ViewRow::Fat).ends_with("on"));
     assert_eq!(r.c, before);
     assert_eq!(r.h.undo_depth(), 0);
 }

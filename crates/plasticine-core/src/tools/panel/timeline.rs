@@ -30,11 +30,11 @@ pub enum TimelineRow {
     /// Left: the selected key 0.1 s earlier; right: later.
     MoveKey,
     /// The selected key's Kochanek–Bartels tension, continuity and bias:
-    /// left −0.25, right +0.25 (within −1..1).
+    /// sliders over −1..1, their − and + marks −0.25 and +0.25.
     Tension,
-    /// The selected key's Kochanek–Bartels continuity: left −0.25, right +0.25.
+    /// The selected key's Kochanek–Bartels continuity (a slider, as tension).
     Continuity,
-    /// The selected key's Kochanek–Bartels bias: left −0.25, right +0.25.
+    /// The selected key's Kochanek–Bartels bias (a slider, as tension).
     Bias,
     /// Live playback at whatever skin resolution keeps real time (§8), or
     /// at a fixed one.
@@ -74,6 +74,17 @@ pub enum TimelineAction {
     MoveKey(f64),
     /// Change the selected key's (tension, continuity, bias) by these.
     Tcb([f32; 3]),
+    /// Set one of the selected key's tension (0), continuity (1) or bias
+    /// (2) to `value` (a slider pressed or dragged), as one undo step, or
+    /// as part of the last one when `continuing` (the same drag).
+    SetTcb {
+        /// 0 tension, 1 continuity, 2 bias.
+        index: usize,
+        /// The value, −1..1.
+        value: f32,
+        /// Part of the drag the last one began.
+        continuing: bool,
+    },
     /// Switch live playback between the resolution that keeps real time and a fixed one.
     ToggleAutoResolution,
     /// Start or stop performance recording.
@@ -160,6 +171,17 @@ pub const KEY_NUDGE: f64 = 0.1;
 /// A tension/continuity/bias press's step.
 pub const TCB_STEP: f32 = 0.25;
 
+/// Which of a key's tension (0), continuity (1) and bias (2) row `r`
+/// sets; `None` for the other rows.
+pub(super) fn tcb_index(r: TimelineRow) -> Option<usize> {
+    match r {
+        TimelineRow::Tension => Some(0),
+        TimelineRow::Continuity => Some(1),
+        TimelineRow::Bias => Some(2),
+        _ => None,
+    }
+}
+
 /// The playback action of a press on timeline row `r`, on its left half
 /// (`left`) or its right; the scrubber seeks to `fraction` along the row.
 pub(super) fn timeline_action(r: TimelineRow, left: bool, fraction: f32) -> TimelineAction {
@@ -181,13 +203,8 @@ pub(super) fn timeline_action(r: TimelineRow, left: bool, fraction: f32) -> Time
         TimelineRow::MoveKey if left => TimelineAction::MoveKey(-KEY_NUDGE),
         TimelineRow::MoveKey => TimelineAction::MoveKey(KEY_NUDGE),
         TimelineRow::Tension | TimelineRow::Continuity | TimelineRow::Bias => {
-            let d = if left { -TCB_STEP } else { TCB_STEP };
             let mut v = [0.0; 3];
-            v[match r {
-                TimelineRow::Tension => 0,
-                TimelineRow::Continuity => 1,
-                _ => 2,
-            }] = d;
+            v[tcb_index(r).unwrap_or(0)] = if left { -TCB_STEP } else { TCB_STEP };
             TimelineAction::Tcb(v)
         }
         TimelineRow::AutoResolution => TimelineAction::ToggleAutoResolution,
@@ -245,11 +262,8 @@ pub(super) fn timeline_line(row: TimelineRow, t: &TimelineStatus) -> String {
         ),
         TimelineRow::MoveKey => format!("  {:<13}{KEY_NUDGE} s", "move key"),
         TimelineRow::Tension | TimelineRow::Continuity | TimelineRow::Bias => {
-            let (label, i) = match row {
-                TimelineRow::Tension => ("tension", 0),
-                TimelineRow::Continuity => ("continuity", 1),
-                _ => ("bias", 2),
-            };
+            let i = tcb_index(row).unwrap_or(0);
+            let label = ["tension", "continuity", "bias"][i];
             match t.selected_tcb {
                 Some(v) => format!("  {label:<13}{:+.2}", v[i]),
                 None => format!("  {label:<13}(select a key)"),

@@ -33,7 +33,17 @@ fn a_press_on_a_sliders_track_sets_its_value_and_the_knob_reads_it_back() {
     let sliders: Vec<Param> = ControlPanel::rows()
         .iter()
         .filter_map(|r| match r {
-            Row::Param(p) if p.slider().is_some() && *p != Param::BlendWeight => Some(*p),
+            // The blend weight and the part rows need blendshapes and FEM
+            // flesh (tested on their own).
+            Row::Param(p)
+                if p.slider().is_some()
+                    && !matches!(
+                        p,
+                        Param::BlendWeight | Param::PartStiffness | Param::PartFriction
+                    ) =>
+            {
+                Some(*p)
+            }
             _ => None,
         })
         .collect();
@@ -153,4 +163,129 @@ fn the_environment_sliders_keep_gravitys_direction_and_drag_in_one_step() {
     }
     assert!((r.c.environment.global_damping - 1.5).abs() < 1e-5);
     assert_eq!(r.h.undo_depth(), depth + 2);
+}
+
+/// The selected key's tension, continuity and bias are sliders over
+/// −1..1: a press on the track asks the front end to set that one value
+/// there, the rest of a drag continues it, a new press after letting go
+/// starts afresh; the marks still step; the row's value puts the knob back.
+#[test]
+fn the_key_spline_rows_are_sliders_over_minus_one_to_one() {
+    let mut r = Rig::new();
+    let rows = [
+        (TimelineRow::Tension, 0),
+        (TimelineRow::Continuity, 1),
+        (TimelineRow::Bias, 2),
+    ];
+    for (row, index) in rows {
+        let set = |r: &mut Rig, t: f32| r.press_at(Row::Timeline(row), Side::Left, on_track(t));
+        let want = |value: f32, continuing| {
+            PanelOutcome::Timeline(TimelineAction::SetTcb {
+                index,
+                value,
+                continuing,
+            })
+        };
+        let got = set(&mut r, 0.75).unwrap();
+        assert_eq!(got, want(0.5, false), "{row:?}");
+        let got = set(&mut r, 0.25).unwrap();
+        assert_eq!(got, want(-0.5, true), "{row:?}: the drag goes on");
+        r.panel.release();
+        assert_eq!(set(&mut r, 1.0).unwrap(), want(1.0, false));
+        r.panel.release();
+        // The − mark still steps.
+        let got = r.press_at(Row::Timeline(row), Side::Left, 0.02).unwrap();
+        let mut step = [0.0; 3];
+        step[index] = -timeline::TCB_STEP;
+        assert_eq!(got, PanelOutcome::Timeline(TimelineAction::Tcb(step)));
+        // The row's text, for a key at 0.5, puts the knob at 3/4.
+        let status = TimelineStatus {
+            selected_tcb: Some([0.5; 3]),
+            ..TimelineStatus::default()
+        };
+        let line = &r.panel.lines(&r.tools, &r.c, &r.settings, &status)[row_of(Row::Timeline(row))];
+        let knob = slider_knob(Row::Timeline(row), line).expect("a knob");
+        assert!((knob - 0.75).abs() < 1e-3, "{line:?}: {knob}");
+        let none = &r
+            .panel
+            .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())
+            [row_of(Row::Timeline(row))];
+        assert_eq!(slider_knob(Row::Timeline(row), none), None, "{none:?}");
+    }
+    assert_eq!(r.h.undo_depth(), 0, "the front end edits the keys");
+    assert_eq!(Row::Timeline(TimelineRow::MoveKey).slider(), None);
+}
+
+/// The current part's flesh E and friction are sliders: a drag along
+/// either sets the part and its mirror image under symmetry, as one undo
+/// step, and the row's text puts the knob back where the wand let go.
+#[test]
+fn the_part_sliders_set_the_part_and_its_mirror_in_one_undo_step() {
+    let mut r = Rig::new();
+    r.tools.state.current_joint = r.c.skeleton.find("flipper_l").unwrap();
+    r.press(Row::Param(Param::Flesh), Side::Right).unwrap();
+    let sym = Symmetry::x();
+    let cases = [
+        (Param::PartStiffness, [0.3, 0.7, 0.6]),
+        (Param::PartFriction, [0.2, 0.5, 0.45]),
+    ];
+    for (p, drag) in cases {
+        let row = Row::Param(p);
+        let depth = r.h.undo_depth();
+        for t in drag {
+            let mut ctx = ToolContext {
+                character: &mut r.c,
+                history: &mut r.h,
+                symmetry: Some(&sym),
+            };
+            let out = r
+                .panel
+                .press(
+                    row_of(row),
+                    Side::Left,
+                    on_track(t),
+                    &mut r.tools,
+                    &mut ctx,
+                    &mut r.settings,
+                )
+                .unwrap();
+            assert!(matches!(out, PanelOutcome::Edited(_)), "{out:?}");
+        }
+        r.panel.release();
+        assert_eq!(r.h.undo_depth(), depth + 1, "{p:?}: one step");
+        let want = f64::from(p.slider().unwrap().value(drag[2]));
+        let f = r.c.flesh.fem().unwrap();
+        for side in ["flipper_l", "flipper_r"] {
+            let got = match p {
+                Param::PartStiffness => f.part_scale(side),
+                _ => f.part_friction(side).unwrap(),
+            };
+            assert!(
+                (got - want).abs() < 1e-5 * want,
+                "{p:?} {side}: {got} vs {want}"
+            );
+        }
+        assert_eq!(f.part_scale("body"), 1.0);
+        let line = &r
+            .panel
+            .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())[row_of(row)];
+        let knob = slider_knob(row, line).expect("a knob");
+        // The text keeps two decimals (E) or one (μ).
+        assert!(
+            (knob - drag[2]).abs() < 0.03,
+            "{p:?}: {line:?} puts it at {knob}"
+        );
+    }
+    // A part with the ground's friction shows its knob there.
+    r.h.undo(&mut r.c).unwrap();
+    let line = &r
+        .panel
+        .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default())
+        [row_of(Row::Param(Param::PartFriction))];
+    let knob = slider_knob(Row::Param(Param::PartFriction), line).unwrap();
+    let at = Param::PartFriction
+        .slider()
+        .unwrap()
+        .position(crate::contact::GROUND_FRICTION as f32);
+    assert!((knob - at).abs() < 1e-3, "{line:?}");
 }
