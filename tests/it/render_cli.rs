@@ -294,7 +294,10 @@ fn render_map_colours_the_skin_and_prints_its_legend() {
             .count()
     };
     let (shell, none) = (yellow("fat"), yellow("skeleton"));
-    assert!(shell > 300 && none == 0, "{shell} yellow pixels, {none} without");
+    assert!(
+        shell > 300 && none == 0,
+        "{shell} yellow pixels, {none} without"
+    );
     let (ok, _, stderr) = plasticine(&[
         "render",
         "assets/penguin.ron",

@@ -168,9 +168,17 @@ impl ControlPanel {
         timeline: &TimelineStatus,
     ) -> Vec<String> {
         let region = self.region(tools, c).ok();
+        // Each material's mean over the scope, with its unit (densities
+        // per square metre of rest skin).
         let skin_value = |param: Param| -> String {
+            let unit = match param {
+                Param::SkinStretch | Param::BandStiffness => "N/m",
+                Param::SkinBend => "J",
+                Param::SkinDamping => "Ns/m3",
+                _ => "kg/m2",
+            };
             match mean_value(c, param, region.as_deref()) {
-                Some(v) => format!("{v:.3e}"),
+                Some(v) => format!("{v:.3e} {unit}"),
                 None => "-".into(),
             }
         };
@@ -198,7 +206,7 @@ impl ControlPanel {
                         | Param::SkinMass
                         | Param::BandStiffness => skin_value(*p),
                         Param::Gravity => format!("{:.2} m/s2", c.environment.gravity.length()),
-                        Param::GlobalDamping => format!("{:.3}", c.environment.global_damping),
+                        Param::GlobalDamping => format!("{:.3} /s", c.environment.global_damping),
                         Param::Flesh => match &c.flesh {
                             Flesh::Fem(f) => format!(
                                 "FEM{}, E {:.0} kPa",
@@ -259,7 +267,7 @@ impl ControlPanel {
                         },
                         Param::SculptBrush => tools.state.sculpt_brush.name().into(),
                         Param::Integrator => format!("{:?}", settings.integrator),
-                        Param::Tolerance => format!("{:.1e}", settings.tolerances.position),
+                        Param::Tolerance => format!("{:.1e} m", settings.tolerances.position),
                         Param::TimeRatio => format!("x{:.2}", settings.time_ratio),
                         Param::BrushRadius => {
                             format!("{:.0} mm", tools.state.lipo_radius * 1e3)
