@@ -79,7 +79,12 @@ pub fn panel_size(columns: usize, rows: usize, status: usize) -> Vec2 {
 fn half_marks(row: Row) -> Option<(&'static str, &'static str)> {
     match row {
         Row::Param(
-            Param::Scope | Param::Snapping | Param::Precision | Param::Lock | Param::Symmetry,
+            Param::Scope
+            | Param::Snapping
+            | Param::Precision
+            | Param::Lock
+            | Param::Symmetry
+            | Param::MorphDelete,
         )
         | Row::Timeline(
             TimelineRow::Loop
@@ -91,7 +96,7 @@ fn half_marks(row: Row) -> Option<(&'static str, &'static str)> {
         | Row::Heading(_)
         | Row::View(_)
         | Row::Tool(_) => None,
-        Row::Param(Param::Integrator | Param::PaintColor | Param::Flesh)
+        Row::Param(Param::Integrator | Param::PaintColor | Param::Flesh | Param::MorphTarget)
         | Row::Timeline(TimelineRow::Mode | TimelineRow::SelectKey) => Some(("<", ">")),
         Row::Timeline(TimelineRow::Transport) => Some(("stop", "play")),
         Row::Timeline(TimelineRow::Key) => Some(("delete", "store")),

@@ -114,7 +114,7 @@ pub use lattice::{
     skeleton_bones, to_daffine,
 };
 pub use mesh_lattice::{MeshLatticeError, MeshSolid, closest_point_on_triangle};
-pub use morph_author::{Pull, REST_TARGET, next_name, sculpt_target, with_target};
+pub use morph_author::{Pull, REST_TARGET, next_name, sculpt_target, with_target, without_target};
 pub use quadrature::{
     SubcellTest, character_inside, character_lattice, character_lattice_with_vertices,
     hierarchy_object_elements, object_elements, trim_to_object,

@@ -214,6 +214,18 @@ pub fn with_target(
     )
 }
 
+/// `flesh` without its target `name`; with it goes [`REST_TARGET`] when
+/// that is all that would be left (the rest added beside a first target
+/// shapes nothing alone).
+pub fn without_target(flesh: &FemFlesh, name: &str) -> FemFlesh {
+    let mut f = flesh.clone();
+    f.morph_targets.retain(|t| t.name != name);
+    if f.morph_targets.iter().all(|t| t.name == REST_TARGET) {
+        f.morph_targets.clear();
+    }
+    f
+}
+
 /// A name for a new target not yet taken: "pose 1", "pose 2", …
 pub fn next_name(flesh: &FemFlesh) -> String {
     (1..)

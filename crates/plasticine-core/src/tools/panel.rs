@@ -46,9 +46,9 @@ mod timeline;
 mod view;
 
 use flesh::{
-    apply_edit, set_blend_weight, set_part_friction, set_part_stiffness, step_blend_target,
-    step_blend_weight, step_flesh, step_part_friction, step_part_stiffness, step_sculpt_brush,
-    toggle_blend_mode,
+    apply_edit, chosen_morph_target, delete_morph_target, set_blend_weight, set_part_friction,
+    set_part_stiffness, step_blend_target, step_blend_weight, step_flesh, step_morph_target,
+    step_part_friction, step_part_stiffness, step_sculpt_brush, toggle_blend_mode,
 };
 pub use rows::{
     BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK, STEP, Scope, Side,
@@ -117,6 +117,8 @@ impl ControlPanel {
                 Param::Flesh,
                 Param::PartStiffness,
                 Param::PartFriction,
+                Param::MorphTarget,
+                Param::MorphDelete,
                 Param::BlendTarget,
                 Param::BlendWeight,
                 Param::BlendMode,
@@ -243,6 +245,15 @@ impl ControlPanel {
                                     }
                                 },
                                 _ => "- (FEM flesh)".into(),
+                            }
+                        }
+                        Param::MorphTarget | Param::MorphDelete => {
+                            match chosen_morph_target(c, tools) {
+                                Some((k, n, name)) if *p == Param::MorphTarget => {
+                                    format!("{name} ({}/{n})", k + 1)
+                                }
+                                Some((_, _, name)) => format!("'{name}'"),
+                                None => "- (morph targets)".into(),
                             }
                         }
                         Param::BlendTarget => match c.blendshapes() {
@@ -472,6 +483,8 @@ impl ControlPanel {
             Param::Flesh => step_flesh(up, ctx),
             Param::PartStiffness => step_part_stiffness(up, tools, ctx),
             Param::PartFriction => step_part_friction(up, tools, ctx),
+            Param::MorphTarget => step_morph_target(up, tools, ctx.character),
+            Param::MorphDelete => delete_morph_target(tools, ctx),
             Param::BlendTarget => step_blend_target(up, tools, ctx),
             Param::BlendWeight => {
                 // A drag from a mark onto the track goes on in its step.
@@ -839,6 +852,8 @@ fn param_label(p: Param) -> &'static str {
         Param::Lock => "lock part",
         Param::PartStiffness => "part flesh E",
         Param::PartFriction => "part friction",
+        Param::MorphTarget => "morph target",
+        Param::MorphDelete => "delete target",
         Param::BlendTarget => "blend target",
         Param::BlendWeight => "blend weight",
         Param::BlendMode => "blend",

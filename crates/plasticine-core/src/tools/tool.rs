@@ -230,6 +230,8 @@ pub struct ToolState {
     /// The blendshape target the sculpt tool and the panel's weight row
     /// act on.
     pub blend_target: usize,
+    /// The FEM flesh's morph target the panel's delete row acts on.
+    pub morph_target: usize,
     /// What the sculpt tool's brush does.
     pub sculpt_brush: BrushKind,
 }
@@ -281,6 +283,7 @@ impl Default for ToolState {
             snaps: 0,
             notice: None,
             blend_target: 0,
+            morph_target: 0,
             sculpt_brush: BrushKind::Grab,
         }
     }

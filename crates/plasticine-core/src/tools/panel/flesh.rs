@@ -210,6 +210,70 @@ pub(super) fn toggle_blend_mode(ctx: &mut ToolContext) -> Result<PanelOutcome, E
     ))
 }
 
+/// The FEM flesh's morph target the panel's rows act on, as its index, the
+/// count and its name; `None` without any.
+pub(crate) fn chosen_morph_target(
+    c: &Character,
+    tools: &Toolbox,
+) -> Option<(usize, usize, String)> {
+    let targets = &c.flesh.fem()?.morph_targets;
+    let k = tools.state.morph_target.min(targets.len().checked_sub(1)?);
+    Some((k, targets.len(), targets[k].name.clone()))
+}
+
+/// The morph-target row: the next (`up`) or previous of the flesh's dynamic
+/// morph targets.
+pub(super) fn step_morph_target(
+    up: bool,
+    tools: &mut Toolbox,
+    c: &Character,
+) -> Result<PanelOutcome, EditError> {
+    let Some((k, n, _)) = chosen_morph_target(c, tools) else {
+        return Err(EditError::Invalid {
+            command: "parameters panel",
+            field: "morph target".into(),
+            message:
+                "no morph targets: grip the FEM flesh, pull it into shape and press A to keep one"
+                    .into(),
+        });
+    };
+    tools.state.morph_target = if up { (k + 1) % n } else { (k + n - 1) % n };
+    let (k, n, name) = chosen_morph_target(c, tools).expect("some target");
+    Ok(PanelOutcome::ToolSetting(format!(
+        "morph target '{name}' ({}/{n})",
+        k + 1
+    )))
+}
+
+/// The delete-target row: drops the chosen morph target (and the plain
+/// rest kept beside a first target when it is all that is left), one undo
+/// step.
+pub(super) fn delete_morph_target(
+    tools: &mut Toolbox,
+    ctx: &mut ToolContext,
+) -> Result<PanelOutcome, EditError> {
+    let c = &*ctx.character;
+    let Some((k, _, name)) = chosen_morph_target(c, tools) else {
+        return Err(EditError::Invalid {
+            command: "parameters panel",
+            field: "delete target".into(),
+            message: "no morph targets to delete".into(),
+        });
+    };
+    let fem = crate::fem::without_target(c.flesh.fem().expect("targets are on FEM flesh"), &name);
+    let left = fem.morph_targets.len();
+    ctx.history.apply(
+        ctx.character,
+        Command::SetFlesh {
+            flesh: Flesh::Fem(fem),
+        },
+    )?;
+    tools.state.morph_target = k.min(left.saturating_sub(1));
+    Ok(PanelOutcome::Edited(format!(
+        "deleted morph target '{name}' ({left} left; undo brings it back)"
+    )))
+}
+
 /// The part-stiffness row: the current part's flesh a step stiffer (`up`)
 /// or floppier.
 pub(super) fn step_part_stiffness(

@@ -52,6 +52,12 @@ fn param_help(p: Param) -> &'static str {
         Param::PartFriction => {
             "part friction: how the current part's flesh grips the ground and the hand"
         }
+        Param::MorphTarget => {
+            "morph target: which pose-dependent shape of the FEM flesh (kept with A while gripping) the row under acts on"
+        }
+        Param::MorphDelete => {
+            "delete target: press to drop the chosen morph target (undo brings it back)"
+        }
         Param::BlendTarget => "blend target: which blendshape of the mesh the weight row sets",
         Param::BlendWeight => "blend weight: how much of the target the mesh takes now; K keys it",
         Param::BlendMode => "blend: physical keeps lengths through a blend; linear shrinks bends",

@@ -51,6 +51,11 @@ pub enum Param {
     /// The current joint's part's own friction against obstacles (and its
     /// mirror image's under symmetry).
     PartFriction,
+    /// Which of the FEM flesh's dynamic morph targets the delete row acts
+    /// on: steps through them.
+    MorphTarget,
+    /// Deletes the chosen morph target (one undo step).
+    MorphDelete,
     /// Which blendshape target of the embedded mesh the weight row keys:
     /// steps through the targets.
     BlendTarget,

@@ -815,4 +815,5 @@ fn the_blend_weight_row_is_a_slider_dragged_in_one_undo_step() {
     assert_eq!(super::slider_value(b), Some(1.0));
 }
 
+mod morph;
 mod sliders;
