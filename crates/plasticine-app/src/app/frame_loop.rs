@@ -76,6 +76,9 @@ use std::time::{Duration, Instant};
 /// to take hold of it rather than move the playhead: a cell and a half of
 /// the 30 its dots are drawn in.
 const KEY_REACH: f64 = 0.05;
+/// A pull mirrored under symmetry closer than this (m) to itself is on the
+/// mirror plane: kept once.
+const MIRROR_APART: f32 = 0.01;
 
 /// Everything a renderer needs for one frame.
 #[derive(Clone, Copy, Debug)]
@@ -422,6 +425,8 @@ impl FrameLoop {
 
     /// Keeps the flesh's shape under the grip's pull, at the interactive
     /// posture, as a dynamic morph target (Galoppo §5.2): one undo step.
+    /// Under symmetry the pull is mirrored in x = 0 within the same target,
+    /// unless it is on the mirror plane (a belly pulled at its middle).
     /// Says what it kept, or why not.
     pub fn keep_morph_target(&mut self) -> Result<String, String> {
         let Some(pull) = self.grabber.pull() else {
@@ -435,8 +440,18 @@ impl FrameLoop {
         };
         let posture = self.interactive_posture().clone();
         let name = crate::fem::next_name(fem);
+        let mut pulls = vec![pull];
+        if let Some(sym) = self.panel.panel.symmetry {
+            let mirror = crate::fem::Pull {
+                at: sym.reflect(pull.at),
+                to: sym.reflect(pull.to),
+            };
+            if mirror.at.distance(pull.at) > MIRROR_APART {
+                pulls.push(mirror);
+            }
+        }
         let target =
-            crate::fem::sculpt_target(&self.character, &name, &posture, &[pull], 1.0, Vec::new())
+            crate::fem::sculpt_target(&self.character, &name, &posture, &pulls, 1.0, Vec::new())
                 .map_err(|e| format!("cannot keep a target: {e}"))?;
         let (flesh, added) = crate::fem::with_target(fem, &self.character.skeleton, target);
         let replaced = added.replaced.join(", ");
@@ -451,6 +466,9 @@ impl FrameLoop {
         .map_err(|e| format!("cannot keep a target: {e}"))?;
         self.send_edits();
         let mut said = format!("kept morph target '{name}' at this pose");
+        if pulls.len() > 1 {
+            said += ", mirrored";
+        }
         if !replaced.is_empty() {
             said += &format!(" (replacing {replaced})");
         }

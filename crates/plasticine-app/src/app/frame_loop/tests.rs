@@ -341,6 +341,86 @@ fn a_on_the_gripped_flesh_keeps_a_morph_target_in_one_undo_step() {
     assert!(targets(&fl).is_empty());
 }
 
+/// The FEM penguin's flesh gripped beside the middle of its belly, pulled
+/// 3 cm forward and kept with A, with the panel's symmetry on or off: the
+/// kept target.
+fn side_target(symmetric: bool) -> crate::character::MorphTarget {
+    use crate::character::{FemFlesh, Flesh};
+    let mut c = crate::samples::bare("penguin").unwrap();
+    c.flesh = Flesh::Fem(FemFlesh::default());
+    let mut fl = FrameLoop::new(c, SolverSettings::default());
+    if symmetric {
+        fl.panel_mut().panel.symmetry = Some(crate::tools::Symmetry::x());
+    }
+    let mut tracker = Script::new([]);
+    let mut r = Recorder::default();
+    let start = Instant::now();
+    while fl.sim.latest().flesh.is_none() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no flesh");
+        fl.frame(&mut tracker, &mut r).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let hand = |at: Vec3, right: u32| InputFrame {
+        time: 0.0,
+        right: HandState::at(at).with_buttons(right),
+        left: HandState::default(),
+    };
+    let side = Vec3::new(0.06, 0.2, 0.5);
+    let pulled = side + Vec3::new(0.0, 0.0, 0.03);
+    let (grip, a) = (buttons::GRIP, buttons::A);
+    tracker.frames.extend([
+        hand(side, grip),
+        hand(pulled, grip),
+        hand(pulled, grip | a),
+        hand(pulled, grip),
+        hand(pulled, 0),
+    ]);
+    for _ in 0..5 {
+        fl.frame(&mut tracker, &mut r).unwrap();
+    }
+    let notice = fl.toolbox().state.notice.clone().unwrap_or_default();
+    assert!(notice.contains("kept morph target"), "{notice}");
+    assert_eq!(notice.contains("mirrored"), symmetric, "{notice}");
+    let kept = fl.character().flesh.fem().unwrap().morph_targets.clone();
+    assert_eq!(kept.len(), 1);
+    kept[0].clone()
+}
+
+/// Under symmetry a target kept from a pull beside the mirror plane is
+/// pulled on both sides alike (LEMAN §6.1's mirrored edits): the forward
+/// displacement of the points on either side of x = 0 agrees within 1 %,
+/// and sideways they mirror; without symmetry the pulled side moves at
+/// least twice as far as the other.
+#[test]
+fn a_target_kept_under_symmetry_is_pulled_on_both_sides() {
+    let sides = |t: &crate::character::MorphTarget| {
+        let (mut right, mut left) = (Vec3::ZERO, Vec3::ZERO);
+        for o in &t.offsets {
+            if o.at.x > 1e-3 {
+                right += o.offset;
+            } else if o.at.x < -1e-3 {
+                left += o.offset;
+            }
+        }
+        (right, left)
+    };
+    let (right, left) = sides(&side_target(false));
+    assert!(
+        right.z > 2.0 * left.z.abs(),
+        "one side pulled: {right} against {left}"
+    );
+    let (right, left) = sides(&side_target(true));
+    assert!(right.z > 0.0, "{right}");
+    assert!(
+        (right.z - left.z).abs() < 0.01 * right.z,
+        "forward alike: {right} and {left}"
+    );
+    assert!(
+        (right.x + left.x).abs() < 0.01 * right.length(),
+        "sideways mirrored: {right} and {left}"
+    );
+}
+
 /// The push gesture as a script plays it: the right hand with PUSH held
 /// at the kinematic penguin's belly; the frames send the push, the status
 /// line shows it, the user is told the skeleton won't respond; letting go
