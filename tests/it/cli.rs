@@ -714,6 +714,7 @@ fn the_scaling_bench_fits_an_exponent_for_every_part() {
             "skin_step",
             "skin_step_without_skin_contact",
             "skin_skin_contact",
+            "skin_muscle_contact",
             "fem_step",
             "bake_second",
             "export_second"
@@ -738,7 +739,7 @@ fn the_scaling_bench_fits_an_exponent_for_every_part() {
     // and the factor's fill where one preconditions (these small lattices
     // are all under the fill budget, so each has one, filling over the
     // matrix as the lattice grows).
-    let fem = &lines[3];
+    let fem = &lines[4];
     assert_eq!(fem["cg_iterations_per_step"].as_array().unwrap().len(), 4);
     let ratios: Vec<f64> = fem["factor_fill"]
         .as_array()

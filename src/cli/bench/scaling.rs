@@ -14,7 +14,7 @@ use crate::fem::Linearization;
 use crate::io::CacheReader;
 use crate::io::{ExportOptions, export};
 use crate::samples::{limb, limb_pose};
-use crate::skin::SolverSettings;
+use crate::skin::{Simulation, SolverSettings};
 use serde_json::{Value, json};
 use std::time::Instant;
 
@@ -47,34 +47,47 @@ fn line(what: &str, unit: &str, sizes: &[String], n: &[f64], cost: &[f64], expec
     })
 }
 
-/// Wall seconds per skin step of the penguin's playback at m×m (the three
-/// skins summed), with the given settings; and the points per skin.
+/// What one skin step of the penguin's playback at m×m costs (the three
+/// skins summed), with the given settings.
+struct SkinStepCost {
+    /// Wall seconds per step.
+    step: f64,
+    /// Of which holding the points outside the muscles' fat layer.
+    muscle_contact: f64,
+    /// Points per skin.
+    points: f64,
+}
+
 fn skin_step_cost(
     m: usize,
     seconds: f64,
     settings: &SolverSettings,
-) -> Result<(f64, f64), BenchError> {
+) -> Result<SkinStepCost, BenchError> {
     let c = penguin_native(m, m)?;
     let points = c.skins.iter().map(|s| s.m * s.n).sum::<usize>() as f64 / c.skins.len() as f64;
     let frames = (seconds * 30.0).round().max(1.0) as usize;
     let mut sim = crate::samples::playback(c, settings.clone())?;
     sim.advance_to(1.0 / 30.0, None)?; // warm-up: threads, caches
-    let before: u64 = (0..sim.character.skins.len())
-        .map(|s| sim.stats(s).steps)
-        .sum();
+    let skins = 0..sim.character.skins.len();
+    let steps = |sim: &Simulation| -> u64 { skins.clone().map(|s| sim.stats(s).steps).sum() };
+    let contact =
+        |sim: &Simulation| -> f64 { skins.clone().map(|s| sim.muscle_contact_seconds(s)).sum() };
+    let (steps_before, contact_before) = (steps(&sim), contact(&sim));
     let start = Instant::now();
     for f in 2..=frames + 1 {
         sim.advance_to(f as f64 / 30.0, None)?;
     }
     let wall = start.elapsed().as_secs_f64();
-    let steps: u64 = (0..sim.character.skins.len())
-        .map(|s| sim.stats(s).steps)
-        .sum();
-    Ok((wall / (steps - before).max(1) as f64, points))
+    let taken = (steps(&sim) - steps_before).max(1) as f64;
+    Ok(SkinStepCost {
+        step: wall / taken,
+        muscle_contact: (contact(&sim) - contact_before) / taken,
+        points,
+    })
 }
 
 /// The scaling lines: skin step with and without skin–skin contact (and
-/// the contact's own share), FEM step, a baked second and an exported
+/// the contact's own share), the skin–muscle contact, FEM step, a baked second and an exported
 /// second. `quick` uses smaller sizes and shorter runs (smoke tests).
 pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
     let skin_sizes: &[usize] = if quick {
@@ -91,11 +104,13 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
         ..SolverSettings::default()
     };
     let (mut with_cost, mut without_cost, mut n) = (Vec::new(), Vec::new(), Vec::new());
+    let mut muscle_contact = Vec::new();
     for &m in skin_sizes {
-        let (c, points) = skin_step_cost(m, seconds, &SolverSettings::default())?;
-        with_cost.push(c);
-        n.push(points);
-        without_cost.push(skin_step_cost(m, seconds, &without)?.0);
+        let cost = skin_step_cost(m, seconds, &SolverSettings::default())?;
+        with_cost.push(cost.step);
+        muscle_contact.push(cost.muscle_contact);
+        n.push(cost.points);
+        without_cost.push(skin_step_cost(m, seconds, &without)?.step);
     }
     out.push(line(
         "skin_step",
@@ -130,6 +145,16 @@ pub fn figures(quick: bool) -> Result<Vec<Value>, BenchError> {
         l["note"] = json!("the contact's share is within the timing noise at some size: no fit");
     }
     out.push(l);
+    // The skin–muscle contact, timed inside the step (it cannot be left
+    // out: the skin would sink).
+    out.push(line(
+        "skin_muscle_contact",
+        "s per skin step",
+        &skins,
+        &n,
+        &muscle_contact,
+        1.0,
+    ));
 
     // FEM: the limb lattice, global linearization, cost per implicit step.
     let dims: &[[usize; 3]] = if quick {

@@ -86,6 +86,10 @@ pub struct Constraints {
     /// Candidate muscles per block (flattened, with offsets).
     candidates: Vec<u16>,
     offsets: Vec<u32>,
+    /// Wall time spent in [`resolve`](Self::resolve) so far: the cost of
+    /// the skin–muscle contact on its own (`bench --scaling`). Timing
+    /// only: it never enters the simulation.
+    spent: std::time::Duration,
 }
 
 impl Constraints {
@@ -103,6 +107,29 @@ impl Constraints {
         fat: &[f32],
         body: &PosedBody,
         later: &PosedBody,
+        r: &mut [Vec3],
+        v: &mut [Vec3],
+        wrapped: &[usize],
+        response: ContactResponse,
+        apply: bool,
+    ) -> ConstraintReport {
+        let start = std::time::Instant::now();
+        let report = self.resolve_untimed(grid, fat, (body, later), r, v, wrapped, response, apply);
+        self.spent += start.elapsed();
+        report
+    }
+
+    /// Wall seconds spent resolving the fat layer so far.
+    pub fn seconds(&self) -> f64 {
+        self.spent.as_secs_f64()
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "as resolve, whose body it is")]
+    fn resolve_untimed(
+        &mut self,
+        grid: &Grid,
+        fat: &[f32],
+        (body, later): (&PosedBody, &PosedBody),
         r: &mut [Vec3],
         v: &mut [Vec3],
         wrapped: &[usize],

@@ -264,6 +264,13 @@ impl Simulation {
             .fold(f64::INFINITY, f64::min)
     }
 
+    /// Wall seconds skin `skin` has spent holding its points outside the
+    /// muscles' fat layer (the skin–muscle contact) since it was built or
+    /// restored: timing for the benches, never part of the state.
+    pub fn muscle_contact_seconds(&self, skin: usize) -> f64 {
+        self.skins[skin].constraints.seconds()
+    }
+
     /// The counters of skin `skin`, with its integrator's current force evaluations.
     pub fn stats(&self, skin: usize) -> SkinStats {
         let mut s = self.skins[skin].stats;
