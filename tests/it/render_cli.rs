@@ -248,32 +248,9 @@ fn render_map_colours_the_skin_and_prints_its_legend() {
     // floor is drawn by default (a bottom corner), and an unknown layer is
     // refused with the choices.
     let bare = dir.path().join("bare");
-    let (ok, _, stderr) = plasticine(&[
-        "render",
-        "assets/penguin.ron",
-        "--out",
-        bare.to_str().unwrap(),
-        "--size",
-        "160x120",
-        "--stereo",
-        "mono",
-        "--frames",
-        "1",
-        "--layers",
-        "muscles,skeleton",
-        "--xray",
-    ]);
-    assert!(ok, "{stderr}");
-    let (w, h, buf) = read_png(&bare.join("frame_00000.png"));
-    let px = |x: u32, y: u32| {
-        let i = ((y * w + x) * 4) as usize;
-        [buf[i], buf[i + 1], buf[i + 2]]
-    };
-    assert_eq!(px(3, h - 3), px(3, 3), "the floor was drawn");
-    // The fat shell alone: a see-through yellow where the penguin is,
-    // none drawn without it.
-    let yellow = |layers: &str| {
-        let (ok, _, stderr) = plasticine(&[
+    // One small mono image of the penguin with only `layers` (and `extra`).
+    let render_layers = |layers: &str, extra: &[&str]| {
+        let mut args = vec![
             "render",
             "assets/penguin.ron",
             "--out",
@@ -286,9 +263,22 @@ fn render_map_colours_the_skin_and_prints_its_legend() {
             "1",
             "--layers",
             layers,
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let (ok, _, stderr) = plasticine(&args);
         assert!(ok, "{stderr}");
-        let (_, _, buf) = read_png(&bare.join("frame_00000.png"));
+        read_png(&bare.join("frame_00000.png"))
+    };
+    let (w, h, buf) = render_layers("muscles,skeleton", &["--xray"]);
+    let px = |x: u32, y: u32| {
+        let i = ((y * w + x) * 4) as usize;
+        [buf[i], buf[i + 1], buf[i + 2]]
+    };
+    assert_eq!(px(3, h - 3), px(3, 3), "the floor was drawn");
+    // The fat shell alone: a see-through yellow where the penguin is,
+    // none drawn without it.
+    let yellow = |layers: &str| {
+        let (_, _, buf) = render_layers(layers, &[]);
         buf.chunks_exact(4)
             .filter(|p| p[0] as i32 > p[2] as i32 + 40 && p[1] as i32 > p[2] as i32 + 30)
             .count()

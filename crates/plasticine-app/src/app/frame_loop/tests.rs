@@ -255,15 +255,16 @@ fn skin_tools_see_the_simulated_skin() {
     );
 }
 
-/// Grip the FEM penguin's belly, pull it 3 cm, press A: the pulled shape
-/// is kept as a dynamic morph target at this posture, in one undo step;
-/// left A takes it back. A with nothing held keeps nothing.
-#[test]
-fn a_on_the_gripped_flesh_keeps_a_morph_target_in_one_undo_step() {
+/// The bare penguin on FEM flesh in a frame loop (its panel's symmetry
+/// on when `symmetric`), run until the simulation has built the flesh.
+fn fem_penguin_loop(symmetric: bool) -> (FrameLoop, Script, Recorder) {
     use crate::character::{FemFlesh, Flesh};
     let mut c = crate::samples::bare("penguin").unwrap();
     c.flesh = Flesh::Fem(FemFlesh::default());
     let mut fl = FrameLoop::new(c, SolverSettings::default());
+    if symmetric {
+        fl.panel_mut().panel.symmetry = Some(crate::tools::Symmetry::x());
+    }
     let mut tracker = Script::new([]);
     let mut r = Recorder::default();
     let start = Instant::now();
@@ -272,6 +273,15 @@ fn a_on_the_gripped_flesh_keeps_a_morph_target_in_one_undo_step() {
         fl.frame(&mut tracker, &mut r).unwrap();
         std::thread::sleep(Duration::from_millis(2));
     }
+    (fl, tracker, r)
+}
+
+/// Grip the FEM penguin's belly, pull it 3 cm, press A: the pulled shape
+/// is kept as a dynamic morph target at this posture, in one undo step;
+/// left A takes it back. A with nothing held keeps nothing.
+#[test]
+fn a_on_the_gripped_flesh_keeps_a_morph_target_in_one_undo_step() {
+    let (mut fl, mut tracker, mut r) = fem_penguin_loop(false);
     let hand = |at: Vec3, right: u32, left: u32| InputFrame {
         time: 0.0,
         right: HandState::at(at).with_buttons(right),
@@ -345,21 +355,7 @@ fn a_on_the_gripped_flesh_keeps_a_morph_target_in_one_undo_step() {
 /// 3 cm forward and kept with A, with the panel's symmetry on or off: the
 /// kept target.
 fn side_target(symmetric: bool) -> crate::character::MorphTarget {
-    use crate::character::{FemFlesh, Flesh};
-    let mut c = crate::samples::bare("penguin").unwrap();
-    c.flesh = Flesh::Fem(FemFlesh::default());
-    let mut fl = FrameLoop::new(c, SolverSettings::default());
-    if symmetric {
-        fl.panel_mut().panel.symmetry = Some(crate::tools::Symmetry::x());
-    }
-    let mut tracker = Script::new([]);
-    let mut r = Recorder::default();
-    let start = Instant::now();
-    while fl.sim.latest().flesh.is_none() {
-        assert!(start.elapsed() < Duration::from_secs(60), "no flesh");
-        fl.frame(&mut tracker, &mut r).unwrap();
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let (mut fl, mut tracker, mut r) = fem_penguin_loop(symmetric);
     let hand = |at: Vec3, right: u32| InputFrame {
         time: 0.0,
         right: HandState::at(at).with_buttons(right),
