@@ -46,9 +46,10 @@ mod timeline;
 mod view;
 
 use flesh::{
-    apply_edit, chosen_morph_target, delete_morph_target, set_blend_weight, set_part_friction,
-    set_part_stiffness, step_blend_target, step_blend_weight, step_flesh, step_morph_target,
-    step_part_friction, step_part_stiffness, step_sculpt_brush, toggle_blend_mode,
+    apply_edit, change_part_friction, chosen_morph_target, delete_morph_target,
+    scale_part_stiffness, set_blend_weight, step_blend_target, step_blend_weight, step_flesh,
+    step_morph_target, step_part_friction, step_part_stiffness, step_sculpt_brush,
+    toggle_blend_mode,
 };
 pub use rows::{
     BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK, STEP, Scope, Side,
@@ -592,8 +593,8 @@ impl ControlPanel {
             Param::BlendWeight => {
                 set_blend_weight(tools.state.blend_target, value, continuing, ctx)
             }
-            Param::PartStiffness => set_part_stiffness(value.into(), continuing, tools, ctx),
-            Param::PartFriction => set_part_friction(value.into(), continuing, tools, ctx),
+            Param::PartStiffness => scale_part_stiffness(|_| value.into(), continuing, tools, ctx),
+            Param::PartFriction => change_part_friction(|_| value.into(), continuing, tools, ctx),
             Param::Tolerance => {
                 settings.tolerances.position = value;
                 Ok(PanelOutcome::Settings(format!(

@@ -285,20 +285,10 @@ pub(super) fn step_part_stiffness(
     scale_part_stiffness(|now| now * factor, false, tools, ctx)
 }
 
-/// The part-stiffness slider: the current part's flesh (and its mirror's)
-/// `value` times as stiff as the flesh's own, one undo step or part of the
-/// last when `continuing`.
-pub(super) fn set_part_stiffness(
-    value: f64,
-    continuing: bool,
-    tools: &Toolbox,
-    ctx: &mut ToolContext,
-) -> Result<PanelOutcome, EditError> {
-    scale_part_stiffness(|_| value, continuing, tools, ctx)
-}
-
-/// The current part's stiffness factor set to `scale` of what it is.
-fn scale_part_stiffness(
+/// The current part's (and its mirror's) stiffness factor set to `scale`
+/// of what it is (a step, or the slider's value), one undo step or part of
+/// the last when `continuing`.
+pub(super) fn scale_part_stiffness(
     scale: impl Fn(f64) -> f64,
     continuing: bool,
     tools: &Toolbox,
@@ -332,21 +322,10 @@ pub(super) fn step_part_friction(
     change_part_friction(stepped, false, tools, ctx)
 }
 
-/// The part-friction slider: the current part's (and its mirror's) own
-/// friction coefficient set to `value`, one undo step or part of the last
-/// when `continuing`.
-pub(super) fn set_part_friction(
-    value: f64,
-    continuing: bool,
-    tools: &Toolbox,
-    ctx: &mut ToolContext,
-) -> Result<PanelOutcome, EditError> {
-    change_part_friction(|_| value, continuing, tools, ctx)
-}
-
-/// The current part's friction set to `to` of what it meets the ground
-/// with now.
-fn change_part_friction(
+/// The current part's (and its mirror's) own friction set to `to` of what
+/// it meets the ground with now (a step, or the slider's value), one undo
+/// step or part of the last when `continuing`.
+pub(super) fn change_part_friction(
     to: impl Fn(f64) -> f64,
     continuing: bool,
     tools: &Toolbox,
