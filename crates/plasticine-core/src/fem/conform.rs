@@ -16,7 +16,7 @@
 //! around its grid cell.
 
 use super::lattice::Lattice;
-use super::snap::{Topology, cell_quality};
+use super::snap::{Topology, cell_quality_until};
 use glam::DVec3;
 
 /// The least Jacobian ratio [`Lattice::relax_move`] aims for (it stops
@@ -101,7 +101,7 @@ impl Lattice {
         self.rest[a] = target;
         for step in RELAX_STEPS {
             for _ in 0..RELAX_SWEEPS {
-                if self.least_quality(&cells) >= RELAX_GOAL {
+                if self.least_quality_until(&cells, |q| q < RELAX_GOAL) >= RELAX_GOAL {
                     break;
                 }
                 let mut improved = false;
@@ -109,7 +109,7 @@ impl Lattice {
                     let own = &topology.cells_of[v];
                     let start = self.rest[v];
                     let grid = self.grid_position(v);
-                    let (mut best, mut best_p) = (self.least_quality(own), start);
+                    let (mut best, mut best_p) = (self.least_quality_until(own, |_| false), start);
                     for dir in search_directions() {
                         let p = start + dir * (step * h);
                         let offset = p - grid;
@@ -117,8 +117,9 @@ impl Lattice {
                             continue;
                         }
                         self.rest[v] = p;
-                        let q = self.least_quality(own);
-                        if q > best + 1e-12 {
+                        let bar = best + 1e-12;
+                        let q = self.least_quality_until(own, |q| q <= bar);
+                        if q > bar {
                             (best, best_p) = (q, p);
                         }
                     }
@@ -130,7 +131,7 @@ impl Lattice {
                 }
             }
         }
-        if self.least_quality(&cells) >= min_jacobian {
+        if self.least_quality_until(&cells, |q| q < min_jacobian) >= min_jacobian {
             Some(
                 free.iter()
                     .zip(&saved)
@@ -146,12 +147,20 @@ impl Lattice {
         }
     }
 
-    /// The least Jacobian ratio ([`cell_quality`]) over `cells`.
-    fn least_quality(&self, cells: &[usize]) -> f64 {
+    /// The least Jacobian ratio (`cell_quality`) over `cells`, stopping as
+    /// soon as `stop` accepts the least so far: exact when it accepts none,
+    /// else at most that (what a comparison with a bound needs).
+    fn least_quality_until(&self, cells: &[usize], stop: impl Fn(f64) -> bool) -> f64 {
         let box_volume = self.cell_size.element_product();
-        cells
-            .iter()
-            .map(|&c| cell_quality(&self.cell_corners(c), box_volume))
-            .fold(f64::INFINITY, f64::min)
+        let mut least = f64::INFINITY;
+        for &c in cells {
+            least = least.min(cell_quality_until(&self.cell_corners(c), box_volume, |q| {
+                stop(q.min(least))
+            }));
+            if stop(least) {
+                break;
+            }
+        }
+        least
     }
 }

@@ -29,13 +29,16 @@
 //! ([`HexElement::isoparametric`], [`conform_elements`]) and points are
 //! embedded in them by inverting their trilinear map ([`invert_trilinear`]).
 
+#[cfg(any(doc, test))]
+use super::element::cell_jacobian;
 #[cfg(test)]
 use super::element::invert_trilinear;
-use super::element::{CellElements, HexElement, cell_jacobian, corner_offset, gauss_points};
+use super::element::{CellElements, HexElement, corner_offset, gauss_points, trilinear_gradients};
 use super::lattice::{Bone, BoneBinding, Lattice};
-use glam::DVec3;
+use glam::{DMat3, DVec3};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::OnceLock;
 
 /// How many vertices nearest a bone's tail are tried as its chain's end.
 const END_CANDIDATES: usize = 12;
@@ -69,15 +72,49 @@ pub struct SnapReport {
 /// The smallest `det J / |box|` of a cell's trilinear map over its eight
 /// corners and eight Gauss points.
 pub fn cell_quality(corners: &[DVec3; 8], box_volume: f64) -> f64 {
-    let gauss = gauss_points(DVec3::ZERO, DVec3::ONE, DVec3::ONE);
-    (0..8)
-        .map(|i| {
-            let [a, b, c] = corner_offset(i);
-            DVec3::new(a as f64, b as f64, c as f64)
+    cell_quality_until(corners, box_volume, |_| false)
+}
+
+/// [`cell_quality`], stopping at the first sample whose least ratio so far
+/// `stop` accepts: exact when it accepts none, else at most that. The
+/// lattice's conforming only compares qualities with a bound, and most of
+/// the positions its pattern search tries fail at a sample or two.
+pub(super) fn cell_quality_until(
+    corners: &[DVec3; 8],
+    box_volume: f64,
+    stop: impl Fn(f64) -> bool,
+) -> f64 {
+    let mut least = f64::INFINITY;
+    for g in quality_gradients() {
+        let mut j = DMat3::ZERO;
+        for (x, ga) in corners.iter().zip(g) {
+            j += DMat3::from_cols(*x * ga.x, *x * ga.y, *x * ga.z);
+        }
+        least = least.min(j.determinant() / box_volume);
+        if stop(least) {
+            break;
+        }
+    }
+    least
+}
+
+/// The trilinear shape functions' gradients at [`cell_quality`]'s samples
+/// (the corners, then the Gauss points), computed once: the sums are those
+/// of [`cell_jacobian`], term for term.
+fn quality_gradients() -> &'static [[DVec3; 8]; 16] {
+    static GRADIENTS: OnceLock<[[DVec3; 8]; 16]> = OnceLock::new();
+    GRADIENTS.get_or_init(|| {
+        let gauss = gauss_points(DVec3::ZERO, DVec3::ONE, DVec3::ONE);
+        std::array::from_fn(|k| {
+            let s = if k < 8 {
+                let [a, b, c] = corner_offset(k);
+                DVec3::new(a as f64, b as f64, c as f64)
+            } else {
+                gauss[k - 8].local
+            };
+            trilinear_gradients(s, DVec3::ONE)
         })
-        .chain(gauss.iter().map(|p| p.local))
-        .map(|s| cell_jacobian(corners, s).determinant() / box_volume)
-        .fold(f64::INFINITY, f64::min)
+    })
 }
 
 /// The lattice's edge graph and the cells of each vertex.
@@ -160,27 +197,28 @@ impl Lattice {
                 adjacency: &adjacency,
                 cells_of: &cells_of,
             };
-            let mut best: Option<(usize, usize)> = None;
-            for (i, &end) in ends.iter().enumerate() {
+            // The best trial's chain and the lattice it left.
+            let mut best: Option<(BoneChain, Vec<DVec3>, Vec<Option<usize>>)> = None;
+            for &end in &ends {
                 let path = self
                     .bone_path(&adjacency, bone, start, end, h)
                     .unwrap_or_else(|| vec![start, end]);
-                let fell = self
-                    .conform_chain(bi, bone, &path, &topology, min_jacobian)
-                    .fell_back;
-                if best.is_none_or(|(f, _)| fell < f) {
-                    best = Some((fell, i));
+                let chain = self.conform_chain(bi, bone, &path, &topology, min_jacobian);
+                let fell = chain.fell_back;
+                if best
+                    .as_ref()
+                    .is_none_or(|(kept, _, _)| fell < kept.fell_back)
+                {
+                    let left = (self.rest.clone(), self.bone_of_vertex.clone());
+                    best = Some((chain, left.0, left.1));
                 }
                 (self.rest, self.bone_of_vertex) = saved.clone();
                 if fell == 0 {
                     break;
                 }
             }
-            let end = ends[best.map_or(0, |(_, i)| i)];
-            let path = self
-                .bone_path(&adjacency, bone, start, end, h)
-                .unwrap_or_else(|| vec![start, end]);
-            let chain = self.conform_chain(bi, bone, &path, &topology, min_jacobian);
+            let (chain, rest, bound) = best.expect("a bone has at least one end to try");
+            (self.rest, self.bone_of_vertex) = (rest, bound);
             report.chains.push(chain);
             // A bone whose whole chain an earlier bone holds (shorter than
             // a cell, from a shared joint) binds the free vertices nearest
@@ -277,9 +315,10 @@ impl Lattice {
     ) -> bool {
         let old = self.rest[a];
         self.rest[a] = target;
-        let valid = cells
-            .iter()
-            .all(|&c| cell_quality(&self.cell_corners(c), box_volume) >= min_jacobian);
+        let valid = cells.iter().all(|&c| {
+            cell_quality_until(&self.cell_corners(c), box_volume, |q| q < min_jacobian)
+                >= min_jacobian
+        });
         if !valid {
             self.rest[a] = old;
         }
@@ -446,5 +485,34 @@ mod tests {
         let mut flipped = c;
         flipped.swap(0, 1);
         assert!(cell_quality(&flipped, size.element_product()) < 0.0);
+    }
+
+    /// The quality is the least det J / |box| over the corners and the
+    /// Gauss points, each J the one `cell_jacobian` gives (bit for bit: the
+    /// lattice's conforming must not change with the cached gradients), and
+    /// stopping at a bound gives the exact quality above it and at most the
+    /// bound below it.
+    #[test]
+    fn the_quality_is_the_least_jacobian_ratio_and_stops_only_below_its_bound() {
+        let c = skewed();
+        let gauss = gauss_points(DVec3::ZERO, DVec3::ONE, DVec3::ONE);
+        let direct = (0..8)
+            .map(|i| {
+                let [a, b, d] = corner_offset(i);
+                DVec3::new(a as f64, b as f64, d as f64)
+            })
+            .chain(gauss.iter().map(|p| p.local))
+            .map(|s| cell_jacobian(&c, s).determinant())
+            .fold(f64::INFINITY, f64::min);
+        let q = cell_quality(&c, 1.0);
+        assert_eq!(q.to_bits(), direct.to_bits(), "{q} vs {direct}");
+        for bound in [-1.0, 0.5 * q, q, 0.9, 2.0] {
+            let below = cell_quality_until(&c, 1.0, |v| v < bound);
+            if q >= bound {
+                assert_eq!(below.to_bits(), q.to_bits(), "bound {bound}");
+            } else {
+                assert!(below < bound, "bound {bound}: {below}");
+            }
+        }
     }
 }
