@@ -49,8 +49,9 @@ pub struct ModalFlesh {
 pub struct ModalPart {
     /// The joint's name.
     pub joint: String,
-    /// How many of the lowest modes to keep (before dropping those the
-    /// skeleton cannot excite), in `MODES_RANGE`.
+    /// How many modes to keep: the lowest that the skeleton can excite,
+    /// found among up to twice as many of the part's lowest (fewer where
+    /// even those hold too few), in `MODES_RANGE`.
     pub modes: usize,
     /// Largest displacement of the part's surface, as a fraction of the
     /// part's size: the force filter of DyRT §3 clamps each mode there.

@@ -160,110 +160,169 @@ pub const RESIDUAL: f64 = 1e-9;
 
 /// The `count` lowest modes of a sparse free block: K (as `(row, col,
 /// value)` entries over n DOFs, both triangles) with the diagonal mass
-/// `mass`, by subspace iteration with shift and invert: a block of vectors
-/// is multiplied by M^½(K − σM)⁻¹M^½ (faer's sparse Cholesky of K − σM)
-/// and Rayleigh–Ritz on A = M^(−½)KM^(−½) picks the best approximations in
-/// it, until every wanted mode's residual is below [`RESIDUAL`]. (faer's
-/// Krylov–Schur stalled on the penguin's parts, spinning in its Lanczos
-/// reorthogonalisation without applying the operator.)
+/// `mass` ([`SparseModes`]).
+#[cfg(test)]
 pub fn lowest_modes_sparse(
     n: usize,
     k: &[(usize, usize, f64)],
     mass: &[f64],
     count: usize,
 ) -> Result<Modes, EigenError> {
-    use faer::sparse::{SparseColMat, Triplet};
-    if n == 0 {
-        return Err(EigenError::Empty);
-    }
-    assert_eq!(mass.len(), n, "one mass per DOF");
-    if count > n {
-        return Err(EigenError::TooManyModes {
-            asked: count,
-            dofs: n,
-        });
-    }
-    if let Some((dof, &m)) = mass
-        .iter()
-        .enumerate()
-        .find(|(_, m)| !(m.is_finite() && **m > 0.0))
-    {
-        return Err(EigenError::Mass { dof, mass: m });
-    }
-    let mean: f64 = k
-        .iter()
-        .filter(|(r, c, _)| r == c)
-        .map(|(r, _, v)| v / mass[*r])
-        .sum::<f64>()
-        / n as f64;
-    let sigma = SHIFT * mean;
-    let mut entries: Vec<Triplet<u32, u32, f64>> = k
-        .iter()
-        .map(|&(r, c, v)| Triplet::new(r as u32, c as u32, v))
-        .collect();
-    entries.extend((0..n).map(|i| Triplet::new(i as u32, i as u32, -sigma * mass[i])));
-    let shifted = SparseColMat::<u32, f64>::try_new_from_triplets(n, n, &entries)
-        .map_err(|_| EigenError::NoConvergence)?;
-    let factor = shifted
-        .sp_cholesky(Side::Lower)
-        .map_err(|_| EigenError::NotPositive {
-            lowest: f64::NAN,
-            highest: f64::NAN,
-        })?;
-    let sqrt_mass: Vec<f64> = mass.iter().map(|m| m.sqrt()).collect();
-    // A = M^(−½) K M^(−½) applied to a block.
-    let apply_a = |x: &Mat<f64>| {
-        let mut y = Mat::<f64>::zeros(n, x.ncols());
-        for &(r, c, v) in k {
-            let w = v / (sqrt_mass[r] * sqrt_mass[c]);
-            for j in 0..x.ncols() {
-                y[(r, j)] += w * x[(c, j)];
-            }
+    SparseModes::new(n, k, mass)?.lowest(count)
+}
+
+/// A sparse free block's modes by subspace iteration with shift and
+/// invert: a block of vectors is multiplied by M^½(K − σM)⁻¹M^½ (faer's
+/// sparse Cholesky of K − σM) and Rayleigh–Ritz on A = M^(−½)KM^(−½) picks
+/// the best approximations in it, until every wanted mode's residual is
+/// below [`RESIDUAL`]. (faer's Krylov–Schur stalled on the penguin's parts,
+/// spinning in its Lanczos reorthogonalisation without applying the
+/// operator.) The factor is kept, and a later call for more modes starts
+/// from the last call's converged block, so asking again costs a few
+/// iterations, not a second solve.
+pub struct SparseModes<'a> {
+    n: usize,
+    k: &'a [(usize, usize, f64)],
+    sqrt_mass: Vec<f64>,
+    factor: faer::sparse::linalg::solvers::Llt<u32, f64>,
+    /// The last converged block (M^½-weighted Ritz vectors), ascending.
+    block: Option<Mat<f64>>,
+}
+
+impl<'a> SparseModes<'a> {
+    /// Factors K − σM of the block (module docs), σ a little below zero.
+    pub fn new(n: usize, k: &'a [(usize, usize, f64)], mass: &[f64]) -> Result<Self, EigenError> {
+        use faer::sparse::{SparseColMat, Triplet};
+        if n == 0 {
+            return Err(EigenError::Empty);
         }
-        y
-    };
-    let p = (2 * count + 8).min(n);
-    let mut y = Mat::<f64>::from_fn(n, p, |i, j| {
-        ((i * 7919 + j * 104_729) as f64 * 0.618_033_988_75).fract() - 0.5
-    });
-    for _ in 0..MAX_ITERATIONS {
-        let mut z = Mat::<f64>::from_fn(n, p, |i, j| y[(i, j)] * sqrt_mass[i]);
-        faer::linalg::solvers::SolveCore::solve_in_place_with_conj(
-            &factor,
-            faer::Conj::No,
-            z.as_mut(),
-        );
-        let z = Mat::<f64>::from_fn(n, p, |i, j| z[(i, j)] * sqrt_mass[i]);
-        let q = z.qr().compute_thin_Q();
-        let aq = apply_a(&q);
-        let b = q.transpose() * &aq;
-        let b = Mat::<f64>::from_fn(p, p, |i, j| 0.5 * (b[(i, j)] + b[(j, i)]));
-        let evd = b
-            .self_adjoint_eigen(Side::Lower)
+        assert_eq!(mass.len(), n, "one mass per DOF");
+        if let Some((dof, &m)) = mass
+            .iter()
+            .enumerate()
+            .find(|(_, m)| !(m.is_finite() && **m > 0.0))
+        {
+            return Err(EigenError::Mass { dof, mass: m });
+        }
+        let mean: f64 = k
+            .iter()
+            .filter(|(r, c, _)| r == c)
+            .map(|(r, _, v)| v / mass[*r])
+            .sum::<f64>()
+            / n as f64;
+        let sigma = SHIFT * mean;
+        let mut entries: Vec<Triplet<u32, u32, f64>> = k
+            .iter()
+            .map(|&(r, c, v)| Triplet::new(r as u32, c as u32, v))
+            .collect();
+        entries.extend((0..n).map(|i| Triplet::new(i as u32, i as u32, -sigma * mass[i])));
+        let shifted = SparseColMat::<u32, f64>::try_new_from_triplets(n, n, &entries)
             .map_err(|_| EigenError::NoConvergence)?;
-        let theta: Vec<f64> = (0..p).map(|c| evd.S().column_vector()[c]).collect();
-        y = &q * evd.U();
-        let ay = &aq * evd.U();
-        let converged = (0..count).all(|c| {
-            let r: f64 = (0..n)
-                .map(|i| (ay[(i, c)] - theta[c] * y[(i, c)]).powi(2))
-                .sum::<f64>()
-                .sqrt();
-            r <= RESIDUAL * theta[c].abs()
-        });
-        if converged {
-            if theta[0].is_nan() || theta[0] <= 0.0 {
-                return Err(EigenError::NotPositive {
-                    lowest: theta[0],
-                    highest: theta[p - 1],
-                });
-            }
-            let omega = theta[..count].iter().map(|t| t.sqrt()).collect();
-            let shapes = (0..count)
-                .map(|c| (0..n).map(|i| y[(i, c)] / sqrt_mass[i]).collect())
-                .collect();
-            return Ok(Modes { omega, shapes });
-        }
+        let factor = shifted
+            .sp_cholesky(Side::Lower)
+            .map_err(|_| EigenError::NotPositive {
+                lowest: f64::NAN,
+                highest: f64::NAN,
+            })?;
+        Ok(Self {
+            n,
+            k,
+            sqrt_mass: mass.iter().map(|m| m.sqrt()).collect(),
+            factor,
+            block: None,
+        })
     }
-    Err(EigenError::NoConvergence)
+
+    /// The `count` lowest modes.
+    pub fn lowest(&mut self, count: usize) -> Result<Modes, EigenError> {
+        let (n, k, sqrt_mass) = (self.n, self.k, &self.sqrt_mass);
+        if count > n {
+            return Err(EigenError::TooManyModes {
+                asked: count,
+                dofs: n,
+            });
+        }
+        // A = M^(−½) K M^(−½) applied to a block, a column at a time (the
+        // same sums, in the same order, as entry by entry).
+        let scaled: Vec<(usize, usize, f64)> = k
+            .iter()
+            .map(|&(r, c, v)| (r, c, v / (sqrt_mass[r] * sqrt_mass[c])))
+            .collect();
+        let apply_a = |x: &Mat<f64>| {
+            let mut y = Mat::<f64>::zeros(n, x.ncols());
+            for j in 0..x.ncols() {
+                let (xc, yc) = (x.col_as_slice(j), y.col_as_slice_mut(j));
+                for &(r, c, w) in &scaled {
+                    yc[r] += w * xc[c];
+                }
+            }
+            y
+        };
+        // Each column times M^½.
+        let weigh = |x: &mut Mat<f64>| {
+            for j in 0..x.ncols() {
+                for (v, s) in x.col_as_slice_mut(j).iter_mut().zip(sqrt_mass) {
+                    *v *= s;
+                }
+            }
+        };
+        let p = (2 * count + 8).min(n);
+        // The last block's vectors first, then fixed pseudo-random ones.
+        let kept = self.block.as_ref().map_or(0, |b| b.ncols().min(p));
+        let mut y = Mat::<f64>::from_fn(n, p, |i, j| match &self.block {
+            Some(b) if j < kept => b[(i, j)],
+            _ => ((i * 7919 + j * 104_729) as f64 * 0.618_033_988_75).fract() - 0.5,
+        });
+        for _ in 0..MAX_ITERATIONS {
+            let mut z = y.clone();
+            weigh(&mut z);
+            faer::linalg::solvers::SolveCore::solve_in_place_with_conj(
+                &self.factor,
+                faer::Conj::No,
+                z.as_mut(),
+            );
+            weigh(&mut z);
+            let q = z.qr().compute_thin_Q();
+            let aq = apply_a(&q);
+            let b = q.transpose() * &aq;
+            let b = Mat::<f64>::from_fn(p, p, |i, j| 0.5 * (b[(i, j)] + b[(j, i)]));
+            let evd = b
+                .self_adjoint_eigen(Side::Lower)
+                .map_err(|_| EigenError::NoConvergence)?;
+            let theta: Vec<f64> = (0..p).map(|c| evd.S().column_vector()[c]).collect();
+            y = &q * evd.U();
+            let ay = &aq * evd.U();
+            let converged = (0..count).all(|c| {
+                let r: f64 = ay
+                    .col_as_slice(c)
+                    .iter()
+                    .zip(y.col_as_slice(c))
+                    .map(|(a, v)| (a - theta[c] * v).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                r <= RESIDUAL * theta[c].abs()
+            });
+            if converged {
+                if theta[0].is_nan() || theta[0] <= 0.0 {
+                    return Err(EigenError::NotPositive {
+                        lowest: theta[0],
+                        highest: theta[p - 1],
+                    });
+                }
+                let omega = theta[..count].iter().map(|t| t.sqrt()).collect();
+                let shapes = (0..count)
+                    .map(|c| {
+                        y.col_as_slice(c)
+                            .iter()
+                            .zip(sqrt_mass)
+                            .map(|(v, s)| v / s)
+                            .collect()
+                    })
+                    .collect();
+                self.block = Some(y);
+                return Ok(Modes { omega, shapes });
+            }
+        }
+        Err(EigenError::NoConvergence)
+    }
 }

@@ -9,7 +9,7 @@
 //! across the cells it shares with its neighbours and the field stays
 //! continuous however the parts vibrate.
 
-use super::eigen::{EigenError, lowest_modes, lowest_modes_sparse};
+use super::eigen::{EigenError, SparseModes, lowest_modes};
 use super::transfer::Transfer;
 use crate::character::{Character, ModalPart};
 use crate::fem::Assembled;
@@ -23,6 +23,11 @@ pub const DENSE_BELOW: usize = super::eigen::DENSE_DOFS;
 /// Modes whose transfer is below this fraction of the part's strongest are
 /// dropped: the skeleton cannot excite them (DyRT §5).
 pub const MIN_EXCITATION: f64 = 0.01;
+
+/// Modes the sparse solver first computes beyond those asked for: one in
+/// this many more (rounded up), the stand-ins for the unexcitable ones
+/// dropped (the figure's parts drop 0 to 3 of their lowest 16).
+const CANDIDATE_SHARE: usize = 4;
 
 /// A part's modes, ready to be stepped.
 #[derive(Clone, Debug)]
@@ -215,17 +220,10 @@ pub fn part_modes(
     let (k, mass) = free_block(matrices, &free);
     // One mass per vertex: the DOFs' come in threes.
     let masses: Vec<f64> = mass.iter().step_by(3).copied().collect();
-    let modes = if n <= DENSE_BELOW {
-        let mut dense = vec![0.0; n * n];
-        for &(r, c, v) in &k {
-            dense[r * n + c] = v;
-        }
-        lowest_modes(&dense, &mass, asked)
-    } else {
-        lowest_modes_sparse(n, &k, &mass, asked)
-    }
-    .map_err(eigen)?;
-
+    // The part keeps the lowest `asked` modes its bone can excite, so more
+    // are computed than asked, to stand in for the ones dropped: the dense
+    // solver has them all at once, the sparse one computes a quarter more,
+    // then twice as many if that fell short.
     let rest: Vec<DVec3> = free.iter().map(|&a| lattice.rest[a]).collect();
     let origin = rest.iter().sum::<DVec3>() / rest.len() as f64;
     let size = mine
@@ -233,59 +231,90 @@ pub fn part_modes(
         .map(|&a| lattice.rest[a].distance(origin))
         .fold(0.0, f64::max)
         .max(1e-6);
-    let shapes: Vec<Vec<DVec3>> = modes
-        .shapes
-        .iter()
-        .map(|s| {
-            // A mode's sign is arbitrary: fix it (its largest component
-            // positive) so a cache's amplitudes mean the same modes when an
-            // export computes them again.
-            let sign = s
-                .iter()
-                .copied()
-                .fold(0.0f64, |m, v| if v.abs() > m.abs() { v } else { m })
-                .signum();
-            s.chunks(3)
-                .map(|c| DVec3::new(c[0], c[1], c[2]) * sign)
-                .collect()
-        })
-        .collect();
-    let transfer: Vec<Transfer> = shapes
-        .iter()
-        .map(|s| Transfer::new(s, &rest, &masses, origin))
-        .collect();
-    let strongest = transfer
-        .iter()
-        .map(|t| t.strength(size))
-        .fold(0.0, f64::max);
-    let mut out = PartModes {
-        joint,
-        name: name.clone(),
-        free,
-        omega: Vec::new(),
-        damping: Vec::new(),
-        shapes: Vec::new(),
-        transfer: Vec::new(),
-        limit: Vec::new(),
-        peak: Vec::new(),
-        origin,
-        size,
-        dropped: 0,
+    let most = (2 * asked).min(n);
+    let mut candidates = if n <= DENSE_BELOW {
+        most
+    } else {
+        (asked + asked.div_ceil(CANDIDATE_SHARE)).min(n)
     };
-    for ((omega, shape), t) in modes.omega.into_iter().zip(shapes).zip(transfer) {
-        let xi = 0.5 * (alpha / omega + beta * omega);
-        if xi >= 1.0 || t.strength(size) < MIN_EXCITATION * strongest {
-            out.dropped += 1;
-            continue;
+    let mut sparse = if n <= DENSE_BELOW {
+        None
+    } else {
+        Some(SparseModes::new(n, &k, &mass).map_err(eigen)?)
+    };
+    let out = loop {
+        let modes = match &mut sparse {
+            None => {
+                let mut dense = vec![0.0; n * n];
+                for &(r, c, v) in &k {
+                    dense[r * n + c] = v;
+                }
+                lowest_modes(&dense, &mass, candidates)
+            }
+            Some(solver) => solver.lowest(candidates),
         }
-        let largest = shape.iter().map(|p| p.length()).fold(0.0, f64::max);
-        out.limit.push(part.clamp * size / largest.max(1e-300));
-        out.peak.push(largest);
-        out.omega.push(omega);
-        out.damping.push(xi);
-        out.shapes.push(shape);
-        out.transfer.push(t);
-    }
+        .map_err(eigen)?;
+        let shapes: Vec<Vec<DVec3>> = modes
+            .shapes
+            .iter()
+            .map(|s| {
+                // A mode's sign is arbitrary: fix it (its largest component
+                // positive) so a cache's amplitudes mean the same modes when an
+                // export computes them again.
+                let sign = s
+                    .iter()
+                    .copied()
+                    .fold(0.0f64, |m, v| if v.abs() > m.abs() { v } else { m })
+                    .signum();
+                s.chunks(3)
+                    .map(|c| DVec3::new(c[0], c[1], c[2]) * sign)
+                    .collect()
+            })
+            .collect();
+        let transfer: Vec<Transfer> = shapes
+            .iter()
+            .map(|s| Transfer::new(s, &rest, &masses, origin))
+            .collect();
+        let strongest = transfer
+            .iter()
+            .map(|t| t.strength(size))
+            .fold(0.0, f64::max);
+        let mut out = PartModes {
+            joint,
+            name: name.clone(),
+            free: free.clone(),
+            omega: Vec::new(),
+            damping: Vec::new(),
+            shapes: Vec::new(),
+            transfer: Vec::new(),
+            limit: Vec::new(),
+            peak: Vec::new(),
+            origin,
+            size,
+            dropped: 0,
+        };
+        for ((omega, shape), t) in modes.omega.into_iter().zip(shapes).zip(transfer) {
+            let xi = 0.5 * (alpha / omega + beta * omega);
+            if out.omega.len() == asked {
+                break;
+            }
+            if xi >= 1.0 || t.strength(size) < MIN_EXCITATION * strongest {
+                out.dropped += 1;
+                continue;
+            }
+            let largest = shape.iter().map(|p| p.length()).fold(0.0, f64::max);
+            out.limit.push(part.clamp * size / largest.max(1e-300));
+            out.peak.push(largest);
+            out.omega.push(omega);
+            out.damping.push(xi);
+            out.shapes.push(shape);
+            out.transfer.push(t);
+        }
+        if out.omega.len() == asked || candidates >= most {
+            break out;
+        }
+        candidates = most;
+    };
     if out.omega.is_empty() {
         return Err(PartError::NoModes(name));
     }

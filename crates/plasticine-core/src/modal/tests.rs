@@ -545,3 +545,23 @@ fn a_modal_mesh_rides_the_embedded_field_with_exact_normal_corrections() {
         assert!(turned.distance(b.as_dvec3()) < 1e-6);
     }
 }
+
+/// A part keeps the lowest `modes` modes its bone can excite: among the
+/// square beam's lowest 20 are some that no motion of its bone excites
+/// (dropped), and asked for 20 it still keeps 20, the same as the lowest
+/// 20 kept when asked for 28: the stand-ins are the next excitable modes.
+#[test]
+fn a_part_keeps_as_many_modes_as_asked_the_lowest_excitable() {
+    let body = cantilever(2);
+    let few = beam_modes(&body, 20);
+    let many = beam_modes(&body, 28);
+    assert_eq!(few.omega.len(), 20);
+    assert_eq!(many.omega.len(), 28);
+    assert!(
+        few.dropped > 0,
+        "the beam's lowest 20 modes should include unexcitable ones"
+    );
+    for (a, b) in few.omega.iter().zip(&many.omega) {
+        assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
+    }
+}
