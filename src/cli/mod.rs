@@ -50,7 +50,7 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Run a long scripted session (edit, undo, redo, play back, bake) and check that memory holds steady; prints JSON lines.
     Soak(soak::SoakArgs),
-    /// Build one of the sample characters (penguin, wombat, torso) and save it.
+    /// Build one of the sample characters (penguin, wombat, torso; or figure, a whole humanoid) and save it.
     Sample(sample::SampleArgs),
     /// Check a character file and describe it.
     Info(info::InfoArgs),

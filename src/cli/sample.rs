@@ -35,8 +35,9 @@ impl SampleArgs {
             "modal" => {
                 let bare = crate::samples::bare(&name).ok_or_else(|| {
                     anyhow::anyhow!(
-                        "unknown sample '{name}': choose one of {}",
-                        crate::samples::NAMES.join(", ")
+                        "unknown sample '{name}': choose one of {}, {}",
+                        crate::samples::NAMES.join(", "),
+                        crate::samples::FIGURE
                     )
                 })?;
                 crate::character::Flesh::Modal(crate::character::ModalFlesh::for_character(&bare))

@@ -32,7 +32,8 @@ pub fn figures(quick: bool) -> Vec<serde_json::Value> {
 }
 
 /// DyRT's own figure (§6: a 17,953-vertex character, 3 parts × 5 modes):
-/// the torso with a part per bone (every joint with a child) of 16 modes,
+/// a humanoid (the torso on legs, with a head: `samples::FIGURE`)
+/// with a part per bone (every joint with a child, twelve) of 16 modes,
 /// its skins resampled to about `vertices` points together and drawn as
 /// one modal mesh. Per frame: the CPU's transfer and filters, the bytes a
 /// frame uploads to the GPU (the uniform of the palette and amplitudes),
@@ -41,7 +42,7 @@ pub fn figures(quick: bool) -> Vec<serde_json::Value> {
 /// thread's cost of a whole frame of that mesh (`SceneRenderer::draw`: the
 /// pose pass recorded, or the CPU's pose and upload where there is none).
 fn mesh_case(vertices: usize) -> Option<serde_json::Value> {
-    let mut c = samples::shipped("torso")?;
+    let mut c = samples::build(samples::FIGURE, 16, 16).ok()?;
     let mut modal = ModalFlesh::for_character(&c);
     modal.parts = ModalFlesh::part_per_bone(&c);
     c.flesh = Flesh::Modal(modal);
@@ -91,7 +92,7 @@ fn mesh_case(vertices: usize) -> Option<serde_json::Value> {
     let mut line = json!({
         "name": "modal",
         "case": "mesh",
-        "character": "torso",
+        "character": "figure",
         "vertices": positions.len(),
         "lattice_vertices": sim.lattice().vertex_count(),
         "parts": part_count,

@@ -73,7 +73,7 @@ pub(super) fn paint(name: &str, c: &mut Character, rest: &Posture) {
                     COAT.lerp(NOSE, 1.0 - smooth((p.distance(snout) - 0.065) / 0.03))
                 })
             }
-            "torso" => Box::new(|_| SKIN_TONE),
+            "torso" | "figure" => Box::new(|_| SKIN_TONE),
             _ => return,
         };
         skin.points.color = skin

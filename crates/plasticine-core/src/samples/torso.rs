@@ -146,3 +146,78 @@ pub(super) fn torso() -> (Character, Vec<SkinSpec>) {
         ],
     )
 }
+
+/// DyRT's humanoid (§6) for the modal benchmark: the torso above standing
+/// on two legs, with a head. Every joint with a child is a part, twelve in
+/// all (LEMAN has no whole figure, so it is not a shipped sample).
+pub(super) fn figure() -> (Character, Vec<SkinSpec>) {
+    let (mut c, mut skins) = torso();
+    c.name = "figure".into();
+    let pelvis = 0;
+    // Standing on the floor: the feet's ankles a few cm above it.
+    c.skeleton.joints[pelvis].offset.y = 0.9;
+    let neck = c.skeleton.find("neck").expect("torso joint");
+    let mut add = |name: &str, parent: usize, offset: Vec3| {
+        c.skeleton.joints.push(joint(name, Some(parent), offset));
+        c.skeleton.joints.len() - 1
+    };
+    add("crown", neck, Vec3::new(0.0, 0.24, 0.0));
+    let mut legs = Vec::new();
+    for side in [1.0, -1.0] {
+        let suffix = if side > 0.0 { "l" } else { "r" };
+        let hip = add(
+            &format!("hip_{suffix}"),
+            pelvis,
+            Vec3::new(0.09 * side, -0.07, 0.0),
+        );
+        let knee = add(&format!("knee_{suffix}"), hip, Vec3::new(0.0, -0.42, 0.0));
+        add(&format!("ankle_{suffix}"), knee, Vec3::new(0.0, -0.40, 0.0));
+        legs.push((hip, knee));
+    }
+    let joints = c.skeleton.joints.len();
+    for key in &mut c.key_postures {
+        key.posture.angles.resize(joints, Vec3::ZERO);
+    }
+    c.muscles
+        .push(sphere(neck, Vec3::new(0.0, 0.13, 0.01), 0.09));
+    for (hip, knee) in legs {
+        // Thigh and calf, as the arm's biceps and forearm.
+        c.muscles.push(upright(
+            hip,
+            Vec3::new(0.0, -0.21, 0.01),
+            Vec3::new(0.07, 0.07, 0.2),
+            Vec2::new(1.0, 1.0),
+        ));
+        c.muscles.push(upright(
+            knee,
+            Vec3::new(0.0, -0.19, -0.01),
+            Vec3::new(0.05, 0.05, 0.18),
+            Vec2::new(1.0, 1.0),
+        ));
+    }
+    // The torso's keys with a step: one hip swings forward as its knee
+    // bends, then the other.
+    let steps: [&[(&str, Vec3)]; 5] = [
+        &[],
+        &[
+            ("hip_l", Vec3::new(-0.5, 0.0, 0.0)),
+            ("knee_l", Vec3::new(0.9, 0.0, 0.0)),
+        ],
+        &[
+            ("hip_r", Vec3::new(-0.5, 0.0, 0.0)),
+            ("knee_r", Vec3::new(0.9, 0.0, 0.0)),
+        ],
+        &[],
+        &[],
+    ];
+    for (key, step) in c.key_postures.iter_mut().zip(steps) {
+        for (name, angles) in step {
+            let j = c.skeleton.find(name).expect("figure joint");
+            key.posture.angles[j] = *angles;
+        }
+    }
+    skins.push(("head", "neck", "crown", material()));
+    skins.push(("leg_l", "hip_l", "ankle_l", material()));
+    skins.push(("leg_r", "hip_r", "ankle_r", material()));
+    (c, skins)
+}
