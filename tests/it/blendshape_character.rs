@@ -508,3 +508,65 @@ fn a_sculpted_target_reaches_the_running_blend_as_a_fresh_one_draws_it() {
     assert!(moved > 0.005, "the stroke shows: {moved}");
     assert!(gap < 1e-5, "as a fresh simulation draws it: {gap}");
 }
+
+/// The character's muscles are obstacles of its blend (Ma et al. §4): a
+/// muscle set where the flexed target's bulge would go (and clear of the
+/// base) flattens the bulge against it, its vertex held on the muscle's
+/// surface; without the muscle the bulge goes into it.
+#[test]
+fn the_blend_stays_out_of_the_characters_muscles() {
+    use plasticine::character::Muscle;
+    use plasticine::kinematics::PosedBody;
+    use plasticine::shape::MuscleShape;
+    use plasticine::skin::BlendRun;
+    let mut c = flexing_limb(false);
+    let blend = c.flesh.fem().unwrap().blendshapes.clone().unwrap();
+    let base = c
+        .flesh
+        .fem()
+        .unwrap()
+        .embedded_mesh
+        .clone()
+        .unwrap()
+        .positions;
+    let flexed = &blend.targets[0].positions;
+    // The vertex the bulge moves furthest, and a ball half a bulge past it.
+    let v = (0..base.len())
+        .max_by(|&a, &b| {
+            (flexed[a] - base[a])
+                .length()
+                .total_cmp(&(flexed[b] - base[b]).length())
+        })
+        .unwrap();
+    let bulge = flexed[v] - base[v];
+    let radius = 0.75 * bulge.length();
+    let centre = flexed[v] + bulge.normalize() * (0.5 * radius);
+    let joints = PosedBody::new(&c, &c.skeleton.rest_posture()).joints;
+    let solved = |c: &Character| {
+        let mut run = BlendRun::build(c).unwrap().expect("a rig");
+        let offsets = run.offsets(&[1.0]).to_vec();
+        assert!(run.failure().is_none(), "{:?}", run.failure());
+        base[v].as_dvec3() + offsets[v]
+    };
+    let free = solved(&c);
+    let gap = |p: glam::DVec3| p.distance(centre.as_dvec3()) - f64::from(radius);
+    assert!(
+        gap(free) < -0.3 * f64::from(radius),
+        "unpushed gap {}",
+        gap(free)
+    );
+    c.muscles.push(Muscle {
+        joint: 0,
+        offset: joints[0].inverse().transform_point3(centre),
+        rotation: Quat::IDENTITY,
+        shape: MuscleShape::sphere(radius),
+        drivers: Vec::new(),
+        color: None,
+    });
+    let pushed = solved(&c);
+    assert!(
+        gap(pushed) > -1e-4 * f64::from(radius),
+        "pushed gap {} (radius {radius})",
+        gap(pushed)
+    );
+}

@@ -15,7 +15,9 @@
 //! obstacle leaves.
 
 use crate::fem::{MeshSolid, closest_point_on_triangle};
-use glam::DVec3;
+use crate::kinematics::PosedMuscle;
+use crate::shape::MuscleShape;
+use glam::{Affine3A, DVec3};
 
 /// Something the blend cannot pass through.
 #[derive(Clone, Debug)]
@@ -39,6 +41,53 @@ pub enum Obstacle {
     },
     /// A closed triangle mesh (its inside by winding number).
     Mesh(Box<MeshSolid>),
+    /// A muscle of the character, as posed where the blend is solved.
+    Muscle(Box<MuscleObstacle>),
+}
+
+/// A muscle the blend's surface stays out of, except the vertices the base
+/// already has inside it (a mesh that cuts into a muscle at rest is not
+/// inflated by it: only a blend that moves into the muscle is pushed).
+#[derive(Clone, Debug)]
+pub struct MuscleObstacle {
+    shape: MuscleShape,
+    to_local: Affine3A,
+    to_world: Affine3A,
+    centre: DVec3,
+    radius: f64,
+    /// Per vertex of the blend: inside at rest, so not pushed (shared: the
+    /// obstacles are handed to every solve).
+    exempt: std::sync::Arc<[bool]>,
+}
+
+impl MuscleObstacle {
+    /// `muscle` as posed, its exemptions the vertices of `base` inside it.
+    pub fn new(muscle: &PosedMuscle, base: &[DVec3]) -> Self {
+        let mut m = Self {
+            shape: muscle.shape.clone(),
+            to_local: muscle.to_local,
+            to_world: muscle.to_world,
+            centre: muscle.center.as_dvec3(),
+            radius: f64::from(muscle.radius),
+            exempt: std::sync::Arc::from([]),
+        };
+        m.exempt = base.iter().map(|&p| m.depth(p).is_some()).collect();
+        m
+    }
+
+    /// How far inside the muscle `p` is (as its inside-outside function
+    /// measures near the surface), beyond a skin of 1e-5 of its size that
+    /// absorbs the f32 muscle's rounding.
+    fn depth(&self, p: DVec3) -> Option<f64> {
+        if p.distance_squared(self.centre) > self.radius * self.radius {
+            return None;
+        }
+        let g = f64::from(
+            self.shape
+                .inside_outside(self.to_local.transform_point3(p.as_vec3())),
+        );
+        (g < -1e-5 * self.radius).then_some(-g)
+    }
 }
 
 impl Obstacle {
@@ -77,6 +126,24 @@ impl Obstacle {
                 let n = (q - p).normalize_or(DVec3::Z);
                 Some((q, n))
             }
+            Self::Muscle(m) => {
+                m.depth(p)?;
+                let s = m
+                    .shape
+                    .project_to_surface(m.to_local.transform_point3(p.as_vec3()));
+                let q = m.to_world.transform_point3(s.point).as_dvec3();
+                let n = m.to_world.transform_vector3(s.normal).as_dvec3();
+                Some((q, n.normalize_or(DVec3::Z)))
+            }
+        }
+    }
+
+    /// Whether the obstacle pushes vertex `v` of the blend (a muscle does
+    /// not push the vertices the base has inside it).
+    pub fn pushes(&self, v: usize) -> bool {
+        match self {
+            Self::Muscle(m) => !m.exempt.get(v).copied().unwrap_or(false),
+            _ => true,
         }
     }
 }
@@ -88,6 +155,7 @@ impl Obstacle {
             Self::Sphere { radius, .. } => 2.0 * radius,
             Self::Capsule { a, b, radius } => a.distance(*b) + 2.0 * radius,
             Self::Mesh(solid) => solid.lo.distance(solid.hi),
+            Self::Muscle(m) => 2.0 * m.radius,
         }
     }
 

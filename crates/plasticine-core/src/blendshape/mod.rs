@@ -27,7 +27,7 @@ mod rig;
 mod springs;
 
 pub use anchor::{Anchor, RigidMotion};
-pub use contact::{Contact, Obstacle};
+pub use contact::{Contact, MuscleObstacle, Obstacle};
 pub use equilibrium::{Hessian, NewtonSettings, SolveError, SolveReport, SpringSystem};
 pub use export::blend_morphs;
 pub use file::{ImportError, load_rig, rig_from_meshes, save_rig};

@@ -447,7 +447,7 @@ impl BlendModel {
                 }
                 let world = motion.apply(x[v]);
                 let inward = -(motion.rotation * normals[v]);
-                for obstacle in obstacles {
+                for obstacle in obstacles.iter().filter(|o| o.pushes(v)) {
                     let Some((nearest, _)) = obstacle.penetration(world) else {
                         continue;
                     };

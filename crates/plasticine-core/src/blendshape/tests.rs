@@ -526,3 +526,104 @@ fn a_sculpted_target_is_taken_in_without_a_rebuild() {
     assert!(e.to_string().contains("edge"), "{e}");
     assert_eq!(model.shape(1), &kept[..], "unchanged");
 }
+
+/// A sphere muscle as the character's posed body gives it.
+fn sphere_muscle(centre: Vec3, radius: f32) -> crate::kinematics::PosedMuscle {
+    let to_world = glam::Affine3A::from_translation(centre);
+    crate::kinematics::PosedMuscle {
+        to_world,
+        to_local: to_world.inverse(),
+        shape: MuscleShape::sphere(radius),
+        center: centre,
+        radius,
+        local_box: None,
+    }
+}
+
+/// Muscles are obstacles of the blend (§4, with the character's muscles):
+/// a target that thins the bar to 0.7 of its radius would cut into a muscle
+/// in its middle; with the muscle as an obstacle no surface vertex ends
+/// inside it (beyond its 1e-5 skin) and none inside is held, while a
+/// muscle that the base already cuts into (poking out of its side) leaves
+/// the base's own vertices where they are: the base alone is the base.
+#[test]
+fn muscles_push_the_blend_but_not_where_the_base_lies_inside_them() {
+    let (base, triangles) = bar(0.0);
+    let thin: Vec<Vec3> = base
+        .iter()
+        .map(|p| Vec3::new(0.7 * p.x, 0.7 * p.y, p.z))
+        .collect();
+    let rig = BlendRig {
+        name: "bar".into(),
+        base: base.clone(),
+        triangles,
+        targets: vec![BlendTarget {
+            name: "thin".into(),
+            positions: thin,
+        }],
+        boundary: Boundary::Anchor,
+        interior: true,
+        constants: SpringConstants::default(),
+    };
+    let base64: Vec<DVec3> = base.iter().map(|p| p.as_dvec3()).collect();
+    let inner = Obstacle::Muscle(Box::new(MuscleObstacle::new(
+        &sphere_muscle(Vec3::ZERO, 0.054),
+        &base64,
+    )));
+    // On the bar's side, 0.1 m along: the base's vertices there are inside.
+    let poking = Obstacle::Muscle(Box::new(MuscleObstacle::new(
+        &sphere_muscle(Vec3::new(0.06, 0.0, 0.1), 0.03),
+        &base64,
+    )));
+    let surface = BlendModel::new(&rig)
+        .expect("rig builds")
+        .surface_vertices();
+    let deepest = |x: &[DVec3], o: &Obstacle| {
+        x[..surface]
+            .iter()
+            .filter_map(|p| o.penetration(*p).map(|(q, _)| q.distance(*p)))
+            .fold(0.0f64, f64::max)
+    };
+    let w = [0.2, 0.8];
+    let mut free = BlendModel::new(&rig).expect("rig builds");
+    let free = free.solve(&w, &rig).expect("solves");
+    assert!(
+        deepest(&free.positions, &inner) > 0.005,
+        "the thin blend should cut into the muscle unpushed"
+    );
+    let mut model = BlendModel::new(&rig).expect("rig builds");
+    let pushed = model
+        .solve_with(&w, &rig, &[inner.clone(), poking.clone()])
+        .expect("solves");
+    assert!(!pushed.contacts.is_empty());
+    assert!(
+        pushed
+            .contacts
+            .iter()
+            .all(|c| (c.vertex as usize) < surface),
+        "an internal vertex was held"
+    );
+    let depth = deepest(&pushed.positions, &inner);
+    assert!(
+        depth <= 1e-5 * 0.054 + 1e-9,
+        "{depth:e} m inside the muscle"
+    );
+
+    let inside_at_rest = base64[..surface]
+        .iter()
+        .filter(|p| poking.penetration(**p).is_some())
+        .count();
+    assert!(inside_at_rest > 0, "the poking muscle should cut the base");
+    let mut model = BlendModel::new(&rig).expect("rig builds");
+    let alone = model
+        .solve_with(&[1.0, 0.0], &rig, &[inner, poking])
+        .expect("solves");
+    assert!(alone.contacts.is_empty(), "{:?}", alone.contacts);
+    let worst = alone
+        .positions
+        .iter()
+        .zip(&base64)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0, f64::max);
+    assert!(worst <= 1e-9 * rig.diagonal(), "{worst:e} m off the base");
+}

@@ -3,9 +3,10 @@
 //! as a change of the mesh's rest shape that the flesh then carries
 //! ([`FleshSim::reshape_mesh`](crate::fem::FleshSim::reshape_mesh)).
 
-use crate::blendshape::{BlendError, BlendModel, BlendRig, Obstacle};
-use crate::character::Character;
+use crate::blendshape::{BlendError, BlendModel, BlendRig, MuscleObstacle, Obstacle};
+use crate::character::{Character, Muscle, Skeleton};
 use crate::contact::Capsule;
+use crate::kinematics::PosedBody;
 use glam::{DMat3, DVec3, Vec3};
 
 /// Weights closer than this to those last solved reuse that blend.
@@ -31,6 +32,22 @@ pub struct BlendRun {
     /// solve starts from the base, so a blend depends on its weights
     /// alone (a resumed bake equals the uninterrupted one).
     pub warm_start: bool,
+    /// The character's muscles at rest, where the blend is solved: its
+    /// surface stays out of them (Ma et al. §4), and the skeleton and
+    /// muscles they were posed from.
+    muscles: Vec<Obstacle>,
+    muscles_of: (Skeleton, Vec<Muscle>),
+}
+
+/// `character`'s muscles at its rest posture, as obstacles of the blend of
+/// `rig` (each leaving alone the base's vertices inside it).
+fn muscle_obstacles(character: &Character, rig: &BlendRig) -> Vec<Obstacle> {
+    let body = PosedBody::new(character, &character.skeleton.rest_posture());
+    let base: Vec<DVec3> = rig.base.iter().map(|p| p.as_dvec3()).collect();
+    body.muscles
+        .iter()
+        .map(|m| Obstacle::Muscle(Box::new(MuscleObstacle::new(m, &base))))
+        .collect()
 }
 
 impl BlendRun {
@@ -47,6 +64,8 @@ impl BlendRun {
         let model = BlendModel::new(&rig)?;
         Ok(Some(Self {
             offsets: vec![DVec3::ZERO; rig.base.len()],
+            muscles: muscle_obstacles(character, &rig),
+            muscles_of: (character.skeleton.clone(), character.muscles.clone()),
             rig,
             model,
             linear: shapes.linear,
@@ -75,6 +94,15 @@ impl BlendRun {
             return Ok(false);
         }
         let rig = BlendRig::of_mesh(mesh, shapes);
+        if self.muscles_of.0 != character.skeleton || self.muscles_of.1 != character.muscles {
+            if rig.base != self.rig.base {
+                return Ok(false);
+            }
+            // A muscle edited: the blend is solved again against it.
+            self.muscles = muscle_obstacles(character, &rig);
+            self.muscles_of = (character.skeleton.clone(), character.muscles.clone());
+            self.weights = None;
+        }
         if rig == self.rig {
             return Ok(true);
         }
@@ -114,7 +142,8 @@ impl BlendRun {
     /// [`offsets`](Self::offsets) with `obstacles` (in the blend's rest
     /// frame, see [`rest_obstacles`](Self::rest_obstacles)) pushing the
     /// surface (Ma et al. §4): solved every call while they push, and once
-    /// more after, so the blend recovers. The linear blend is not pushed.
+    /// more after, so the blend recovers. The character's muscles push
+    /// every solve, beside them. The linear blend is not pushed.
     pub fn offsets_pushed(&mut self, weights: &[f32], obstacles: &[Obstacle]) -> &[DVec3] {
         let n = self.rig.targets.len();
         let mut w: Vec<f32> = (0..n)
@@ -189,8 +218,9 @@ impl BlendRun {
         let positions = if self.linear {
             Ok(self.model.linear(&full))
         } else {
+            let all: Vec<Obstacle> = self.muscles.iter().chain(obstacles).cloned().collect();
             self.model
-                .solve_with(&full, &self.rig, obstacles)
+                .solve_with(&full, &self.rig, &all)
                 .map(|blend| blend.positions)
         };
         match positions {
