@@ -44,6 +44,23 @@ fn rig(targets: &[f32]) -> BlendRig {
     }
 }
 
+/// The straight bar with one target, `name` at `positions`.
+fn straight_bar_with(name: &str, positions: Vec<Vec3>) -> BlendRig {
+    let (base, triangles) = bar(0.0);
+    BlendRig {
+        name: "bar".into(),
+        base,
+        triangles,
+        targets: vec![BlendTarget {
+            name: name.into(),
+            positions,
+        }],
+        boundary: Boundary::Anchor,
+        interior: true,
+        constants: SpringConstants::default(),
+    }
+}
+
 /// Length of the polyline through the rings' centroids.
 fn centre_line(x: &[DVec3]) -> f64 {
     let centres: Vec<DVec3> = (0..STACKS - 1)
@@ -218,7 +235,7 @@ fn a_bend_blended_physically_keeps_its_length_where_linear_shrinks() {
 
 #[test]
 fn a_rigidly_moved_target_is_recovered_exactly() {
-    let (base, triangles) = bar(0.0);
+    let base = bar(0.0).0;
     let motion = RigidMotion {
         centre: DVec3::ZERO,
         rotation: DQuat::from_axis_angle(DVec3::new(1.0, 2.0, 0.5).normalize(), 1.1),
@@ -228,18 +245,7 @@ fn a_rigidly_moved_target_is_recovered_exactly() {
         .iter()
         .map(|p| motion.apply(p.as_dvec3()).as_vec3())
         .collect();
-    let rig = BlendRig {
-        name: "bar".into(),
-        base: base.clone(),
-        triangles,
-        targets: vec![BlendTarget {
-            name: "moved".into(),
-            positions: moved.clone(),
-        }],
-        boundary: Boundary::Anchor,
-        interior: true,
-        constants: SpringConstants::default(),
-    };
+    let rig = straight_bar_with("moved", moved.clone());
     let mut model = BlendModel::new(&rig).expect("rig builds");
     let diagonal = rig.diagonal();
     for alpha in [0.0, 0.3, 1.0] {
@@ -548,23 +554,12 @@ fn sphere_muscle(centre: Vec3, radius: f32) -> crate::kinematics::PosedMuscle {
 /// the base's own vertices where they are: the base alone is the base.
 #[test]
 fn muscles_push_the_blend_but_not_where_the_base_lies_inside_them() {
-    let (base, triangles) = bar(0.0);
+    let base = bar(0.0).0;
     let thin: Vec<Vec3> = base
         .iter()
         .map(|p| Vec3::new(0.7 * p.x, 0.7 * p.y, p.z))
         .collect();
-    let rig = BlendRig {
-        name: "bar".into(),
-        base: base.clone(),
-        triangles,
-        targets: vec![BlendTarget {
-            name: "thin".into(),
-            positions: thin,
-        }],
-        boundary: Boundary::Anchor,
-        interior: true,
-        constants: SpringConstants::default(),
-    };
+    let rig = straight_bar_with("thin", thin);
     let base64: Vec<DVec3> = base.iter().map(|p| p.as_dvec3()).collect();
     let inner = Obstacle::Muscle(Box::new(MuscleObstacle::new(
         &sphere_muscle(Vec3::ZERO, 0.054),
