@@ -35,9 +35,8 @@ impl SampleArgs {
             "modal" => {
                 let bare = crate::samples::bare(&name).ok_or_else(|| {
                     anyhow::anyhow!(
-                        "unknown sample '{name}': choose one of {}, {}",
-                        crate::samples::NAMES.join(", "),
-                        crate::samples::FIGURE
+                        "unknown sample '{name}': choose one of {}",
+                        crate::samples::known_names()
                     )
                 })?;
                 crate::character::Flesh::Modal(crate::character::ModalFlesh::for_character(&bare))

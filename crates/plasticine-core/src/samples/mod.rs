@@ -35,6 +35,12 @@ pub const NAMES: [&str; 3] = ["penguin", "wombat", "torso"];
 /// and its skins are not held to the samples' fidelity tests.
 pub const FIGURE: &str = "figure";
 
+/// Every name `plasticine sample` takes, for messages: the shipped
+/// samples, then the figure.
+pub fn known_names() -> String {
+    format!("{}, {FIGURE}", NAMES.join(", "))
+}
+
 /// A simulation of the character's key postures (what playback, the
 /// benchmarks and the tests run).
 pub fn playback(c: Character, settings: SolverSettings) -> Result<Simulation, SimError> {
@@ -98,7 +104,7 @@ pub fn build_with_flesh(
         other => {
             return Err(SimError::UnknownSample {
                 name: other.to_owned(),
-                known: format!("{}, {FIGURE}", NAMES.join(", ")),
+                known: known_names(),
             });
         }
     };
