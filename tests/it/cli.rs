@@ -494,6 +494,40 @@ fn the_blendshape_bench_prints_the_table_figures() {
     assert!(v["residual"].as_f64().unwrap() <= 1e-8, "{v}");
 }
 
+/// `plasticine bench --only modal --quick`: the penguin's parts all solved
+/// (none skipped), the limb's part (the sparse eigensolver's side of the
+/// size limit: 980 free vertices) with every mode asked for and its
+/// lowest frequency the clamped box's, and the mesh case.
+#[test]
+fn the_modal_bench_prints_every_part_solved() {
+    let (ok, out, err) = plasticine(&["bench", "--only", "modal", "--quick"]);
+    assert!(ok, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    let penguin = lines
+        .iter()
+        .find(|v| v["character"] == "penguin")
+        .expect("the penguin's line");
+    assert_eq!(penguin["skipped"], serde_json::json!([]), "{penguin}");
+    assert_eq!(penguin["parts"], 5, "{penguin}");
+    let limb = lines
+        .iter()
+        .find(|v| v["name"] == "modal_part")
+        .expect("the limb's line");
+    assert!(limb.get("error").is_none(), "{limb}");
+    assert_eq!(limb["modes"], limb["modes_asked"], "{limb}");
+    // A clamped 0.4 m box of E = 4 kPa, ρ = 1000 kg/m³, 0.12 m square:
+    // Euler–Bernoulli's first bending mode, (1.875²/2π)·√(EI/ρAL⁴) =
+    // 0.242 Hz; the coarse lattice and its shear (the box is only 3.3 times
+    // as long as it is thick) are a few % softer.
+    let f = limb["lowest_hz"].as_f64().unwrap();
+    assert!((f - 0.242).abs() < 0.08 * 0.242, "{f} Hz: {limb}");
+    assert!(limb["precompute_s_per_part"].as_f64().unwrap() > 0.0);
+    assert!(lines.iter().any(|v| v["case"] == "mesh"), "{out}");
+}
+
 /// `plasticine bench --only morph --quick`: both of Galoppo's Table 5.1
 /// sizes, each with and without its targets, with the named
 /// figures, and the targets' overhead.

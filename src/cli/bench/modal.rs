@@ -23,10 +23,11 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// One JSON line per lattice size, then the mesh case.
+/// One JSON line per lattice size, then the limb and the mesh case.
 pub fn figures(quick: bool) -> Vec<serde_json::Value> {
     let sizes: &[usize] = if quick { &[1200] } else { &[1200, 3000, 8000] };
     let mut out: Vec<_> = sizes.iter().filter_map(|&v| case(v, quick)).collect();
+    out.push(limb_case(if quick { [20, 6, 6] } else { [52, 16, 16] }));
     out.extend(mesh_case(if quick { 10_000 } else { 100_000 }));
     out
 }
@@ -199,6 +200,72 @@ fn render_thread_ms(
     Some(total.as_secs_f64() / frames as f64 * 1e3)
 }
 
+/// The precompute goal (≤ 5 s per 15k-vertex part, DyRT's thigh):
+/// one part of a thigh-sized box lattice (0.4 m long, 0.12 m square, of
+/// `cells`; 15,317 vertices at 52 × 16 × 16) held by its bone at one end,
+/// of modal flesh's default material and modes. Timed: the lattice and
+/// its assembly (K, lumped M), and the part's modes (the free block, its
+/// factor and eigensolve, the transfers).
+fn limb_case(cells: [usize; 3]) -> serde_json::Value {
+    use crate::character::{MODAL_YOUNG, ModalPart};
+    use crate::fem::{Bone, FemBody, FemSettings, Lattice, Material};
+    use crate::modal::{PartSource, part_modes};
+    use glam::DVec3;
+    let h = 0.4 / cells[0] as f64;
+    let start = Instant::now();
+    let mut lattice = Lattice::grid_box(
+        DVec3::new(0.0, -0.06, -0.06),
+        DVec3::new(h, 0.12 / cells[1] as f64, 0.12 / cells[2] as f64),
+        cells,
+    );
+    lattice.bones = vec![Bone {
+        joint: 0,
+        child: None,
+        head: DVec3::ZERO,
+        tail: DVec3::X * h,
+    }];
+    for a in 0..lattice.vertex_count() {
+        if lattice.vertex_coords[a][0] == 0 {
+            lattice.bone_of_vertex[a] = Some(0);
+        }
+    }
+    let material = Material {
+        young: MODAL_YOUNG,
+        ..Material::FLESH
+    };
+    let body = FemBody::uniform(lattice, material, FemSettings::default());
+    let assemble = start.elapsed().as_secs_f64();
+    let owner = vec![0; body.vertex_count()];
+    let part = ModalPart::new("thigh");
+    let source = PartSource {
+        lattice: &body.lattice,
+        owner: &owner,
+        matrices: &body.global,
+        alpha: 0.0,
+        beta: 1e-3,
+    };
+    let start = Instant::now();
+    let modes = part_modes(0, &part, source);
+    let solve = start.elapsed().as_secs_f64();
+    match modes {
+        Ok(p) => json!({
+            "name": "modal_part",
+            "shape": "thigh box",
+            "lattice_vertices": body.vertex_count(),
+            "free_vertices": p.free.len(),
+            "modes_asked": part.modes,
+            "modes": p.omega.len(),
+            "modes_dropped": p.dropped,
+            "lowest_hz": p.omega.first().map(|w| w / std::f64::consts::TAU),
+            "assemble_s": assemble,
+            "modes_s": solve,
+            "precompute_s_per_part": assemble + solve,
+            "threads": rayon::current_num_threads(),
+        }),
+        Err(e) => json!({"name": "modal_part", "error": e.to_string()}),
+    }
+}
+
 fn case(target_vertices: usize, quick: bool) -> Option<serde_json::Value> {
     let mut c = samples::bare("penguin")?;
     let mut modal = ModalFlesh::for_character(&c);
@@ -237,6 +304,7 @@ fn case(target_vertices: usize, quick: bool) -> Option<serde_json::Value> {
         "parts": parts,
         "modes": modes,
         "modes_per_part": modes as f64 / parts.max(1) as f64,
+        "skipped": sim.skipped().iter().map(|e| e.to_string()).collect::<Vec<_>>(),
         "substeps": sim.substeps(),
         "precompute_s": precompute,
         "precompute_s_per_part": precompute / parts.max(1) as f64,

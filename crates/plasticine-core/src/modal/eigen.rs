@@ -12,7 +12,12 @@
 //! span Z) damps those components by `λ_i/λ_max` and brings the residuals to
 //! rounding.
 
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::LltRegularization;
 use faer::linalg::solvers::Solve;
+use faer::sparse::linalg::cholesky::{
+    LltRef, SymbolicCholesky, SymmetricOrdering, factorize_symbolic_cholesky,
+};
 use faer::{Mat, Side};
 
 /// Parts with more free DOFs than this are refused (the dense solve grows
@@ -152,7 +157,7 @@ fn refine(a: &Mat<f64>, y: Mat<f64>) -> Option<(Vec<f64>, Mat<f64>)> {
 /// for any held part, and close enough that the lowest modes separate.
 const SHIFT: f64 = -1e-3;
 
-/// Subspace iterations the sparse solver may take.
+/// Blocks the sparse solver may add to its basis, restarts included.
 const MAX_ITERATIONS: usize = 500;
 
 /// Relative residual ‖Ay − λy‖/λ at which a sparse mode has converged.
@@ -168,30 +173,82 @@ pub fn lowest_modes_sparse(
     mass: &[f64],
     count: usize,
 ) -> Result<Modes, EigenError> {
-    SparseModes::new(n, k, mass)?.lowest(count)
+    SparseModes::new(n, k, mass, None)?.lowest(count)
 }
 
-/// A sparse free block's modes by subspace iteration with shift and
-/// invert: a block of vectors is multiplied by M^½(K − σM)⁻¹M^½ (faer's
-/// sparse Cholesky of K − σM) and Rayleigh–Ritz on A = M^(−½)KM^(−½) picks
-/// the best approximations in it, until every wanted mode's residual is
-/// below [`RESIDUAL`]. (faer's Krylov–Schur stalled on the penguin's parts,
-/// spinning in its Lanczos reorthogonalisation without applying the
-/// operator.) The factor is kept, and a later call for more modes starts
-/// from the last call's converged block, so asking again costs a few
-/// iterations, not a second solve.
-pub struct SparseModes<'a> {
+/// The same by subspace iteration alone (the block Lanczos's fallback),
+/// from pseudo-random vectors.
+#[cfg(test)]
+pub fn lowest_modes_subspace(
     n: usize,
-    k: &'a [(usize, usize, f64)],
+    k: &[(usize, usize, f64)],
+    mass: &[f64],
+    count: usize,
+) -> Result<Modes, EigenError> {
+    let solver = SparseModes::new(n, k, mass, None)?;
+    Ok(solver.subspace(count, Mat::zeros(n, 0))?.0)
+}
+
+/// A sparse free block's modes by block Lanczos with shift and invert: a
+/// Krylov basis of the operator Op = M^½(K − σM)⁻¹M^½ (faer's sparse
+/// Cholesky of K − σM, in the caller's fill-reducing order), grown a block
+/// at a time and kept orthonormal by classical Gram–Schmidt applied twice;
+/// Rayleigh–Ritz on Op in it (H = `QᵀOpQ`, kept as the basis grows) gives
+/// the lowest modes as its largest values. Near σ the operator spreads the
+/// low spectrum wide, so they converge in a basis a few times as wide as
+/// the modes; a basis past its cap restarts from its best Ritz vectors and
+/// the next Lanczos block (a thick restart). A block, not a single vector,
+/// so the repeated frequencies of a symmetric part are found together.
+/// Converged, the Ritz vectors' images (free: Op Q is kept) are a step of
+/// inverse iteration, which damps what the basis kept of the stiff modes,
+/// and Rayleigh–Ritz on A = M^(−½)KM^(−½) there must bring every wanted
+/// mode's residual below [`RESIDUAL`]. Where the residuals stall (rounding,
+/// on some thin parts) subspace iteration from the Ritz vectors finishes.
+/// (Subspace iteration alone needed 60–160 solves of a block twice the
+/// modes' width; faer's Krylov–Schur stalled on the penguin's parts,
+/// spinning in its reorthogonalisation without applying the operator.)
+/// The factor is kept, and a later call for more modes starts from the
+/// last call's Ritz vectors, so asking again costs a few blocks, not a
+/// second factor.
+pub struct SparseModes {
+    n: usize,
     sqrt_mass: Vec<f64>,
-    factor: faer::sparse::linalg::solvers::Llt<u32, f64>,
-    /// The last converged block (M^½-weighted Ritz vectors), ascending.
+    /// A = M^(−½) K M^(−½).
+    a: faer::sparse::SparseColMat<u32, f64>,
+    /// The factor of K − σM: its structure and values.
+    symbolic: SymbolicCholesky<u32>,
+    values: Vec<f64>,
+    /// The last call's Ritz vectors (M^½-weighted), ascending.
     block: Option<Mat<f64>>,
 }
 
-impl<'a> SparseModes<'a> {
-    /// Factors K − σM of the block (module docs), σ a little below zero.
-    pub fn new(n: usize, k: &'a [(usize, usize, f64)], mass: &[f64]) -> Result<Self, EigenError> {
+/// Relative residual of the operator's Ritz pairs at which the sparse
+/// solver polishes them and checks A's residuals.
+const OPERATOR_RESIDUAL: f64 = 0.3 * RESIDUAL;
+
+/// Blocks without the worst residual halving after which the block Lanczos
+/// hands its Ritz vectors to subspace iteration.
+const STALL_BLOCKS: usize = 8;
+
+/// Columns the Krylov basis grows by per application of the operator: wide
+/// enough for the repeated frequencies of a symmetric part.
+const BLOCK: usize = 16;
+
+/// The deterministic pseudo-random start vectors' entry (i, j).
+fn start_entry(i: usize, j: usize) -> f64 {
+    ((i * 7919 + j * 104_729) as f64 * 0.618_033_988_75).fract() - 0.5
+}
+
+impl SparseModes {
+    /// Factors K − σM of the block (module docs), σ a little below zero,
+    /// eliminating the DOFs in `order` (a permutation of them; None: faer's
+    /// AMD order).
+    pub fn new(
+        n: usize,
+        k: &[(usize, usize, f64)],
+        mass: &[f64],
+        order: Option<&[usize]>,
+    ) -> Result<Self, EigenError> {
         use faer::sparse::{SparseColMat, Triplet};
         if n == 0 {
             return Err(EigenError::Empty);
@@ -216,74 +273,133 @@ impl<'a> SparseModes<'a> {
             .map(|&(r, c, v)| Triplet::new(r as u32, c as u32, v))
             .collect();
         entries.extend((0..n).map(|i| Triplet::new(i as u32, i as u32, -sigma * mass[i])));
+        // The lower triangle: the factor reads only that side.
+        entries.retain(|t| t.row >= t.col);
         let shifted = SparseColMat::<u32, f64>::try_new_from_triplets(n, n, &entries)
             .map_err(|_| EigenError::NoConvergence)?;
-        let factor = shifted
-            .sp_cholesky(Side::Lower)
-            .map_err(|_| EigenError::NotPositive {
-                lowest: f64::NAN,
-                highest: f64::NAN,
-            })?;
+        let not_positive = |_| EigenError::NotPositive {
+            lowest: f64::NAN,
+            highest: f64::NAN,
+        };
+        let ordering = match order {
+            Some(order) => {
+                assert_eq!(order.len(), n, "the order is a permutation of the DOFs");
+                let forward: Vec<u32> = order.iter().map(|&d| d as u32).collect();
+                let mut inverse = vec![0u32; n];
+                for (new, &old) in order.iter().enumerate() {
+                    inverse[old] = new as u32;
+                }
+                Some((forward, inverse))
+            }
+            None => None,
+        };
+        let symbolic = factorize_symbolic_cholesky(
+            shifted.symbolic(),
+            Side::Lower,
+            match &ordering {
+                Some((forward, inverse)) => {
+                    SymmetricOrdering::Custom(faer::perm::PermRef::new_checked(forward, inverse, n))
+                }
+                None => SymmetricOrdering::Amd,
+            },
+            Default::default(),
+        )
+        .map_err(|_| EigenError::NoConvergence)?;
+        let par = faer::get_global_parallelism();
+        let mut values = vec![0.0; symbolic.len_val()];
+        let mut scratch = MemBuffer::try_new(
+            symbolic.factorize_numeric_llt_scratch::<f64>(par, Default::default()),
+        )
+        .map_err(|_| EigenError::NoConvergence)?;
+        symbolic
+            .factorize_numeric_llt(
+                &mut values,
+                shifted.as_ref(),
+                Side::Lower,
+                LltRegularization::default(),
+                par,
+                MemStack::new(&mut scratch),
+                Default::default(),
+            )
+            .map_err(not_positive)?;
+        let sqrt_mass: Vec<f64> = mass.iter().map(|m| m.sqrt()).collect();
+        let scaled: Vec<Triplet<u32, u32, f64>> = k
+            .iter()
+            .map(|&(r, c, v)| Triplet::new(r as u32, c as u32, v / (sqrt_mass[r] * sqrt_mass[c])))
+            .collect();
+        let a = SparseColMat::<u32, f64>::try_new_from_triplets(n, n, &scaled)
+            .map_err(|_| EigenError::NoConvergence)?;
         Ok(Self {
             n,
-            k,
-            sqrt_mass: mass.iter().map(|m| m.sqrt()).collect(),
-            factor,
+            sqrt_mass,
+            a,
+            symbolic,
+            values,
             block: None,
         })
     }
 
-    /// The `count` lowest modes.
-    pub fn lowest(&mut self, count: usize) -> Result<Modes, EigenError> {
-        let (n, k, sqrt_mass) = (self.n, self.k, &self.sqrt_mass);
-        if count > n {
-            return Err(EigenError::TooManyModes {
-                asked: count,
-                dofs: n,
-            });
-        }
-        // A = M^(−½) K M^(−½) applied to a block, a column at a time (the
-        // same sums, in the same order, as entry by entry).
-        let scaled: Vec<(usize, usize, f64)> = k
-            .iter()
-            .map(|&(r, c, v)| (r, c, v / (sqrt_mass[r] * sqrt_mass[c])))
-            .collect();
-        let apply_a = |x: &Mat<f64>| {
-            let mut y = Mat::<f64>::zeros(n, x.ncols());
-            for j in 0..x.ncols() {
-                let (xc, yc) = (x.col_as_slice(j), y.col_as_slice_mut(j));
-                for &(r, c, w) in &scaled {
-                    yc[r] += w * xc[c];
-                }
-            }
-            y
-        };
-        // Each column times M^½.
+    /// The operator M^½(K − σM)⁻¹M^½ on a block, in place.
+    fn apply_operator(&self, mut x: Mat<f64>) -> Mat<f64> {
         let weigh = |x: &mut Mat<f64>| {
             for j in 0..x.ncols() {
-                for (v, s) in x.col_as_slice_mut(j).iter_mut().zip(sqrt_mass) {
+                for (v, s) in x.col_as_slice_mut(j).iter_mut().zip(&self.sqrt_mass) {
                     *v *= s;
                 }
             }
         };
-        let p = (2 * count + 8).min(n);
-        // The last block's vectors first, then fixed pseudo-random ones.
-        let kept = self.block.as_ref().map_or(0, |b| b.ncols().min(p));
-        let mut y = Mat::<f64>::from_fn(n, p, |i, j| match &self.block {
-            Some(b) if j < kept => b[(i, j)],
-            _ => ((i * 7919 + j * 104_729) as f64 * 0.618_033_988_75).fract() - 0.5,
+        weigh(&mut x);
+        let par = faer::get_global_parallelism();
+        let mut scratch =
+            MemBuffer::new(self.symbolic.solve_in_place_scratch::<f64>(x.ncols(), par));
+        LltRef::new(&self.symbolic, &self.values).solve_in_place_with_conj(
+            faer::Conj::No,
+            x.as_mut(),
+            par,
+            MemStack::new(&mut scratch),
+        );
+        weigh(&mut x);
+        x
+    }
+
+    /// The `count` lowest modes.
+    pub fn lowest(&mut self, count: usize) -> Result<Modes, EigenError> {
+        if count > self.n {
+            return Err(EigenError::TooManyModes {
+                asked: count,
+                dofs: self.n,
+            });
+        }
+        let kept = self.block.take();
+        let (modes, ritz) = match self.krylov(count, kept)? {
+            Krylov::Converged(modes, ritz) => (modes, ritz),
+            Krylov::Stalled(ritz) => self.subspace(count, ritz)?,
+        };
+        self.block = Some(ritz);
+        Ok(modes)
+    }
+
+    /// Subspace iteration from the vectors `start` (the stalled Krylov
+    /// basis's Ritz vectors): a block twice as wide as the modes multiplied
+    /// by the operator, then Rayleigh–Ritz on A, until every wanted mode's
+    /// residual is below [`RESIDUAL`]. Slow from scratch (`λ_i/λ_p` per step),
+    /// a few steps from nearly converged vectors; and every step damps what
+    /// is left of the stiff modes.
+    fn subspace(&self, count: usize, start: Mat<f64>) -> Result<(Modes, Mat<f64>), EigenError> {
+        let n = self.n;
+        let p = (2 * count + 8).min(n).max(start.ncols().min(n));
+        let kept = start.ncols().min(p);
+        let mut y = Mat::<f64>::from_fn(n, p, |i, j| {
+            if j < kept {
+                start[(i, j)]
+            } else {
+                start_entry(i, j)
+            }
         });
         for _ in 0..MAX_ITERATIONS {
-            let mut z = y.clone();
-            weigh(&mut z);
-            faer::linalg::solvers::SolveCore::solve_in_place_with_conj(
-                &self.factor,
-                faer::Conj::No,
-                z.as_mut(),
-            );
-            weigh(&mut z);
+            let z = self.apply_operator(y);
             let q = z.qr().compute_thin_Q();
-            let aq = apply_a(&q);
+            let aq = self.apply_a(&q);
             let b = q.transpose() * &aq;
             let b = Mat::<f64>::from_fn(p, p, |i, j| 0.5 * (b[(i, j)] + b[(j, i)]));
             let evd = b
@@ -292,37 +408,280 @@ impl<'a> SparseModes<'a> {
             let theta: Vec<f64> = (0..p).map(|c| evd.S().column_vector()[c]).collect();
             y = &q * evd.U();
             let ay = &aq * evd.U();
-            let converged = (0..count).all(|c| {
-                let r: f64 = ay
-                    .col_as_slice(c)
-                    .iter()
-                    .zip(y.col_as_slice(c))
-                    .map(|(a, v)| (a - theta[c] * v).powi(2))
-                    .sum::<f64>()
-                    .sqrt();
-                r <= RESIDUAL * theta[c].abs()
-            });
-            if converged {
-                if theta[0].is_nan() || theta[0] <= 0.0 {
-                    return Err(EigenError::NotPositive {
-                        lowest: theta[0],
-                        highest: theta[p - 1],
-                    });
-                }
-                let omega = theta[..count].iter().map(|t| t.sqrt()).collect();
-                let shapes = (0..count)
-                    .map(|c| {
-                        y.col_as_slice(c)
-                            .iter()
-                            .zip(sqrt_mass)
-                            .map(|(v, s)| v / s)
-                            .collect()
-                    })
-                    .collect();
-                self.block = Some(y);
-                return Ok(Modes { omega, shapes });
+            if (0..count)
+                .all(|c| column_residual(&ay, &y, c, theta[c]) <= RESIDUAL * theta[c].abs())
+            {
+                return Ok((self.modes(&theta, &y, count)?, y));
             }
         }
         Err(EigenError::NoConvergence)
     }
+
+    /// The `count` lowest modes and the Ritz vectors they came from (block
+    /// Lanczos, the type's docs), starting from the vectors `kept`; or the
+    /// Ritz vectors where the residuals stopped falling short of the
+    /// tolerance (rounding in the operator's images, on some thin parts).
+    fn krylov(&self, count: usize, kept: Option<Mat<f64>>) -> Result<Krylov, EigenError> {
+        let n = self.n;
+        let block = BLOCK.min(n);
+        // Past this many vectors the basis restarts: room for the wanted
+        // modes, a block of extra Ritz vectors and a few blocks of growth.
+        let cap = (3 * count + 4 * block).min(n);
+        let keep = (count + block).min(cap - block.min(cap)).max(count);
+        // The basis Q, its image W = Op Q, and H = QᵀW.
+        let mut q = Mat::<f64>::zeros(n, cap);
+        let mut w = Mat::<f64>::zeros(n, cap);
+        let mut h = Mat::<f64>::zeros(cap, cap);
+        let image =
+            |q: &Mat<f64>, w: &mut Mat<f64>, h: &mut Mat<f64>, new: std::ops::Range<usize>| {
+                let (start, len) = (new.start, new.len());
+                let out = self.apply_operator(q.subcols(start, len).to_owned());
+                w.subcols_mut(start, len).copy_from(&out);
+                let end = new.end;
+                let cols = q.subcols(0, end).transpose() * w.subcols(start, len);
+                for c in 0..len {
+                    for r in 0..end {
+                        h[(r, start + c)] = cols[(r, c)];
+                        h[(start + c, r)] = cols[(r, c)];
+                    }
+                }
+            };
+        // The start: the last call's Ritz vectors, then pseudo-random ones.
+        let kept_cols = kept.as_ref().map_or(0, |b| b.ncols().min(keep));
+        let seed = Mat::<f64>::from_fn(n, (kept_cols + block).min(cap), |i, j| match &kept {
+            Some(b) if j < kept_cols => b[(i, j)],
+            _ => start_entry(i, j),
+        });
+        let mut m = append_orthonormal(&mut q, 0, seed, true);
+        image(&q, &mut w, &mut h, 0..m);
+        // The block whose image extends the basis next: not the kept
+        // vectors, which span (nearly) an invariant subspace already.
+        let mut frontier = kept_cols.min(m.saturating_sub(1))..m;
+        let (mut best, mut since) = (f64::INFINITY, 0);
+        for _ in 0..MAX_ITERATIONS {
+            if m >= count {
+                // Rayleigh–Ritz on the operator: its largest values are
+                // A's lowest, and the Ritz vectors' images come for free.
+                let hm = Mat::<f64>::from_fn(m, m, |i, j| 0.5 * (h[(i, j)] + h[(j, i)]));
+                let evd = hm
+                    .self_adjoint_eigen(Side::Lower)
+                    .map_err(|_| EigenError::NoConvergence)?;
+                let ritz = keep.min(m);
+                let nu: Vec<f64> = (0..ritz)
+                    .map(|c| evd.S().column_vector()[m - 1 - c])
+                    .collect();
+                let s = Mat::<f64>::from_fn(m, ritz, |i, c| evd.U()[(i, m - 1 - c)]);
+                // The residuals Op y − νy = (W − QH)s without forming the
+                // Ritz vectors: every earlier block's image lies in the
+                // basis, so W − QH is zero but on the frontier's columns.
+                let (f0, fl) = (frontier.start, frontier.len());
+                let outside = w.subcols(f0, fl) - q.subcols(0, m) * h.submatrix(0, f0, m, fl);
+                let gram = outside.transpose() * &outside;
+                let sf = s.subrows(f0, fl);
+                let worst = (0..count)
+                    .map(|c| {
+                        let sc = sf.col(c);
+                        let r2 = sc.transpose() * &gram * sc;
+                        r2.max(0.0).sqrt() / nu[c].abs()
+                    })
+                    .fold(0.0, f64::max);
+                let wy = || w.subcols(0, m) * &s;
+                if (m == n || worst <= OPERATOR_RESIDUAL)
+                    && let Some((modes, ritz)) = self.polish(&wy(), count)?
+                {
+                    return Ok(Krylov::Converged(modes, ritz));
+                }
+                // Stalled: the worst residual has not halved in a while.
+                if worst < 0.5 * best {
+                    (best, since) = (worst, 0);
+                } else {
+                    since += 1;
+                    if since >= STALL_BLOCKS {
+                        return Ok(Krylov::Stalled(q.subcols(0, m) * &s));
+                    }
+                }
+                if m + block > cap {
+                    // Thick restart: the Ritz vectors, and the last block's
+                    // image, the next direction of the Krylov sequence.
+                    // (Orthogonal to the whole basis first: what it has of
+                    // the Ritz vectors dropped must not come back.)
+                    let mut next = w.subcols(frontier.start, frontier.len()).to_owned();
+                    for _ in 0..2 {
+                        let c = q.subcols(0, m).transpose() * &next;
+                        next = &next - q.subcols(0, m) * &c;
+                    }
+                    let (y, wy) = (q.subcols(0, m) * &s, wy());
+                    q.subcols_mut(0, ritz).copy_from(&y);
+                    w.subcols_mut(0, ritz).copy_from(&wy);
+                    h.fill(0.0);
+                    for (c, v) in nu.iter().enumerate() {
+                        h[(c, c)] = *v;
+                    }
+                    m = ritz;
+                    let grown = append_orthonormal(&mut q, m, next, true);
+                    image(&q, &mut w, &mut h, m..grown);
+                    frontier = m..grown;
+                    m = grown;
+                    continue;
+                }
+            }
+            let next = w.subcols(frontier.start, frontier.len()).to_owned();
+            let mut grown = append_orthonormal(&mut q, m, next.clone(), false);
+            if grown == m {
+                // The basis is invariant: new directions, at random.
+                grown = append_orthonormal(&mut q, m, next, true);
+            }
+            if grown == m {
+                return Err(EigenError::NoConvergence);
+            }
+            image(&q, &mut w, &mut h, m..grown);
+            frontier = m..grown;
+            m = grown;
+        }
+        Err(EigenError::NoConvergence)
+    }
+
+    /// The modes from the operator's converged Ritz vectors' images `wy`: a
+    /// step of inverse iteration, which damps what the basis kept of the
+    /// stiff modes (its start vectors') by `λ/λ_max`, then Rayleigh–Ritz on
+    /// A. None if a wanted mode's residual is still above [`RESIDUAL`].
+    fn polish(&self, wy: &Mat<f64>, count: usize) -> Result<Option<(Modes, Mat<f64>)>, EigenError> {
+        let mut z = Mat::<f64>::zeros(self.n, wy.ncols());
+        let cols = append_orthonormal(&mut z, 0, wy.to_owned(), true);
+        let z = z.subcols(0, cols).to_owned();
+        let az = self.apply_a(&z);
+        let b = z.transpose() * &az;
+        let b = Mat::<f64>::from_fn(cols, cols, |i, j| 0.5 * (b[(i, j)] + b[(j, i)]));
+        let evd = b
+            .self_adjoint_eigen(Side::Lower)
+            .map_err(|_| EigenError::NoConvergence)?;
+        let theta: Vec<f64> = (0..cols).map(|c| evd.S().column_vector()[c]).collect();
+        let y = &z * evd.U();
+        let ay = &az * evd.U();
+        if !(0..count).all(|c| column_residual(&ay, &y, c, theta[c]) <= RESIDUAL * theta[c].abs()) {
+            return Ok(None);
+        }
+        Ok(Some((self.modes(&theta, &y, count)?, y)))
+    }
+
+    /// A = M^(−½) K M^(−½) on a block.
+    fn apply_a(&self, x: &Mat<f64>) -> Mat<f64> {
+        let mut y = Mat::<f64>::zeros(self.n, x.ncols());
+        faer::sparse::linalg::matmul::sparse_dense_matmul(
+            y.as_mut(),
+            faer::Accum::Replace,
+            self.a.as_ref(),
+            x.as_ref(),
+            1.0,
+            faer::get_global_parallelism(),
+        );
+        y
+    }
+
+    /// The first `count` of the converged Ritz pairs (values `theta`
+    /// ascending, M^½-weighted vectors `y`) as mass-normalised modes;
+    /// refused if the lowest is not positive.
+    fn modes(&self, theta: &[f64], y: &Mat<f64>, count: usize) -> Result<Modes, EigenError> {
+        if theta[0].is_nan() || theta[0] <= 0.0 {
+            return Err(EigenError::NotPositive {
+                lowest: theta[0],
+                highest: theta[theta.len() - 1],
+            });
+        }
+        let omega = theta[..count].iter().map(|t| t.sqrt()).collect();
+        let shapes = (0..count)
+            .map(|c| {
+                y.col_as_slice(c)
+                    .iter()
+                    .zip(&self.sqrt_mass)
+                    .map(|(v, s)| v / s)
+                    .collect()
+            })
+            .collect();
+        Ok(Modes { omega, shapes })
+    }
+}
+
+/// How the block Lanczos ended.
+enum Krylov {
+    /// The modes, and the Ritz vectors they came from.
+    Converged(Modes, Mat<f64>),
+    /// Its best Ritz vectors, where the residuals stopped falling.
+    Stalled(Mat<f64>),
+}
+
+/// `‖a_c − θ y_c‖` of column c.
+fn column_residual(a: &Mat<f64>, y: &Mat<f64>, c: usize, theta: f64) -> f64 {
+    a.col_as_slice(c)
+        .iter()
+        .zip(y.col_as_slice(c))
+        .map(|(a, v)| (a - theta * v).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// Appends the columns of `w`, made orthonormal to the first `m` columns of
+/// `q` and to each other (classical Gram–Schmidt, twice, a column at a
+/// time), after them, as many as fit; a column that lies in the span is
+/// dropped, or with `fill` replaced by a pseudo-random one. The new column
+/// count.
+fn append_orthonormal(q: &mut Mat<f64>, m: usize, w: Mat<f64>, fill: bool) -> usize {
+    let n = q.nrows();
+    let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
+    let norms: Vec<f64> = (0..w.ncols())
+        .map(|j| dot(w.col_as_slice(j), w.col_as_slice(j)).sqrt())
+        .collect();
+    // Against the basis as a block (two passes of matrix products, which
+    // read the basis four times per block, not per column).
+    let mut w = w;
+    for _ in 0..2 {
+        if m > 0 {
+            let basis = q.subcols(0, m);
+            let c = basis.transpose() * &w;
+            w = &w - basis * &c;
+        }
+    }
+    let start = m;
+    let mut m = m;
+    let mut v = vec![0.0; n];
+    for j in 0..w.ncols() {
+        if m == q.ncols() {
+            break;
+        }
+        v.copy_from_slice(w.col_as_slice(j));
+        // Against the columns this block appended so far, twice.
+        for _ in 0..2 {
+            for t in start..m {
+                let qt = q.col_as_slice(t);
+                let d = dot(qt, &v);
+                v.iter_mut().zip(qt).for_each(|(x, y)| *x -= d * y);
+            }
+        }
+        let mut after = dot(&v, &v).sqrt();
+        let mut independent = after > 1e-8 * norms[j] && after > 0.0;
+        let mut attempt = 0;
+        while !independent && fill && attempt < 3 {
+            // In the span already: a fresh direction instead, against the
+            // whole basis.
+            attempt += 1;
+            let mut fresh = faer::Col::<f64>::from_fn(n, |i| start_entry(i, m + 31 * attempt));
+            let before = fresh.norm_l2();
+            for _ in 0..2 {
+                let basis = q.subcols(0, m);
+                let c = basis.transpose() * &fresh;
+                fresh -= basis * &c;
+            }
+            v.iter_mut().enumerate().for_each(|(i, x)| *x = fresh[i]);
+            after = dot(&v, &v).sqrt();
+            independent = after > 1e-8 * before;
+        }
+        if independent {
+            q.col_as_slice_mut(m)
+                .iter_mut()
+                .zip(&v)
+                .for_each(|(x, y)| *x = y / after);
+            m += 1;
+        }
+    }
+    m
 }
