@@ -399,18 +399,9 @@ impl SparseModes {
         for _ in 0..MAX_ITERATIONS {
             let z = self.apply_operator(y);
             let q = z.qr().compute_thin_Q();
-            let aq = self.apply_a(&q);
-            let b = q.transpose() * &aq;
-            let b = Mat::<f64>::from_fn(p, p, |i, j| 0.5 * (b[(i, j)] + b[(j, i)]));
-            let evd = b
-                .self_adjoint_eigen(Side::Lower)
-                .map_err(|_| EigenError::NoConvergence)?;
-            let theta: Vec<f64> = (0..p).map(|c| evd.S().column_vector()[c]).collect();
-            y = &q * evd.U();
-            let ay = &aq * evd.U();
-            if (0..count)
-                .all(|c| column_residual(&ay, &y, c, theta[c]) <= RESIDUAL * theta[c].abs())
-            {
+            let (theta, ritz, converged) = self.ritz_on_a(&q, count)?;
+            y = ritz;
+            if converged {
                 return Ok((self.modes(&theta, &y, count)?, y));
             }
         }
@@ -549,19 +540,34 @@ impl SparseModes {
         let mut z = Mat::<f64>::zeros(self.n, wy.ncols());
         let cols = append_orthonormal(&mut z, 0, wy.to_owned(), true);
         let z = z.subcols(0, cols).to_owned();
-        let az = self.apply_a(&z);
-        let b = z.transpose() * &az;
-        let b = Mat::<f64>::from_fn(cols, cols, |i, j| 0.5 * (b[(i, j)] + b[(j, i)]));
-        let evd = b
-            .self_adjoint_eigen(Side::Lower)
-            .map_err(|_| EigenError::NoConvergence)?;
-        let theta: Vec<f64> = (0..cols).map(|c| evd.S().column_vector()[c]).collect();
-        let y = &z * evd.U();
-        let ay = &az * evd.U();
-        if !(0..count).all(|c| column_residual(&ay, &y, c, theta[c]) <= RESIDUAL * theta[c].abs()) {
+        let (theta, y, converged) = self.ritz_on_a(&z, count)?;
+        if !converged {
             return Ok(None);
         }
         Ok(Some((self.modes(&theta, &y, count)?, y)))
+    }
+
+    /// Rayleigh–Ritz on A in the span of the orthonormal `q`: the Ritz
+    /// values (ascending), their vectors, and whether the first `count`
+    /// have residuals below [`RESIDUAL`].
+    fn ritz_on_a(
+        &self,
+        q: &Mat<f64>,
+        count: usize,
+    ) -> Result<(Vec<f64>, Mat<f64>, bool), EigenError> {
+        let aq = self.apply_a(q);
+        let b = q.transpose() * &aq;
+        let p = b.nrows();
+        let b = Mat::<f64>::from_fn(p, p, |i, j| 0.5 * (b[(i, j)] + b[(j, i)]));
+        let evd = b
+            .self_adjoint_eigen(Side::Lower)
+            .map_err(|_| EigenError::NoConvergence)?;
+        let theta: Vec<f64> = (0..p).map(|c| evd.S().column_vector()[c]).collect();
+        let y = q * evd.U();
+        let ay = &aq * evd.U();
+        let converged =
+            (0..count).all(|c| column_residual(&ay, &y, c, theta[c]) <= RESIDUAL * theta[c].abs());
+        Ok((theta, y, converged))
     }
 
     /// A = M^(−½) K M^(−½) on a block.
