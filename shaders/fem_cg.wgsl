@@ -5,17 +5,24 @@
 // order and reads back only the scalars (and x) every few iterations.
 //
 // Four storage buffers (the downlevel limit) and one uniform:
-// - mat_u: row_ptr[n + 1] | col[nnz] | mask[n] (1 = known DOF) |
+// - mat_u: col[width·n] | mask[n] (1 = known DOF) |
 //          constraint column ptr[n_cols + 1] | constraint entry vertex[...]
-// - mat_f: K blocks (9 f32 each, column-major) | mass (lumped: n, consistent:
-//          nnz) | preconditioner blocks (9 f32 per row, unrotated) |
+// - mat_f: K blocks | mass (lumped: n, consistent: width·n) |
+//          preconditioner blocks (9 f32 per row, unrotated) |
 //          constraint entry weight[...]
 // - vecs:  six vectors of n vec4 (w unused): x | b | r | z | p | ap
-// - scal:  the CG scalars (see S_*) | partial sums (2 × 256)
+// - scal:  the CG scalars (see S_*) | partial sums A (2 × 256) | B (2 × 256)
+//
+// K is stored as ELLPACK, slot-major ("width" slots per row, padded with
+// zero blocks pointing at the row itself): the entry in slot s of row r is
+// at s·n + r, and component c of its block (column-major) at (9s + c)·n + r.
+// Neighbouring threads handle neighbouring rows, so every load of a warp
+// is one contiguous run: in CSR order they were 27 blocks apart, and the
+// product ran at a fraction of the memory's bandwidth on a real GPU.
 
 struct Params {
     n: u32,
-    nnz: u32,
+    width: u32, // ELL slots per row
     mass_kind: u32, // 0 lumped, 1 consistent
     n_cols: u32,
     off_col: u32,
@@ -49,7 +56,9 @@ const S_RR: u32 = 4u;
 const S_R0SQ: u32 = 5u;
 const S_ITER: u32 = 6u;
 const S_DONE: u32 = 7u;
+const S_RZ_PREV: u32 = 8u;
 const PART: u32 = 16u;
+const PART_B: u32 = 528u; // PART + 2 × 256
 
 const V_X: u32 = 0u;
 const V_B: u32 = 1u;
@@ -82,17 +91,23 @@ fn block(base: u32) -> mat3x3<f32> {
 fn apply_row(row: u32, src: u32) -> vec3<f32> {
     let r = rot();
     let rt = transpose(r);
-    let s = mat_u[row];
-    let e = mat_u[row + 1u];
+    let n = P.n;
     var acc = vec3<f32>(0.0);
     var accm = vec3<f32>(0.0);
     let base = seg(src);
-    for (var k = s; k < e; k = k + 1u) {
-        let c = mat_u[P.off_col + k];
+    for (var s = 0u; s < P.width; s = s + 1u) {
+        let e = s * n + row;
+        let c = mat_u[P.off_col + e];
         let xc = vecs[base + c].xyz;
-        acc = acc + block(9u * k) * (rt * xc);
+        let b = 9u * s * n + row;
+        let k = mat3x3<f32>(
+            vec3<f32>(mat_f[b], mat_f[b + n], mat_f[b + 2u * n]),
+            vec3<f32>(mat_f[b + 3u * n], mat_f[b + 4u * n], mat_f[b + 5u * n]),
+            vec3<f32>(mat_f[b + 6u * n], mat_f[b + 7u * n], mat_f[b + 8u * n]),
+        );
+        acc = acc + k * (rt * xc);
         if P.mass_kind == 1u {
-            accm = accm + mat_f[P.off_mass + k] * xc;
+            accm = accm + mat_f[P.off_mass + e] * xc;
         }
     }
     var y = P.c_stiff * (r * acc);
@@ -159,21 +174,6 @@ fn precond(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     vecs[seg(V_Z) + row] = vec4<f32>(precond_row(row, vecs[seg(V_R) + row].xyz), 0.0);
-}
-
-// update_xr then precond in one pass (no position constraints: z needs no
-// projection between them).
-@compute @workgroup_size(64)
-fn update_xr_precond(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let row = gid.x;
-    if row >= P.n {
-        return;
-    }
-    let alpha = scal[S_ALPHA];
-    vecs[seg(V_X) + row] = vecs[seg(V_X) + row] + alpha * vecs[seg(V_P) + row];
-    let r = vecs[seg(V_R) + row] - alpha * vecs[seg(V_AP) + row];
-    vecs[seg(V_R) + row] = r;
-    vecs[seg(V_Z) + row] = vec4<f32>(precond_row(row, r.xyz), 0.0);
 }
 
 // p = z.
@@ -267,17 +267,10 @@ fn partial2(wid: u32, lid: u32, a: u32, b: u32, c: u32, d: u32) {
         s.x = s.x + dot(vecs[seg(a) + i].xyz, vecs[seg(b) + i].xyz);
         s.y = s.y + dot(vecs[seg(c) + i].xyz, vecs[seg(d) + i].xyz);
     }
-    red2[lid] = s;
-    workgroupBarrier();
-    for (var w = 128u; w > 0u; w = w >> 1u) {
-        if lid < w {
-            red2[lid] = red2[lid] + red2[lid + w];
-        }
-        workgroupBarrier();
-    }
+    let t = wg_sum2(lid, s);
     if lid == 0u {
-        scal[PART + wid] = red2[0].x;
-        scal[PART + 256u + wid] = red2[0].y;
+        scal[PART + wid] = t.x;
+        scal[PART + 256u + wid] = t.y;
     }
 }
 
@@ -297,19 +290,7 @@ fn dot_rz_rr(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
 }
 
 fn sum_partials(lid: u32) -> vec2<f32> {
-    var s = vec2<f32>(0.0);
-    if lid < P.num_partials {
-        s = vec2<f32>(scal[PART + lid], scal[PART + 256u + lid]);
-    }
-    red2[lid] = s;
-    workgroupBarrier();
-    for (var w = 128u; w > 0u; w = w >> 1u) {
-        if lid < w {
-            red2[lid] = red2[lid] + red2[lid + w];
-        }
-        workgroupBarrier();
-    }
-    return red2[0];
+    return sum_partials_at(PART, lid);
 }
 
 fn converged(rr: f32) -> bool {
@@ -367,6 +348,127 @@ fn finalize_beta(@builtin(local_invocation_index) lid: u32) {
         scal[S_RZ] = s.x;
         if converged(s.y) || scal[S_ITER] >= P.max_iterations {
             scal[S_DONE] = 1.0;
+        }
+    }
+}
+
+// ---- One iteration without position constraints in three passes instead
+// of six: each pass finishes the previous one's dot product itself (every
+// workgroup sums the partials, in the same order, so all agree), so the
+// one-workgroup finalize passes between them go. On a real GPU a pass
+// costs its launch and barrier whatever its size, and these are most of a
+// CG iteration's time below ~10^5 rows.
+//
+// Scalars written by workgroup 0 are ones no other workgroup of the same
+// pass reads: S_RZ is read by update_dot and written by update_p_dot, which
+// reads the old value from S_RZ_PREV. S_DONE only goes from 0 to 1 and a
+// workgroup that misses the flip only updates p, which no longer matters.
+
+// The sum of partial pairs at `at` (all workgroups, same order).
+fn sum_partials_at(at: u32, lid: u32) -> vec2<f32> {
+    var s = vec2<f32>(0.0);
+    if lid < P.num_partials {
+        s = vec2<f32>(scal[at + lid], scal[at + 256u + lid]);
+    }
+    let t = wg_sum2(lid, s);
+    return t;
+}
+
+// The workgroup's sum of `v`, returned to every thread.
+fn wg_sum2(lid: u32, v: vec2<f32>) -> vec2<f32> {
+    red2[lid] = v;
+    workgroupBarrier();
+    for (var w = 128u; w > 0u; w = w >> 1u) {
+        if lid < w {
+            red2[lid] = red2[lid] + red2[lid + w];
+        }
+        workgroupBarrier();
+    }
+    let t = red2[0];
+    workgroupBarrier();
+    return t;
+}
+
+// ap = A p (known rows zeroed) and the partial sums of p·ap at PART.
+@compute @workgroup_size(256)
+fn spmv_dot(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    var s = 0.0;
+    if scal[S_DONE] == 0.0 {
+        let stride = P.num_partials * 256u;
+        for (var row = wg.x * 256u + lid; row < P.n; row = row + stride) {
+            var y = apply_row(row, V_P);
+            if known(row) {
+                y = vec3<f32>(0.0);
+            }
+            vecs[seg(V_AP) + row] = vec4<f32>(y, 0.0);
+            s = s + dot(vecs[seg(V_P) + row].xyz, y);
+        }
+    }
+    let t = wg_sum2(lid, vec2<f32>(s, 0.0));
+    if lid == 0u {
+        scal[PART + wg.x] = t.x;
+        scal[PART + 256u + wg.x] = t.x;
+    }
+}
+
+// α = rz / p·ap; x += α p, r −= α ap, z = R B⁻¹ Rᵀ r; partial sums of r·z
+// and r·r at PART_B.
+@compute @workgroup_size(256)
+fn update_dot(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let pap = sum_partials_at(PART, lid).x;
+    let go = scal[S_DONE] == 0.0 && pap > 0.0;
+    let alpha = select(0.0, scal[S_RZ] / pap, go);
+    var s = vec2<f32>(0.0);
+    if go {
+        let stride = P.num_partials * 256u;
+        for (var row = wg.x * 256u + lid; row < P.n; row = row + stride) {
+            vecs[seg(V_X) + row] = vecs[seg(V_X) + row] + alpha * vecs[seg(V_P) + row];
+            let r = vecs[seg(V_R) + row].xyz - alpha * vecs[seg(V_AP) + row].xyz;
+            vecs[seg(V_R) + row] = vec4<f32>(r, 0.0);
+            let z = precond_row(row, r);
+            vecs[seg(V_Z) + row] = vec4<f32>(z, 0.0);
+            s = s + vec2<f32>(dot(r, z), dot(r, r));
+        }
+    }
+    let t = wg_sum2(lid, s);
+    if lid == 0u {
+        scal[PART_B + wg.x] = t.x;
+        scal[PART_B + 256u + wg.x] = t.y;
+        if wg.x == 0u {
+            scal[S_PAP] = pap;
+            scal[S_ALPHA] = alpha;
+            scal[S_RZ_PREV] = scal[S_RZ];
+        }
+    }
+}
+
+// β = rz_new / rz; p = z + β p; workgroup 0 commits the iteration (the
+// counts, rz, rr, and the convergence test) as finalize_alpha and
+// finalize_beta do.
+@compute @workgroup_size(256)
+fn update_p_dot(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let pap = sum_partials_at(PART, lid).x;
+    let s = sum_partials_at(PART_B, lid);
+    let rz_prev = scal[S_RZ_PREV];
+    if scal[S_DONE] == 0.0 && pap > 0.0 {
+        let beta = s.x / rz_prev;
+        let stride = P.num_partials * 256u;
+        for (var row = wg.x * 256u + lid; row < P.n; row = row + stride) {
+            vecs[seg(V_P) + row] = vecs[seg(V_Z) + row] + beta * vecs[seg(V_P) + row];
+        }
+    }
+    if wg.x == 0u && lid == 0u && scal[S_DONE] == 0.0 {
+        if pap <= 0.0 {
+            scal[S_DONE] = 1.0;
+            scal[S_ALPHA] = 0.0;
+        } else {
+            scal[S_ITER] = scal[S_ITER] + 1.0;
+            scal[S_RR] = s.y;
+            scal[S_BETA] = s.x / rz_prev;
+            scal[S_RZ] = s.x;
+            if converged(s.y) || scal[S_ITER] >= P.max_iterations {
+                scal[S_DONE] = 1.0;
+            }
         }
     }
 }

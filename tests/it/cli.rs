@@ -528,6 +528,61 @@ fn the_modal_bench_prints_every_part_solved() {
     assert!(lines.iter().any(|v| v["case"] == "mesh"), "{out}");
 }
 
+/// `plasticine bench --only gpu --quick`: every figure that needs an
+/// adapter, each naming it: the GPU FEM's CG converged on every step of
+/// each size and linearization, the modal mesh's frame upload within the
+/// issue's 4 KB, and the renderer's lines with the 128×128 skin's render
+/// thread share beside its whole frame. Skipped without an adapter unless
+/// `PLASTICINE_REQUIRE_GPU_TESTS` is set.
+#[test]
+fn the_gpu_bench_prints_each_group_on_a_named_adapter() {
+    let (ok, out, err) = plasticine(&["bench", "--only", "gpu", "--quick"]);
+    assert!(ok, "{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    if lines.iter().any(|v| v.get("skipped").is_some()) {
+        assert!(
+            std::env::var_os("PLASTICINE_REQUIRE_GPU_TESTS").is_none(),
+            "no adapter: {out}"
+        );
+        eprintln!("SKIPPED: no wgpu adapter: {out}");
+        return;
+    }
+    for v in &lines {
+        assert!(v.get("error").is_none(), "{v}");
+        assert!(v["adapter"].as_str().is_some_and(|a| !a.is_empty()), "{v}");
+    }
+    let fem: Vec<_> = lines.iter().filter(|v| v["bench"] == "fem_gpu").collect();
+    assert_eq!(fem.len(), 6, "three sizes × two linearizations: {out}");
+    for v in &fem {
+        assert_eq!(v["converged_steps"], v["steps"], "{v}");
+        let (ms, rate) = (
+            v["ms_per_step"].as_f64().unwrap(),
+            v["steps_per_second"].as_f64().unwrap(),
+        );
+        assert!((ms * rate - 1e3).abs() < 1e-6, "{v}");
+    }
+    let modal = lines
+        .iter()
+        .find(|v| v["case"] == "mesh")
+        .expect("the modal mesh's line");
+    assert!(modal["gpu_pose_ms"].as_f64().unwrap() > 0.0, "{modal}");
+    let upload = modal["upload_bytes_per_frame"].as_u64().unwrap();
+    assert!(upload > 0 && upload <= 4096, "{modal}");
+    for (name, skin) in [
+        ("render_stereo_frame_cpu", "64x64"),
+        ("render_stereo_frame_cpu", "128x128"),
+        ("render_stereo_frame_total", "128x128"),
+    ] {
+        assert!(
+            lines.iter().any(|v| v["name"] == name && v["skin"] == skin),
+            "{name} {skin}: {out}"
+        );
+    }
+}
+
 /// `plasticine bench --only morph --quick`: both of Galoppo's Table 5.1
 /// sizes, each with and without its targets, with the named
 /// figures, and the targets' overhead.

@@ -21,9 +21,11 @@ pub struct BenchArgs {
     /// physical blendshapes (`blendshape`: Ma et al.'s Table 1 sizes), the
     /// FEM flesh's dynamic morph targets (`morph`: Galoppo's Table 5.1
     /// sizes, with and without the targets), the skeleton responding on
-    /// the ground (`contact`: Galoppo's Table 4.1 sizes), or the renderer (`render`: CPU per stereo frame, with and without the
-    /// panel, and whole frames).
-    #[arg(long, value_parser = ["blendshape", "contact", "fem", "interactive", "modal", "morph", "render", "skin"])]
+    /// the ground (`contact`: Galoppo's Table 4.1 sizes), the renderer
+    /// (`render`: CPU per stereo frame, with and without the panel, and
+    /// whole frames), or every figure that needs a graphics adapter (`gpu`:
+    /// the GPU FEM's steps, the modal mesh's pose pass, the renderer's).
+    #[arg(long, value_parser = ["blendshape", "contact", "fem", "gpu", "interactive", "modal", "morph", "render", "skin"])]
     only: Option<String>,
     /// Instead: the cost of each part (skin step, skin–skin contact, FEM
     /// step, a baked and an exported second) at four sizes, and the
@@ -72,6 +74,11 @@ impl BenchArgs {
             }
             (None, Some(group)) if group == "morph" => {
                 for v in crate::cli::bench::morph::figures(quick) {
+                    println!("{v}");
+                }
+            }
+            (None, Some(group)) if group == "gpu" => {
+                for v in crate::cli::bench::gpu_figures(quick) {
                     println!("{v}");
                 }
             }

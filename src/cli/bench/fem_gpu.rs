@@ -67,6 +67,7 @@ pub fn fem_gpu_steps_per_second(quick: bool) -> Vec<serde_json::Value> {
                 "cg_tolerance": 1e-4,
                 "steps": steps,
                 "steps_per_second": rate,
+                "ms_per_step": 1e3 / rate,
                 "cg_iterations_per_step": iterations as f64 / steps as f64,
                 "converged_steps": converged,
                 "runs_at_90hz": rate >= 90.0,

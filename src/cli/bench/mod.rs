@@ -463,6 +463,17 @@ pub fn run_all(quick: bool, out: &mut dyn Write) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// The figures that need a graphics adapter, for a machine lent a GPU: the
+/// GPU FEM's steps (`fem_gpu`), the modal mesh with its GPU pose pass, and
+/// the renderer's frames. Each line names its adapter; without one, each
+/// group prints one line saying why it was skipped.
+pub fn gpu_figures(quick: bool) -> Vec<serde_json::Value> {
+    let mut out = fem_gpu::fem_gpu_steps_per_second(quick);
+    out.extend(modal::gpu_figures(quick));
+    out.extend(render::run(quick));
+    out
+}
+
 /// Baked playback (LEMAN §6.5): the CPU cost of streaming one frame of a
 /// three-skin m×n bake from its cache file, sequentially (playback) and at
 /// random (scrubbing). The cache is written to a temporary folder first.

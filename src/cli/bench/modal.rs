@@ -28,8 +28,15 @@ pub fn figures(quick: bool) -> Vec<serde_json::Value> {
     let sizes: &[usize] = if quick { &[1200] } else { &[1200, 3000, 8000] };
     let mut out: Vec<_> = sizes.iter().filter_map(|&v| case(v, quick)).collect();
     out.push(limb_case(if quick { [20, 6, 6] } else { [52, 16, 16] }));
-    out.extend(mesh_case(if quick { 10_000 } else { 100_000 }));
+    out.extend(gpu_figures(quick));
     out
+}
+
+/// The mesh case alone: the figures of the modal flesh that a GPU changes.
+pub fn gpu_figures(quick: bool) -> Vec<serde_json::Value> {
+    mesh_case(if quick { 10_000 } else { 100_000 })
+        .into_iter()
+        .collect()
 }
 
 /// DyRT's own figure (§6: a 17,953-vertex character, 3 parts × 5 modes):

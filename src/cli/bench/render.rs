@@ -293,6 +293,11 @@ pub fn run(quick: bool) -> Vec<Value> {
         Ok(c) => {
             let (snap, cams) = scene(c);
             let eye = if quick { (504, 560) } else { (2016, 2240) };
+            // The render thread's share of the whole frame below.
+            out.push(with(
+                stereo_frame_cpu(&ctx, &snap, &cams, eye, frames),
+                json!({"skin": "128x128"}),
+            ));
             out.push(with(
                 stereo_frame_total(&ctx, &snap, &cams, eye, if quick { 3 } else { 20 }),
                 json!({

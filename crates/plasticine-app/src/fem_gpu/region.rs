@@ -10,7 +10,7 @@ pub(super) const WG_ROWS: u32 = 64;
 pub(super) const WG_REDUCE: u32 = 256;
 pub(super) const MAX_PARTIALS: u32 = 256;
 pub(super) const PART: u64 = 16;
-pub(super) const SCALARS: u64 = PART + 2 * MAX_PARTIALS as u64;
+pub(super) const SCALARS: u64 = PART + 4 * MAX_PARTIALS as u64;
 pub(super) const S_RR: usize = 4;
 pub(super) const S_R0SQ: usize = 5;
 pub(super) const S_ITER: usize = 6;
@@ -25,7 +25,7 @@ pub(super) const V_AP: u64 = 5;
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub(super) struct Params {
     pub(super) n: u32,
-    pub(super) nnz: u32,
+    pub(super) width: u32,
     pub(super) mass_kind: u32,
     pub(super) n_cols: u32,
     pub(super) off_col: u32,
@@ -52,7 +52,6 @@ pub(super) struct Kernels {
     pub(super) precond: wgpu::ComputePipeline,
     pub(super) copy_p: wgpu::ComputePipeline,
     pub(super) update_xr: wgpu::ComputePipeline,
-    pub(super) update_xr_precond: wgpu::ComputePipeline,
     pub(super) update_p: wgpu::ComputePipeline,
     pub(super) project_r: wgpu::ComputePipeline,
     pub(super) project_z: wgpu::ComputePipeline,
@@ -64,6 +63,9 @@ pub(super) struct Kernels {
     pub(super) finalize_init: wgpu::ComputePipeline,
     pub(super) finalize_alpha: wgpu::ComputePipeline,
     pub(super) finalize_beta: wgpu::ComputePipeline,
+    pub(super) spmv_dot: wgpu::ComputePipeline,
+    pub(super) update_dot: wgpu::ComputePipeline,
+    pub(super) update_p_dot: wgpu::ComputePipeline,
 }
 
 impl Kernels {
@@ -125,7 +127,6 @@ impl Kernels {
             precond: pipe("precond"),
             copy_p: pipe("copy_p"),
             update_xr: pipe("update_xr"),
-            update_xr_precond: pipe("update_xr_precond"),
             update_p: pipe("update_p"),
             project_r: pipe("project_r"),
             project_z: pipe("project_z"),
@@ -137,6 +138,9 @@ impl Kernels {
             finalize_init: pipe("finalize_init"),
             finalize_alpha: pipe("finalize_alpha"),
             finalize_beta: pipe("finalize_beta"),
+            spmv_dot: pipe("spmv_dot"),
+            update_dot: pipe("update_dot"),
+            update_p_dot: pipe("update_p_dot"),
             layout,
         }
     }
@@ -145,7 +149,8 @@ impl Kernels {
 /// One region's matrices and CG vectors on the GPU.
 pub(super) struct RegionGpu {
     pub(super) n: usize,
-    pub(super) nnz: usize,
+    /// ELL slots per row: the longest row of K.
+    pub(super) width: usize,
     pub(super) mass_kind: MassKind,
     /// u32 words of `mat_u` before the constraint data (`row_ptr`, col, mask).
     pub(super) u_static: usize,
@@ -215,16 +220,28 @@ impl RegionGpu {
     ) -> Self {
         let k = &m.stiffness;
         let n = k.rows();
-        let nnz = k.col.len();
-        let mut u: Vec<u32> = k.row_ptr.iter().map(|&p| p as u32).collect();
-        u.extend_from_slice(&k.col);
+        // ELLPACK, slot-major (see fem_cg.wgsl): entry (slot s, row r) at
+        // s·n + r; padding points at the row itself with a zero block.
+        let width = k.row_ptr.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+        let slots = width * n;
+        let mut u: Vec<u32> = (0..slots).map(|e| (e % n.max(1)) as u32).collect();
+        let mut f = vec![0f32; 9 * slots];
+        let mut ell_mass = vec![0f32; slots];
+        for r in 0..n {
+            for (s, i) in (k.row_ptr[r]..k.row_ptr[r + 1]).enumerate() {
+                let e = s * n + r;
+                u[e] = k.col[i];
+                for (c, x) in mat_f32(&k.blocks[i]).into_iter().enumerate() {
+                    f[(9 * s + c) * n + r] = x;
+                }
+                if mass_kind == MassKind::Consistent {
+                    ell_mass[e] = m.consistent_mass.values[i] as f32;
+                }
+            }
+        }
         let off_mask = u.len();
         u.resize(off_mask + n, 0);
         let u_static = u.len();
-        let mut f: Vec<f32> = Vec::with_capacity(9 * nnz + nnz + 9 * n);
-        for b in &k.blocks {
-            f.extend_from_slice(&mat_f32(b));
-        }
         let off_mass = f.len();
         let (diag_m, mass_words): (Vec<f64>, Vec<f32>) = match mass_kind {
             MassKind::Lumped => (
@@ -235,7 +252,7 @@ impl RegionGpu {
                 (0..n)
                     .map(|l| k.find(l, l).map_or(0.0, |i| m.consistent_mass.values[i]))
                     .collect(),
-                m.consistent_mass.values.iter().map(|&x| x as f32).collect(),
+                ell_mass,
             ),
         };
         f.extend_from_slice(&mass_words);
@@ -261,7 +278,7 @@ impl RegionGpu {
         let bind = Self::bind_group(ctx, kernels, &mat_u, &mat_f, &vecs, &scal, &params);
         Self {
             n,
-            nnz,
+            width,
             mass_kind,
             u_static,
             f_static,
@@ -453,10 +470,10 @@ impl RegionGpu {
         let r = rotation.to_cols_array();
         let params = Params {
             n: self.n as u32,
-            nnz: self.nnz as u32,
+            width: self.width as u32,
             mass_kind: u32::from(self.mass_kind == MassKind::Consistent),
             n_cols: cols.len() as u32,
-            off_col: (self.n + 1) as u32,
+            off_col: 0,
             off_mask: self.off_mask as u32,
             off_cptr: off_cptr as u32,
             off_cidx: off_cidx as u32,
@@ -535,19 +552,21 @@ impl RegionGpu {
         constrained: bool,
     ) {
         let (rows, parts) = (self.rows(), self.num_partials());
-        self.dispatch(pass, &k.spmv_p, rows);
-        if constrained {
-            self.dispatch(pass, &k.project_ap, 1);
+        if !constrained {
+            // Three passes, each finishing the last one's dot product.
+            self.dispatch(pass, &k.spmv_dot, parts);
+            self.dispatch(pass, &k.update_dot, parts);
+            self.dispatch(pass, &k.update_p_dot, parts);
+            return;
         }
+        // z must be projected between the update and the next dot.
+        self.dispatch(pass, &k.spmv_p, rows);
+        self.dispatch(pass, &k.project_ap, 1);
         self.dispatch(pass, &k.dot_pap, parts);
         self.dispatch(pass, &k.finalize_alpha, 1);
-        if constrained {
-            self.dispatch(pass, &k.update_xr, rows);
-            self.dispatch(pass, &k.precond, rows);
-            self.dispatch(pass, &k.project_z, 1);
-        } else {
-            self.dispatch(pass, &k.update_xr_precond, rows);
-        }
+        self.dispatch(pass, &k.update_xr, rows);
+        self.dispatch(pass, &k.precond, rows);
+        self.dispatch(pass, &k.project_z, 1);
         self.dispatch(pass, &k.dot_rz_rr, parts);
         self.dispatch(pass, &k.finalize_beta, 1);
         self.dispatch(pass, &k.update_p, rows);
