@@ -99,6 +99,8 @@ pub(crate) struct SystemCache {
     /// The mass coefficient the factor was built for (the system's may
     /// have moved since, see [`SystemCache::ensure_near`]).
     pub(crate) factored_at: f64,
+    /// The rows' lattice coordinates, for the factor's ordering.
+    pub(crate) grid: Option<std::sync::Arc<[[usize; 3]]>>,
 }
 
 impl SystemCache {
@@ -127,6 +129,7 @@ impl SystemCache {
             precond,
             factor: None,
             factored_at: c_mass,
+            grid: matrices.grid.clone(),
         }
     }
 
@@ -135,7 +138,7 @@ impl SystemCache {
     /// without it, or where the factor is declined, block-Jacobi.
     pub(crate) fn prepare_factor(&mut self, known: &[bool]) {
         if !matches!(&self.factor, Some((mask, _)) if mask.as_slice() == known) {
-            let factor = SparseCholesky::new(&self.matrix, known);
+            let factor = SparseCholesky::new(&self.matrix, known, self.grid.as_deref());
             self.factor = Some((known.to_vec(), factor));
             self.factored_at = self.key.0;
         }

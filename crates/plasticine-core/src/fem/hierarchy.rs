@@ -411,6 +411,7 @@ pub fn galerkin(fine: &Assembled, p: &Prolongation) -> Assembled {
         },
         lumped_mass,
         gravity_weight,
+        grid: None,
     }
 }
 

@@ -118,6 +118,7 @@ impl Region {
             .collect();
         let mats: Vec<Material> = cells.iter().map(|&c| materials[c]).collect();
         let mut matrices = assemble_cells(vertices.len(), &local_cells, &mats);
+        matrices.grid = Some(vertices.iter().map(|&a| lattice.vertex_coords[a]).collect());
         if let Some(twist) = twist {
             let bones: Vec<usize> = match bone {
                 Some(b) => vec![b],

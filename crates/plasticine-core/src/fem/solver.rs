@@ -321,12 +321,13 @@ impl FemBody {
         assert_eq!(elements.len(), lattice.cell_count(), "one element per cell");
         let start = Instant::now();
         let element = elements.full.clone();
-        let global = assemble_elements(
+        let mut global = assemble_elements(
             lattice.vertex_count(),
             &lattice.cells,
             &materials,
             &elements,
         );
+        global.grid = Some(lattice.vertex_coords.clone().into());
         let blend = match settings.linearization {
             Linearization::Global => None,
             Linearization::BlendedLocal { blend_width } => Some(blend_width),

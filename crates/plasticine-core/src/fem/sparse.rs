@@ -126,6 +126,11 @@ pub struct Assembled {
     pub lumped_mass: Vec<f64>,
     /// ∫ρ φ^a: the gravity load is this times g (eq. 14).
     pub gravity_weight: Vec<f64>,
+    /// The lattice coordinates of each row's vertex, where the rows are a
+    /// lattice's vertices: the sparse Cholesky factor of a system on them
+    /// may then order them by nested dissection of the grid (see
+    /// [`super::nested_dissection`]) where that fills less than AMD.
+    pub grid: Option<std::sync::Arc<[[usize; 3]]>>,
 }
 
 /// Assembles the cells `cells` (each a list of eight vertex indices in
@@ -211,6 +216,7 @@ fn assemble_with<'a>(
         },
         gravity_weight: lumped_mass.clone(),
         lumped_mass,
+        grid: None,
     }
 }
 
