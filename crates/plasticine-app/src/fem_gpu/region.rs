@@ -152,7 +152,7 @@ pub(super) struct RegionGpu {
     /// ELL slots per row: the longest row of K.
     pub(super) width: usize,
     pub(super) mass_kind: MassKind,
-    /// u32 words of `mat_u` before the constraint data (`row_ptr`, col, mask).
+    /// u32 words of `mat_u` before the constraint data (the ELL columns, the mask).
     pub(super) u_static: usize,
     /// f32 words of `mat_f` before the constraint data (K, mass, precond).
     pub(super) f_static: usize,
