@@ -79,11 +79,14 @@ fn known(row: u32) -> bool {
     return mat_u[P.off_mask + row] != 0u;
 }
 
-fn block(base: u32) -> mat3x3<f32> {
+// The 3×3 block (column-major) whose nine entries are `stride` apart from
+// `base`: 1 for the preconditioner's blocks, n for K's ELL slots.
+fn block(base: u32, stride: u32) -> mat3x3<f32> {
+    let d = stride;
     return mat3x3<f32>(
-        vec3<f32>(mat_f[base], mat_f[base + 1u], mat_f[base + 2u]),
-        vec3<f32>(mat_f[base + 3u], mat_f[base + 4u], mat_f[base + 5u]),
-        vec3<f32>(mat_f[base + 6u], mat_f[base + 7u], mat_f[base + 8u]),
+        vec3<f32>(mat_f[base], mat_f[base + d], mat_f[base + 2u * d]),
+        vec3<f32>(mat_f[base + 3u * d], mat_f[base + 4u * d], mat_f[base + 5u * d]),
+        vec3<f32>(mat_f[base + 6u * d], mat_f[base + 7u * d], mat_f[base + 8u * d]),
     );
 }
 
@@ -99,13 +102,7 @@ fn apply_row(row: u32, src: u32) -> vec3<f32> {
         let e = s * n + row;
         let c = mat_u[P.off_col + e];
         let xc = vecs[base + c].xyz;
-        let b = 9u * s * n + row;
-        let k = mat3x3<f32>(
-            vec3<f32>(mat_f[b], mat_f[b + n], mat_f[b + 2u * n]),
-            vec3<f32>(mat_f[b + 3u * n], mat_f[b + 4u * n], mat_f[b + 5u * n]),
-            vec3<f32>(mat_f[b + 6u * n], mat_f[b + 7u * n], mat_f[b + 8u * n]),
-        );
-        acc = acc + k * (rt * xc);
+        acc = acc + block(9u * s * n + row, n) * (rt * xc);
         if P.mass_kind == 1u {
             accm = accm + mat_f[P.off_mass + e] * xc;
         }
@@ -163,7 +160,7 @@ fn precond_row(row: u32, v: vec3<f32>) -> vec3<f32> {
         return vec3<f32>(0.0);
     }
     let r = rot();
-    return r * (block(P.off_prec + 9u * row) * (transpose(r) * v));
+    return r * (block(P.off_prec + 9u * row, 1u) * (transpose(r) * v));
 }
 
 // z = R B⁻¹ Rᵀ r, known rows zeroed.
@@ -370,8 +367,7 @@ fn sum_partials_at(at: u32, lid: u32) -> vec2<f32> {
     if lid < P.num_partials {
         s = vec2<f32>(scal[at + lid], scal[at + 256u + lid]);
     }
-    let t = wg_sum2(lid, s);
-    return t;
+    return wg_sum2(lid, s);
 }
 
 // The workgroup's sum of `v`, returned to every thread.

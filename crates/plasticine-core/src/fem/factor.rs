@@ -17,7 +17,7 @@
 //! declines one past a fill budget, and a matrix that is not positive
 //! definite (a static solve with no pins), leaving block-Jacobi in charge.
 
-use super::ordering::nested_dissection;
+use super::ordering::{nested_dissection_dofs, permutation_pair};
 use super::sparse::BlockCsr;
 use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
@@ -127,14 +127,7 @@ fn analysed(
     }
     let amd = analyse(&matrix, SymmetricOrdering::Amd);
     let dissected = grid.filter(|g| g.len() == a.rows()).and_then(|g| {
-        let forward: Vec<u32> = nested_dissection(g)
-            .into_iter()
-            .flat_map(|v| [3 * v as u32, 3 * v as u32 + 1, 3 * v as u32 + 2])
-            .collect();
-        let mut inverse = vec![0u32; forward.len()];
-        for (new, &old) in forward.iter().enumerate() {
-            inverse[old as usize] = new as u32;
-        }
+        let (forward, inverse) = permutation_pair(&nested_dissection_dofs(g));
         analyse(
             &matrix,
             SymmetricOrdering::Custom(faer::perm::PermRef::new_checked(

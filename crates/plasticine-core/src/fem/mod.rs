@@ -116,7 +116,7 @@ pub use lattice::{
 };
 pub use mesh_lattice::{MeshLatticeError, MeshSolid, closest_point_on_triangle};
 pub use morph_author::{Pull, REST_TARGET, next_name, sculpt_target, with_target, without_target};
-pub use ordering::nested_dissection;
+pub use ordering::{nested_dissection, nested_dissection_dofs, permutation_pair};
 pub use quadrature::{
     SubcellTest, character_inside, character_lattice, character_lattice_with_vertices,
     hierarchy_object_elements, object_elements, trim_to_object,

@@ -20,6 +20,27 @@ pub fn nested_dissection(coords: &[[usize; 3]]) -> Vec<usize> {
     order
 }
 
+/// As [`nested_dissection`], for the three DOFs of each vertex (vertex v's
+/// are 3v, 3v + 1, 3v + 2): the order of a factor over the vertices'
+/// displacements.
+pub fn nested_dissection_dofs(coords: &[[usize; 3]]) -> Vec<usize> {
+    nested_dissection(coords)
+        .into_iter()
+        .flat_map(|v| [3 * v, 3 * v + 1, 3 * v + 2])
+        .collect()
+}
+
+/// An elimination order (`order[new]` = old index, a permutation) and its
+/// inverse, as the index arrays of faer's custom symmetric ordering.
+pub fn permutation_pair(order: &[usize]) -> (Vec<u32>, Vec<u32>) {
+    let forward: Vec<u32> = order.iter().map(|&d| d as u32).collect();
+    let mut inverse = vec![0u32; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        inverse[old] = new as u32;
+    }
+    (forward, inverse)
+}
+
 fn dissect(coords: &[[usize; 3]], part: Vec<usize>, order: &mut Vec<usize>) {
     if part.len() <= LEAF {
         order.extend(part);

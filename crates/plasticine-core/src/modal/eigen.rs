@@ -281,18 +281,10 @@ impl SparseModes {
             lowest: f64::NAN,
             highest: f64::NAN,
         };
-        let ordering = match order {
-            Some(order) => {
-                assert_eq!(order.len(), n, "the order is a permutation of the DOFs");
-                let forward: Vec<u32> = order.iter().map(|&d| d as u32).collect();
-                let mut inverse = vec![0u32; n];
-                for (new, &old) in order.iter().enumerate() {
-                    inverse[old] = new as u32;
-                }
-                Some((forward, inverse))
-            }
-            None => None,
-        };
+        let ordering = order.map(|order| {
+            assert_eq!(order.len(), n, "the order is a permutation of the DOFs");
+            crate::fem::permutation_pair(order)
+        });
         let symbolic = factorize_symbolic_cholesky(
             shifted.symbolic(),
             Side::Lower,

@@ -14,7 +14,7 @@ use super::transfer::Transfer;
 use crate::character::{Character, ModalPart};
 use crate::fem::Assembled;
 use crate::fem::Lattice;
-use crate::fem::nested_dissection;
+use crate::fem::nested_dissection_dofs;
 use glam::DVec3;
 
 /// Free DOFs up to which a part's modes come from the dense solver (the
@@ -244,10 +244,7 @@ pub fn part_modes(
         // Nested dissection of the free vertices by grid planes: a
         // fraction of the fill (and time) of the factor under AMD.
         let coords: Vec<[usize; 3]> = free.iter().map(|&a| lattice.vertex_coords[a]).collect();
-        let order: Vec<usize> = nested_dissection(&coords)
-            .into_iter()
-            .flat_map(|v| [3 * v, 3 * v + 1, 3 * v + 2])
-            .collect();
+        let order = nested_dissection_dofs(&coords);
         Some(SparseModes::new(n, &k, &mass, Some(&order)).map_err(eigen)?)
     };
     let out = loop {
