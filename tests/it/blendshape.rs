@@ -171,33 +171,59 @@ fn an_obstacle_on_the_command_line_dents_the_blend() {
         .unwrap();
     let (centre, radius) = (top + Vec3::new(0.0, 0.03 - 0.02, 0.0), 0.03f32);
     let ball = format!("sphere:{},{},{},{radius}", centre.x, centre.y, centre.z);
-    let (ok, stdout, stderr) = plasticine(&[
-        "blendshape",
-        "solve",
-        &path("rig.ron"),
-        "--weights",
-        "1,0",
-        "--obstacle",
-        &ball,
-        "--out",
-        &path("pushed.obj"),
-    ]);
-    assert!(ok, "{stderr}");
-    assert!(stdout.contains("held on the obstacles"), "{stdout}");
-    let pushed = load_mesh(&dir.path().join("pushed.obj")).unwrap();
+    // The blend pushed by `obstacle`, written to `out`, and how far its top
+    // went down.
+    let pushed_by = |obstacle: &str, out: &str| {
+        let (ok, stdout, stderr) = plasticine(&[
+            "blendshape",
+            "solve",
+            &path("rig.ron"),
+            "--weights",
+            "1,0",
+            "--obstacle",
+            obstacle,
+            "--out",
+            &path(out),
+        ]);
+        assert!(ok, "{stderr}");
+        assert!(stdout.contains("held on the obstacles"), "{stdout}");
+        let pushed = load_mesh(&dir.path().join(out)).unwrap();
+        let dent = free
+            .positions
+            .iter()
+            .zip(&pushed.positions)
+            .map(|(a, b)| a.y - b.y)
+            .fold(f32::MIN, f32::max);
+        (pushed, dent)
+    };
+    let (pushed, dent) = pushed_by(&ball, "pushed.obj");
     let inside = pushed
         .positions
         .iter()
         .map(|p| radius - p.distance(centre))
         .fold(f32::MIN, f32::max);
     assert!(inside <= 1e-6, "a vertex is {inside} m inside the ball");
-    let dent = free
+    assert!(dent >= 0.015, "the top went down {dent} m");
+    // The same ball as an imported closed mesh (`mesh:FILE`, its queries
+    // through the AABB tree): no pushed vertex inside it, the same dent.
+    let tessellated = plasticine::shape::MuscleShape::sphere(radius).tessellate(48, 32);
+    let ball_mesh = ImportedMesh {
+        positions: tessellated.positions.iter().map(|p| *p + centre).collect(),
+        triangles: tessellated.indices.clone(),
+    };
+    std::fs::write(path("ball.obj"), obj_text(&ball_mesh)).unwrap();
+    let (meshed, dent) = pushed_by(&format!("mesh:{}", path("ball.obj")), "meshed.obj");
+    let solid =
+        plasticine::fem::MeshSolid::new(&ball_mesh.positions, &ball_mesh.triangles).unwrap();
+    let inside = meshed
         .positions
         .iter()
-        .zip(&pushed.positions)
-        .map(|(a, b)| a.y - b.y)
-        .fold(f32::MIN, f32::max);
-    assert!(dent >= 0.015, "the top went down {dent} m");
+        .map(|p| p.as_dvec3())
+        .filter(|p| solid.contains(*p))
+        .map(|p| solid.distance(p))
+        .fold(0.0, f64::max);
+    assert!(inside <= 1e-5, "a vertex is {inside} m inside the mesh");
+    assert!(dent >= 0.015, "the top went down {dent} m under the mesh");
     // A malformed obstacle is refused before anything is solved.
     let (ok, _, stderr) = plasticine(&[
         "blendshape",

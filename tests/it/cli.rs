@@ -492,6 +492,18 @@ fn the_blendshape_bench_prints_the_table_figures() {
     assert_eq!(v["cold_solve_weights"], serde_json::json!([0.5, 0.5]));
     assert_eq!(v["failed_steps"], 0, "{v}");
     assert!(v["residual"].as_f64().unwrap() <= 1e-8, "{v}");
+    // The push by the analytic ball and by the same ball as a 12k-triangle
+    // mesh: both dent the blend in every frame, and hold about as many
+    // vertices (the mesh is the sphere to within its chords).
+    let (sphere, mesh) = (&v["push"], &v["mesh_push"]);
+    assert_eq!(mesh["frames"], sphere["frames"], "{v}");
+    assert!(v["mesh_push_triangles"].as_u64().unwrap() > 10_000, "{v}");
+    let held = |p: &serde_json::Value| p["contacts_per_frame"].as_f64().unwrap();
+    assert!(held(sphere) > 0.0 && held(mesh) > 0.0, "{v}");
+    assert!(
+        (held(mesh) - held(sphere)).abs() <= 0.5 * held(sphere),
+        "{v}"
+    );
 }
 
 /// `plasticine bench --only modal --quick`: the penguin's parts all solved

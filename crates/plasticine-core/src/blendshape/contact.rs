@@ -14,7 +14,7 @@
 //! the obstacle's outside normal's opposite), so a dent recovers as the
 //! obstacle leaves.
 
-use crate::fem::{MeshSolid, closest_point_on_triangle};
+use crate::fem::MeshSolid;
 use crate::kinematics::PosedMuscle;
 use crate::shape::MuscleShape;
 use glam::{Affine3A, DVec3};
@@ -114,15 +114,7 @@ impl Obstacle {
                 if !solid.contains(p) {
                     return None;
                 }
-                let (q, _) = solid
-                    .triangles
-                    .iter()
-                    .map(|t| {
-                        let c = t.map(|i| solid.positions[i as usize]);
-                        let q = closest_point_on_triangle(p, c);
-                        (q, q.distance_squared(p))
-                    })
-                    .min_by(|x, y| x.1.total_cmp(&y.1))?;
+                let (q, _) = solid.nearest(p)?;
                 let n = (q - p).normalize_or(DVec3::Z);
                 Some((q, n))
             }

@@ -24,6 +24,7 @@
 //! those.
 
 use super::lattice::{Bone, Lattice, LatticeSettings};
+use super::mesh_tree::{TriangleTree, closest_point, triangle_solid_angle};
 use glam::{DVec2, DVec3, Vec3};
 
 /// The grid may have at most this many cells (active or not) per build.
@@ -67,7 +68,8 @@ pub enum MeshLatticeError {
     },
 }
 
-/// A closed triangle mesh as a solid: its inside test and bounds.
+/// A closed triangle mesh as a solid: its inside test, nearest point and
+/// bounds (queried through an AABB tree, [`TriangleTree`]).
 #[derive(Clone, Debug)]
 pub struct MeshSolid {
     /// Vertex positions, widened to f64.
@@ -78,6 +80,9 @@ pub struct MeshSolid {
     pub lo: DVec3,
     /// Upper corner of the vertices' bounding box.
     pub hi: DVec3,
+    /// The triangles' AABB tree (built from the fields above, which are
+    /// not changed after).
+    pub(super) tree: TriangleTree,
 }
 
 impl MeshSolid {
@@ -106,11 +111,13 @@ impl MeshSolid {
             (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN)),
             |(lo, hi), &p| (lo.min(p), hi.max(p)),
         );
+        let tree = TriangleTree::new(&positions, triangles);
         Ok(Self {
             positions,
             triangles: triangles.to_vec(),
             lo,
             hi,
+            tree,
         })
     }
 
@@ -119,91 +126,47 @@ impl MeshSolid {
     }
 
     /// The generalized winding number at `p`: the solid angle the surface
-    /// subtends, over 4π (Van Oosterom & Strackee's formula per triangle).
-    /// ±1 inside a closed surface (the sign is its orientation), 0 outside,
-    /// and a graceful in-between near holes.
+    /// subtends, over 4π (Van Oosterom & Strackee's formula per triangle,
+    /// summed exactly over every triangle). ±1 inside a closed surface (the
+    /// sign is its orientation), 0 outside, and a graceful in-between near
+    /// holes.
     pub fn winding_number(&self, p: DVec3) -> f64 {
-        let mut omega = 0.0;
-        for t in 0..self.triangles.len() {
-            let [a, b, c] = self.corners(t).map(|v| v - p);
-            let (la, lb, lc) = (a.length(), b.length(), c.length());
-            let num = a.dot(b.cross(c));
-            let den = la * lb * lc + a.dot(b) * lc + b.dot(c) * la + c.dot(a) * lb;
-            if num != 0.0 || den != 0.0 {
-                omega += 2.0 * num.atan2(den);
-            }
-        }
+        let omega: f64 = (0..self.triangles.len())
+            .map(|t| triangle_solid_angle(p, self.corners(t)))
+            .sum();
         omega / (4.0 * std::f64::consts::PI)
     }
 
-    /// Whether `p` is inside: |winding number| > ½.
+    /// Whether `p` is inside: |winding number| > ½. Outside the bounding
+    /// box the answer is no without a sum (seen from outside their convex
+    /// hull, the triangles cover at most a hemisphere: |w| ≤ ½); inside it,
+    /// the tree's expansion of the winding number decides.
     pub fn contains(&self, p: DVec3) -> bool {
-        self.winding_number(p).abs() > 0.5
+        if p.cmplt(self.lo).any() || p.cmpgt(self.hi).any() {
+            return false;
+        }
+        self.tree
+            .winding_number(p, |t| self.corners(t as usize))
+            .abs()
+            > 0.5
+    }
+
+    /// The surface point nearest `p`.
+    pub fn nearest(&self, p: DVec3) -> Option<(DVec3, u32)> {
+        self.tree.nearest(p, |t| self.corners(t as usize))
     }
 
     /// Distance from `p` to the surface.
     pub fn distance(&self, p: DVec3) -> f64 {
-        (0..self.triangles.len())
-            .map(|t| point_triangle_distance(p, self.corners(t)))
-            .fold(f64::INFINITY, f64::min)
+        self.nearest(p)
+            .map_or(f64::INFINITY, |(q, _)| q.distance(p))
     }
 }
 
 /// Distance from a point to a triangle (Ericson, Real-Time Collision
 /// Detection §5.1.5), or to its edges where it has no area.
-pub fn point_triangle_distance(p: DVec3, [a, b, c]: [DVec3; 3]) -> f64 {
-    let (ab, ac) = (b - a, c - a);
-    let n = ab.cross(ac);
-    if n.length_squared() <= 1e-24 * ab.length_squared().max(ac.length_squared()).powi(2) {
-        return segment_distance(p, a, b)
-            .min(segment_distance(p, b, c))
-            .min(segment_distance(p, c, a));
-    }
-    p.distance(closest_point_on_triangle(p, [a, b, c]))
-}
-
-/// The point of triangle `[a, b, c]` nearest `p` (Ericson §5.1.5: the
-/// vertex, edge or face region `p` projects into).
-pub fn closest_point_on_triangle(p: DVec3, [a, b, c]: [DVec3; 3]) -> DVec3 {
-    let (ab, ac, ap) = (b - a, c - a, p - a);
-    let (d1, d2) = (ab.dot(ap), ac.dot(ap));
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return a;
-    }
-    let bp = p - b;
-    let (d3, d4) = (ab.dot(bp), ac.dot(bp));
-    if d3 >= 0.0 && d4 <= d3 {
-        return b;
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
-    }
-    let cp = p - c;
-    let (d5, d6) = (ab.dot(cp), ac.dot(cp));
-    if d6 >= 0.0 && d5 <= d6 {
-        return c;
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-    }
-    let denom = 1.0 / (va + vb + vc);
-    a + ab * (vb * denom) + ac * (vc * denom)
-}
-
-fn segment_distance(p: DVec3, a: DVec3, b: DVec3) -> f64 {
-    Bone {
-        joint: 0,
-        child: None,
-        head: a,
-        tail: b,
-    }
-    .distance(p)
+pub fn point_triangle_distance(p: DVec3, tri: [DVec3; 3]) -> f64 {
+    p.distance(closest_point(p, tri))
 }
 
 impl Lattice {

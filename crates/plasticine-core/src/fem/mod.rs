@@ -89,6 +89,7 @@ mod hierarchy;
 mod import;
 mod lattice;
 mod mesh_lattice;
+mod mesh_tree;
 mod morph;
 mod morph_author;
 mod nonlinear;
@@ -114,7 +115,8 @@ pub use lattice::{
     Bone, BoneBinding, Embedding, Lattice, LatticeSettings, bone_transforms, muscle_centres,
     skeleton_bones, to_daffine,
 };
-pub use mesh_lattice::{MeshLatticeError, MeshSolid, closest_point_on_triangle};
+pub use mesh_lattice::{MeshLatticeError, MeshSolid};
+pub use mesh_tree::{TriangleTree, closest_point_on_triangle};
 pub use morph_author::{Pull, REST_TARGET, next_name, sculpt_target, with_target, without_target};
 pub use ordering::{nested_dissection, nested_dissection_dofs, permutation_pair};
 pub use quadrature::{
