@@ -20,7 +20,9 @@
 //! An imported triangle mesh gets its lattice from `mesh_lattice` (the
 //! mesh's inside voxelized, the cell size chosen for a vertex count), and
 //! `import` makes a character of it on a skeleton (`plasticine
-//! fem-import`).
+//! fem-import`). A mesh's inside test and nearest point go through
+//! `mesh_tree`, an AABB tree over its triangles (also what a mesh obstacle
+//! of a blend is queried by).
 //!
 //! [`flesh::FleshSim`] runs a character's FEM flesh in the application:
 //! the lattice built around its muscles, painted region weights,
