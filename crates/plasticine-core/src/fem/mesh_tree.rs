@@ -50,15 +50,20 @@ impl TriangleTree {
     /// The tree of `triangles` over `positions` (indices already checked).
     pub fn new(positions: &[DVec3], triangles: &[[u32; 3]]) -> Self {
         let corners = |t: u32| triangles[t as usize].map(|i| positions[i as usize]);
-        let centroid: Vec<DVec3> = (0..triangles.len() as u32)
-            .map(|t| corners(t).iter().sum::<DVec3>() / 3.0)
+        // Each triangle's centroid and area vector ½ (b − a) × (c − a),
+        // once for every level of the build.
+        let shapes: Vec<(DVec3, DVec3)> = (0..triangles.len() as u32)
+            .map(|t| {
+                let [a, b, c] = corners(t);
+                ((a + b + c) / 3.0, 0.5 * (b - a).cross(c - a))
+            })
             .collect();
         let mut tree = Self {
             nodes: Vec::with_capacity(2 * triangles.len() / LEAF + 1),
             order: (0..triangles.len() as u32).collect(),
         };
         if !triangles.is_empty() {
-            tree.build(0, triangles.len(), &corners, &centroid);
+            tree.build(0, triangles.len(), &corners, &shapes);
         }
         tree
     }
@@ -69,32 +74,35 @@ impl TriangleTree {
         start: usize,
         end: usize,
         corners: &impl Fn(u32) -> [DVec3; 3],
-        centroid: &[DVec3],
+        shapes: &[(DVec3, DVec3)],
     ) -> usize {
         let tris = &self.order[start..end];
         let (mut lo, mut hi) = (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN));
+        let (mut clo, mut chi) = (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN));
         let (mut area, mut weighted, mut total) = (DVec3::ZERO, DVec3::ZERO, 0.0);
         for &t in tris {
             let [a, b, c] = corners(t);
             lo = lo.min(a).min(b).min(c);
             hi = hi.max(a).max(b).max(c);
-            let n = 0.5 * (b - a).cross(c - a);
+            let (centroid, n) = shapes[t as usize];
+            clo = clo.min(centroid);
+            chi = chi.max(centroid);
             area += n;
-            weighted += centroid[t as usize] * n.length();
+            weighted += centroid * n.length();
             total += n.length();
         }
         let centre = if total > 0.0 {
             weighted / total
         } else {
-            tris.iter().map(|&t| centroid[t as usize]).sum::<DVec3>() / tris.len() as f64
+            tris.iter().map(|&t| shapes[t as usize].0).sum::<DVec3>() / tris.len() as f64
         };
         let mut spread = DMat3::ZERO;
         let mut radius: f64 = 0.0;
         for &t in tris {
-            let [a, b, c] = corners(t);
-            let n = 0.5 * (b - a).cross(c - a);
-            let d = centroid[t as usize] - centre;
+            let (centroid, n) = shapes[t as usize];
+            let d = centroid - centre;
             spread += DMat3::from_cols(d * n.x, d * n.y, d * n.z);
+            let [a, b, c] = corners(t);
             radius = radius.max(
                 a.distance(centre)
                     .max(b.distance(centre))
@@ -116,18 +124,13 @@ impl TriangleTree {
             return index;
         }
         // Split at the median centroid along the centroids' longest extent.
-        let (mut clo, mut chi) = (DVec3::splat(f64::MAX), DVec3::splat(f64::MIN));
-        for &t in &self.order[start..end] {
-            clo = clo.min(centroid[t as usize]);
-            chi = chi.max(centroid[t as usize]);
-        }
         let axis = (chi - clo).max_position();
         let mid = (start + end) / 2;
         self.order[start..end].select_nth_unstable_by(mid - start, |&x, &y| {
-            centroid[x as usize][axis].total_cmp(&centroid[y as usize][axis])
+            shapes[x as usize].0[axis].total_cmp(&shapes[y as usize].0[axis])
         });
-        self.build(start, mid, corners, centroid);
-        let second = self.build(mid, end, corners, centroid);
+        self.build(start, mid, corners, shapes);
+        let second = self.build(mid, end, corners, shapes);
         let node = &mut self.nodes[index];
         node.first = second as u32;
         node.count = 0;
