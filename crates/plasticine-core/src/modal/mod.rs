@@ -20,6 +20,7 @@ mod iir;
 mod mesh;
 mod part;
 mod sim;
+mod tall;
 mod transfer;
 
 pub use eigen::{EigenError, Modes, lowest_modes};
