@@ -580,7 +580,13 @@ fn the_gpu_bench_prints_each_group_on_a_named_adapter() {
         .iter()
         .find(|v| v["case"] == "mesh")
         .expect("the modal mesh's line");
-    assert!(modal["gpu_pose_ms"].as_f64().unwrap() > 0.0, "{modal}");
+    let (pose, plain) = (
+        modal["gpu_pose_ms"].as_f64().unwrap(),
+        modal["gpu_skinning_only_ms"].as_f64().unwrap(),
+    );
+    assert!(pose > 0.0 && plain > 0.0, "{modal}");
+    let over = modal["gpu_modes_over_skinning_ms"].as_f64().unwrap();
+    assert!((over - (pose - plain)).abs() <= 1e-9 * pose, "{modal}");
     let upload = modal["upload_bytes_per_frame"].as_u64().unwrap();
     assert!(upload > 0 && upload <= 4096, "{modal}");
     for (name, skin) in [

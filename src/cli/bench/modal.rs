@@ -45,7 +45,8 @@ pub fn gpu_figures(quick: bool) -> Vec<serde_json::Value> {
 /// its skins resampled to about `vertices` points together and drawn as
 /// one modal mesh. Per frame: the CPU's transfer and filters, the bytes a
 /// frame uploads to the GPU (the uniform of the palette and amplitudes),
-/// the GPU's pose pass (on whatever adapter there is; lavapipe is a CPU),
+/// the GPU's pose pass (on whatever adapter there is; lavapipe is a CPU)
+/// and that of the same mesh with no modes (plain skinning),
 /// and the same superposition on the CPU, the fallback; then the render
 /// thread's cost of a whole frame of that mesh (`SceneRenderer::draw`: the
 /// pose pass recorded, or the CPU's pose and upload where there is none).
@@ -114,27 +115,48 @@ fn mesh_case(vertices: usize) -> Option<serde_json::Value> {
         "threads": rayon::current_num_threads(),
     });
     if let Ok(ctx) = GpuContext::headless() {
-        match MorphMeshGpu::new(&ctx, &mesh, c.skeleton.joints.len()) {
-            Ok(gpu) => {
+        // The pose pass's time per frame (uniform upload, record, submit,
+        // until the GPU is idle).
+        let pose_ms = |gpu: &MorphMeshGpu| {
+            let _ = gpu.pose(&ctx, &placements, &q); // warm up
+            let frames = 10;
+            let start = Instant::now();
+            for _ in 0..frames {
+                gpu.set_frame(&ctx, &placements, &q);
+                let mut encoder = ctx
+                    .device
+                    .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
+                gpu.encode(&mut encoder);
+                ctx.queue.submit(Some(encoder.finish()));
+            }
+            let _ = ctx.wait_idle();
+            start.elapsed().as_secs_f64() / frames as f64 * 1e3
+        };
+        // The same mesh with no mode on any vertex: plain skinning, the
+        // baseline of the "modal vertex work over plain skinning".
+        let skinned_only = MorphMesh {
+            span: vec![[0, 0]; mesh.rest.len()],
+            start: vec![0; mesh.rest.len() + 1],
+            shape: Vec::new(),
+            normal_shape: Vec::new(),
+            ..(*mesh).clone()
+        };
+        let joints = c.skeleton.joints.len();
+        match (
+            MorphMeshGpu::new(&ctx, &mesh, joints),
+            MorphMeshGpu::new(&ctx, &skinned_only, joints),
+        ) {
+            (Ok(gpu), Ok(plain)) => {
                 let upload = gpu.set_frame(&ctx, &placements, &q);
-                let _ = gpu.pose(&ctx, &placements, &q); // warm up
-                let frames = 10;
-                let start = Instant::now();
-                for _ in 0..frames {
-                    gpu.set_frame(&ctx, &placements, &q);
-                    let mut encoder = ctx
-                        .device
-                        .create_command_encoder(&wgpu::CommandEncoderDescriptor::default());
-                    gpu.encode(&mut encoder);
-                    ctx.queue.submit(Some(encoder.finish()));
-                }
-                let _ = ctx.wait_idle();
+                let (modal_ms, plain_ms) = (pose_ms(&gpu), pose_ms(&plain));
                 line["upload_bytes_per_frame"] = json!(upload);
-                line["gpu_pose_ms"] = json!(start.elapsed().as_secs_f64() / frames as f64 * 1e3);
+                line["gpu_pose_ms"] = json!(modal_ms);
+                line["gpu_skinning_only_ms"] = json!(plain_ms);
+                line["gpu_modes_over_skinning_ms"] = json!(modal_ms - plain_ms);
                 line["gpu_static_bytes"] = json!(gpu.static_bytes);
                 line["adapter"] = json!(ctx.summary().to_string());
             }
-            Err(e) => line["gpu"] = json!(e.to_string()),
+            (Err(e), _) | (_, Err(e)) => line["gpu"] = json!(e.to_string()),
         }
         let mut pose = sim.pose(&c, &driver.posture_at(t), t);
         pose.morph = Some(MorphFrame {
