@@ -2,7 +2,8 @@
 //! solve a blend of it to a mesh.
 
 use crate::blendshape::{
-    BlendModel, Boundary, ImportError, Obstacle, load_rig, rig_from_meshes, save_rig,
+    BlendModel, Boundary, ImportError, Obstacle, load_rig, median_edge, rig_from_meshes, save_rig,
+    split_long_edges,
 };
 use crate::io::{ImportedMesh, load_character, load_mesh, load_mesh_with_targets, save_character};
 use anyhow::{Context, Result, bail};
@@ -93,7 +94,19 @@ struct ImportArgs {
     /// No internal springs (an open mesh, e.g. a face mask, has no inside).
     #[arg(long)]
     no_interior: bool,
+    /// Split the edges longer than this many times the base's median edge,
+    /// in any shape, at their midpoints in every shape, so that no spring
+    /// is much longer than the rest (Ma §3.1). The new vertices come after
+    /// the base's, which keep their order. Not for a rig to attach to an
+    /// FEM character: its mesh must stay the character's.
+    #[arg(long, value_name = "TIMES_MEDIAN")]
+    split_longer_than: Option<f32>,
 }
+
+/// A split may at most multiply the base's vertices by this (plus
+/// [`SPLIT_SLACK`]): past it, the limit asked for was too short.
+const SPLIT_GROWTH: usize = 4;
+const SPLIT_SLACK: usize = 1000;
 
 #[derive(clap::Args)]
 struct SolveArgs {
@@ -115,7 +128,8 @@ struct SolveArgs {
     /// closed OBJ or glTF mesh), in the rig's units.
     #[arg(long = "obstacle", value_name = "OBSTACLE", value_parser = parse_obstacle, allow_hyphen_values = true)]
     obstacles: Vec<Obstacle>,
-    /// Where to write the shape (.obj): the base's vertices, in its order.
+    /// Where to write the shape (.obj): the rig's vertices, the base's
+    /// first in its order (then any a split added).
     #[arg(long)]
     out: PathBuf,
 }
@@ -172,20 +186,33 @@ impl ImportArgs {
             },
             _ => Boundary::Anchor,
         };
+        if let Some(times) = self.split_longer_than
+            && !(times.is_finite() && times > 0.0)
+        {
+            bail!("--split-longer-than {times}: give a length above zero, in median edges");
+        }
         let name = self.name.unwrap_or_else(|| stem(&self.base));
-        let rig =
-            rig_from_meshes(&name, &base, &targets, boundary, !self.no_interior).map_err(|e| {
-                match &e {
-                    ImportError::Mismatch { target, .. } => {
-                        let file = self.targets.iter().find(|p| stem(p) == *target);
-                        anyhow::anyhow!(
-                            "{}: {e}",
-                            file.map_or(target.clone(), |p| p.display().to_string())
-                        )
-                    }
-                    ImportError::Rig(_) => anyhow::anyhow!("{}: {e}", self.base.display()),
+        let mut rig = rig_from_meshes(&name, &base, &targets, boundary, !self.no_interior)
+            .map_err(|e| match &e {
+                ImportError::Mismatch { target, .. } => {
+                    let file = self.targets.iter().find(|p| stem(p) == *target);
+                    anyhow::anyhow!(
+                        "{}: {e}",
+                        file.map_or(target.clone(), |p| p.display().to_string())
+                    )
                 }
+                ImportError::Rig(_) => anyhow::anyhow!("{}: {e}", self.base.display()),
             })?;
+        if let Some(times) = self.split_longer_than {
+            let longest = times * median_edge(&rig);
+            let limit = SPLIT_GROWTH * rig.base.len() + SPLIT_SLACK;
+            let added = split_long_edges(&mut rig, longest, limit)
+                .map_err(|e| anyhow::anyhow!("--split-longer-than {times}: {e}"))?;
+            println!(
+                "split the edges longer than {longest:.4} ({times} median edges): {added} vertices added after the base's {}",
+                rig.base.len() - added
+            );
+        }
         for (shape, a, b) in rig.self_intersections() {
             eprintln!(
                 "warning: {shape} passes through itself (triangles {a} and {b} cross); \

@@ -13,7 +13,11 @@ const SEGMENTS: usize = 12;
 /// A capsule along x from 0 to 0.6, and that capsule bent by `angle` about z
 /// over its length (its axis onto a circular arc of the same length).
 fn bar(angle: f32) -> ImportedMesh {
-    let mut mesh = capsule(0.0, 0.6, 0.05, Vec3::ZERO, SEGMENTS, 4, 16);
+    bent(capsule(0.0, 0.6, 0.05, Vec3::ZERO, SEGMENTS, 4, 16), angle)
+}
+
+/// `mesh` (along x from 0 to 0.6) bent by `angle` about z over its length.
+fn bent(mut mesh: ImportedMesh, angle: f32) -> ImportedMesh {
     if angle != 0.0 {
         let radius = 0.6 / angle;
         for p in &mut mesh.positions {
@@ -23,6 +27,23 @@ fn bar(angle: f32) -> ImportedMesh {
         }
     }
     mesh
+}
+
+/// `plasticine blendshape solve RIG --weights W --out OUT EXTRA…`, which
+/// must succeed.
+fn solve(rig: &str, weights: &str, out: &str, extra: &[&str]) {
+    let mut args = vec![
+        "blendshape",
+        "solve",
+        rig,
+        "--weights",
+        weights,
+        "--out",
+        out,
+    ];
+    args.extend_from_slice(extra);
+    let (ok, stdout, stderr) = plasticine(&args);
+    assert!(ok, "{stdout}{stderr}");
 }
 
 /// Length of the polyline through the capsule's ring centroids.
@@ -55,20 +76,8 @@ fn a_rig_from_meshes_blends_a_bend_without_shrinking_it() {
     ]);
     assert!(ok, "{stdout}{stderr}");
     assert!(stdout.contains("2 shapes"), "{stdout}");
-    for (flag, out) in [(None, "physical.obj"), (Some("--linear"), "linear.obj")] {
-        let (rig, out) = (path("rig.ron"), path(out));
-        let mut args = vec![
-            "blendshape",
-            "solve",
-            &rig,
-            "--weights",
-            "0.5,0.5",
-            "--out",
-            &out,
-        ];
-        args.extend(flag);
-        let (ok, stdout, stderr) = plasticine(&args);
-        assert!(ok, "{stdout}{stderr}");
+    for (flag, out) in [(&[][..], "physical.obj"), (&["--linear"][..], "linear.obj")] {
+        solve(&path("rig.ron"), "0.5,0.5", &path(out), flag);
     }
     let straight = bar(0.0);
     let physical = load_mesh(&dir.path().join("physical.obj")).unwrap();
@@ -83,6 +92,66 @@ fn a_rig_from_meshes_blends_a_bend_without_shrinking_it() {
         "physical {l_phys} of {length}"
     );
     assert!(l_lin < 0.95 * length, "linear {l_lin} of {length}");
+}
+
+/// Ma §3.1's long-spring splitting: a capsule of four long sections
+/// (side edges 0.15 m against 0.026 m around) imported with
+/// `--split-longer-than 2` gains vertices after the base's; its blend
+/// keeps the bend's length (the targets' mean), and the OBJ keeps the base's vertices
+/// first. A length of zero is refused, naming the flag, and nothing is
+/// written.
+#[test]
+fn long_edges_split_on_import_keep_the_base_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let coarse = |angle| bent(capsule(0.0, 0.6, 0.05, Vec3::ZERO, SEGMENTS, 4, 4), angle);
+    let straight = coarse(0.0);
+    std::fs::write(path("straight.obj"), obj_text(&straight)).unwrap();
+    std::fs::write(path("curled.obj"), obj_text(&coarse(std::f32::consts::PI))).unwrap();
+    let import = |times: &str, out: &str| {
+        plasticine(&[
+            "blendshape",
+            "import",
+            &path("straight.obj"),
+            &path("curled.obj"),
+            "--split-longer-than",
+            times,
+            "--out",
+            &path(out),
+        ])
+    };
+    let (ok, stdout, stderr) = import("0", "refused.ron");
+    assert!(
+        !ok && stderr.contains("--split-longer-than"),
+        "{stdout}{stderr}"
+    );
+    assert!(!dir.path().join("refused.ron").exists());
+    let (ok, stdout, stderr) = import("2", "rig.ron");
+    assert!(ok, "{stdout}{stderr}");
+    assert!(stdout.contains("vertices added"), "{stdout}");
+    let out = path("physical.obj");
+    solve(&path("rig.ron"), "0.5,0.5", &out, &[]);
+    let mut physical = load_mesh(std::path::Path::new(&out)).unwrap();
+    let n = straight.positions.len();
+    assert!(physical.positions.len() > n, "no vertex was added");
+    // The 0.15 m side edges are cut (the limit is twice the median edge).
+    let longest = physical
+        .triangles
+        .iter()
+        .flat_map(|t| (0..3).map(move |k| (t[k], t[(k + 1) % 3])))
+        .map(|(a, b)| physical.positions[a as usize].distance(physical.positions[b as usize]))
+        .fold(0.0f32, f32::max);
+    assert!(longest < 0.1, "an edge of {longest} m is left");
+    // The blend's centre line is the targets' mean: four straight sections
+    // make the curled one's chords 2.6 % shorter than the straight's.
+    physical.positions.truncate(n);
+    let curled = coarse(std::f32::consts::PI);
+    let length = 0.5 * (centre_line(&straight) + centre_line(&curled));
+    let l_phys = centre_line(&physical);
+    assert!(
+        (l_phys - length).abs() <= 0.01 * length,
+        "physical {l_phys} of {length}"
+    );
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! sum of the targets' (`model`): a bend does not shrink through the
 //! middle as under linear blending. The springs (`springs`) are the mesh's
 //! edges, its 2-rings for bending and internal ones through the solid
-//! (`interior`); the system is held by an `anchor` inside it (or static
+//! (`interior`); edges too long are split first, if asked (`refine`); the system is held by an `anchor` inside it (or static
 //! or pinned vertices) and solved by Newton–Raphson (`equilibrium`).
 //! Obstacles push it (`contact`, §4): surface vertices found inside are
 //! held on the obstacle's surface and the blend solved again.
@@ -23,6 +23,7 @@ mod file;
 mod interior;
 mod intersect;
 mod model;
+mod refine;
 mod rig;
 mod springs;
 
@@ -32,6 +33,7 @@ pub use equilibrium::{Hessian, NewtonSettings, SolveError, SolveReport, SpringSy
 pub use export::blend_morphs;
 pub use file::{ImportError, load_rig, rig_from_meshes, save_rig};
 pub use model::{Blend, BlendError, BlendModel, MAX_CONTACT_ROUNDS};
+pub use refine::{RefineError, median_edge, split_long_edges};
 pub use rig::{BlendRig, BlendTarget, Boundary, RigError, SpringConstants};
 pub use springs::{SpringClass, SpringSet};
 
