@@ -722,3 +722,49 @@ fn append_orthonormal(q: &mut Mat<f64>, m: usize, w: Mat<f64>, fill: bool, passe
     }
     m
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The operator on a single column (its halves: none and one) and on a
+    /// block of several: each column's image is its own, the same either
+    /// way, and (K − σM) times it gives the column back.
+    #[test]
+    fn the_operator_takes_one_column_or_a_block() {
+        // A chain of five unit masses on springs, held at both ends.
+        let n = 5;
+        let mut k = Vec::new();
+        for i in 0..n {
+            k.push((i, i, 2.0));
+            if i + 1 < n {
+                k.push((i, i + 1, -1.0));
+                k.push((i + 1, i, -1.0));
+            }
+        }
+        let mass = vec![1.0; n];
+        let solver = SparseModes::new(n, &k, &mass, None).expect("factors");
+        let block = Mat::<f64>::from_fn(n, 3, start_entry);
+        let images = solver.apply_operator(block.clone());
+        for j in 0..3 {
+            let one = solver.apply_operator(block.subcols(j, 1).to_owned());
+            for i in 0..n {
+                assert!((one[(i, 0)] - images[(i, j)]).abs() <= 1e-14, "{i}, {j}");
+            }
+        }
+        // Unit masses: Op = (K − σM)⁻¹, so (K − σM)·Op x = x.
+        let sigma = SHIFT * 2.0;
+        for j in 0..3 {
+            for i in 0..n {
+                let mut back = (2.0 - sigma) * images[(i, j)];
+                if i > 0 {
+                    back -= images[(i - 1, j)];
+                }
+                if i + 1 < n {
+                    back -= images[(i + 1, j)];
+                }
+                assert!((back - block[(i, j)]).abs() <= 1e-12, "{i}, {j}");
+            }
+        }
+    }
+}
