@@ -90,7 +90,9 @@ pub fn split_long_edges(
         .collect();
     let original = rig.base.len();
     while let Some(Long(_, edge)) = queue.pop() {
-        // Split already (a key that came back is a new edge, queued again).
+        // Each edge is queued once, when it is made, and split edges never
+        // come back (their halves hold the new vertex): never skipped on a
+        // checked rig, but a key on no triangle has nothing to split.
         let Some(on) = faces.remove(&edge) else {
             continue;
         };

@@ -1,8 +1,8 @@
 //! Products with the sparse eigensolver's tall, thin blocks (its Krylov
 //! basis: a DOF per row, a few hundred columns) on two threads. faer runs
 //! sequentially here, so each product is split in two by rows, a half per
-//! thread: always in two, so the arithmetic is the same on any number of
-//! threads and a part's modes are the same on every machine's run.
+//! thread: always in two, so the arithmetic (and a part's modes) is the
+//! same on any number of threads.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatMut, MatRef, Par};
