@@ -334,7 +334,7 @@ pub fn bytes_per_point() -> serde_json::Value {
         + 2 * size_of::<f32>() // bend, fat
         + size_of::<Option<Band>>();
     let working = 3 * size_of::<f32>() // mass, 1/mass, damping
-        + crate::skin::Scratch::BYTES_PER_POINT
+        + crate::skin::Scratch::bytes_per_point(64, 64, rayon::current_num_threads())
         + 7 * v3 // Verlet buffers
         + 2 * v3 // step start state
         + 2 * v3 // constraint normals and inner points

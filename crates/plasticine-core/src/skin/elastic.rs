@@ -61,12 +61,14 @@
 //!
 //! # Evaluation
 //!
-//! Four passes, each parallel over rows without write conflicts: (1) per
-//! point the membrane edge terms, and per quad its normal, warp and twist
-//! terms; (2) per point the two hinges' angles and their derivatives with
-//! respect to the quad normals and the hinge edge; (3) per quad the gathered
-//! normal gradient turned into gradients of its diagonals; (4) per point the
-//! gather of everything that touches it.
+//! Four passes, each reading only the rows next to it: (1) per point the
+//! membrane edge terms, and per quad its normal, warp and twist terms; (2)
+//! per point the two hinges' angles and their derivatives with respect to
+//! the quad normals and the hinge edge; (3) per quad the gathered normal
+//! gradient turned into gradients of its diagonals; (4) per point the
+//! gather of everything that touches it. They run fused, one sweep up the
+//! rows eight points at a time (`fused`); `reference` states them point by
+//! point, for the tests.
 
 use crate::character::Skin;
 pub use energy::elastic_energy;
@@ -187,6 +189,7 @@ impl Grid {
     }
 
     /// The warp r₀ − r₁ + r₂ − r₃ of quad (i, j) (zero for a planar parallelogram).
+    #[cfg(test)]
     #[inline]
     fn warp(&self, r: &[Vec3], i: usize, j: usize) -> Vec3 {
         let ir = self.right(i);
@@ -396,8 +399,57 @@ fn pole_taper(g: &Grid, rest_metric: &[[f32; 3]]) -> Vec<f32> {
 #[derive(Clone, Debug, Default)]
 pub struct ElasticMaterial {
     points: Vec<PointMaterial>,
+    /// The same, a field per array for the lanes (see [`MaterialLanes`]).
+    lanes: MaterialLanes,
     /// Any point with ξ > 0 (the bending passes are skipped otherwise).
     bending: bool,
+}
+
+/// The fields of [`PointMaterial`] the lanes read, each an array over the
+/// grid's points with a lane group's worth of zeros after the last (a row's
+/// last group may run past its end).
+#[derive(Clone, Debug, Default)]
+struct MaterialLanes {
+    inv_l1: Vec<f32>,
+    inv_l2: Vec<f32>,
+    cos0: Vec<f32>,
+    k11: Vec<f32>,
+    k22: Vec<f32>,
+    k12: Vec<f32>,
+    kb_t: Vec<f32>,
+    tau: Vec<f32>,
+    kb_a: Vec<f32>,
+    kb_u: Vec<f32>,
+    rest_a_cos: Vec<f32>,
+    rest_a_sin: Vec<f32>,
+    rest_u_cos: Vec<f32>,
+    rest_u_sin: Vec<f32>,
+}
+
+impl MaterialLanes {
+    fn of(points: &[PointMaterial]) -> Self {
+        let field = |f: fn(&PointMaterial) -> f32| {
+            let mut v: Vec<f32> = points.iter().map(f).collect();
+            v.resize(points.len() + lanes::LANES, 0.0);
+            v
+        };
+        Self {
+            inv_l1: field(|p| p.inv_l1),
+            inv_l2: field(|p| p.inv_l2),
+            cos0: field(|p| p.cos0),
+            k11: field(|p| p.k11),
+            k22: field(|p| p.k22),
+            k12: field(|p| p.k12),
+            kb_t: field(|p| p.kb_t),
+            tau: field(|p| p.tau),
+            kb_a: field(|p| p.kb_a),
+            kb_u: field(|p| p.kb_u),
+            rest_a_cos: field(|p| p.rest_a.0),
+            rest_a_sin: field(|p| p.rest_a.1),
+            rest_u_cos: field(|p| p.rest_u.0),
+            rest_u_sin: field(|p| p.rest_u.1),
+        }
+    }
 }
 
 impl ElasticMaterial {
@@ -450,8 +502,9 @@ impl ElasticMaterial {
                     tau: kappa[1] * (l1 * l2).sqrt(),
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
         Self {
+            lanes: MaterialLanes::of(&points),
             points,
             bending: bend.iter().any(|&x| x > 0.0),
         }
@@ -486,393 +539,32 @@ impl ElasticMaterial {
     }
 }
 
-/// Per-point scratch of pass 1: the membrane's ∂E/∂a, ∂E/∂b, and quad k's
-/// normal, 1/|d1×d2|, and twist terms.
-#[derive(Clone, Copy, Default)]
-struct QuadTerms {
-    ca: Vec3,
-    cb: Vec3,
-    normal: Vec3,
-    inv_c: f32,
-    /// The quad's fade measure x = |c|/(FADE·|d1||d2|), its fade s(x) and
-    /// ds/dx (see [`FADE`]).
-    fade_x: f32,
-    fade: f32,
-    dfade: f32,
-    /// ∂`E_twist/∂n`, ∂`E_twist/∂x` (through the fade), and the twist's direct
-    /// corner term (∂E/∂w)·n/s.
-    g_twist: Vec3,
-    c_twist: f32,
-    t: Vec3,
-    /// The quad's stretch² as the step limit counts it ([`counted_stretch2`]).
-    stretch2: f32,
-}
-
-/// Per-point scratch of pass 2: the hinges' gradients with respect to the
-/// two quad normals, and with respect to the hinge edge.
-#[derive(Clone, Copy, Default)]
-struct HingeTerms {
-    /// Around hinge: left quad, right quad, edge (k → up).
-    ga_l: Vec3,
-    ga_r: Vec3,
-    ga_e: Vec3,
-    /// Up hinge: upper quad, lower quad, edge (k → right).
-    gu_u: Vec3,
-    gu_d: Vec3,
-    gu_e: Vec3,
-    /// ∂E/∂x of the left, right, upper and lower quads (through their fade).
-    ca_l: f32,
-    ca_r: f32,
-    cu_u: f32,
-    cu_d: f32,
-}
-
-/// Per-quad scratch of pass 3: ∂E/∂d1 and ∂E/∂d2 through the quad normal.
-#[derive(Clone, Copy, Default)]
-struct DiagonalTerms {
-    p: Vec3,
-    q: Vec3,
-}
-
-/// Reusable buffers of the force evaluation.
+/// Reusable buffers of the force evaluation: one sweep's rows per band.
 #[derive(Default)]
 pub struct Scratch {
-    quads: Vec<QuadTerms>,
-    hinges: Vec<HingeTerms>,
-    diagonals: Vec<DiagonalTerms>,
+    rings: Vec<fused::Ring>,
     /// `min_stretch` at the positions of the last evaluation (`None`
     /// before the first).
     pub min_stretch: Option<f32>,
 }
 
 impl Scratch {
-    /// Bytes of scratch per skin point.
-    pub const BYTES_PER_POINT: usize = std::mem::size_of::<QuadTerms>()
-        + std::mem::size_of::<HingeTerms>()
-        + std::mem::size_of::<DiagonalTerms>();
-}
+    /// Bytes of scratch the last evaluation used.
+    pub fn bytes(&self) -> usize {
+        self.rings.iter().map(fused::Ring::bytes).sum()
+    }
 
-/// Runs `f(j, row)` over the rows of `buf` (m entries each), in parallel for
-/// large grids.
-fn rows<T: Send>(g: &Grid, buf: &mut [T], f: impl Fn(usize, &mut [T]) + Sync + Send) {
-    if g.points() >= PARALLEL_POINTS {
-        buf.par_chunks_mut(g.m)
-            .enumerate()
-            .for_each(|(j, r)| f(j, r));
-    } else {
-        buf.chunks_mut(g.m).enumerate().for_each(|(j, r)| f(j, r));
+    /// Bytes of scratch per point of an m×n grid evaluated on `threads`
+    /// threads: a few rows per band, not the grid.
+    pub fn bytes_per_point(m: usize, n: usize, threads: usize) -> usize {
+        let mut ring = fused::Ring::default();
+        ring.fit(m);
+        (ring.bytes() * threads.max(1)).div_ceil(m * n)
     }
 }
 
-fn pass1_point(g: &Grid, mat: &ElasticMaterial, r: &[Vec3], i: usize, j: usize) -> QuadTerms {
-    let mut t = QuadTerms {
-        stretch2: f32::INFINITY,
-        ..QuadTerms::default()
-    };
-    if j + 1 >= g.n {
-        return t;
-    }
-    let k = g.idx(i, j);
-    let pm = &mat.points[k];
-    let a = r[g.idx(g.right(i), j)] - r[k];
-    let b = r[g.idx(i, j + 1)] - r[k];
-    let (la, lb) = (a.length(), b.length());
-    t.stretch2 = counted_stretch2(
-        la * la * pm.inv_l1 * pm.inv_l1,
-        lb * lb * pm.inv_l2 * pm.inv_l2,
-    );
-    let ua = if la > TINY { a / la } else { Vec3::ZERO };
-    let ub = if lb > TINY { b / lb } else { Vec3::ZERO };
-    t.ca = (pm.k11 * (la * pm.inv_l1 - 1.0) * pm.inv_l1) * ua;
-    t.cb = (pm.k22 * (lb * pm.inv_l2 - 1.0) * pm.inv_l2) * ub;
-    if la > TINY && lb > TINY {
-        // Shear: the cosine of the angle between the grid lines, faded
-        // with either edge's compression (see [`SHEAR_FADE`]):
-        // E = k12·w·σ², w = s(λ1/F)·s(λ2/F).
-        let c = ua.dot(ub);
-        let sigma = c - pm.cos0;
-        let (wa, dwa) = fade(la * pm.inv_l1 * (1.0 / SHEAR_FADE));
-        let (wb, dwb) = fade(lb * pm.inv_l2 * (1.0 / SHEAR_FADE));
-        let s12 = 2.0 * pm.k12 * wa * wb * sigma;
-        let e12 = pm.k12 * sigma * sigma * (1.0 / SHEAR_FADE);
-        t.ca += (s12 / la) * (ub - c * ua) + (e12 * dwa * wb * pm.inv_l1) * ua;
-        t.cb += (s12 / lb) * (ua - c * ub) + (e12 * wa * dwb * pm.inv_l2) * ub;
-    }
-    if !mat.bending {
-        return t;
-    }
-    let (d1, d2) = g.diagonals(r, i, j);
-    let c = d1.cross(d2);
-    let clen = c.length();
-    if clen <= TINY {
-        return t;
-    }
-    t.normal = c / clen;
-    t.inv_c = 1.0 / clen;
-    t.fade_x = clen / (FADE * d1.length() * d2.length());
-    (t.fade, t.dfade) = fade(t.fade_x);
-    let s = (la * lb).sqrt();
-    if pm.kb_t > 0.0 && s > TINY && g.bends(j) && t.fade > 0.0 {
-        let w_vec = g.warp(r, i, j);
-        let tau = t.normal.dot(w_vec) / s;
-        let dev = tau - pm.tau;
-        // E = kb_t·s_fade·(τ − τ⁰)².
-        let de = 2.0 * pm.kb_t * t.fade * dev;
-        t.g_twist = w_vec * (de / s);
-        t.c_twist = pm.kb_t * dev * dev * t.dfade;
-        t.t = t.normal * (de / s);
-        // τ ∝ (|a||b|)^(−1/2): ∂τ/∂a = −τ/(2|a|)·â.
-        t.ca -= (0.5 * de * tau / la) * ua;
-        t.cb -= (0.5 * de * tau / lb) * ub;
-    }
-    t
-}
-
-fn pass2_point(
-    g: &Grid,
-    mat: &ElasticMaterial,
-    r: &[Vec3],
-    quads: &[QuadTerms],
-    i: usize,
-    j: usize,
-) -> HingeTerms {
-    let mut h = HingeTerms::default();
-    if !g.bends(j) {
-        return h;
-    }
-    let k = g.idx(i, j);
-    let pm = &mat.points[k];
-    // One hinge between quads qa and qb (normals a → b) about the edge `e`
-    // (from k), stiffness kb, rest angle θ⁰ = atan2(rs, rc):
-    // E = kb·s_a·s_b·(1 − cos(θ − θ⁰)), ½kb(θ − θ⁰)² for small angles,
-    // smooth through a fold (where the angle wraps from π to −π) and faded
-    // with either quad. cos θ = c/√q, sin θ = s/√q, so no trigonometry.
-    // Returns (∂E/∂a, ∂E/∂b, ∂E/∂e, ∂E/∂x_a, ∂E/∂x_b).
-    let hinge = |qa: &QuadTerms, qb: &QuadTerms, e: Vec3, kb: f32, (rc, rs): (f32, f32)| {
-        let zero = (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO, 0.0, 0.0);
-        let (a, b) = (qa.normal, qb.normal);
-        let le = e.length();
-        let weight = qa.fade * qb.fade;
-        if a == Vec3::ZERO || b == Vec3::ZERO || kb == 0.0 || le <= TINY || weight == 0.0 {
-            return zero;
-        }
-        let ue = e / le;
-        let axb = a.cross(b);
-        let s = axb.dot(ue);
-        let c = a.dot(b);
-        let q = s * s + c * c;
-        if q <= TINY {
-            return zero;
-        }
-        let inv_root = 1.0 / q.sqrt();
-        // sin(θ − θ⁰) and cos(θ − θ⁰).
-        let sin_dev = (s * rc - c * rs) * inv_root;
-        let cos_dev = (c * rc + s * rs) * inv_root;
-        let de = kb * weight * sin_dev / q;
-        let f = kb * (1.0 - cos_dev);
-        (
-            de * (c * b.cross(ue) - s * b),
-            de * (c * ue.cross(a) - s * a),
-            (de * c / le) * (axb - ue * ue.dot(axb)),
-            f * qa.dfade * qb.fade,
-            f * qa.fade * qb.dfade,
-        )
-    };
-    let e_up = r[g.idx(i, j + 1)] - r[k];
-    let ql = &quads[g.idx(g.left(i), j)];
-    (h.ga_l, h.ga_r, h.ga_e, h.ca_l, h.ca_r) = hinge(ql, &quads[k], e_up, pm.kb_a, pm.rest_a);
-    if g.has_up_hinge(j) {
-        let e_right = r[g.idx(g.right(i), j)] - r[k];
-        let qd = &quads[g.idx(i, j - 1)];
-        (h.gu_u, h.gu_d, h.gu_e, h.cu_u, h.cu_d) =
-            hinge(&quads[k], qd, e_right, pm.kb_u, pm.rest_u);
-    }
-    h
-}
-
-/// Pass 1 for points `i0..i0 + LANES` of row `j` (below the top row),
-/// written to `out`: [`pass1_point`] eight points at a time.
-fn pass1_lanes(
-    g: &Grid,
-    mat: &ElasticMaterial,
-    r: &[Vec3],
-    i0: usize,
-    j: usize,
-    out: &mut [QuadTerms],
-) {
-    use lanes::{LANES, V8, gather};
-    debug_assert!(j + 1 < g.n && i0 + LANES <= g.m && out.len() == LANES);
-    let k = |l: usize| g.idx(i0 + l, j);
-    let kr = |l: usize| g.idx(g.right(i0 + l), j);
-    let pm = |l: usize| &mat.points[k(l)];
-    let m8 = lanes::Material8 {
-        inv_l1: gather(|l| pm(l).inv_l1),
-        inv_l2: gather(|l| pm(l).inv_l2),
-        cos0: gather(|l| pm(l).cos0),
-        k11: gather(|l| pm(l).k11),
-        k22: gather(|l| pm(l).k22),
-        k12: gather(|l| pm(l).k12),
-        kb_t: gather(|l| pm(l).kb_t),
-        tau: gather(|l| pm(l).tau),
-    };
-    let corners = [
-        V8::gather(|l| r[k(l)]),
-        V8::gather(|l| r[kr(l)]),
-        V8::gather(|l| r[g.idx(i0 + l, j + 1)]),
-        V8::gather(|l| r[g.idx(g.right(i0 + l), j + 1)]),
-    ];
-    let q = lanes::quad8(
-        corners,
-        &m8,
-        mat.bending,
-        g.bends(j),
-        (TINY, FADE, SHEAR_FADE),
-    );
-    for (l, o) in out.iter_mut().enumerate() {
-        *o = QuadTerms {
-            ca: q.ca.lane(l),
-            cb: q.cb.lane(l),
-            normal: q.normal.lane(l),
-            inv_c: q.inv_c.as_array_ref()[l],
-            fade_x: q.fade_x.as_array_ref()[l],
-            fade: q.fade.as_array_ref()[l],
-            dfade: q.dfade.as_array_ref()[l],
-            g_twist: q.g_twist.lane(l),
-            c_twist: q.c_twist.as_array_ref()[l],
-            t: q.t.lane(l),
-            stretch2: q.stretch2.as_array_ref()[l],
-        };
-    }
-}
-
-/// Pass 2 for points `i0..i0 + LANES` of row `j` (which bends), written
-/// to `out`: [`pass2_point`] eight points at a time.
-fn pass2_lanes(
-    g: &Grid,
-    mat: &ElasticMaterial,
-    r: &[Vec3],
-    quads: &[QuadTerms],
-    i0: usize,
-    j: usize,
-    out: &mut [HingeTerms],
-) {
-    use lanes::{LANES, Side8, V8, gather};
-    debug_assert!(g.bends(j) && i0 + LANES <= g.m && out.len() == LANES);
-    let k = |l: usize| g.idx(i0 + l, j);
-    let pm = |l: usize| &mat.points[k(l)];
-    #[inline(always)]
-    fn side(quads: &[QuadTerms], q: impl Fn(usize) -> usize) -> Side8 {
-        Side8 {
-            normal: V8::gather(|l| quads[q(l)].normal),
-            fade: gather(|l| quads[q(l)].fade),
-            dfade: gather(|l| quads[q(l)].dfade),
-        }
-    }
-    let here = side(quads, k);
-    let x = V8::gather(|l| r[k(l)]);
-    let e_up = V8::gather(|l| r[g.idx(i0 + l, j + 1)]).sub(x);
-    let around = lanes::hinge8(
-        side(quads, |l| g.idx(g.left(i0 + l), j)),
-        here,
-        e_up,
-        gather(|l| pm(l).kb_a),
-        (gather(|l| pm(l).rest_a.0), gather(|l| pm(l).rest_a.1)),
-        TINY,
-    );
-    let up = g.has_up_hinge(j).then(|| {
-        let e_right = V8::gather(|l| r[g.idx(g.right(i0 + l), j)]).sub(x);
-        lanes::hinge8(
-            here,
-            side(quads, |l| g.idx(i0 + l, j - 1)),
-            e_right,
-            gather(|l| pm(l).kb_u),
-            (gather(|l| pm(l).rest_u.0), gather(|l| pm(l).rest_u.1)),
-            TINY,
-        )
-    });
-    for (l, h) in out.iter_mut().enumerate() {
-        let (gu_u, gu_d, gu_e, cu_u, cu_d) = match &up {
-            Some(up) => (
-                up.ga.lane(l),
-                up.gb.lane(l),
-                up.ge.lane(l),
-                up.ca.as_array_ref()[l],
-                up.cb.as_array_ref()[l],
-            ),
-            None => (Vec3::ZERO, Vec3::ZERO, Vec3::ZERO, 0.0, 0.0),
-        };
-        *h = HingeTerms {
-            ga_l: around.ga.lane(l),
-            ga_r: around.gb.lane(l),
-            ga_e: around.ge.lane(l),
-            gu_u,
-            gu_d,
-            gu_e,
-            ca_l: around.ca.as_array_ref()[l],
-            ca_r: around.cb.as_array_ref()[l],
-            cu_u,
-            cu_d,
-        };
-    }
-}
-
-fn pass3_quad(
-    g: &Grid,
-    r: &[Vec3],
-    quads: &[QuadTerms],
-    hinges: &[HingeTerms],
-    i: usize,
-    j: usize,
-) -> DiagonalTerms {
-    if j + 1 >= g.n {
-        return DiagonalTerms::default();
-    }
-    let k = g.idx(i, j);
-    let qt = &quads[k];
-    if qt.normal == Vec3::ZERO {
-        return DiagonalTerms::default();
-    }
-    // Quad (i, j) is the right quad of the around hinge at (i, j), the left
-    // one of the hinge at (i+1, j), the upper one of the up hinge at (i, j)
-    // and the lower one of the up hinge at (i, j+1).
-    // (Hinges that do not exist hold zeros.)
-    let (hk, hr, hu) = (
-        &hinges[k],
-        &hinges[g.idx(g.right(i), j)],
-        &hinges[g.idx(i, j + 1)],
-    );
-    let gn = qt.g_twist + hk.ga_r + hr.ga_l + hk.gu_u + hu.gu_d;
-    // ∂E/∂x through the fade: x = |c|/(FADE|d1||d2|) grows along c and
-    // falls with the diagonals' lengths.
-    let gx = qt.c_twist + hk.ca_r + hr.ca_l + hk.cu_u + hu.cu_d;
-    let n = qt.normal;
-    let (d1, d2) = g.diagonals(r, i, j);
-    let gc = (gn - n * n.dot(gn)) * qt.inv_c + n * (gx * qt.fade_x * qt.inv_c);
-    let shrink = gx * qt.fade_x;
-    DiagonalTerms {
-        p: d2.cross(gc) - d1 * (shrink / d1.length_squared()),
-        q: gc.cross(d1) - d2 * (shrink / d2.length_squared()),
-    }
-}
-
-/// ∂E/∂r at an interior point (rows 1..n−2) from the scratch of passes 1–3.
-#[inline]
-fn pass4_gradient(g: &Grid, s: &Scratch, bending: bool, i: usize, j: usize) -> Vec3 {
-    let il = g.left(i);
-    let (k, kl, kd, kld) = (g.idx(i, j), g.idx(il, j), g.idx(i, j - 1), g.idx(il, j - 1));
-    let q = &s.quads;
-    let mut grad = q[kl].ca - q[k].ca + q[kd].cb - q[k].cb;
-    if bending {
-        let d = &s.diagonals;
-        let h = &s.hinges;
-        // Corners 0..3 of quads (i,j), (i−1,j), (i−1,j−1), (i,j−1).
-        grad += -d[k].p - d[kl].q + d[kld].p + d[kd].q;
-        grad += q[k].t - q[kl].t + q[kld].t - q[kd].t;
-        // Hinge edges: out of k (around, up), into k (from below, from the left).
-        grad += h[kd].ga_e - h[k].ga_e + h[kl].gu_e - h[k].gu_e;
-    }
-    grad
-}
+/// Rows per band below which a grid's sweep is not split further.
+const BAND_ROWS: usize = 8;
 
 /// Adds the elastic force −∂E/∂r to `f` at the interior rows (boundary rows
 /// are kinematic and get nothing). `scratch` is reused between calls.
@@ -883,65 +575,56 @@ pub fn add_elastic_forces(
     scratch: &mut Scratch,
     f: &mut [Vec3],
 ) {
-    let p = g.points();
-    scratch.quads.resize(p, QuadTerms::default());
-    rows(g, &mut scratch.quads, |j, row| {
-        // Eight points at a time below the top row (see `lanes`).
-        let grouped = if j + 1 < g.n {
-            g.m / lanes::LANES * lanes::LANES
-        } else {
-            0
-        };
-        for (c, group) in row[..grouped].chunks_exact_mut(lanes::LANES).enumerate() {
-            pass1_lanes(g, mat, r, c * lanes::LANES, j, group);
-        }
-        for (i, t) in row.iter_mut().enumerate().skip(grouped) {
-            *t = pass1_point(g, mat, r, i, j);
-        }
-    });
-    scratch.min_stretch = Some(
-        scratch
-            .quads
-            .iter()
-            .map(|q| q.stretch2)
-            .fold(f32::INFINITY, f32::min)
-            .sqrt(),
-    );
-    if mat.bending {
-        scratch.hinges.resize(p, HingeTerms::default());
-        let quads = &scratch.quads;
-        rows(g, &mut scratch.hinges, |j, row| {
-            // Eight points at a time where the row bends (see `lanes`), the
-            // rest (and rows without hinges) one by one.
-            let grouped = if g.bends(j) {
-                g.m / lanes::LANES * lanes::LANES
-            } else {
-                0
-            };
-            for (c, group) in row[..grouped].chunks_exact_mut(lanes::LANES).enumerate() {
-                pass2_lanes(g, mat, r, quads, c * lanes::LANES, j, group);
-            }
-            for (i, h) in row.iter_mut().enumerate().skip(grouped) {
-                *h = pass2_point(g, mat, r, quads, i, j);
-            }
-        });
-        scratch.diagonals.resize(p, DiagonalTerms::default());
-        let hinges = &scratch.hinges;
-        rows(g, &mut scratch.diagonals, |j, row| {
-            for (i, d) in row.iter_mut().enumerate() {
-                *d = pass3_quad(g, r, quads, hinges, i, j);
-            }
-        });
+    // One band of rows per thread on a large grid (see `fused`).
+    let bands = if g.points() >= PARALLEL_POINTS {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
+    add_elastic_forces_in_bands(g, mat, r, scratch, f, bands);
+}
+
+/// [`add_elastic_forces`] with the interior rows cut into (at most) `bands`
+/// bands of whole rows, swept in parallel: the same forces, bit for bit,
+/// for any count.
+fn add_elastic_forces_in_bands(
+    g: &Grid,
+    mat: &ElasticMaterial,
+    r: &[Vec3],
+    scratch: &mut Scratch,
+    f: &mut [Vec3],
+    bands: usize,
+) {
+    // Interior point rows 1..n−1.
+    let rows = g.n.saturating_sub(2);
+    let bands = bands.min(rows / BAND_ROWS).max(1);
+    scratch.rings.resize_with(bands, Default::default);
+    for ring in &mut scratch.rings {
+        ring.fit(g.m);
     }
-    let s: &Scratch = scratch;
-    rows(g, f, |j, row| {
-        if g.is_boundary_row(j) {
-            return;
-        }
-        for (i, fi) in row.iter_mut().enumerate() {
-            *fi -= pass4_gradient(g, s, mat.bending, i, j);
-        }
-    });
+    let mut spans = Vec::with_capacity(bands);
+    let skip = g.m.min(f.len());
+    let mut rest = &mut f[skip..];
+    let mut j0 = 1;
+    for b in 0..bands {
+        let j1 = 1 + rows * (b + 1) / bands;
+        let (band, tail) = rest.split_at_mut((j1 - j0) * g.m);
+        spans.push(((j0, j1), band));
+        rest = tail;
+        j0 = j1;
+    }
+    let worst = if bands == 1 {
+        let ((j0, j1), band) = spans.pop().expect("one band");
+        fused::sweep(g, mat, r, &mut scratch.rings[0], (j0, j1), band)
+    } else {
+        scratch
+            .rings
+            .par_iter_mut()
+            .zip(spans)
+            .map(|(ring, (rows, band))| fused::sweep(g, mat, r, ring, rows, band))
+            .reduce(|| f32::INFINITY, f32::min)
+    };
+    scratch.min_stretch = Some(worst.sqrt());
 }
 
 /// The smallest stretch (current / rest length) of the grid's edges as far
@@ -980,6 +663,9 @@ fn counted_stretch2(a: f32, b: f32) -> f32 {
 }
 
 mod energy;
+mod fused;
 mod lanes;
+#[cfg(test)]
+mod reference;
 #[cfg(test)]
 mod tests;

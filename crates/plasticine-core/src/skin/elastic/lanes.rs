@@ -27,16 +27,6 @@ pub(super) struct V8 {
 
 impl V8 {
     #[inline(always)]
-    pub(super) fn gather(f: impl Fn(usize) -> Vec3) -> Self {
-        let v: [Vec3; LANES] = std::array::from_fn(f);
-        Self {
-            x: f32x8::new(std::array::from_fn(|l| v[l].x)),
-            y: f32x8::new(std::array::from_fn(|l| v[l].y)),
-            z: f32x8::new(std::array::from_fn(|l| v[l].z)),
-        }
-    }
-
-    #[inline(always)]
     pub(super) fn lane(self, l: usize) -> Vec3 {
         Vec3::new(
             self.x.as_array_ref()[l],
@@ -46,7 +36,7 @@ impl V8 {
     }
 
     #[inline(always)]
-    fn add(self, o: Self) -> Self {
+    pub(super) fn add(self, o: Self) -> Self {
         Self {
             x: self.x + o.x,
             y: self.y + o.y,
@@ -64,7 +54,7 @@ impl V8 {
     }
 
     #[inline(always)]
-    fn scale(self, s: f32x8) -> Self {
+    pub(super) fn scale(self, s: f32x8) -> Self {
         Self {
             x: self.x * s,
             y: self.y * s,
@@ -73,12 +63,12 @@ impl V8 {
     }
 
     #[inline(always)]
-    fn dot(self, o: Self) -> f32x8 {
+    pub(super) fn dot(self, o: Self) -> f32x8 {
         self.x * o.x + self.y * o.y + self.z * o.z
     }
 
     #[inline(always)]
-    fn cross(self, o: Self) -> Self {
+    pub(super) fn cross(self, o: Self) -> Self {
         Self {
             x: self.y * o.z - self.z * o.y,
             y: self.z * o.x - self.x * o.z,
@@ -96,11 +86,6 @@ impl V8 {
             z: mask.blend(self.z, zero),
         }
     }
-}
-
-#[inline(always)]
-pub(super) fn gather(f: impl Fn(usize) -> f32) -> f32x8 {
-    f32x8::new(std::array::from_fn(f))
 }
 
 /// What one hinge gives each lane: ∂E/∂a, ∂E/∂b, ∂E/∂e, and ∂E/∂x through

@@ -141,30 +141,41 @@ fn a_rigidly_moved_rest_shape_feels_no_force() {
     assert!(elastic_energy(&g, &mat, &moved) < 1e-8);
 }
 
-/// The parallel and serial paths agree.
+/// The fused sweep gives the scalar passes' forces, and the same bits
+/// whatever the number of bands the rows are cut into (so a bake does not
+/// depend on the thread count).
 #[test]
-fn parallel_pass_matches_serial() {
-    let (g, r, mat) = setup(64, 40);
-    assert!(g.points() >= PARALLEL_POINTS);
-    let fp = forces(&g, &mat, &r);
-    // The same grid's points below the threshold cannot be forced serial,
-    // so compare with a per-point evaluation of the four passes.
-    let p = g.points();
-    let mut s = Scratch::default();
-    s.quads = (0..p)
-        .map(|k| pass1_point(&g, &mat, &r, k % g.m, k / g.m))
-        .collect();
-    s.hinges = (0..p)
-        .map(|k| pass2_point(&g, &mat, &r, &s.quads, k % g.m, k / g.m))
-        .collect();
-    s.diagonals = (0..p)
-        .map(|k| pass3_quad(&g, &r, &s.quads, &s.hinges, k % g.m, k / g.m))
-        .collect();
-    for j in 1..g.n - 1 {
-        for i in 0..g.m {
-            let fs = -pass4_gradient(&g, &s, true, i, j);
-            assert!((fs - fp[g.idx(i, j)]).length() <= 1e-6 * (1.0 + fs.length()));
+fn bands_match_the_scalar_passes_and_each_other() {
+    for (m, n) in [(64, 40), (13, 30)] {
+        let (g, r, mat) = setup(m, n);
+        let (reference, _) = super::reference::forces(&g, &mat, &r);
+        let swept = |bands: usize| {
+            let mut f = vec![Vec3::ZERO; g.points()];
+            add_elastic_forces_in_bands(&g, &mat, &r, &mut Scratch::default(), &mut f, bands);
+            f
+        };
+        let one = swept(1);
+        for k in g.m..g.points() - g.m {
+            let (a, b) = (reference[k], one[k]);
+            assert!(
+                (a - b).length() <= 1e-6 * (1.0 + a.length()),
+                "{m}x{n} point {k}: swept {b} scalar {a}"
+            );
         }
+        let bits = |f: &[Vec3]| -> Vec<u32> {
+            f.iter()
+                .flat_map(|x| x.to_array().map(f32::to_bits))
+                .collect()
+        };
+        for bands in [2, 3, 5] {
+            assert!(
+                bits(&swept(bands)) == bits(&one),
+                "{m}x{n}: {bands} bands differ from one"
+            );
+        }
+        // The boundary rows get no force.
+        let boundary = one[..g.m].iter().chain(&one[g.points() - g.m..]);
+        assert!(boundary.into_iter().all(|x| *x == Vec3::ZERO));
     }
 }
 
@@ -380,10 +391,10 @@ fn faded_shear_is_still_the_energy_gradient() {
     assert!(worst < 3e-3 * scale, "max |F + dE/dr| = {worst} vs {scale}");
 }
 
-/// The eight-lane passes give the scalar passes' terms, point by point, on a
-/// grid with a tail of points past the last full group (m = 13), a twisted
-/// rest state, and degenerate quads (a collapsed edge, a collapsed quad),
-/// which the lanes must mask exactly as the scalar code skips them.
+/// The lanes give the scalar passes' forces, point by point, on a grid with
+/// a tail of points past the last full group (m = 13), a twisted rest
+/// state, and degenerate quads (a collapsed edge, a collapsed quad), which
+/// the lanes must mask exactly as the scalar code skips them.
 #[test]
 fn lanes_match_the_scalar_passes() {
     for (m, n) in [(13, 9), (24, 10)] {
@@ -404,80 +415,37 @@ fn lanes_match_the_scalar_passes() {
         r[hi] = to;
         let stretch = (r[hi] - r[lo]).length() * mat.points[lo].inv_l2;
         assert!(stretch > 0.0 && stretch < SHEAR_FADE, "{stretch}");
-        let p = g.points();
-        let quads: Vec<QuadTerms> = (0..p)
-            .map(|k| pass1_point(&g, &mat, &r, k % m, k / m))
-            .collect();
-        let hinges: Vec<HingeTerms> = (0..p)
-            .map(|k| pass2_point(&g, &mat, &r, &quads, k % m, k / m))
-            .collect();
+        let (reference, reference_stretch) = super::reference::forces(&g, &mat, &r);
         let mut s = Scratch::default();
-        let mut f = vec![Vec3::ZERO; p];
+        let mut f = vec![Vec3::ZERO; g.points()];
         add_elastic_forces(&g, &mat, &r, &mut s, &mut f);
-        let close = |a: Vec3, b: Vec3, what: &str, k: usize| {
-            let scale = 1e-5 * (1.0 + a.length().max(b.length()));
+        for (k, (a, b)) in reference.iter().zip(&f).enumerate() {
             assert!(
-                (a - b).length() <= scale,
-                "{m}x{n} point {k} ({}, {}): {what} lanes {b} scalar {a}",
+                (*a - *b).length() <= 1e-5 * (1.0 + a.length().max(b.length())),
+                "{m}x{n} point {k} ({}, {}): lanes {b} scalar {a}",
                 k % m,
                 k / m
             );
-        };
-        let near = |a: f32, b: f32, what: &str, k: usize| {
-            close(Vec3::splat(a), Vec3::splat(b), what, k);
-        };
-        for k in 0..p {
-            let (a, b) = (&quads[k], &s.quads[k]);
-            close(a.ca, b.ca, "ca", k);
-            close(a.cb, b.cb, "cb", k);
-            close(a.normal, b.normal, "normal", k);
-            close(a.g_twist, b.g_twist, "g_twist", k);
-            close(a.t, b.t, "t", k);
-            near(a.inv_c, b.inv_c, "inv_c", k);
-            near(a.fade, b.fade, "fade", k);
-            near(a.dfade, b.dfade, "dfade", k);
-            near(a.c_twist, b.c_twist, "c_twist", k);
-            let (x, y) = (a.stretch2, b.stretch2);
-            assert!(
-                x == y || (x - y).abs() <= 1e-5 * x.max(y),
-                "stretch² at {k}: lanes {y} scalar {x}"
-            );
-            let (a, b) = (&hinges[k], &s.hinges[k]);
-            for (x, y, what) in [
-                (a.ga_l, b.ga_l, "ga_l"),
-                (a.ga_r, b.ga_r, "ga_r"),
-                (a.ga_e, b.ga_e, "ga_e"),
-                (a.gu_u, b.gu_u, "gu_u"),
-                (a.gu_d, b.gu_d, "gu_d"),
-                (a.gu_e, b.gu_e, "gu_e"),
-            ] {
-                close(x, y, what, k);
-            }
-            for (x, y, what) in [
-                (a.ca_l, b.ca_l, "ca_l"),
-                (a.ca_r, b.ca_r, "ca_r"),
-                (a.cu_u, b.cu_u, "cu_u"),
-                (a.cu_d, b.cu_d, "cu_d"),
-            ] {
-                near(x, y, what, k);
-            }
         }
-        // The degenerate quads carry no normal, and the twist really acts
-        // somewhere (so the comparison covers it).
-        assert_eq!(s.quads[g.idx(9, 5)].normal, Vec3::ZERO);
-        assert!(s.quads.iter().any(|q| q.g_twist.length() > 0.0));
-        assert!(s.hinges.iter().any(|h| h.gu_e.length() > 0.0));
-        assert!(s.quads.iter().any(|q| q.fade > 0.0 && q.fade < 1.0));
-        assert!(s.hinges.iter().any(|h| h.ca_l != 0.0));
-        assert!(s.hinges.iter().any(|h| h.cu_d != 0.0));
+        // The case covers what it says: the degenerate quad carries no
+        // normal, and the twist, the up hinges and both fades really act.
+        let t = super::reference::Terms::of(&g, &mat, &r);
+        assert_eq!(t.quads[g.idx(9, 5)].normal, Vec3::ZERO);
+        assert!(t.quads.iter().any(|q| q.g_twist.length() > 0.0));
+        assert!(t.hinges.iter().any(|h| h.gu_e.length() > 0.0));
+        assert!(t.quads.iter().any(|q| q.fade > 0.0 && q.fade < 1.0));
+        assert!(t.hinges.iter().any(|h| h.ca_l != 0.0));
+        assert!(t.hinges.iter().any(|h| h.cu_d != 0.0));
         assert!(f.iter().all(|x| x.is_finite()));
         // The step limit's stretch, measured on the way, is the one measured
-        // apart (here the collapsed quad's, zero).
+        // apart (here the collapsed quad's, zero) and the scalar passes'.
         let measured = s.min_stretch.expect("measured");
         let direct = min_stretch(&g, &mat, &r);
-        assert!(
-            (measured - direct).abs() <= 1e-6 * direct.max(1.0),
-            "{measured} vs {direct}"
-        );
+        for other in [direct, reference_stretch] {
+            assert!(
+                (measured - other).abs() <= 1e-6 * other.max(1.0),
+                "{measured} vs {other}"
+            );
+        }
     }
 }
