@@ -149,16 +149,20 @@ impl Constraints {
             }
             let bj = (j - 1) / BLOCK;
             let fat_row = &fat[grid.idx(0, j)..grid.idx(0, j) + m];
-            for bi in 0..bw {
+            let cands_of =
+                |b: usize| &this.candidates[this.offsets[b] as usize..this.offsets[b + 1] as usize];
+            let mut bi = 0;
+            while bi < bw {
                 let b = bj * bw + bi;
-                let cands =
-                    &this.candidates[this.offsets[b] as usize..this.offsets[b + 1] as usize];
+                let cands = cands_of(b);
+                let points = bi * BLOCK..((bi + 1) * BLOCK).min(m);
                 if cands.is_empty() {
+                    bi += 1;
                     continue;
                 }
-                let points = bi * BLOCK..((bi + 1) * BLOCK).min(m);
                 // A block's points share their muscles: where all of them are
-                // ellipsoids, the block's points go through together.
+                // ellipsoids, the block's points go through together, with
+                // the next block's where it has the same muscles.
                 if points.len() == BLOCK
                     && cands
                         .iter()
@@ -173,7 +177,11 @@ impl Constraints {
                         apply,
                         velocity_dt: super::system::VELOCITY_DT,
                     };
-                    let range = points.clone();
+                    let pair = 2 * BLOCK <= lanes::LANES
+                        && (bi + 2) * BLOCK <= m
+                        && cands_of(b + 1) == cands;
+                    let span = if pair { 2 * BLOCK } else { BLOCK };
+                    let range = points.start..points.start + span;
                     if let Some(t) = lanes.resolve(
                         &fat_row[range.clone()],
                         &mut r_row[range.clone()],
@@ -182,6 +190,7 @@ impl Constraints {
                         rep.max_correction = rep.max_correction.max(t.max_correction);
                         rep.corrected += t.corrected;
                         rep.tests += t.tests;
+                        bi += span / BLOCK;
                         continue;
                     }
                 }
@@ -197,6 +206,7 @@ impl Constraints {
                         &mut rep,
                     );
                 }
+                bi += 1;
             }
             rep
         };

@@ -190,6 +190,8 @@ pub struct SkinSystem<'a> {
     /// From the last position pass, for the velocity pass: each band's unit
     /// direction scaled by √(`k_d·a/inertia`) (zero without a band).
     band_damping: Vec<Vec3>,
+    /// The per-point coefficients, a field per array, for the lanes.
+    lanes: lanes::Coefficients,
     /// Evaluations of the position-dependent (full) forces so far.
     pub force_evaluations: u64,
 }
@@ -228,6 +230,16 @@ impl<'a> SkinSystem<'a> {
             damping.push(p.damping_density[k] * area[k] + gamma * inertia[k]);
         }
         let kinematic = inv_mass.iter().map(|&w| w == 0.0).collect();
+        let lanes = lanes::Coefficients::of(&Points {
+            inv_mass: &inv_mass,
+            weight: &weight,
+            damping: &damping,
+            area: &area,
+            band: &p.band,
+            anchor_position: &[],
+            anchor_velocity: &[],
+            gravity: Vec3::ZERO,
+        });
         Self {
             character,
             skin,
@@ -246,6 +258,7 @@ impl<'a> SkinSystem<'a> {
             scratch: Scratch::default(),
             under: None,
             band_damping: Vec::new(),
+            lanes,
             force_evaluations: 0,
         }
     }
@@ -335,6 +348,24 @@ impl<'a> SkinSystem<'a> {
     }
 }
 
+/// The per-point coefficients of `$sys` and the anchors of its layers
+/// `$under`, borrowed field by field for a pass over the points (so the
+/// pass may write the system's other fields).
+macro_rules! points {
+    ($sys:ident, $under:ident) => {
+        Points {
+            inv_mass: &$sys.inv_mass,
+            weight: &$sys.weight,
+            damping: &$sys.damping,
+            area: &$sys.area,
+            band: &$sys.skin.points.band,
+            anchor_position: &$under.anchor_position,
+            anchor_velocity: &$under.anchor_velocity,
+            gravity: $sys.character.environment.gravity,
+        }
+    };
+}
+
 impl SecondOrderSystem for SkinSystem<'_> {
     fn len(&self) -> usize {
         self.grid.points()
@@ -346,30 +377,16 @@ impl SecondOrderSystem for SkinSystem<'_> {
         add_elastic_forces(&self.grid, &self.material, r, &mut self.scratch, a);
         self.underlayers(t);
         let under = self.under.as_ref().expect("cached above");
-        let gravity = self.character.environment.gravity;
-        let bands = &self.skin.points.band;
+        let points = points!(self, under);
         self.band_damping.resize(r.len(), Vec3::ZERO);
-        for k in 0..r.len() {
-            let w = self.inv_mass[k];
-            if w == 0.0 {
-                a[k] = Vec3::ZERO;
-                continue;
-            }
-            let mut f = a[k];
-            let mut damping_axis = Vec3::ZERO;
-            // eq. (6a): Hookean rubber band from the anchor to the skin point.
-            if let Some(b) = &bands[k] {
-                let d = r[k] - under.anchor_position[k];
-                let len = d.length();
-                if len > 1e-9 {
-                    let area = self.area[k];
-                    f -= (b.ks * area * (len - b.rest_length) / len) * d;
-                    // d̂·√(k_d a/m): the velocity pass needs only a dot product.
-                    damping_axis = d * ((b.kd * area * w).sqrt() / len);
-                }
-            }
-            self.band_damping[k] = damping_axis;
-            a[k] = f * w + gravity * self.weight[k];
+        // Eight points at a time, the tail one by one (the same arithmetic).
+        let grouped = r.len() / lanes::LANES * lanes::LANES;
+        let anchors = (points.gravity, points.anchor_position);
+        for k0 in (0..grouped).step_by(lanes::LANES) {
+            lanes::accelerations(&self.lanes, anchors, k0, r, a, &mut self.band_damping);
+        }
+        for k in grouped..r.len() {
+            (a[k], self.band_damping[k]) = points.acceleration(k, r[k], a[k]);
         }
     }
 
@@ -408,21 +425,14 @@ impl SecondOrderSystem for SkinSystem<'_> {
     ) -> bool {
         self.underlayers(t);
         let under = self.under.as_ref().expect("cached above");
-        let half = 0.5 * h;
-        for k in 0..v.len() {
-            let w = self.inv_mass[k];
-            if w == 0.0 {
-                v_new[k] = v[k] + h * a_pos[k];
-                continue;
-            }
-            let c = self.damping[k] * w;
-            let s = self.band_damping[k];
-            let rhs = v[k] + h * a_pos[k] - half * (c * v[k] + s * s.dot(v[k]))
-                + h * s * s.dot(under.anchor_velocity[k]);
-            // (αI + ½h·s·sᵀ)⁻¹ = (d·I − ½h·s·sᵀ) / (α·d), d = α + ½h|s|².
-            let alpha = 1.0 + half * c;
-            let d = alpha + half * s.length_squared();
-            v_new[k] = (rhs * d - s * (half * s.dot(rhs))) * (1.0 / (alpha * d));
+        let points = points!(self, under);
+        let grouped = v.len() / lanes::LANES * lanes::LANES;
+        let state = (v, a_pos, &self.band_damping[..]);
+        for k0 in (0..grouped).step_by(lanes::LANES) {
+            lanes::kicks(&self.lanes, points.anchor_velocity, k0, state, h, v_new);
+        }
+        for k in grouped..v.len() {
+            v_new[k] = points.kick(k, v[k], a_pos[k], self.band_damping[k], h);
         }
         true
     }
@@ -446,3 +456,66 @@ impl SecondOrderSystem for SkinSystem<'_> {
         Some(&self.kinematic)
     }
 }
+
+/// What a pass over a skin's points reads per point, borrowed at once (so
+/// that the pass's writes are known not to touch it). Its two methods are
+/// the passes' arithmetic for one point; `lanes` does the same for eight.
+struct Points<'s> {
+    inv_mass: &'s [f32],
+    weight: &'s [f32],
+    damping: &'s [f32],
+    area: &'s [f32],
+    band: &'s [Option<crate::character::Band>],
+    anchor_position: &'s [Vec3],
+    anchor_velocity: &'s [Vec3],
+    gravity: Vec3,
+}
+
+impl Points<'_> {
+    /// Point k's position-dependent acceleration from the elastic force
+    /// `f` on it at position `x` (connective tissue, eq. 6a, and gravity
+    /// added; zero on the boundary rows), and its band's damping axis
+    /// d̂·√(`k_d`·a/m) (zero without a band) for the velocity pass.
+    #[inline]
+    fn acceleration(&self, k: usize, x: Vec3, f: Vec3) -> (Vec3, Vec3) {
+        let w = self.inv_mass[k];
+        if w == 0.0 {
+            return (Vec3::ZERO, Vec3::ZERO);
+        }
+        let mut f = f;
+        let mut damping_axis = Vec3::ZERO;
+        // eq. (6a): Hookean rubber band from the anchor to the skin point.
+        if let Some(b) = &self.band[k] {
+            let d = x - self.anchor_position[k];
+            let len = d.length();
+            if len > 1e-9 {
+                let area = self.area[k];
+                f -= (b.ks * area * (len - b.rest_length) / len) * d;
+                // d̂·√(k_d a/m): the velocity pass needs only a dot product.
+                damping_axis = d * ((b.kd * area * w).sqrt() / len);
+            }
+        }
+        (f * w + self.gravity * self.weight[k], damping_axis)
+    }
+
+    /// Point k's end velocity of a leapfrog kick from velocity `v` with
+    /// position acceleration `a_pos` and band damping axis `s` (see
+    /// `kick_at_mean_velocity`).
+    #[inline]
+    fn kick(&self, k: usize, v: Vec3, a_pos: Vec3, s: Vec3, h: f32) -> Vec3 {
+        let w = self.inv_mass[k];
+        if w == 0.0 {
+            return v + h * a_pos;
+        }
+        let half = 0.5 * h;
+        let c = self.damping[k] * w;
+        let rhs =
+            v + h * a_pos - half * (c * v + s * s.dot(v)) + h * s * s.dot(self.anchor_velocity[k]);
+        // (αI + ½h·s·sᵀ)⁻¹ = (d·I − ½h·s·sᵀ) / (α·d), d = α + ½h|s|².
+        let alpha = 1.0 + half * c;
+        let d = alpha + half * s.length_squared();
+        (rhs * d - s * (half * s.dot(rhs))) * (1.0 / (alpha * d))
+    }
+}
+
+mod lanes;

@@ -1,32 +1,38 @@
-//! The fat-layer constraint for the four points of a block row at once.
+//! The fat-layer constraint for the points of a block row at once (or of
+//! two neighbouring blocks' rows, where they share their muscles).
 //!
 //! A resting skin is pressed onto its fat layer everywhere, so every step
 //! projects nearly every point: a gauge, three affine transforms and a
 //! normalisation per point and muscle, scalar dependency chains that were a
 //! third of a 64×64 skin step (perf). The points of a culling block share
 //! their candidate muscles, so where those are ellipsoids (or spheres) the
-//! block row's four points go through the scalar code's arithmetic side by
-//! side in f32x4 lanes. Anything else (a superellipsoid's powers, a deformed
+//! block row's four points (eight, for two blocks with the same muscles) go
+//! through the scalar code's arithmetic side by side in f32x8 lanes. Anything else (a superellipsoid's powers, a deformed
 //! shape, a point at a muscle's very centre) takes the scalar path.
 
 use crate::kinematics::PosedBody;
 use glam::{Affine3A, Vec3};
-use wide::{CmpGt, CmpLt, f32x4};
+use wide::{CmpGt, CmpLt, f32x8};
 
-/// Four 3-vectors, one per lane.
+/// Points one call takes at most.
+pub(super) const LANES: usize = 8;
+
+/// Eight 3-vectors, one per lane.
 #[derive(Clone, Copy)]
-struct V4 {
-    x: f32x4,
-    y: f32x4,
-    z: f32x4,
+struct V8 {
+    x: f32x8,
+    y: f32x8,
+    z: f32x8,
 }
 
-impl V4 {
+impl V8 {
+    /// The points of `v` (at most eight); lanes past its end repeat its first.
     fn gather(v: &[Vec3]) -> Self {
+        let v: [Vec3; LANES] = std::array::from_fn(|l| v.get(l).copied().unwrap_or(v[0]));
         Self {
-            x: f32x4::new(std::array::from_fn(|l| v[l].x)),
-            y: f32x4::new(std::array::from_fn(|l| v[l].y)),
-            z: f32x4::new(std::array::from_fn(|l| v[l].z)),
+            x: f32x8::new(std::array::from_fn(|l| v[l].x)),
+            y: f32x8::new(std::array::from_fn(|l| v[l].y)),
+            z: f32x8::new(std::array::from_fn(|l| v[l].z)),
         }
     }
 
@@ -53,7 +59,7 @@ impl V4 {
         }
     }
 
-    fn scale(self, s: f32x4) -> Self {
+    fn scale(self, s: f32x8) -> Self {
         Self {
             x: self.x * s,
             y: self.y * s,
@@ -64,22 +70,22 @@ impl V4 {
     /// Per component by a constant vector.
     fn div(self, d: Vec3) -> Self {
         Self {
-            x: self.x / f32x4::splat(d.x),
-            y: self.y / f32x4::splat(d.y),
-            z: self.z / f32x4::splat(d.z),
+            x: self.x / f32x8::splat(d.x),
+            y: self.y / f32x8::splat(d.y),
+            z: self.z / f32x8::splat(d.z),
         }
     }
 
-    fn dot(self, o: Self) -> f32x4 {
+    fn dot(self, o: Self) -> f32x8 {
         self.x * o.x + self.y * o.y + self.z * o.z
     }
 
-    fn length(self) -> f32x4 {
+    fn length(self) -> f32x8 {
         self.dot(self).sqrt()
     }
 
     /// `mask ? t : self`, per lane.
-    fn select(self, mask: f32x4, t: Self) -> Self {
+    fn select(self, mask: f32x8, t: Self) -> Self {
         Self {
             x: mask.blend(t.x, self.x),
             y: mask.blend(t.y, self.y),
@@ -89,7 +95,7 @@ impl V4 {
 
     fn transform_vector(self, a: &Affine3A) -> Self {
         let m = &a.matrix3;
-        let s = f32x4::splat;
+        let s = f32x8::splat;
         Self {
             x: s(m.x_axis.x) * self.x + s(m.y_axis.x) * self.y + s(m.z_axis.x) * self.z,
             y: s(m.x_axis.y) * self.x + s(m.y_axis.y) * self.y + s(m.z_axis.y) * self.z,
@@ -101,14 +107,14 @@ impl V4 {
         let v = self.transform_vector(a);
         let t = a.translation;
         Self {
-            x: v.x + f32x4::splat(t.x),
-            y: v.y + f32x4::splat(t.y),
-            z: v.z + f32x4::splat(t.z),
+            x: v.x + f32x8::splat(t.x),
+            y: v.y + f32x8::splat(t.y),
+            z: v.z + f32x8::splat(t.z),
         }
     }
 }
 
-fn lanes_set(mask: f32x4) -> usize {
+fn lanes_set(mask: f32x8) -> usize {
     mask.move_mask().count_ones() as usize
 }
 
@@ -137,18 +143,22 @@ pub(super) struct Tally {
 }
 
 impl Block<'_> {
-    /// The scalar `resolve_point` for the four points `r` (velocities `v`,
-    /// fat `fat`). `None`, with nothing changed, where a point lies at a
-    /// muscle's centre (no gauge normal there): the caller takes the scalar
-    /// path.
+    /// The scalar `resolve_point` for the points `r` (at most eight;
+    /// velocities `v`, fat `fat`). `None`, with nothing changed, where a
+    /// point lies at a muscle's centre (no gauge normal there): the caller
+    /// takes the scalar path.
     pub(super) fn resolve(&self, fat: &[f32], r: &mut [Vec3], v: &mut [Vec3]) -> Option<Tally> {
-        let zero = f32x4::ZERO;
-        let one = f32x4::ONE;
-        let thickness = f32x4::new(std::array::from_fn(|l| fat[l]));
-        let inv_dt = f32x4::splat((1.0 / self.velocity_dt) as f32);
-        let (kn, kt) = (f32x4::splat(self.k_normal), f32x4::splat(self.k_tangent));
-        let mut x = V4::gather(r);
-        let mut vel = V4::gather(v);
+        let zero = f32x8::ZERO;
+        let one = f32x8::ONE;
+        let count = r.len();
+        debug_assert!(count <= LANES && fat.len() == count && v.len() == count);
+        let thickness = f32x8::new(std::array::from_fn(|l| fat[l.min(count - 1)]));
+        let active =
+            f32x8::new(std::array::from_fn(|l| l as f32)).cmp_lt(f32x8::splat(count as f32));
+        let inv_dt = f32x8::splat((1.0 / self.velocity_dt) as f32);
+        let (kn, kt) = (f32x8::splat(self.k_normal), f32x8::splat(self.k_tangent));
+        let mut x = V8::gather(r);
+        let mut vel = V8::gather(v);
         let mut rep = Tally::default();
         // A second pass catches a point pushed from one muscle into another.
         for _pass in 0..2 {
@@ -161,15 +171,15 @@ impl Block<'_> {
                 // grown by the fat.
                 let far = match mus.local_box {
                     Some(half) => {
-                        let s = f32x4::splat;
+                        let s = f32x8::splat;
                         (local.x.abs() - s(half.x))
                             .max(local.y.abs() - s(half.y))
                             .max(local.z.abs() - s(half.z))
                             .cmp_gt(thickness)
                     }
-                    None => local.length().cmp_gt(f32x4::splat(mus.radius) + thickness),
+                    None => local.length().cmp_gt(f32x8::splat(mus.radius) + thickness),
                 };
-                let near = !far;
+                let near = !far & active;
                 if near.none() {
                     continue;
                 }
@@ -209,7 +219,7 @@ impl Block<'_> {
                 let wl = w.length();
                 let normal = w.scale(one / wl).select(
                     !(wl.is_finite() & wl.cmp_gt(zero)),
-                    V4::gather(&[Vec3::ZERO; 4]),
+                    V8::gather(&[Vec3::ZERO]),
                 );
                 let surface_v = target_local
                     .transform_point(&self.later.muscles[q as usize].to_world)

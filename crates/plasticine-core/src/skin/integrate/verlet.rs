@@ -23,7 +23,6 @@ pub struct AdaptiveVerlet {
     v_old: Vec<Vec3>,
     a_pos: Vec<Vec3>,
     a: Vec<Vec3>,
-    r_euler: Vec<Vec3>,
     evals: EvalCount,
     /// Fixed-point iterations allowed before the step is rejected.
     pub max_iterations: usize,
@@ -66,7 +65,6 @@ impl Integrator for AdaptiveVerlet {
             &mut self.v_old,
             &mut self.a_pos,
             &mut self.a,
-            &mut self.r_euler,
         ] {
             buf.resize(n, Vec3::ZERO);
         }
@@ -77,21 +75,24 @@ impl Integrator for AdaptiveVerlet {
         };
         let hf = h as f32;
         let t_half = t + 0.5 * h;
-        // (10a) drift half a step; (10b) first guess of the end velocity.
+        // (10a) drift half a step.
         for k in 0..n {
             self.r_half[k] = r[k] + 0.5 * hf * v[k];
         }
-        self.v_new.copy_from_slice(v);
-        // The kinematic rows sit where the joints are at t+h/2.
-        self.v_half.copy_from_slice(v);
+        // The kinematic rows sit where the joints are at t+h/2 (their
+        // velocities there are not needed).
         sys.prescribe(t_half, &mut self.r_half, &mut self.v_half);
         // r(t+h/2) is fixed during the iteration: the position forces once.
         sys.position_acceleration(t_half, &self.r_half, &mut self.a_pos);
         self.evals.full += 1;
         // Where the velocity forces are linear, the fixed point in closed
-        // form; else the iteration.
+        // form; else the iteration, from (10b) the end velocity's first
+        // guess v.
         let mut converged =
             sys.kick_at_mean_velocity(t_half, &self.r_half, v, &self.a_pos, hf, &mut self.v_new);
+        if !converged {
+            self.v_new.copy_from_slice(v);
+        }
         let iterations = if converged { 0 } else { max_iterations };
         for it in 0..iterations {
             // (10c) mid-step velocity estimate.
@@ -129,16 +130,15 @@ impl Integrator for AdaptiveVerlet {
                 next_h: (0.5 * h).max(tol.min_step),
             };
         }
-        // (12) the embedded explicit-Euler position, (10h) the Verlet one.
-        for k in 0..n {
-            self.r_euler[k] = r[k] + hf * v[k];
-        }
+        // (10h) the Verlet position; (14) its distance from the embedded
+        // explicit-Euler one (12), r(scale) from r(t), with the Euler
+        // position computed on the way instead of stored.
         let mut r_new = std::mem::take(&mut self.r_half);
         for k in 0..n {
             r_new[k] += 0.5 * hf * self.v_new[k];
         }
-        // (14) with r(scale) from r(t); (15).
-        let d = scaled_error(sys, &self.r_euler, &r_new, r, tol.position_threshold);
+        let d = distance_from_euler(sys, (r, v), hf, &r_new, tol.position_threshold);
+        // (15)
         let ratio = d / tol.position as f64;
         let next_h = next_step(h, ratio, 2.0, tol);
         let accepted = ratio <= 1.0 || h <= tol.min_step;
@@ -153,5 +153,34 @@ impl Integrator for AdaptiveVerlet {
             error_ratio: ratio,
             next_h,
         }
+    }
+}
+
+/// [`scaled_error`] of the explicit-Euler position r + h·v (eq. 12) against
+/// `r_new`, with r as the scale: the same terms, without storing the Euler
+/// position.
+fn distance_from_euler(
+    sys: &dyn SecondOrderSystem,
+    (r, v): (&[Vec3], &[Vec3]),
+    h: f32,
+    r_new: &[Vec3],
+    threshold: f32,
+) -> f64 {
+    let t = Vec3::splat(threshold);
+    let term = |k: usize| (((r[k] + h * v[k]) - r_new[k]).abs() / r[k].abs().max(t)).max_element();
+    let e = match sys.kinematic_mask() {
+        Some(mask) => (0..r.len())
+            .filter(|&k| !mask[k])
+            .map(term)
+            .fold(0.0f32, f32::max),
+        None => (0..r.len())
+            .filter(|&k| !sys.is_kinematic(k))
+            .map(term)
+            .fold(0.0f32, f32::max),
+    };
+    if e.is_finite() {
+        e as f64
+    } else {
+        f64::INFINITY
     }
 }
