@@ -74,11 +74,9 @@ use crate::character::Skin;
 pub use energy::elastic_energy;
 #[cfg(test)]
 use energy::elastic_energy_parts;
+pub use fused::{Scratch, add_elastic_forces};
 use glam::{DVec3, Vec3};
-use rayon::prelude::*;
 
-/// Below this many points the passes run serially (rayon's overhead would dominate).
-const PARALLEL_POINTS: usize = 2048;
 /// Edges and quads smaller than this (m, m²) carry no direction or normal.
 const TINY: f32 = 1e-12;
 
@@ -537,94 +535,6 @@ impl ElasticMaterial {
         }
         s
     }
-}
-
-/// Reusable buffers of the force evaluation: one sweep's rows per band.
-#[derive(Default)]
-pub struct Scratch {
-    rings: Vec<fused::Ring>,
-    /// `min_stretch` at the positions of the last evaluation (`None`
-    /// before the first).
-    pub min_stretch: Option<f32>,
-}
-
-impl Scratch {
-    /// Bytes of scratch the last evaluation used.
-    pub fn bytes(&self) -> usize {
-        self.rings.iter().map(fused::Ring::bytes).sum()
-    }
-
-    /// Bytes of scratch per point of an m×n grid evaluated on `threads`
-    /// threads: a few rows per band, not the grid.
-    pub fn bytes_per_point(m: usize, n: usize, threads: usize) -> usize {
-        let mut ring = fused::Ring::default();
-        ring.fit(m);
-        (ring.bytes() * threads.max(1)).div_ceil(m * n)
-    }
-}
-
-/// Rows per band below which a grid's sweep is not split further.
-const BAND_ROWS: usize = 8;
-
-/// Adds the elastic force −∂E/∂r to `f` at the interior rows (boundary rows
-/// are kinematic and get nothing). `scratch` is reused between calls.
-pub fn add_elastic_forces(
-    g: &Grid,
-    mat: &ElasticMaterial,
-    r: &[Vec3],
-    scratch: &mut Scratch,
-    f: &mut [Vec3],
-) {
-    // One band of rows per thread on a large grid (see `fused`).
-    let bands = if g.points() >= PARALLEL_POINTS {
-        rayon::current_num_threads()
-    } else {
-        1
-    };
-    add_elastic_forces_in_bands(g, mat, r, scratch, f, bands);
-}
-
-/// [`add_elastic_forces`] with the interior rows cut into (at most) `bands`
-/// bands of whole rows, swept in parallel: the same forces, bit for bit,
-/// for any count.
-fn add_elastic_forces_in_bands(
-    g: &Grid,
-    mat: &ElasticMaterial,
-    r: &[Vec3],
-    scratch: &mut Scratch,
-    f: &mut [Vec3],
-    bands: usize,
-) {
-    // Interior point rows 1..n−1.
-    let rows = g.n.saturating_sub(2);
-    let bands = bands.min(rows / BAND_ROWS).max(1);
-    scratch.rings.resize_with(bands, Default::default);
-    for ring in &mut scratch.rings {
-        ring.fit(g.m);
-    }
-    let mut spans = Vec::with_capacity(bands);
-    let skip = g.m.min(f.len());
-    let mut rest = &mut f[skip..];
-    let mut j0 = 1;
-    for b in 0..bands {
-        let j1 = 1 + rows * (b + 1) / bands;
-        let (band, tail) = rest.split_at_mut((j1 - j0) * g.m);
-        spans.push(((j0, j1), band));
-        rest = tail;
-        j0 = j1;
-    }
-    let worst = if bands == 1 {
-        let ((j0, j1), band) = spans.pop().expect("one band");
-        fused::sweep(g, mat, r, &mut scratch.rings[0], (j0, j1), band)
-    } else {
-        scratch
-            .rings
-            .par_iter_mut()
-            .zip(spans)
-            .map(|(ring, (rows, band))| fused::sweep(g, mat, r, ring, rows, band))
-            .reduce(|| f32::INFINITY, f32::min)
-    };
-    scratch.min_stretch = Some(worst.sqrt());
 }
 
 /// The smallest stretch (current / rest length) of the grid's edges as far

@@ -25,6 +25,7 @@
 use super::lanes::{self, LANES, Side8, V8};
 use super::{ElasticMaterial, FADE, Grid, SHEAR_FADE, TINY};
 use glam::Vec3;
+use rayon::prelude::*;
 use wide::{CmpEq, CmpGt, f32x8};
 
 /// Where point 0 of a row sits in its arrays: the slot before it holds the
@@ -32,6 +33,9 @@ use wide::{CmpEq, CmpGt, f32x8};
 /// the row its first (the last point's right neighbour), so neighbours load
 /// as a shifted group with no wrap in the loop.
 const FRONT: usize = LANES;
+
+/// Below this many points the passes run serially (rayon's overhead would dominate).
+const PARALLEL_POINTS: usize = 2048;
 
 /// Some fields of one grid row, each an array of `stride` floats with point
 /// i at `FRONT + i`; lanes past the row's end hold whatever they computed.
@@ -124,7 +128,7 @@ const DIAGONAL_FIELDS: usize = 6;
 /// One sweep's rows: positions, quads and hinges of the last three rows,
 /// diagonal terms of the last two, indexed by row modulo their count.
 #[derive(Clone, Default)]
-pub(super) struct Ring {
+struct Ring {
     m: usize,
     positions: [Row; 3],
     quads: [Row; 3],
@@ -145,7 +149,7 @@ impl Ring {
     }
 
     /// Bytes this ring holds.
-    pub(super) fn bytes(&self) -> usize {
+    fn bytes(&self) -> usize {
         let rows = self.positions.iter().chain(&self.quads).chain(&self.hinges);
         rows.chain(&self.diagonals)
             .map(|r| r.data.len() * size_of::<f32>())
@@ -153,7 +157,7 @@ impl Ring {
     }
 
     /// A ring for rows of m points, reusing this one's buffers if it fits.
-    pub(super) fn fit(&mut self, m: usize) {
+    fn fit(&mut self, m: usize) {
         if self.m != m || self.positions[0].data.is_empty() {
             *self = Self::new(m);
         }
@@ -418,7 +422,7 @@ fn gradient(g: &Grid, bending: bool, t: &Below, f: &mut [Vec3]) {
 
 /// Adds the elastic force to point rows `j0..j1` (interior), `f` holding
 /// just those rows; returns the least stretch² of the quads it computed.
-pub(super) fn sweep(
+fn sweep(
     g: &Grid,
     mat: &ElasticMaterial,
     r: &[Vec3],
@@ -465,4 +469,92 @@ pub(super) fn sweep(
         }
     }
     worst
+}
+
+/// Reusable buffers of the force evaluation: one sweep's rows per band.
+#[derive(Default)]
+pub struct Scratch {
+    rings: Vec<Ring>,
+    /// `min_stretch` at the positions of the last evaluation (`None`
+    /// before the first).
+    pub min_stretch: Option<f32>,
+}
+
+impl Scratch {
+    /// Bytes of scratch the last evaluation used.
+    pub fn bytes(&self) -> usize {
+        self.rings.iter().map(Ring::bytes).sum()
+    }
+
+    /// Bytes of scratch per point of an m×n grid evaluated on `threads`
+    /// threads: a few rows per band, not the grid.
+    pub fn bytes_per_point(m: usize, n: usize, threads: usize) -> usize {
+        let mut ring = Ring::default();
+        ring.fit(m);
+        (ring.bytes() * threads.max(1)).div_ceil(m * n)
+    }
+}
+
+/// Rows per band below which a grid's sweep is not split further.
+const BAND_ROWS: usize = 8;
+
+/// Adds the elastic force −∂E/∂r to `f` at the interior rows (boundary rows
+/// are kinematic and get nothing). `scratch` is reused between calls.
+pub fn add_elastic_forces(
+    g: &Grid,
+    mat: &ElasticMaterial,
+    r: &[Vec3],
+    scratch: &mut Scratch,
+    f: &mut [Vec3],
+) {
+    // One band of rows per thread on a large grid (see the module's docs).
+    let bands = if g.points() >= PARALLEL_POINTS {
+        rayon::current_num_threads()
+    } else {
+        1
+    };
+    add_elastic_forces_in_bands(g, mat, r, scratch, f, bands);
+}
+
+/// [`add_elastic_forces`] with the interior rows cut into (at most) `bands`
+/// bands of whole rows, swept in parallel: the same forces, bit for bit,
+/// for any count.
+pub(super) fn add_elastic_forces_in_bands(
+    g: &Grid,
+    mat: &ElasticMaterial,
+    r: &[Vec3],
+    scratch: &mut Scratch,
+    f: &mut [Vec3],
+    bands: usize,
+) {
+    // Interior point rows 1..n−1.
+    let rows = g.n.saturating_sub(2);
+    let bands = bands.min(rows / BAND_ROWS).max(1);
+    scratch.rings.resize_with(bands, Default::default);
+    for ring in &mut scratch.rings {
+        ring.fit(g.m);
+    }
+    let mut spans = Vec::with_capacity(bands);
+    let skip = g.m.min(f.len());
+    let mut rest = &mut f[skip..];
+    let mut j0 = 1;
+    for b in 0..bands {
+        let j1 = 1 + rows * (b + 1) / bands;
+        let (band, tail) = rest.split_at_mut((j1 - j0) * g.m);
+        spans.push(((j0, j1), band));
+        rest = tail;
+        j0 = j1;
+    }
+    let worst = if bands == 1 {
+        let ((j0, j1), band) = spans.pop().expect("one band");
+        sweep(g, mat, r, &mut scratch.rings[0], (j0, j1), band)
+    } else {
+        scratch
+            .rings
+            .par_iter_mut()
+            .zip(spans)
+            .map(|(ring, (rows, band))| sweep(g, mat, r, ring, rows, band))
+            .reduce(|| f32::INFINITY, f32::min)
+    };
+    scratch.min_stretch = Some(worst.sqrt());
 }

@@ -1,4 +1,5 @@
 use super::energy::quad_fade;
+use super::fused::add_elastic_forces_in_bands;
 use super::*;
 use std::f64::consts::PI;
 

@@ -7,11 +7,11 @@
 //! Sherman–Morrison) around branches on the kinematic rows and the bands.
 //! Here the branches are lane masks, the per-point coefficients are read a
 //! field per array ([`Coefficients`]), and each lane computes the scalar
-//! code's arithmetic, operation for operation (`Points` in the parent
-//! module), so both give the same bits; the points past the last group of
+//! code's arithmetic, operation for operation (`Points` in the sibling
+//! module `points`), so both give the same bits; the points past the last group of
 //! eight go through the scalar code.
 
-use super::Points;
+use super::points::Points;
 use glam::Vec3;
 use wide::{CmpEq, CmpGt, f32x8};
 
