@@ -380,12 +380,15 @@ fn the_desk_panel_is_clicked_and_the_recorded_session_replays() {
         xdotool(&x.display, &["mouseup", "1"]);
         std::thread::sleep(Duration::from_millis(500));
     };
-    // The sphere row (its left part), then empty space up and to the left
+    // The sphere's cell of the tool palette, then empty space up and to the left
     // of the penguin, then the + mark at the right end of the stretch
     // row's slider (the row is 30 characters = 24.4 rows wide).
     click(pixel_of(
         &cal,
-        row_point(Row::Tool(ToolKind::Sphere), 4.0),
+        {
+            let (k, f) = ControlPanel::tool_cell(ToolKind::Sphere);
+            row_point(rows[k], f * plasticine::app::controls_width() / ROW_HEIGHT)
+        },
         size,
     ));
     click(((0.3 * size.0) as i32, (0.3 * size.1) as i32));

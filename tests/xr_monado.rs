@@ -1107,15 +1107,14 @@ fn remote_controllers_create_joints_and_drag_the_world() {
     {
         use plasticine::app::{headset_layout, left_hand_pose};
         use plasticine::tools::ToolKind;
-        use plasticine::tools::{ControlPanel, PAD, ROW_HEIGHT, Row};
+        use plasticine::tools::{ControlPanel, PAD, ROW_HEIGHT};
         let (width, height) = headset_layout();
         let pose = left_hand_pose(left0, Vec3::new(0.0, 1.6, 0.0), width, height);
-        let k = ControlPanel::rows()
-            .iter()
-            .position(|&r| r == Row::Tool(ToolKind::Sphere))
-            .unwrap();
+        // The sphere's cell of the tool palette, at its middle.
+        let (k, f) = ControlPanel::tool_cell(ToolKind::Sphere);
         let y = -PAD - (k as f32 + 0.5) * ROW_HEIGHT;
-        let target = pose.transform_point3(Vec3::new(4.0 * ROW_HEIGHT, y, 0.0));
+        let x = f * plasticine::app::controls_width();
+        let target = pose.transform_point3(Vec3::new(x, y, 0.0));
         let aim = target + Vec3::new(0.0, 0.0, 0.05);
         remote.right(aim, false);
         remote.send();

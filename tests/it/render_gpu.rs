@@ -373,33 +373,37 @@ fn the_stereo_path_is_multiview_only_where_it_renders_both_eyes() {
 
 /// An in-world panel (the headset's toolbar), painted with egui into a
 /// texture on a quad, is readable in both eyes: its text is lit on the dark
-/// backing, the current tool's row is drawn in the highlight colour, and a
-/// live plot's line shows in its column.
+/// backing, the current tool's palette cell is drawn in the highlight
+/// colour, the cell the wand points at is lit where that cell is (right of
+/// the current one), and a live plot's line shows in its column.
 #[test]
 fn a_world_panel_shows_its_text_and_highlight_in_both_eyes() {
     use plasticine::app::Plot;
     use plasticine::app::{PanelPainter, PanelPicture};
-    use plasticine::tools::Row;
     use plasticine::tools::ToolKind;
+    use plasticine::tools::{Row, Side, palette_line};
     let ctx = context();
     let mut r = SceneRenderer::new(&ctx, OffscreenTarget::FORMAT).unwrap();
     r.style = bare_style();
     let size = (320, 320);
     let head = Vec3::new(0.0, 0.3, 0.5);
     let cams = parallel_eyes(head, 1.0);
-    let rows = [
-        Row::Heading("TOOLS"),
-        Row::Tool(ToolKind::Sphere),
-        Row::Tool(ToolKind::Skin),
+    // The sphere current (row 1, cell 1); the wand on the paint tool
+    // (row 2, cell 3).
+    let rows = [Row::Heading("TOOLS"), Row::Palette(0), Row::Palette(1)];
+    let lines = [
+        "TOOLS".to_string(),
+        palette_line(0, ToolKind::Sphere),
+        palette_line(1, ToolKind::Sphere),
     ];
-    let lines = ["TOOLS".to_string(), "> sphere".into(), "  skin".into()];
     let picture = PanelPicture {
         columns: &[(0, 3)],
         rows: &rows,
         lines: &lines,
         status: &[],
         highlight: Some(1),
-        hover: None,
+        hover: Some((2, Side::Right)),
+        hover_cell: Some(3),
         pressed: false,
         plots: &[Plot {
             name: "step",
@@ -446,8 +450,49 @@ fn a_world_panel_shows_its_text_and_highlight_in_both_eyes() {
                 p[2] > 180 && p[1] > 130 && p[0] < 150
             })
             .count();
+        // The panel's extent: what differs from the background corner.
+        let corner = img.pixel(0, 0);
+        let xs: Vec<u32> = (0..size.1)
+            .flat_map(|y| (0..size.0).map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                let p = img.pixel(x, y);
+                (0..3).any(|c| (p[c] as i32 - corner[c] as i32).abs() > 12)
+            })
+            .map(|(x, _)| x)
+            .collect();
+        let width = (xs.iter().max().unwrap() - xs.iter().min().unwrap()) as f32;
+        let centre_x = |keep: &dyn Fn([u8; 4]) -> bool| {
+            let hits: Vec<u32> = (0..size.1)
+                .flat_map(|y| (0..size.0).map(move |x| (x, y)))
+                .filter(|&(x, y)| keep(img.pixel(x, y)))
+                .map(|(x, _)| x)
+                .collect();
+            (
+                hits.len(),
+                hits.iter().map(|&x| x as f32).sum::<f32>() / hits.len().max(1) as f32,
+            )
+        };
+        // The current cell's dark amber backing, and the hover's dark blue.
+        let (current, current_x) =
+            centre_x(&|p| (70..125).contains(&p[0]) && (50..100).contains(&p[1]) && p[2] < 45);
+        let (hovered, hover_x) =
+            centre_x(&|p| p[2] > 100 && p[2] < 170 && p[0] < 70 && p[1] > 45 && p[1] < 100);
         assert!(text > 40, "eye {eye}: {text} text pixels");
         assert!(highlight > 20, "eye {eye}: {highlight} highlighted pixels");
+        assert!(
+            hovered > 20,
+            "eye {eye}: {hovered} pixels of the hovered cell"
+        );
+        assert!(
+            current > 20,
+            "eye {eye}: {current} pixels of the current cell"
+        );
+        // Cells 1 and 3 of five: their middles are 0.4 of the row apart.
+        let apart = (hover_x - current_x) / width;
+        assert!(
+            (0.3..0.5).contains(&apart),
+            "eye {eye}: the hovered cell is {apart} of the panel right of the current one"
+        );
         assert!(
             plotted > 40,
             "eye {eye}: {plotted} pixels of the plot's line"

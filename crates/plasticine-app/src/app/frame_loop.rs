@@ -66,7 +66,7 @@ use crate::skin::SolverSettings;
 use crate::snapshot::SceneSnapshot;
 use crate::tools::SKIN_TOUCH_RADIUS;
 use crate::tools::{EditError, History, ToolContext, ToolKind, Toolbox};
-use crate::tools::{PanelOutcome, Row, Scope, Side, TimelineAction, TimelineStatus};
+use crate::tools::{PanelOutcome, Scope, Side, TimelineAction, TimelineStatus};
 use crate::tools::{PickFilter, PickTarget, Picker};
 use glam::{Mat4, Quat, Vec3};
 use std::sync::Arc;
@@ -339,9 +339,7 @@ impl FrameLoop {
         // 5. Tracking again, as late as possible.
         let second = tracker.sample();
         let rotation = self.vehicle_rotation();
-        let tool_row = crate::tools::ControlPanel::rows()
-            .iter()
-            .position(|&r| r == Row::Tool(self.toolbox.tool()));
+        let tool_row = Some(crate::tools::ControlPanel::tool_cell(self.toolbox.tool()).0);
         // The headset shows the timings under the panel (the desk, on its picture).
         let extra = if self.panel.anchor.is_headset() {
             &overlay[..]

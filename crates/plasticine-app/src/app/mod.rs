@@ -42,7 +42,7 @@ pub use headset::{Placement, XrFrontError, XrOptions, run_xr};
 pub use panel_driver::{
     PanelAnchor, PanelDriver, REPAINT_EVERY, desk_panel_anchor, headset_layout, left_hand_pose,
 };
-pub use panel_ui::{PanelPainter, PanelPicture};
+pub use panel_ui::{PanelPainter, PanelPicture, controls_width};
 pub use playback::{
     BakedFrames, BakedPlaybackError, Playback, PlaybackCtl, PlaybackEnv, PlaybackView,
 };

@@ -18,7 +18,9 @@ use super::sim_thread::SimStatus;
 use crate::input::InputFrame;
 use crate::input::TrackedPose;
 use crate::render::UiQuad;
-use crate::tools::{ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow, row_help};
+use crate::tools::{
+    ControlPanel, PAD, PanelHit, ROW_HEIGHT, Row, Side, TimelineRow, palette_cell, row_help_at,
+};
 use glam::{Mat4, Vec3};
 use std::time::{Duration, Instant};
 
@@ -75,6 +77,8 @@ pub struct PanelDriver {
     pub presses: u64,
     /// The half of the hovered row the pointer is on.
     hover_side: Option<Side>,
+    /// How far along the hovered row the pointer is (0 left, 1 right).
+    hover_fraction: Option<f32>,
     /// A press held on the scrubber: its row and the last fraction sought.
     dragging: Option<(usize, f32)>,
     /// The panel carried by the right hand's grip: its pose in the hand's
@@ -100,6 +104,7 @@ pub struct PanelDriver {
 struct PaintKey {
     lines: Vec<String>,
     hover: Option<(usize, Side)>,
+    hover_cell: Option<usize>,
     pressed: bool,
     highlight: Option<usize>,
     anchor: PanelAnchor,
@@ -238,6 +243,7 @@ impl PanelDriver {
         self.carry(sample, &mut input, hit.is_some());
         self.panel.hover = hit.map(|h| h.row);
         self.hover_side = hit.map(|h| h.side);
+        self.hover_fraction = hit.map(|h| h.fraction);
         let triggered = input.right.triggered();
         let went_down = triggered && !self.was_triggered;
         self.was_triggered = triggered;
@@ -343,9 +349,16 @@ impl PanelDriver {
         extra: &[String],
     ) -> Option<UiQuad> {
         let pose = self.pose(sample)?;
+        let rows = ControlPanel::rows();
+        let hovered_row = self.panel.hover.and_then(|r| rows.get(r)).copied();
+        let hover_cell = match (hovered_row, self.hover_fraction) {
+            (Some(Row::Palette(_)), Some(f)) => Some(palette_cell(f)),
+            _ => None,
+        };
         let key = PaintKey {
             lines: self.lines.clone(),
             hover: self.panel.hover.zip(self.hover_side),
+            hover_cell,
             pressed: self.pressing,
             highlight,
             anchor: self.anchor,
@@ -361,13 +374,9 @@ impl PanelDriver {
             });
         }
         let columns = self.columns();
-        let rows = ControlPanel::rows();
-        // The first line says what the pointed-at row does.
-        let help = self
-            .panel
-            .hover
-            .and_then(|r| rows.get(r))
-            .map(|&r| row_help(r))
+        // The first line says what the pointed-at row (or palette cell) does.
+        let help = hovered_row
+            .map(|r| row_help_at(r, self.hover_fraction.unwrap_or(0.5)))
             .filter(|h| !h.is_empty())
             .unwrap_or("point at a row: what it does shows here");
         let status: Vec<String> = std::iter::once(help.to_string())
@@ -381,6 +390,7 @@ impl PanelDriver {
             status: &status,
             highlight,
             hover: self.panel.hover.zip(self.hover_side),
+            hover_cell,
             pressed: self.pressing,
             plots: if self.show_plots {
                 self.live.plots()

@@ -15,8 +15,8 @@ use super::plots::{Plot, WINDOW};
 mod icons;
 use crate::render::{UiFrame, UiQuad, UiTexture};
 use crate::tools::{
-    PAD, Param, ROW_HEIGHT, Row, SLIDER_TRACK, Side, TimelineRow, parse_blend_curve, row_cells,
-    slider_knob,
+    PAD, PALETTE_COLUMNS, Param, ROW_HEIGHT, Row, SLIDER_TRACK, Side, TimelineRow,
+    parse_blend_curve, row_cells, slider_knob, tool_short_label,
 };
 use egui::{Align2, Color32, FontId, Pos2, Rect, Stroke, vec2};
 use glam::{Mat4, Vec2};
@@ -95,7 +95,7 @@ fn half_marks(row: Row) -> Option<(&'static str, &'static str)> {
         )
         | Row::Heading(_)
         | Row::View(_)
-        | Row::Tool(_) => None,
+        | Row::Palette(_) => None,
         Row::Param(Param::Integrator | Param::PaintColor | Param::Flesh | Param::MorphTarget)
         | Row::Timeline(TimelineRow::Mode | TimelineRow::SelectKey) => Some(("<", ">")),
         Row::Timeline(TimelineRow::Transport) => Some(("stop", "play")),
@@ -133,10 +133,13 @@ pub struct PanelPicture<'a> {
     pub lines: &'a [String],
     /// Lines hanging under the first column (status, messages, timings).
     pub status: &'a [String],
-    /// The current tool's row.
+    /// The current tool's palette row.
     pub highlight: Option<usize>,
     /// The row and half the pointer is on.
     pub hover: Option<(usize, Side)>,
+    /// On a palette row, the cell the pointer is on
+    /// ([`crate::tools::palette_cell`]).
+    pub hover_cell: Option<usize>,
     /// Whether a press on the panel is held.
     pub pressed: bool,
     /// Live plots, under a heading: below the last column's rows, or in a
@@ -353,16 +356,7 @@ fn paint_rows(ui: &mut egui::Ui, picture: &PanelPicture, layout: &Layout) {
             };
             let rect = row_rect(left, k, 1).shrink2(vec2(0.0, 0.06 * row_h));
             let hover = picture.hover.filter(|h| h.0 == index).map(|h| h.1);
-            paint_row(
-                painter,
-                row,
-                line,
-                rect,
-                hover,
-                picture,
-                index,
-                (&body, &small),
-            );
+            paint_row(painter, row, line, rect, hover, picture, (&body, &small));
         }
         if let Some(first) = status {
             for (k, line) in picture.status.iter().enumerate() {
@@ -384,7 +378,6 @@ fn paint_rows(ui: &mut egui::Ui, picture: &PanelPicture, layout: &Layout) {
                 heading,
                 None,
                 picture,
-                usize::MAX,
                 (&body, &small),
             );
             let newest = picture
@@ -484,7 +477,6 @@ fn paint_row(
     rect: Rect,
     hover: Option<Side>,
     picture: &PanelPicture,
-    index: usize,
     (body, small): (&FontId, &FontId),
 ) {
     let h = rect.height();
@@ -504,26 +496,43 @@ fn paint_row(
                 Stroke::new(1.0, ACCENT.gamma_multiply(0.4)),
             );
         }
-        Row::Tool(tool) => {
-            let current = picture.highlight == Some(index);
-            if hover.is_some() {
-                painter.rect_filled(rect, round, lit);
-            } else if current {
-                painter.rect_filled(rect, round, SELECTED);
+        Row::Palette(p) => {
+            // The cells cut the column's whole width, as a press does
+            // (`palette_cell`); the outer two stop at the row's backing.
+            let pad = PAD * POINTS_PER_METRE;
+            let (x0, w) = (rect.left() - pad, rect.width() + 2.0 * pad);
+            let x = |c: usize| x0 + w * c as f32 / PALETTE_COLUMNS as f32;
+            let tools = Row::palette_tools(p);
+            let current = tools
+                .iter()
+                .position(|&k| line.contains(&format!(">{}", tool_short_label(k))));
+            let hovered = hover.and(picture.hover_cell);
+            for (c, &tool) in tools.iter().enumerate() {
+                let cell = Rect::from_min_max(
+                    Pos2::new(x(c).max(rect.left()), rect.top()),
+                    Pos2::new(x(c + 1).min(rect.right()), rect.bottom()),
+                )
+                .shrink2(vec2(0.05 * h, 0.0));
+                let is_current = current == Some(c);
+                if hovered == Some(c) {
+                    painter.rect_filled(cell, round, lit);
+                } else if is_current {
+                    painter.rect_filled(cell, round, SELECTED);
+                }
+                let color = if is_current { ACCENT } else { TEXT };
+                let icon = Rect::from_center_size(
+                    cell.left_center() + vec2(0.65 * h, 0.0),
+                    vec2(0.72 * h, 0.72 * h),
+                );
+                icons::paint_tool_icon(painter, tool, icon, color);
+                painter.text(
+                    cell.left_center() + vec2(1.25 * h, 0.0),
+                    Align2::LEFT_CENTER,
+                    tool_short_label(tool),
+                    small.clone(),
+                    color,
+                );
             }
-            let color = if current { ACCENT } else { TEXT };
-            let icon = Rect::from_center_size(
-                rect.left_center() + vec2(0.9 * h, 0.0),
-                vec2(0.72 * h, 0.72 * h),
-            );
-            icons::paint_tool_icon(painter, tool, icon, color);
-            painter.text(
-                rect.left_center() + vec2(1.6 * h, 0.0),
-                Align2::LEFT_CENTER,
-                line.trim_start_matches(['>', ' ']),
-                body.clone(),
-                color,
-            );
         }
         Row::Timeline(TimelineRow::Scrubber) => {
             if hover.is_some() {
@@ -700,6 +709,7 @@ mod tests {
             status: &status,
             highlight: None,
             hover: Some((1, Side::Right)),
+            hover_cell: None,
             pressed: false,
             plots: &[],
             plots_apart: false,
@@ -755,6 +765,7 @@ mod tests {
             status: &status,
             highlight: None,
             hover: None,
+            hover_cell: None,
             pressed: false,
             plots: plots.plots(),
             plots_apart: false,

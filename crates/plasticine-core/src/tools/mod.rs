@@ -62,10 +62,11 @@ mod weight_symmetry_tests;
 
 pub use panel::MuscleView;
 pub use panel::{
-    BEND_MAX, ControlPanel, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK,
-    STEP, Scope, Side, SliderScale, TimelineAction, TimelineRow, TimelineStatus, ViewLayers,
-    ViewRow, blend_curve, parse_blend_curve, row_cells, row_help, slider_knob, slider_value,
-    tool_label,
+    BEND_MAX, ControlPanel, PAD, PALETTE_COLUMNS, PALETTE_ROWS, PanelHit, PanelOutcome, Param,
+    ROW_HEIGHT, Row, SLIDER_TRACK, STEP, Scope, Side, SliderScale, TimelineAction, TimelineRow,
+    TimelineStatus, ViewLayers, ViewRow, blend_curve, palette_cell, palette_cell_middle,
+    palette_line, parse_blend_curve, row_cells, row_help, row_help_at, slider_knob, slider_value,
+    tool_label, tool_short_label,
 };
 pub use session::{Session, SessionError, SessionRecorder, empty_character, load_session, replay};
 pub use tool::{

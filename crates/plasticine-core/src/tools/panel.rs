@@ -32,7 +32,7 @@ use crate::character::{Character, Flesh};
 use crate::contact::GROUND_FRICTION;
 use crate::skin::{IntegratorKind, SolverSettings};
 use glam::{Mat4, Vec3};
-pub use help::row_help;
+pub use help::{row_help, row_help_at};
 #[cfg(test)]
 use timeline::{KEY_NUDGE, SCRUBBER_CHARS};
 pub use timeline::{TimelineAction, TimelineRow, TimelineStatus, blend_curve, parse_blend_curve};
@@ -52,8 +52,8 @@ use flesh::{
     toggle_blend_mode,
 };
 pub use rows::{
-    BEND_MAX, PAD, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row, SLIDER_TRACK, STEP, Scope, Side,
-    SliderScale, slider_value,
+    BEND_MAX, PAD, PALETTE_COLUMNS, PALETTE_ROWS, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row,
+    SLIDER_TRACK, STEP, Scope, Side, SliderScale, palette_cell, palette_cell_middle, slider_value,
 };
 
 /// The panel's state: the scope and the last touched skin point.
@@ -99,11 +99,58 @@ pub fn tool_label(tool: ToolKind) -> &'static str {
     }
 }
 
+/// A tool's name in its palette cell, under its icon's width: a word.
+pub fn tool_short_label(tool: ToolKind) -> &'static str {
+    match tool {
+        ToolKind::Select => "select",
+        ToolKind::Sphere => "sphere",
+        ToolKind::Superellipse => "super",
+        ToolKind::Deform => "deform",
+        ToolKind::Ik => "IK",
+        ToolKind::Skin => "skin",
+        ToolKind::Liposuction => "lipo",
+        ToolKind::Weights => "weights",
+        ToolKind::Paint => "paint",
+        ToolKind::Sculpt => "sculpt",
+    }
+}
+
+/// Palette row `p`'s text: each cell's short name, the current tool's
+/// marked `>`, cells a fixed width apart so the text lines up with them.
+pub fn palette_line(p: u8, current: ToolKind) -> String {
+    Row::palette_tools(p)
+        .iter()
+        .map(|&k| {
+            let mark = if k == current { '>' } else { ' ' };
+            format!("{mark}{:<7}", tool_short_label(k))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .trim_end()
+        .to_string()
+}
+
 impl ControlPanel {
+    /// Where `tool`'s palette cell is: its row's index in [`Self::rows`]
+    /// and the fraction along the row at the cell's middle (what a front
+    /// end or a test points at to choose it).
+    pub fn tool_cell(tool: ToolKind) -> (usize, f32) {
+        let k = ToolKind::ALL
+            .iter()
+            .position(|&t| t == tool)
+            .expect("every tool is in ALL");
+        let p = (k / PALETTE_COLUMNS) as u8;
+        let row = Self::rows()
+            .iter()
+            .position(|&r| r == Row::Palette(p))
+            .expect("every palette row is on the panel");
+        (row, palette_cell_middle(k % PALETTE_COLUMNS))
+    }
+
     /// The rows, top to bottom.
     pub fn rows() -> Vec<Row> {
         let mut rows = vec![Row::Heading("TOOLS")];
-        rows.extend(ToolKind::ALL.iter().map(|&k| Row::Tool(k)));
+        rows.extend((0..PALETTE_ROWS as u8).map(Row::Palette));
         rows.push(Row::Heading("PARAMETERS"));
         rows.extend(
             [
@@ -190,10 +237,7 @@ impl ControlPanel {
             .iter()
             .map(|row| match row {
                 Row::Heading(h) => (*h).to_string(),
-                Row::Tool(k) => {
-                    let mark = if *k == tools.tool() { '>' } else { ' ' };
-                    format!("{mark} {}", tool_label(*k))
-                }
+                Row::Palette(p) => palette_line(*p, tools.tool()),
                 Row::Param(p) => {
                     let value = match p {
                         Param::Scope => match self.scope {
@@ -425,9 +469,14 @@ impl ControlPanel {
         let up = side == Side::Right;
         let param = match row {
             Row::Heading(_) => return Ok(PanelOutcome::Nothing),
-            Row::Tool(k) => {
-                tools.set_tool(k, ctx)?;
-                return Ok(PanelOutcome::Tool(k));
+            Row::Palette(_) => {
+                return match row.tool_at(fraction) {
+                    Some(k) => {
+                        tools.set_tool(k, ctx)?;
+                        Ok(PanelOutcome::Tool(k))
+                    }
+                    None => Ok(PanelOutcome::Nothing),
+                };
             }
             Row::Param(p) => p,
             Row::Timeline(r) => {

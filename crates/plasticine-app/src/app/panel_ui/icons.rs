@@ -1,4 +1,4 @@
-//! The tool rows' icons: a small drawing of what each tool makes or does,
+//! The tool palette's icons: a small drawing of what each tool makes or does,
 //! painted with egui's shapes (no image assets), in the row's text colour.
 
 use crate::tools::ToolKind;

@@ -9,10 +9,19 @@ use crate::tools::tool::ToolKind;
 pub fn row_help(row: Row) -> &'static str {
     match row {
         Row::Heading(_) => "",
-        Row::Tool(tool) => tool_help(tool),
+        Row::Palette(_) => "tools: press one to make it current",
         Row::Param(p) => param_help(p),
         Row::Timeline(t) => timeline_help(t),
         Row::View(v) => v.help(),
+    }
+}
+
+/// What the point `fraction` along `row` does: on the tool palette, the
+/// tool in that cell; elsewhere the row's [`row_help`].
+pub fn row_help_at(row: Row, fraction: f32) -> &'static str {
+    match row.tool_at(fraction) {
+        Some(tool) => tool_help(tool),
+        None => row_help(row),
     }
 }
 

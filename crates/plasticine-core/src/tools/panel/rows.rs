@@ -190,13 +190,35 @@ impl SliderScale {
     }
 }
 
+/// Tools side by side in a palette row.
+pub const PALETTE_COLUMNS: usize = 5;
+
+/// The tool palette's rows: every tool once, in [`ToolKind::ALL`]'s order.
+pub const PALETTE_ROWS: usize = ToolKind::ALL.len().div_ceil(PALETTE_COLUMNS);
+
+/// The cell of a palette row a point `fraction` of the way along it is in
+/// (0 = left edge, 1 = right edge): the row is cut into
+/// [`PALETTE_COLUMNS`] equal cells.
+pub fn palette_cell(fraction: f32) -> usize {
+    if fraction.is_nan() {
+        return 0;
+    }
+    ((fraction * PALETTE_COLUMNS as f32).floor().max(0.0) as usize).min(PALETTE_COLUMNS - 1)
+}
+
+/// The fraction along a palette row at the middle of `cell`.
+pub fn palette_cell_middle(cell: usize) -> f32 {
+    (cell as f32 + 0.5) / PALETTE_COLUMNS as f32
+}
+
 /// One row of the panel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Row {
     /// A section heading, with its text.
     Heading(&'static str),
-    /// A tool: pressing the row makes it current.
-    Tool(ToolKind),
+    /// A row of the tool palette ([`PALETTE_COLUMNS`] tools side by side,
+    /// [`ToolKind::ALL`] in order): pressing a cell makes its tool current.
+    Palette(u8),
     /// A parameter: the left half steps it down, the right half up (a
     /// slider's track sets it; see [`Param::slider`]).
     Param(Param),
@@ -208,6 +230,23 @@ pub enum Row {
 }
 
 impl Row {
+    /// The tools of palette row `p`, left to right (the last row may hold
+    /// fewer than [`PALETTE_COLUMNS`]; none past the palette).
+    pub fn palette_tools(p: u8) -> &'static [ToolKind] {
+        let start = (p as usize * PALETTE_COLUMNS).min(ToolKind::ALL.len());
+        let end = (start + PALETTE_COLUMNS).min(ToolKind::ALL.len());
+        &ToolKind::ALL[start..end]
+    }
+
+    /// The tool of a palette row's cell at `fraction` along it; `None` on
+    /// another row, or an empty cell of the last palette row.
+    pub fn tool_at(self, fraction: f32) -> Option<ToolKind> {
+        match self {
+            Row::Palette(p) => Row::palette_tools(p).get(palette_cell(fraction)).copied(),
+            _ => None,
+        }
+    }
+
     /// The row's slider: a parameter's ([`Param::slider`]), or the
     /// selected key's tension, continuity or bias (−1..1); `None` for the
     /// rest.

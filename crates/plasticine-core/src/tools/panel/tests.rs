@@ -89,6 +89,17 @@ impl Rig {
         self.press_at(row, side, fraction)
     }
 
+    /// Presses `tool`'s cell of the palette, at its middle.
+    fn press_tool(&mut self, tool: ToolKind) -> Result<PanelOutcome, EditError> {
+        let (row, fraction) = ControlPanel::tool_cell(tool);
+        let side = if fraction < 0.5 {
+            Side::Left
+        } else {
+            Side::Right
+        };
+        self.press_at(ControlPanel::rows()[row], side, fraction)
+    }
+
     fn press_at(&mut self, row: Row, side: Side, fraction: f32) -> Result<PanelOutcome, EditError> {
         let mut ctx = ToolContext {
             character: &mut self.c,
@@ -267,19 +278,78 @@ fn the_part_friction_row_sets_the_current_parts_own_friction() {
 }
 
 #[test]
-fn pointing_at_a_tool_row_makes_it_current() {
+fn pressing_a_palette_cell_makes_its_tool_current() {
     let mut r = Rig::new();
+    // Every tool has one cell, and the palette's rows hold them all.
+    let cells: Vec<(usize, f32)> = ToolKind::ALL
+        .iter()
+        .map(|&k| ControlPanel::tool_cell(k))
+        .collect();
+    for (a, ca) in cells.iter().enumerate() {
+        for cb in &cells[a + 1..] {
+            assert!(ca != cb, "two tools share a cell");
+        }
+    }
     for k in ToolKind::ALL {
-        assert_eq!(
-            r.press(Row::Tool(k), Side::Left).unwrap(),
-            PanelOutcome::Tool(k)
-        );
+        assert_eq!(r.press_tool(k).unwrap(), PanelOutcome::Tool(k));
         assert_eq!(r.tools.tool(), k);
         let lines = r
             .panel
             .lines(&r.tools, &r.c, &r.settings, &TimelineStatus::default());
-        assert!(lines[row_of(Row::Tool(k))].starts_with("> "));
+        let (row, _) = ControlPanel::tool_cell(k);
+        let marked = format!(">{}", tool_short_label(k));
+        assert!(
+            lines[row].contains(&marked),
+            "{:?} lacks {marked}",
+            lines[row]
+        );
+        assert_eq!(lines[row].matches('>').count(), 1, "{:?}", lines[row]);
+        // Nothing is marked on the other palette rows.
+        for p in 0..PALETTE_ROWS as u8 {
+            let other = row_of(Row::Palette(p));
+            if other != row {
+                assert!(!lines[other].contains('>'), "{:?}", lines[other]);
+            }
+        }
     }
+    // A press anywhere in a cell chooses that cell's tool: near both its
+    // edges, on either half of the row.
+    for (c, &k) in Row::palette_tools(0).iter().enumerate() {
+        for f in [c as f32 + 0.02, c as f32 + 0.98] {
+            let fraction = f / PALETTE_COLUMNS as f32;
+            let side = if fraction < 0.5 {
+                Side::Left
+            } else {
+                Side::Right
+            };
+            assert_eq!(
+                r.press_at(Row::Palette(0), side, fraction).unwrap(),
+                PanelOutcome::Tool(k)
+            );
+        }
+    }
+    // Choosing a tool edits nothing.
+    assert_eq!(r.h.undo_depth(), 0);
+}
+
+#[test]
+fn the_palette_cells_cut_the_row_evenly_and_clamp_at_its_ends() {
+    for c in 0..PALETTE_COLUMNS {
+        assert_eq!(palette_cell(palette_cell_middle(c)), c);
+    }
+    assert_eq!(palette_cell(-0.3), 0);
+    assert_eq!(palette_cell(1.0), PALETTE_COLUMNS - 1);
+    assert_eq!(palette_cell(7.0), PALETTE_COLUMNS - 1);
+    assert_eq!(palette_cell(f32::NAN), 0);
+    // Past the tools of the last row, a cell chooses nothing.
+    let last = (PALETTE_ROWS - 1) as u8;
+    let held = Row::palette_tools(last).len();
+    if held < PALETTE_COLUMNS {
+        assert_eq!(Row::Palette(last).tool_at(palette_cell_middle(held)), None);
+    }
+    // The help line follows the cell pointed at.
+    let (row, f) = ControlPanel::tool_cell(ToolKind::Paint);
+    assert!(row_help_at(ControlPanel::rows()[row], f).starts_with("paint"));
 }
 
 #[test]
@@ -511,7 +581,7 @@ fn solver_rows_change_the_sessions_settings_not_the_character() {
 }
 
 /// The paint colour row steps through the palette both ways, wrapping, and
-/// shows the colour's name; the paint tool row makes painting current.
+/// shows the colour's name; the paint tool's palette cell makes painting current.
 #[test]
 fn the_paint_colour_row_steps_through_the_palette() {
     use crate::tools::tool::PALETTE;
@@ -537,7 +607,7 @@ fn the_paint_colour_row_steps_through_the_palette() {
     );
     // Not a character edit: nothing to undo.
     assert_eq!(r.h.undo_depth(), 0);
-    r.press(Row::Tool(ToolKind::Paint), Side::Left).unwrap();
+    r.press_tool(ToolKind::Paint).unwrap();
     assert_eq!(r.tools.tool(), ToolKind::Paint);
 }
 
