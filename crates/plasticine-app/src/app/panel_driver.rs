@@ -349,8 +349,11 @@ impl PanelDriver {
         extra: &[String],
     ) -> Option<UiQuad> {
         let pose = self.pose(sample)?;
-        let rows = ControlPanel::rows();
-        let hovered_row = self.panel.hover.and_then(|r| rows.get(r)).copied();
+        // The rows are only looked up while the pointer is on the panel.
+        let hovered_row = self
+            .panel
+            .hover
+            .and_then(|r| ControlPanel::rows().get(r).copied());
         let hover_cell = match (hovered_row, self.hover_fraction) {
             (Some(Row::Palette(_)), Some(f)) => Some(palette_cell(f)),
             _ => None,
@@ -374,6 +377,7 @@ impl PanelDriver {
             });
         }
         let columns = self.columns();
+        let rows = ControlPanel::rows();
         // The first line says what the pointed-at row (or palette cell) does.
         let help = hovered_row
             .map(|r| row_help_at(r, self.hover_fraction.unwrap_or(0.5)))

@@ -503,9 +503,10 @@ fn paint_row(
             let (x0, w) = (rect.left() - pad, rect.width() + 2.0 * pad);
             let x = |c: usize| x0 + w * c as f32 / PALETTE_COLUMNS as f32;
             let tools = Row::palette_tools(p);
+            let marked = line.split_whitespace().find_map(|w| w.strip_prefix('>'));
             let current = tools
                 .iter()
-                .position(|&k| line.contains(&format!(">{}", tool_short_label(k))));
+                .position(|&k| Some(tool_short_label(k)) == marked);
             let hovered = hover.and(picture.hover_cell);
             for (c, &tool) in tools.iter().enumerate() {
                 let cell = Rect::from_min_max(
