@@ -30,7 +30,7 @@ use super::symmetry::Symmetry;
 use super::tool::{ToolContext, ToolKind, Toolbox};
 use crate::character::{Character, Flesh};
 use crate::contact::GROUND_FRICTION;
-use crate::skin::{IntegratorKind, SolverSettings};
+use crate::skin::SolverSettings;
 use glam::{Mat4, Vec3};
 pub use help::{row_help, row_help_at};
 #[cfg(test)]
@@ -41,7 +41,9 @@ pub use view::{MuscleView, ViewLayers, ViewRow};
 
 mod flesh;
 mod help;
+mod material;
 mod rows;
+mod settings;
 mod timeline;
 mod view;
 
@@ -51,10 +53,12 @@ use flesh::{
     step_morph_target, step_part_friction, step_part_stiffness, step_sculpt_brush,
     toggle_blend_mode,
 };
+use material::{material_commands, mean_value};
 pub use rows::{
     BEND_MAX, PAD, PALETTE_COLUMNS, PALETTE_ROWS, PanelHit, PanelOutcome, Param, ROW_HEIGHT, Row,
     SLIDER_TRACK, STEP, Scope, Side, SliderScale, palette_cell, palette_cell_middle, slider_value,
 };
+use settings::{step_global_damping, step_gravity, step_integrator, step_session, step_value};
 
 /// The panel's state: the scope and the last touched skin point.
 #[derive(Clone, Debug, Default)]
@@ -761,43 +765,6 @@ impl ControlPanel {
     }
 }
 
-/// Steps a row of the session's settings or the tools' (tolerance,
-/// simulation/real ratio, brush radius) one step up or down, within its
-/// limits.
-fn step_session(
-    param: Param,
-    up: bool,
-    tools: &mut Toolbox,
-    settings: &mut SolverSettings,
-) -> PanelOutcome {
-    // Within the slider's ends.
-    let Some(scale) = param.slider() else {
-        return PanelOutcome::Nothing;
-    };
-    let step =
-        |v: f32, factor: f32| (if up { v * factor } else { v / factor }).clamp(scale.lo, scale.hi);
-    match param {
-        Param::Tolerance => {
-            let t = &mut settings.tolerances.position;
-            *t = step(*t, 2.0);
-            PanelOutcome::Settings(format!("position tolerance {:.1e}", *t))
-        }
-        Param::TimeRatio => {
-            let r = &mut settings.time_ratio;
-            let (lo, hi) = (scale.lo as f64, scale.hi as f64);
-            let factor = STEP as f64;
-            *r = (if up { *r * factor } else { *r / factor }).clamp(lo, hi);
-            PanelOutcome::Settings(format!("simulation x{:.2} of real time", *r))
-        }
-        Param::BrushRadius => {
-            let r = &mut tools.state.lipo_radius;
-            *r = step(*r, STEP);
-            PanelOutcome::ToolSetting(format!("brush radius {:.0} mm", *r * 1e3))
-        }
-        _ => PanelOutcome::Nothing,
-    }
-}
-
 /// A parameter or timeline row's text, `"  {label:<13}{value}"` as
 /// [`ControlPanel::lines`] writes it, as its label and value.
 pub fn row_cells(line: &str) -> (String, String) {
@@ -820,65 +787,6 @@ pub fn slider_knob(row: Row, line: &str) -> Option<f32> {
         .filter_map(|w| w.trim_start_matches('x').parse::<f32>().ok())
         .next_back()?;
     Some(scale.position(number / scale.shown))
-}
-
-/// One step of a parameter row's value `v`: up multiplies by `STEP` (from
-/// `floor` when below it), down divides by it (to zero when that would fall
-/// below `floor`).
-fn step_value(v: f32, floor: f32, up: bool) -> f32 {
-    if up {
-        if v < floor { floor } else { v * STEP }
-    } else if v / STEP < floor {
-        0.0
-    } else {
-        v / STEP
-    }
-}
-
-/// Steps |g| one step up or down along its direction (straight down from
-/// zero), as one undo step.
-fn step_gravity(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError> {
-    let g = ctx.character.environment.gravity;
-    let magnitude = step_value(g.length(), 0.5, up);
-    let dir = g.try_normalize().unwrap_or(Vec3::NEG_Y);
-    let gravity = dir * magnitude;
-    ctx.history.apply(
-        ctx.character,
-        Command::SetEnvironment {
-            gravity: Some(gravity),
-            global_damping: None,
-        },
-    )?;
-    Ok(PanelOutcome::Edited(format!(
-        "gravity {:.2} m/s2",
-        gravity.length()
-    )))
-}
-
-/// Steps the global damping one step up or down, as one undo step.
-fn step_global_damping(up: bool, ctx: &mut ToolContext) -> Result<PanelOutcome, EditError> {
-    let d = step_value(ctx.character.environment.global_damping, 0.01, up);
-    ctx.history.apply(
-        ctx.character,
-        Command::SetEnvironment {
-            gravity: None,
-            global_damping: Some(d),
-        },
-    )?;
-    Ok(PanelOutcome::Edited(format!("global damping {d:.3}")))
-}
-
-/// Steps the solver's integrator to the next (`up`) or previous kind in
-/// `IntegratorKind::ALL`, wrapping around.
-fn step_integrator(up: bool, settings: &mut SolverSettings) -> PanelOutcome {
-    let all = IntegratorKind::ALL;
-    let i = all
-        .iter()
-        .position(|&k| k == settings.integrator)
-        .unwrap_or(0);
-    let n = all.len();
-    settings.integrator = all[if up { (i + 1) % n } else { (i + n - 1) % n }];
-    PanelOutcome::Settings(format!("integrator {:?}", settings.integrator))
 }
 
 fn param_label(p: Param) -> &'static str {
@@ -910,98 +818,6 @@ fn param_label(p: Param) -> &'static str {
         Param::SculptBrush => "sculpt brush",
         Param::Symmetry => "symmetry",
     }
-}
-
-/// The mean of a material parameter over `region` (every point when
-/// `None`); `None` when nothing has that parameter (no skin, no band).
-fn mean_value(c: &Character, param: Param, region: Option<&[(usize, usize)]>) -> Option<f32> {
-    let value = |s: usize, k: usize| -> Option<f32> {
-        let p = &c.skins.get(s)?.points;
-        match param {
-            Param::SkinStretch => p.stretch.get(k).map(|e| e[0]),
-            Param::SkinBend => p.bend.get(k).copied(),
-            Param::SkinDamping => p.damping_density.get(k).copied(),
-            Param::SkinMass => p.mass_density.get(k).copied(),
-            Param::BandStiffness => p.band.get(k)?.as_ref().map(|b| b.ks),
-            _ => None,
-        }
-    };
-    let (mut sum, mut n) = (0.0f64, 0usize);
-    let mut add = |s, k| {
-        if let Some(v) = value(s, k) {
-            sum += v as f64;
-            n += 1;
-        }
-    };
-    match region {
-        Some(r) => r.iter().for_each(|&(s, k)| add(s, k)),
-        None => {
-            for (s, skin) in c.skins.iter().enumerate() {
-                (0..skin.point_count()).for_each(|k| add(s, k));
-            }
-        }
-    }
-    (n > 0).then(|| (sum / n as f64) as f32)
-}
-
-/// The commands that step each point of `region` from its own value `v`
-/// to `new_value(v)`, so a region painted stiffer stays stiffer than the
-/// rest: per skin, one `SetSkinMaterial` per distinct value (the whole skin
-/// at once when it is uniform and the scope is global, so the command stays
-/// small).
-fn material_commands(
-    c: &Character,
-    param: Param,
-    new_value: impl Fn(f32) -> f32,
-    region: &[(usize, usize)],
-    scope: Scope,
-) -> Vec<Command> {
-    let mut out = Vec::new();
-    for s in 0..c.skins.len() {
-        // Points by their current value (bit-exact), in first-seen order.
-        let mut groups: Vec<(f32, Vec<usize>)> = Vec::new();
-        for &(_, k) in region.iter().filter(|(rs, _)| *rs == s) {
-            let p = &c.skins[s].points;
-            let v = match param {
-                Param::SkinStretch => p.stretch[k][0],
-                Param::SkinBend => p.bend[k],
-                Param::SkinDamping => p.damping_density[k],
-                Param::SkinMass => p.mass_density[k],
-                _ => match &p.band[k] {
-                    Some(b) => b.ks,
-                    None => continue, // no band: no connective tissue to change
-                },
-            };
-            match groups.iter_mut().find(|(g, _)| g.to_bits() == v.to_bits()) {
-                Some((_, points)) => points.push(k),
-                None => groups.push((v, vec![k])),
-            }
-        }
-        let whole_skin = scope == Scope::Global
-            && groups.len() == 1
-            && groups[0].1.len() == c.skins[s].point_count();
-        for (v, points) in groups {
-            let value = Some(new_value(v));
-            let none = None;
-            let (stretch, bend, damping, mass, band_stiffness) = match param {
-                Param::SkinStretch => (value, none, none, none, none),
-                Param::SkinBend => (none, value, none, none, none),
-                Param::SkinDamping => (none, none, value, none, none),
-                Param::SkinMass => (none, none, none, value, none),
-                _ => (none, none, none, none, value),
-            };
-            out.push(Command::SetSkinMaterial {
-                skin: s,
-                region: (!whole_skin).then_some(points),
-                stretch,
-                damping,
-                mass,
-                bend,
-                band_stiffness,
-            });
-        }
-    }
-    out
 }
 
 #[cfg(test)]
