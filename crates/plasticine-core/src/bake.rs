@@ -97,6 +97,9 @@ pub struct ContactSummary {
     pub min_ground_clearance_m: f64,
     /// The lowest bone end over the bake, m over the ground.
     pub min_bone_clearance_m: f64,
+    /// The deepest a proxy was inside an obstacle after a step, before the
+    /// position correction moved it out (m; Galoppo eq. 3.21).
+    pub max_corrected_depth_m: f64,
     /// Contact proxies on the flesh.
     pub proxies: usize,
     /// The most contacts of one flesh step.
@@ -371,6 +374,7 @@ fn contact_summary(sim: &Simulation) -> Option<Box<ContactSummary>> {
     Some(Box::new(ContactSummary {
         min_ground_clearance_m: t.min_clearance,
         min_bone_clearance_m: t.min_bone_clearance,
+        max_corrected_depth_m: t.max_corrected,
         proxies: core.proxy_count(),
         max_contacts: t.max_contacts,
         mean_contacts: t.contacts as f64 / t.steps.max(1) as f64,

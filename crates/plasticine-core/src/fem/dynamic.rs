@@ -37,7 +37,8 @@
 //! Delassus matrix of the coupled system: an impulse on the belly moves the
 //! skeleton as well as the fat. [`crate::contact::solve_contacts`] finds the
 //! unilateral, frictional impulses; the position error left is pushed out
-//! at a share per step (`CORRECTION`).
+//! at a share per step (`CORRECTION`), and whatever is still inside after
+//! the step is moved out (eq. 3.21–3.22, `correct`).
 
 use super::coupling::{deformation_at, polar_rotation};
 use super::lattice::{Embedding, Lattice};
@@ -151,8 +152,12 @@ pub struct ContactReport {
     pub sweeps: usize,
     /// Normal-velocity violation left (m/s).
     pub violation: f64,
-    /// Lowest proxy over the ground after the step (m; negative: inside).
+    /// Lowest proxy over the ground after the step and its position
+    /// correction (m; negative: inside).
     pub clearance: f64,
+    /// The deepest any proxy was inside an obstacle before the position
+    /// correction moved it out (m, ≥ 0; eq. 3.21).
+    pub corrected: f64,
     /// Lowest bone end over the ground after the step (m).
     pub bone_clearance: f64,
     /// Wall time of the whole step and of its contact part, seconds.
@@ -190,6 +195,10 @@ pub struct DynamicCore {
     /// The skins' end rings (joint, point in its frame): they ride their
     /// joints rigidly, so they too meet the ground on the core.
     ring_points: Vec<(usize, DVec3)>,
+    /// Whether proxies left inside an obstacle after a step are moved out
+    /// (eq. 3.21–3.22, `correct`); else only the contact solve's share per
+    /// step pushes them out.
+    pub position_correction: bool,
     /// Whether the bones (and the skins' end rings on them) meet the ground
     /// themselves (else only the flesh's
     /// surface does: the baseline under which a hard landing pushes the
@@ -224,8 +233,10 @@ pub struct ContactTotals {
     pub max_contacts: usize,
     /// Contacts summed over the steps.
     pub contacts: u64,
-    /// The lowest proxy over the ground (m).
+    /// The lowest proxy over the ground after correction (m).
     pub min_clearance: f64,
+    /// The deepest penetration the position correction moved out (m).
+    pub max_corrected: f64,
     /// The lowest bone end over the ground (m).
     pub min_bone_clearance: f64,
     /// The largest friction-to-cone ratio of any contact (see
@@ -240,6 +251,7 @@ impl Default for ContactTotals {
             max_contacts: 0,
             contacts: 0,
             min_clearance: f64::INFINITY,
+            max_corrected: 0.0,
             min_bone_clearance: f64::INFINITY,
             max_cone_ratio: 0.0,
         }
@@ -355,6 +367,7 @@ impl DynamicCore {
             })
             .collect();
         Ok(Self {
+            position_correction: true,
             bone_contacts: true,
             bone_points,
             ring_points,
@@ -538,6 +551,7 @@ impl DynamicCore {
         tot.contacts += m as u64;
         tot.max_contacts = tot.max_contacts.max(m);
         tot.min_clearance = tot.min_clearance.min(self.last.clearance);
+        tot.max_corrected = tot.max_corrected.max(self.last.corrected);
         tot.min_bone_clearance = tot.min_bone_clearance.min(self.last.bone_clearance);
         tot.max_cone_ratio = tot.max_cone_ratio.max(self.last.cone_ratio);
         report
@@ -662,6 +676,12 @@ impl DynamicCore {
         let bones: Vec<DAffine3> = relative.iter().map(|l| d * *l).collect();
         let targets = body.pin_targets(&bones);
         advance_state(&mut body.q, &mut body.v, dv, &targets, h);
+        self.last.corrected = if self.position_correction {
+            let pinned: Vec<bool> = targets.iter().map(Option::is_some).collect();
+            self.correct_positions(body, &pinned, &self.obstacles(t))
+        } else {
+            0.0
+        };
         self.history.push_back((t, d));
         self.last.clearance = self
             .lowest_proxy(&body.lattice, &body.q)
@@ -730,6 +750,7 @@ fn embed_near(lattice: &Lattice, p: DVec3) -> Option<Embedding> {
     (1..=4).find_map(|k| lattice.embed(p + dir * step * k as f64))
 }
 
+mod correct;
 mod impulse;
 mod kept;
 #[cfg(test)]

@@ -285,18 +285,20 @@ fn a_slippery_part_slides_where_the_slope_alone_would_hold_it() {
 }
 
 /// The FEM penguin dropped from `height`, for `seconds`; `bones`: whether
-/// the bones meet the ground too.
-fn drop_penguin(height: f64, seconds: f64, bones: bool) -> ContactTotals {
+/// the bones meet the ground too; `correction`: whether proxies left inside
+/// are moved out after each step (eq. 3.21).
+fn drop_penguin(height: f64, seconds: f64, bones: bool, correction: bool) -> ContactTotals {
     let mut c = crate::samples::shipped_penguin();
     c.flesh = Flesh::Fem(FemFlesh::default());
     let posture = c.skeleton.rest_posture();
     let mut sim = FleshSim::new(&c, &posture, 0.0).unwrap();
     sim.make_dynamic(&c, &posture, Plane::ground(), Some(height))
         .unwrap();
-    sim.core_mut().unwrap().bone_contacts = bones;
+    let core = sim.core_mut().unwrap();
+    core.bone_contacts = bones;
+    core.position_correction = correction;
     run(&mut sim, &c, seconds);
     let core = sim.core().unwrap();
-    assert!(core.last.clearance > -1e-3, "{:?}", core.last);
     core.totals
 }
 
@@ -305,13 +307,55 @@ fn a_dropped_penguin_lands_on_its_flesh_and_its_bones_stay_above_the_floor() {
     // Galoppo's Fig. 1.7: impulses on the surface alone let a hard landing
     // drive the core through its soft flesh; with the bones meeting the
     // ground on the core as well, every bone stays above it.
-    let with = drop_penguin(0.5, 0.6, true);
+    let with = drop_penguin(0.5, 0.6, true, true);
     assert!(with.max_contacts > 20, "{with:?}");
-    assert!(with.min_clearance > -3e-3, "{with:?}");
     assert!(with.min_bone_clearance > -1e-3, "{with:?}");
-    let without = drop_penguin(0.5, 0.6, false);
-    assert!(without.min_clearance > -3e-3, "{without:?}");
+    let without = drop_penguin(0.5, 0.6, false, true);
     assert!(without.min_bone_clearance < -0.01, "{without:?}");
+    for t in [with, without] {
+        assert!(t.min_clearance > -3e-3, "{t:?}");
+    }
+}
+
+/// The block resting on the ground, its flesh (not its bone) pushed
+/// `depth` into it, then stepped once with or without the position
+/// correction: the lowest proxy's clearance after the step, the depth
+/// corrected, and the flesh's velocities.
+fn pushed_in_block(depth: f64, correction: bool) -> (f64, f64, Vec<DVec3>) {
+    let c = block(0.0);
+    let mut sim = dynamic(&c, Plane::ground(), 0.0);
+    sim.core_mut().unwrap().position_correction = correction;
+    let super::super::FleshBody::Lattice(b) = &mut sim.body else {
+        panic!("lattice flesh")
+    };
+    for (q, bone) in b.q.iter_mut().zip(&b.lattice.bone_of_vertex) {
+        if bone.is_none() {
+            q.y -= depth;
+        }
+    }
+    let h = super::super::FLESH_STEP;
+    run(&mut sim, &c, h);
+    let FleshBodyRef::Lattice(b) = body_of(&sim);
+    let core = sim.core().unwrap();
+    (core.last.clearance, core.last.corrected, b.v.clone())
+}
+
+#[test]
+fn flesh_left_inside_the_ground_is_moved_out_after_the_step_without_changing_velocities() {
+    // Eq. 3.21 with a rigid ground (k_j = ∞): the flesh takes the whole
+    // depth. The contact solve alone pushes a share of it out per step.
+    let depth = 5e-3;
+    let (kept_in, none, v_without) = pushed_in_block(depth, false);
+    assert!(kept_in < -0.5 * depth, "{kept_in}");
+    assert_eq!(none, 0.0);
+    let (clearance, corrected, v_with) = pushed_in_block(depth, true);
+    assert!(clearance > -1e-3 * depth, "{clearance}");
+    assert!(
+        (corrected + kept_in).abs() < 1e-3 * depth,
+        "corrected {corrected}, left {kept_in}"
+    );
+    // Positions only (3.22): the velocities are the contact solve's.
+    assert_eq!(v_with, v_without);
 }
 
 /// The FEM penguin with its joints turned by `angles` (joint, angles),
