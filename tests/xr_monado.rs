@@ -908,8 +908,8 @@ fn the_headset_renders_the_penguin_lit_in_both_eyes_and_ends_when_asked() {
 }
 
 /// The runtime going away under a running headset session, and coming
-/// back: a private Monado service is killed while `plasticine xr` renders;
-/// the session ends with the loss said plainly, the character saved as it
+/// back: a private Monado service is killed while `plasticine xr
+/// --reconnect 0` renders; the session ends with the loss said plainly, the character saved as it
 /// was, the process exiting on its own (no hang, no panic). Started again,
 /// the runtime takes a new session on the saved file, which it leaves as it
 /// found it.
@@ -925,7 +925,7 @@ fn losing_the_runtime_under_the_headset_saves_and_exits() {
     let mut child = Guard(
         Command::new(BIN)
             .args(["xr", "assets/penguin.ron", "--resolution-scale", "0.25"])
-            .args(["--fallback", "none", "--save-on-exit"])
+            .args(["--fallback", "none", "--reconnect", "0", "--save-on-exit"])
             .arg(&saved)
             .env("XDG_RUNTIME_DIR", dir.path())
             .env("XDG_STATE_HOME", state.path())
@@ -1001,6 +1001,91 @@ fn losing_the_runtime_under_the_headset_saves_and_exits() {
     let reopened = load_character(&again).unwrap();
     assert_eq!(reopened.skeleton, c.skeleton);
     assert_eq!(reopened.muscles, c.muscles);
+}
+
+/// The runtime restarted under a running headset session (`--reconnect`,
+/// on by default): `plasticine xr` saves the work at once, waits, opens a
+/// new session when the service is back and goes on in the same process:
+/// the frames of both sessions count towards `--frames`, both sessions'
+/// states are reported, and the character comes out as it went in.
+#[test]
+fn a_restarted_runtime_gets_a_new_session_in_the_same_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(service) = start_private_monado(dir.path()) else {
+        return skip("the reconnect test", "monado-service is not installed");
+    };
+    let mut service = Guard(service);
+    let saved = dir.path().join("saved.ron");
+    let state = tempfile::tempdir().unwrap();
+    let mut child = Guard(
+        Command::new(BIN)
+            .args(["xr", "assets/penguin.ron", "--resolution-scale", "0.25"])
+            .args(["--fallback", "none", "--frames", "60", "--save-on-exit"])
+            .arg(&saved)
+            .env("XDG_RUNTIME_DIR", dir.path())
+            .env("XDG_STATE_HOME", state.path())
+            .env_remove("DISPLAY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let rx = lines_of(&mut child.0);
+    let mut transcript = wait_line(&rx, "recentred", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    service.0.kill().unwrap();
+    service.0.wait().unwrap();
+    transcript.extend(wait_line(
+        &rx,
+        "waiting up to 30 s for the runtime to come back",
+        Duration::from_secs(20),
+    ));
+    // Saved before waiting: the runtime might not have come back.
+    let waiting = transcript.last().unwrap().clone();
+    assert!(
+        waiting.contains(&format!("the character was saved to {}", saved.display())),
+        "{waiting}"
+    );
+    let _service = Guard(start_private_monado(dir.path()).expect("monado-service starts again"));
+    transcript.extend(wait_line(
+        &rx,
+        "the OpenXR runtime is back",
+        Duration::from_secs(30),
+    ));
+    transcript.extend(wait_line(&rx, "Headset session:", Duration::from_secs(60)));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no exit");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    while let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+        transcript.push(line);
+    }
+    let transcript = transcript.join("\n");
+    assert!(status.success(), "{transcript}");
+    assert!(
+        transcript.contains("Headset session: 60 frames rendered"),
+        "{transcript}"
+    );
+    assert_eq!(
+        transcript.matches("OpenXR headset: ").count(),
+        2,
+        "two sessions: {transcript}"
+    );
+    assert!(transcript.contains("came back 1 time(s)"), "{transcript}");
+    let states = transcript
+        .lines()
+        .find(|l| l.contains("session states:"))
+        .unwrap();
+    assert_eq!(states.matches("FOCUSED").count(), 2, "{states}");
+    let original = load_character(Path::new("assets/penguin.ron")).unwrap();
+    let c = load_character(&saved).unwrap();
+    assert_eq!(c.skeleton, original.skeleton, "the character as it was");
+    assert_eq!(c.muscles, original.muscles, "the character as it was");
 }
 
 /// A Monado service of its own (simulated devices, null compositor) in

@@ -57,6 +57,10 @@ pub struct XrArgs {
     /// undone (they stay in a recorded session), so a long session holds steady.
     #[arg(long, value_name = "MB", default_value_t = 512)]
     undo_budget: usize,
+    /// Seconds to wait for the `OpenXR` runtime to come back after it lost the session
+    /// (the work is saved first), then go on in a new session; 0 ends with the loss.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    reconnect: f64,
     /// The ground (`--drop`): the tool hand's thumbstick click, held,
     /// pushes the character.
     #[command(flatten)]
@@ -79,6 +83,12 @@ fn xr(args: XrArgs) -> Result<()> {
         bail!(
             "--resolution-scale must be above 0 and at most 4 (got {})",
             args.resolution_scale
+        );
+    }
+    if !(args.reconnect.is_finite() && args.reconnect >= 0.0) {
+        bail!(
+            "--reconnect must be a number of seconds, 0 or more (got {})",
+            args.reconnect
         );
     }
     let options = XrOptions {
@@ -114,6 +124,9 @@ fn xr(args: XrArgs) -> Result<()> {
         bake: args.bake.clone(),
         ground: args.ground.ground()?,
         stop: Some(&XR_STOP),
+        reconnect: Some(std::time::Duration::from_secs_f64(
+            args.reconnect.min(86_400.0),
+        )),
         ..XrOptions::default()
     };
     stop_xr_on_signals();
@@ -124,6 +137,12 @@ fn xr(args: XrArgs) -> Result<()> {
                 report.frames, report.skipped_frames, report.adapter, report.ended
             );
             println!("  session states: {}", report.states.join(" → "));
+            if report.reconnects > 0 {
+                println!(
+                    "  the runtime lost the session and came back {} time(s); the work went on",
+                    report.reconnects
+                );
+            }
             println!("  {}", report.saved);
             if let Some(r) = &report.recorded {
                 println!("  {r}");

@@ -97,6 +97,12 @@ fn impossible_parameters_are_refused_before_any_work() {
         !Path::new(&out).join("bake.plcache").exists(),
         "nothing half-written"
     );
+    // Refused before any runtime is asked, whatever the machine has.
+    for bad in ["--reconnect=-1", "--reconnect=nan", "--reconnect=inf"] {
+        let (ok, _, stderr) = plasticine(&["xr", "assets/penguin.ron", "--fallback", "none", bad]);
+        assert!(!ok, "{bad}");
+        assert!(stderr.contains("--reconnect must be"), "{bad}: {stderr}");
+    }
 }
 
 #[test]

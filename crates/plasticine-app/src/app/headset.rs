@@ -38,7 +38,10 @@
 //! runtime ends it, or when it is lost (the runtime died, the headset went
 //! away). In every case the character is saved before returning: to
 //! `--save-on-exit FILE` when given, else (if it was edited) as an autosave,
-//! and the report says where.
+//! and the report says where. A lost session is saved the same way at once;
+//! then, with [`XrOptions::reconnect`], the runtime is asked again for a
+//! while (`reconnect`): when it comes back, a new session goes on with the
+//! same frame loop, simulation and undo history.
 
 use super::frame_log::Stats;
 use super::frame_loop::{FrameInputs, FrameLoop, FrameRenderer, RenderReport, VehicleInput};
@@ -62,6 +65,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 pub use world_grab::{COMFORTABLE_SIZE, WorldGrab, recentred, snapshot_bounds};
 
+mod reconnect;
 mod world_grab;
 
 /// Near and far clipping distances, in tracker (physical) metres.
@@ -122,6 +126,10 @@ pub struct XrOptions {
     /// Set (by a signal handler: Ctrl+C) to end the session as if the
     /// frame count were reached: asked of the runtime, then saved.
     pub stop: Option<&'static AtomicBool>,
+    /// How long to wait for the runtime to come back after it lost the
+    /// session (the work saved first), then go on in a new session;
+    /// `None` or zero: end with the loss.
+    pub reconnect: Option<Duration>,
 }
 
 impl Default for XrOptions {
@@ -142,6 +150,7 @@ impl Default for XrOptions {
             bake: None,
             ground: None,
             stop: None,
+            reconnect: None,
         }
     }
 }
@@ -198,6 +207,8 @@ pub struct XrReport {
     pub states: Vec<String>,
     /// How it ended, for people.
     pub ended: String,
+    /// New sessions opened after the runtime lost one and came back.
+    pub reconnects: u32,
     /// Where the work went, for people.
     pub saved: String,
     /// What `--record` wrote, when it was given.
@@ -527,22 +538,69 @@ const PUSH_FULL_IMPULSE: f64 = 2.0;
 /// the module documentation). Fails with [`XrFrontError::Unavailable`] when
 /// there is no headset to run on (the caller may fall back to the desk).
 pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFrontError> {
-    let headset = Headset::open(&options.headset).map_err(XrFrontError::Unavailable)?;
-    let scene = SceneRenderer::new(headset.gpu(), EYE_FORMAT)?;
-    let mut report = session_report(&headset, &scene);
-    let cell = RefCell::new(headset);
-    let mut renderer = HeadsetRenderer {
-        headset: &cell,
-        scene,
-        capture: false,
-        captured: None,
-        locate_to_submit: Vec::new(),
-        render_cpu: Vec::new(),
-    };
+    let mut headset = Headset::open(&options.headset).map_err(XrFrontError::Unavailable)?;
     let mut editing = start_editing(character, &options)?;
     let start_revision = editing.fl.history().revision();
-    let cpu = run_frames(&cell, &mut renderer, &mut editing, &options, &mut report);
-    let end = record_end(&cell, &mut report);
+    let mut report = XrReport::default();
+    let mut cpu = CpuTimes {
+        wall: Vec::new(),
+        thread: Vec::new(),
+    };
+    let (mut locate_to_submit, mut render_cpu) = (Vec::new(), Vec::new());
+    let mut captured = None;
+    // One turn per session: a new one when the runtime comes back after
+    // losing the last (`XrOptions::reconnect`).
+    let end = loop {
+        let scene = SceneRenderer::new(headset.gpu(), EYE_FORMAT)?;
+        describe_session(&headset, &scene, &mut report);
+        let cell = RefCell::new(headset);
+        let mut renderer = HeadsetRenderer {
+            headset: &cell,
+            scene,
+            capture: false,
+            captured: None,
+            locate_to_submit: Vec::new(),
+            render_cpu: Vec::new(),
+        };
+        let session = run_frames(&cell, &mut renderer, &mut editing, &options, &mut report);
+        cpu.wall.extend(session.wall);
+        cpu.thread.extend(session.thread);
+        let end = record_end(&cell, &mut report);
+        locate_to_submit.append(&mut renderer.locate_to_submit);
+        render_cpu.append(&mut renderer.render_cpu);
+        captured = renderer.captured.take().or(captured);
+        // The renderer (its GPU objects) before the headset's session.
+        drop(renderer);
+        drop(cell);
+        let SessionEnd::Lost(lost) = &end else {
+            break end;
+        };
+        let Some(wait) = options.reconnect.filter(|w| !w.is_zero()) else {
+            break end;
+        };
+        // The work first: the runtime may not come back.
+        editing.fl.sync_skins();
+        let edited = editing.fl.history().revision() != start_revision;
+        let (saved, _) = save_on_exit(
+            options.save_on_exit.as_ref(),
+            &editing.fl,
+            editing.autosaver.as_mut(),
+            edited,
+        );
+        println!(
+            "the OpenXR session was lost ({lost}); {saved}; waiting up to {:.0} s for the \
+             runtime to come back (Ctrl+C to stop)",
+            wait.as_secs_f64()
+        );
+        match reconnect::reopen(&options.headset, wait, options.stop) {
+            Some(back) => {
+                headset = back;
+                report.reconnects += 1;
+                println!("the OpenXR runtime is back: a new session goes on with the work");
+            }
+            None => break end,
+        }
+    };
 
     // Save, however it ended.
     editing.fl.sync_skins();
@@ -559,21 +617,20 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
         report.recorded = Some(r.finish(editing.fl.history()));
     }
 
-    if let Some(eyes) = renderer.captured.take()
+    if let Some(eyes) = captured
         && let Some(dir) = &options.screenshot_eyes
     {
         save_screenshots(eyes, dir, &mut report)?;
     }
-    record_timings(&mut report, cpu, &renderer, &editing.fl);
+    report.locate_to_submit = Stats::of(locate_to_submit);
+    report.render_cpu = Stats::of(render_cpu);
+    record_timings(&mut report, cpu, &editing.fl);
     if let Some(path) = &options.timings_csv
         && let Err(e) = editing.fl.log().write_csv(path)
     {
         tracing::warn!("timings not saved: {e}");
     }
-    // The renderer (its GPU objects) before the headset's session.
-    drop(renderer);
     drop(editing.fl);
-    drop(cell);
     match end {
         SessionEnd::Lost(e) => Err(XrFrontError::Lost {
             end: e,
@@ -597,17 +654,14 @@ struct CpuTimes {
     thread: Vec<Duration>,
 }
 
-/// The report's description of the session (runtime, system, GPU, space,
-/// eye size, stereo path), also printed.
-fn session_report(headset: &Headset, scene: &SceneRenderer) -> XrReport {
-    let mut report = XrReport {
-        runtime: headset.runtime().runtime.clone(),
-        system: headset.runtime().system.clone(),
-        adapter: headset.gpu().summary().to_string(),
-        reference_space: format!("{:?}", headset.reference_space()),
-        eye_size: headset.eye_size(),
-        ..XrReport::default()
-    };
+/// Writes the session's description (runtime, system, GPU, space, eye
+/// size, stereo path) to `report`, and prints it.
+fn describe_session(headset: &Headset, scene: &SceneRenderer, report: &mut XrReport) {
+    report.runtime = headset.runtime().runtime.clone();
+    report.system = headset.runtime().system.clone();
+    report.adapter = headset.gpu().summary().to_string();
+    report.reference_space = format!("{:?}", headset.reference_space());
+    report.eye_size = headset.eye_size();
     report.stereo_path = match scene.gpu.stereo_path() {
         StereoPath::Multiview => "multiview (both eyes in one pass)".into(),
         StereoPath::PerEyePasses(why) => format!("one pass per eye ({why})"),
@@ -622,7 +676,6 @@ fn session_report(headset: &Headset, scene: &SceneRenderer) -> XrReport {
         report.eye_size.1,
         report.stereo_path
     );
-    report
 }
 
 /// Starts the autosaver and the recorder, and the frame loop on
@@ -798,12 +851,10 @@ fn record_end(cell: &RefCell<Headset>, report: &mut XrReport) -> SessionEnd {
         .ended()
         .cloned()
         .unwrap_or(SessionEnd::Requested);
-    report.states = cell
-        .borrow()
-        .transitions()
-        .iter()
-        .map(|s| format!("{s:?}"))
-        .collect();
+    // Every session's, in order, when the runtime came back.
+    report
+        .states
+        .extend(cell.borrow().transitions().iter().map(|s| format!("{s:?}")));
     report.ended = end.to_string();
     end
 }
@@ -859,17 +910,11 @@ fn save_screenshots(
     Ok(())
 }
 
-/// Writes the frame timings' statistics and the frame loop's summary to `report`.
-fn record_timings(
-    report: &mut XrReport,
-    cpu: CpuTimes,
-    renderer: &HeadsetRenderer,
-    fl: &FrameLoop,
-) {
+/// Writes the main thread's frame timings' statistics and the frame
+/// loop's summary to `report`.
+fn record_timings(report: &mut XrReport, cpu: CpuTimes, fl: &FrameLoop) {
     report.frame_cpu_wall = Stats::of(cpu.wall);
     report.frame_cpu_thread = Stats::of(cpu.thread);
-    report.locate_to_submit = Stats::of(renderer.locate_to_submit.iter().copied());
-    report.render_cpu = Stats::of(renderer.render_cpu.iter().copied());
     let summary = fl.log().summary();
     report.frame_interval = summary.frame_interval;
     report.summary = summary.to_string();
