@@ -195,6 +195,11 @@ pub struct FemFlesh {
     /// Dynamic morph targets (Galoppo 2008, ch. 5): sculpted rest shapes
     /// and stiffnesses at a few postures, interpolated in pose space.
     pub morph_targets: Vec<super::MorphTarget>,
+    /// The flesh's time step h, s (implicit Euler, so any h is stable; a
+    /// longer one is cheaper and damps more). Written only when it is not
+    /// the default, so files stay as older versions wrote them.
+    #[serde(skip_serializing_if = "is_default_flesh_step")]
+    pub time_step: f64,
     /// Physical blendshapes of the embedded mesh (Ma et al. 2012): targets
     /// blended by the weights the postures carry.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -249,8 +254,20 @@ impl Default for FemFlesh {
             detail: None,
             morph_targets: Vec::new(),
             blendshapes: None,
+            time_step: FLESH_TIME_STEP,
         }
     }
+}
+
+/// The FEM flesh's default time step h, s.
+pub const FLESH_TIME_STEP: f64 = 1.0 / 120.0;
+
+/// The range of [`FemFlesh::time_step`], s: down to 2 kHz, up to 15 Hz
+/// (the slowest rate a contact still resolves a fall at).
+pub const FLESH_TIME_STEP_RANGE: std::ops::RangeInclusive<f64> = 1.0 / 2000.0..=1.0 / 15.0;
+
+fn is_default_flesh_step(h: &f64) -> bool {
+    *h == FLESH_TIME_STEP
 }
 
 /// One brush stroke on the region weights: every lattice vertex within
@@ -419,6 +436,17 @@ impl FemFlesh {
                 return bad(name, format!("must be finite and ≥ 0, got {v}"));
             }
         }
+        if !FLESH_TIME_STEP_RANGE.contains(&self.time_step) {
+            return bad(
+                "time_step",
+                format!(
+                    "must be in [{:.5}, {:.5}] s, got {}",
+                    FLESH_TIME_STEP_RANGE.start(),
+                    FLESH_TIME_STEP_RANGE.end(),
+                    self.time_step
+                ),
+            );
+        }
         if let Some(w) = self.blend_width
             && !(w.is_finite() && w > 0.0)
         {
@@ -499,5 +527,34 @@ impl FemFlesh {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_flesh_time_step_is_written_only_when_set_and_refused_out_of_range() {
+        let default = FemFlesh::default();
+        let text = ron::to_string(&default).unwrap();
+        assert!(!text.contains("time_step"), "{text}");
+        let read: FemFlesh = ron::from_str(&text).unwrap();
+        assert_eq!(read.time_step, FLESH_TIME_STEP);
+        let coarse = FemFlesh {
+            time_step: 1.0 / 30.0,
+            ..FemFlesh::default()
+        };
+        coarse.validate().unwrap();
+        let read: FemFlesh = ron::from_str(&ron::to_string(&coarse).unwrap()).unwrap();
+        assert_eq!(read, coarse);
+        for h in [0.0, -1.0 / 120.0, 1e-5, 0.1, f64::NAN, f64::INFINITY] {
+            let bad = FemFlesh {
+                time_step: h,
+                ..FemFlesh::default()
+            };
+            let e = bad.validate().unwrap_err();
+            assert!(e.to_string().contains("time_step"), "{h}: {e}");
+        }
     }
 }

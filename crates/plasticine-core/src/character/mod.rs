@@ -18,8 +18,8 @@ pub use blend::{
 pub use resample::{ResampleError, resample};
 
 pub use flesh::{
-    DEFAULT_MODAL_CLAMP, DEFAULT_MODES, EmbeddedMesh, FemFlesh, Flesh, FleshDetail, MODAL_YOUNG,
-    MODES_RANGE, ModalFlesh, ModalPart, WeightStroke,
+    DEFAULT_MODAL_CLAMP, DEFAULT_MODES, EmbeddedMesh, FLESH_TIME_STEP, FLESH_TIME_STEP_RANGE,
+    FemFlesh, Flesh, FleshDetail, MODAL_YOUNG, MODES_RANGE, ModalFlesh, ModalPart, WeightStroke,
 };
 pub use morph::{MorphOffset, MorphTarget, SAME_POSE, same_pose, validate_targets};
 pub use muscle::{DEFAULT_MUSCLE_COLOR, DeformationDriver, DeformationParam, Muscle};

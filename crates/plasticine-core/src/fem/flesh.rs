@@ -66,6 +66,8 @@ pub struct FleshSim {
     /// The skeleton's core as a rigid body on the ground, when the
     /// skeleton responds ([`super::dynamic`]).
     pub(crate) core: Option<Box<DynamicCore>>,
+    /// The time step h (s): the character's [`FemFlesh::time_step`].
+    step: f64,
     /// Steps taken and their CG iterations, for cost reports.
     pub steps: u64,
     /// CG iterations summed over all steps taken (every regional solve).
@@ -189,6 +191,7 @@ impl FleshSim {
             mesh,
             grabs: Vec::new(),
             next_grab: 1,
+            step: flesh.time_step,
             steps: 0,
             cg_iterations: 0,
             morph,
@@ -221,6 +224,11 @@ impl FleshSim {
     /// Time of the newest step.
     pub fn time(&self) -> f64 {
         self.time
+    }
+
+    /// The time step h, s.
+    pub fn time_step(&self) -> f64 {
+        self.step
     }
 
     /// Whether the flesh has come to rest (every vertex slower than
@@ -290,7 +298,7 @@ impl FleshSim {
         target: f64,
         deadline: Option<std::time::Instant>,
     ) -> Vec<StepReport> {
-        let h = FLESH_STEP;
+        let h = self.step;
         let mut reports = Vec::new();
         while self.time < target - 1e-12 {
             if !reports.is_empty() && deadline.is_some_and(|d| std::time::Instant::now() >= d) {

@@ -18,8 +18,9 @@ use super::solver::{FemBody, FemSettings, Linearization, PositionConstraint, Ste
 use crate::character::{Character, FemFlesh, WeightStroke};
 use glam::{DAffine3, DVec3};
 
-/// The flesh's fixed time step h (s).
-pub const FLESH_STEP: f64 = 1.0 / 120.0;
+/// The flesh's default time step h (s); a character may set its own
+/// ([`FemFlesh::time_step`], [`FleshSim::time_step`](super::FleshSim::time_step)).
+pub const FLESH_STEP: f64 = crate::character::FLESH_TIME_STEP;
 /// Why the FEM flesh of a character could not be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum FleshError {
@@ -85,7 +86,7 @@ pub const OBJECT_QUADRATURE_LEVELS: u32 = 2;
 /// The FEM settings of a character's flesh.
 pub fn fem_settings(character: &Character, flesh: &FemFlesh) -> FemSettings {
     FemSettings {
-        time_step: FLESH_STEP,
+        time_step: flesh.time_step,
         mass_damping: flesh.mass_damping,
         stiffness_damping: flesh.stiffness_damping,
         gravity: character.environment.gravity.as_dvec3(),

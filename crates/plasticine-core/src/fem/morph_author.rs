@@ -9,7 +9,7 @@
 //! adds the pull). Gravity's sag is in both shapes and so in neither
 //! target: the target is a rest shape, and the flesh still sags from it.
 
-use super::flesh::{FLESH_STEP, FleshError, FleshSim};
+use super::flesh::{FleshError, FleshSim};
 use super::flesh_body::FleshBody;
 use super::lattice::bone_transforms;
 use crate::character::{
@@ -155,7 +155,8 @@ fn relax(flesh: &mut FleshSim, character: &Character, posture: &Posture) {
     let damping = body.settings.mass_damping;
     body.settings.mass_damping = damping.max(RELAX_DAMPING);
     let end = flesh.time() + RELAX_TIME;
-    flesh.advance_to(character, |_| posture.clone(), end - 0.5 * FLESH_STEP);
+    let h = flesh.time_step();
+    flesh.advance_to(character, |_| posture.clone(), end - 0.5 * h);
     if let FleshBody::Lattice(body) = &mut flesh.body {
         body.settings.mass_damping = damping;
     }
