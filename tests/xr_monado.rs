@@ -922,23 +922,14 @@ fn losing_the_runtime_under_the_headset_saves_and_exits() {
     let mut service = Guard(service);
     let saved = dir.path().join("saved.ron");
     let state = tempfile::tempdir().unwrap();
-    let mut child = Guard(
-        Command::new(BIN)
-            .args(["xr", "assets/penguin.ron", "--resolution-scale", "0.25"])
-            .args(["--fallback", "none", "--reconnect", "0", "--save-on-exit"])
-            .arg(&saved)
-            .env("XDG_RUNTIME_DIR", dir.path())
-            .env("XDG_STATE_HOME", state.path())
-            .env_remove("DISPLAY")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+    // Its stdout is read on to the end, as the receiver lives.
+    let (mut child, _rx, _) = penguin_in_headset(
+        dir.path(),
+        state.path(),
+        &saved,
+        &["--reconnect", "0"],
+        Stdio::piped(),
     );
-    let rx = lines_of(&mut child.0);
-    wait_line(&rx, "recentred", Duration::from_secs(60));
-    std::thread::sleep(Duration::from_millis(300));
     service.0.kill().unwrap();
     service.0.wait().unwrap();
     let start = Instant::now();
@@ -1017,23 +1008,13 @@ fn a_restarted_runtime_gets_a_new_session_in_the_same_process() {
     let mut service = Guard(service);
     let saved = dir.path().join("saved.ron");
     let state = tempfile::tempdir().unwrap();
-    let mut child = Guard(
-        Command::new(BIN)
-            .args(["xr", "assets/penguin.ron", "--resolution-scale", "0.25"])
-            .args(["--fallback", "none", "--frames", "60", "--save-on-exit"])
-            .arg(&saved)
-            .env("XDG_RUNTIME_DIR", dir.path())
-            .env("XDG_STATE_HOME", state.path())
-            .env_remove("DISPLAY")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+    let (mut child, rx, mut transcript) = penguin_in_headset(
+        dir.path(),
+        state.path(),
+        &saved,
+        &["--frames", "60"],
+        Stdio::null(),
     );
-    let rx = lines_of(&mut child.0);
-    let mut transcript = wait_line(&rx, "recentred", Duration::from_secs(60));
-    std::thread::sleep(Duration::from_millis(300));
     service.0.kill().unwrap();
     service.0.wait().unwrap();
     transcript.extend(wait_line(
@@ -1086,6 +1067,39 @@ fn a_restarted_runtime_gets_a_new_session_in_the_same_process() {
     let c = load_character(&saved).unwrap();
     assert_eq!(c.skeleton, original.skeleton, "the character as it was");
     assert_eq!(c.muscles, original.muscles, "the character as it was");
+}
+
+/// `plasticine xr` on the penguin against the runtime in `runtime_dir`
+/// (autosaves in `state_dir`, saved to `saved` at the end, `extra`
+/// arguments), once it has placed the world and rendered a little: the
+/// process, its stdout's lines and those seen so far.
+fn penguin_in_headset(
+    runtime_dir: &Path,
+    state_dir: &Path,
+    saved: &Path,
+    extra: &[&str],
+    stderr: Stdio,
+) -> (Guard, mpsc::Receiver<String>, Vec<String>) {
+    let mut child = Guard(
+        Command::new(BIN)
+            .args(["xr", "assets/penguin.ron", "--resolution-scale", "0.25"])
+            .args(["--fallback", "none"])
+            .args(extra)
+            .arg("--save-on-exit")
+            .arg(saved)
+            .env("XDG_RUNTIME_DIR", runtime_dir)
+            .env("XDG_STATE_HOME", state_dir)
+            .env_remove("DISPLAY")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap(),
+    );
+    let rx = lines_of(&mut child.0);
+    let seen = wait_line(&rx, "recentred", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    (child, rx, seen)
 }
 
 /// A Monado service of its own (simulated devices, null compositor) in

@@ -579,14 +579,7 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
             break end;
         };
         // The work first: the runtime may not come back.
-        editing.fl.sync_skins();
-        let edited = editing.fl.history().revision() != start_revision;
-        let (saved, _) = save_on_exit(
-            options.save_on_exit.as_ref(),
-            &editing.fl,
-            editing.autosaver.as_mut(),
-            edited,
-        );
+        let (saved, _) = editing.save(&options, start_revision);
         println!(
             "the OpenXR session was lost ({lost}); {saved}; waiting up to {:.0} s for the \
              runtime to come back (Ctrl+C to stop)",
@@ -603,14 +596,7 @@ pub fn run_xr(character: Character, options: XrOptions) -> Result<XrReport, XrFr
     };
 
     // Save, however it ended.
-    editing.fl.sync_skins();
-    let edited = editing.fl.history().revision() != start_revision;
-    let (saved, saved_to) = save_on_exit(
-        options.save_on_exit.as_ref(),
-        &editing.fl,
-        editing.autosaver.as_mut(),
-        edited,
-    );
+    let (saved, saved_to) = editing.save(&options, start_revision);
     report.saved = saved;
     report.saved_to = saved_to;
     if let Some(r) = editing.recorder.as_mut() {
@@ -646,6 +632,21 @@ struct Editing {
     fl: FrameLoop,
     autosaver: Option<Autosaver>,
     recorder: Option<SessionRecorder>,
+}
+
+impl Editing {
+    /// Saves the character as a session's end does ([`save_on_exit`]),
+    /// edited when the history moved past `start_revision`.
+    fn save(&mut self, options: &XrOptions, start_revision: u64) -> (String, Option<PathBuf>) {
+        self.fl.sync_skins();
+        let edited = self.fl.history().revision() != start_revision;
+        save_on_exit(
+            options.save_on_exit.as_ref(),
+            &self.fl,
+            self.autosaver.as_mut(),
+            edited,
+        )
+    }
 }
 
 /// Main-thread time per rendered frame: wall and the thread's own CPU.
