@@ -1,6 +1,7 @@
 //! The elastic skin simulation (LEMAN §4): forces, integrators, constraints,
 //! resampling and the driver that advances a character's skins in time.
 
+mod carry;
 mod constraints;
 mod contact;
 mod driver;

@@ -2,11 +2,12 @@
 //! with rejection and root bracketing (LEMAN §4.2.3), and rollback when the
 //! state diverges. `Simulation` runs one of these per skin, in parallel.
 
+use super::carry::Carry;
 use super::constraints::{ConstraintReport, Constraints, ContactResponse};
 use super::contact::{ContactPlan, Junctions, Obstacles};
 use super::driver::SkeletonDriver;
 use super::elastic::Grid;
-use super::integrate::Integrator;
+use super::integrate::{Integrator, SecondOrderSystem, StepOutcome, Tolerances};
 use super::settings::{Frequency, SimError, SimEvent, SkinStats, SolverSettings};
 use super::system::SkinSystem;
 use crate::character::{Character, Skin};
@@ -162,6 +163,7 @@ impl SkinStepper<'_> {
                     tracing::warn!(
                         skin = self.index,
                         at,
+                        torn = failure.torn,
                         "skin diverged: rolled back to t={good_time:.4}, step limit now {:.2e} s",
                         rt.h_cap
                     );
@@ -267,8 +269,9 @@ impl SkinStepper<'_> {
             }
             r0.copy_from_slice(&r);
             v0.copy_from_slice(&v);
-            let out = rt.integrator.step(&mut sys, t, h, &mut r, &mut v, &tol);
+            let out = carried_step(rt, &mut sys, (t, h), &mut r, &mut v, &tol);
             if !out.accepted {
+                v.copy_from_slice(&v0);
                 rt.stats.error_rejections += 1;
                 rt.h = out.next_h.min(rt.h_cap);
                 continue;
@@ -384,7 +387,7 @@ fn largest_step_within_tolerance(
         let mid = 0.5 * (lo + hi);
         r.copy_from_slice(r0);
         v.copy_from_slice(v0);
-        let o = rt.integrator.step(sys, t, mid, r, v, &tol);
+        let o = carried_step(rt, sys, (t, mid), r, v, &tol);
         let trial = o.accepted.then(|| {
             enforce(
                 sys,
@@ -411,6 +414,24 @@ fn largest_step_within_tolerance(
         }
     }
     kept
+}
+
+/// One integrator step from `t` over `h`, the velocities first carried by
+/// the responding skeleton's frame where there is one (see [`Carry`]); a
+/// rejected step leaves the carried velocities for the caller to restore.
+fn carried_step(
+    rt: &mut SkinRuntime,
+    sys: &mut SkinSystem,
+    (t, h): (f64, f64),
+    r: &mut [Vec3],
+    v: &mut [Vec3],
+    tol: &Tolerances,
+) -> StepOutcome {
+    if let Some(carry) = Carry::of(sys.character, sys.driver, sys.flesh) {
+        let kinematic = sys.kinematic_mask().expect("a skin has its kinematic rows");
+        carry.kick(t, h, r, v, kinematic);
+    }
+    rt.integrator.step(sys, t, h, r, v, tol)
 }
 
 /// Garbage that is neither NaN nor runaway speed, checked at the end of an
