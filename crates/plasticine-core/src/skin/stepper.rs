@@ -11,7 +11,7 @@ use super::integrate::{Integrator, SecondOrderSystem, StepOutcome, Tolerances};
 use super::settings::{Frequency, SimError, SimEvent, SkinStats, SolverSettings};
 use super::system::SkinSystem;
 use crate::character::{Character, Skin};
-use crate::contact::Obstacle;
+use crate::contact::{Obstacle, Plane};
 use glam::Vec3;
 use std::time::Instant;
 
@@ -232,12 +232,7 @@ impl SkinStepper<'_> {
             }
             None => None,
         };
-        // The fat layer for this advance: squeezed where a limb presses
-        // against another skin (see `ContactPlan::squeeze`).
-        let mut fat = std::borrow::Cow::Borrowed(&skin.points.fat[..]);
-        if let Some((plan, _)) = &plan {
-            plan.squeeze(fat.to_mut());
-        }
+        let fat = advance_fat(skin, &mut sys, plan.as_ref().map(|(p, _)| p), rt.time, &r);
         // The tear check's reference: the skin after the advance's first
         // step, not before it. A posture set at once (a key jumped to, a
         // slider dragged, an undo) moves the muscles in that step and the
@@ -507,17 +502,69 @@ fn enforce(
     let report = merged(report, hands);
     // A responding skeleton's ground holds the skin too (its flesh lands
     // on it; the skin, lagging, would dip under it).
-    let ground = sys
-        .flesh
-        .and_then(super::flesh::FleshRun::fem)
-        .and_then(crate::fem::FleshSim::core)
-        .map(|core| core.ground);
-    match ground {
+    match ground_of(sys) {
         Some(g) => merged(
             report,
             hold_outside(&Obstacle::Plane(g), &grid, contact, r, v),
         ),
         None => report,
+    }
+}
+
+/// The fat layer for an advance from `t`: squeezed where a limb presses
+/// against another skin (see [`ContactPlan::squeeze`]) or the ground.
+fn advance_fat<'s>(
+    skin: &'s Skin,
+    sys: &mut SkinSystem,
+    plan: Option<&ContactPlan>,
+    t: f64,
+    r: &[Vec3],
+) -> std::borrow::Cow<'s, [f32]> {
+    let mut fat = std::borrow::Cow::Borrowed(&skin.points.fat[..]);
+    if let Some(plan) = plan {
+        plan.squeeze(fat.to_mut());
+    }
+    if let Some(ground) = ground_of(sys) {
+        let grid = sys.grid;
+        let body = &sys.layers(t).body;
+        squeeze_on_ground(&ground, (&grid, &skin.muscles), body, r, fat.to_mut());
+    }
+    fat
+}
+
+/// A responding skeleton's ground, where the character has one.
+fn ground_of(sys: &SkinSystem) -> Option<Plane> {
+    sys.flesh
+        .and_then(super::flesh::FleshRun::fem)
+        .and_then(crate::fem::FleshSim::core)
+        .map(|core| core.ground)
+}
+
+/// Thins the fat layer `fat` where a muscle lies within it of the ground:
+/// the flesh beneath is held on the floor (its proxies carry the fat), and
+/// a skin point cannot keep both its fat and the floor. Without this the
+/// fat layer pushed the point into the floor and the floor pushed it back
+/// every step, and a flipper lying on the floor crumpled (64×64 FEM
+/// penguin, tipped over: p95 55–120°, 40 % of the flipper's rows).
+fn squeeze_on_ground(
+    ground: &Plane,
+    (grid, wrapped): (&Grid, &[usize]),
+    body: &crate::kinematics::PosedBody,
+    r: &[Vec3],
+    fat: &mut [f32],
+) {
+    // Points this far above the floor (beyond their fat) cannot reach it
+    // within an advance.
+    const REACH: f32 = 0.05;
+    let height = |p: Vec3| (ground.normal.dot(p.as_dvec3()) - ground.offset) as f32;
+    for k in grid.m..r.len() - grid.m {
+        if height(r[k]) > fat[k] + REACH {
+            continue;
+        }
+        let room = height(super::constraints::anchor(body, wrapped, r[k]));
+        if room < fat[k] {
+            fat[k] = room.max(0.0);
+        }
     }
 }
 
