@@ -177,6 +177,7 @@ impl BakeArgs {
             }
         };
         print_summary(&s, &out);
+        warn_crumpled(&s, &character, &out);
         Ok(())
     }
 }
@@ -206,6 +207,26 @@ fn resume_command() -> String {
     args.insert(0, "plasticine".into());
     args.push("--resume".into());
     args.join(" ")
+}
+
+/// Names each skin that crumpled somewhere in the bake, its worst frame,
+/// and the command that renders that frame.
+fn warn_crumpled(s: &crate::bake::BakeSummary, character: &std::path::Path, out: &std::path::Path) {
+    for k in s.skins.iter().filter(|k| k.worst_frame.crumpled()) {
+        let w = &k.worst_frame;
+        eprintln!(
+            "warning: skin '{}' crumpled at {:.2} s (frame {}): {:.1} % of its neighbouring quads fold over 30° (p95 {:.0}°); see it with `plasticine render {} --baked {} --every {} --frames 2 --out {}`",
+            k.name,
+            w.time_s,
+            w.frame,
+            w.creased_pct,
+            w.p95_deg,
+            character.display(),
+            s.cache.display(),
+            w.frame.max(1),
+            out.join("crumpled").display()
+        );
+    }
 }
 
 /// What a finished bake did: its warnings, speed, each skin's steps, and

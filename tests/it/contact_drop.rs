@@ -89,18 +89,15 @@ fn a_dropped_fem_penguins_skin_lands_smooth() {
     let out = dir.path().join("b");
     // Through the landing (0.32 s) and its rebound; later the penguin
     // tips over onto a flipper, a squeeze of its own.
-    bake_ok(
-        &p,
-        &out,
-        &[
-            "--drop",
-            "0.5",
-            "--duration",
-            "0.65",
-            "--resolution",
-            "32x32",
-        ],
-    );
+    let args = [
+        "--drop",
+        "0.5",
+        "--duration",
+        "0.65",
+        "--resolution",
+        "32x32",
+    ];
+    bake_ok(&p, &out, &args);
     let mut reader = plasticine::io::CacheReader::open(&out.join("bake.plcache")).unwrap();
     let layout = reader.skins().to_vec();
     let mut skins = Vec::new();
@@ -113,6 +110,20 @@ fn a_dropped_fem_penguins_skin_lands_smooth() {
             .map(|(s, p)| smoothness(&Grid::new(s.m, s.n), p))
             .collect();
         frames.push(each);
+    }
+    // The summary names each skin's worst frame, as measured here.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for (k, skin) in layout.iter().enumerate() {
+        let worst = &summary["skins"][k]["worst_frame"];
+        let f = worst["frame"].as_u64().unwrap() as usize;
+        let p95 = worst["p95_deg"].as_f64().unwrap() as f32;
+        assert!(
+            frames.iter().all(|s| s[k].p95_deg <= p95),
+            "{}: {worst}",
+            skin.name
+        );
+        assert_eq!(frames[f][k].p95_deg, p95, "{}: {worst}", skin.name);
     }
     for (k, skin) in layout.iter().enumerate() {
         let in_the_air = frames[..9].iter().map(|f| f[k].p95_deg).fold(0.0, f32::max);

@@ -16,6 +16,7 @@
 //! outright (or a crash) can be resumed from the last one.
 
 mod checkpoint;
+mod smoothness;
 
 use crate::character::Character;
 use crate::character::resample;
@@ -25,6 +26,7 @@ use crate::skin::FleshRun;
 use crate::skin::{SimError, SimEvent, Simulation, SkeletonDriver, SkinStats, SolverSettings};
 pub use checkpoint::{BakeIdentity, Checkpoint};
 use serde::Serialize;
+pub use smoothness::{CRUMPLED_PCT, WorstFrame, worst_frames};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -139,6 +141,8 @@ pub struct SkinSummary {
     pub n: usize,
     /// The solver's counters for this skin.
     pub stats: SkinStats,
+    /// Its least smooth frame.
+    pub worst_frame: WorstFrame,
 }
 
 /// What a finished bake did; also written to `summary.json` in the output folder.
@@ -346,6 +350,10 @@ pub fn bake(
     let wall_seconds = run.wall_before + wall.elapsed().as_secs_f64();
     let cache_summary = run.cache.finish()?;
     remove_checkpoint(&paths.checkpoint)?;
+    let mut skins = skin_summaries(&sim);
+    for (s, w) in skins.iter_mut().zip(worst_frames(&paths.cache)?) {
+        s.worst_frame = w;
+    }
     let summary = BakeSummary {
         character: name,
         integrator: opts.settings.integrator.name().into(),
@@ -354,7 +362,7 @@ pub fn bake(
         simulated_seconds: duration,
         wall_seconds,
         real_time_factor: duration / wall_seconds.max(1e-9),
-        skins: skin_summaries(&sim),
+        skins,
         flesh: cache_summary.flesh.clone(),
         events: run.events,
         cache: paths.cache,
@@ -683,6 +691,7 @@ fn skin_summaries(sim: &Simulation) -> Vec<SkinSummary> {
             m: skin.m,
             n: skin.n,
             stats: sim.stats(s),
+            worst_frame: WorstFrame::default(),
         })
         .collect()
 }
