@@ -173,6 +173,41 @@ pub struct ContactReport {
     pub cone_ratio: f64,
 }
 
+/// The core's frame at the end of a step, with the velocities that carried
+/// it there from the step before (the motion [`DynamicCore::frame_at`]
+/// interpolates, exactly).
+#[derive(Clone, Copy, Debug)]
+struct CoreKnot {
+    t: f64,
+    frame: DAffine3,
+    velocity: DVec3,
+    angular_velocity: DVec3,
+}
+
+impl CoreKnot {
+    /// The knot at time t, frame `frame`, reached from `before`.
+    fn after(before: &CoreKnot, t: f64, frame: DAffine3) -> Self {
+        let dt = t - before.t;
+        if dt <= 0.0 {
+            return CoreKnot {
+                t,
+                frame,
+                ..*before
+            };
+        }
+        let turn =
+            DQuat::from_mat3(&frame.matrix3) * DQuat::from_mat3(&before.frame.matrix3).inverse();
+        // The short way round, as the slerp between them turns.
+        let turn = if turn.w < 0.0 { -turn } else { turn };
+        CoreKnot {
+            t,
+            frame,
+            velocity: (frame.translation - before.frame.translation) / dt,
+            angular_velocity: turn.to_scaled_axis() / dt,
+        }
+    }
+}
+
 /// The skeleton's core as a rigid body, and the ground it lands on.
 #[derive(Clone, Debug)]
 pub struct DynamicCore {
@@ -208,8 +243,8 @@ pub struct DynamicCore {
     /// `M_c` of eq. 4.23.
     bone_mass: f64,
     bone_inertia: f64,
-    /// (time, core frame) of the recent steps, oldest first.
-    history: VecDeque<(f64, DAffine3)>,
+    /// The core at the end of each recent step, oldest first.
+    history: VecDeque<CoreKnot>,
     /// The last step's contacts and clearances.
     pub last: ContactReport,
     /// (time, violation) of the steps whose contact solve did not settle,
@@ -380,7 +415,12 @@ impl DynamicCore {
             ground,
             pushers: Vec::new(),
             proxies,
-            history: VecDeque::from([(t, frame)]),
+            history: VecDeque::from([CoreKnot {
+                t,
+                frame,
+                velocity: DVec3::ZERO,
+                angular_velocity: DVec3::ZERO,
+            }]),
             last: ContactReport::default(),
             totals: ContactTotals::default(),
             responses: Default::default(),
@@ -415,8 +455,8 @@ impl DynamicCore {
         for q in &mut body.q {
             *q += offset;
         }
-        for (_, f) in &mut self.history {
-            f.translation += offset;
+        for k in &mut self.history {
+            k.frame.translation += offset;
         }
     }
 
@@ -474,23 +514,35 @@ impl DynamicCore {
     /// to the window held.
     pub fn frame_at(&self, t: f64) -> DAffine3 {
         let h = &self.history;
-        let k = h.partition_point(|(s, _)| *s <= t);
+        let k = h.partition_point(|knot| knot.t <= t);
         if k == 0 {
-            return h[0].1;
+            return h[0].frame;
         }
         if k == h.len() {
-            return h[k - 1].1;
+            return h[k - 1].frame;
         }
-        let ((t0, a), (t1, b)) = (h[k - 1], h[k]);
-        let s = ((t - t0) / (t1 - t0)).clamp(0.0, 1.0);
-        let ra = DQuat::from_mat3(&a.matrix3);
-        let rb = DQuat::from_mat3(&b.matrix3);
-        DAffine3::from_rotation_translation(ra.slerp(rb, s), a.translation.lerp(b.translation, s))
+        let (a, b) = (&h[k - 1], &h[k]);
+        let s = ((t - a.t) / (b.t - a.t)).clamp(0.0, 1.0);
+        let ra = DQuat::from_mat3(&a.frame.matrix3);
+        let rb = DQuat::from_mat3(&b.frame.matrix3);
+        let translation = a.frame.translation.lerp(b.frame.translation, s);
+        DAffine3::from_rotation_translation(ra.slerp(rb, s), translation)
+    }
+
+    /// The velocity and angular velocity (world) of [`frame_at`](Self::frame_at)
+    /// at time t: those of the step that ends at or after t (the last held
+    /// beyond the window). A step's own end belongs to it, so the answer at
+    /// a step's time does not change when later steps are added or earlier
+    /// ones forgotten.
+    pub fn velocity_at(&self, t: f64) -> (DVec3, DVec3) {
+        let h = &self.history;
+        let k = h.partition_point(|knot| knot.t < t).min(h.len() - 1);
+        (h[k].velocity, h[k].angular_velocity)
     }
 
     /// Forgets frames no reader before t needs.
     pub fn forget_before(&mut self, t: f64) {
-        while self.history.len() > 1 && self.history[1].0 <= t {
+        while self.history.len() > 1 && self.history[1].t <= t {
             self.history.pop_front();
         }
     }
@@ -682,7 +734,8 @@ impl DynamicCore {
         } else {
             0.0
         };
-        self.history.push_back((t, d));
+        let before = *self.history.back().expect("history never empty");
+        self.history.push_back(CoreKnot::after(&before, t, d));
         self.last.clearance = self
             .lowest_proxy(&body.lattice, &body.q)
             .map_or(f64::INFINITY, |(_, c)| c);

@@ -19,15 +19,20 @@
 //! riding the frame integrates to, exact whatever the frame's motion did
 //! within the step (the core's frames are linear between flesh steps, so
 //! their acceleration is a train of impulses no force sample would catch).
+//! The field at a time is a function of that time alone (not of which flesh
+//! steps are held), so the kicks of successive steps and advances add up to
+//! the frame's whole change of velocity: a difference over the held steps
+//! did not, losing the frame's velocity at an advance's end (measured: a
+//! hand pushing the lying penguin tore a flipper).
 
 use super::driver::SkeletonDriver;
 use super::flesh::FleshRun;
 use crate::character::Character;
 use crate::fem::{FleshSim, root_frame};
-use glam::{DAffine3, DVec3, Vec3};
+use glam::{DAffine3, DMat3, DVec3, Vec3};
 
-/// Time offset for the frame's velocity by finite differences (s); the
-/// core's frames are linear between flesh steps, so this is exact inside one.
+/// Time offset for the keyed root's velocity by finite differences (s):
+/// the keys are smooth.
 const VELOCITY_DT: f64 = 1e-4;
 
 /// The carrying frame of a skin whose character has a responding skeleton.
@@ -36,6 +41,37 @@ pub(super) struct Carry<'a> {
     driver: &'a SkeletonDriver,
     /// The FEM flesh, which has a core.
     flesh: &'a FleshSim,
+}
+
+/// The velocity field of a rigid motion at one instant: u(x) = L x + b.
+#[derive(Clone, Copy, Debug)]
+struct Field {
+    linear: DMat3,
+    offset: DVec3,
+}
+
+impl Field {
+    fn at(&self, x: DVec3) -> DVec3 {
+        self.linear * x + self.offset
+    }
+
+    /// The field of a body at `origin` moving at `velocity`, turning at `spin`.
+    fn rigid(origin: DVec3, velocity: DVec3, spin: DVec3) -> Self {
+        let linear = cross_matrix(spin);
+        Self {
+            linear,
+            offset: velocity - linear * origin,
+        }
+    }
+}
+
+/// [ω]×: the matrix of x ↦ ω × x.
+fn cross_matrix(w: DVec3) -> DMat3 {
+    DMat3::from_cols(
+        DVec3::new(0.0, w.z, -w.y),
+        DVec3::new(-w.z, 0.0, w.x),
+        DVec3::new(w.y, -w.x, 0.0),
+    )
 }
 
 impl<'a> Carry<'a> {
@@ -54,43 +90,66 @@ impl<'a> Carry<'a> {
         })
     }
 
-    /// C(t): the core's root frame over the keyed one, in the world.
+    fn keyed(&self, t: f64) -> DAffine3 {
+        root_frame(self.character, &self.driver.posture_at(t))
+    }
+
+    /// C(t) = F(t) K(t)⁻¹: the core's frame F over the keyed root's K.
     fn frame(&self, t: f64) -> DAffine3 {
-        let keyed = root_frame(self.character, &self.driver.posture_at(t));
         let core = self.flesh.core().expect("a carry is made only with a core");
-        core.frame_at(t) * keyed.inverse()
+        core.frame_at(t) * self.keyed(t).inverse()
+    }
+
+    /// C's velocity field at t, Ċ C⁻¹ = Ḟ F⁻¹ − F (K⁻¹ K̇) F⁻¹. The core's
+    /// part is its step's velocities (`velocity_at`), a function of t alone
+    /// whatever steps the flesh holds, so the kicks of successive steps and
+    /// advances add up to the frame's whole change of velocity; the keyed
+    /// part is smooth and taken by differences.
+    fn field(&self, t: f64) -> Field {
+        let core = self.flesh.core().expect("a carry is made only with a core");
+        let f = core.frame_at(t);
+        let (velocity, spin) = core.velocity_at(t);
+        let core_field = Field::rigid(f.translation, velocity, spin);
+        let k = self.keyed(t);
+        let keyed_step = k.inverse() * self.keyed(t + VELOCITY_DT);
+        // K⁻¹K̇ as the affine map y ↦ (K⁻¹K(t+δ) y − y)/δ, carried to the
+        // world by F: x ↦ F_lin (K⁻¹K̇) F⁻¹ x.
+        let keyed_linear = (keyed_step.matrix3 - DMat3::IDENTITY) * (1.0 / VELOCITY_DT);
+        let keyed_offset = keyed_step.translation / VELOCITY_DT;
+        let f_inv = f.inverse();
+        let linear = f.matrix3 * keyed_linear * f_inv.matrix3;
+        let offset = f.matrix3 * (keyed_linear * f_inv.translation + keyed_offset);
+        Field {
+            linear: core_field.linear - linear,
+            offset: core_field.offset - offset,
+        }
     }
 
     /// Adds to the velocity of every point not kinematic the change of the
     /// frame's velocity field over the step from `t` to `t + h` (see the
     /// module docs).
     pub(super) fn kick(&self, t: f64, h: f64, r: &[Vec3], v: &mut [Vec3], kinematic: &[bool]) {
-        kick(|t| self.frame(t), (t, h), r, v, kinematic);
+        let carried = self.frame(t + h) * self.frame(t).inverse();
+        kick(carried, (self.field(t), self.field(t + h)), r, v, kinematic);
     }
 }
 
-/// [`Carry::kick`] for the frame `frame(t)`; the largest change (m/s).
+/// [`Carry::kick`] for the frame's motion `carried` over the step and its
+/// velocity fields at the step's start and end; the largest change (m/s).
 fn kick(
-    frame: impl Fn(f64) -> DAffine3,
-    (t, h): (f64, f64),
+    carried: DAffine3,
+    (now, then): (Field, Field),
     r: &[Vec3],
     v: &mut [Vec3],
     kinematic: &[bool],
 ) -> f32 {
-    let start = frame(t);
-    let end = frame(t + h);
-    let carried = end * start.inverse();
-    // The frame's motion over (s, s + δ): C(s+δ) C(s)⁻¹.
-    let now = frame(t + VELOCITY_DT) * start.inverse();
-    let then = frame(t + h + VELOCITY_DT) * end.inverse();
-    let velocity = |m: &DAffine3, x: DVec3| (m.transform_point3(x) - x) / VELOCITY_DT;
     let mut largest = 0.0f32;
     for (k, (x, v)) in r.iter().zip(v.iter_mut()).enumerate() {
         if kinematic[k] {
             continue;
         }
         let x = x.as_dvec3();
-        let dv = (velocity(&then, carried.transform_point3(x)) - velocity(&now, x)).as_vec3();
+        let dv = (then.at(carried.transform_point3(x)) - now.at(x)).as_vec3();
         *v += dv;
         largest = largest.max(dv.length());
     }

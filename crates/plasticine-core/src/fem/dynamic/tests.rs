@@ -551,3 +551,45 @@ fn a_character_starting_deep_in_the_ground_is_refused_naming_the_part() {
     sim.make_dynamic(&c, &posture, ground, None).unwrap();
     assert!(sim.core().is_some());
 }
+
+#[test]
+fn the_core_s_velocity_at_a_time_is_that_of_its_frames_whatever_steps_are_held() {
+    // A block dropped 0.1 m: it falls, lands and turns a little.
+    let c = block(0.3);
+    let mut sim = dynamic(&c, Plane::ground(), 0.1);
+    let h = super::super::FLESH_STEP;
+    run(&mut sim, &c, 0.3);
+    let core = sim.core().unwrap();
+    // Inside a step the frames move at the step's velocities exactly: a
+    // difference of `frame_at` over part of one step gives them back.
+    for t in [0.1, 0.15 + 0.3 * h, 0.25 + 0.7 * h] {
+        let step = (t / h).floor() * h;
+        let (a, b) = (step + 0.2 * h, step + 0.8 * h);
+        let (fa, fb) = (core.frame_at(a), core.frame_at(b));
+        let (v, w) = core.velocity_at(b);
+        let moved = (fb.translation - fa.translation) / (b - a);
+        assert!(
+            (moved - v).length() < 1e-9 * (1.0 + v.length()),
+            "{moved} vs {v}"
+        );
+        let turn = DQuat::from_mat3(&fb.matrix3) * DQuat::from_mat3(&fa.matrix3).inverse();
+        let turned = turn.to_scaled_axis() / (b - a);
+        assert!(
+            (turned - w).length() < 1e-6 * (1.0 + w.length()),
+            "{turned} vs {w}"
+        );
+    }
+    // At a step's own time the answer is that step's, before and after the
+    // flesh moves on and forgets the steps behind (in free fall, where the
+    // velocity changes by g·h at every step).
+    let at = (0.08 / h).round() * h;
+    let before = core.velocity_at(at);
+    let into = core.velocity_at(at + 0.5 * h);
+    assert!(
+        (before.0 - into.0).length() > 1e-6,
+        "the velocity changes at a step"
+    );
+    run(&mut sim, &c, 0.4);
+    sim.forget_before(at);
+    assert_eq!(sim.core().unwrap().velocity_at(at), before);
+}
