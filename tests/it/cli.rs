@@ -471,6 +471,33 @@ fn the_interactive_bench_prints_machine_readable_figures() {
     }
 }
 
+/// `plasticine bench --only contact --quick`: the tube's regimes, and the
+/// dropped penguin's skins (`drop_skin`) measured through the landing.
+#[test]
+fn the_contact_bench_prints_the_scenes_and_the_dropped_skins() {
+    let (ok, out, err) = plasticine(&["bench", "--only", "contact", "--quick"]);
+    assert!(ok, "{err}");
+    let lines = json_lines(&out);
+    let tube: Vec<_> = lines.iter().filter(|v| v["scene"] == "tube").collect();
+    assert_eq!(tube.len(), 3, "{out}");
+    assert!(
+        tube.iter().all(|v| v["step_ms"].as_f64().unwrap() > 0.0),
+        "{out}"
+    );
+    let drop = lines
+        .iter()
+        .find(|v| v["name"] == "drop_skin")
+        .unwrap_or_else(|| panic!("no drop_skin in\n{out}"));
+    assert_eq!(drop["resolution"], "16x16", "{drop}");
+    assert!(drop["rtf"].as_f64().unwrap() > 0.0, "{drop}");
+    // 0.4 s: the fall and the landing. The skins stay as smooth as a
+    // 16×16 grid is at rest (p95 29°) give or take the squash; before
+    // the skin rode the core, the landing crumpled them past 150°.
+    let landing = drop["landing_p95_deg"].as_f64().unwrap();
+    assert!(landing > 10.0 && landing < 50.0, "{drop}");
+    assert!(drop["worst_p95_deg"].as_f64().unwrap() >= landing, "{drop}");
+}
+
 /// `plasticine bench --only blendshape --quick`: the Man-sized rig of Ma et
 /// al.'s Table 1 (±5 % of its vertices), its sweep converged at every step,
 /// with the named figures.

@@ -8,7 +8,9 @@
 //! 0.3 m/s) pushes it along the ground ("pushed", eq. 3.19), and in free
 //! fall ("free").
 //! Step and contact wall time per 1/120 s flesh step, the contacts per
-//! step, the thesis' figure and our goal.
+//! step, the thesis' figure and our goal. Then the skins over such a
+//! skeleton (`drop_skin`): the penguin dropped 0.5 m as `bake --drop 0.5`
+//! runs it, its real-time factor and how smooth its skins stay.
 
 use crate::character::{Character, Dof, Environment, FemFlesh, Flesh, Joint, Muscle, Skeleton};
 use crate::contact::{Capsule, Plane};
@@ -167,9 +169,69 @@ fn time(
     })
 }
 
-/// One JSON line per scene and regime (colliding, free).
+/// Until then the dropped penguin falls, lands (0.32 s) and rebounds;
+/// after it, it falls over.
+const LANDING_S: f64 = 0.65;
+
+/// The FEM penguin (16×16 skins resampled to m×m, as `bake --resolution`
+/// does) dropped 0.5 m for `seconds`: simulated seconds per wall second
+/// (the smoothness measure left out), the rollbacks, and the skins' worst
+/// p95 neighbour angle through the landing and over the whole run.
+fn drop_skin(m: usize, seconds: f64) -> Result<serde_json::Value, String> {
+    use crate::skin::{Grid, SolverSettings, smoothness};
+    let mut c = samples::resampled("penguin", m, m).map_err(|e| e.to_string())?;
+    c.flesh = Flesh::Fem(FemFlesh::default());
+    let mut sim = samples::playback(c, SolverSettings::default()).map_err(|e| e.to_string())?;
+    sim.make_dynamic(Plane::ground(), Some(0.5))
+        .map_err(|e| e.to_string())?;
+    let grids: Vec<Grid> = sim.character.skins.iter().map(Grid::of).collect();
+    let (mut landing, mut worst, mut creased) = (0.0f32, 0.0f32, 0.0f32);
+    let (mut wall, mut rollbacks) = (0.0, 0);
+    let frames = (seconds * 30.0).round() as usize;
+    for f in 1..=frames {
+        let t = f as f64 / 30.0;
+        let start = Instant::now();
+        let report = sim.advance_to(t, None).map_err(|e| e.to_string())?;
+        wall += start.elapsed().as_secs_f64();
+        rollbacks += report.events.len();
+        for (skin, grid) in sim.character.skins.iter().zip(&grids) {
+            let s = smoothness(grid, &skin.points.position);
+            worst = worst.max(s.p95_deg);
+            creased = creased.max(s.creased_pct);
+            if t <= LANDING_S {
+                landing = landing.max(s.p95_deg);
+            }
+        }
+    }
+    Ok(json!({
+        "name": "drop_skin",
+        "character": "penguin",
+        "resolution": format!("{m}x{m}"),
+        "drop_m": 0.5,
+        "simulated_s": frames as f64 / 30.0,
+        "rtf": frames as f64 / 30.0 / wall.max(1e-9),
+        "rollbacks": rollbacks,
+        "landing_s": LANDING_S,
+        "landing_p95_deg": landing,
+        "worst_p95_deg": worst,
+        "worst_creased_pct": creased,
+    }))
+}
+
+/// One JSON line per scene and regime (colliding, free), then the dropped
+/// penguin's skins (`drop_skin`) at 16×16 and 64×64.
 pub fn figures(quick: bool) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
+    let drops: &[(usize, f64)] = if quick {
+        &[(16, 0.4)]
+    } else {
+        &[(16, 1.0), (64, 1.0)]
+    };
+    for &(m, seconds) in drops {
+        out.push(drop_skin(m, seconds).unwrap_or_else(
+            |error| json!({"name": "drop_skin", "resolution": format!("{m}x{m}"), "error": error}),
+        ));
+    }
     for (name, vertices, thesis, goal) in SCENES {
         if quick && vertices > 1000 {
             continue;
