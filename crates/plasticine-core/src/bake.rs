@@ -350,10 +350,7 @@ pub fn bake(
     let wall_seconds = run.wall_before + wall.elapsed().as_secs_f64();
     let cache_summary = run.cache.finish()?;
     remove_checkpoint(&paths.checkpoint)?;
-    let mut skins = skin_summaries(&sim);
-    for (s, w) in skins.iter_mut().zip(worst_frames(&paths.cache)?) {
-        s.worst_frame = w;
-    }
+    let skins = skin_summaries(&sim, worst_frames(&paths.cache)?);
     let summary = BakeSummary {
         character: name,
         integrator: opts.settings.integrator.name().into(),
@@ -680,18 +677,20 @@ fn remove_checkpoint(checkpoint_path: &Path) -> Result<(), BakeError> {
     Ok(())
 }
 
-/// Each skin's resolution and solver counters, in the character's order.
-fn skin_summaries(sim: &Simulation) -> Vec<SkinSummary> {
+/// Each skin's resolution, solver counters and worst frame (`worst`, from
+/// the finished cache), in the character's order.
+fn skin_summaries(sim: &Simulation, worst: Vec<WorstFrame>) -> Vec<SkinSummary> {
     sim.character
         .skins
         .iter()
+        .zip(worst)
         .enumerate()
-        .map(|(s, skin)| SkinSummary {
+        .map(|(s, (skin, worst_frame))| SkinSummary {
             name: skin.name.clone(),
             m: skin.m,
             n: skin.n,
             stats: sim.stats(s),
-            worst_frame: WorstFrame::default(),
+            worst_frame,
         })
         .collect()
 }

@@ -94,18 +94,13 @@ impl<'a> Carry<'a> {
         root_frame(self.character, &self.driver.posture_at(t))
     }
 
-    /// C(t) = F(t) K(t)⁻¹: the core's frame F over the keyed root's K.
-    fn frame(&self, t: f64) -> DAffine3 {
-        let core = self.flesh.core().expect("a carry is made only with a core");
-        core.frame_at(t) * self.keyed(t).inverse()
-    }
-
+    /// C(t) = F(t) K(t)⁻¹, the core's frame F over the keyed root's K, and
     /// C's velocity field at t, Ċ C⁻¹ = Ḟ F⁻¹ − F (K⁻¹ K̇) F⁻¹. The core's
     /// part is its step's velocities (`velocity_at`), a function of t alone
     /// whatever steps the flesh holds, so the kicks of successive steps and
     /// advances add up to the frame's whole change of velocity; the keyed
     /// part is smooth and taken by differences.
-    fn field(&self, t: f64) -> Field {
+    fn at(&self, t: f64) -> (DAffine3, Field) {
         let core = self.flesh.core().expect("a carry is made only with a core");
         let f = core.frame_at(t);
         let (velocity, spin) = core.velocity_at(t);
@@ -119,18 +114,20 @@ impl<'a> Carry<'a> {
         let f_inv = f.inverse();
         let linear = f.matrix3 * keyed_linear * f_inv.matrix3;
         let offset = f.matrix3 * (keyed_linear * f_inv.translation + keyed_offset);
-        Field {
+        let field = Field {
             linear: core_field.linear - linear,
             offset: core_field.offset - offset,
-        }
+        };
+        (f * k.inverse(), field)
     }
 
     /// Adds to the velocity of every point not kinematic the change of the
     /// frame's velocity field over the step from `t` to `t + h` (see the
     /// module docs).
     pub(super) fn kick(&self, t: f64, h: f64, r: &[Vec3], v: &mut [Vec3], kinematic: &[bool]) {
-        let carried = self.frame(t + h) * self.frame(t).inverse();
-        kick(carried, (self.field(t), self.field(t + h)), r, v, kinematic);
+        let (start, now) = self.at(t);
+        let (end, then) = self.at(t + h);
+        kick(end * start.inverse(), (now, then), r, v, kinematic);
     }
 }
 

@@ -556,7 +556,7 @@ fn squeeze_on_ground(
     // Points this far above the floor (beyond their fat) cannot reach it
     // within an advance.
     const REACH: f32 = 0.05;
-    let height = |p: Vec3| (ground.normal.dot(p.as_dvec3()) - ground.offset) as f32;
+    let height = |p: Vec3| ground.distance(p.as_dvec3()) as f32;
     for k in grid.m..r.len() - grid.m {
         if height(r[k]) > fat[k] + REACH {
             continue;
