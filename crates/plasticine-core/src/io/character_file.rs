@@ -24,11 +24,12 @@
 //! 1. refuse files over [`MAX_CHARACTER_FILE_BYTES`] (checked before reading,
 //!    and again while reading, so a growing file or a device cannot exceed it);
 //! 2. check UTF-8 (an error gives line and column of the first bad byte);
-//! 3. parse only the header (`format`, `version`), so a wrong format or a file
+//! 3. read the header (`format`, `version`), so a wrong format or a file
 //!    from a newer build is refused with a clear message rather than a parse
-//!    error somewhere in the body;
-//! 4. the current version deserializes directly; an older one goes through
-//!    `migrate` (below); a newer one is refused;
+//!    error somewhere in the body: as it is met when it comes first (one
+//!    pass, `one_pass`), else by parsing the file once for the header alone;
+//! 4. the body deserializes as the current version's, then an older one goes
+//!    through `migrate` (below); a newer one is refused;
 //! 5. run [`Character::validate`], so a loaded character is always usable.
 //!
 //! Parsing uses RON's recursion limit ([`RON_RECURSION_LIMIT`]), so deeply
@@ -123,35 +124,131 @@ pub fn load_character(path: &Path) -> Result<Character, IoError> {
 /// errors.
 pub fn parse_character(text: &str, origin: &Path) -> Result<Character, IoError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let header: Header = ron_options()
-        .from_str(text)
-        .map_err(|e| parse_error(origin, e))?;
-    if header.format != CHARACTER_FORMAT {
-        return Err(IoError::WrongFormat {
-            path: origin.to_path_buf(),
-            expected: CHARACTER_FORMAT,
-            found: header.format,
-        });
-    }
-    let character = if header.version > CHARACTER_FORMAT_VERSION {
-        return Err(IoError::NewerVersion {
-            path: origin.to_path_buf(),
-            version: header.version,
-            supported: CHARACTER_FORMAT_VERSION,
-        });
-    } else if header.version == CHARACTER_FORMAT_VERSION {
-        let file: FileIn = ron_options()
-            .from_str(text)
-            .map_err(|e| parse_error(origin, e))?;
-        file.character
-    } else {
-        migrate(header.version, text, origin)?
+    let character = match one_pass(text, origin) {
+        Some(read) => read?,
+        None => two_passes(text, origin)?,
     };
     check(&character, origin)?;
     Ok(character)
 }
 
-/// Brings a file of an older format `version` up to today's [`Character`].
+/// Step 3 and 4 in one pass, for a file whose header comes before its body
+/// (every file this program writes): the header is checked as it is read,
+/// so a foreign or newer file is refused before its body is parsed, and the
+/// body is parsed once. A 36 MB character (three 128×128 skins) loads in
+/// about half the time of [`two_passes`]. `None` when the file is anything
+/// else (the body first, a field missing or twice, a syntax error): then
+/// [`two_passes`] reads it, so its result and its errors are the same as
+/// they always were.
+fn one_pass(text: &str, origin: &Path) -> Option<Result<Character, IoError>> {
+    let refused = std::cell::Cell::new(None);
+    let seed = HeaderFirst {
+        origin,
+        refused: &refused,
+    };
+    match ron_options().from_str_seed(text, seed) {
+        Ok((version, character)) => Some(migrate(version, character, origin)),
+        Err(_) => refused.take().map(Err),
+    }
+}
+
+/// Step 3 (the header alone, the body parsed for syntax only) and then step
+/// 4: for files whose header does not come first.
+fn two_passes(text: &str, origin: &Path) -> Result<Character, IoError> {
+    let header: Header = ron_options()
+        .from_str(text)
+        .map_err(|e| parse_error(origin, e))?;
+    refuse(&header.format, header.version, origin)?;
+    let file: FileIn = ron_options()
+        .from_str(text)
+        .map_err(|e| parse_error(origin, e))?;
+    migrate(header.version, file.character, origin)
+}
+
+/// The header's verdict: a foreign format, a newer version or one too old
+/// to migrate.
+fn refuse(format: &str, version: u32, origin: &Path) -> Result<(), IoError> {
+    if format != CHARACTER_FORMAT {
+        return Err(IoError::WrongFormat {
+            path: origin.to_path_buf(),
+            expected: CHARACTER_FORMAT,
+            found: format.to_owned(),
+        });
+    }
+    if version > CHARACTER_FORMAT_VERSION {
+        return Err(IoError::NewerVersion {
+            path: origin.to_path_buf(),
+            version,
+            supported: CHARACTER_FORMAT_VERSION,
+        });
+    }
+    if version < OLDEST_CHARACTER_FORMAT_VERSION {
+        return Err(IoError::UnknownVersion {
+            path: origin.to_path_buf(),
+            version,
+            oldest: OLDEST_CHARACTER_FORMAT_VERSION,
+            supported: CHARACTER_FORMAT_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// The file's struct read field by field (see [`one_pass`]). A refusal by the
+/// header is kept in `refused` and ends the parse; any other surprise ends it
+/// with `refused` empty.
+struct HeaderFirst<'r> {
+    origin: &'r Path,
+    refused: &'r std::cell::Cell<Option<IoError>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for HeaderFirst<'_> {
+    type Value = (u32, Character);
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_struct("CharacterFile", &["format", "version", "character"], self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for HeaderFirst<'_> {
+    type Value = (u32, Character);
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a character file")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        use serde::de::{Error, IgnoredAny};
+        let unusual = || A::Error::custom("not a file with its header first");
+        let (mut format, mut version, mut character) = (None, None, None);
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "format" if format.is_none() => format = Some(map.next_value::<String>()?),
+                "version" if version.is_none() => version = Some(map.next_value::<u32>()?),
+                "character" if character.is_none() => {
+                    let (Some(format), Some(version)) = (&format, version) else {
+                        return Err(unusual());
+                    };
+                    if let Err(e) = refuse(format, version, self.origin) {
+                        self.refused.set(Some(e));
+                        return Err(unusual());
+                    }
+                    character = Some(map.next_value::<Character>()?);
+                }
+                "format" | "version" | "character" => return Err(unusual()),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        match (version, character) {
+            (Some(version), Some(character)) => Ok((version, character)),
+            _ => Err(unusual()),
+        }
+    }
+}
+
+/// Brings a body read from a file of format `version` up to today's
+/// [`Character`].
 ///
 /// Version 1 has today's fields with the old skin model's meanings: it is
 /// parsed as it is and [`upgrade_v1`] converts the values. When the fields
@@ -159,31 +256,28 @@ pub fn parse_character(text: &str, origin: &Path) -> Result<Character, IoError> 
 /// - move today's serde structs, frozen, into a submodule here with a
 ///   conversion to the new [`Character`];
 /// - bump [`CHARACTER_FORMAT_VERSION`] and add an arm for the old version;
+///   [`HeaderFirst`] and [`two_passes`] then read an old body with its frozen
+///   struct, chosen by the version they have read;
 /// - keep the arms forever, each with a test loading a file of its version.
 ///
 /// The brief proposed migrating a `ron::Value`, but RON's `Value` cannot be
 /// deserialized into enums (it does not keep variant names), and the model has
 /// enums (`Primitive`, `DeformationParam`); frozen typed structs also keep line
 /// and column in migration errors.
-fn migrate(version: u32, text: &str, origin: &Path) -> Result<Character, IoError> {
+fn migrate(version: u32, mut character: Character, origin: &Path) -> Result<Character, IoError> {
     match version {
-        1 => {
-            let file: FileIn = ron_options()
-                .from_str(text)
-                .map_err(|e| parse_error(origin, e))?;
-            let mut character = file.character;
-            for skin in &mut character.skins {
-                upgrade_v1(skin);
-            }
-            Ok(character)
+        CHARACTER_FORMAT_VERSION => {}
+        1 => character.skins.iter_mut().for_each(upgrade_v1),
+        _ => {
+            return Err(IoError::UnknownVersion {
+                path: origin.to_path_buf(),
+                version,
+                oldest: OLDEST_CHARACTER_FORMAT_VERSION,
+                supported: CHARACTER_FORMAT_VERSION,
+            });
         }
-        _ => Err(IoError::UnknownVersion {
-            path: origin.to_path_buf(),
-            version,
-            oldest: OLDEST_CHARACTER_FORMAT_VERSION,
-            supported: CHARACTER_FORMAT_VERSION,
-        }),
     }
+    Ok(character)
 }
 
 /// Converts a version-1 skin's material to version 2's meanings, point by
@@ -336,6 +430,77 @@ mod tests {
             err.to_string(),
             "new.ron: written by a newer Plasticine: version 7, this build reads up to 2"
         );
+    }
+
+    /// A saved sample's text with its `character` moved before the header.
+    fn body_first(text: &str) -> String {
+        let start = text.find("character: ").unwrap();
+        let end = text.rfind(",\n)").unwrap();
+        format!("({}, {})", &text[start..end], &text[1..start])
+    }
+
+    #[test]
+    fn a_file_reads_the_same_whichever_comes_first_its_header_or_its_body() {
+        let sample = crate::samples::build("penguin", 4, 4).unwrap();
+        let text = character_to_string(&sample).unwrap();
+        let reordered = body_first(&text);
+        assert!(
+            reordered.starts_with("(character: ("),
+            "{}",
+            &reordered[..40]
+        );
+        let origin = Path::new("p.ron");
+        assert!(
+            one_pass(&text, origin).is_some(),
+            "a saved file is read once"
+        );
+        assert!(
+            one_pass(&reordered, origin).is_none(),
+            "the body first is read twice"
+        );
+        assert_eq!(parse_character(&text, origin).unwrap(), sample);
+        assert_eq!(parse_character(&reordered, origin).unwrap(), sample);
+        // A version-1 file is upgraded on either path, and alike.
+        let old = text.replacen("version: 2,", "version: 1,", 1);
+        let upgraded = parse_character(&old, origin).unwrap();
+        assert_ne!(upgraded, sample, "version 1 means other densities");
+        assert_eq!(
+            parse_character(&body_first(&old), origin).unwrap(),
+            upgraded
+        );
+    }
+
+    #[test]
+    fn a_newer_file_is_refused_by_version_whichever_comes_first() {
+        for text in [
+            r#"(format: "plasticine-character", version: 7, character: (bones: 3))"#,
+            r#"(character: (bones: 3), format: "plasticine-character", version: 7)"#,
+            r#"(format: "plasticine-character", character: (bones: 3), version: 7)"#,
+        ] {
+            let err = parse_character(text, Path::new("new.ron")).unwrap_err();
+            assert!(
+                matches!(err, IoError::NewerVersion { version: 7, .. }),
+                "{text}: {err}"
+            );
+        }
+        let text = r#"(format: "blender-scene", version: 2, character: (bones: 3))"#;
+        let err = parse_character(text, Path::new("x.ron")).unwrap_err();
+        assert!(matches!(err, IoError::WrongFormat { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_body_that_does_not_parse_is_located() {
+        let sample = crate::samples::build("penguin", 4, 4).unwrap();
+        let text =
+            character_to_string(&sample)
+                .unwrap()
+                .replacen("name: \"penguin\"", "name: 3", 1);
+        let err = parse_character(&text, Path::new("p.ron")).unwrap_err();
+        let IoError::Parse { line, .. } = err else {
+            panic!("{err}")
+        };
+        let expected = 1 + text[..text.find("name: 3").unwrap()].matches('\n').count();
+        assert_eq!(line, expected, "the error is on the line of the bad name");
     }
 
     #[test]
