@@ -29,8 +29,23 @@ pub enum Budget {
     Runs(u64),
 }
 
-/// Parses `[TARGET...] [--seconds N | --runs N]`.
-pub fn parse(mut args: pico_args::Arguments) -> Result<(Vec<&'static str>, Budget), String> {
+/// What `cargo xtask fuzz` was asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub targets: Vec<&'static str>,
+    pub budget: Budget,
+    /// AddressSanitizer on (the default, and what CI runs). `--no-sanitizer`
+    /// turns it off for long runs: about 3x the inputs per second, where
+    /// the code fuzzed is safe Rust (a panic, a timeout and the memory limit
+    /// are still caught; only out-of-bounds access in `unsafe` code would go
+    /// unseen). It builds into a target folder of its own, so neither build
+    /// undoes the other.
+    pub sanitizer: bool,
+}
+
+/// Parses `[TARGET...] [--seconds N | --runs N] [--no-sanitizer]`.
+pub fn parse(mut args: pico_args::Arguments) -> Result<Request, String> {
+    let sanitizer = !args.contains("--no-sanitizer");
     let mut count = |flag: &'static str| -> Result<Option<u64>, String> {
         match args.opt_value_from_str::<_, String>(flag) {
             Err(e) => Err(e.to_string()),
@@ -64,23 +79,37 @@ pub fn parse(mut args: pico_args::Arguments) -> Result<(Vec<&'static str>, Budge
     if targets.is_empty() {
         targets = TARGETS.to_vec();
     }
-    Ok((targets, budget))
+    Ok(Request {
+        targets,
+        budget,
+        sanitizer,
+    })
 }
 
-/// Inputs for `target` in a run of `n`: every input of `character_arbitrary`
-/// is a character that loads and is simulated (a few per second under the
-/// sanitizer, where the text targets mostly stop at the parser), so it gets
-/// a fiftieth.
-fn runs(target: &str, n: u64) -> u64 {
-    if target == "character_arbitrary" {
-        (n / 50).max(1)
-    } else {
-        n
+/// CI's run: every target from a fixed seed, 20,000 inputs each, but 800
+/// for `character_arbitrary`, whose every input is a character that loads
+/// and is simulated (13 a second under the sanitizer, where the text
+/// targets mostly stop at the parser): about a minute each.
+pub fn ci() -> Result<(), String> {
+    let (slow, fast): (Vec<&str>, Vec<&str>) =
+        TARGETS.iter().partition(|t| **t == "character_arbitrary");
+    for (targets, runs) in [(fast, 20_000), (slow, 800)] {
+        run(&Request {
+            targets,
+            budget: Budget::Runs(runs),
+            sanitizer: true,
+        })?;
     }
+    Ok(())
 }
 
-/// Runs each of `targets` for `budget`.
-pub fn run(targets: &[&str], budget: Budget) -> Result<(), String> {
+/// Runs each of the requested targets for its budget.
+pub fn run(request: &Request) -> Result<(), String> {
+    let Request {
+        targets,
+        budget,
+        sanitizer,
+    } = request;
     let root = crate::repo_root();
     let fuzz_dir = root.join("fuzz");
     let have = Command::new(crate::cargo())
@@ -103,8 +132,12 @@ pub fn run(targets: &[&str], budget: Budget) -> Result<(), String> {
         let mut cmd = Command::new(crate::cargo());
         cmd.current_dir(&fuzz_dir)
             .env("RUSTC_BOOTSTRAP", "1")
-            .args(["fuzz", "run", "-O", target])
-            .arg(&corpus);
+            .args(["fuzz", "run", "-O", target]);
+        if !sanitizer {
+            let dir = fuzz_dir.join("target").join("no-sanitizer");
+            cmd.args(["--sanitizer", "none", "--target-dir"]).arg(dir);
+        }
+        cmd.arg(&corpus);
         // A target may have no seeds (git keeps no empty folder).
         if seeds.is_dir() {
             cmd.arg(&seeds);
@@ -116,9 +149,9 @@ pub fn run(targets: &[&str], budget: Budget) -> Result<(), String> {
         if dict.is_file() {
             cmd.arg(format!("-dict={}", dict.display()));
         }
-        match budget {
+        match *budget {
             Budget::Seconds(s) => cmd.arg(format!("-max_total_time={s}")),
-            Budget::Runs(n) => cmd.args([format!("-runs={}", runs(target, n)), "-seed=1".into()]),
+            Budget::Runs(n) => cmd.args([format!("-runs={n}"), "-seed=1".into()]),
         };
         cmd
             // A file that makes the loader allocate over 1 GiB or take
@@ -137,19 +170,31 @@ mod tests {
         pico_args::Arguments::from_vec(v.iter().map(Into::into).collect())
     }
 
+    fn asked(targets: &[&'static str], budget: Budget) -> Request {
+        Request {
+            targets: targets.to_vec(),
+            budget,
+            sanitizer: true,
+        }
+    }
+
     #[test]
     fn targets_and_seconds_are_read_and_bad_ones_refused() {
-        assert_eq!(
-            parse(s(&[])).unwrap(),
-            (TARGETS.to_vec(), Budget::Seconds(60))
-        );
+        assert_eq!(parse(s(&[])).unwrap(), asked(TARGETS, Budget::Seconds(60)));
         assert_eq!(
             parse(s(&["cache", "--seconds", "5"])).unwrap(),
-            (vec!["cache"], Budget::Seconds(5))
+            asked(&["cache"], Budget::Seconds(5))
         );
         assert_eq!(
             parse(s(&["--runs", "100"])).unwrap(),
-            (TARGETS.to_vec(), Budget::Runs(100))
+            asked(TARGETS, Budget::Runs(100))
+        );
+        assert_eq!(
+            parse(s(&["character_arbitrary", "--no-sanitizer", "--runs", "9"])).unwrap(),
+            Request {
+                sanitizer: false,
+                ..asked(&["character_arbitrary"], Budget::Runs(9))
+            }
         );
         assert!(
             parse(s(&["cash"]))
@@ -161,7 +206,7 @@ mod tests {
         assert!(parse(s(&["--seconds", "5", "--runs", "5"])).is_err());
         assert_eq!(
             parse(s(&["--runs", "7", "mesh", "cli"])).unwrap(),
-            (vec!["mesh", "cli"], Budget::Runs(7)),
+            asked(&["mesh", "cli"], Budget::Runs(7)),
             "options may come before the targets"
         );
     }
