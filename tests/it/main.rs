@@ -31,6 +31,7 @@ mod fem_physics;
 mod fem_quadrature;
 mod fem_snap;
 mod frame_loop;
+mod fuzz_found;
 mod io_autosave;
 mod io_files;
 mod mesh_import;

@@ -292,7 +292,8 @@ impl SimThread {
     }
 
     /// Stops the thread and waits for it: at most the advance in progress
-    /// (bounded by `ADVANCE_BUDGET` plus one solver step), never a step delay.
+    /// (bounded by `ADVANCE_BUDGET` plus one solver step, five budgets when
+    /// a skin is rolled back), never a step delay.
     pub fn shutdown(mut self) {
         self.stop();
     }

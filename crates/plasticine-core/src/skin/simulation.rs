@@ -404,7 +404,9 @@ impl Simulation {
     }
 
     /// Advances every skin to simulation time `target`, or as far as the
-    /// wall-clock `budget` allows (then `fell_behind` is set).
+    /// wall-clock `budget` allows (then `fell_behind` is set). A skin rolled
+    /// back after diverging retries past the budget, for at most four more
+    /// of it.
     pub fn advance_to(
         &mut self,
         target: f64,

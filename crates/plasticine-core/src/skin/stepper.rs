@@ -55,6 +55,10 @@ fn torn(before: &[f32], after: &[f32]) -> bool {
 /// again, and is reported each time.
 const RECOVERY: f64 = std::f64::consts::SQRT_2;
 
+/// How many of its budgets an advance's retries may use after the budget
+/// itself: an advance with a budget ends within 1 + this many of them.
+const RETRY_BUDGETS: u32 = 4;
+
 /// A try at an advance that went bad.
 #[derive(Clone, Copy, Debug)]
 struct Failure {
@@ -105,6 +109,8 @@ impl SkinStepper<'_> {
         deadline: Option<Instant>,
     ) -> Result<Vec<SimEvent>, SimError> {
         let mut events = Vec::new();
+        let retry_deadline =
+            deadline.map(|d| d + d.saturating_duration_since(Instant::now()) * RETRY_BUDGETS);
         let good_time = self.rt.time;
         let good_r = self.skin.points.position.clone();
         let good_v = self.skin.points.velocity.clone();
@@ -114,15 +120,23 @@ impl SkinStepper<'_> {
         // shorter step settles what it was (see `Failure::torn`).
         let mut held_tear: Option<(SimEvent, f64)> = None;
         loop {
-            // A retry covers the whole span the failed try was asked for,
-            // whatever the wall-clock budget says: cut short by a budget
-            // the first try used up, it would cover a step or two and could
-            // not tell the integrator's tear from the motion's fold, and a
-            // rollback it wrongly reports cuts the step limit
-            // (measured: a flipper yanked a radian with 0.1–3 ms budgets per
-            // advance gave 4–5 rollbacks, and stalled at the minimum step in
-            // 2 of 30 runs; with whole retries, 0–2 and none).
-            let budget = if failures == 0 { deadline } else { None };
+            // A retry covers the span the failed try was asked for past the
+            // wall-clock budget: cut short by a budget the first try used
+            // up, it would cover a step or two and could not tell the
+            // integrator's tear from the motion's fold, and a rollback it
+            // wrongly reports cuts the step limit (measured: a flipper
+            // yanked a radian with 0.1–3 ms budgets per advance gave 4–5
+            // rollbacks, and stalled at the minimum step in 2 of 30 runs;
+            // with whole retries, 0–2 and none). Not without end, though:
+            // a skin that keeps diverging retried at ever shorter steps
+            // over a whole span held its thread for a second (found by
+            // fuzzing), where the app's snapshots and its shutdown wait on
+            // an advance bounded by its budget.
+            let budget = if failures == 0 {
+                deadline
+            } else {
+                retry_deadline
+            };
             match self.try_advance(target, budget) {
                 Ok(()) => {
                     if failures == 0 {
