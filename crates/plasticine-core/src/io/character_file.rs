@@ -183,14 +183,19 @@ fn refuse(format: &str, version: u32, origin: &Path) -> Result<(), IoError> {
         });
     }
     if version < OLDEST_CHARACTER_FORMAT_VERSION {
-        return Err(IoError::UnknownVersion {
-            path: origin.to_path_buf(),
-            version,
-            oldest: OLDEST_CHARACTER_FORMAT_VERSION,
-            supported: CHARACTER_FORMAT_VERSION,
-        });
+        return Err(unknown_version(version, origin));
     }
     Ok(())
+}
+
+/// A version this build cannot migrate.
+fn unknown_version(version: u32, origin: &Path) -> IoError {
+    IoError::UnknownVersion {
+        path: origin.to_path_buf(),
+        version,
+        oldest: OLDEST_CHARACTER_FORMAT_VERSION,
+        supported: CHARACTER_FORMAT_VERSION,
+    }
 }
 
 /// The file's struct read field by field (see [`one_pass`]). A refusal by the
@@ -268,14 +273,7 @@ fn migrate(version: u32, mut character: Character, origin: &Path) -> Result<Char
     match version {
         CHARACTER_FORMAT_VERSION => {}
         1 => character.skins.iter_mut().for_each(upgrade_v1),
-        _ => {
-            return Err(IoError::UnknownVersion {
-                path: origin.to_path_buf(),
-                version,
-                oldest: OLDEST_CHARACTER_FORMAT_VERSION,
-                supported: CHARACTER_FORMAT_VERSION,
-            });
-        }
+        _ => return Err(unknown_version(version, origin)),
     }
     Ok(character)
 }
