@@ -20,10 +20,9 @@ Commands:
                    (cargo fmt --all -- --check, skipped without rustfmt), then run
                    the layer check (see layers), cargo clippy (warnings are errors),
                    cargo doc (warnings are errors), cargo test --workspace --all-targets
-                   in the test profile and again in release, a short reproducible fuzz
-                   run of every loader (see fuzz)
-                   and cargo test --workspace --doc,
-                   then the OpenXR tests against Monado (see xr-test).
+                   in the test profile, cargo test --workspace --doc, the OpenXR
+                   tests against Monado (see xr-test), cargo test again in release,
+                   then a short reproducible fuzz run of every loader (see fuzz).
                    This is what CI runs (.ci/run).
   xr-test          Only the OpenXR tests against Monado: build (once, cached in
                    <target>/xr-chroot, or $PLASTICINE_XR_CHROOT) a Debian trixie chroot
@@ -276,19 +275,24 @@ fn test() -> Result<(), String> {
             ("cargo test --release --all-targets", &["--release"][..]),
         ] {
             if !profile.is_empty() {
-                // The debug tests (documentation examples included) are done:
-                // their binaries may go where the disk is short.
+                // The debug tests, their documentation examples and the
+                // OpenXR tests (which run the debug build) are done: the
+                // debug build may go where the disk is short, our packages
+                // first, then the rest.
                 make_room(
                     RELEASE_TEST_ROOM,
-                    &[&[
-                        "clean",
-                        "-p",
-                        "plasticine",
-                        "-p",
-                        "plasticine-app",
-                        "-p",
-                        "plasticine-core",
-                    ]],
+                    &[
+                        &[
+                            "clean",
+                            "-p",
+                            "plasticine",
+                            "-p",
+                            "plasticine-app",
+                            "-p",
+                            "plasticine-core",
+                        ],
+                        &["clean", "--profile", "dev"],
+                    ],
                 )?;
             }
             steps.step(name, || {
@@ -310,22 +314,22 @@ fn test() -> Result<(), String> {
                 steps.step("cargo test --doc", || {
                     run(cargo_cmd(&["test", "--workspace", "--doc"]))
                 })?;
+                // Right after the debug tests, whose build the OpenXR test
+                // binary is part of: run later, after the release step had
+                // to free the disk, it rebuilt the three packages first.
+                monado_steps(&mut steps)?;
             }
         }
-        make_room(FUZZ_ROOM, &[&["clean", "--release"]])?;
+        make_room(
+            FUZZ_ROOM,
+            &[&["clean", "--release"], &["clean", "--profile", "dev"]],
+        )?;
         // Every loader fuzzed briefly and reproducibly (a fixed seed and
         // number of inputs); the long runs are `cargo xtask fuzz` by hand.
         steps.step(
             "cargo xtask fuzz --runs 20000 (character_arbitrary 800)",
             fuzz::ci,
-        )?;
-        let fuzz_manifest = repo_root().join("fuzz").join("Cargo.toml");
-        let fuzz_manifest = fuzz_manifest.to_string_lossy();
-        make_room(
-            MONADO_ROOM,
-            &[&["clean", "--manifest-path", &fuzz_manifest]],
-        )?;
-        monado_steps(&mut steps)
+        )
     })();
     steps.summary();
     if result.is_ok() {
@@ -352,9 +356,6 @@ const RELEASE_TEST_ROOM: u64 = 2 << 30;
 /// Free space the fuzz build needs (`fuzz/target`, with the address
 /// sanitiser and line tables: about 2.6 GB on a clean build), with a margin.
 const FUZZ_ROOM: u64 = 4 << 30;
-/// Free space the OpenXR tests need (the Monado chroot, about 0.9 GB, and
-/// the debug test binary), with a margin.
-const MONADO_ROOM: u64 = 2 << 30;
 
 /// Where the disk under the target directory has less than `needed` bytes
 /// free, runs the `cargo clean` commands `frees` (outputs of steps that are
