@@ -291,7 +291,7 @@ fn test() -> Result<(), String> {
                             "-p",
                             "plasticine-core",
                         ],
-                        &["clean", "--profile", "dev"],
+                        FREE_DEBUG_BUILD,
                     ],
                 )?;
             }
@@ -320,10 +320,7 @@ fn test() -> Result<(), String> {
                 monado_steps(&mut steps)?;
             }
         }
-        make_room(
-            FUZZ_ROOM,
-            &[&["clean", "--release"], &["clean", "--profile", "dev"]],
-        )?;
+        make_room(FUZZ_ROOM, &[&["clean", "--release"], FREE_DEBUG_BUILD])?;
         // Every loader fuzzed briefly and reproducibly (a fixed seed and
         // number of inputs); the long runs are `cargo xtask fuzz` by hand.
         steps.step(
@@ -356,6 +353,9 @@ const RELEASE_TEST_ROOM: u64 = 2 << 30;
 /// Free space the fuzz build needs (`fuzz/target`, with the address
 /// sanitiser and line tables: about 2.6 GB on a clean build), with a margin.
 const FUZZ_ROOM: u64 = 4 << 30;
+/// The whole debug build, once every step that runs it is done
+/// (`target/tmp`, where the tests install their tools, is kept).
+const FREE_DEBUG_BUILD: &[&str] = &["clean", "--profile", "dev"];
 
 /// Where the disk under the target directory has less than `needed` bytes
 /// free, runs the `cargo clean` commands `frees` (outputs of steps that are
