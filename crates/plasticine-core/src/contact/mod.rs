@@ -23,5 +23,5 @@ mod proxy;
 
 pub use obstacle::{Capsule, GROUND_FRICTION, GROUND_RESTITUTION, GroundDrop, Obstacle, Plane};
 
-pub use friction::{ContactRow, mix_friction, solve_contacts};
+pub use friction::{ContactRow, ContactSolve, mix_friction, solve_contacts};
 pub use proxy::{Proxy, contact_proxies};

@@ -50,7 +50,7 @@ pub use crate::kinematics::posture_with_root;
 use glam::{DAffine3, DMat3, DQuat, DVec3};
 use nalgebra::{Matrix6, Vector6};
 use std::collections::VecDeque;
-use std::time::Instant;
+pub use together::{FLESH_FRICTION, FLESH_RESTITUTION, Member, SceneError, step_together};
 
 /// The bones' own mass, as a share of the flesh's (`M_c` of eq. 4.23; the
 /// flesh on the bone vertices moves with the core as well).
@@ -92,6 +92,9 @@ pub enum DynamicError {
     /// The ground given is unusable.
     #[error(transparent)]
     Ground(#[from] crate::character::InvalidField),
+    /// Characters that cannot step together.
+    #[error(transparent)]
+    Scene(#[from] SceneError),
     /// The character starts deep in the ground.
     #[error(
         "the character starts {depth:.3} m deep in the ground at {part:?}, over half its flesh; lift it (e.g. --drop 0.1)"
@@ -148,6 +151,8 @@ struct Contact {
 pub struct ContactReport {
     /// Contacts solved.
     pub contacts: usize,
+    /// Of those, contacts with another character ([`step_together`]).
+    pub between: usize,
     /// Gauss–Seidel sweeps of the contact solve.
     pub sweeps: usize,
     /// Normal-velocity violation left (m/s).
@@ -224,6 +229,9 @@ pub struct DynamicCore {
     /// The hand's moving capsules (the push tool), set by the owner.
     pub pushers: Vec<Capsule>,
     proxies: Vec<EmbeddedProxy>,
+    /// The fat over each muscle (m): how far past it the surface another
+    /// character meets lies.
+    muscle_fat: Vec<f64>,
     /// Points along every lattice bone (bone, rest point): contacts on the
     /// core itself.
     bone_points: Vec<(usize, DVec3)>,
@@ -266,6 +274,8 @@ pub struct ContactTotals {
     pub steps: u64,
     /// The most contacts of a step.
     pub max_contacts: usize,
+    /// The most contacts with other characters of a step.
+    pub max_between: usize,
     /// Contacts summed over the steps.
     pub contacts: u64,
     /// The lowest proxy over the ground after correction (m).
@@ -284,6 +294,7 @@ impl Default for ContactTotals {
         Self {
             steps: 0,
             max_contacts: 0,
+            max_between: 0,
             contacts: 0,
             min_clearance: f64::INFINITY,
             max_corrected: 0.0,
@@ -401,7 +412,14 @@ impl DynamicCore {
                 })
             })
             .collect();
+        let mut muscle_fat = vec![0.0; character.muscles.len()];
+        for p in &proxies {
+            if let Some(f) = muscle_fat.get_mut(p.muscle) {
+                *f = p.fat.length().max(*f);
+            }
+        }
         Ok(Self {
+            muscle_fat,
             position_correction: true,
             bone_contacts: true,
             bone_points,
@@ -584,29 +602,38 @@ impl DynamicCore {
         joints: &[DAffine3],
         t: f64,
     ) -> StepReport {
-        let start = Instant::now();
-        let (coupled, mut dv, mut dc, mut report) = self.free_step(body, relative);
-        let contact_start = Instant::now();
-        let obstacles = self.obstacles(t - body.settings.time_step);
-        let contacts = self.detect(body, &coupled, (relative, joints), &dv, &dc, &obstacles);
-        let m = contacts.len();
-        self.resolve(body, &coupled, &contacts, &mut dv, &mut dc, &mut report);
-        self.last.contacts = m;
-        self.last.contact_seconds = contact_start.elapsed().as_secs_f64();
+        // A scene of one: no other character's muscles to meet.
+        let mut alone = [Member {
+            body,
+            core: self,
+            relative: relative.to_vec(),
+            joints: joints.to_vec(),
+            muscles: Vec::new(),
+            stiffness: 1.0,
+        }];
+        step_together(&mut alone, t)
+            .pop()
+            .expect("one report per member")
+    }
+
+    /// Keeps the step at t if its contact solve did not settle.
+    fn note_unsettled(&mut self, t: f64) {
         if self.last.violation > UNSETTLED_VIOLATION && self.unsettled.len() < UNSETTLED_KEPT {
             self.unsettled.push((t, self.last.violation));
         }
-        self.advance(body, relative, &dv, &dc, t);
-        self.last.step_seconds = start.elapsed().as_secs_f64();
-        let tot = &mut self.totals;
+    }
+
+    /// Adds the last step to the totals.
+    fn tally(&mut self) {
+        let (last, tot) = (&self.last, &mut self.totals);
         tot.steps += 1;
-        tot.contacts += m as u64;
-        tot.max_contacts = tot.max_contacts.max(m);
-        tot.min_clearance = tot.min_clearance.min(self.last.clearance);
-        tot.max_corrected = tot.max_corrected.max(self.last.corrected);
-        tot.min_bone_clearance = tot.min_bone_clearance.min(self.last.bone_clearance);
-        tot.max_cone_ratio = tot.max_cone_ratio.max(self.last.cone_ratio);
-        report
+        tot.contacts += last.contacts as u64;
+        tot.max_contacts = tot.max_contacts.max(last.contacts);
+        tot.max_between = tot.max_between.max(last.between);
+        tot.min_clearance = tot.min_clearance.min(last.clearance);
+        tot.max_corrected = tot.max_corrected.max(last.corrected);
+        tot.min_bone_clearance = tot.min_bone_clearance.min(last.bone_clearance);
+        tot.max_cone_ratio = tot.max_cone_ratio.max(last.cone_ratio);
     }
 
     /// The coupled free step (eq. 4.23–4.26): the flesh's Δv and the core's
@@ -727,7 +754,34 @@ impl DynamicCore {
         let d = self.frame();
         let bones: Vec<DAffine3> = relative.iter().map(|l| d * *l).collect();
         let targets = body.pin_targets(&bones);
+        // A bone vertex lands exactly on the turned core, so it takes the
+        // chord's velocity; the solve gave it `G_a Δv_c`, linear in the
+        // turn, which differs by O(hω²). The momentum that difference
+        // holds is given back to the whole character as one uniform
+        // velocity (a Galilean shift: no strain, and the bones stay on
+        // their core), so contacts and the core's equation keep the
+        // momentum they conserved.
+        let mass = &body.global.lumped_mass;
+        let solved: DVec3 = body
+            .lattice
+            .bone_of_vertex
+            .iter()
+            .enumerate()
+            .filter(|(a, b)| b.is_some() && targets[*a].is_some())
+            .map(|(a, _)| (body.v[a] + dv[a]) * mass[a])
+            .sum();
         advance_state(&mut body.q, &mut body.v, dv, &targets, h);
+        let chord: DVec3 = body
+            .lattice
+            .bone_of_vertex
+            .iter()
+            .enumerate()
+            .filter(|(a, b)| b.is_some() && targets[*a].is_some())
+            .map(|(a, _)| body.v[a] * mass[a])
+            .sum();
+        let shift = (solved - chord) / (mass.iter().sum::<f64>() + self.bone_mass);
+        body.v.iter_mut().for_each(|v| *v += shift);
+        self.velocity += shift;
         self.last.corrected = if self.position_correction {
             let pinned: Vec<bool> = targets.iter().map(Option::is_some).collect();
             self.correct_positions(body, &pinned, &self.obstacles(t))
@@ -808,4 +862,5 @@ mod impulse;
 mod kept;
 #[cfg(test)]
 mod tests;
+mod together;
 mod units;

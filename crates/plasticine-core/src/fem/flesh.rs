@@ -15,7 +15,9 @@
 //! displacement field on the field lattice (K or `K_J`).
 
 use super::coupling::{MuscleCoupling, deformation_at};
-use super::dynamic::{DynamicCore, DynamicError, posture_with_root};
+use super::dynamic::{
+    DynamicCore, DynamicError, Member, SceneError, posture_with_root, step_together,
+};
 use super::element::CellElements;
 use super::flesh_body::FleshBody;
 pub use super::flesh_body::{FLESH_STEP, FleshError, OBJECT_QUADRATURE_LEVELS};
@@ -421,6 +423,32 @@ impl FleshSim {
         Ok(())
     }
 
+    /// Moves a character whose skeleton responds, flesh and core, by
+    /// `offset` (placing it in a scene). False, and nothing moved, when
+    /// the skeleton does not respond.
+    pub fn place(&mut self, offset: DVec3) -> bool {
+        let (FleshBody::Lattice(body), Some(core)) = (&mut self.body, &mut self.core) else {
+            return false;
+        };
+        core.translate(body, offset);
+        for (_, q) in &mut self.history {
+            q.clone_from(&body.q);
+        }
+        true
+    }
+
+    /// Sets a character whose skeleton responds moving at `velocity`, all
+    /// of it (a throw). False when the skeleton does not respond.
+    pub fn throw(&mut self, velocity: DVec3) -> bool {
+        let (FleshBody::Lattice(body), Some(core)) = (&mut self.body, &mut self.core) else {
+            return false;
+        };
+        core.velocity = velocity;
+        core.angular_velocity = DVec3::ZERO;
+        body.v.iter_mut().for_each(|v| *v = velocity);
+        true
+    }
+
     /// The skeleton's core, when it responds.
     pub fn core(&self) -> Option<&DynamicCore> {
         self.core.as_deref()
@@ -456,6 +484,75 @@ impl FleshSim {
         self.cg_iterations += report.iterations() as u64;
         self.history.push_back((t, self.body.field()));
         report
+    }
+
+    /// Steps several characters whose skeletons respond (see
+    /// [`make_dynamic`](Self::make_dynamic)) together to `target`, touching
+    /// the ground, the hand and each other (`super::dynamic`'s
+    /// `step_together`); character i's bones follow `posture_at(i, t)`.
+    /// They must share the flesh time step and the time they are at.
+    pub fn advance_together(
+        scene: &mut [(&mut FleshSim, &Character)],
+        posture_at: impl Fn(usize, f64) -> Posture,
+        target: f64,
+    ) -> Result<Vec<Vec<StepReport>>, SceneError> {
+        for (i, (sim, _)) in scene.iter().enumerate() {
+            if sim.core.is_none() || !matches!(sim.body, FleshBody::Lattice(_)) {
+                return Err(SceneError::NotDynamic(i));
+            }
+            let (first, _) = &scene[0];
+            if sim.step != first.step || (sim.time - first.time).abs() > 1e-9 {
+                return Err(SceneError::Clocks {
+                    first: 0,
+                    other: i,
+                    why: format!(
+                        "h {} s at t {} s, against h {} s at t {} s",
+                        first.step, first.time, sim.step, sim.time
+                    ),
+                });
+            }
+        }
+        let mut reports = vec![Vec::new(); scene.len()];
+        let Some(h) = scene.first().map(|(sim, _)| sim.step) else {
+            return Ok(reports);
+        };
+        while scene[0].0.time < target - 1e-12 {
+            let t = scene[0].0.time + h;
+            let mut members = Vec::with_capacity(scene.len());
+            for (i, (sim, character)) in scene.iter_mut().enumerate() {
+                let posture = posture_at(i, t);
+                sim.blend_morph(character, &posture);
+                let constraints = sim.grab_constraints();
+                let (FleshBody::Lattice(body), Some(core)) = (&mut sim.body, &mut sim.core) else {
+                    unreachable!("checked above");
+                };
+                body.constraints = constraints;
+                let placed = posture_with_root(character, &posture, core.frame());
+                members.push(Member {
+                    relative: DynamicCore::relative_bones(character, &body.lattice.bones, &posture),
+                    joints: DynamicCore::relative_joints(character, &posture),
+                    muscles: crate::kinematics::PosedBody::new(character, &placed).muscles,
+                    stiffness: match &character.flesh {
+                        crate::character::Flesh::Fem(f) => f.young,
+                        _ => 1.0,
+                    },
+                    body,
+                    core,
+                });
+            }
+            let stepped = step_together(&mut members, t);
+            drop(members);
+            for ((sim, _), (report, all)) in
+                scene.iter_mut().zip(stepped.into_iter().zip(&mut reports))
+            {
+                sim.time = t;
+                sim.steps += 1;
+                sim.cg_iterations += report.iterations() as u64;
+                sim.history.push_back((t, sim.body.field()));
+                all.push(report);
+            }
+        }
+        Ok(reports)
     }
 
     /// The lattice displacement q at time t, linear between steps (clamped

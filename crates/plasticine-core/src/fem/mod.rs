@@ -105,7 +105,7 @@ mod sparse;
 
 pub use adapt::{AdaptError, AdaptReport, AdaptSettings, AdaptiveBody};
 pub use coupling::{MuscleCoupling, polar_rotation};
-pub use dynamic::{DynamicError, root_frame};
+pub use dynamic::{DynamicError, FLESH_FRICTION, FLESH_RESTITUTION, SceneError, root_frame};
 pub use element::{CellElements, HexElement, MIN_JACOBIAN, Material, cell_point, corner_offset};
 pub use flesh::{
     FLESH_STEP, FleshError, FleshPose, FleshSim, flesh_changed, flesh_lattice, forget_before,

@@ -19,17 +19,42 @@
 
 use super::DynamicCore;
 use crate::contact::Obstacle;
+use crate::fem::lattice::{Embedding, Lattice};
 use crate::fem::solver::FemBody;
 use glam::DVec3;
 
 /// Gauss–Seidel passes over the proxies still inside: a corner shared by
 /// two proxies is moved for both.
-const PASSES: usize = 4;
+pub(super) const PASSES: usize = 4;
 
 /// A proxy whose free corners carry less of its weight than this rides the
 /// core: moving them would take a lever of more than 1/φ; the core's own
 /// contact points keep it out instead.
 const MIN_FREE_WEIGHT: f64 = 0.25;
+
+/// Moves the embedded point `e` by `dx`, spread over its cell's free
+/// corners with the least-norm displacement that gives it (eq. 3.22).
+/// False, and nothing moved, where its free corners carry less than
+/// `MIN_FREE_WEIGHT` of it.
+pub(super) fn move_point(
+    lattice: &Lattice,
+    q: &mut [DVec3],
+    pinned: &[bool],
+    e: &Embedding,
+    dx: DVec3,
+) -> bool {
+    let corners = &lattice.cells[e.cell];
+    let free = || corners.iter().zip(&e.weights).filter(|(a, _)| !pinned[**a]);
+    let weight: f64 = free().map(|(_, w)| w).sum();
+    if weight < MIN_FREE_WEIGHT {
+        return false;
+    }
+    let norm: f64 = free().map(|(_, w)| w * w).sum();
+    for (&a, &w) in free() {
+        q[a] += dx * (w / norm);
+    }
+    true
+}
 
 impl DynamicCore {
     /// Moves every flesh proxy still inside an obstacle out to its surface
@@ -71,21 +96,8 @@ impl DynamicCore {
                 if d >= 0.0 {
                     continue;
                 }
-                let corners = &lattice.cells[p.embedding.cell];
-                let free = || {
-                    corners
-                        .iter()
-                        .zip(&p.embedding.weights)
-                        .filter(|(a, _)| !pinned[**a])
-                };
-                let weight: f64 = free().map(|(_, w)| w).sum();
-                if weight < MIN_FREE_WEIGHT {
+                if !move_point(lattice, q, pinned, &p.embedding, n * -d) {
                     continue;
-                }
-                let norm: f64 = free().map(|(_, w)| w * w).sum();
-                let dx: DVec3 = n * -d;
-                for (&a, &w) in free() {
-                    q[a] += dx * (w / norm);
                 }
                 moved = true;
             }

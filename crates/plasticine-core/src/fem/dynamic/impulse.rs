@@ -1,12 +1,12 @@
-//! The contacts of a dynamic step (Galoppo eq. 4.27–4.32, 3.13–3.22):
-//! detection against the ground, each contact's coupled response, the
-//! condensed solve, and its impulses applied.
+//! The contacts of one character's dynamic step (Galoppo eq. 4.27–4.32,
+//! 3.13–3.22): detection against the ground and the hand, each contact's
+//! coupled response to a unit impulse, and each one's least velocity after
+//! the step. The condensed solve over them (and over other characters'
+//! contacts) and its impulses applied are `together`'s.
 
 use super::kept::RegionResponse;
-use super::{
-    CONTACT_MARGIN, CONTACT_TOLERANCE, CORRECTION, Contact, ContactAt, Coupled, DynamicCore, split,
-};
-use crate::contact::{ContactRow, Obstacle, mix_friction, solve_contacts};
+use super::{CONTACT_MARGIN, CORRECTION, Contact, ContactAt, Coupled, DynamicCore, split};
+use crate::contact::{Obstacle, mix_friction};
 use crate::fem::solver::{FemBody, StepReport, VelocitySolve};
 use glam::{DAffine3, DVec3};
 use nalgebra::Vector6;
@@ -102,152 +102,83 @@ impl DynamicCore {
         }
         contacts
     }
+}
 
-    /// Solves the condensed contact problem and adds its impulses'
-    /// effect to `dv` (the flesh) and `dc` (the core).
-    pub(super) fn resolve(
-        &mut self,
-        body: &mut FemBody,
-        coupled: &Coupled,
-        contacts: &[Contact],
-        dv: &mut [DVec3],
-        dc: &mut Vector6<f64>,
-        report: &mut StepReport,
-    ) {
-        let h = body.settings.time_step;
-        let n = body.vertex_count();
-        let m = contacts.len();
-        if m > 0 {
-            let zero: Vec<Option<DVec3>> = coupled
-                .base
-                .iter()
-                .map(|b| b.map(|_| DVec3::ZERO))
-                .collect();
-            // Each contact's response (flesh and core) to unit impulses
-            // along its frame: on the flesh, a flesh solve and the core's
-            // answer to what reaches the bones; on a bone, the core's
-            // answer and the flesh it carries.
-            let mut responses: Vec<(Vec<DVec3>, Vector6<f64>)> = Vec::with_capacity(3 * m);
-            // The regional responses to an impulse are constant in the
-            // bones' frames while the systems are (no morph blend, no
-            // grabs): kept across steps, rotated into this step's frames.
-            let cacheable = body.morph.is_none() && body.constraints.is_empty();
-            if !cacheable {
-                self.responses.clear();
-            }
-            for c in contacts {
-                for axis in ContactRow::frame_of(c.normal) {
-                    let (mut total, core) = match c.at {
-                        ContactAt::Flesh(k, _) if cacheable => {
-                            let (dv, reaction) =
-                                self.cached_response(body, &coupled.bones_hat, k, axis);
-                            (dv, coupled.core_answer(&reaction))
-                        }
-                        ContactAt::Flesh(_, e) => {
-                            let r = body.solve_velocity(
-                                &coupled.bones_hat,
-                                &VelocitySolve {
-                                    known: &zero,
-                                    loads: false,
-                                    impulses: &[(e, axis)],
-                                    damping_frame: None,
-                                    reactions: true,
-                                },
-                            );
-                            report.solves.extend(r.report.solves);
-                            let core = coupled.core_answer(&r.reaction);
-                            (r.dv, core)
-                        }
-                        ContactAt::Bone(arm) => {
-                            let (f, t) = (axis, arm.cross(axis));
-                            let core =
-                                coupled.core_wrench(Vector6::new(f.x, f.y, f.z, t.x, t.y, t.z));
-                            (vec![DVec3::ZERO; n], core)
-                        }
-                    };
-                    coupled.carry(&mut total, &core);
-                    responses.push((total, core));
-                }
-            }
-            let lattice = &body.lattice;
-            let n3 = 3 * m;
-            let mut w = vec![0.0; n3 * n3];
-            let frames: Vec<[DVec3; 3]> = contacts
-                .iter()
-                .map(|c| ContactRow::frame_of(c.normal))
-                .collect();
-            for (col, (total, core)) in responses.iter().enumerate() {
-                let (lin, ang) = split(core);
-                for (i, c) in contacts.iter().enumerate() {
-                    let u = match c.at {
-                        ContactAt::Flesh(_, e) => lattice.displacement(&e, total),
-                        ContactAt::Bone(arm) => lin + ang.cross(arm),
-                    };
-                    for a in 0..3 {
-                        w[(3 * i + a) * n3 + col] = frames[i][a].dot(u);
-                    }
-                }
-            }
-            let rows: Vec<ContactRow> = contacts
-                .iter()
-                .zip(&frames)
-                .map(|(c, frame)| {
-                    let before = c.normal.dot(c.before);
-                    let mut target = if c.d0 >= 0.0 {
-                        -c.d0 / h
-                    } else {
-                        -CORRECTION * c.d0 / h
-                    };
-                    if c.d0 <= CONTACT_MARGIN && before < 0.0 {
-                        target = target.max(-c.obstacle.restitution() * before);
-                    }
-                    ContactRow {
-                        frame: *frame,
-                        free_velocity: c.free,
-                        target,
-                        friction: c.friction,
-                    }
-                })
-                .collect();
-            let solved = solve_contacts(&rows, &w, CONTACT_TOLERANCE);
-            for (i, l) in solved.impulses.iter().enumerate() {
-                for a in 0..3 {
-                    let s = l[a];
-                    if s == 0.0 {
-                        continue;
-                    }
-                    let (total, core) = &responses[3 * i + a];
-                    for (d, x) in dv.iter_mut().zip(total) {
-                        *d += *x * s;
-                    }
-                    *dc += core * s;
-                }
-            }
-            self.last.sweeps = solved.sweeps;
-            self.last.violation = solved.violation;
-            let pushed = contacts
-                .iter()
-                .zip(&solved.impulses)
-                .filter(|(c, _)| matches!(c.obstacle, Obstacle::Capsule(_)));
-            self.last.cone_ratio = contacts
-                .iter()
-                .zip(&solved.impulses)
-                .filter(|(c, l)| l.x > 0.0 && c.friction > 0.0)
-                .map(|(c, l)| l.y.hypot(l.z) / (c.friction * l.x))
-                .fold(0.0, f64::max);
-            self.last.push_contacts = pushed.clone().count();
-            self.last.push_impulse = pushed.map(|(_, l)| l.x).sum();
-        } else {
-            self.last.sweeps = 0;
-            self.last.violation = 0.0;
-            self.last.push_contacts = 0;
-            self.last.push_impulse = 0.0;
-            self.last.cone_ratio = 0.0;
-        }
+/// The least normal velocity a contact at distance `d0` that closed at
+/// `before` (its normal velocity before the step) may leave a step of `h`
+/// with: close a gap and no further, push a share of a penetration out,
+/// bounce by the restitution ε (see [`crate::contact::ContactRow::target`]).
+pub(super) fn row_target(d0: f64, before: f64, restitution: f64, h: f64) -> f64 {
+    let target = if d0 >= 0.0 {
+        -d0 / h
+    } else {
+        -CORRECTION * d0 / h
+    };
+    if d0 <= CONTACT_MARGIN && before < 0.0 {
+        target.max(-restitution * before)
+    } else {
+        target
+    }
+}
+
+/// The velocity at `at` of a response: the flesh's `total` Δv there, or
+/// the core's (`lin`, `ang`) at a bone point.
+pub(super) fn velocity_at(
+    lattice: &crate::fem::lattice::Lattice,
+    at: ContactAt,
+    total: &[DVec3],
+    (lin, ang): (DVec3, DVec3),
+) -> DVec3 {
+    match at {
+        ContactAt::Flesh(_, e) => lattice.displacement(&e, total),
+        ContactAt::Bone(arm) => lin + ang.cross(arm),
     }
 }
 
 impl DynamicCore {
+    /// The flesh's Δv and the core's `Δv_c` for a unit impulse along
+    /// `axis` at `at` (on the flesh: a flesh solve, kept across steps where
+    /// `cacheable`, and the core's answer to what reaches the bones; on a
+    /// bone: the core's answer), with the flesh the core carries.
+    /// `zero` is the step's known Δv with every entry zero.
+    pub(super) fn unit_response(
+        &mut self,
+        body: &mut FemBody,
+        coupled: &Coupled,
+        (at, axis): (ContactAt, DVec3),
+        (cacheable, zero): (bool, &[Option<DVec3>]),
+        report: &mut StepReport,
+    ) -> (Vec<DVec3>, Vector6<f64>) {
+        let (mut total, core) = match at {
+            ContactAt::Flesh(k, _) if cacheable => {
+                let (dv, reaction) = self.cached_response(body, &coupled.bones_hat, k, axis);
+                (dv, coupled.core_answer(&reaction))
+            }
+            ContactAt::Flesh(_, e) => {
+                let r = body.solve_velocity(
+                    &coupled.bones_hat,
+                    &VelocitySolve {
+                        known: zero,
+                        loads: false,
+                        impulses: &[(e, axis)],
+                        damping_frame: None,
+                        reactions: true,
+                    },
+                );
+                report.solves.extend(r.report.solves);
+                let core = coupled.core_answer(&r.reaction);
+                (r.dv, core)
+            }
+            ContactAt::Bone(arm) => {
+                let (f, t) = (axis, arm.cross(axis));
+                let core = coupled.core_wrench(Vector6::new(f.x, f.y, f.z, t.x, t.y, t.z));
+                (vec![DVec3::ZERO; body.vertex_count()], core)
+            }
+        };
+        coupled.carry(&mut total, &core);
+        (total, core)
+    }
+
     /// The flesh's Δv and the known vertices' reactions (world) for a
     /// unit impulse along `axis` at proxy `k`, held bones, no loads: the
     /// blend of every region's kept local answers, turned by this step's

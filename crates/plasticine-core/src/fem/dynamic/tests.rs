@@ -593,3 +593,5 @@ fn the_core_s_velocity_at_a_time_is_that_of_its_frames_whatever_steps_are_held()
     sim.forget_before(at);
     assert_eq!(sim.core().unwrap().velocity_at(at), before);
 }
+
+mod together;
