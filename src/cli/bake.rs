@@ -1,6 +1,6 @@
 //! `plasticine bake`.
 
-use super::args::{parse_interval, parse_resolution};
+use super::args::{parse_interval, parse_resolution, parse_vec3};
 use crate::bake::{BakeOptions, bake};
 use crate::io::load_character;
 use crate::skin::{IntegratorKind, SolverSettings};
@@ -57,6 +57,15 @@ pub struct BakeArgs {
     /// contacts.
     #[command(flatten)]
     ground: super::args::GroundArgs,
+    /// A second character (.ron) on the same ground (needs --drop): the
+    /// two touch and push each other. Its frames go to OUT/with/, its
+    /// summary into summary.json's "with".
+    #[arg(long, value_name = "OTHER", requires = "drop")]
+    with: Option<PathBuf>,
+    /// Where the second character stands: moved by X,Y,Z metres from where
+    /// its file stands it. Default: beside the first, 5 cm to its +x.
+    #[arg(long, value_name = "X,Y,Z", requires = "with", value_parser = parse_vec3)]
+    at: Option<glam::Vec3>,
 }
 
 impl BakeArgs {
@@ -75,9 +84,18 @@ impl BakeArgs {
             checkpoint_every,
             until_frame,
             ground,
+            with,
+            at,
         } = self;
 
         let c = load_character(&character)?;
+        let second = match &with {
+            Some(path) => Some(Box::new(crate::bake::SecondCharacter {
+                character: load_character(path)?,
+                offset: at.map(glam::Vec3::as_dvec3),
+            })),
+            None => None,
+        };
         let mut solver = match settings {
             Some(p) => {
                 let text = std::fs::read_to_string(&p)
@@ -121,6 +139,7 @@ impl BakeArgs {
             cancel: Some(cancel),
             checkpoint_every: Some(checkpoint_every),
             ground: ground.ground()?,
+            with: second,
         };
         let bar = ProgressBar::new(0).with_style(
             ProgressStyle::with_template(
@@ -178,6 +197,22 @@ impl BakeArgs {
         };
         print_summary(&s, &out);
         warn_crumpled(&s, &character, &out);
+        if let (Some(w), Some(path)) = (&s.with, &with) {
+            let dir = out.join(crate::bake::WITH_DIR);
+            println!("The second character:");
+            print_summary(w, &dir);
+            warn_crumpled(w, path, &dir);
+            if let Some(c) = &s.contact {
+                println!(
+                    "They touched: at most {} contacts between them in a flesh step. See both with `plasticine render {} --baked {} --with {} --out {}`",
+                    c.max_contacts_between,
+                    character.display(),
+                    s.cache.display(),
+                    path.display(),
+                    out.join("frames").display()
+                );
+            }
+        }
         Ok(())
     }
 }

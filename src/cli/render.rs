@@ -72,6 +72,14 @@ pub struct RenderArgs {
     /// How to draw muscles.
     #[arg(long, value_enum, default_value = "translucent")]
     muscles: MusclesArg,
+    /// The second character of a `bake --with` (.ron), drawn with the
+    /// first from its own cache.
+    #[arg(long, value_name = "OTHER", requires = "baked")]
+    with: Option<PathBuf>,
+    /// The second character's cache [default: with/bake.plcache beside
+    /// the --baked cache, where `bake --with` writes it].
+    #[arg(long, value_name = "CACHE", requires = "with")]
+    with_baked: Option<PathBuf>,
 }
 
 impl RenderArgs {
@@ -94,6 +102,8 @@ impl RenderArgs {
             xray,
             contact_sheet,
             muscles,
+            with,
+            with_baked,
         } = self;
 
         use crate::app::{HeadlessOptions, render_character};
@@ -108,6 +118,18 @@ impl RenderArgs {
             contact_sheet,
             ..HeadlessOptions::default()
         };
+        if let Some(other) = &with {
+            let cache = match (with_baked, &baked) {
+                (Some(cache), _) => cache,
+                (None, Some(baked)) => baked
+                    .parent()
+                    .unwrap_or(std::path::Path::new("."))
+                    .join(crate::bake::WITH_DIR)
+                    .join(crate::bake::CACHE_FILE),
+                (None, None) => anyhow::bail!("--with draws a second bake: give --baked too"),
+            };
+            opts.company.push((load_character(other)?, cache));
+        }
         opts.style.map = match map {
             _ if fat_map => SkinMap::Fat,
             MapArg::Paint => SkinMap::Paint,

@@ -14,6 +14,15 @@ fn bake_ok(p: &str, out: &Path, args: &[&str]) {
     assert!(ok, "{args:?}: {stdout}{stderr}");
 }
 
+/// The height of the root a cache stored for frame `f`.
+fn root_height(reader: &mut plasticine::io::CacheReader, f: usize) -> f32 {
+    let (mut skins, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
+    reader
+        .read_frame_with_flesh(f, &mut skins, &mut meshes, &mut muscles)
+        .unwrap();
+    reader.root().expect("a root frame").translation.y
+}
+
 fn fem_penguin(dir: &Path) -> String {
     let p = dir.join("p.ron").to_str().unwrap().to_string();
     let (ok, _, stderr) = plasticine(&["sample", "penguin", "--flesh", "fem", "--out", &p]);
@@ -47,14 +56,8 @@ fn a_dropped_fem_penguin_falls_lands_and_settles_above_the_floor() {
     let mut reader = plasticine::io::CacheReader::open(&out.join("bake.plcache")).unwrap();
     assert_eq!(reader.version(), 5);
     assert!(reader.flesh().root);
-    let (mut skins, mut meshes, mut muscles) = (Vec::new(), Vec::new(), Vec::new());
-    let mut root_height = |f: usize| {
-        reader
-            .read_frame_with_flesh(f, &mut skins, &mut meshes, &mut muscles)
-            .unwrap();
-        reader.root().expect("a root frame").translation.y
-    };
-    let (first, last) = (root_height(0), root_height(45));
+    let (first, last) = (root_height(&mut reader, 0), root_height(&mut reader, 45));
+    let mut skins = Vec::new();
     assert!(first > 0.5 && last < 0.2, "root from {first} to {last} m");
     // The skins land with it and stay on the floor: their free points
     // lag the flesh at impact and the ground holds them; their end rings
@@ -276,4 +279,127 @@ fn a_drop_bake_exports_with_the_skeleton_where_it_fell() {
         "{:?}",
         (t[0], t[t.len() - 1])
     );
+}
+
+/// The height over the width of the box around a PNG's pixels clearly
+/// brighter than its top-left corner (the sky).
+fn lit_box_aspect(path: &Path) -> f64 {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bg = [buf[0], buf[1], buf[2]];
+    let (mut x0, mut x1, mut y0, mut y1) = (u32::MAX, 0, u32::MAX, 0);
+    for (i, p) in buf.chunks_exact(4).enumerate() {
+        if (0..3)
+            .map(|c| (p[c] as i32 - bg[c] as i32).abs())
+            .sum::<i32>()
+            > 150
+        {
+            let (x, y) = (i as u32 % info.width, i as u32 / info.width);
+            (x0, x1, y0, y1) = (x0.min(x), x1.max(x), y0.min(y), y1.max(y));
+        }
+    }
+    assert!(x1 >= x0, "nothing drawn in {}", path.display());
+    f64::from(y1 - y0 + 1) / f64::from(x1 - x0 + 1)
+}
+
+#[test]
+fn a_second_penguin_dropped_on_the_first_lands_on_it_and_both_render() {
+    // `bake --with`: the second penguin starts 0.6 m over the first and
+    // falls on its head; both skeletons respond, their flesh touches.
+    let dir = tempfile::tempdir().unwrap();
+    let p = fem_penguin(dir.path());
+    let out = dir.path().join("b");
+    bake_ok(
+        &p,
+        &out,
+        &[
+            "--drop",
+            "0.05",
+            "--duration",
+            "1",
+            "--with",
+            &p,
+            "--at",
+            "0,0.6,0",
+        ],
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let (first, second) = (&summary["contact"], &summary["with"]["contact"]);
+    assert!(
+        first["max_contacts_between"].as_u64().unwrap() > 0,
+        "{first}"
+    );
+    assert!(
+        second["max_contacts_between"].as_u64().unwrap() > 0,
+        "{second}"
+    );
+    // Neither one's bones went through the floor.
+    for c in [first, second] {
+        assert!(c["min_bone_clearance_m"].as_f64().unwrap() > -1e-3, "{c}");
+    }
+    // The second one's frames, in its own cache, as many as the first's.
+    let with = out.join("with");
+    let second_summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(with.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(second_summary["frames"], summary["frames"]);
+    let mut reader = plasticine::io::CacheReader::open(&with.join("bake.plcache")).unwrap();
+    assert!(reader.flesh().root);
+    // It started up there and ended lower, on the first or beside it.
+    let (top, end) = (root_height(&mut reader, 0), root_height(&mut reader, 30));
+    assert!(top > 0.6 && end < top - 0.1, "root from {top} to {end} m");
+    // Drawn together: at the start the second stands on the first's head,
+    // so the skins make a box about twice as tall for its width.
+    let cache = out.join("bake.plcache");
+    let cache = cache.to_str().unwrap();
+    let render = |name: &str, with: bool| {
+        let images = dir.path().join(name);
+        let mut args = vec![
+            "render",
+            &p,
+            "--baked",
+            cache,
+            "--frames",
+            "1",
+            "--stereo",
+            "mono",
+            "--layers",
+            "skin",
+            "--size",
+            "320x240",
+            "--out",
+            images.to_str().unwrap(),
+        ];
+        if with {
+            args.extend_from_slice(&["--with", &p]);
+        }
+        let (ok, stdout, stderr) = plasticine(&args);
+        assert!(ok, "{stdout}{stderr}");
+        lit_box_aspect(&images.join("frame_00000.png"))
+    };
+    let (alone, together) = (render("alone", false), render("together", true));
+    assert!(
+        together > 1.5 * alone,
+        "the skins' box is {together} as tall as wide with the second penguin, {alone} without"
+    );
+}
+
+#[test]
+fn a_second_character_needs_the_ground_and_cannot_resume() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = fem_penguin(dir.path());
+    let out = dir.path().join("b");
+    let out = out.to_str().unwrap();
+    let (ok, _, stderr) = plasticine(&["bake", &p, "--with", &p, "--out", out]);
+    assert!(!ok && stderr.contains("--drop"), "{stderr}");
+    let (ok, _, stderr) = plasticine(&[
+        "bake", &p, "--drop", "0.1", "--with", &p, "--out", out, "--resume",
+    ]);
+    assert!(!ok && stderr.contains("cannot be resumed"), "{stderr}");
+    let (ok, _, stderr) = plasticine(&[
+        "bake", &p, "--drop", "0.1", "--with", &p, "--at", "1,nan,0", "--out", out,
+    ]);
+    assert!(!ok && stderr.contains("X,Y,Z"), "{stderr}");
 }

@@ -73,6 +73,9 @@ pub struct HeadlessOptions {
     /// Also write `contact_sheet.png`: every rendered frame shrunk and
     /// tiled into one image (the left eye's with `Pair`).
     pub contact_sheet: bool,
+    /// Other characters drawn with the first, each from its own bake (the
+    /// second character of `bake --with`): its file and its cache.
+    pub company: Vec<(Character, PathBuf)>,
 }
 
 impl Default for HeadlessOptions {
@@ -89,6 +92,7 @@ impl Default for HeadlessOptions {
             ipd: 0.064,
             settings: SolverSettings::default(),
             contact_sheet: false,
+            company: Vec::new(),
         }
     }
 }
@@ -329,6 +333,8 @@ pub fn render_character(
         }
         _ => Vec::new(),
     };
+    let mut last_skins = last_skins;
+    let mut company = open_company(opts, total, &mut last_skins)?;
     let mut images = Vec::new();
     let mut cpu = Duration::ZERO;
     let mut rendered = 0;
@@ -353,8 +359,12 @@ pub fn render_character(
             skin_contact: super::view_renderer::skin_contact_map(renderer.style.map, &snapshot),
             ..Decorations::default()
         };
-        renderer.draw(
-            &snapshot,
+        for (source, other) in &mut company {
+            advance(source, other, f, fps)?;
+        }
+        let others: Vec<&SceneSnapshot> = company.iter().map(|(_, s)| s).collect();
+        renderer.draw_among(
+            (&snapshot, None, &others),
             &decorations,
             &cams,
             mode,
@@ -405,6 +415,42 @@ pub fn render_character(
         mean_cpu_ms: cpu.as_secs_f64() * 1e3 / rendered.max(1) as f64,
         source: what,
     })
+}
+
+/// The other characters of `opts.company`, each with its frames (its
+/// bake, which must hold at least `total` frames) and a snapshot to play
+/// them into; their first and last frames' skins go into `framed`, so the
+/// picture holds them too.
+fn open_company(
+    opts: &HeadlessOptions,
+    total: usize,
+    framed: &mut Vec<Vec3>,
+) -> Result<Vec<(Source, SceneSnapshot)>, HeadlessError> {
+    let mut company = Vec::new();
+    for (other, path) in &opts.company {
+        other.validate().map_err(SimError::from)?;
+        let mut other = other.clone();
+        resample_as_baked(&mut other, path)?;
+        let other = Arc::new(other);
+        let mut frames = open_frames(&other, Some(path), opts)?;
+        if frames.total < total {
+            return Err(HeadlessError::Options(format!(
+                "{} holds {} frames, fewer than the {total} to render",
+                path.display(),
+                frames.total
+            )));
+        }
+        if let Source::Baked { reader, .. } = &mut frames.source {
+            for f in [0, frames.total - 1] {
+                let mut out = Vec::new();
+                reader.read_frame(f, &mut out)?;
+                framed.extend(out.into_iter().flatten());
+            }
+        }
+        let posture = other.skeleton.rest_posture();
+        company.push((frames.source, SceneSnapshot::of(other, posture, 0)));
+    }
+    Ok(company)
 }
 
 /// Where the frames come from, at what rate, how many, and a phrase for the user.

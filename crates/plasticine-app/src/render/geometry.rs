@@ -63,6 +63,13 @@ impl DrawList {
         self.vertices.len() as u32
     }
 
+    /// Appends everything in `other` (another character's lists).
+    pub fn append(&mut self, other: &DrawList) {
+        let base = self.base();
+        self.vertices.extend_from_slice(&other.vertices);
+        self.indices.extend(other.indices.iter().map(|i| i + base));
+    }
+
     /// Appends a mesh transformed by `to_world`, in one colour.
     fn push_mesh(&mut self, mesh: &TriMesh, to_world: &Affine3A, color: [f32; 4]) {
         let base = self.base();

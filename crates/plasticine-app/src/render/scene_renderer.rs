@@ -28,6 +28,9 @@ pub struct SceneRenderer {
     /// The flesh's morph mesh on the GPU, built when a snapshot first shows
     /// it (or why it cannot be, and the CPU poses it).
     morph: Option<MorphCache>,
+    /// One builder per other character drawn with the snapshot
+    /// ([`draw_among`](Self::draw_among)).
+    company: Vec<GeometryBuilder>,
 }
 
 /// A morph mesh's GPU side, kept while the snapshots show the same mesh.
@@ -51,6 +54,7 @@ impl SceneRenderer {
             style: SceneStyle::default(),
             morph_on_gpu: true,
             morph: None,
+            company: Vec::new(),
         }
     }
 
@@ -97,13 +101,55 @@ impl SceneRenderer {
         target: Option<(&wgpu::TextureView, (u32, u32))>,
         overlay: &[String],
     ) -> FrameStats {
+        self.draw_among(
+            (snapshot, posture, &[]),
+            decorations,
+            cameras,
+            mode,
+            eye_size,
+            target,
+            overlay,
+        )
+    }
+
+    /// As [`draw_posed`](Self::draw_posed), with other characters of the
+    /// scene drawn too (`others`: their skins, muscles and skeletons as the
+    /// style says, on the snapshot's floor; their meshes posed on the CPU).
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one frame's scene, eyes, overlay and target, as the renderer takes them"
+    )]
+    pub fn draw_among(
+        &mut self,
+        (snapshot, posture, others): (&SceneSnapshot, Option<&Posture>, &[&SceneSnapshot]),
+        decorations: &Decorations,
+        cameras: &[EyeCamera; 2],
+        mode: StereoMode,
+        eye_size: (u32, u32),
+        target: Option<(&wgpu::TextureView, (u32, u32))>,
+        overlay: &[String],
+    ) -> FrameStats {
         let t0 = Instant::now();
         let morph_bytes = self.pose_morph(snapshot);
         self.geometry.morph_on_gpu = morph_bytes.is_some();
-        let geometry = self
-            .geometry
+        self.geometry
             .build_posed(snapshot, posture, &self.style, decorations);
-        let bytes = self.gpu.upload(geometry)
+        if !others.is_empty() {
+            self.company.resize_with(others.len(), GeometryBuilder::new);
+            // One floor: the snapshot's.
+            let style = SceneStyle {
+                floor: false,
+                ..self.style
+            };
+            let mine = &mut self.geometry.geometry;
+            for (builder, other) in self.company.iter_mut().zip(others) {
+                let g = builder.build_posed(other, None, &style, &Decorations::default());
+                mine.opaque.append(&g.opaque);
+                mine.lines.append(&g.lines);
+                mine.translucent.append(&g.translucent);
+            }
+        }
+        let bytes = self.gpu.upload(&self.geometry.geometry)
             + morph_bytes.unwrap_or(0)
             + self.gpu.set_ui(decorations.ui.as_ref());
         let build_upload = t0.elapsed();

@@ -690,6 +690,71 @@ impl Simulation {
         Ok(())
     }
 
+    /// Moves a character whose skeleton responds (see
+    /// [`make_dynamic`](Self::make_dynamic)), flesh and skins, by `offset`:
+    /// placing a second character beside the first. Only at the start.
+    pub fn place(&mut self, offset: glam::DVec3) -> Result<(), SimError> {
+        let t = self.time();
+        let placed = self
+            .flesh
+            .as_mut()
+            .and_then(FleshRun::fem_mut)
+            .is_some_and(|f| f.place(offset));
+        if !placed {
+            return Err(SimError::Dynamic(crate::fem::DynamicError::Flesh(
+                "only a character whose skeleton responds (on the ground) can be placed".into(),
+            )));
+        }
+        for skin in &mut self.character.skins {
+            for p in &mut skin.points.position {
+                *p += offset.as_vec3();
+            }
+        }
+        self.reset_runtimes(t);
+        for s in 0..self.skins.len() {
+            self.prescribe_skin(s, t);
+        }
+        Ok(())
+    }
+
+    /// Advances several characters whose skeletons respond together to
+    /// `target`: their flesh steps as one scene (each touching the ground
+    /// and the others, `FleshSim::advance_together`), then each one's
+    /// skins follow their own flesh. They must be at the same time, with
+    /// the same flesh time step.
+    pub fn advance_together(
+        sims: &mut [&mut Simulation],
+        target: f64,
+    ) -> Result<Vec<AdvanceReport>, SimError> {
+        let mut scene = Vec::with_capacity(sims.len());
+        let mut drivers = Vec::with_capacity(sims.len());
+        for (i, sim) in sims.iter_mut().enumerate() {
+            let Simulation {
+                flesh,
+                character,
+                driver,
+                ..
+            } = &mut **sim;
+            let Some(flesh) = flesh.as_mut().and_then(FleshRun::fem_mut) else {
+                return Err(
+                    crate::fem::DynamicError::from(crate::fem::SceneError::NotDynamic(i)).into(),
+                );
+            };
+            scene.push((flesh, &*character));
+            drivers.push(&*driver);
+        }
+        FleshSim::advance_together(
+            &mut scene,
+            |i, t| drivers[i].posture_at(t),
+            target + super::system::VELOCITY_DT,
+        )
+        .map_err(crate::fem::DynamicError::from)?;
+        drop(scene);
+        sims.iter_mut()
+            .map(|sim| sim.advance_to(target, None))
+            .collect()
+    }
+
     /// The inner layers (skeleton and muscles, on the flesh) at time t.
     pub fn posed_body(&self, t: f64) -> crate::kinematics::PosedBody {
         super::system::posed_body(&self.character, &self.driver, self.flesh.as_ref(), t)
