@@ -762,23 +762,12 @@ impl DynamicCore {
         // their core), so contacts and the core's equation keep the
         // momentum they conserved.
         let mass = &body.global.lumped_mass;
-        let solved: DVec3 = body
-            .lattice
-            .bone_of_vertex
-            .iter()
-            .enumerate()
-            .filter(|(a, b)| b.is_some() && targets[*a].is_some())
-            .map(|(a, _)| (body.v[a] + dv[a]) * mass[a])
-            .sum();
+        let riders: Vec<usize> = (0..body.vertex_count())
+            .filter(|&a| body.lattice.bone_of_vertex[a].is_some() && targets[a].is_some())
+            .collect();
+        let solved: DVec3 = riders.iter().map(|&a| (body.v[a] + dv[a]) * mass[a]).sum();
         advance_state(&mut body.q, &mut body.v, dv, &targets, h);
-        let chord: DVec3 = body
-            .lattice
-            .bone_of_vertex
-            .iter()
-            .enumerate()
-            .filter(|(a, b)| b.is_some() && targets[*a].is_some())
-            .map(|(a, _)| body.v[a] * mass[a])
-            .sum();
+        let chord: DVec3 = riders.iter().map(|&a| body.v[a] * mass[a]).sum();
         let shift = (solved - chord) / (mass.iter().sum::<f64>() + self.bone_mass);
         body.v.iter_mut().for_each(|v| *v += shift);
         self.velocity += shift;

@@ -346,11 +346,17 @@ impl FleshSim {
         if detail_changed {
             self.edges = std::sync::Arc::new(self.body.wire_edges());
         }
+        self.record(t, &report);
+        report
+    }
+
+    /// Keeps a step taken to time `t`: the clock, the cost counters and
+    /// the field for readers between steps.
+    fn record(&mut self, t: f64, report: &StepReport) {
         self.time = t;
         self.steps += 1;
         self.cg_iterations += report.iterations() as u64;
         self.history.push_back((t, self.body.field()));
-        report
     }
 
     /// Forgets the steps no reader before time `t` needs (keeps the one at or
@@ -479,10 +485,7 @@ impl FleshSim {
         let relative = DynamicCore::relative_bones(character, &body.lattice.bones, posture);
         let joints = DynamicCore::relative_joints(character, posture);
         let report = core.step(body, &relative, &joints, t);
-        self.time = t;
-        self.steps += 1;
-        self.cg_iterations += report.iterations() as u64;
-        self.history.push_back((t, self.body.field()));
+        self.record(t, &report);
         report
     }
 
@@ -545,10 +548,7 @@ impl FleshSim {
             for ((sim, _), (report, all)) in
                 scene.iter_mut().zip(stepped.into_iter().zip(&mut reports))
             {
-                sim.time = t;
-                sim.steps += 1;
-                sim.cg_iterations += report.iterations() as u64;
-                sim.history.push_back((t, sim.body.field()));
+                sim.record(t, &report);
                 all.push(report);
             }
         }

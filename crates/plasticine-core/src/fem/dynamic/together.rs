@@ -153,10 +153,13 @@ pub fn step_together(members: &mut [Member<'_>], t: f64) -> Vec<StepReport> {
         );
         contacts.extend(own.iter().map(|c| with_obstacle(i, c)));
     }
-    for a in 0..members.len() {
-        for b in 0..members.len() {
-            if a != b {
-                contacts.extend(between(members, &free, a, b));
+    if members.len() > 1 {
+        let seen: Vec<Seen> = members.iter().zip(&free).map(Seen::of).collect();
+        for a in 0..members.len() {
+            for b in 0..members.len() {
+                if a != b {
+                    contacts.extend(between(members, &seen, a, b));
+                }
             }
         }
     }
@@ -195,11 +198,17 @@ pub fn step_together(members: &mut [Member<'_>], t: f64) -> Vec<StepReport> {
         }
         reports.push(f.report);
     }
+    // What the bones hold after the step, per member (none alone).
+    let pinned: Vec<Vec<bool>> = if members.len() > 1 {
+        members.iter().map(pinned_after_step).collect()
+    } else {
+        Vec::new()
+    };
     for a in 0..members.len() {
         for b in 0..members.len() {
             let both = members[a].core.position_correction && members[b].core.position_correction;
             if a != b && both {
-                let deepest = correct_between(members, a, b);
+                let deepest = correct_between(members, (a, &pinned[a]), (b, &pinned[b]));
                 for i in [a, b] {
                     let last = &mut members[i].core.last;
                     last.corrected = last.corrected.max(deepest);
@@ -220,19 +229,13 @@ pub fn step_together(members: &mut [Member<'_>], t: f64) -> Vec<StepReport> {
 /// moved apart, each by its share of the depth, the softer flesh more:
 /// `δx_a = −k_b/(k_a + k_b) d n` (k: each flesh's Young's modulus). Returns
 /// the deepest found before correcting (m, ≥ 0).
-fn correct_between(members: &mut [Member<'_>], a: usize, b: usize) -> f64 {
+fn correct_between(
+    members: &mut [Member<'_>],
+    (a, pinned_a): (usize, &[bool]),
+    (b, pinned_b): (usize, &[bool]),
+) -> f64 {
     let (ka, kb) = (members[a].stiffness, members[b].stiffness);
     let share = if ka + kb > 0.0 { kb / (ka + kb) } else { 0.5 };
-    let pinned = |m: &Member<'_>| -> Vec<bool> {
-        let d = m.core.frame();
-        let bones: Vec<DAffine3> = m.relative.iter().map(|l| d * *l).collect();
-        m.body
-            .pin_targets(&bones)
-            .iter()
-            .map(Option::is_some)
-            .collect()
-    };
-    let (pinned_a, pinned_b) = (pinned(&members[a]), pinned(&members[b]));
     let mut deepest = 0.0f64;
     for pass in 0..PASSES {
         let (ma, mb) = pair_mut(members, a, b);
@@ -260,17 +263,11 @@ fn correct_between(members: &mut [Member<'_>], a: usize, b: usize) -> f64 {
             }
             let out = m.normal * -gap;
             let (ea, eb) = (pa.embedding, pb.embedding);
-            moved |= move_point(
-                &ma.body.lattice,
-                &mut ma.body.q,
-                &pinned_a,
-                &ea,
-                out * share,
-            );
+            moved |= move_point(&ma.body.lattice, &mut ma.body.q, pinned_a, &ea, out * share);
             moved |= move_point(
                 &mb.body.lattice,
                 &mut mb.body.q,
-                &pinned_b,
+                pinned_b,
                 &eb,
                 -out * (1.0 - share),
             );
@@ -280,6 +277,17 @@ fn correct_between(members: &mut [Member<'_>], a: usize, b: usize) -> f64 {
         }
     }
     deepest
+}
+
+/// The vertices a member's bones (or clamps) hold where its core now is.
+fn pinned_after_step(m: &Member<'_>) -> Vec<bool> {
+    let d = m.core.frame();
+    let bones: Vec<DAffine3> = m.relative.iter().map(|l| d * *l).collect();
+    m.body
+        .pin_targets(&bones)
+        .iter()
+        .map(Option::is_some)
+        .collect()
 }
 
 /// Two distinct elements of a slice, both mutable.
@@ -315,34 +323,49 @@ fn with_obstacle(i: usize, c: &Contact) -> SceneContact {
     }
 }
 
+/// What the others meet of a member after its free step: its proxies
+/// where they are, its velocities after the free step and the fastest.
+struct Seen {
+    positions: Vec<DVec3>,
+    moved: Vec<DVec3>,
+    fastest: f64,
+}
+
+impl Seen {
+    fn of((m, f): (&Member<'_>, &Free)) -> Self {
+        let moved: Vec<DVec3> = m.body.v.iter().zip(&f.dv).map(|(v, d)| *v + *d).collect();
+        Self {
+            positions: m.core.proxy_positions(&m.body.lattice, &m.body.q),
+            fastest: moved.iter().map(|x| x.length()).fold(0.0, f64::max),
+            moved,
+        }
+    }
+}
+
 /// Member a's flesh proxies that touch member b's muscles (pushed out by
 /// their fat), or would within the step after the free step: one contact
 /// per proxy, with the muscle it is deepest in.
-fn between(members: &[Member<'_>], free: &[Free], a: usize, b: usize) -> Vec<SceneContact> {
+fn between(members: &[Member<'_>], seen: &[Seen], a: usize, b: usize) -> Vec<SceneContact> {
     let (ma, mb) = (&members[a], &members[b]);
+    let (sa, sb) = (&seen[a], &seen[b]);
     let h = ma.body.settings.time_step;
-    let moved = |m: &Member<'_>, f: &Free| -> Vec<DVec3> {
-        m.body.v.iter().zip(&f.dv).map(|(v, d)| *v + *d).collect()
-    };
-    let (moved_a, moved_b) = (moved(ma, &free[a]), moved(mb, &free[b]));
-    let fastest = |v: &[DVec3]| v.iter().map(|x| x.length()).fold(0.0, f64::max);
     // No point of either closes faster than this: the cull's reach.
-    let reach = CONTACT_MARGIN + h * (fastest(&moved_a) + fastest(&moved_b));
+    let reach = CONTACT_MARGIN + h * (sa.fastest + sb.fastest);
     let (la, lb) = (&ma.body.lattice, &mb.body.lattice);
-    let positions_a = ma.core.proxy_positions(la, &ma.body.q);
-    let positions_b = mb.core.proxy_positions(lb, &mb.body.q);
+    let (moved_a, moved_b) = (&sa.moved, &sb.moved);
+    let (positions_a, positions_b) = (&sa.positions, &sb.positions);
     let mut contacts = Vec::new();
-    for (k, (p, x)) in ma.core.proxies.iter().zip(&positions_a).enumerate() {
+    for (k, (p, x)) in ma.core.proxies.iter().zip(positions_a).enumerate() {
         let Some(Meeting {
             depth: d0,
             normal,
             proxy: kb,
-        }) = meet(mb, &positions_b, *x, reach)
+        }) = meet(mb, positions_b, *x, reach)
         else {
             continue;
         };
         let (ea, eb) = (p.embedding, mb.core.proxies[kb].embedding);
-        let u = la.displacement(&ea, &moved_a) - lb.displacement(&eb, &moved_b);
+        let u = la.displacement(&ea, moved_a) - lb.displacement(&eb, moved_b);
         if d0 + h * normal.dot(u) > CONTACT_MARGIN {
             continue;
         }
